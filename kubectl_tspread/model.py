@@ -1,0 +1,307 @@
+"""Compact, immutable records of the cluster objects tspread reasons about.
+
+Every layer above the snapshot works on these, never on raw API dicts: the decoder
+(`snapshot/decode.py`) parses each object once, applies field defaults once, and
+drops the rest of the JSON. Dicts inside records are treated as read-only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from kubectl_tspread.labels import Requirement, Selector
+
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+IGNORE = "Ignore"
+
+NO_SCHEDULE = "NoSchedule"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+NO_EXECUTE = "NoExecute"
+UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
+
+ZONE_KEY = "topology.kubernetes.io/zone"
+HOSTNAME_KEY = "kubernetes.io/hostname"
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = NO_SCHEDULE
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    """operator is 'Equal' (default) or 'Exists'; empty key with Exists tolerates every taint;
+    empty effect matches every effect."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        # Equal (an empty key with Equal is invalid in the API; it tolerates nothing here)
+        return bool(self.key) and self.value == taint.value
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    """One term of required node affinity; expressions and fields are ANDed.
+    `match_fields` only ever names `metadata.name`."""
+
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    selector: Selector
+    topology_key: str
+    namespaces: tuple[str, ...] = ()
+    # None = not set (use `namespaces`, or the pod's own namespace when that is empty too);
+    # an empty Selector() = every namespace
+    namespace_selector: Selector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadConstraint:
+    """One topologySpreadConstraint with field defaults applied.
+
+    `selector` is the labelSelector as written (matchLabelKeys NOT yet merged: the merge
+    depends on the incoming pod, see engine.spread). `implicit` marks the cluster-default
+    constraints the scheduler applies to pods without their own (scoring only).
+    """
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    selector: Selector
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+    match_label_keys: tuple[str, ...] = ()
+    implicit: bool = False
+
+    @property
+    def hard(self) -> bool:
+        return self.when_unsatisfiable == DO_NOT_SCHEDULE
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    kind: str
+    name: str
+    uid: str = ""
+    api_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    port: int
+    protocol: str = "TCP"
+    host_ip: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Volume:
+    """What the scheduler and drain care about in a pod volume."""
+
+    name: str
+    pvc: str | None = None  # claimName of a persistentVolumeClaim volume
+    empty_dir: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    allocatable: Mapping[str, int] = field(default_factory=dict)  # cpu in millicores, "pods" a count
+    ready: bool = True
+    created: str = ""
+
+    @property
+    def effective_taints(self) -> tuple[Taint, ...]:
+        """Taints as the scheduler sees them: a cordoned node carries the unschedulable taint
+        even when a dump lost it (the node lifecycle controller adds it)."""
+        if self.unschedulable and not any(
+            t.key == UNSCHEDULABLE_TAINT_KEY and t.effect == NO_SCHEDULE for t in self.taints
+        ):
+            return self.taints + (Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE),)
+        return self.taints
+
+    def cordoned(self) -> "Node":
+        return replace(self, unschedulable=True)
+
+
+@dataclass(frozen=True, slots=True)
+class PodCondition:
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    last_transition: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    namespace: str
+    name: str
+    uid: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    node_name: str = ""  # spec.nodeName: bound (or, for an unscheduled pod, requested) node
+    phase: str = "Pending"
+    terminating: bool = False  # metadata.deletionTimestamp set
+    created: str = ""  # metadata.creationTimestamp, RFC 3339
+    owner: OwnerRef | None = None  # the controller ownerReference only
+    spread: tuple[SpreadConstraint, ...] = ()  # spec.topologySpreadConstraints, defaults applied
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    node_affinity: tuple[NodeSelectorTerm, ...] | None = None  # required terms, ORed; None = unset
+    pod_affinity: tuple[PodAffinityTerm, ...] = ()  # required only
+    pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()  # required only
+    tolerations: tuple[Toleration, ...] = ()
+    requests: Mapping[str, int] = field(default_factory=dict)  # effective: max(init, sum) + overhead
+    host_ports: tuple[HostPort, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    scheduler_name: str = "default-scheduler"
+    nominated_node: str = ""
+    priority: int = 0
+    conditions: tuple[PodCondition, ...] = ()
+    mirror: bool = False  # static pod mirror (annotation kubernetes.io/config.mirror)
+    ready: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def pending(self) -> bool:
+        """Waiting for the scheduler: not bound, not finished, not being deleted."""
+        return not self.node_name and not self.finished and not self.terminating
+
+    def condition(self, type_: str) -> PodCondition | None:
+        for c in self.conditions:
+            if c.type == type_:
+                return c
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A pod controller: Deployment, ReplicaSet, StatefulSet, DaemonSet, ReplicationController, Job."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    selector: Selector = field(default_factory=Selector.nothing)
+    owner: OwnerRef | None = None  # e.g. a ReplicaSet's Deployment
+    replicas: int | None = None
+    ready_replicas: int = 0
+    created: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    namespace: str
+    name: str
+    selector: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Pdb:
+    namespace: str
+    name: str
+    selector: Selector
+    min_available: int | str | None = None  # int or "50%"
+    max_unavailable: int | str | None = None
+    disruptions_allowed: int = 0
+    current_healthy: int = 0
+    desired_healthy: int = 0
+    expected_pods: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PersistentVolume:
+    name: str
+    node_affinity: tuple[NodeSelectorTerm, ...] | None = None  # required terms
+    storage_class: str = ""
+    claim: str = ""  # "namespace/name" of the bound claim
+    labels: Mapping[str, str] = field(default_factory=dict)  # legacy zone labels for VolumeZone
+
+
+@dataclass(frozen=True, slots=True)
+class PersistentVolumeClaim:
+    namespace: str
+    name: str
+    volume_name: str = ""
+    storage_class: str = ""
+    phase: str = "Pending"
+
+
+@dataclass(frozen=True, slots=True)
+class StorageClass:
+    name: str
+    binding_mode: str = "Immediate"  # or WaitForFirstConsumer
+    allowed_topologies: tuple[NodeSelectorTerm, ...] = ()
+    provisioner: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    namespace: str
+    object_kind: str
+    object_name: str
+    reason: str
+    message: str
+    last_seen: str = ""  # lastTimestamp, else eventTime, else creationTimestamp
+    count: int = 1
+    object_uid: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything a command knows about the cluster, read once.
+
+    `namespace` is the namespace the user asked about (context default or -n), None with -A.
+    """
+
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    workloads: tuple[Workload, ...] = ()
+    services: tuple[Service, ...] = ()
+    pdbs: tuple[Pdb, ...] = ()
+    pvs: tuple[PersistentVolume, ...] = ()
+    pvcs: tuple[PersistentVolumeClaim, ...] = ()
+    storage_classes: tuple[StorageClass, ...] = ()
+    events: tuple[Event, ...] = ()
+    namespace: str | None = "default"
+    source: str = ""  # "demo", "file a.json", "cluster https://…": said in errors and reports
+
+    def node(self, name: str) -> Node | None:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        return None
