@@ -1,0 +1,80 @@
+"""ClusterIndex: the lookups every verb needs, built once per snapshot.
+
+Pods the scheduler never sees (phase Succeeded/Failed) are kept out of the per-node
+lists; terminating pods stay in (they hold resources and the engine reports them as
+uncounted). Matching a selector walks only the pods of one namespace that carry the
+rarest label the selector requires, so a constraint costs its workload, not the cluster.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+from kubectl_tspread.labels import IN, Selector
+from kubectl_tspread.model import Node, Pod, Snapshot, Workload
+
+
+class ClusterIndex:
+    def __init__(self, snapshot: Snapshot):
+        self.snapshot = snapshot
+        self.nodes: dict[str, Node] = {n.name: n for n in snapshot.nodes}
+        self.pods_by_node: dict[str, list[Pod]] = defaultdict(list)
+        self.pods_by_namespace: dict[str, list[Pod]] = defaultdict(list)
+        self.pods_by_owner_uid: dict[str, list[Pod]] = defaultdict(list)
+        # (namespace, label key, value) -> pods: the posting lists selector matching starts from
+        self._by_label: dict[tuple[str, str, str], list[Pod]] = defaultdict(list)
+        for p in snapshot.pods:
+            if p.finished:
+                continue
+            self.pods_by_namespace[p.namespace].append(p)
+            if p.node_name:
+                self.pods_by_node[p.node_name].append(p)
+            if p.owner is not None and p.owner.uid:
+                self.pods_by_owner_uid[p.owner.uid].append(p)
+            for k, v in p.labels.items():
+                self._by_label[(p.namespace, k, v)].append(p)
+        self.workloads_by_uid: dict[str, Workload] = {w.uid: w for w in snapshot.workloads if w.uid}
+
+    def node(self, name: str) -> Node | None:
+        return self.nodes.get(name)
+
+    def candidates(self, namespace: str, selector: Selector) -> Iterable[Pod]:
+        """Pods of `namespace` that may match `selector` (a superset; callers still call matches)."""
+        best: list[Pod] | None = None
+        for r in selector.requirements:
+            if r.op == IN and len(r.values) == 1:
+                lst = self._by_label.get((namespace, r.key, r.values[0]), [])
+                if best is None or len(lst) < len(best):
+                    best = lst
+        return self.pods_by_namespace.get(namespace, []) if best is None else best
+
+    def matching_pods(self, namespace: str, selector: Selector) -> list[Pod]:
+        """Pods of `namespace` (finished ones excluded) whose labels match `selector`."""
+        if selector.is_nothing:
+            return []
+        return [p for p in self.candidates(namespace, selector) if selector.matches(p.labels)]
+
+    def controller_of(self, pod: Pod) -> Workload | None:
+        """The pod's controlling workload record, if the snapshot has it."""
+        if pod.owner is None:
+            return None
+        w = self.workloads_by_uid.get(pod.owner.uid)
+        if w is not None:
+            return w
+        for w in self.snapshot.workloads:
+            if w.kind == pod.owner.kind and w.name == pod.owner.name and w.namespace == pod.namespace:
+                return w
+        return None
+
+    def top_controller(self, pod: Pod) -> Workload | None:
+        """Follow ReplicaSet -> Deployment (one hop): the workload a user thinks in."""
+        w = self.controller_of(pod)
+        if w is not None and w.owner is not None:
+            parent = self.workloads_by_uid.get(w.owner.uid)
+            if parent is None:
+                parent = next((x for x in self.snapshot.workloads if x.kind == w.owner.kind
+                               and x.name == w.owner.name and x.namespace == w.namespace), None)
+            if parent is not None:
+                return parent
+        return w
