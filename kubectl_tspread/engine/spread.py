@@ -1,0 +1,361 @@
+"""Topology spread as kube-scheduler's PodTopologySpread plugin computes it.
+
+`compute(index, pod)` evaluates every spread constraint of one incoming pod
+against a snapshot: which nodes count, which domains exist, how many matching pods
+each holds, the global minimum and the skew. `filter_node` is the plugin's Filter
+verdict for one node; `score_nodes` its Score + NormalizeScore. The authority is
+kubernetes/kubernetes pkg/scheduler/framework/plugins/podtopologyspread
+(common.go, filtering.go, scoring.go); ../../shared/SEMANTICS.md restates it.
+
+Worked example: zones a=5 b=3 c=3, maxSkew 1, the pod matches its own selector →
+globalMin 3; a is blocked (5+1-3 = 3 > 1), b and c accept one more each.
+
+Which nodes make domains
+------------------------
+Hard (DoNotSchedule) constraints follow PreFilter exactly: a node must carry the
+label of *every* hard constraint's topologyKey (the all-keys rule), then pass the
+constraint's own nodeAffinityPolicy / nodeTaintsPolicy; each passing node makes its
+domain exist even with zero matching pods.
+
+Soft (ScheduleAnyway) constraints are only ever *scored* by the scheduler, which
+has its own rule (scoring.go, PreScore): the all-keys rule over the *soft* keys,
+and only when the pod's constraints are explicit. The system-default (implicit)
+constraints skip it so that nodes without a zone label still get hostname
+spreading. Domains of a soft constraint are reported with that rule plus the
+inclusion policies, over all nodes (not just the nodes that pass Filter), because
+`distribution` shows where the workload is; a node lacking the constraint's own key
+is never a domain. `score_nodes` then applies the scheduler's restriction to the
+candidate nodes it is given.
+
+Counted pods: same namespace as the incoming pod, not terminating, bound to an
+eligible node (spec.nodeName), matched by the merged selector; finished pods never
+reach the index. An unbound incoming pod is on no node and so never counts itself;
+a bound one (distribution's view of a running pod) counts like any other pod.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from kubectl_tspread.engine.defaults import default_constraints
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.nodematch import matches_required_affinity, node_untolerated_taint
+from kubectl_tspread.labels import IN, Requirement, Selector
+from kubectl_tspread.model import HONOR, HOSTNAME_KEY, Node, Pod, SpreadConstraint
+
+PLUGIN = "PodTopologySpread"
+UNSCHEDULABLE = "Unschedulable"
+UNRESOLVABLE = "UnschedulableAndUnresolvable"
+REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+REASON_NODE_LABEL_NOT_MATCH = REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+STATUS_OK, STATUS_AT_LIMIT, STATUS_VIOLATED, STATUS_DRIFTED = "OK", "AT LIMIT", "VIOLATED", "DRIFTED"
+
+EXCLUDED_MISSING_KEY = "MissingTopologyKey"
+EXCLUDED_NODE_AFFINITY = "NodeAffinity"
+EXCLUDED_TAINT = "UntoleratedTaint"
+
+UNCOUNTED_OTHER_REVISION = "OtherRevision"
+UNCOUNTED_TERMINATING = "Terminating"
+UNCOUNTED_UNSCHEDULED = "Unscheduled"
+UNCOUNTED_EXCLUDED_NODE = "ExcludedNode"
+UNCOUNTED_SELECTOR_MISMATCH = "SelectorMismatch"
+
+MAX_NODE_SCORE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    value: str
+    pods: int
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedNode:
+    name: str
+    reason: str  # EXCLUDED_*
+
+
+@dataclass(frozen=True, slots=True)
+class UncountedPod:
+    namespace: str
+    name: str
+    reason: str  # UNCOUNTED_*
+
+
+@dataclass(frozen=True, slots=True)
+class FilterFailure:
+    plugin: str
+    status: str  # UNSCHEDULABLE | UNRESOLVABLE
+    reason: str  # the scheduler's exact reason string
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintState:
+    """One constraint evaluated for one incoming pod.
+
+    `domains` is ordered by value and holds every domain (zero-pod ones included);
+    `node_counts` holds the matching pods of *every* node that has some, eligible or
+    not (the scheduler scores hostname constraints on the node's own pods).
+    """
+
+    constraint: SpreadConstraint
+    selector: Selector
+    namespace: str
+    self_match: int
+    domains: Mapping[str, Domain]
+    node_domain: Mapping[str, str]
+    excluded_nodes: tuple[ExcludedNode, ...]
+    global_min: int
+    min_forced_zero: bool
+    skew: int
+    status: str
+    node_counts: Mapping[str, int] = field(default_factory=dict)
+
+    def count(self, value: str) -> int:
+        """Matching pods in a domain; an unknown value counts 0, as in Filter."""
+        d = self.domains.get(value)
+        return d.pods if d is not None else 0
+
+    def skew_if_placed(self, value: str) -> int:
+        """count + selfMatch - globalMin: Filter's skew for a node of this domain."""
+        return self.count(value) + self.self_match - self.global_min
+
+    def allows(self, value: str) -> bool:
+        return self.skew_if_placed(value) <= self.constraint.max_skew
+
+    def headroom(self, value: str) -> int:
+        """Matching pods the domain accepts before Filter refuses it, at today's globalMin.
+
+        zones a=5 b=3 c=3, maxSkew 1, selfMatch 1 → a: 0, b: 1, c: 1.
+        """
+        c = self.constraint
+        return max(0, c.max_skew + self.global_min - self.count(value) - self.self_match + 1)
+
+    def uncounted(self, pods: Iterable[Pod]) -> list[UncountedPod]:
+        """Why pods of a workload are missing from the counts, first reason wins:
+        Terminating, Unscheduled, OtherRevision (only the matchLabelKeys merge rejects
+        it), SelectorMismatch (other namespace, or the selector is `{}`/nil or does not
+        match), ExcludedNode. Counted and finished pods are not listed."""
+        out = []
+        for p in pods:
+            reason = self._uncounted_reason(p)
+            if reason is not None:
+                out.append(UncountedPod(p.namespace, p.name, reason))
+        return out
+
+    def _uncounted_reason(self, p: Pod) -> str | None:
+        if p.finished:
+            return None
+        if p.terminating:
+            return UNCOUNTED_TERMINATING
+        if not p.node_name:
+            return UNCOUNTED_UNSCHEDULED
+        if p.namespace != self.namespace or not _counts_pods(self.selector):
+            return UNCOUNTED_SELECTOR_MISMATCH
+        if not self.selector.matches(p.labels):
+            if self.constraint.selector.matches(p.labels):
+                return UNCOUNTED_OTHER_REVISION
+            return UNCOUNTED_SELECTOR_MISMATCH
+        if p.node_name not in self.node_domain:
+            return UNCOUNTED_EXCLUDED_NODE
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadState:
+    """All constraints of one incoming pod, in the order they were given.
+
+    `require_all_soft_keys` records the scoring rule (explicit constraints only)."""
+
+    pod: Pod
+    constraints: tuple[ConstraintState, ...]
+    require_all_soft_keys: bool = True
+
+    @property
+    def hard(self) -> tuple[ConstraintState, ...]:
+        return tuple(cs for cs in self.constraints if cs.constraint.hard)
+
+    @property
+    def soft(self) -> tuple[ConstraintState, ...]:
+        return tuple(cs for cs in self.constraints if not cs.constraint.hard)
+
+
+def merged_selector(constraint: SpreadConstraint, pod: Pod) -> Selector:
+    """labelSelector AND key=<pod's value> for each matchLabelKeys key the pod carries.
+
+    A nil selector stays nil (upstream returns it unchanged); merging twice is a no-op.
+    """
+    extra = [Requirement(k, IN, (pod.labels[k],)) for k in constraint.match_label_keys if k in pod.labels]
+    return constraint.selector.merged(extra) if extra else constraint.selector
+
+
+def _counts_pods(selector: Selector) -> bool:
+    # countPodsMatchSelector returns 0 for an Empty() selector; nil matches nothing
+    return not selector.is_nothing and not selector.empty
+
+
+def constraints_for(index: ClusterIndex, pod: Pod) -> tuple[SpreadConstraint, ...]:
+    """The pod's own constraints if it has any, else the system defaults (maybe none)."""
+    if pod.spread:
+        return tuple(pod.spread)
+    return default_constraints(index, pod)
+
+
+def compute(index: ClusterIndex, pod: Pod,
+            constraints: Sequence[SpreadConstraint] | None = None) -> SpreadState:
+    """Evaluate `constraints` (default: `constraints_for(index, pod)`) for `pod`."""
+    cons = tuple(constraints_for(index, pod) if constraints is None else constraints)
+    hard_keys = tuple(dict.fromkeys(c.topology_key for c in cons if c.hard))
+    soft = [c for c in cons if not c.hard]
+    require_soft = any(not c.implicit for c in soft)
+    soft_keys = tuple(dict.fromkeys(c.topology_key for c in soft)) if require_soft else ()
+    affinity_ok: dict[str, bool] = {}
+    states = tuple(
+        _evaluate(index, pod, c, hard_keys if c.hard else soft_keys, affinity_ok) for c in cons
+    )
+    return SpreadState(pod, states, require_soft)
+
+
+def _exclusion(pod: Pod, c: SpreadConstraint, node: Node, all_keys: Sequence[str],
+               affinity_ok: dict[str, bool]) -> str | None:
+    if c.topology_key not in node.labels or any(k not in node.labels for k in all_keys):
+        return EXCLUDED_MISSING_KEY
+    if c.node_affinity_policy == HONOR:
+        ok = affinity_ok.get(node.name)
+        if ok is None:
+            ok = affinity_ok[node.name] = matches_required_affinity(pod, node)
+        if not ok:
+            return EXCLUDED_NODE_AFFINITY
+    # effective_taints: a cordoned node carries node.kubernetes.io/unschedulable
+    if c.node_taints_policy == HONOR and node_untolerated_taint(pod, node) is not None:
+        return EXCLUDED_TAINT
+    return None
+
+
+def _node_counts(index: ClusterIndex, namespace: str, selector: Selector) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    if not _counts_pods(selector):
+        return {}
+    for p in index.matching_pods(namespace, selector):
+        # terminating pods are bypassed (kubernetes#87621); unbound pods are on no node
+        if p.terminating or not p.node_name:
+            continue
+        counts[p.node_name] += 1
+    return dict(counts)
+
+
+def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
+              affinity_ok: dict[str, bool]) -> ConstraintState:
+    selector = merged_selector(c, pod)
+    node_counts = _node_counts(index, pod.namespace, selector)
+    node_domain: dict[str, str] = {}
+    excluded: list[ExcludedNode] = []
+    for name in sorted(index.nodes):
+        node = index.nodes[name]
+        why = _exclusion(pod, c, node, all_keys, affinity_ok)
+        if why is None:
+            node_domain[name] = node.labels[c.topology_key]
+        else:
+            excluded.append(ExcludedNode(name, why))
+    members: dict[str, list[str]] = defaultdict(list)
+    for name, value in node_domain.items():
+        members[value].append(name)
+    domains = {
+        v: Domain(v, sum(node_counts.get(n, 0) for n in members[v]), tuple(members[v]))
+        for v in sorted(members)
+    }
+    forced = len(domains) < c.min_domains
+    global_min = 0 if forced or not domains else min(d.pods for d in domains.values())
+    skew = max(d.pods for d in domains.values()) - global_min if domains else 0
+    return ConstraintState(
+        constraint=c, selector=selector, namespace=pod.namespace,
+        self_match=1 if selector.matches(pod.labels) else 0,
+        domains=domains, node_domain=node_domain, excluded_nodes=tuple(excluded),
+        global_min=global_min, min_forced_zero=forced, skew=skew,
+        status=_status(c, skew), node_counts=node_counts,
+    )
+
+
+def _status(c: SpreadConstraint, skew: int) -> str:
+    if skew > c.max_skew:
+        return STATUS_VIOLATED if c.hard else STATUS_DRIFTED
+    return STATUS_AT_LIMIT if skew == c.max_skew else STATUS_OK
+
+
+def filter_node(state: SpreadState, node: Node) -> FilterFailure | None:
+    """The plugin's Filter verdict: hard constraints in order, the first failure wins.
+
+    A node without a hard topologyKey is UnschedulableAndUnresolvable; otherwise a node
+    fails as Unschedulable when count(its domain) + selfMatch - globalMin > maxSkew.
+    Like upstream, the domain count is looked up by the node's label value, so a node
+    excluded by an inclusion policy is judged by its domain's count (0 if none).
+    """
+    for cs in state.hard:
+        value = node.labels.get(cs.constraint.topology_key)
+        if value is None:
+            return FilterFailure(PLUGIN, UNRESOLVABLE, REASON_NODE_LABEL_NOT_MATCH)
+        if not cs.allows(value):
+            return FilterFailure(PLUGIN, UNSCHEDULABLE, REASON_CONSTRAINTS_NOT_MATCH)
+    return None
+
+
+def score_nodes(state: SpreadState, nodes: Sequence[Node]) -> dict[str, int]:
+    """PodTopologySpread Score + NormalizeScore (0..100, higher is better) for the soft
+    constraints, over `nodes` = the nodes that passed Filter. Returns {} when the pod
+    has no soft constraints (the plugin skips scoring).
+
+    Raw score of a node: Σ over soft constraints whose key the node carries of
+    count × ln(size + 2) + (maxSkew − 1), rounded half away from zero, where count is
+    the domain's count (hostname: the node's own matching pods) and size the number
+    of distinct domain values among the candidate nodes. Candidates missing a soft key
+    (explicit constraints only) are ignored and score 0. Normalised to
+    100 × (max + min − score) // max, or 100 for all when max is 0.
+    """
+    soft = state.soft
+    if not soft:
+        return {}
+    ignored = {n.name for n in nodes if state.require_all_soft_keys
+               and any(cs.constraint.topology_key not in n.labels for cs in soft)}
+    considered = [n for n in nodes if n.name not in ignored]
+    weights = [_weight(cs, considered) for cs in soft]
+    raw: dict[str, int] = {}
+    for n in considered:
+        total = 0.0
+        for cs, w in zip(soft, weights):
+            key = cs.constraint.topology_key
+            if key not in n.labels:
+                continue
+            cnt = cs.node_counts.get(n.name, 0) if key == HOSTNAME_KEY else cs.count(n.labels[key])
+            total += cnt * w + (cs.constraint.max_skew - 1)
+        raw[n.name] = int(math.floor(total + 0.5))  # Go math.Round on a non-negative value
+    return _normalize(raw, [n.name for n in nodes])
+
+
+def _weight(cs: ConstraintState, considered: Sequence[Node]) -> float:
+    key = cs.constraint.topology_key
+    if key == HOSTNAME_KEY:
+        size = len(considered)
+    else:
+        # without the all-keys rule a candidate lacking the key still adds the value ""
+        size = len({n.labels.get(key, "") for n in considered})
+    return math.log(size + 2)
+
+
+def _normalize(raw: Mapping[str, int], names: Sequence[str]) -> dict[str, int]:
+    if not raw:
+        return {name: 0 for name in names}
+    hi, lo = max(raw.values()), min(raw.values())
+    out = {}
+    for name in names:
+        if name not in raw:
+            out[name] = 0
+        elif hi == 0:
+            out[name] = MAX_NODE_SCORE
+        else:
+            out[name] = MAX_NODE_SCORE * (hi + lo - raw[name]) // hi
+    return out
