@@ -1,0 +1,39 @@
+"""Where a Snapshot comes from: the built-in demo, dump files, or the live API.
+
+Each source is imported only when used: the live path pulls in `kubernetes`, which
+`--help`, `--demo` and `--from-file` never need.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from kubectl_tspread.errors import UsageError
+from kubectl_tspread.model import Snapshot
+
+# what `distribution` needs; why-pending and drain-safe ask for more
+DISTRIBUTION_KINDS = ("Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet",
+                      "ReplicationController", "Service")
+
+
+def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS) -> Snapshot:
+    """`source` is an options.SourceOptions."""
+    if source.demo and source.from_file:
+        raise UsageError("--demo and --from-file cannot be used together; pick one source")
+    if source.demo:
+        from kubectl_tspread.snapshot.demo import load_demo
+
+        return load_demo(namespace=source.namespace, all_namespaces=source.all_namespaces)
+    if source.from_file:
+        from kubectl_tspread.snapshot.files import load_files
+
+        return load_files(list(source.from_file), namespace=source.namespace,
+                          all_namespaces=source.all_namespaces)
+    from kubectl_tspread.snapshot.live import KubeOptions, load_live
+
+    opts = KubeOptions(
+        kubeconfig=source.kubeconfig, context=source.context, cluster=source.cluster, user=source.user,
+        namespace=source.namespace, all_namespaces=source.all_namespaces,
+        request_timeout=source.request_timeout, as_user=source.as_user, as_groups=tuple(source.as_groups),
+    )
+    return load_live(opts, kinds)

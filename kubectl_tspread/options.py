@@ -1,0 +1,121 @@
+"""Reusable option bundles, applied as decorators: kubectl's global flags, snapshot sources, output."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+import click
+
+OUTPUT_FORMATS = ("table", "wide", "json", "yaml")
+
+
+@dataclass
+class SourceOptions:
+    """Where the snapshot comes from, and kubectl's connection flags for the live path."""
+
+    from_file: tuple[str, ...] = ()
+    demo: bool = False
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
+    all_namespaces: bool = False
+    request_timeout: float | None = None
+    as_user: str | None = None
+    as_groups: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass
+class OutputOptions:
+    output: str = "table"
+    no_headers: bool = False
+    color: str = "auto"
+
+    @property
+    def structured(self) -> bool:
+        return self.output in ("json", "yaml")
+
+    @property
+    def wide(self) -> bool:
+        return self.output == "wide"
+
+
+def parse_duration(ctx, param, value):
+    """kubectl's --request-timeout: '0' (no timeout), '30', '30s', '1m', '2h', '1m30s'."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        seconds = float(text)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            raise click.BadParameter(f"{value!r} is not a duration; use e.g. 30s, 1m or 0 for none")
+        unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+        seconds = sum(float(n) * unit[u] for n, u in parts)
+    return None if seconds == 0 else seconds
+
+
+_SOURCE_FLAGS = [
+    click.option("--from-file", "from_file", multiple=True, metavar="PATH",
+                 help="Read the cluster from `kubectl get … -o json|yaml` dumps instead of the API "
+                      "(repeatable; '-' is stdin; a directory reads every .json/.yaml in it)."),
+    click.option("--demo", is_flag=True, help="Use the built-in demo cluster (no cluster needed)."),
+    click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
+    click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
+    click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
+    click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
+    click.option("-n", "--namespace", metavar="NS", help="The namespace (default: the context's namespace)."),
+    click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Look at every namespace."),
+    click.option("--request-timeout", callback=parse_duration, metavar="DURATION",
+                 help="Time to wait for each API request, e.g. 30s or 1m (0 = no timeout)."),
+    click.option("--as", "as_user", metavar="USER", help="Username to impersonate."),
+    click.option("--as-group", "as_groups", multiple=True, metavar="GROUP", help="Group to impersonate (repeatable)."),
+]
+
+_OUTPUT_FLAGS = [
+    click.option("-o", "--output", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
+                 help="Output format."),
+    click.option("--no-headers", is_flag=True, help="Do not print table headers."),
+    click.option("--color", type=click.Choice(("auto", "always", "never")), default="auto", show_default=True,
+                 help="Colorize output (auto: only on a terminal; NO_COLOR is honored)."),
+]
+
+
+def _apply(flags, f):
+    for opt in reversed(flags):
+        f = opt(f)
+    return f
+
+
+def source_options(f):
+    """Adds the snapshot flags and folds them into one `source: SourceOptions` argument."""
+    names = ("from_file", "demo", "kubeconfig", "context", "cluster", "user", "namespace",
+             "all_namespaces", "request_timeout", "as_user", "as_groups")
+
+    @functools.wraps(f)  # also carries the click params already attached to f
+    def wrapper(**kw):
+        kw["source"] = SourceOptions(**{n: kw.pop(n) for n in names})
+        return f(**kw)
+
+    return _apply(_SOURCE_FLAGS, wrapper)
+
+
+def output_options(f):
+    """Adds -o/--no-headers/--color and folds them into one `out: OutputOptions` argument."""
+
+    @functools.wraps(f)
+    def wrapper(**kw):
+        kw["out"] = OutputOptions(kw.pop("output"), kw.pop("no_headers"), kw.pop("color"))
+        return f(**kw)
+
+    return _apply(_OUTPUT_FLAGS, wrapper)
+
+
+def debug_option(f):
+    """-v/--debug: cli.main() reads it from argv, since errors can happen before click parses."""
+    return click.option("-v", "--debug", "debug", is_flag=True, expose_value=False,
+                        help="Print a traceback with errors.")(f)

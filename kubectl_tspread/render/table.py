@@ -1,0 +1,137 @@
+"""Human output of `distribution`: the summary table and the per-workload detail."""
+
+from __future__ import annotations
+
+from kubectl_tspread.render.console import print_block, table
+from kubectl_tspread.render.reasons import constraint_title, excluded_node_text, uncounted_text
+from kubectl_tspread.render.text import trap_message
+
+STATUS_STYLE = {"OK": "green", "AT LIMIT": "yellow", "VIOLATED": "bold red", "DRIFTED": "magenta"}
+BAR_WIDTH = 30
+
+
+def _styled(text: str, style: str | None):
+    from rich.text import Text
+
+    return Text(text, style=style or "")
+
+
+def bar(count: int, largest: int) -> str:
+    """One block per pod up to BAR_WIDTH, scaled beyond; a non-zero count always shows a block."""
+    if count <= 0 or largest <= 0:
+        return ""
+    if largest <= BAR_WIDTH:
+        return "█" * count
+    return "█" * max(1, round(count * BAR_WIDTH / largest))
+
+
+def distribution_string(cs) -> str:
+    """`us-east-2a=7 us-east-2b=7 us-east-2c=6`, domains in sorted order."""
+    return " ".join(f"{d.value}={d.pods}" for d in cs.domains.values()) or "<no domains>"
+
+
+def summary_rows(report):
+    """One row per workload × constraint, worst first (VIOLATED, DRIFTED, AT LIMIT, OK; larger excess first)."""
+    from kubectl_tspread.distribution import STATUS_RANK
+
+    rows = []
+    for w in report.workloads:
+        for c in w.constraints:
+            cs, k = c.state, c.constraint
+            rank = (STATUS_RANK[cs.status], -(cs.skew - k.max_skew), w.namespace, w.kind, w.name)
+            rows.append((rank, w, c))
+    rows.sort(key=lambda r: r[0])
+    return [(w, c) for _, w, c in rows]
+
+
+def print_summary(console, report, wide: bool = False, no_headers: bool = False) -> None:
+    headers = ["NAMESPACE", "WORKLOAD", "PODS", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"]
+    if wide:
+        headers += ["GLOBALMIN", "MINDOMAINS", "POLICIES", "SELECTOR"]
+    rows = []
+    for w, c in summary_rows(report):
+        cs, k = c.state, c.constraint
+        mode = k.when_unsatisfiable + (" (implicit)" if k.implicit else "")
+        row = [w.namespace, f"{w.kind.lower()}/{w.name}", str(w.pods),
+               f"{k.topology_key} maxSkew={k.max_skew} {mode}", distribution_string(cs), str(cs.skew),
+               _styled(cs.status, STATUS_STYLE.get(cs.status))]
+        if wide:
+            row += [str(cs.global_min), str(k.min_domains),
+                    f"affinity={k.node_affinity_policy},taints={k.node_taints_policy}", str(cs.selector)]
+        rows.append(row)
+    if not rows:
+        ns = "all namespaces" if report.namespace is None else f'namespace "{report.namespace}"'
+        console.file.write(f"No workloads with topology spread constraints found in {ns}.\n")
+        return
+    print_block(console, table(headers, rows, no_headers))
+
+
+def print_detail(console, report, wide: bool = False, no_headers: bool = False) -> None:
+    first = True
+    for w in report.workloads:
+        if not first:
+            console.file.write("\n")
+        first = False
+        sets = f" · constraint set {w.constraint_set} of {w.constraint_sets}" if w.constraint_sets > 1 else ""
+        console.file.write(f"{w.kind} {w.namespace}/{w.name} · {w.pods} pods{sets} · "
+                           f"counted for incoming pod {w.incoming.name}\n")
+        for c in w.constraints:
+            console.file.write("\n")
+            _print_constraint(console, c, wide, no_headers)
+        if w.timeline is not None:
+            console.file.write("\n")
+            print_timeline(console, w, no_headers)
+
+
+def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
+    cs = c.state
+    console.file.write(constraint_title(cs) + "\n")
+    largest = max((d.pods for d in cs.domains.values()), default=0)
+    headers = ["DOMAIN", "PODS", "NODES", "HEADROOM", ""]
+    if wide:
+        headers = ["DOMAIN", "PODS", "NODES", "HEADROOM", "SKEW-IF-PLACED", "NODE-NAMES", ""]
+    rows = []
+    for d in cs.domains.values():
+        row = [d.value, str(d.pods), str(len(d.nodes)), str(cs.headroom(d.value))]
+        if wide:
+            row += [str(cs.skew_if_placed(d.value)), ",".join(d.nodes)]
+        row.append(_styled(bar(d.pods, largest), "cyan"))
+        rows.append(row)
+    if rows:
+        print_block(console, table(headers, rows, no_headers))
+    else:
+        console.file.write("  no domains: no node passes this constraint's node rules\n")
+    status = _styled(cs.status, STATUS_STYLE.get(cs.status))
+    console.print(_verdict_line(cs), status, sep="")
+    for e in cs.excluded_nodes:
+        console.file.write(f"  excluded node {e.name}: {excluded_node_text(e, cs.constraint)}\n")
+    for u in c.uncounted:
+        console.file.write(f"  not counted: pod {u.name}: {uncounted_text(u)}\n")
+    for t in c.traps:
+        console.print(_styled(f"  trap {t.code}: ", "bold yellow"), trap_message(t), sep="")
+
+
+def _verdict_line(cs) -> str:
+    k = cs.constraint
+    why = " (forced to 0: fewer domains than minDomains " + str(k.min_domains) + ")" if cs.min_forced_zero else ""
+    return f"global minimum {cs.global_min}{why} · skew {cs.skew} · maxSkew {k.max_skew} · "
+
+
+def print_timeline(console, w, no_headers: bool = False) -> None:
+    keys = list(dict.fromkeys(c.constraint.topology_key for c in w.constraints))
+    headers = ["#", "CREATED", "POD", "NODE"] + [f"DOMAIN({_short(k)})" for k in keys] \
+        + [f"COUNTS({_short(k)})" for k in keys] + ["SKEW"]
+    rows = []
+    for i, r in enumerate(w.timeline, start=1):
+        style = "bold red" if r.over else None
+        counts = [" ".join(f"{d}={n}" for d, n in r.counts[k].items()) for k in keys]
+        skews = " ".join(str(r.skew[k]) for k in keys)
+        cells = [str(i), r.created or "-", r.pod, r.node or "<pending>"] \
+            + [r.domains.get(k) or "-" for k in keys] + counts + [skews + ("  > maxSkew" if r.over else "")]
+        rows.append([_styled(x, style) for x in cells])
+    console.file.write("Timeline (creation order; counts and skew after each pod):\n")
+    print_block(console, table(headers, rows, no_headers))
+
+
+def _short(key: str) -> str:
+    return key.rsplit("/", 1)[-1]
