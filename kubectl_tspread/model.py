@@ -299,6 +299,7 @@ class Snapshot:
     events: tuple[Event, ...] = ()
     namespace: str | None = "default"
     source: str = ""  # "demo", "file a.json", "cluster https://…": said in errors and reports
+    warnings: tuple[str, ...] = ()  # what the source could not read (e.g. events forbidden by RBAC)
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:
