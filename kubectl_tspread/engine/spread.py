@@ -143,12 +143,13 @@ class ConstraintState:
         match), ExcludedNode. Counted and finished pods are not listed."""
         out = []
         for p in pods:
-            reason = self._uncounted_reason(p)
+            reason = self.uncounted_reason(p)
             if reason is not None:
                 out.append(UncountedPod(p.namespace, p.name, reason))
         return out
 
-    def _uncounted_reason(self, p: Pod) -> str | None:
+    def uncounted_reason(self, p: Pod) -> str | None:
+        """None when `p` is in the counts (or finished), else the UNCOUNTED_* reason."""
         if p.finished:
             return None
         if p.terminating:

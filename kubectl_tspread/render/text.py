@@ -1,0 +1,106 @@
+"""Sentences for explanations that the engine returns as data. Pure: no rich, no I/O."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from kubectl_tspread.engine.traps import (
+    CORDONED_DOMAIN,
+    ENFORCED_ONLY_AT_PLACEMENT,
+    INVISIBLE_EMPTY_DOMAIN,
+    MIN_DOMAINS_UNREACHABLE,
+    MISSING_LABELS,
+    ROLLING_UPDATE_SKEW,
+    Trap,
+)
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def _names(items: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"
+
+
+def _cordoned_domain(p: dict[str, Any]) -> str:
+    doms = p["domains"]
+    return (
+        f"{p['key']} {_names(doms)} {'exists' if len(doms) == 1 else 'exist'} only through cordoned "
+        f"nodes and still {'counts' if len(doms) == 1 else 'count'} as "
+        f"{'a domain' if len(doms) == 1 else 'domains'} (nodeTaintsPolicy {p['node_taints_policy']}), "
+        f"holding the global minimum at {p['global_min']} instead of {p['global_min_without']}: "
+        f"other domains accept at most {p['max_skew']} matching pods above it until those Node "
+        f"objects are deleted or the constraint uses nodeTaintsPolicy: Honor."
+    )
+
+
+def _invisible_empty_domain(p: dict[str, Any]) -> str:
+    vals = p["values"]
+    return (
+        f"{p['key']} {_names(vals)} has {_plural(len(p['nodes']), 'node')} but none the pod "
+        f"tolerates (nodeTaintsPolicy Honor), so it is not a domain and spreading over the other "
+        f"{_plural(p['domains'], 'domain')} looks balanced while it holds no pods; set minDomains "
+        f"to the number of {p['key']} values you expect to make missing domains count."
+    )
+
+
+def _min_domains_unreachable(p: dict[str, Any]) -> str:
+    cap = ""
+    if p["per_domain"] is not None:
+        cap = (f"; each domain takes at most {p['per_domain']} matching pods, "
+               f"{p['capacity']} in all")
+    return (
+        f"minDomains is {p['min_domains']} but only {_plural(p['domains'], 'domain')} of "
+        f"{p['key']} exist, so the global minimum is pinned to 0{cap}."
+    )
+
+
+def _rolling_update_skew(p: dict[str, Any]) -> str:
+    revs = ", ".join(f"{h}={n}" for h, n in p["revisions"].items())
+    return (
+        f"{p['counted']} counted pods span {_plural(len(p['revisions']), 'pod-template-hash value')} "
+        f"({revs}): old and new revisions are spread together; add matchLabelKeys: "
+        f"[pod-template-hash] to spread each revision on its own."
+    )
+
+
+def _missing_labels(p: dict[str, Any]) -> str:
+    nodes = p["nodes"]
+    effect = ("the pod cannot be placed there" if p["hard"]
+              else "they are left out of spread scoring")
+    other = ""
+    if p["missing_other_key"]:
+        other = (f" ({p['missing_other_key']} of them lack another hard constraint's key, "
+                 f"which excludes them from every hard constraint)")
+    return (
+        f"{_plural(len(nodes), 'node')} ({_names(nodes)}) lack a required topology label "
+        f"for {p['key']}{other}, so {effect}."
+    )
+
+
+def _enforced_only_at_placement(p: dict[str, Any]) -> str:
+    return (
+        f"skew on {p['key']} is {p['skew']}, above maxSkew {p['max_skew']} ({p['max_domain']} has "
+        f"{p['max_pods']} matching pods, the minimum is {p['global_min']}): DoNotSchedule only "
+        f"gates new placements, and nothing moves existing pods back into balance."
+    )
+
+
+_MESSAGES: dict[str, Callable[[dict[str, Any]], str]] = {
+    CORDONED_DOMAIN: _cordoned_domain,
+    INVISIBLE_EMPTY_DOMAIN: _invisible_empty_domain,
+    MIN_DOMAINS_UNREACHABLE: _min_domains_unreachable,
+    ROLLING_UPDATE_SKEW: _rolling_update_skew,
+    MISSING_LABELS: _missing_labels,
+    ENFORCED_ONLY_AT_PLACEMENT: _enforced_only_at_placement,
+}
+
+
+def trap_message(trap: Trap) -> str:
+    """One sentence naming the trap's numbers; unknown codes fall back to code and params."""
+    fn = _MESSAGES.get(trap.code)
+    if fn is None:
+        return f"{trap.code}: {trap.params}"
+    return fn(trap.params)
