@@ -1,0 +1,304 @@
+"""Spread engine: kube-scheduler's filtering_test.go scenarios plus tspread's own.
+
+Upstream scenarios keep their names, node names (node-a/b/x/y) and their bare `zone`
+and `node` label keys so they can be compared with filtering_test.go side by side.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_constraint, make_node, make_pod, make_snapshot
+
+from kubectl_tspread.engine import spread
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.labels import EXISTS, NOT_IN, Requirement, Selector
+from kubectl_tspread.model import HONOR, IGNORE, SCHEDULE_ANYWAY, NodeSelectorTerm, Taint
+
+FOO = Selector((Requirement("foo", EXISTS),))
+BAR = Selector((Requirement("bar", EXISTS),))
+OK, U, UU = "Success", spread.UNSCHEDULABLE, spread.UNRESOLVABLE
+CORDON_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+def unode(name, zone=None, taints=(), **labels):
+    """An upstream-style node: labels `zone` and `node` instead of the well-known keys."""
+    lab = {"node": name} if labels.pop("has_node_label", True) else {}
+    if zone:
+        lab["zone"] = zone
+    lab.update(labels)
+    return make_node(name, hostname="", labels=lab, taints=taints)
+
+
+def upod(name, node, ns="default", terminating=False, **labels):
+    return make_pod(name, node=node, labels=labels or {"foo": ""}, namespace=ns, terminating=terminating)
+
+
+def zone_c(max_skew=1, selector=FOO, **kw):
+    return make_constraint(key="zone", max_skew=max_skew, selector=selector, **kw)
+
+
+def node_c(max_skew=1, selector=FOO, **kw):
+    return make_constraint(key="node", max_skew=max_skew, selector=selector, **kw)
+
+
+FOUR = [unode("node-a", "zone1"), unode("node-b", "zone1"), unode("node-x", "zone2"), unode("node-y", "zone2")]
+SPREAD_2_1_0_3 = [upod("p-a1", "node-a"), upod("p-a2", "node-a"), upod("p-b1", "node-b"),
+                  upod("p-y1", "node-y"), upod("p-y2", "node-y"), upod("p-y3", "node-y")]
+POLICY_NODES = [unode("node-a", foo=""), unode("node-b", foo=""), unode("node-x", foo=""), unode("node-y")]
+POLICY_PODS = [upod("p-b1", "node-a"), upod("p-b2", "node-b"), upod("p-y1", "node-y")]
+FOO_NODE_SELECTOR = {"node_selector": {"foo": ""}}
+FOO_AFFINITY = {"node_affinity": (NodeSelectorTerm((Requirement("foo", "In", ("",)),)),)}
+
+# (id, incoming pod labels, constraints, extra pod fields, nodes, existing pods, verdicts)
+FILTER_CASES = [
+    ("no existing pods", {"foo": ""}, [zone_c()], {}, FOUR, [],
+     dict.fromkeys(["node-a", "node-b", "node-x", "node-y"], OK)),
+    ("no existing pods, incoming pod doesn't match itself", {"foo": ""}, [zone_c(selector=BAR)], {},
+     FOUR, [], dict.fromkeys(["node-a", "node-b", "node-x", "node-y"], OK)),
+    ("existing pods in a different namespace do not count", {"foo": ""}, [zone_c()], {}, FOUR,
+     [upod("p-a1", "node-a", ns="ns1"), upod("p-b1", "node-a", ns="ns2"),
+      upod("p-x1", "node-x"), upod("p-y1", "node-y")],
+     {"node-a": OK, "node-b": OK, "node-x": U, "node-y": U}),
+    ("existing pods do not match null selector", {"foo": ""}, [zone_c(selector=None)], {}, FOUR,
+     [upod("p-x1", "node-x"), upod("p-y1", "node-y")],
+     dict.fromkeys(["node-a", "node-b", "node-x", "node-y"], OK)),
+    ("pods spread across zones as 3/3, all nodes fit", {"foo": ""}, [zone_c()], {}, FOUR,
+     SPREAD_2_1_0_3, dict.fromkeys(["node-a", "node-b", "node-x", "node-y"], OK)),
+    ("pods spread across zones as 1/2 due to absence of label 'zone' on node-b", {"foo": ""},
+     [zone_c()], {},
+     [unode("node-a", "zone1"), unode("node-b", zon="zone1"), unode("node-x", "zone2"), unode("node-y", "zone2")],
+     [upod("p-a1", "node-a"), upod("p-b1", "node-b"), upod("p-x1", "node-x"), upod("p-y1", "node-y")],
+     {"node-a": OK, "node-b": UU, "node-x": U, "node-y": U}),
+    ("pod cannot be scheduled as all nodes don't have label 'rack'", {"foo": ""},
+     [make_constraint(key="rack", selector=FOO)], {}, [unode("node-a", "zone1"), unode("node-x", "zone2")],
+     [], {"node-a": UU, "node-x": UU}),
+    ("pods spread across nodes as 2/1/0/3, only node-x fits", {"foo": ""}, [node_c()], {}, FOUR,
+     SPREAD_2_1_0_3, {"node-a": U, "node-b": U, "node-x": OK, "node-y": U}),
+    ("pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit", {"foo": ""},
+     [node_c(2)], {}, FOUR, SPREAD_2_1_0_3, {"node-a": U, "node-b": OK, "node-x": OK, "node-y": U}),
+    ("pods spread across nodes as 2/1/0/3, but pod doesn't match itself", {"bar": ""}, [node_c()], {},
+     FOUR, SPREAD_2_1_0_3, {"node-a": U, "node-b": OK, "node-x": OK, "node-y": U}),
+    ("incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits", {"foo": ""},
+     [node_c()], {"node_affinity": (NodeSelectorTerm((Requirement("node", "In", ("node-a", "node-y")),)),)},
+     FOUR, SPREAD_2_1_0_3, {"node-a": OK, "node-b": OK, "node-x": OK, "node-y": U}),
+    ("terminating Pods should be excluded", {"foo": ""}, [node_c()], {},
+     [unode("node-a"), unode("node-b")],
+     [upod("p-a", "node-a", terminating=True), upod("p-b", "node-b")], {"node-a": OK, "node-b": U}),
+    ("incoming pod has nodeAffinity, pods spread as 0/~2~/0/1, hence node-a fits", {"foo": ""},
+     [zone_c()], {"node_affinity": (NodeSelectorTerm((Requirement("node", NOT_IN, ("node-b",)),)),)},
+     FOUR, [upod("p-b1", "node-b"), upod("p-b2", "node-b"), upod("p-y1", "node-y")],
+     {"node-a": OK, "node-b": OK, "node-x": U, "node-y": U}),
+    ("pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains < minDomains, "
+     "then the third node fits", {"foo": ""}, [node_c(2, min_domains=4)], {},
+     [unode("node-a"), unode("node-b"), unode("node-c")],
+     [upod("p-a1", "node-a"), upod("p-a2", "node-a"), upod("p-b1", "node-b"), upod("p-b2", "node-b"),
+      upod("p-c1", "node-c")], {"node-a": U, "node-b": U, "node-c": OK}),
+    ("pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains > minDomains, "
+     "then the all nodes fit", {"foo": ""}, [node_c(2, min_domains=2)], {},
+     [unode("node-a"), unode("node-b"), unode("node-c")],
+     [upod("p-a1", "node-a"), upod("p-a2", "node-a"), upod("p-b1", "node-b"), upod("p-b2", "node-b"),
+      upod("p-c1", "node-c")], {"node-a": OK, "node-b": OK, "node-c": OK}),
+    ("pods spread across zone as 2/1, maxSkew is 2 and the number of domains < minDomains, "
+     "then the third and fourth nodes fit", {"foo": ""}, [zone_c(2, min_domains=3)], {}, FOUR,
+     [upod("p-b1", "node-a"), upod("p-b2", "node-b"), upod("p-y1", "node-y")],
+     {"node-a": U, "node-b": U, "node-x": OK, "node-y": OK}),
+    ("pods spread across zone as 2/1, maxSkew is 2 and the number of domains > minDomains, "
+     "then the all nodes fit", {"foo": ""}, [zone_c(2, min_domains=1)], {}, FOUR,
+     [upod("p-b1", "node-a"), upod("p-b2", "node-b"), upod("p-y1", "node-y")],
+     dict.fromkeys(["node-a", "node-b", "node-x", "node-y"], OK)),
+    ("NodeAffinityPolicy honored with labelSelectors", {"foo": ""}, [node_c()], FOO_NODE_SELECTOR,
+     POLICY_NODES, POLICY_PODS, {"node-a": U, "node-b": U, "node-x": OK, "node-y": OK}),
+    ("NodeAffinityPolicy ignored with labelSelectors", {"foo": ""},
+     [node_c(node_affinity_policy=IGNORE)], FOO_NODE_SELECTOR, POLICY_NODES, POLICY_PODS,
+     {"node-a": U, "node-b": U, "node-x": OK, "node-y": U}),
+    ("NodeAffinityPolicy honored with nodeAffinity", {"foo": ""}, [node_c()], FOO_AFFINITY,
+     POLICY_NODES, POLICY_PODS, {"node-a": U, "node-b": U, "node-x": OK, "node-y": OK}),
+    ("NodeAffinityPolicy ignored with nodeAffinity", {"foo": ""},
+     [node_c(node_affinity_policy=IGNORE)], FOO_AFFINITY, POLICY_NODES, POLICY_PODS,
+     {"node-a": U, "node-b": U, "node-x": OK, "node-y": U}),
+    ("NodeTaintsPolicy honored", {"foo": ""}, [node_c(node_taints_policy=HONOR)], {},
+     POLICY_NODES[:3] + [unode("node-y", taints=[CORDON_TAINT])], POLICY_PODS,
+     {"node-a": U, "node-b": U, "node-x": OK, "node-y": OK}),
+    ("NodeTaintsPolicy ignored", {"foo": ""}, [node_c()], {},
+     POLICY_NODES[:3] + [unode("node-y", taints=[CORDON_TAINT])], POLICY_PODS,
+     {"node-a": U, "node-b": U, "node-x": OK, "node-y": U}),
+    # TestMultipleConstraints
+    ("two Constraints on zone and node, spreads = [3/3, 2/1/0/3]", {"foo": ""}, [zone_c(), node_c()], {},
+     FOUR, SPREAD_2_1_0_3, {"node-a": U, "node-b": U, "node-x": OK, "node-y": U}),
+    ("two Constraints on zone and node, spreads = [3/4, 2/1/0/4]", {"foo": ""}, [zone_c(), node_c()], {},
+     FOUR, SPREAD_2_1_0_3 + [upod("p-y4", "node-y")], dict.fromkeys(["node-a", "node-b", "node-x", "node-y"], U)),
+    ("Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]", {"foo": "", "bar": ""},
+     [zone_c(), node_c(selector=BAR)], {}, FOUR, [upod("p-a1", "node-a"), upod("p-y1", "node-y", bar="")],
+     {"node-a": U, "node-b": U, "node-x": OK, "node-y": U}),
+    ("Constraints hold different labelSelectors, spreads = [1/0, 0/0/1/1]", {"foo": "", "bar": ""},
+     [zone_c(), node_c(selector=BAR)], {}, FOUR,
+     [upod("p-a1", "node-a"), upod("p-x1", "node-x", bar=""), upod("p-y1", "node-y", bar="")],
+     dict.fromkeys(["node-a", "node-b", "node-x", "node-y"], U)),
+    ("Constraints hold different labelSelectors, spreads = [2/3, 1/0/0/1]", {"foo": "", "bar": ""},
+     [zone_c(), node_c(selector=BAR)], {}, FOUR,
+     [upod("p-a1", "node-a"), upod("p-a2", "node-a", foo="", bar=""), upod("p-y1", "node-y"),
+      upod("p-y2", "node-y", foo="", bar=""), upod("p-y3", "node-y")],
+     {"node-a": U, "node-b": OK, "node-x": U, "node-y": U}),
+    ("Constraints hold different labelSelectors but pod doesn't match itself on 'zone' constraint",
+     {"bar": ""}, [zone_c(), node_c(selector=BAR)], {}, FOUR,
+     [upod("p-a1", "node-a"), upod("p-x1", "node-x", bar=""), upod("p-y1", "node-y", bar="")],
+     {"node-a": OK, "node-b": OK, "node-x": U, "node-y": U}),
+    ("two Constraints on zone and node, absence of label 'node' on node-x, spreads = [1/1, 1/0/0/1]",
+     {"foo": ""}, [zone_c(), node_c()], {},
+     [unode("node-a", "zone1"), unode("node-b", "zone1"), unode("node-x", "zone2", has_node_label=False),
+      unode("node-y", "zone2")], [upod("p-a1", "node-a"), upod("p-y3", "node-y")],
+     {"node-a": U, "node-b": OK, "node-x": UU, "node-y": U}),
+    ("two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore", {"foo": ""},
+     [zone_c(), node_c(node_affinity_policy=IGNORE)], FOO_NODE_SELECTOR,
+     [unode("node-a", "zone1", foo=""), unode("node-b", "zone1", foo=""), unode("node-x", "zone2", foo=""),
+      unode("node-y", "zone2")],
+     [upod("p-a1", "node-a"), upod("p-b1", "node-b"), upod("p-y1", "node-y")],
+     {"node-a": U, "node-b": U, "node-x": OK, "node-y": U}),
+    ("two node inclusion Constraints, zone: honor/honor, node: honor/ignore", {"foo": ""},
+     [zone_c(node_taints_policy=HONOR), node_c()], {},
+     [unode("node-a", "zone1", foo=""), unode("node-b", "zone1", foo=""), unode("node-x", "zone2", foo=""),
+      unode("node-y", "zone2", taints=[CORDON_TAINT])],
+     [upod("p-a1", "node-a"), upod("p-b1", "node-b"), upod("p-y1", "node-y")],
+     {"node-a": U, "node-b": U, "node-x": OK, "node-y": U}),
+    ("two node inclusion Constraints, zone: honor/ignore, node: honor/ignore", {"foo": ""},
+     [zone_c(), node_c()], FOO_NODE_SELECTOR,
+     [unode("node-a", "zone1", foo=""), unode("node-b", "zone1"), unode("node-x", "zone2", foo=""),
+      unode("node-y", "zone2", foo="", taints=[CORDON_TAINT])],
+     [upod("p-a1", "node-a"), upod("p-b1", "node-b"), upod("p-y1", "node-y")],
+     {"node-a": U, "node-b": OK, "node-x": OK, "node-y": U}),
+    ("two node inclusion Constraints, zone: honor/honor, node: ignore/ignore", {"foo": ""},
+     [zone_c(node_taints_policy=HONOR), node_c(node_affinity_policy=IGNORE)], FOO_NODE_SELECTOR,
+     [unode("node-a", "zone1", foo=""), unode("node-b", "zone1"), unode("node-x", "zone2", foo=""),
+      unode("node-y", "zone2", foo="", taints=[CORDON_TAINT])],
+     [upod("p-a1", "node-a"), upod("p-b1", "node-b"), upod("p-y1", "node-y")],
+     {"node-a": U, "node-b": U, "node-x": OK, "node-y": U}),
+]
+
+
+def verdicts(nodes, pods, incoming):
+    state = spread.compute(ClusterIndex(make_snapshot(nodes, pods)), incoming)
+    out = {}
+    for n in nodes:
+        failure = spread.filter_node(state, n)
+        out[n.name] = OK if failure is None else failure.status
+    return out
+
+
+@pytest.mark.parametrize("labels,constraints,extra,nodes,pods,want",
+                         [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES])
+def test_filter_matches_upstream(labels, constraints, extra, nodes, pods, want):
+    incoming = make_pod("p", labels=labels, spread=constraints, **extra)
+    assert verdicts(nodes, pods, incoming) == want
+
+
+def test_filter_reason_strings_are_the_schedulers():
+    nodes = [unode("node-a", "zone1"), unode("node-b", zon="zone1"), unode("node-x", "zone2")]
+    pods = [upod("p-x1", "node-x")]
+    state = spread.compute(ClusterIndex(make_snapshot(nodes, pods)),
+                           make_pod("p", labels={"foo": ""}, spread=[zone_c()]))
+    assert spread.filter_node(state, nodes[1]) == spread.FilterFailure(
+        "PodTopologySpread", "UnschedulableAndUnresolvable",
+        "node(s) didn't match pod topology spread constraints (missing required label)")
+    assert spread.filter_node(state, nodes[2]) == spread.FilterFailure(
+        "PodTopologySpread", "Unschedulable", "node(s) didn't match pod topology spread constraints")
+    assert spread.filter_node(state, nodes[0]) is None
+
+
+def test_soft_constraints_never_filter():
+    nodes = [make_node("a1", zone="a"), make_node("b1", zone="b")]
+    pods = [make_pod(f"w{i}", node="a1", labels={"app": "web"}) for i in range(5)]
+    state = spread.compute(ClusterIndex(make_snapshot(nodes, pods)),
+                           make_pod("new", labels={"app": "web"}, spread=[make_constraint(mode=SCHEDULE_ANYWAY)]))
+    assert [spread.filter_node(state, n) for n in nodes] == [None, None]
+    assert state.constraints[0].status == "DRIFTED"
+
+
+# ---- Score + NormalizeScore: scoring_test.go scenarios (hostname key, `zone` label) ----
+
+def snode(name, zone=None, hostname=None):
+    return make_node(name, hostname=hostname, labels={"zone": zone} if zone else None)
+
+
+def spods(spec, **labels):
+    """'a2 b1' -> two foo pods on node-a, one on node-b."""
+    out = []
+    for item in spec.split():
+        for i in range(int(item[1:])):
+            out.append(make_pod(f"p-{item[0]}{i}", node=f"node-{item[0]}", labels=labels or {"foo": ""}))
+    return out
+
+
+HOST = "kubernetes.io/hostname"
+
+
+def host_c(max_skew=1, selector=FOO):
+    return make_constraint(key=HOST, max_skew=max_skew, mode=SCHEDULE_ANYWAY, selector=selector)
+
+
+def szone_c(selector=FOO):
+    return make_constraint(key="zone", mode=SCHEDULE_ANYWAY, selector=selector)
+
+
+ABCD = [snode("node-a"), snode("node-b"), snode("node-c"), snode("node-d")]
+ZONED = [snode("node-a", "zone1"), snode("node-b", "zone1"), snode("node-x", "zone2"), snode("node-y", "zone2")]
+MIXED_PODS = [make_pod("p-a1", node="node-a", labels={"foo": ""}),
+              make_pod("p-b1", node="node-b", labels={"foo": "", "bar": ""}),
+              make_pod("p-y1", node="node-y", labels={"foo": ""}),
+              make_pod("p-y2", node="node-y", labels={"bar": ""})]
+
+# (id, constraints, all nodes, candidate names, pods, services, want)
+SCORE_CASES = [
+    ("one constraint on node, all 4 nodes are candidates, maxSkew=2", [host_c(2)], ABCD,
+     ["node-a", "node-b", "node-c", "node-d"], spods("a2 b1 d3"), [],
+     {"node-a": 33, "node-b": 66, "node-c": 100, "node-d": 16}),
+    ("one constraint on node, all 4 nodes are candidates, maxSkew=3", [host_c(3)], ABCD,
+     ["node-a", "node-b", "node-c", "node-d"], spods("a4 b3 c2 d1"), [],
+     {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}),
+    ("system defaulting, nodes don't have zone, pods match service", None, ABCD,
+     ["node-a", "node-b", "node-c", "node-d"], spods("a4 b3 c2 d1"), [("svc", {"foo": ""})],
+     {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}),
+    ("one constraint on node, 3 out of 4 nodes are candidates", [host_c()],
+     [snode("node-a"), snode("node-b"), snode("node-x"), snode("node-y")], ["node-a", "node-b", "node-x"],
+     spods("a4 b2 x1 y3"), [], {"node-a": 33, "node-b": 83, "node-x": 100}),
+    ("one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key",
+     [host_c()], [snode("node-a"), make_node("node-b", hostname="", labels={"n": "node-b"}), snode("node-x"),
+                  snode("node-y")],
+     ["node-a", "node-b", "node-x"], spods("a4 b2 x1 y3"), [], {"node-a": 16, "node-b": 0, "node-x": 100}),
+    ("one constraint on zone, 3 out of 4 nodes are candidates", [szone_c()], ZONED,
+     ["node-a", "node-b", "node-x"], spods("a4 b2 x1 y3"), [], {"node-a": 75, "node-b": 75, "node-x": 100}),
+    ("two Constraints on zone and node, 2 out of 4 nodes are candidates", [szone_c(), host_c()], ZONED,
+     ["node-a", "node-x"], spods("a2 b1 x2 y4"), [], {"node-a": 100, "node-x": 63}),
+    ("two Constraints on zone and node, with different labelSelectors", [szone_c(), host_c(selector=BAR)],
+     ZONED, ["node-a", "node-b", "node-x", "node-y"], MIXED_PODS, [],
+     {"node-a": 60, "node-b": 20, "node-x": 100, "node-y": 60}),
+    ("two Constraints on zone and node, with different labelSelectors, some nodes have 0 pods",
+     [szone_c(), host_c(selector=BAR)], ZONED, ["node-a", "node-b", "node-x", "node-y"],
+     [make_pod("p-b1", node="node-b", labels={"bar": ""}), make_pod("p-x1", node="node-x", labels={"foo": ""}),
+      make_pod("p-y1", node="node-y", labels={"foo": "", "bar": ""})], [],
+     {"node-a": 100, "node-b": 60, "node-x": 40, "node-y": 0}),
+    ("two Constraints on zone and node, with different labelSelectors, 3 out of 4 nodes are candidates",
+     [szone_c(), host_c(selector=BAR)], ZONED, ["node-a", "node-b", "node-x"], MIXED_PODS, [],
+     {"node-a": 50, "node-b": 25, "node-x": 100}),
+    ("existing pods in a different namespace do not count", [host_c()], [snode("node-a"), snode("node-b")],
+     ["node-a", "node-b"], spods("a2 b2")[1:] + [make_pod("p-a9", node="node-a", labels={"foo": ""}, namespace="ns1")],
+     [], {"node-a": 100, "node-b": 33}),
+]
+
+
+@pytest.mark.parametrize("constraints,nodes,candidates,pods,services,want",
+                         [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES])
+def test_score_matches_upstream(constraints, nodes, candidates, pods, services, want):
+    from conftest import make_service
+    snap = make_snapshot(nodes, pods, services=[make_service(n, s) for n, s in services])
+    state = spread.compute(ClusterIndex(snap), make_pod("p", labels={"foo": "", "bar": ""} if constraints and
+                                                           len(constraints) == 2 and constraints[1].selector == BAR
+                                                           else {"foo": ""}, spread=constraints or ()))
+    by_name = {n.name: n for n in nodes}
+    assert spread.score_nodes(state, [by_name[n] for n in candidates]) == want
+
+
+def test_score_is_empty_without_soft_constraints():
+    nodes = [make_node("a1", zone="a")]
+    state = spread.compute(ClusterIndex(make_snapshot(nodes, [])),
+                           make_pod("p", labels={"app": "web"}, spread=[make_constraint()]))
+    assert spread.score_nodes(state, nodes) == {}
