@@ -6,7 +6,8 @@ Each source is imported only when used: the live path pulls in `kubernetes`, whi
 
 from __future__ import annotations
 
-from typing import Iterable
+import sys
+from typing import IO, Iterable
 
 from kubectl_tspread.errors import UsageError
 from kubectl_tspread.model import Snapshot
@@ -16,8 +17,17 @@ DISTRIBUTION_KINDS = ("Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", 
                       "ReplicationController", "Service")
 
 
-def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS) -> Snapshot:
-    """`source` is an options.SourceOptions."""
+def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS, warn: IO[str] | None = None) -> Snapshot:
+    """`source` is an options.SourceOptions. What a source could not read (an optional kind the
+    user's RBAC hides) is said on stderr as `warning: …`, like kubectl, and the command goes on."""
+    snap = _load(source, kinds)
+    stream = sys.stderr if warn is None else warn
+    for w in snap.warnings:
+        stream.write(f"warning: {w}\n")
+    return snap
+
+
+def _load(source, kinds: Iterable[str]) -> Snapshot:
     if source.demo and source.from_file:
         raise UsageError("--demo and --from-file cannot be used together; pick one source")
     if source.demo:
