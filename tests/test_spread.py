@@ -6,6 +6,8 @@ and `node` label keys so they can be compared with filtering_test.go side by sid
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from conftest import make_constraint, make_node, make_pod, make_snapshot
 
@@ -290,9 +292,8 @@ SCORE_CASES = [
 def test_score_matches_upstream(constraints, nodes, candidates, pods, services, want):
     from conftest import make_service
     snap = make_snapshot(nodes, pods, services=[make_service(n, s) for n, s in services])
-    state = spread.compute(ClusterIndex(snap), make_pod("p", labels={"foo": "", "bar": ""} if constraints and
-                                                           len(constraints) == 2 and constraints[1].selector == BAR
-                                                           else {"foo": ""}, spread=constraints or ()))
+    # Score ignores selfMatch, so one label set serves every case
+    state = spread.compute(ClusterIndex(snap), make_pod("p", labels={"foo": "", "bar": ""}, spread=constraints or ()))
     by_name = {n.name: n for n in nodes}
     assert spread.score_nodes(state, [by_name[n] for n in candidates]) == want
 
@@ -302,3 +303,199 @@ def test_score_is_empty_without_soft_constraints():
     state = spread.compute(ClusterIndex(make_snapshot(nodes, [])),
                            make_pod("p", labels={"app": "web"}, spread=[make_constraint()]))
     assert spread.score_nodes(state, nodes) == {}
+
+
+# ---- domains, counts, policies, selectors: tspread's own scenarios ----
+
+WEB = {"app": "web"}
+
+
+def state_of(nodes, pods, constraint, incoming_labels=WEB, **pod_kw):
+    incoming = make_pod("incoming", labels=incoming_labels, spread=[constraint], **pod_kw)
+    return spread.compute(ClusterIndex(make_snapshot(nodes, pods)), incoming).constraints[0]
+
+
+def web_pods(spec, **kw):
+    """'a1=2 b1=1' -> web pods on nodes a1 (2) and b1 (1)."""
+    out = []
+    for item in spec.split():
+        node, n = item.split("=")
+        out += [make_pod(f"{node}-{i}", node=node, labels=kw.pop("labels", WEB), **kw) for i in range(int(n))]
+    return out
+
+
+THREE_ZONES = [make_node("a1", zone="a"), make_node("b1", zone="b"), make_node("c1", zone="c")]
+
+# (id, nodes, pods, constraint, counts by domain, globalMin, skew, status, headroom by domain)
+STATE_CASES = [
+    ("3 zones [2,2,1], maxSkew 1, zone c accepts, a and b refuse", THREE_ZONES, web_pods("a1=2 b1=2 c1=1"),
+     make_constraint(), {"a": 2, "b": 2, "c": 1}, 1, 1, "AT LIMIT", {"a": 0, "b": 0, "c": 1}),
+    ("zones a=5 b=3 c=3, maxSkew 1: a blocked, b and c accept one", THREE_ZONES, web_pods("a1=5 b1=3 c1=3"),
+     make_constraint(), {"a": 5, "b": 3, "c": 3}, 3, 2, "VIOLATED", {"a": 0, "b": 1, "c": 1}),
+    ("soft constraint over maxSkew drifts", THREE_ZONES, web_pods("a1=5 b1=3 c1=3"),
+     make_constraint(mode=SCHEDULE_ANYWAY), {"a": 5, "b": 3, "c": 3}, 3, 2, "DRIFTED", {"a": 0, "b": 1, "c": 1}),
+    ("empty zone c is a domain with 0 pods", THREE_ZONES, web_pods("a1=1 b1=1"), make_constraint(max_skew=2),
+     {"a": 1, "b": 1, "c": 0}, 0, 1, "OK", {"a": 1, "b": 1, "c": 2}),
+    ("minDomains 4 with 3 zones forces globalMin 0", THREE_ZONES, web_pods("a1=2 b1=2 c1=2"),
+     make_constraint(max_skew=2, min_domains=4), {"a": 2, "b": 2, "c": 2}, 0, 2, "AT LIMIT",
+     {"a": 0, "b": 0, "c": 0}),
+    ("cordoned zone c under Ignore still a domain, pins globalMin 0",
+     THREE_ZONES[:2] + [make_node("c1", zone="c", unschedulable=True)], web_pods("a1=3 b1=3"),
+     make_constraint(), {"a": 3, "b": 3, "c": 0}, 0, 3, "VIOLATED", {"a": 0, "b": 0, "c": 1}),
+    ("cordoned zone c under Honor disappears", THREE_ZONES[:2] + [make_node("c1", zone="c", unschedulable=True)],
+     web_pods("a1=3 b1=3"), make_constraint(node_taints_policy=HONOR), {"a": 3, "b": 3}, 3, 0, "OK",
+     {"a": 1, "b": 1}),
+    ("empty selector {} counts no pods", THREE_ZONES, web_pods("a1=3"), make_constraint(selector={}),
+     {"a": 0, "b": 0, "c": 0}, 0, 0, "OK", {"a": 1, "b": 1, "c": 1}),
+    ("nil selector counts no pods", THREE_ZONES, web_pods("a1=3"), make_constraint(selector=None),
+     {"a": 0, "b": 0, "c": 0}, 0, 0, "OK", {"a": 2, "b": 2, "c": 2}),
+    ("no nodes: no domains, skew 0", [], [], make_constraint(), {}, 0, 0, "OK", {}),
+]
+
+
+@pytest.mark.parametrize("nodes,pods,constraint,counts,gmin,skew,status,headroom",
+                         [c[1:] for c in STATE_CASES], ids=[c[0] for c in STATE_CASES])
+def test_constraint_state(nodes, pods, constraint, counts, gmin, skew, status, headroom):
+    cs = state_of(nodes, pods, constraint)
+    assert {v: d.pods for v, d in cs.domains.items()} == counts
+    assert list(cs.domains) == sorted(counts)
+    assert (cs.global_min, cs.skew, cs.status) == (gmin, skew, status)
+    assert {v: cs.headroom(v) for v in cs.domains} == headroom
+
+
+def test_empty_selector_still_self_matches_nil_does_not():
+    assert state_of(THREE_ZONES, [], make_constraint(selector={})).self_match == 1
+    assert state_of(THREE_ZONES, [], make_constraint(selector=None)).self_match == 0
+
+
+def test_terminating_cross_namespace_and_unbound_pods_are_not_counted():
+    pods = web_pods("a1=1") + [
+        make_pod("old", node="a1", labels=WEB, terminating=True),
+        make_pod("other-ns", node="b1", labels=WEB, namespace="other"),
+        make_pod("pending", labels=WEB),
+        make_pod("done", node="b1", labels=WEB, phase="Succeeded"),
+    ]
+    cs = state_of(THREE_ZONES, pods, make_constraint())
+    assert {v: d.pods for v, d in cs.domains.items()} == {"a": 1, "b": 0, "c": 0}
+    reasons = {u.name: u.reason for u in cs.uncounted(pods)}
+    assert reasons == {"old": "Terminating", "other-ns": "SelectorMismatch", "pending": "Unscheduled"}
+
+
+def test_match_label_keys_merge_and_other_revision():
+    new = [make_pod(f"new-{i}", node="a1", labels={**WEB, "pod-template-hash": "new"}) for i in range(2)]
+    old = [make_pod(f"old-{i}", node="b1", labels={**WEB, "pod-template-hash": "old"}) for i in range(3)]
+    c = make_constraint(match_label_keys=["pod-template-hash", "absent"])
+    cs = state_of(THREE_ZONES, new + old, c, incoming_labels={**WEB, "pod-template-hash": "new"})
+    assert str(cs.selector) == "app=web,pod-template-hash=new"
+    assert {v: d.pods for v, d in cs.domains.items()} == {"a": 2, "b": 0, "c": 0}
+    assert {u.reason for u in cs.uncounted(old)} == {"OtherRevision"}
+    # merging again (the API server already merged since 1.34) changes nothing
+    again = replace(c, selector=cs.selector)
+    assert spread.merged_selector(again, make_pod("x", labels={**WEB, "pod-template-hash": "new"})) == cs.selector
+
+
+def test_all_keys_rule_excludes_node_missing_another_hard_key():
+    nodes = [make_node("a1", zone="a"), make_node("a2", zone="a", hostname=""), make_node("b1", zone="b")]
+    pods = web_pods("a2=4")
+    incoming = make_pod("incoming", labels=WEB,
+                        spread=[make_constraint(), make_constraint(key="kubernetes.io/hostname", max_skew=5)])
+    state = spread.compute(ClusterIndex(make_snapshot(nodes, pods)), incoming)
+    zone = state.constraints[0]
+    assert zone.excluded_nodes == (spread.ExcludedNode("a2", "MissingTopologyKey"),)
+    assert {v: d.pods for v, d in zone.domains.items()} == {"a": 0, "b": 0}
+    assert zone.uncounted(pods)[0].reason == "ExcludedNode"
+
+
+def test_soft_only_set_applies_all_keys_over_soft_keys_only_when_explicit():
+    nodes = [make_node("a1", zone="a"), make_node("n1")]  # n1 has no zone
+    soft = [make_constraint(mode=SCHEDULE_ANYWAY),
+            make_constraint(key="kubernetes.io/hostname", mode=SCHEDULE_ANYWAY)]
+    explicit = spread.compute(ClusterIndex(make_snapshot(nodes, [])), make_pod("p", labels=WEB, spread=soft))
+    assert list(explicit.constraints[1].domains) == ["a1"]
+    implicit = [replace(c, implicit=True) for c in soft]
+    st = spread.compute(ClusterIndex(make_snapshot(nodes, [])), make_pod("p", labels=WEB), implicit)
+    assert list(st.constraints[1].domains) == ["a1", "n1"]
+    assert list(st.constraints[0].domains) == ["a"]
+
+
+def test_node_affinity_policy_excludes_and_filter_uses_domain_count():
+    nodes = [make_node("a1", zone="a", labels={"disk": "ssd"}), make_node("b1", zone="b")]
+    cs_state = spread.compute(ClusterIndex(make_snapshot(nodes, web_pods("b1=3"))),
+                              make_pod("p", labels=WEB, spread=[make_constraint()], node_selector={"disk": "ssd"}))
+    cs = cs_state.constraints[0]
+    assert cs.excluded_nodes == (spread.ExcludedNode("b1", "NodeAffinity"),)
+    assert list(cs.domains) == ["a"]
+    # b1's zone is no domain: Filter reads count 0 for it, like upstream's map lookup
+    assert spread.filter_node(cs_state, nodes[1]) is None
+
+
+def test_bound_incoming_pod_counts_itself():
+    pods = web_pods("a1=1")
+    state = spread.compute(ClusterIndex(make_snapshot(THREE_ZONES, pods)),
+                           replace(pods[0], spread=(make_constraint(),)))
+    assert state.constraints[0].domains["a"].pods == 1
+
+
+def test_explicit_constraints_beat_defaults_and_empty_list_means_none():
+    pod = make_pod("p", labels=WEB)
+    index = ClusterIndex(make_snapshot(THREE_ZONES, []))
+    assert spread.constraints_for(index, pod) == ()
+    assert spread.compute(index, pod).constraints == ()
+    assert spread.filter_node(spread.compute(index, pod), THREE_ZONES[0]) is None
+
+
+# ---- properties ----
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ZONES = ["a", "b", "c", "d"]
+cluster = st.tuples(
+    st.lists(st.sampled_from(ZONES + [None]), min_size=1, max_size=6),  # zone of node i (None: unlabelled)
+    st.lists(st.tuples(st.integers(0, 5), st.booleans(), st.booleans()), max_size=20),  # (node, web?, terminating?)
+    st.integers(1, 3),  # maxSkew
+)
+
+
+def build(zones, pod_specs):
+    nodes = [make_node(f"n{i}", zone=z) for i, z in enumerate(zones)]
+    pods = [make_pod(f"p{j}", node=f"n{i % len(zones)}", labels=WEB if web else {"app": "db"}, terminating=term)
+            for j, (i, web, term) in enumerate(pod_specs)]
+    return nodes, pods
+
+
+@settings(max_examples=60, deadline=None)
+@given(cluster, st.randoms())
+def test_counts_invariant_under_pod_and_node_order(data, rnd):
+    zones, pod_specs, max_skew = data
+    nodes, pods = build(zones, pod_specs)
+    c = make_constraint(max_skew=max_skew)
+    base = state_of(nodes, pods, c)
+    rnd.shuffle(nodes)
+    rnd.shuffle(pods)
+    shuffled = state_of(nodes, pods, c)
+    assert shuffled.domains == base.domains
+    assert (shuffled.global_min, shuffled.skew, shuffled.excluded_nodes) == (
+        base.global_min, base.skew, base.excluded_nodes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cluster, st.integers(1, 3))
+def test_headroom_is_pods_addable_before_filter_refuses(data, min_domains):
+    zones, pod_specs, max_skew = data
+    nodes, pods = build(zones, pod_specs)
+    c = make_constraint(max_skew=max_skew, min_domains=min_domains)
+    cs = state_of(nodes, pods, c)
+    for value, dom in cs.domains.items():
+        unique_min = dom.pods == cs.global_min and sum(d.pods == cs.global_min for d in cs.domains.values()) == 1
+        if unique_min and not cs.min_forced_zero:
+            continue  # adding there raises globalMin: headroom is only a lower bound
+        node = next(n for n in nodes if n.name == dom.nodes[0])
+        added = []
+        while True:
+            state = spread.compute(ClusterIndex(make_snapshot(nodes, pods + added)),
+                                   make_pod("incoming", labels=WEB, spread=[c]))
+            if spread.filter_node(state, node) is not None:
+                break
+            added.append(make_pod(f"extra-{len(added)}", node=node.name, labels=WEB))
+            assert len(added) <= 20
+        assert cs.headroom(value) == len(added), value
