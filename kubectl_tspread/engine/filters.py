@@ -1,0 +1,197 @@
+"""kube-scheduler's Filter plugins, in the order the default profile runs them.
+
+`evaluate(index, pod)` returns one NodeVerdict per node. Unlike the scheduler, which
+stops at a node's first failing filter, every filter is evaluated on its own, so a
+node refused for cpu still says whether spread would refuse it too; `first` is what
+the scheduler reports.
+
+Two PreFilter outcomes decide a node before any Filter runs, and then they are its
+first failure whatever the order:
+- a PreFilter rejection (a missing PVC, conflicting node-name affinity) rejects the
+  pod on every node (`stage == PREFILTER`);
+- NodeAffinity's PreFilterResult (required affinity on `metadata.name`, as DaemonSet
+  pods carry) leaves every other node out (`stage == PREFILTER_RESULT`) with
+  "node(s) didn't satisfy plugin(s) [NodeAffinity]".
+
+Not modelled (the snapshot lacks the data): VolumeRestrictions (disk conflicts,
+ReadWriteOncePod), NodeVolumeLimits (CSI attach limits), DynamicResources claims,
+scheduler profiles with other plugins or NodeAffinity addedAffinity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from kubectl_tspread.engine import interpod, resources, spread, volumes
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.nodematch import matches_required_affinity, untolerated_taint
+from kubectl_tspread.engine.spread import UNRESOLVABLE, UNSCHEDULABLE, FilterFailure
+from kubectl_tspread.model import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Pod, Taint
+
+SUCCESS = "Success"
+FILTER_ORDER = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+                "VolumeZone", "PodTopologySpread", "InterPodAffinity")
+
+FILTER, PREFILTER, PREFILTER_RESULT = "Filter", "PreFilter", "PreFilterResult"
+
+REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+REASON_NODE_NAME = "node(s) didn't match the requested node name"
+REASON_TAINT = "node(s) had untolerated taint(s)"
+REASON_NODE_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+REASON_AFFINITY_CONFLICT = "pod affinity terms conflict"
+REASON_NOT_IN_PREFILTER_RESULT = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+
+_CORDON_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeVerdict:
+    """Every failing filter of one node, each evaluated on its own, in scheduler order.
+
+    `stage` says where the first failure came from (FILTER, or a PreFilter outcome that
+    kept the scheduler from running any filter on the node)."""
+
+    node: str
+    failures: tuple[FilterFailure, ...] = ()
+    stage: str = FILTER
+    prefilter: FilterFailure | None = None
+
+    @property
+    def first(self) -> FilterFailure | None:
+        if self.prefilter is not None:
+            return self.prefilter
+        return self.failures[0] if self.failures else None
+
+    @property
+    def first_failures(self) -> tuple[FilterFailure, ...]:
+        """All reasons of the first failing plugin (NodeResourcesFit and VolumeBinding give several)."""
+        first = self.first
+        if first is None:
+            return ()
+        if self.prefilter is not None:
+            return (first,)
+        return tuple(f for f in self.failures if f.plugin == first.plugin)
+
+    @property
+    def status(self) -> str:
+        first = self.first
+        return SUCCESS if first is None else first.status
+
+    @property
+    def passes(self) -> bool:
+        return self.first is None
+
+
+@dataclass(slots=True)
+class Cycle:
+    """The per-pod state the scheduler builds in PreFilter, computed once for all nodes."""
+
+    index: ClusterIndex
+    pod: Pod
+    spread_state: spread.SpreadState | None = None
+    affinity: interpod.AffinityState = field(init=False)
+    volume: volumes.VolumeState = field(init=False)
+    prefilter: FilterFailure | None = field(init=False)
+    node_names: frozenset[str] | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.spread_state is None:
+            self.spread_state = spread.compute(self.index, self.pod)
+        self.affinity = interpod.prepare(self.index, self.pod)
+        self.volume = volumes.prepare(self.index, self.pod)
+        self.node_names = _affinity_node_names(self.pod)
+        conflict = None
+        if self.node_names is not None and not self.node_names:
+            conflict = FilterFailure("NodeAffinity", UNRESOLVABLE, REASON_AFFINITY_CONFLICT)
+        # PreFilter runs in plugin order: NodeAffinity before VolumeBinding
+        self.prefilter = conflict or self.volume.prefilter
+
+
+def _affinity_node_names(pod: Pod) -> frozenset[str] | None:
+    """NodeAffinity PreFilterResult: the node names that `metadata.name In` requirements
+    allow, or None when some term does not name nodes (every node stays a candidate)."""
+    if not pod.node_affinity:
+        return None
+    names: set[str] = set()
+    for term in pod.node_affinity:
+        term_names: set[str] | None = None
+        for r in term.match_fields:
+            if r.key == "metadata.name" and r.op == "In":
+                term_names = set(r.values) if term_names is None else term_names & set(r.values)
+        if term_names is None:
+            return None
+        names |= term_names
+    return frozenset(names)
+
+
+def unschedulable_failure(pod: Pod, node: Node) -> FilterFailure | None:
+    """NodeUnschedulable: a cordoned node refuses pods that do not tolerate its cordon taint."""
+    if node.unschedulable and not any(t.tolerates(_CORDON_TAINT) for t in pod.tolerations):
+        return FilterFailure("NodeUnschedulable", UNRESOLVABLE, REASON_UNSCHEDULABLE)
+    return None
+
+
+def node_name_failure(pod: Pod, node: Node) -> FilterFailure | None:
+    if pod.node_name and pod.node_name != node.name:
+        return FilterFailure("NodeName", UNRESOLVABLE, REASON_NODE_NAME)
+    return None
+
+
+def taint_failure(pod: Pod, node: Node) -> FilterFailure | None:
+    """TaintToleration: an untolerated NoSchedule/NoExecute taint (a cordoned node's
+    taint counts even when the dump lost it: the node controller adds it)."""
+    if untolerated_taint(node.effective_taints, pod.tolerations) is not None:
+        return FilterFailure("TaintToleration", UNRESOLVABLE, REASON_TAINT)
+    return None
+
+
+def node_affinity_failure(pod: Pod, node: Node) -> FilterFailure | None:
+    if not matches_required_affinity(pod, node):
+        return FilterFailure("NodeAffinity", UNRESOLVABLE, REASON_NODE_AFFINITY)
+    return None
+
+
+def _failures(cycle: Cycle, node: Node) -> Iterable[FilterFailure | None]:
+    """Each filter's verdict for `node`, in FILTER_ORDER (several for the multi-reason plugins)."""
+    pod = cycle.pod
+    usage = resources.node_usage(cycle.index, node.name, exclude=pod.key)
+    yield unschedulable_failure(pod, node)
+    yield node_name_failure(pod, node)
+    yield taint_failure(pod, node)
+    yield node_affinity_failure(pod, node)
+    yield resources.ports_failure(pod, usage)
+    yield from resources.fit_failures(pod, node, usage)
+    if cycle.prefilter is None:  # a rejected PreFilter leaves the volume state unresolved
+        yield from volumes.binding_failures(cycle.volume, node)
+        yield volumes.zone_failure(cycle.volume, node)
+    if cycle.spread_state is not None:  # always set by __post_init__
+        yield spread.filter_node(cycle.spread_state, node)
+    yield interpod.failure(cycle.affinity, node)
+
+
+def evaluate_node(index: ClusterIndex, pod: Pod, node: Node, spread_state: spread.SpreadState | None = None,
+                  *, cycle: Cycle | None = None) -> NodeVerdict:
+    """Every filter for one node. Pass `cycle` (or at least `spread_state`) when judging
+    many nodes: the PreFilter work is per pod, not per node."""
+    if cycle is None:
+        cycle = Cycle(index, pod, spread_state)
+    failures = tuple(f for f in _failures(cycle, node) if f is not None)
+    if cycle.prefilter is not None:
+        return NodeVerdict(node.name, (cycle.prefilter,) + failures, PREFILTER, cycle.prefilter)
+    if cycle.node_names is not None and node.name not in cycle.node_names:
+        absent = FilterFailure("NodeAffinity", UNRESOLVABLE, REASON_NOT_IN_PREFILTER_RESULT)
+        return NodeVerdict(node.name, failures, PREFILTER_RESULT, absent)
+    return NodeVerdict(node.name, failures)
+
+
+def evaluate(index: ClusterIndex, pod: Pod, nodes: Sequence[Node] | None = None) -> list[NodeVerdict]:
+    """A verdict for every node (default: all nodes of the snapshot, by name)."""
+    cycle = Cycle(index, pod)
+    chosen = [index.nodes[n] for n in sorted(index.nodes)] if nodes is None else list(nodes)
+    return [evaluate_node(index, pod, n, cycle=cycle) for n in chosen]
+
+
+def schedulable(verdicts: Sequence[NodeVerdict]) -> bool:
+    return any(v.passes for v in verdicts)

@@ -1,0 +1,198 @@
+"""The scheduler's FailedScheduling message, rebuilt from node verdicts, and read back.
+
+Built like kube-scheduler's FitError.Error() (pkg/scheduler/framework/types.go):
+
+    0/<N> nodes are available: <c1> <reason1>, <c2> <reason2>. <PostFilter message>
+
+- each node contributes every reason of its FIRST failing plugin (NodeResourcesFit
+  lists each short resource, so counts may add up to more than N);
+- "<count> <reason>" strings are sorted as plain strings ("10 …" before "2 …"), joined
+  with ", ", ended with ".";
+- a PreFilter rejection replaces the histogram with its own message, without counts;
+- the PostFilter plugins' messages follow after one space, joined with ", ":
+  DynamicResources ("no new claims to deallocate" for a pod without resource claims,
+  on 1.34+ where DRA is on by default) then DefaultPreemption ("preemption: " + a
+  second FitError over the nodes preemption looked at). When preemption finds a
+  victim set the PostFilter succeeds and the message has no suffix at all.
+
+Preemption is simulated honestly but not completely: nodes whose verdict is
+UnschedulableAndUnresolvable are "Preemption is not helpful for scheduling"; on the
+others the lower-priority pods are removed and the filters re-run. Not modelled:
+preemptionPolicy: Never (not in the snapshot model), nominated pods of other
+preemptors, PDB-driven victim choice (it changes which victims, not whether any),
+and scheduler extenders.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import replace
+from typing import Iterable, Sequence
+
+from kubectl_tspread.engine.filters import PREFILTER, REASON_TAINT, NodeVerdict, evaluate_node
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.spread import UNSCHEDULABLE
+from kubectl_tspread.model import Pod
+
+NO_NODES = "no nodes available to schedule pods"
+NO_CLAIMS = "no new claims to deallocate"
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
+
+_HEAD = re.compile(r"0/(\d+) nodes are available: ")
+_ITEM = re.compile(r"(\d+) (.+)")
+# the spellings of TaintToleration's reason over the releases, newest last
+_TAINT_SPELLINGS = (
+    re.compile(r"node\(s\) had taints that the pod didn't tolerate"),
+    re.compile(r"node\(s\) had taint \{.*\}, that the pod didn't tolerate"),
+    re.compile(r"node\(s\) had untolerated taint \{.*\}"),
+)
+
+
+def fit_error(total: int, reasons: Iterable[str]) -> str:
+    """'0/N nodes are available: <sorted "count reason" list>.' from one reason per
+    (node, reason) occurrence.
+
+    >>> fit_error(12, ["Insufficient cpu"] * 10 + ["node(s) were unschedulable"] * 2)
+    '0/12 nodes are available: 10 Insufficient cpu, 2 node(s) were unschedulable.'
+    """
+    items = sorted(f"{count} {reason}" for reason, count in Counter(reasons).items())
+    return f"0/{total} nodes are available: {', '.join(items)}."
+
+
+def filter_message(verdicts: Sequence[NodeVerdict]) -> str:
+    """The part before the PostFilter message."""
+    rejected = next((v for v in verdicts if v.stage == PREFILTER and v.first is not None), None)
+    if rejected is not None:
+        return f"0/{len(verdicts)} nodes are available: {rejected.first.reason}."  # type: ignore[union-attr]
+    return fit_error(len(verdicts), (f.reason for v in verdicts for f in v.first_failures))
+
+
+def _terminating_by_preemption(p: Pod) -> bool:
+    if not p.terminating:
+        return False
+    cond = p.condition("DisruptionTarget")
+    return cond is not None and cond.status == "True" and cond.reason == "PreemptionByScheduler"
+
+
+def _ineligible(verdicts: Sequence[NodeVerdict], pod: Pod, index: ClusterIndex) -> bool:
+    """A pod whose earlier preemption is still evicting victims on its nominated node waits."""
+    nominated = next((v for v in verdicts if v.node == pod.nominated_node), None)
+    if nominated is None or nominated.status != UNSCHEDULABLE:
+        return False
+    return any(p.priority < pod.priority and _terminating_by_preemption(p)
+               for p in index.pods_by_node.get(pod.nominated_node, ()))
+
+
+def _victim_verdict(index: ClusterIndex, pod: Pod, node_name: str) -> NodeVerdict | None:
+    """The node's verdict with every lower-priority pod removed; None when it has none."""
+    victims = {p.key for p in index.pods_by_node.get(node_name, ())
+               if p.priority < pod.priority and p.key != pod.key}
+    if not victims:
+        return None
+    snap = index.snapshot
+    without = ClusterIndex(replace(snap, pods=tuple(p for p in snap.pods if p.key not in victims)))
+    return evaluate_node(without, pod, without.nodes[node_name])
+
+
+def preemption_message(verdicts: Sequence[NodeVerdict], pod: Pod | None = None,
+                       index: ClusterIndex | None = None) -> str | None:
+    """DefaultPreemption's message without its "preemption: " prefix; None when some node
+    would fit after evicting lower-priority pods (the PostFilter then succeeds).
+
+    Without `pod` and `index` no victims can be looked for: every Unschedulable node
+    then reads "No preemption victims found for incoming pod".
+    """
+    if pod is not None and index is not None and _ineligible(verdicts, pod, index):
+        return TERMINATING_ON_NOMINATED
+    reasons: list[str] = []
+    for v in verdicts:
+        if v.status != UNSCHEDULABLE:
+            reasons.append(PREEMPTION_NOT_HELPFUL)
+            continue
+        after = None if pod is None or index is None else _victim_verdict(index, pod, v.node)
+        if after is None:
+            reasons.append(NO_VICTIMS)
+        elif after.passes:
+            return None
+        else:
+            reasons.extend(f.reason for f in after.first_failures)
+    return fit_error(len(verdicts), reasons)
+
+
+def scheduler_message(verdicts: Sequence[NodeVerdict], pod: Pod | None = None,
+                      index: ClusterIndex | None = None, *, dra: bool = True) -> str:
+    """The PodScheduled condition / FailedScheduling event text for these verdicts.
+
+    "" when some node passes (the pod would be scheduled). `dra=False` rebuilds the
+    message of clusters before 1.34 (no DynamicResources PostFilter).
+    """
+    if not verdicts:
+        return NO_NODES
+    if any(v.passes for v in verdicts):
+        return ""
+    head = filter_message(verdicts)
+    preemption = preemption_message(verdicts, pod, index)
+    if preemption is None:
+        return head
+    post = ([NO_CLAIMS] if dra else []) + [f"preemption: {preemption}"]
+    return f"{head} {', '.join(post)}"
+
+
+def split_scheduler_message(msg: str) -> tuple[int | None, str, str]:
+    """(N, the filter part, the PostFilter part) of a scheduler message; (None, "", "")
+    when `msg` is not one. The filter part has no trailing period.
+
+    >>> split_scheduler_message("0/3 nodes are available: 3 Insufficient cpu. preemption: x.")
+    (3, '3 Insufficient cpu', 'preemption: x.')
+    """
+    m = _HEAD.match(msg.strip())
+    if m is None:
+        return None, "", ""
+    body = msg.strip()[m.end():]
+    cut = body.find(". ")
+    if cut < 0:
+        return int(m.group(1)), body.rstrip("."), ""
+    return int(m.group(1)), body[:cut], body[cut + 2:]
+
+
+def normalise_reason(reason: str) -> str:
+    """Map the older TaintToleration spellings (with or without the taint) to today's."""
+    if any(p.fullmatch(reason) for p in _TAINT_SPELLINGS):
+        return REASON_TAINT
+    return reason
+
+
+def _histogram(total: int, part: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in re.split(r", (?=\d+ )", part):
+        m = _ITEM.fullmatch(item)
+        if m is None:  # a PreFilter message: it stands for every node
+            return {item: total} if item else {}
+        reason = normalise_reason(m.group(2))
+        out[reason] = out.get(reason, 0) + int(m.group(1))
+    return out
+
+
+def parse_scheduler_message(msg: str) -> dict[str, int]:
+    """reason -> node count of the filter part; every taint spelling counts as
+    "node(s) had untolerated taint(s)". {} when `msg` is not a scheduler message.
+
+    >>> parse_scheduler_message("0/3 nodes are available: 1 node(s) had untolerated taint {a: }, "
+    ...                         "2 node(s) had taints that the pod didn't tolerate.")
+    {'node(s) had untolerated taint(s)': 3}
+    """
+    total, part, _ = split_scheduler_message(msg)
+    return {} if total is None else _histogram(total, part)
+
+
+def parse_preemption_message(msg: str) -> dict[str, int]:
+    """reason -> node count of the "preemption: 0/N nodes are available: …" part, if any."""
+    _, _, post = split_scheduler_message(msg)
+    at = post.find("preemption: ")
+    if at < 0:
+        return {}
+    total, part, _ = split_scheduler_message(post[at + len("preemption: "):])
+    return {} if total is None else _histogram(total, part)

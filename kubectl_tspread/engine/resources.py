@@ -1,0 +1,123 @@
+"""NodePorts and NodeResourcesFit: what the pods already bound to a node take away.
+
+Follows kube-scheduler's plugins/nodeports and plugins/noderesources/fit.go. A node's
+usage is the sum over every pod bound to it that the scheduler still sees: finished
+pods (Succeeded/Failed) are gone, terminating pods still hold their requests and ports
+until their object is deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.spread import UNRESOLVABLE, UNSCHEDULABLE, FilterFailure
+from kubectl_tspread.model import HostPort, Node, Pod
+
+NODE_PORTS = "NodePorts"
+NODE_RESOURCES_FIT = "NodeResourcesFit"
+
+REASON_PORTS = "node(s) didn't have free ports for the requested pod ports"
+REASON_TOO_MANY_PODS = "Too many pods"
+
+_ANY_IP = "0.0.0.0"
+# checked in this order before the scalar (extended, hugepages) resources
+_NATIVE = ("cpu", "memory", "ephemeral-storage")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUsage:
+    """What the pods bound to one node hold: their count, summed requests, host ports."""
+
+    pods: int
+    requested: Mapping[str, int]
+    ports: tuple[HostPort, ...]
+
+
+def node_usage(index: ClusterIndex, node_name: str, exclude: str = "") -> NodeUsage:
+    """Usage of `node_name` by its bound pods, leaving out the pod keyed `exclude`
+    (the incoming pod, which the scheduler has not placed yet)."""
+    requested: dict[str, int] = {}
+    ports: list[HostPort] = []
+    count = 0
+    for p in index.pods_by_node.get(node_name, ()):
+        if p.key == exclude:
+            continue
+        count += 1
+        for k, v in p.requests.items():
+            requested[k] = requested.get(k, 0) + v
+        ports.extend(p.host_ports)
+    return NodeUsage(count, requested, tuple(ports))
+
+
+def _ip(p: HostPort) -> str:
+    return p.host_ip or _ANY_IP
+
+
+def port_conflicts(want: HostPort, used: Iterable[HostPort]) -> bool:
+    """HostPortInfo.CheckConflict: same port and protocol, and either side binds 0.0.0.0
+    or both bind the same address.
+
+    >>> port_conflicts(HostPort(80, "TCP", "10.0.0.1"), [HostPort(80, "TCP", "")])
+    True
+    >>> port_conflicts(HostPort(80, "UDP"), [HostPort(80, "TCP")])
+    False
+    """
+    proto = want.protocol or "TCP"
+    ip = _ip(want)
+    for u in used:
+        if u.port != want.port or (u.protocol or "TCP") != proto:
+            continue
+        if ip == _ANY_IP or _ip(u) == _ANY_IP or _ip(u) == ip:
+            return True
+    return False
+
+
+def ports_failure(pod: Pod, usage: NodeUsage) -> FilterFailure | None:
+    """NodePorts: Unschedulable (evicting the port holder would help) on any conflict."""
+    for want in pod.host_ports:
+        if want.port > 0 and port_conflicts(want, usage.ports):
+            return FilterFailure(NODE_PORTS, UNSCHEDULABLE, REASON_PORTS)
+    return None
+
+
+def _is_scalar(name: str) -> bool:
+    # extended (domain/name), hugepages-<size>, attachable-volumes-*: the scheduler's scalar resources
+    return "/" in name or name.startswith(("hugepages-", "attachable-volumes-"))
+
+
+def _shortages(pod: Pod, node: Node, usage: NodeUsage) -> list[tuple[str, bool]]:
+    """(reason, unresolvable) for each resource the node lacks, in the plugin's order.
+
+    Unresolvable means the request exceeds the node's whole allocatable: removing
+    every other pod would not help, so preemption skips the node.
+    """
+    out: list[tuple[str, bool]] = []
+    if usage.pods + 1 > node.allocatable.get("pods", 0):
+        out.append((REASON_TOO_MANY_PODS, False))
+    req = pod.requests
+    if not any(v for k, v in req.items() if k in _NATIVE or _is_scalar(k)):
+        return out
+    scalars = sorted(k for k in req if _is_scalar(k))  # Go iterates a map; the order is arbitrary
+    for name in _NATIVE + tuple(scalars):
+        want = req.get(name, 0)
+        if want <= 0:
+            continue  # a resource the pod does not request is never checked
+        alloc = node.allocatable.get(name, 0)
+        if want > alloc - usage.requested.get(name, 0):
+            out.append((f"Insufficient {name}", want > alloc))
+    return out
+
+
+def fit_failures(pod: Pod, node: Node, usage: NodeUsage) -> tuple[FilterFailure, ...]:
+    """NodeResourcesFit: one failure per short resource, all sharing the status of the
+    plugin's single verdict (UnschedulableAndUnresolvable when any one is unresolvable).
+
+    >>> # node 4 cpu with 3.5 requested, pod asks 1 cpu -> (Insufficient cpu, Unschedulable)
+    """
+    short = _shortages(pod, node, usage)
+    if not short:
+        return ()
+    status = UNRESOLVABLE if any(u for _, u in short) else UNSCHEDULABLE
+    return tuple(FilterFailure(NODE_RESOURCES_FIT, status, reason) for reason, _ in short)
