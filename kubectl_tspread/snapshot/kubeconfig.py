@@ -1,0 +1,253 @@
+"""Client configuration the way kubectl finds it: kubeconfig files, flags, in-cluster.
+
+Precedence (kubectl's): `--kubeconfig` alone, else every path in `KUBECONFIG`, else
+`~/.kube/config`; merged so that the FIRST file defining a cluster, user, context or
+`current-context` wins. Relative paths inside a file stay relative to that file.
+With no kubeconfig at all and `KUBERNETES_SERVICE_HOST` set, the pod's service account
+is used. The `kubernetes` package is imported only here, inside functions, so that
+`--help` never pays for it; nothing here prints to stdout or writes to any kubeconfig.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from kubectl_tspread.errors import ClusterError, InputError, UsageError
+
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+DEFAULT_KUBECONFIG = "~/.kube/config"
+# a context name no kubeconfig can clash with: the effective context (flags applied) is added under it
+_EFFECTIVE = "\x00tspread-effective"
+
+
+@dataclass
+class KubeOptions:
+    """What kubectl's global flags carry."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
+    all_namespaces: bool = False
+    request_timeout: float | None = None  # seconds; None or 0 = no limit beyond the defaults
+    as_user: str | None = None
+    as_groups: tuple[str, ...] = ()
+
+
+@dataclass
+class ResolvedConfig:
+    """A ready `kubernetes.client.Configuration` plus what error messages need to name."""
+
+    configuration: Any
+    server: str
+    namespace: str
+    context: str | None = None
+    user: str | None = None
+    impersonate_user: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    source: str = ""  # "kubeconfig /a:/b" or "in-cluster service account"
+
+
+def kubeconfig_paths(opts: KubeOptions, environ: Mapping[str, str]) -> list[str]:
+    """The files kubectl would consult, in precedence order (existing or not)."""
+    if opts.kubeconfig:
+        return [os.path.expanduser(opts.kubeconfig)]
+    env = environ.get("KUBECONFIG", "")
+    if env:
+        return [os.path.expanduser(p) for p in env.split(os.pathsep) if p]
+    return [os.path.expanduser(DEFAULT_KUBECONFIG)]
+
+
+def _read_yaml(path: str) -> dict:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.load(f, Loader=loader)
+    except OSError as e:
+        raise ClusterError(f"cannot read kubeconfig {path}: {e.strerror}; fix its permissions or pass another --kubeconfig") from None
+    except yaml.YAMLError as e:
+        first = str(e).splitlines()[0] if str(e) else "parse error"
+        raise InputError(f"kubeconfig {path} is not valid YAML ({first}); fix it or pass another --kubeconfig") from None
+    if data is None:
+        return {}  # kubectl accepts an empty file as an empty config
+    if not isinstance(data, dict):
+        raise InputError(f"kubeconfig {path} is not a kubeconfig (top level is not a mapping); fix it or pass another --kubeconfig")
+    return data
+
+
+def merge_kubeconfigs(paths: list[str]) -> Any:
+    """Merge files kubectl-style into the ConfigNode tree `KubeConfigLoader` reads.
+
+    Each entry keeps the path of the file it came from, so relative certificate, token
+    and exec paths resolve against that file's directory.
+    """
+    from kubernetes.config.kube_config import ConfigNode
+
+    merged: dict[str, Any] = {"clusters": [], "contexts": [], "users": []}
+    seen: dict[str, set[str]] = {k: set() for k in merged}
+    for path in paths:
+        data = _read_yaml(path)
+        if data.get("current-context") and "current-context" not in merged:
+            merged["current-context"] = data["current-context"]
+        for section in ("clusters", "contexts", "users"):
+            for entry in data.get(section) or ():
+                name = entry.get("name") if isinstance(entry, dict) else None
+                if name is None or name in seen[section]:
+                    continue  # first file wins per entry
+                seen[section].add(name)
+                merged[section].append(ConfigNode(f"{path}/{section}[name={name}]", entry, path))
+    return ConfigNode("kubeconfig", merged, paths[0] if paths else None)
+
+
+def _names(node: Any, section: str) -> list[str]:
+    return [e["name"] for e in node.value[section]]
+
+
+def _find(node: Any, section: str, name: str) -> Any | None:
+    for e in node.value[section]:
+        if e["name"] == name:
+            return e
+    return None
+
+
+def _available(node: Any, section: str) -> str:
+    names = _names(node, section)
+    return ", ".join(sorted(names)) if names else "none"
+
+
+def _effective_context(merged: Any, opts: KubeOptions) -> tuple[str | None, dict]:
+    """Pick the context and apply --cluster/--user/-n on top; validate every name."""
+    ctx_name = opts.context or merged.value.get("current-context")
+    ctx: dict = {}
+    if ctx_name:
+        entry = _find(merged, "contexts", ctx_name)
+        if entry is None:
+            flag = "--context" if opts.context else "current-context"
+            raise ClusterError(f'context "{ctx_name}" ({flag}) does not exist in the kubeconfig; '
+                               f"available contexts: {_available(merged, 'contexts')}")
+        ctx = dict(entry.value.get("context") or {})
+    elif not opts.cluster:
+        raise ClusterError("the kubeconfig sets no current-context; pass --context NAME "
+                           f"(available contexts: {_available(merged, 'contexts')})")
+    cluster = opts.cluster or ctx.get("cluster")
+    if not cluster or _find(merged, "clusters", cluster) is None:
+        what = f'cluster "{cluster}"' if cluster else f'context "{ctx_name}" names no cluster and'
+        raise ClusterError(f"{what} is not in the kubeconfig; pass --cluster NAME "
+                           f"(available clusters: {_available(merged, 'clusters')})")
+    user = opts.user or ctx.get("user")
+    if user and _find(merged, "users", user) is None:
+        raise ClusterError(f'user "{user}" is not in the kubeconfig; pass --user NAME '
+                           f"(available users: {_available(merged, 'users')})")
+    effective = {"cluster": cluster, "namespace": opts.namespace or ctx.get("namespace") or "default"}
+    if user:
+        effective["user"] = user
+    return ctx_name, effective
+
+
+class _CaptureLogs(logging.Handler):
+    """The kubernetes loader reports exec-plugin failures only through logging.error;
+    catch them so the user gets one clear error instead of a stray log line and a 401."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _load_with_loader(merged: Any, ctx_name: str | None, effective: dict) -> tuple[Any, Any]:
+    from kubernetes.client.configuration import Configuration
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.kube_config import ConfigNode, KubeConfigLoader
+
+    merged.value["contexts"].append(ConfigNode(_EFFECTIVE, {"name": _EFFECTIVE, "context": effective}, merged.path))
+    cfg = Configuration()
+    root = logging.getLogger()
+    capture = _CaptureLogs()
+    root.addHandler(capture)
+    try:
+        # config_persister=None: a refreshed token is never written back to the kubeconfig
+        loader = KubeConfigLoader(config_dict=merged, active_context=_EFFECTIVE,
+                                  config_base_path=None, config_persister=None)
+        loader.load_and_set(cfg)
+    except ConfigException as e:
+        raise ClusterError(f"kubeconfig context {ctx_name or '(none)'} is unusable: {e}; "
+                           "fix the kubeconfig or pick another --context") from None
+    finally:
+        root.removeHandler(capture)
+    user = effective.get("user")
+    user_entry = (_find(merged, "users", user).value.get("user") or {}) if user else {}
+    if "exec" in user_entry and "token" not in loader.__dict__ and "cert_file" not in loader.__dict__:
+        command = (user_entry.get("exec") or {}).get("command", "?")
+        why = "; ".join(capture.messages) or "no credential returned"
+        raise ClusterError(f'the auth exec plugin "{command}" of user "{user}" failed ({why}); '
+                           "run it by hand to see why, or log in again")
+    return cfg, user_entry
+
+
+def _from_kubeconfig(opts: KubeOptions, paths: list[str]) -> ResolvedConfig:
+    merged = merge_kubeconfigs(paths)
+    ctx_name, effective = _effective_context(merged, opts)
+    if not (_find(merged, "clusters", effective["cluster"]).value.get("cluster") or {}).get("server"):
+        raise ClusterError(f'cluster "{effective["cluster"]}" in the kubeconfig has no server URL; '
+                           "fix the kubeconfig or pick another --context")
+    cfg, user_entry = _load_with_loader(merged, ctx_name, effective)
+    return ResolvedConfig(
+        configuration=cfg, server=cfg.host, namespace=effective["namespace"], context=ctx_name,
+        user=effective.get("user"),
+        impersonate_user=opts.as_user or user_entry.get("as"),
+        impersonate_groups=tuple(opts.as_groups) or tuple(user_entry.get("as-groups") or ()),
+        source="kubeconfig " + os.pathsep.join(paths),
+    )
+
+
+def _from_service_account(opts: KubeOptions, environ: Mapping[str, str], sa_dir: str) -> ResolvedConfig:
+    from kubernetes.client.configuration import Configuration
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.incluster_config import InClusterConfigLoader
+
+    cfg = Configuration()
+    try:
+        InClusterConfigLoader(os.path.join(sa_dir, "token"), os.path.join(sa_dir, "ca.crt"),
+                              environ=dict(environ)).load_and_set(cfg)
+    except ConfigException as e:
+        raise ClusterError(f"in-cluster config failed ({e}); mount the service account token "
+                           f"at {sa_dir} or pass --kubeconfig") from None
+    namespace = opts.namespace or environ.get("POD_NAMESPACE") or ""
+    if not namespace:
+        try:
+            with open(os.path.join(sa_dir, "namespace"), encoding="utf-8") as f:
+                namespace = f.read().strip()
+        except OSError:
+            namespace = ""
+    return ResolvedConfig(configuration=cfg, server=cfg.host, namespace=namespace or "default",
+                          user="service account", impersonate_user=opts.as_user,
+                          impersonate_groups=tuple(opts.as_groups), source="in-cluster service account")
+
+
+def resolve(opts: KubeOptions, *, environ: Mapping[str, str] | None = None,
+            service_account_dir: str = SERVICE_ACCOUNT_DIR) -> ResolvedConfig:
+    """Find and load the client configuration for `opts`; raise a one-line TspreadError."""
+    env = os.environ if environ is None else environ
+    if opts.as_groups and not opts.as_user:
+        raise UsageError("--as-group needs --as: impersonating groups requires impersonating a user")
+    paths = kubeconfig_paths(opts, env)
+    if opts.kubeconfig and not os.path.exists(paths[0]):
+        raise ClusterError(f"kubeconfig {paths[0]} (--kubeconfig) does not exist; pass an existing file")
+    existing = [p for p in paths if os.path.isfile(p)]
+    if existing:
+        resolved = _from_kubeconfig(opts, existing)
+    elif env.get("KUBERNETES_SERVICE_HOST"):
+        resolved = _from_service_account(opts, env, service_account_dir)
+    else:
+        raise ClusterError(f"no kubeconfig found (tried {', '.join(paths)}); pass --kubeconfig PATH or "
+                           "set KUBECONFIG, or run inside a cluster")
+    resolved.configuration.retries = False  # the snapshot layer retries itself (tenacity)
+    return resolved

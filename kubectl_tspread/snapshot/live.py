@@ -1,0 +1,429 @@
+"""Read a live cluster: paged raw-JSON lists, retried GETs, errors that say what to do.
+
+Lists never go through the client's model classes (deserializing a 10k-pod list that way
+costs seconds); each page is read as bytes, JSON-decoded, turned into records by
+`decode.DECODERS`, and dropped, so memory follows the records kept. The `kubernetes`
+package is used for what it is good at — kubeconfig, auth plugins, TLS — and imported
+lazily: `kubectl tspread --help` must not pay for it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+from urllib.parse import quote, urlencode
+
+from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.model import Snapshot
+from kubectl_tspread.snapshot.decode import DECODERS
+from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
+
+__all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "RESOURCES", "NAMESPACE_ALL",
+           "connect", "load_live"]
+
+NAMESPACE_ALL = ""  # as in client-go: list a namespaced kind across every namespace
+PAGE_SIZE = 500
+RBAC_HINT = "the read-only ClusterRole in deploy/rbac/tspread-readonly.yaml grants it"
+_NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+@dataclass(frozen=True)
+class Resource:
+    kind: str
+    prefix: str  # "/api/v1" or "/apis/GROUP/VERSION"
+    plural: str
+    namespaced: bool
+    field_selector: str = ""  # always sent (ANDed with the caller's)
+    optional: bool = False  # a 403/404 skips the kind with a warning instead of failing
+
+    @property
+    def group_resource(self) -> str:
+        group = self.prefix.split("/")[2] if self.prefix.startswith("/apis/") else ""
+        return f"{self.plural}.{group}" if group else self.plural
+
+
+RESOURCES: dict[str, Resource] = {r.kind: r for r in (
+    Resource("Node", "/api/v1", "nodes", False),
+    # finished pods hold no resources and never count for spreading: filter them server-side
+    Resource("Pod", "/api/v1", "pods", True, _NOT_FINISHED),
+    Resource("Deployment", "/apis/apps/v1", "deployments", True),
+    Resource("ReplicaSet", "/apis/apps/v1", "replicasets", True),
+    Resource("StatefulSet", "/apis/apps/v1", "statefulsets", True),
+    Resource("DaemonSet", "/apis/apps/v1", "daemonsets", True),
+    Resource("ReplicationController", "/api/v1", "replicationcontrollers", True),
+    Resource("Job", "/apis/batch/v1", "jobs", True),
+    Resource("Service", "/api/v1", "services", True),
+    Resource("PodDisruptionBudget", "/apis/policy/v1", "poddisruptionbudgets", True),
+    Resource("PersistentVolume", "/api/v1", "persistentvolumes", False, optional=True),
+    Resource("PersistentVolumeClaim", "/api/v1", "persistentvolumeclaims", True),
+    Resource("StorageClass", "/apis/storage.k8s.io/v1", "storageclasses", False, optional=True),
+    Resource("Event", "/api/v1", "events", True, "involvedObject.kind=Pod", optional=True),
+)}
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded exponential backoff for idempotent GETs; `sleep` is injectable for tests."""
+
+    attempts: int = 5
+    base: float = 0.25  # seconds before the 2nd attempt; doubles each time
+    max_backoff: float = 8.0
+    retry_after_cap: float = 10.0  # a server asking for longer is not waited on for longer
+    sleep: Callable[[float], None] = time.sleep
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        """attempt 1 failed -> base, 2 -> 2*base, …; Retry-After (capped) wins when given."""
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.retry_after_cap))
+        return min(self.max_backoff, self.base * (2 ** (attempt - 1)))
+
+
+class ApiStatusError(ClusterError):
+    """The API server answered with a non-2xx status; callers may branch on `status`."""
+
+    def __init__(self, message: str, status: int, reason: str = "", body: dict | None = None):
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+        self.body = body or {}
+
+
+class _Transient(Exception):
+    """A 429/5xx worth retrying; carries what the final error message needs."""
+
+    def __init__(self, status: int, body: bytes, retry_after: float | None):
+        super().__init__(status)
+        self.status, self.body, self.retry_after = status, body, retry_after
+
+
+def _json_loads() -> Callable[[bytes], Any]:
+    try:
+        import orjson
+
+        return orjson.loads
+    except ImportError:
+        import json
+
+        return json.loads
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def describe_request(method: str, path: str) -> tuple[str, str, str | None]:
+    """(verb, resource, namespace) of an API path, RBAC-style.
+
+    `GET /apis/apps/v1/namespaces/prod/deployments` -> ("list", "deployments.apps", "prod");
+    `POST /api/v1/namespaces/a/pods/p/eviction` -> ("create", "pods/eviction", "a").
+    """
+    segs = [s for s in path.split("?")[0].split("/") if s]
+    group = ""
+    if segs[:1] == ["apis"] and len(segs) >= 3:
+        group, segs = segs[1], segs[3:]
+    else:
+        segs = segs[2:]
+    namespace = None
+    if len(segs) >= 3 and segs[0] == "namespaces":
+        namespace, segs = segs[1], segs[2:]
+    resource = (segs[0] if segs else "") + (f".{group}" if group else "")
+    if len(segs) >= 3:
+        resource += "/" + segs[2]
+    named = len(segs) >= 2
+    verb = {"GET": "get" if named else "list", "POST": "create", "PATCH": "patch", "PUT": "update",
+            "DELETE": "delete"}.get(method, method.lower())
+    return verb, resource, namespace
+
+
+class LiveCluster:
+    """One API server, reached with the client configuration `resolve` built."""
+
+    def __init__(self, resolved: ResolvedConfig, all_namespaces: bool = False,
+                 request_timeout: float | None = None, retry: RetryPolicy | None = None,
+                 page_size: int = PAGE_SIZE):
+        from kubernetes.client.rest import RESTClientObject
+
+        self.resolved = resolved
+        self.server: str = resolved.server
+        self.namespace: str = resolved.namespace
+        self.all_namespaces = all_namespaces
+        self.retry = retry or RetryPolicy()
+        self.page_size = page_size
+        self.request_timeout = request_timeout or None
+        # the REST client's pool manager carries TLS, client certificates and proxy settings
+        self._pool = RESTClientObject(resolved.configuration).pool_manager
+        self._loads = _json_loads()
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def collection_path(self, kind: str, namespace: str | None = None) -> str:
+        """The list URL path of `kind`; namespace None = the -n/-A scope, NAMESPACE_ALL = all."""
+        res = self._resource(kind)
+        if not res.namespaced:
+            return f"{res.prefix}/{res.plural}"
+        if namespace is None:
+            namespace = NAMESPACE_ALL if self.all_namespaces else self.namespace
+        if namespace == NAMESPACE_ALL:
+            return f"{res.prefix}/{res.plural}"
+        return f"{res.prefix}/namespaces/{quote(namespace, safe='')}/{res.plural}"
+
+    def list(self, kind: str, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None) -> Iterator[Any]:
+        """Every object of `kind` as a model record, read in pages of `page_size`."""
+        res = self._resource(kind)
+        decode = DECODERS[kind][0]
+        params = {}
+        fields = ",".join(f for f in (res.field_selector, field_selector) if f)
+        if fields:
+            params["fieldSelector"] = fields
+        if label_selector:
+            params["labelSelector"] = label_selector
+        return iter(self._list_records(self.collection_path(kind, namespace), params, kind, decode))
+
+    def _list_records(self, path: str, params: dict, kind: str, decode: Callable) -> list:
+        """Page through one list; on 410 Gone restart it once from the top, dropping what was read.
+
+        Records (not pages) are kept until the list is complete, because a restart must
+        not leave half a list behind.
+        """
+        for restart in (False, True):
+            records: list = []
+            token = None
+            try:
+                while True:
+                    query = dict(params, limit=str(self.page_size))
+                    if token:
+                        query["continue"] = token
+                    page = self._get_json(path, query)
+                    for item in page.get("items") or ():
+                        item["kind"] = kind  # list items carry no kind; workload decoding needs it
+                        records.append(decode(item))
+                    token = (page.get("metadata") or {}).get("continue")
+                    del page
+                    if not token:
+                        return records
+            except ApiStatusError as e:
+                if e.status != 410:
+                    raise
+                if restart:
+                    raise ApiStatusError(
+                        f"listing {path} on {self.server} kept failing with 410 Gone (the list changed "
+                        "faster than it could be paged, even after a restart); try again, or narrow "
+                        "it with -n or -l", 410, e.reason, e.body) from None
+        raise AssertionError("unreachable")
+
+    def get_raw(self, path: str, params: dict | None = None) -> dict:
+        """GET one API path and return the decoded JSON (retried like lists)."""
+        return self._get_json(path, params or {})
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Any:
+        """One object of `kind` as a model record; ApiStatusError(status=404) when absent."""
+        res = self._resource(kind)
+        ns = namespace if namespace is not None else self.namespace
+        path = self.collection_path(kind, ns if res.namespaced else None) + "/" + quote(name, safe="")
+        obj = self._get_json(path, {})
+        obj.setdefault("kind", kind)
+        return DECODERS[kind][0](obj)
+
+    def request(self, method: str, path: str, body: Any = None,
+                content_type: str = "application/json") -> dict:
+        """A write (POST/PATCH/PUT/DELETE): sent once, never retried — it may not be idempotent."""
+        import json
+
+        payload = None if body is None else json.dumps(body).encode()
+        status, data, _ = self._send(method, path, {}, payload, content_type)
+        if not 200 <= status <= 299:
+            raise self._status_error(method, path, status, data)
+        return self._loads(data) if data else {}
+
+    # ---- transport -----------------------------------------------------------------------
+
+    def _resource(self, kind: str) -> Resource:
+        try:
+            return RESOURCES[kind]
+        except KeyError:
+            raise ValueError(f"no API resource known for kind {kind!r}") from None
+
+    def _headers(self, content_type: str | None) -> Any:
+        from urllib3 import HTTPHeaderDict
+
+        cfg = self.resolved.configuration
+        headers = HTTPHeaderDict({"Accept": "application/json", "User-Agent": "kubectl-tspread"})
+        if content_type:
+            headers["Content-Type"] = content_type
+        # get_api_key_with_prefix runs the refresh hook: an expired exec credential is renewed here
+        token = cfg.get_api_key_with_prefix("BearerToken")
+        if token:
+            headers["Authorization"] = token
+        if self.resolved.impersonate_user:
+            headers["Impersonate-User"] = self.resolved.impersonate_user
+        for group in self.resolved.impersonate_groups:
+            headers.add("Impersonate-Group", group)  # one header per group, as kubectl sends them
+        return headers
+
+    def _timeout(self) -> Any:
+        from urllib3 import Timeout
+
+        if self.request_timeout:
+            return Timeout(total=self.request_timeout)
+        # no user limit: still give up on a dead TCP peer instead of hanging forever
+        return Timeout(connect=30.0, read=120.0)
+
+    def _send(self, method: str, path: str, params: dict, body: bytes | None,
+              content_type: str | None) -> tuple[int, bytes, Any]:
+        """One HTTP exchange -> (status, body bytes, headers); transport errors become ClusterError."""
+        from urllib3 import exceptions as ux
+
+        url = self.server + path + ("?" + urlencode(params) if params else "")
+        try:
+            resp = self._pool.request(method, url, body=body, headers=self._headers(content_type),
+                                      timeout=self._timeout(), retries=False, preload_content=False,
+                                      redirect=False)
+            try:
+                return resp.status, resp.read(), resp.headers
+            finally:
+                resp.release_conn()
+        except ux.ReadTimeoutError:
+            raise ClusterError(self._timeout_message(method, path)) from None
+        except ux.SSLError as e:
+            raise ClusterError(f"TLS with the API server at {self.server} failed ({_first_line(e)}); check "
+                               "the cluster's certificate-authority in your kubeconfig") from None
+
+    def _get_json(self, path: str, params: dict) -> dict:
+        """GET with retries on 429, 5xx and connection errors; never on other 4xx."""
+        from urllib3 import exceptions as ux
+
+        policy = self.retry
+        last: BaseException | None = None
+        for attempt in range(1, policy.attempts + 1):
+            try:
+                status, data, headers = self._send("GET", path, params, None, None)
+            except (ux.NewConnectionError, ux.ConnectTimeoutError, ux.ProtocolError) as e:
+                last, retry_after = e, None
+            else:
+                if 200 <= status <= 299:
+                    return self._decode(path, data)
+                if status != 429 and status < 500:
+                    raise self._status_error("GET", path, status, data)
+                retry_after = _retry_after(headers.get("Retry-After"))
+                last = _Transient(status, data, retry_after)
+            if attempt < policy.attempts:
+                policy.sleep(policy.backoff(attempt, retry_after))
+        if isinstance(last, _Transient):
+            err = self._status_error("GET", path, last.status, last.body)
+            raise ApiStatusError(f"{err} (still failing after {policy.attempts} attempts; try again later)",
+                                 err.status, err.reason, err.body) from None
+        raise ClusterError(self._unreachable_message(last)) from None
+
+    def _decode(self, path: str, data: bytes) -> dict:
+        try:
+            obj = self._loads(data)
+        except ValueError:
+            raise ClusterError(f"the API server at {self.server} answered {path} with something that is "
+                               "not JSON; check that the kubeconfig's server URL is a Kubernetes API") from None
+        if not isinstance(obj, dict):
+            raise ClusterError(f"the API server at {self.server} answered {path} with unexpected JSON")
+        return obj
+
+    # ---- error messages ------------------------------------------------------------------
+
+    def _status_error(self, method: str, path: str, status: int, data: bytes) -> ApiStatusError:
+        try:
+            body = self._loads(data) if data else {}
+        except ValueError:
+            body = {}
+        body = body if isinstance(body, dict) and body.get("kind") == "Status" else {}
+        reason = body.get("reason", "")
+        verb, resource, ns = describe_request(method, path)
+        where = f'in namespace "{ns}"' if ns else ("in all namespaces" if _is_namespaced(resource) else
+                                                   "(cluster-scoped)")
+        server_says = body.get("message") or f"HTTP {status}"
+        if status == 401:
+            who = f'user "{self.resolved.user}"' if self.resolved.user else "no user"
+            msg = (f"the API server at {self.server} rejected the credentials of {who} (401 Unauthorized): "
+                   "they are missing, expired or invalid; log in again or pick another --context/--user")
+        elif status == 403:
+            fix = RBAC_HINT if verb in ("get", "list") else "ask a cluster admin to grant it"
+            msg = f"cannot {verb} {resource} {where}: your RBAC lacks {verb} on {resource}; {fix}"
+            if ns is None and _is_namespaced(resource):
+                msg += ", or drop -A to read one namespace"
+        elif status == 404:
+            msg = f"{resource} {where} not found on {self.server} (404: {server_says})"
+        elif status == 429:
+            msg = f"the API server at {self.server} is throttling requests (429 TooManyRequests) to {verb} {resource}"
+        else:
+            msg = f"the API server at {self.server} failed to {verb} {resource} {where} ({status}: {server_says})"
+        return ApiStatusError(msg, status, reason, body)
+
+    def _unreachable_message(self, err: BaseException | None) -> str:
+        ctx = f' (context "{self.resolved.context}")' if self.resolved.context else ""
+        return (f"cannot reach the API server at {self.server}{ctx}: {_first_line(err)}; "
+                "check --context, your VPN or network, and that the cluster is up")
+
+    def _timeout_message(self, method: str, path: str) -> str:
+        verb, resource, _ = describe_request(method, path)
+        limit = f"{self.request_timeout:g}s" if self.request_timeout else "the default limit"
+        return (f"the API server at {self.server} did not answer a {verb} of {resource} within {limit}; "
+                "raise --request-timeout or check the cluster's health")
+
+
+def _is_namespaced(group_resource: str) -> bool:
+    base = group_resource.split("/")[0]
+    return any(r.group_resource == base and r.namespaced for r in RESOURCES.values())
+
+
+def _first_line(err: BaseException | None) -> str:
+    if err is None:
+        return "unknown error"
+    reason = getattr(err, "reason", None)  # MaxRetryError wraps the real cause
+    text = str(reason if isinstance(reason, BaseException) else err)
+    # urllib3 prefixes "<urllib3.connection.HTTPConnection object at 0x…>: " — noise for a user
+    if ">: " in text:
+        text = text.split(">: ", 1)[1]
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def connect(opts: KubeOptions, *, retry: RetryPolicy | None = None, environ: dict | None = None,
+            service_account_dir: str | None = None) -> LiveCluster:
+    """Resolve configuration like kubectl and return a LiveCluster (no request is made yet)."""
+    kw: dict = {"environ": environ}
+    if service_account_dir:
+        kw["service_account_dir"] = service_account_dir
+    resolved = resolve(opts, **kw)
+    return LiveCluster(resolved, all_namespaces=opts.all_namespaces,
+                       request_timeout=opts.request_timeout, retry=retry)
+
+
+def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | None = None,
+              cluster: LiveCluster | None = None) -> Snapshot:
+    """Read `kinds` (keys of decode.DECODERS) into one Snapshot.
+
+    An optional kind (events, PVs, storage classes) the user may not read is skipped and
+    named in `Snapshot.warnings`; every other failure is an error.
+    """
+    live = cluster or connect(opts, retry=retry)
+    fields: dict[str, list] = {}
+    warnings: list[str] = []
+    for kind in dict.fromkeys(kinds):
+        target = fields.setdefault(DECODERS[kind][1], [])
+        try:
+            target.extend(live.list(kind))
+        except ApiStatusError as e:
+            if not (RESOURCES[kind].optional and e.status in (403, 404)):
+                raise
+            warnings.append(f"skipped {RESOURCES[kind].group_resource}: {e}")
+    return Snapshot(**{k: tuple(v) for k, v in fields.items()},
+                    namespace=None if live.all_namespaces else live.namespace,
+                    source=f"cluster {live.server}", warnings=tuple(warnings))
