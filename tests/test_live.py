@@ -270,12 +270,26 @@ def test_describe_request(method, path, want):
 
 # ---- configuration --------------------------------------------------------------------------
 
-def test_no_kubeconfig_lists_the_paths_tried(env):
+@pytest.mark.parametrize("kubeconfig_env, tried", [
+    (None, ["home/.kube/config"]),
+    (["a.yaml", "b.yaml"], ["a.yaml", "b.yaml"]),
+], ids=["default ~/.kube/config missing", "KUBECONFIG with two missing files"])
+def test_no_kubeconfig_lists_the_paths_tried(env, monkeypatch, kubeconfig_env, tried):
+    if kubeconfig_env:
+        monkeypatch.setenv("KUBECONFIG", os.pathsep.join(str(env / p) for p in kubeconfig_env))
     with pytest.raises(ClusterError) as exc:
         connect(KubeOptions())
     msg = str(exc.value)
-    assert os.path.join(str(env / "home"), ".kube", "config") in msg
-    assert "--kubeconfig" in msg and "KUBECONFIG" in msg
+    assert msg.startswith("no kubeconfig found (tried " + ", ".join(str(env / p) for p in tried) + ")")
+    assert msg.endswith("pass --kubeconfig PATH or set KUBECONFIG, or run inside a cluster")
+
+
+def test_in_cluster_without_a_token_says_where_it_looked(env, monkeypatch):
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    with pytest.raises(ClusterError, match=r"in-cluster config failed \(Service token file does not exist.\); "
+                                           r"mount the service account token at .*/sa or pass --kubeconfig"):
+        connect(KubeOptions(), service_account_dir=str(env / "sa"))
 
 
 def test_missing_kubeconfig_flag_file(env):

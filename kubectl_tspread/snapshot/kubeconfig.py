@@ -20,7 +20,7 @@ from kubectl_tspread.errors import ClusterError, InputError, UsageError
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_KUBECONFIG = "~/.kube/config"
 # a context name no kubeconfig can clash with: the effective context (flags applied) is added under it
-_EFFECTIVE = "\x00tspread-effective"
+_EFFECTIVE = "(tspread: effective context)"
 
 
 @dataclass

@@ -18,48 +18,13 @@ from kubectl_tspread.errors import ClusterError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
+from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, Resource, describe_request,
+                                                is_namespaced)
 
-__all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "RESOURCES", "NAMESPACE_ALL",
-           "connect", "load_live"]
+__all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "RESOURCES", "NAMESPACE_ALL", "Resource",
+           "describe_request", "connect", "load_live"]
 
-NAMESPACE_ALL = ""  # as in client-go: list a namespaced kind across every namespace
 PAGE_SIZE = 500
-RBAC_HINT = "the read-only ClusterRole in deploy/rbac/tspread-readonly.yaml grants it"
-_NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
-
-
-@dataclass(frozen=True)
-class Resource:
-    kind: str
-    prefix: str  # "/api/v1" or "/apis/GROUP/VERSION"
-    plural: str
-    namespaced: bool
-    field_selector: str = ""  # always sent (ANDed with the caller's)
-    optional: bool = False  # a 403/404 skips the kind with a warning instead of failing
-
-    @property
-    def group_resource(self) -> str:
-        group = self.prefix.split("/")[2] if self.prefix.startswith("/apis/") else ""
-        return f"{self.plural}.{group}" if group else self.plural
-
-
-RESOURCES: dict[str, Resource] = {r.kind: r for r in (
-    Resource("Node", "/api/v1", "nodes", False),
-    # finished pods hold no resources and never count for spreading: filter them server-side
-    Resource("Pod", "/api/v1", "pods", True, _NOT_FINISHED),
-    Resource("Deployment", "/apis/apps/v1", "deployments", True),
-    Resource("ReplicaSet", "/apis/apps/v1", "replicasets", True),
-    Resource("StatefulSet", "/apis/apps/v1", "statefulsets", True),
-    Resource("DaemonSet", "/apis/apps/v1", "daemonsets", True),
-    Resource("ReplicationController", "/api/v1", "replicationcontrollers", True),
-    Resource("Job", "/apis/batch/v1", "jobs", True),
-    Resource("Service", "/api/v1", "services", True),
-    Resource("PodDisruptionBudget", "/apis/policy/v1", "poddisruptionbudgets", True),
-    Resource("PersistentVolume", "/api/v1", "persistentvolumes", False, optional=True),
-    Resource("PersistentVolumeClaim", "/api/v1", "persistentvolumeclaims", True),
-    Resource("StorageClass", "/apis/storage.k8s.io/v1", "storageclasses", False, optional=True),
-    Resource("Event", "/api/v1", "events", True, "involvedObject.kind=Pod", optional=True),
-)}
 
 
 @dataclass(frozen=True)
@@ -90,11 +55,11 @@ class ApiStatusError(ClusterError):
 
 
 class _Transient(Exception):
-    """A 429/5xx worth retrying; carries what the final error message needs."""
+    """A 429/5xx or connection failure worth retrying; carries what the final error message needs."""
 
-    def __init__(self, status: int, body: bytes, retry_after: float | None):
+    def __init__(self, status: int, body: bytes, retry_after: float | None, cause: BaseException | None = None):
         super().__init__(status)
-        self.status, self.body, self.retry_after = status, body, retry_after
+        self.status, self.body, self.retry_after, self.cause = status, body, retry_after, cause
 
 
 def _json_loads() -> Callable[[bytes], Any]:
@@ -121,30 +86,6 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
-
-
-def describe_request(method: str, path: str) -> tuple[str, str, str | None]:
-    """(verb, resource, namespace) of an API path, RBAC-style.
-
-    `GET /apis/apps/v1/namespaces/prod/deployments` -> ("list", "deployments.apps", "prod");
-    `POST /api/v1/namespaces/a/pods/p/eviction` -> ("create", "pods/eviction", "a").
-    """
-    segs = [s for s in path.split("?")[0].split("/") if s]
-    group = ""
-    if segs[:1] == ["apis"] and len(segs) >= 3:
-        group, segs = segs[1], segs[3:]
-    else:
-        segs = segs[2:]
-    namespace = None
-    if len(segs) >= 3 and segs[0] == "namespaces":
-        namespace, segs = segs[1], segs[2:]
-    resource = (segs[0] if segs else "") + (f".{group}" if group else "")
-    if len(segs) >= 3:
-        resource += "/" + segs[2]
-    named = len(segs) >= 2
-    verb = {"GET": "get" if named else "list", "POST": "create", "PATCH": "patch", "PUT": "update",
-            "DELETE": "delete"}.get(method, method.lower())
-    return verb, resource, namespace
 
 
 class LiveCluster:
@@ -242,8 +183,13 @@ class LiveCluster:
         """A write (POST/PATCH/PUT/DELETE): sent once, never retried — it may not be idempotent."""
         import json
 
+        from urllib3 import exceptions as ux
+
         payload = None if body is None else json.dumps(body).encode()
-        status, data, _ = self._send(method, path, {}, payload, content_type)
+        try:
+            status, data, _ = self._send(method, path, {}, payload, content_type)
+        except ux.HTTPError as e:
+            raise ClusterError(self._unreachable_message(e)) from None
         if not 200 <= status <= 299:
             raise self._status_error(method, path, status, data)
         return self._loads(data) if data else {}
@@ -257,7 +203,10 @@ class LiveCluster:
             raise ValueError(f"no API resource known for kind {kind!r}") from None
 
     def _headers(self, content_type: str | None) -> Any:
-        from urllib3 import HTTPHeaderDict
+        try:
+            from urllib3 import HTTPHeaderDict
+        except ImportError:  # urllib3 < 2
+            from urllib3._collections import HTTPHeaderDict
 
         cfg = self.resolved.configuration
         headers = HTTPHeaderDict({"Accept": "application/json", "User-Agent": "kubectl-tspread"})
@@ -302,30 +251,40 @@ class LiveCluster:
                                "the cluster's certificate-authority in your kubeconfig") from None
 
     def _get_json(self, path: str, params: dict) -> dict:
-        """GET with retries on 429, 5xx and connection errors; never on other 4xx."""
-        from urllib3 import exceptions as ux
+        """GET with retries (tenacity) on 429, 5xx and connection errors; never on other 4xx."""
+        import tenacity
 
         policy = self.retry
-        last: BaseException | None = None
-        for attempt in range(1, policy.attempts + 1):
-            try:
-                status, data, headers = self._send("GET", path, params, None, None)
-            except (ux.NewConnectionError, ux.ConnectTimeoutError, ux.ProtocolError) as e:
-                last, retry_after = e, None
-            else:
-                if 200 <= status <= 299:
-                    return self._decode(path, data)
-                if status != 429 and status < 500:
-                    raise self._status_error("GET", path, status, data)
-                retry_after = _retry_after(headers.get("Retry-After"))
-                last = _Transient(status, data, retry_after)
-            if attempt < policy.attempts:
-                policy.sleep(policy.backoff(attempt, retry_after))
-        if isinstance(last, _Transient):
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(policy.attempts),
+            wait=lambda state: policy.backoff(state.attempt_number, state.outcome.exception().retry_after),
+            retry=tenacity.retry_if_exception_type(_Transient),
+            sleep=policy.sleep, reraise=True)
+        try:
+            data = retrying(self._get_once, path, params)
+        except _Transient as last:
+            if last.cause is not None:
+                raise ClusterError(self._unreachable_message(last.cause)) from None
             err = self._status_error("GET", path, last.status, last.body)
             raise ApiStatusError(f"{err} (still failing after {policy.attempts} attempts; try again later)",
                                  err.status, err.reason, err.body) from None
-        raise ClusterError(self._unreachable_message(last)) from None
+        return self._decode(path, data)
+
+    def _get_once(self, path: str, params: dict) -> bytes:
+        """One GET attempt: the body of a 2xx, _Transient for what is worth retrying, else an error."""
+        from urllib3 import exceptions as ux
+
+        try:
+            status, data, headers = self._send("GET", path, params, None, None)
+        except (ux.ConnectTimeoutError, ux.ProtocolError, ux.ProxyError) as e:
+            raise _Transient(0, b"", None, cause=e) from None  # refused, reset, or timed out connecting
+        except ux.HTTPError as e:
+            raise ClusterError(self._unreachable_message(e)) from None
+        if 200 <= status <= 299:
+            return data
+        if status == 429 or status >= 500:
+            raise _Transient(status, data, _retry_after(headers.get("Retry-After")))
+        raise self._status_error("GET", path, status, data)
 
     def _decode(self, path: str, data: bytes) -> dict:
         try:
@@ -347,7 +306,7 @@ class LiveCluster:
         body = body if isinstance(body, dict) and body.get("kind") == "Status" else {}
         reason = body.get("reason", "")
         verb, resource, ns = describe_request(method, path)
-        where = f'in namespace "{ns}"' if ns else ("in all namespaces" if _is_namespaced(resource) else
+        where = f'in namespace "{ns}"' if ns else ("in all namespaces" if is_namespaced(resource) else
                                                    "(cluster-scoped)")
         server_says = body.get("message") or f"HTTP {status}"
         if status == 401:
@@ -357,7 +316,7 @@ class LiveCluster:
         elif status == 403:
             fix = RBAC_HINT if verb in ("get", "list") else "ask a cluster admin to grant it"
             msg = f"cannot {verb} {resource} {where}: your RBAC lacks {verb} on {resource}; {fix}"
-            if ns is None and _is_namespaced(resource):
+            if ns is None and is_namespaced(resource):
                 msg += ", or drop -A to read one namespace"
         elif status == 404:
             msg = f"{resource} {where} not found on {self.server} (404: {server_says})"
@@ -377,11 +336,6 @@ class LiveCluster:
         limit = f"{self.request_timeout:g}s" if self.request_timeout else "the default limit"
         return (f"the API server at {self.server} did not answer a {verb} of {resource} within {limit}; "
                 "raise --request-timeout or check the cluster's health")
-
-
-def _is_namespaced(group_resource: str) -> bool:
-    base = group_resource.split("/")[0]
-    return any(r.group_resource == base and r.namespaced for r in RESOURCES.values())
 
 
 def _first_line(err: BaseException | None) -> str:
