@@ -1,0 +1,257 @@
+"""Candidate fixes that change nodes or the pods on them (fixes.py verifies them).
+
+Each builder returns Candidates: an action, its numbers, and a pure function that
+turns a Snapshot into the changed copy. Builders only pick plausible variants so the
+number of filter re-runs stays small; whether a variant works is decided by
+verification, never here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Sequence
+
+from kubectl_tspread.engine import filters, resources, spread
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.model import HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, Node, Pod, Snapshot
+
+UNCORDON = "Uncordon"
+LABEL_NODES = "LabelNodes"
+DELETE_NODES = "DeleteNodes"
+EVICT_LOWER_PRIORITY = "EvictLowerPriority"
+ADD_NODE = "AddNode"
+
+NODE_UNSCHEDULABLE = "NodeUnschedulable"
+TAINT_TOLERATION = "TaintToleration"
+# a brand-new node holds no pods and no cordon: failures of these plugins do not carry over
+_FRESH_NODE_CLEARS = {NODE_UNSCHEDULABLE, resources.NODE_RESOURCES_FIT, resources.NODE_PORTS,
+                      "InterPodAffinity", spread.PLUGIN}
+
+MAX_VARIANTS = 8  # per action: every variant costs one full filter run over the cluster
+
+
+@dataclass(frozen=True)
+class Candidate:
+    action: str
+    params: dict[str, Any] = field(default_factory=dict)
+    apply: Callable[[Snapshot], Snapshot] = lambda s: s
+
+
+def _cordoned(node: Node) -> bool:
+    return node.unschedulable or any(t.key == UNSCHEDULABLE_TAINT_KEY for t in node.taints)
+
+
+def uncordoned(node: Node) -> Node:
+    """kubectl uncordon: spec.unschedulable false; the lifecycle controller drops the taint."""
+    return replace(node, unschedulable=False,
+                   taints=tuple(t for t in node.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
+
+
+def _replace_node(snap: Snapshot, node: Node) -> Snapshot:
+    return replace(snap, nodes=tuple(node if n.name == node.name else n for n in snap.nodes))
+
+
+def uncordon_candidates(index: ClusterIndex, pod: Pod,
+                        verdicts: Sequence[filters.NodeVerdict]) -> list[Candidate]:
+    """One candidate per cordoned node, those failing nothing but the cordon first."""
+    def others(v: filters.NodeVerdict) -> int:
+        return sum(1 for f in v.failures if f.plugin not in (NODE_UNSCHEDULABLE, TAINT_TOLERATION))
+
+    cordoned = [v for v in verdicts if _cordoned(index.nodes[v.node])]
+    cordoned.sort(key=lambda v: (others(v), v.node))
+    out = []
+    for v in cordoned[:MAX_VARIANTS]:
+        node = uncordoned(index.nodes[v.node])
+        out.append(Candidate(UNCORDON, {"node": v.node},
+                             lambda s, node=node: _replace_node(s, node)))
+    return out
+
+
+def without_nodes(names: Sequence[str]) -> Callable[[Snapshot], Snapshot]:
+    """Delete Node objects; the pod garbage collector then removes the pods bound to them."""
+    gone = set(names)
+
+    def apply(snap: Snapshot) -> Snapshot:
+        return replace(snap, nodes=tuple(n for n in snap.nodes if n.name not in gone),
+                       pods=tuple(p for p in snap.pods if p.node_name not in gone))
+
+    return apply
+
+
+def delete_nodes_candidates(index: ClusterIndex, state: spread.SpreadState) -> list[Candidate]:
+    """Per hard constraint, each domain whose nodes are all cordoned (drained), then all of them."""
+    out: list[Candidate] = []
+    seen: set[tuple[str, ...]] = set()
+    for cs in state.hard:
+        drained = [d for d in cs.domains.values() if all(_cordoned(index.nodes[n]) for n in d.nodes)]
+        groups = [[d] for d in drained] + ([drained] if len(drained) > 1 else [])
+        for group in groups:
+            names = tuple(sorted(n for d in group for n in d.nodes))
+            if names in seen:
+                continue
+            seen.add(names)
+            params = {"key": cs.constraint.topology_key, "domains": [d.value for d in group],
+                      "nodes": list(names)}
+            out.append(Candidate(DELETE_NODES, params, without_nodes(names)))
+    return out[:MAX_VARIANTS]
+
+
+def _label_value(cs: spread.ConstraintState, node: Node) -> tuple[str, bool] | None:
+    """(value, guessed): hostname labels are the node's name; elsewhere the allowed domain with
+    the most headroom stands in for the node's real value, which only its owner knows."""
+    if cs.constraint.topology_key == HOSTNAME_KEY:
+        return node.name, False
+    allowed = [v for v in cs.domains if cs.allows(v)]
+    if not allowed:
+        return None
+    return max(allowed, key=lambda v: (cs.headroom(v), [-ord(ch) for ch in v])), True
+
+
+def label_nodes_candidates(index: ClusterIndex, pod: Pod, state: spread.SpreadState,
+                           verdicts: Sequence[filters.NodeVerdict]) -> list[Candidate]:
+    """Label the nodes that lack a hard topologyKey but pass every other filter."""
+    hard = {}
+    for cs in state.hard:
+        hard.setdefault(cs.constraint.topology_key, cs)
+    usable = {v.node for v in verdicts
+              if v.prefilter is None and all(f.plugin == spread.PLUGIN for f in v.failures)}
+    changes: dict[str, dict[str, str]] = {}
+    guessed = False
+    for name in sorted(usable):
+        node = index.nodes[name]
+        for key, cs in hard.items():
+            if key in node.labels:
+                continue
+            found = _label_value(cs, node)
+            if found is None:
+                return []
+            changes.setdefault(name, {})[key] = found[0]
+            guessed = guessed or found[1]
+    if not changes:
+        return []
+
+    def apply(snap: Snapshot) -> Snapshot:
+        return replace(snap, nodes=tuple(
+            replace(n, labels={**n.labels, **changes[n.name]}) if n.name in changes else n
+            for n in snap.nodes))
+
+    params = {"nodes": sorted(changes), "labels": changes, "guessed": guessed}
+    return [Candidate(LABEL_NODES, params, apply)]
+
+
+def _deficits(pod: Pod, node: Node, usage: resources.NodeUsage) -> dict[str, int]:
+    """How much of each resource the node lacks for the pod (pods: a count); empty = it fits."""
+    out = {}
+    for r, want in pod.requests.items():
+        if want <= 0:
+            continue
+        short = want - (node.allocatable.get(r, 0) - usage.requested.get(r, 0))
+        if short > 0:
+            out[r] = short
+    if "pods" in node.allocatable and usage.pods + 1 > node.allocatable["pods"]:
+        out["pods"] = usage.pods + 1 - node.allocatable["pods"]
+    return out
+
+
+def _evictable(index: ClusterIndex, p: Pod, priority: int) -> bool:
+    # DaemonSet pods come straight back and mirror pods cannot be evicted; terminating ones are going
+    if p.priority >= priority or p.mirror or p.terminating:
+        return False
+    return p.owner is None or p.owner.kind != "DaemonSet"
+
+
+def _victims(index: ClusterIndex, pod: Pod, node: Node) -> list[Pod] | None:
+    """The fewest lower-priority pods (lowest priority, then largest first) whose requests cover
+    the node's shortfall; None when even all of them would not."""
+    usage = resources.node_usage(index, node.name, exclude=pod.key)
+    need = _deficits(pod, node, usage)
+    if not need:
+        return None
+    pool = [p for p in index.pods_by_node.get(node.name, ()) if _evictable(index, p, pod.priority)]
+    pool.sort(key=lambda p: (p.priority, -sum(p.requests.get(r, 0) for r in need if r != "pods"), p.name))
+    chosen: list[Pod] = []
+    for p in pool:
+        if all(v <= 0 for v in need.values()):
+            break
+        chosen.append(p)
+        for r in need:
+            need[r] -= 1 if r == "pods" else p.requests.get(r, 0)
+    return chosen if all(v <= 0 for v in need.values()) else None
+
+
+def without_pods(keys: Sequence[str]) -> Callable[[Snapshot], Snapshot]:
+    gone = set(keys)
+    return lambda snap: replace(snap, pods=tuple(p for p in snap.pods if p.key not in gone))
+
+
+def evict_candidates(index: ClusterIndex, pod: Pod,
+                     verdicts: Sequence[filters.NodeVerdict]) -> list[Candidate]:
+    """Nodes rejected only for resources: evict the fewest lower-priority pods that make room."""
+    options = []
+    for v in verdicts:
+        if v.passes or v.prefilter is not None \
+                or any(f.plugin != resources.NODE_RESOURCES_FIT for f in v.failures):
+            continue
+        victims = _victims(index, pod, index.nodes[v.node])
+        if victims:
+            options.append((len(victims), max(p.priority for p in victims), v.node, victims))
+    options.sort(key=lambda o: o[:3])
+    out = []
+    for _n, _prio, node, victims in options[:MAX_VARIANTS]:
+        params = {"node": node, "pods": [p.name for p in victims],
+                  "priorities": [p.priority for p in victims], "priority": pod.priority}
+        out.append(Candidate(EVICT_LOWER_PRIORITY, params, without_pods([p.key for p in victims])))
+    return out
+
+
+def _domain_key(state: spread.SpreadState) -> str | None:
+    """The key that names where a new node goes: the first hard non-hostname key, if any."""
+    for cs in state.hard:
+        if cs.constraint.topology_key != HOSTNAME_KEY:
+            return cs.constraint.topology_key
+    return None
+
+
+def new_node_like(template: Node, taken: set[str]) -> Node:
+    """A fresh copy: same labels (hostname replaced), taints and allocatable, no cordon, no pods."""
+    name, i = f"{template.name}-new", 2
+    while name in taken:
+        name, i = f"{template.name}-new{i}", i + 1
+    labels = dict(template.labels)
+    if HOSTNAME_KEY in labels:
+        labels[HOSTNAME_KEY] = name
+    return replace(uncordoned(template), name=name, labels=labels, created="")
+
+
+def _template_rank(pod: Pod, node: Node, v: filters.NodeVerdict) -> tuple:
+    """Templates that fail only what a fresh node clears, and that hold the pod when empty, first."""
+    lasting = sum(1 for f in v.failures if f.plugin not in _FRESH_NODE_CLEARS)
+    too_small = any(node.allocatable.get(r, 0) < q for r, q in pod.requests.items() if q > 0)
+    return (lasting, too_small, -node.allocatable.get("cpu", 0), -node.allocatable.get("memory", 0),
+            node.name)
+
+
+def add_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],
+                        state: spread.SpreadState) -> list[Candidate]:
+    """One new node per domain of the first hard non-hostname key (or one overall), copied from
+    the domain's most suitable node; domains with the fewest matching pods first."""
+    key = _domain_key(state)
+    groups: dict[str, list[filters.NodeVerdict]] = {}
+    for v in verdicts:
+        node = index.nodes[v.node]
+        if key is None:
+            groups.setdefault("", []).append(v)
+        elif key in node.labels:
+            groups.setdefault(node.labels[key], []).append(v)
+    cs = next((c for c in state.hard if c.constraint.topology_key == key), None)
+    order = sorted(groups, key=lambda val: (cs.count(val) if cs is not None else 0, val))
+    out = []
+    for value in order[:MAX_VARIANTS]:
+        best = min(groups[value], key=lambda v: _template_rank(pod, index.nodes[v.node], v))
+        template = index.nodes[best.node]
+        node = new_node_like(template, set(index.nodes))
+        params = {"key": key, "domain": value or None, "template": template.name, "name": node.name,
+                  "requests": dict(pod.requests)}
+        out.append(Candidate(ADD_NODE, params,
+                             lambda s, node=node: replace(s, nodes=s.nodes + (node,))))
+    return out

@@ -1,0 +1,327 @@
+"""Output of `why-pending`: the words for the report's codes, the human report, and the
+PendingReport view-model for -o json|yaml (public API: change only additively)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from kubectl_tspread import pending as P
+from kubectl_tspread.fixes import (
+    ADD_NODE,
+    DELETE_NODES,
+    EVICT_LOWER_PRIORITY,
+    LABEL_NODES,
+    LOWER_MIN_DOMAINS,
+    RAISE_MAX_SKEW,
+    SCHEDULE_ANYWAY_ACTION,
+    SET_NODE_TAINTS_POLICY_HONOR,
+    UNCORDON,
+)
+from kubectl_tspread.render.structured import API_VERSION, constraint_view
+from kubectl_tspread.render.text import trap_message
+
+_RESOURCE_REASONS = ("Insufficient ", "Too many pods")
+_CORDON_REASON = "node(s) were unschedulable"
+
+
+# -- words -----------------------------------------------------------------------------------
+
+def short_key(key: str) -> str:
+    """topology.kubernetes.io/zone -> zone: how people name a domain in a sentence."""
+    return key.rsplit("/", 1)[-1]
+
+
+def _names(values: Sequence[str]) -> str:
+    vals = list(values)
+    return vals[0] if len(vals) == 1 else ", ".join(vals[:-1]) + " and " + vals[-1]
+
+
+def _domains(key: str, values: Sequence[str]) -> str:
+    word = short_key(key)
+    return f"{word} {_names(values)}" if len(values) == 1 else f"{word}s {_names(values)}"
+
+
+def quantity(resource: str, value: int) -> str:
+    """cpu millicores and byte counts as people write them: 500m, 2 cpu, 512Mi, 4Gi."""
+    if resource == "cpu":
+        return f"{value // 1000}" if value % 1000 == 0 else f"{value}m"
+    if resource in ("memory", "ephemeral-storage"):
+        for suffix, size in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
+            if value >= size and value % size == 0:
+                return f"{value // size}{suffix}"
+    return str(value)
+
+
+def requests_text(requests: dict[str, int]) -> str:
+    parts = [f"{quantity(r, v)} {r}" for r, v in sorted(requests.items()) if v > 0 and r != "pods"]
+    return ", ".join(parts)
+
+
+def summary_text(s: P.SpreadSummary) -> str:
+    """"Spread allows only zone c (a=5 b=5 c=3, maxSkew 1); zone c's 3 nodes are full (Insufficient cpu)."""
+    p = s.params
+    counts = " ".join(f"{v}={n}" for v, n in p["counts"])
+    numbers = f"{counts}, maxSkew {p['max_skew']}"
+    if s.code == P.NO_DOMAIN_ALLOWED:
+        if p["min_forced_zero"]:
+            return (f"Spread allows no {short_key(p['key'])} ({numbers}): minDomains {p['min_domains']} "
+                    f"pins the global minimum to 0, so every domain already holds maxSkew matching pods.")
+        return f"Spread allows no {short_key(p['key'])} ({numbers}, global minimum {p['global_min']})."
+    allowed = p["allowed"]
+    if s.code == P.SPREAD_NOT_BLOCKING:
+        return (f"Spread allows {_domains(p['key'], allowed)} ({numbers}), where {p['fit_nodes']} "
+                f"node{'s pass' if p['fit_nodes'] != 1 else ' passes'} every other filter: "
+                f"this constraint is not what blocks the pod.")
+    reasons = [r for r, _ in p["reasons"]]
+    if reasons and all(r.startswith(_RESOURCE_REASONS) for r in reasons):
+        state = "full"
+    elif reasons == [_CORDON_REASON]:
+        state = "cordoned"
+    else:
+        state = "rejected by other filters"
+    why = reasons[0] if len(reasons) == 1 else ", ".join(f"{n} {r}" for r, n in p["reasons"])
+    owner = f"{_domains(p['key'], allowed)}'s" if len(allowed) == 1 else "their"
+    n = p["blocked_nodes"]
+    text = (f"Spread allows only {_domains(p['key'], allowed)} ({numbers}); {owner} {n} "
+            f"node{'s are' if n != 1 else ' is'} {state} ({why})")
+    if p["fit_elsewhere"]:
+        text += f"; nodes that pass the other filters are only in {_domains(p['key'], p['fit_elsewhere'])}, which spread forbids"
+    return text + "."
+
+
+def trap_text(trap) -> str:
+    if trap.code == P.VOLUME_PINNING:
+        p = trap.params
+        allowed = _domains(p["key"], p["allowed"]) if p["allowed"] else "no domain"
+        return (f"volume {_names(p['volumes'])} pins the pod to {_domains(p['key'], p['pinned'])}, "
+                f"which spread forbids (it allows {allowed}, maxSkew {p['max_skew']}): the pod waits "
+                f"until the skew changes there.")
+    return trap_message(trap)
+
+
+def cause_text(code: str, report: P.PendingReport) -> str:
+    pod, live = report.pod, report.live
+    if code == P.CAUSE_OTHER_SCHEDULER:
+        return (f"the pod names schedulerName {pod.scheduler_name}: that scheduler wrote the message, "
+                f"and it may run other filters than default-scheduler")
+    if code == P.CAUSE_NOMINATED_NODE:
+        return (f"the pod is nominated to node {pod.nominated_node} (preemption in progress): the "
+                f"scheduler holds room there and evaluates that node first")
+    if code == P.CAUSE_STALE_MESSAGE:
+        when = f" from {live.time}" if live is not None and live.time else ""
+        return (f"the live message{when} is older than the last change in the snapshot (nodes or pods "
+                f"added since, or another node count): the scheduler has not retried since")
+    return ("the scheduler may run a profile this snapshot cannot show (custom plugins or their "
+            "arguments, extenders, volume limits, dynamic resources)")
+
+
+def suggestion_text(s) -> str:
+    p = s.params
+    a = s.action
+    if a == UNCORDON:
+        return f"uncordon node {p['node']} (kubectl uncordon {p['node']})"
+    if a == LABEL_NODES:
+        labels = sorted({f"{k}={v}" for changes in p["labels"].values() for k, v in changes.items()})
+        text = f"label node{'s' if len(p['nodes']) != 1 else ''} {_names(p['nodes'])} with {', '.join(labels)}"
+        if p["guessed"]:
+            text += " (a value spread allows today; use the node's real topology value)"
+        return text
+    if a == DELETE_NODES:
+        return (f"delete the Node objects of drained {_domains(p['key'], p['domains'])} "
+                f"({_names(p['nodes'])}): cordoned, they still count as domains with 0 pods")
+    if a == SET_NODE_TAINTS_POLICY_HONOR:
+        return (f"set nodeTaintsPolicy: Honor on the {p['key']} constraint, so cordoned and tainted "
+                f"nodes stop making domains")
+    if a == LOWER_MIN_DOMAINS:
+        return (f"lower minDomains on the {p['key']} constraint from {p['old']} to {p['new']}, "
+                f"the number of domains that exist")
+    if a == RAISE_MAX_SKEW:
+        return (f"raise maxSkew on the {p['key']} constraint from {p['old']} to {p['new']}, "
+                f"the smallest value that lets the pod in")
+    if a == EVICT_LOWER_PRIORITY:
+        return (f"evict lower-priority pod{'s' if len(p['pods']) != 1 else ''} {_names(p['pods'])} "
+                f"(priority {max(p['priorities'])} < {p['priority']}) from node {p['node']} to free room")
+    if a == ADD_NODE:
+        where = f" in {short_key(p['key'])} {p['domain']}" if p["domain"] else ""
+        need = requests_text(p["requests"])
+        return f"add a node like {p['template']}{where}" + (f" (the pod requests {need})" if need else "")
+    if a == SCHEDULE_ANYWAY_ACTION:
+        return (f"switch the {p['key']} constraint to whenUnsatisfiable: ScheduleAnyway (spread becomes "
+                f"a preference; skew may then exceed maxSkew {p['max_skew']})")
+    return f"{a} {p}"
+
+
+def not_pending_text(item: P.NotPending) -> str:
+    p = item.pod
+    if p.terminating:
+        return f"pod {p.name} is terminating; nothing to explain"
+    if p.node_name:
+        return f"pod {p.name} is {p.phase} on node {p.node_name}; nothing to explain"
+    return f"pod {p.name} is {p.phase}; nothing to explain"
+
+
+# -- -o json|yaml ----------------------------------------------------------------------------
+
+def _failure(f) -> dict[str, str] | None:
+    return None if f is None else {"plugin": f.plugin, "status": f.status, "reason": f.reason}
+
+
+def _node_view(v) -> dict[str, Any]:
+    return {"name": v.node, "status": v.status, "firstFailure": _failure(v.first),
+            "failures": [_failure(f) for f in v.failures], "stage": v.stage}
+
+
+def _constraint_entry(c: P.ConstraintExplanation) -> dict[str, Any]:
+    doc = constraint_view(c.state, (), c.traps, trap_text)
+    doc["domains"] = [
+        {"value": d.value, "pods": d.pods, "nodes": len(d.nodes), "headroom": d.headroom,
+         "skewIfPlaced": d.skew_if_placed, "allowed": d.allowed, "fitNodes": list(d.fit_nodes),
+         "otherFilters": [{"reason": r, "nodes": n} for r, n in d.blockers]}
+        for d in c.domains
+    ]
+    doc["summary"] = {"code": c.summary.code, "message": summary_text(c.summary)}
+    doc["candidateNodes"] = list(c.candidates)
+    return doc
+
+
+def _pod_view(r: P.PendingReport) -> dict[str, Any]:
+    live = r.live
+    return {
+        "namespace": r.pod.namespace, "name": r.pod.name,
+        "message": r.message,
+        "schedulerMessage": None if live is None else live.text,
+        "messagesAgree": r.agree,
+        "schedulable": r.schedulable,
+        "nodes": [_node_view(v) for v in r.verdicts],
+        "constraints": [_constraint_entry(c) for c in r.constraints],
+        "suggestions": [{"action": s.action, "text": suggestion_text(s), "verified": s.verified,
+                         "nodes": list(s.nodes), "details": dict(s.params)} for s in r.suggestions],
+        "messagesMatchExactly": None if live is None else r.exact,
+        "schedulerMessageSource": None if live is None else live.source,
+        "schedulerMessageTime": None if live is None or not live.time else live.time,
+        "mismatchCauses": [{"code": c, "message": cause_text(c, r)} for c in r.causes],
+        "fitNodes": list(r.fit_nodes),
+        "triedActions": list(r.tried),
+    }
+
+
+def pending_view(reports: P.PendingReports) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION, "kind": "PendingReport",
+        "pods": [_pod_view(r) for r in reports.reports],
+        "notPending": [{"namespace": n.pod.namespace, "name": n.pod.name, "phase": n.pod.phase,
+                        "node": n.pod.node_name or None, "message": not_pending_text(n)}
+                       for n in reports.not_pending],
+    }
+
+
+# -- human report ----------------------------------------------------------------------------
+
+def _styled(text: str, style: str | None = None):
+    from rich.text import Text
+
+    return Text(text, style=style or "")
+
+
+def print_reports(console, reports: P.PendingReports, wide: bool = False, no_headers: bool = False) -> None:
+    """One block per pod; a one-liner per pod that is not pending."""
+    w = console.file.write
+    for item in reports.not_pending:
+        w(not_pending_text(item) + "\n")
+    for i, r in enumerate(reports.reports):
+        if i or reports.not_pending:
+            w("\n")
+        print_report(console, r, wide, no_headers)
+
+
+def print_report(console, r: P.PendingReport, wide: bool = False, no_headers: bool = False) -> None:
+    w = console.file.write
+    total = len(r.verdicts)
+    verdict = (_styled(f"fits {len(r.fit_nodes)} of {total} nodes", "green") if r.schedulable
+               else _styled(f"fits none of {total} nodes", "bold red"))
+    console.print(f"Pod {r.pod.namespace}/{r.pod.name} · {r.pod.phase} · ", verdict, sep="")
+    if r.schedulable:
+        w(f"It can run on {_names(list(r.fit_nodes)[:5])}"
+          f"{' and more' if len(r.fit_nodes) > 5 else ''}: the scheduler has not placed it yet, "
+          f"nothing refuses it.\n")
+    else:
+        w(f"Scheduler message (rebuilt): {r.message}\n")
+    _print_live(console, r)
+    for c in r.constraints:
+        w("\n")
+        _print_constraint(console, c, no_headers)
+    if wide:
+        w("\n")
+        _print_nodes(console, r, no_headers)
+    if not r.schedulable:
+        w("\n")
+        _print_fixes(console, r)
+
+
+def _print_live(console, r: P.PendingReport) -> None:
+    w = console.file.write
+    live = r.live
+    if live is None:
+        w("Live message: none in the snapshot (no PodScheduled condition, no FailedScheduling event).\n")
+        return
+    origin = "PodScheduled condition" if live.source == "condition" else "FailedScheduling event"
+    when = f", {live.time}" if live.time else ""
+    if r.agree and r.exact:
+        w(f"Live message ({origin}{when}): identical.\n")
+        return
+    if r.agree:
+        w(f"Live message ({origin}{when}): same verdicts, worded for another release:\n  {live.text}\n")
+        return
+    console.print(_styled(f"Live message ({origin}{when}) differs:", "yellow"))
+    w(f"  {live.text}\n")
+    for code in r.causes:
+        w(f"  likely cause: {cause_text(code, r)}\n")
+
+
+def _print_constraint(console, c: P.ConstraintExplanation, no_headers: bool) -> None:
+    from kubectl_tspread.render.console import print_block, table
+    from kubectl_tspread.render.reasons import constraint_title
+
+    w = console.file.write
+    w("Spread " + constraint_title(c.state) + "\n")
+    headers = ["DOMAIN", "PODS", "NODES", "SKEW-IF-PLACED", "ALLOWED", "FIT-NODES", "OTHER-FILTERS"]
+    rows = []
+    for d in c.domains:
+        other = ", ".join(f"{n} {reason}" for reason, n in d.blockers) or "-"
+        rows.append([d.value, str(d.pods), str(len(d.nodes)), str(d.skew_if_placed),
+                     _styled("yes", "green") if d.allowed else _styled("no", "red"),
+                     str(len(d.fit_nodes)), other])
+    if rows:
+        print_block(console, table(headers, rows, no_headers))
+    else:
+        w("  no domains: no node passes this constraint's node rules\n")
+    console.print(_styled("→ ", "bold"), summary_text(c.summary), sep="")
+    for t in c.traps:
+        console.print(_styled(f"  trap {t.code}: ", "bold yellow"), trap_text(t), sep="")
+
+
+def _print_nodes(console, r: P.PendingReport, no_headers: bool) -> None:
+    from kubectl_tspread.render.console import print_block, table
+
+    rows = []
+    for v in r.verdicts:
+        first = v.first
+        rest = [f"{f.plugin}: {f.reason}" for f in v.failures if f != first]
+        rows.append([v.node, _styled(v.status, "green" if v.passes else "red"),
+                     "-" if first is None else f"{first.plugin}: {first.reason}",
+                     "; ".join(rest) or "-"])
+    print_block(console, table(["NODE", "STATUS", "FIRST-FAILURE", "ALSO-FAILS"], rows, no_headers))
+
+
+def _print_fixes(console, r: P.PendingReport) -> None:
+    w = console.file.write
+    if not r.suggestions:
+        tried = ", ".join(r.tried) or "none applied to this pod"
+        console.print(_styled("No candidate fix makes this pod schedulable", "bold red"),
+                      f" (tried: {tried}).", sep="")
+        return
+    w("Fixes (each applied to a copy of the snapshot and re-run through every filter):\n")
+    for i, s in enumerate(r.suggestions, start=1):
+        fits = _names(list(s.nodes)[:3]) + (" and more" if len(s.nodes) > 3 else "")
+        console.print(f"  {i}. ", suggestion_text(s), _styled(f" → fits on {fits}", "green"),
+                      _styled(" [verified]", "dim"), sep="")
