@@ -1,0 +1,268 @@
+"""--from-file: every input shape kubectl prints, the namespace rule, and every error message."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from kubectl_tspread.errors import EXIT_ERROR, InputError
+from kubectl_tspread.snapshot import files
+from kubectl_tspread.snapshot.files import decode_objects, load_files
+
+DATA = Path(__file__).parent / "data"
+
+
+def d(name: str) -> str:
+    return str(DATA / name)
+
+
+def names(records) -> list[str]:
+    return [r.name for r in records]
+
+
+# --- input shapes ---------------------------------------------------------------------------
+
+SHAPES = [
+    pytest.param([d("cluster-list.json")], ["n-a", "n-b", "n-c"], ["web-5d8f7c9b4-abcde", "web-5d8f7c9b4-fghij"],
+                 ["Deployment/web"], id="List whose items carry their kind, finished pod and ConfigMap left out"),
+    pytest.param([d("nodes.yaml")], ["n-a", "n-b"], [], [],
+                 id="typed NodeList in YAML, items without kind"),
+    pytest.param([d("nodes.yaml"), d("pods.json")], ["n-a", "n-b"], ["api-7c9d-1", "api-7c9d-2", "api-7c9d-3"], [],
+                 id="two paths merge: NodeList YAML + PodList JSON, the Failed pod left out"),
+    pytest.param([d("multi-doc.yaml")], ["n-a"], ["db-0"], [],
+                 id="multi-document YAML with an empty document"),
+    pytest.param([d("json-content.yaml"), d("yaml-content.json")], ["n-json", "n-yaml"], [], [],
+                 id="JSON in a .yaml file and YAML in a .json file: content decides"),
+    pytest.param([d("appended.json")], ["n-a"], ["web-1"], [],
+                 id="JSON documents one after another, as `-o json >> dump.json` leaves them"),
+    pytest.param([d("dump-dir")], ["n-a", "n-b"], ["web-1"], ["Deployment/web"],
+                 id="directory: .json .yml .YAML read in name order, .txt and hidden files skipped"),
+]
+
+
+@pytest.mark.parametrize("paths, want_nodes, want_pods, want_workloads", SHAPES)
+def test_input_shapes(paths, want_nodes, want_pods, want_workloads):
+    snap = load_files(paths)
+    assert names(snap.nodes) == want_nodes
+    assert names(snap.pods) == want_pods
+    assert [w.ref for w in snap.workloads] == want_workloads
+
+
+def test_typed_list_items_get_the_list_kind():
+    """A DeploymentList item has no kind; the record must still say Deployment."""
+    snap = load_files([d("dump-dir")])
+    (w,) = snap.workloads
+    assert (w.kind, w.namespace, w.name, w.replicas) == ("Deployment", "prod", "web", 1)
+
+
+def test_list_fields_are_decoded():
+    snap = load_files([d("cluster-list.json")])
+    n_a, n_b, n_c = snap.nodes
+    assert n_a.allocatable == {"cpu": 3920, "memory": 15050868 * 1024, "pods": 58}
+    assert [(t.key, t.value, t.effect) for t in n_b.taints] == [("dedicated", "db", "NoSchedule")]
+    assert n_c.unschedulable
+    web = snap.pods[0]
+    assert web.node_name == "n-a" and web.requests == {"cpu": 250, "memory": 256 * 2**20}
+    assert web.owner is not None and web.owner.kind == "ReplicaSet"
+    assert web.spread[0].max_skew == 1 and web.spread[0].topology_key == "topology.kubernetes.io/zone"
+
+
+def test_stdin_dash_reads_the_given_stream():
+    text = (DATA / "cluster-list.json").read_text()
+    snap = load_files(["-"], stdin=io.StringIO(text))
+    assert names(snap.nodes) == ["n-a", "n-b", "n-c"]
+    assert snap.source == "stdin"
+
+
+def test_stdin_dash_defaults_to_sys_stdin(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO((DATA / "multi-doc.yaml").read_text()))
+    assert names(load_files(["-"]).pods) == ["db-0"]
+
+
+def test_stdin_merges_with_files():
+    nodes = (DATA / "nodes.yaml").read_text()
+    snap = load_files(["-", d("pods.json")], stdin=io.StringIO(nodes))
+    assert names(snap.nodes) == ["n-a", "n-b"] and len(snap.pods) == 3
+    assert snap.source == f"files stdin, {d('pods.json')}"
+
+
+def test_bare_json_array_of_objects(tmp_path):
+    items = json.loads((DATA / "cluster-list.json").read_text())["items"]
+    p = tmp_path / "items.json"
+    p.write_text(json.dumps(items))
+    assert names(load_files([str(p)]).nodes) == ["n-a", "n-b", "n-c"]
+
+
+def test_a_later_copy_of_an_object_replaces_the_earlier_one(tmp_path):
+    newer = tmp_path / "newer.yaml"
+    newer.write_text("apiVersion: v1\nkind: Node\nmetadata:\n  name: n-b\n  labels: {topology.kubernetes.io/zone: moved}\n")
+    snap = load_files([d("nodes.yaml"), str(newer)])
+    assert names(snap.nodes) == ["n-a", "n-b"]
+    assert snap.node("n-b").labels == {"topology.kubernetes.io/zone": "moved"}
+
+
+def test_unquoted_yaml_timestamps_stay_rfc3339_strings():
+    (n_a, n_b) = load_files([d("nodes.yaml")]).nodes
+    assert n_a.created == "2026-01-10T08:00:00Z"  # unquoted in the file
+    assert n_b.created == "2026-01-10T08:00:10Z"  # quoted
+
+
+def test_events_are_all_kept_even_without_names():
+    objs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}},
+            {"apiVersion": "v1", "kind": "EventList", "items": [
+                {"involvedObject": {"kind": "Pod", "name": "p"}, "reason": "FailedScheduling", "message": "one"},
+                {"involvedObject": {"kind": "Pod", "name": "p"}, "reason": "FailedScheduling", "message": "two"}]}]
+    snap = decode_objects(objs, None, False, "test")
+    assert [e.message for e in snap.events] == ["one", "two"]
+
+
+def test_json_fallback_without_orjson(monkeypatch):
+    """orjson is optional: without it the standard json module parses the same dump."""
+    monkeypatch.setitem(sys.modules, "orjson", None)  # makes `import orjson` raise ImportError
+    try:
+        plain = importlib.reload(files)
+        assert plain._JSON_ERRORS == (json.JSONDecodeError,)
+        assert names(plain.load_files([d("cluster-list.json")]).nodes) == ["n-a", "n-b", "n-c"]
+    finally:
+        monkeypatch.undo()
+        importlib.reload(files)
+
+
+# --- the namespace rule ----------------------------------------------------------------------
+
+NAMESPACE_CASES = [
+    pytest.param([d("cluster-list.json")], None, False, "prod",
+                 id="all pods in prod (finished one too): prod, as `kubectl get pods -n prod -o json` needs"),
+    pytest.param([d("cluster-list.json")], "other", False, "other", id="explicit -n wins"),
+    pytest.param([d("cluster-list.json")], "other", True, None, id="-A: no namespace, even with -n"),
+    pytest.param([d("nodes.yaml")], None, False, "default", id="no pods at all: default"),
+    pytest.param([d("cluster-list.json"), d("pods.json")], None, False, "default",
+                 id="pods in prod and staging: default, as kubectl would"),
+    pytest.param([d("multi-doc.yaml")], None, False, "data", id="one pod in data: data"),
+]
+
+
+@pytest.mark.parametrize("paths, namespace, all_namespaces, want", NAMESPACE_CASES)
+def test_namespace_rule(paths, namespace, all_namespaces, want):
+    assert load_files(paths, namespace=namespace, all_namespaces=all_namespaces).namespace == want
+
+
+# --- errors: one line, says what to do, nothing on stdout ------------------------------------
+
+NODE = '{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}\n'
+
+
+def pod_with(spec: str) -> str:
+    return ('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-1", "namespace": "prod"}, '
+            f'"spec": {spec}}}\n')
+
+
+ERRORS = [
+    pytest.param({"bad.json": '{"kind": "Node",, "apiVersion": "v1"}'}, ["bad.json is neither JSON nor YAML", "line 1, column"],
+                 id="broken JSON: file and position"),
+    pytest.param({"bad.yaml": "a: [1, 2\nb: c\n"}, ["bad.yaml is neither JSON nor YAML", "line 2, column"],
+                 id="broken YAML: file and position"),
+    pytest.param({"x.json": '{"foo": 1}'}, ["x.json: document 1 is not a Kubernetes object (no kind/apiVersion)",
+                                           "kubectl get"],
+                 id="a mapping without kind/apiVersion"),
+    pytest.param({"x.yaml": NODE + "---\nkind: Pod\nmetadata: {name: p}\n"},
+                 ["x.yaml: document 2 is not a Kubernetes object (no kind/apiVersion)"],
+                 id="second YAML document without apiVersion"),
+    pytest.param({"notes.txt": "just some words\n"}, ["notes.txt: document 1 is not a Kubernetes object"],
+                 id="plain text is a YAML scalar, not an object"),
+    pytest.param({"l.json": '{"apiVersion": "v1", "kind": "List", "items": [{"metadata": {"name": "x"}}]}'},
+                 ["l.json: item 0 of the List has no kind"], id="generic List item without kind"),
+    pytest.param({"l.json": '{"apiVersion": "v1", "kind": "PodList", "items": ["pod-a"]}'},
+                 ["l.json: item 0 of the PodList is not a Kubernetes object"], id="list item that is not a mapping"),
+    pytest.param({"pods.json": pod_with('{"nodeName": "n"}')},
+                 ["file ", "pods.json holds no Nodes; dump them too: kubectl get nodes -o json > nodes.json"],
+                 id="no Node objects"),
+    pytest.param({"p.json": NODE + pod_with('{"topologySpreadConstraints": [{"maxSkew": "abc"}]}')},
+                 ["cannot read Pod prod/web-1", "'abc' is not an integer", "fix that field"],
+                 id="maxSkew 'abc' names the pod"),
+    pytest.param({"p.json": NODE + pod_with(
+        '{"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}')},
+                 ["cannot read Pod prod/web-1", "invalid quantity 'lots'"], id="bad quantity names the pod"),
+    pytest.param({"n.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints: oops\n"},
+                 ["cannot read Node n1", "wrong type"], id="a string where the API puts a list"),
+    pytest.param({"n.yaml": "apiVersion: v1\nkind: Node\nmetadata: just-a-name\n"},
+                 ["cannot read a Node without usable metadata"], id="metadata that is not a mapping"),
+]
+
+
+def write_all(tmp_path: Path, contents: dict[str, str]) -> list[str]:
+    out = []
+    for name, text in contents.items():
+        p = tmp_path / name
+        p.write_text(text)
+        out.append(str(p))
+    return out
+
+
+@pytest.mark.parametrize("contents, wants", ERRORS)
+def test_errors_are_one_actionable_line(tmp_path, capsys, contents, wants):
+    with pytest.raises(InputError) as exc:
+        load_files(write_all(tmp_path, contents))
+    msg = str(exc.value)
+    for want in wants:
+        assert want in msg
+    assert "\n" not in msg and exc.value.exit_code == EXIT_ERROR
+    assert exc.value.__traceback__ is not None  # raised, not printed
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+
+
+def test_missing_file_is_named(tmp_path, capsys):
+    missing = str(tmp_path / "nope.json")
+    with pytest.raises(InputError, match=r"^file not found: .*nope\.json; check the path given to --from-file$"):
+        load_files([d("nodes.yaml"), missing])
+    assert capsys.readouterr() == ("", "")
+
+
+def test_directory_without_dumps(tmp_path):
+    (tmp_path / "README.md").write_text("hi")
+    with pytest.raises(InputError, match=r"has no \.json, \.yaml or \.yml files"):
+        load_files([str(tmp_path)])
+
+
+def test_not_utf8(tmp_path):
+    p = tmp_path / "bin.json"
+    p.write_bytes(b"\xff\xfe\x00{")
+    with pytest.raises(InputError, match=r"bin\.json is not UTF-8 text"):
+        load_files([str(p)])
+
+
+def test_no_paths_at_all():
+    with pytest.raises(InputError, match="no dump file given"):
+        load_files([])
+
+
+def test_empty_file_holds_no_nodes(tmp_path):
+    p = tmp_path / "empty.yaml"
+    p.write_text("\n\n")
+    with pytest.raises(InputError, match="holds no Nodes"):
+        load_files([str(p)])
+
+
+def test_utf8_bom_is_tolerated(tmp_path):
+    p = tmp_path / "bom.json"
+    p.write_bytes(b"\xef\xbb\xbf" + NODE.encode())
+    assert names(load_files([str(p)]).nodes) == ["n"]
+
+
+def test_yaml_flow_mapping_that_looks_like_json(tmp_path):
+    """`{…}` that is not JSON but is valid YAML flow style is read as YAML."""
+    p = tmp_path / "flow.yaml"
+    p.write_text("{apiVersion: v1, kind: Node, metadata: {name: n-flow}}\n")
+    assert names(load_files([str(p)]).nodes) == ["n-flow"]
+
+
+def test_nothing_is_written(tmp_path):
+    before = sorted(q.name for q in DATA.rglob("*"))
+    load_files([d("cluster-list.json"), d("dump-dir")])
+    assert sorted(q.name for q in DATA.rglob("*")) == before
