@@ -254,7 +254,15 @@ def test_get_returns_a_record_and_404_is_a_status_error(api, kubeconfig):
     assert cluster.get_raw("/api/v1/namespaces/prod/pods/p")["metadata"]["name"] == "p"
     with pytest.raises(ApiStatusError) as exc:
         cluster.get("Pod", "missing")
-    assert exc.value.status == 404 and 'pods "missing" not found' in str(exc.value)
+    assert str(exc.value) == f'pods "missing" not found in namespace "prod" (404 on {api.url})'
+    assert exc.value.status == 404
+
+
+def test_an_api_group_the_server_does_not_serve(api, kubeconfig):
+    api.fail("/apis/policy/v1/*", 404, times=None, message="the server could not find the requested resource")
+    with pytest.raises(ApiStatusError, match=r"does not serve poddisruptionbudgets.policy \(404\); the cluster "
+                                             "may be older"):
+        list(live(kubeconfig).list("PodDisruptionBudget"))
 
 
 @pytest.mark.parametrize("method, path, want", [

@@ -318,8 +318,11 @@ class LiveCluster:
             msg = f"cannot {verb} {resource} {where}: your RBAC lacks {verb} on {resource}; {fix}"
             if ns is None and is_namespaced(resource):
                 msg += ", or drop -A to read one namespace"
+        elif status == 404 and verb == "list":
+            msg = (f"the API server at {self.server} does not serve {resource} (404); the cluster may be "
+                   "older than this tool supports or the API group is disabled")
         elif status == 404:
-            msg = f"{resource} {where} not found on {self.server} (404: {server_says})"
+            msg = f"{server_says} {where} (404 on {self.server})"
         elif status == 429:
             msg = f"the API server at {self.server} is throttling requests (429 TooManyRequests) to {verb} {resource}"
         else:
