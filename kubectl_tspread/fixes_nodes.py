@@ -153,9 +153,11 @@ def _deficits(pod: Pod, node: Node, usage: resources.NodeUsage) -> dict[str, int
     return out
 
 
-def _evictable(index: ClusterIndex, p: Pod, priority: int) -> bool:
-    # DaemonSet pods come straight back and mirror pods cannot be evicted; terminating ones are going
-    if p.priority >= priority or p.mirror or p.terminating:
+def _evictable(p: Pod, pending: Pod) -> bool:
+    # DaemonSet pods come straight back and mirror pods cannot be evicted; terminating ones are
+    # going anyway; pods the pending pod spreads against would only carry the skew elsewhere
+    if p.priority >= pending.priority or p.mirror or p.terminating or p.namespace == pending.namespace \
+            and any(spread.merged_selector(c, pending).matches(p.labels) for c in pending.spread):
         return False
     return p.owner is None or p.owner.kind != "DaemonSet"
 
@@ -167,7 +169,7 @@ def _victims(index: ClusterIndex, pod: Pod, node: Node) -> list[Pod] | None:
     need = _deficits(pod, node, usage)
     if not need:
         return None
-    pool = [p for p in index.pods_by_node.get(node.name, ()) if _evictable(index, p, pod.priority)]
+    pool = [p for p in index.pods_by_node.get(node.name, ()) if _evictable(p, pod)]
     pool.sort(key=lambda p: (p.priority, -sum(p.requests.get(r, 0) for r in need if r != "pods"), p.name))
     chosen: list[Pod] = []
     for p in pool:

@@ -89,7 +89,7 @@ class PendingReport:
     message: str  # the scheduler's message rebuilt
     live: LiveMessage | None
     agree: bool | None  # None when the snapshot has no live message
-    exact: bool  # byte for byte (with or without the 1.34+ DynamicResources PostFilter text)
+    exact: bool | None  # byte for byte (with or without the 1.34+ DynamicResources PostFilter text)
     causes: list[str]  # CAUSE_* when they disagree, most likely first
     constraints: list[ConstraintExplanation]
     fit_nodes: list[str]  # nodes that pass every filter
@@ -146,7 +146,7 @@ def explain_pending(index: ClusterIndex, pod: Pod, with_fixes: bool = True) -> P
     verdicts = list(filters.evaluate(index, pod))
     rebuilt = msgmod.scheduler_message(verdicts, pod, index)
     live = live_message(index, pod)
-    exact = live is not None and live.text in (rebuilt, msgmod.scheduler_message(verdicts, pod, index, dra=False))
+    exact = None if live is None else live.text in (rebuilt, msgmod.scheduler_message(verdicts, pod, index, dra=False))
     agree = None if live is None else exact or same_verdicts(rebuilt, live.text)
     causes = [] if live is None or agree else mismatch_causes(index, pod, live, rebuilt)
     state = spread.compute(index, pod)
