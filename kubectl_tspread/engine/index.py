@@ -78,3 +78,35 @@ class ClusterIndex:
             if parent is not None:
                 return parent
         return w
+
+    def add_pod(self, pod: Pod) -> None:
+        """Index one more pod (a simulation binding a replacement). `snapshot` is left as it was:
+        what-if callers (drain/simulate.py) keep their own pod list."""
+        if pod.finished:
+            return
+        self.pods_by_namespace[pod.namespace].append(pod)
+        if pod.node_name:
+            self.pods_by_node[pod.node_name].append(pod)
+        if pod.owner is not None and pod.owner.uid:
+            self.pods_by_owner_uid[pod.owner.uid].append(pod)
+        for k, v in pod.labels.items():
+            self._by_label[(pod.namespace, k, v)].append(pod)
+
+    def remove_pod(self, pod: Pod) -> None:
+        """Drop a pod added by the constructor or `add_pod` (matched by identity, then equality)."""
+        lists = [self.pods_by_namespace.get(pod.namespace)]
+        if pod.node_name:
+            lists.append(self.pods_by_node.get(pod.node_name))
+        if pod.owner is not None and pod.owner.uid:
+            lists.append(self.pods_by_owner_uid.get(pod.owner.uid))
+        lists.extend(self._by_label.get((pod.namespace, k, v)) for k, v in pod.labels.items())
+        for lst in lists:
+            if not lst:
+                continue
+            for i, p in enumerate(lst):
+                if p is pod:
+                    del lst[i]
+                    break
+            else:
+                if pod in lst:
+                    lst.remove(pod)

@@ -1,0 +1,57 @@
+"""Why a replacement found no node: the trap that stranded it, as data.
+
+- NoCapacity: no node passes the filters other than spread (resources, taints,
+  affinity, ports, volumes); `reasons` is the scheduler's first-failure histogram.
+- HostnameSpreadFull: nodes fit, and a `kubernetes.io/hostname` DoNotSchedule
+  constraint refuses every one of them (each node already holds globalMin + maxSkew;
+  under nodeTaintsPolicy Ignore a drained, cordoned node is a domain with 0 pods that
+  pins globalMin to 0).
+- CordonedDomainTrap: nodes fit, a zone-like DoNotSchedule constraint refuses them,
+  and some of its domains exist only through cordoned nodes (nodeTaintsPolicy Ignore)
+  while holding the global minimum: the replacement would have to go there and can't.
+- SpreadBlocked: nodes fit and spread refuses them with no cordoned domain to blame
+  (e.g. minDomains above the schedulable domains).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_tspread.drain.model import CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, NO_CAPACITY, SPREAD_BLOCKED
+from kubectl_tspread.drain.placement import Placement
+from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.engine import spread
+from kubectl_tspread.model import HONOR, HOSTNAME_KEY
+
+
+def cordoned_min_domains(sim: SimCluster, cs: spread.ConstraintState) -> list[str]:
+    """Domains of `cs` whose every node is cordoned and whose count is the global minimum."""
+    out = []
+    if cs.constraint.node_taints_policy == HONOR:
+        return out  # under Honor cordoned nodes make no domain
+    for d in cs.domains.values():
+        if d.nodes and all(sim.nodes[n].unschedulable for n in d.nodes if n in sim.nodes) \
+                and d.pods == cs.global_min:
+            out.append(d.value)
+    return out
+
+
+def strand_reason(sim: SimCluster, pl: Placement) -> tuple[str, dict[str, Any]]:
+    """(code, details) for a replacement that `pl` says has no node."""
+    if not pl.fit_nodes:
+        return NO_CAPACITY, {"reasons": dict(sorted(pl.reasons.items()))}
+    state = spread.compute(sim.index, pl.pod)
+    refusing = [cs for cs in state.hard if pl.spread_refusals.get(cs.constraint.topology_key)]
+    details: dict[str, Any] = {"fitNodes": len(pl.fit_nodes)}
+    for cs in refusing:
+        key = cs.constraint.topology_key
+        trapped = cordoned_min_domains(sim, cs)
+        details.update({"topologyKey": key, "maxSkew": cs.constraint.max_skew, "globalMin": cs.global_min,
+                        "distribution": {d.value: d.pods for d in cs.domains.values()}})
+        if key == HOSTNAME_KEY:
+            details["cordonedDomains"] = trapped
+            return HOSTNAME_SPREAD_FULL, details
+        if trapped:
+            details["cordonedDomains"] = trapped
+            return CORDONED_DOMAIN_TRAP, details
+    return SPREAD_BLOCKED, details

@@ -1,0 +1,143 @@
+"""The records a drain plan is made of (pure data; render/drain.py turns them into text and JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from kubectl_tspread.drain.pods import DrainFlags
+
+# stranded / finding codes (the issue's list, plus two for spread refusals without a named trap)
+CORDONED_DOMAIN_TRAP = "CordonedDomainTrap"
+NO_CAPACITY = "NoCapacity"
+PDB_BLOCKS = "PdbBlocks"
+MULTIPLE_PDBS = "MultiplePdbs"
+HOSTNAME_SPREAD_FULL = "HostnameSpreadFull"
+UNMANAGED_POD = "UnmanagedPod"
+LOCAL_STORAGE = "LocalStorage"
+DAEMONSET_POD = "DaemonSetPod"
+SPREAD_BLOCKED = "SpreadBlocked"  # spread refuses every node that fits, no cordoned domain to blame
+SKEW_EXCEEDED = "SkewExceeded"  # a DoNotSchedule constraint ends a step above its limit
+ORDER_MATTERS = "OrderMatters"  # info: the given order is unsafe, the plan's order is safe
+
+ERROR, INFO = "error", "info"
+
+
+@dataclass(frozen=True, slots=True)
+class PlanOptions:
+    """How to plan. `delete_drained_nodes` simulates deleting each target Node object once
+    it is empty (a remedy); `search_budget` caps simulated steps in the order search."""
+
+    flags: DrainFlags = field(default_factory=DrainFlags)
+    max_parallel: int = 1
+    search_budget: int = 400
+    delete_drained_nodes: bool = False
+    verify_remedies: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    namespace: str
+    name: str
+    node: str
+    workload: str | None  # "Deployment/web"; None for a pod without a controller
+    replaced: bool
+    predicted_node: str | None = None
+    accepting_domains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    pdbs: tuple[str, ...] = ()
+    warning: str = ""  # kubectl's warning for this pod (local storage, no controller)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    namespace: str
+    name: str
+    node: str
+    reason: str  # DaemonSetPod | MirrorPod | Refused codes | PdbBlocks | MultiplePdbs
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintAfter:
+    workload: str
+    namespace: str
+    topology_key: str
+    max_skew: int
+    when_unsatisfiable: str
+    distribution: Mapping[str, int]
+    global_min: int
+    skew: int
+    limit: int  # maxSkew, or the skew before the drain when that was already higher
+    status: str  # OK | AT LIMIT | VIOLATED | DRIFTED (from the engine), judged against maxSkew
+
+    @property
+    def exceeded(self) -> bool:
+        return self.when_unsatisfiable == "DoNotSchedule" and self.skew > self.limit
+
+
+@dataclass(frozen=True, slots=True)
+class PdbUse:
+    namespace: str
+    name: str
+    disruptions_allowed: int
+    evictions: int
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    number: int
+    nodes: tuple[str, ...]  # the nodes whose pods this step evicts
+    cordon: tuple[str, ...]  # the nodes this step cordons (already cordoned ones left out)
+    evictions: tuple[Eviction, ...]
+    skipped: tuple[Skipped, ...]
+    constraints_after: tuple[ConstraintAfter, ...]
+    pdbs: tuple[PdbUse, ...]
+    safe: bool
+    deleted_nodes: tuple[str, ...] = ()  # remedy simulation only
+
+
+@dataclass(frozen=True, slots=True)
+class Stranded:
+    namespace: str
+    name: str  # the evicted pod whose replacement strands (or the pod that cannot be evicted)
+    workload: str | None
+    step: int
+    reason: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    action: str  # DeleteDrainedNodes | HonorTaints | AddNode | RaiseMaxSkew | Flag | RaisePdbBudget | RemovePdb | Order
+    params: Mapping[str, Any]
+    verified: bool  # re-planning with the remedy applied clears this finding
+    makes_safe: bool  # ... and the whole plan is then safe
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    workload: str | None
+    pods: tuple[str, ...]  # namespace/name
+    step: int | None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    remedies: tuple[Remedy, ...] = ()
+    severity: str = ERROR
+
+
+@dataclass(frozen=True, slots=True)
+class DrainPlan:
+    nodes: tuple[str, ...]  # the targets, as resolved
+    safe: bool
+    steps: tuple[Step, ...]
+    stranded: tuple[Stranded, ...]
+    findings: tuple[Finding, ...]
+    max_parallel: int = 1
+    flags: DrainFlags = field(default_factory=DrainFlags)
+    kubectl_errors: tuple[str, ...] = ()  # what `kubectl drain` would refuse with
+    kubectl_warnings: tuple[str, ...] = ()
+    already_cordoned: tuple[str, ...] = ()
+    already_evicted: tuple[str, ...] = ()  # namespace/name of terminating pods on the targets
+    settled: tuple[Eviction, ...] = ()  # pending replacements of an earlier run, placed first
+    explored: int = 0  # steps simulated by the search
+    search_exhausted: bool = False  # the budget ran out before every order was tried

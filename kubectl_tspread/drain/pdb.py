@@ -1,0 +1,94 @@
+"""PodDisruptionBudgets as the Eviction API applies them, for planning.
+
+Model (documented in the plan output too):
+- A pod is covered by every PDB of its namespace whose selector matches its labels
+  (an empty selector matches every pod of the namespace, a nil one none).
+- A pod covered by two or more PDBs can never be evicted: the API answers 500
+  ("more than one PodDisruptionBudget") — MultiplePdbs.
+- Within one step, the evictions of pods covered by a PDB never exceed its
+  `status.disruptionsAllowed`; every eviction of a covered pod is charged, even of a
+  pod that is not Ready (conservative: the API sometimes lets those through free).
+- The budget comes back when the step's replacements are Ready, which the plan
+  assumes before the next step; a replacement that finds no node never becomes Ready,
+  so it keeps one unit of budget used for the rest of the drain.
+- A budget of 0 blocks the pod for good — PdbBlocks. `structurally_zero` tells a PDB
+  that can never allow an eviction (maxUnavailable 0, minAvailable 100% or at least
+  the expected pods) from one that is at 0 only because pods are unhealthy now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from kubectl_tspread.model import Pdb, Pod
+
+
+def pdb_key(pdb: Pdb) -> str:
+    return f"{pdb.namespace}/{pdb.name}"
+
+
+def covering(pod: Pod, pdbs: Iterable[Pdb]) -> list[Pdb]:
+    """The PDBs that select `pod`, by namespace/name."""
+    out = [b for b in pdbs if b.namespace == pod.namespace and b.selector.matches(pod.labels)]
+    return sorted(out, key=pdb_key)
+
+
+def _is_zero(v: int | str | None) -> bool:
+    return v is not None and str(v).strip().rstrip("%") in ("0", "")
+
+
+def structurally_zero(pdb: Pdb) -> bool:
+    """True when the PDB's spec alone forbids every voluntary disruption.
+
+    maxUnavailable 0 or 0% → True; minAvailable 100% → True; minAvailable N with
+    N ≥ expectedPods (when known) → True; anything else may allow disruptions once
+    all pods are healthy.
+    """
+    if _is_zero(pdb.max_unavailable):
+        return True
+    m = pdb.min_available
+    if isinstance(m, str) and m.strip() == "100%":
+        return True
+    return isinstance(m, int) and pdb.expected_pods > 0 and m >= pdb.expected_pods
+
+
+@dataclass
+class Budgets:
+    """Disruptions left per PDB: `allowed` is the per-step budget, `lost` the units held
+    by replacements that never became Ready, `used` the current step's evictions."""
+
+    allowed: dict[str, int]
+    lost: dict[str, int]
+    used: dict[str, int]
+
+    @classmethod
+    def from_pdbs(cls, pdbs: Iterable[Pdb]) -> "Budgets":
+        return cls({pdb_key(b): max(0, b.disruptions_allowed) for b in pdbs}, {}, {})
+
+    def copy(self) -> "Budgets":
+        return Budgets(dict(self.allowed), dict(self.lost), dict(self.used))
+
+    def left(self, key: str) -> int:
+        return self.allowed.get(key, 0) - self.lost.get(key, 0) - self.used.get(key, 0)
+
+    def fits(self, keys: Iterable[str]) -> bool:
+        return all(self.left(k) > 0 for k in keys)
+
+    def charge(self, keys: Iterable[str]) -> None:
+        for k in keys:
+            self.used[k] = self.used.get(k, 0) + 1
+
+    def strand(self, keys: Iterable[str]) -> None:
+        """A covered pod's replacement stays Pending: its unit does not come back."""
+        for k in keys:
+            self.lost[k] = self.lost.get(k, 0) + 1
+
+    def next_step(self) -> Mapping[str, int]:
+        """Close the step: return its evictions per PDB and give the budget back."""
+        used, self.used = {k: v for k, v in self.used.items() if v}, {}
+        return used
+
+    def step_allowance(self, key: str) -> int:
+        """The budget a step starts with (what the plan reports as disruptionsAllowed)."""
+        return self.allowed.get(key, 0) - self.lost.get(key, 0)

@@ -1,0 +1,170 @@
+"""Where the scheduler would put a replacement pod: filter every node, then score.
+
+Filtering is the engine's (engine.filters: every filter, spread included), run on
+the simulated cluster. Among the nodes that pass, the planner predicts the node
+with the highest weighted score, using the two default-profile Score plugins that
+decide placements during a drain:
+
+- PodTopologySpread (weight 2): `spread.score_nodes` over the feasible nodes; only
+  pods with ScheduleAnyway constraints (their own or the implicit defaults) get one.
+- NodeResourcesFit LeastAllocated (weight 1): for cpu and memory, weight 1 each,
+  `(allocatable − requested) × 100 / allocatable` after adding the pod, averaged;
+  requests are the scheduler's non-zero ones (a container without requests counts
+  100m cpu and 200Mi memory when scoring).
+
+Ties go to the node whose name sorts first (the scheduler picks at random among
+ties and, on large clusters, scores only a sample of the feasible nodes), so the
+predicted node is a prediction; the set of accepting domains is exact.
+
+Speed: identical replacements (same pod apart from name and uid) share one cache of
+every filter but spread, keyed by node and the node's version in the simulation:
+after a replacement is bound only that node is re-filtered, while spread (which
+depends on the whole cluster) is re-computed per pod in O(nodes + workload pods).
+The cache is off when any pod has required pod (anti-)affinity, because
+InterPodAffinity reads pods on other nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from kubectl_tspread.engine import filters, spread
+from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.model import Node, Pod
+
+SPREAD_WEIGHT = 2
+LEAST_ALLOCATED_WEIGHT = 1
+# kube-scheduler's defaults for pods that request nothing (pkg/scheduler/util/pod_resources.go)
+DEFAULT_MILLI_CPU = 100
+DEFAULT_MEMORY = 200 * 1024 * 1024
+SPREAD_PLUGIN = spread.PLUGIN
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """The scheduler's predicted verdict for one replacement.
+
+    `node` is None when no node passes. `fit_nodes` are the nodes that pass every
+    filter except PodTopologySpread; `spread_refusals` counts, per topologyKey, how
+    many of those spread refuses (so a stranded pod can be blamed correctly);
+    `reasons` is the first-failure histogram of the scheduler's message."""
+
+    pod: Pod
+    node: str | None
+    feasible: tuple[str, ...]
+    accepting: Mapping[str, tuple[str, ...]]
+    fit_nodes: tuple[str, ...] = ()
+    spread_refusals: Mapping[str, int] = field(default_factory=dict)
+    reasons: Mapping[str, int] = field(default_factory=dict)
+
+
+def template_key(pod: Pod) -> str:
+    """Replacements equal up to name and uid filter identically (labels, constraints,
+    requests, affinity, tolerations, volumes)."""
+    return repr(replace(pod, name="", uid="", created=""))
+
+
+class Placer:
+    """Places replacements on a SimCluster; keeps the per-template filter cache."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, str], tuple[int, tuple[spread.FilterFailure, ...], object]] = {}
+
+    def place(self, sim: SimCluster, pod: Pod) -> Placement:
+        index = sim.index
+        state = spread.compute(index, pod)
+        cycle = filters.Cycle(index, pod, state)
+        key = template_key(pod)
+        feasible: list[Node] = []
+        fit: list[str] = []
+        refusals: dict[str, int] = {}
+        reasons: dict[str, int] = {}
+        for name, node in sim.nodes.items():
+            others, first = self._non_spread(sim, key, cycle, node)
+            spread_fail = spread.filter_node(state, node)
+            if not others:
+                fit.append(name)
+                if spread_fail is None:
+                    feasible.append(node)
+                else:
+                    for k in _refusing_keys(state, node):
+                        refusals[k] = refusals.get(k, 0) + 1
+            if first is None and spread_fail is not None:
+                first = spread_fail
+            if first is not None:
+                reasons[first.reason] = reasons.get(first.reason, 0) + 1
+        chosen = pick(sim, state, pod, feasible)
+        return Placement(pod, chosen, tuple(n.name for n in feasible), accepting_domains(pod, feasible),
+                         tuple(fit), refusals, reasons)
+
+    def _non_spread(self, sim: SimCluster, key: str, cycle, node: Node):
+        """(every non-spread failure, the first failure in scheduler order when it is not
+        spread's) for one node, cached per template and node version."""
+        version = sim.version.get(node.name, 0)
+        ck = (key, node.name)
+        hit = self._cache.get(ck)
+        if hit is not None and hit[0] == version and not sim.affinity_sensitive:
+            return hit[1], hit[2]
+        verdict = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle)
+        others = tuple(f for f in verdict.failures if f.plugin != SPREAD_PLUGIN)
+        if verdict.prefilter is not None:
+            others = (verdict.prefilter,) + others
+        first = verdict.first
+        if first is not None and first.plugin == SPREAD_PLUGIN and verdict.prefilter is None:
+            first = None  # spread is re-judged per pod, not cached
+        self._cache[ck] = (version, others, first)
+        return others, first
+
+
+def _refusing_keys(state: spread.SpreadState, node: Node) -> list[str]:
+    out = []
+    for cs in state.hard:
+        value = node.labels.get(cs.constraint.topology_key)
+        if value is None or not cs.allows(value):
+            out.append(cs.constraint.topology_key)
+    return out
+
+
+def accepting_domains(pod: Pod, feasible: list[Node]) -> dict[str, tuple[str, ...]]:
+    """Per topologyKey of the pod's own constraints, the domains with a feasible node."""
+    keys = dict.fromkeys(c.topology_key for c in pod.spread)
+    return {k: tuple(sorted({n.labels[k] for n in feasible if k in n.labels})) for k in keys}
+
+
+def _nonzero(pod: Pod) -> tuple[int, int]:
+    cpu = pod.requests.get("cpu", 0) or DEFAULT_MILLI_CPU
+    mem = pod.requests.get("memory", 0) or DEFAULT_MEMORY
+    return cpu, mem
+
+
+def least_allocated(sim: SimCluster, pod: Pod, node: Node) -> int:
+    """LeastAllocated score 0..100 of `node` with `pod` added (cpu and memory, weight 1 each).
+
+    >>> # 4000m node with 1000m requested, pod asks 1000m -> cpu part (4000-2000)*100/4000 = 50
+    """
+    cpu, mem = _nonzero(pod)
+    for p in sim.index.pods_by_node.get(node.name, ()):
+        c, m = _nonzero(p)
+        cpu += c
+        mem += m
+    total = 0
+    for want, res in ((cpu, "cpu"), (mem, "memory")):
+        alloc = node.allocatable.get(res, 0)
+        total += 0 if alloc <= 0 or want > alloc else (alloc - want) * 100 // alloc
+    return total // 2
+
+
+def pick(sim: SimCluster, state: spread.SpreadState, pod: Pod, feasible: list[Node]) -> str | None:
+    """The best-scoring feasible node; ties to the first name."""
+    if not feasible:
+        return None
+    if len(feasible) == 1:
+        return feasible[0].name
+    spread_scores = spread.score_nodes(state, feasible)
+    best, best_score = None, None
+    for n in sorted(feasible, key=lambda n: n.name):
+        s = SPREAD_WEIGHT * spread_scores.get(n.name, 0) + LEAST_ALLOCATED_WEIGHT * least_allocated(sim, pod, n)
+        if best_score is None or s > best_score:
+            best, best_score = n.name, s
+    return best

@@ -1,0 +1,202 @@
+"""drain-safe's planner: pure, read-only; a snapshot in, a DrainPlan out.
+
+    plan = plan_drain(snapshot, ["n1", "n2"], PlanOptions(max_parallel=1))
+
+The same call re-plans from live state during `--execute` (drain/execute.py): target
+nodes that are already cordoned stay cordoned (no cordon in their step), pods on the
+targets that are already terminating count as evicted (their replacements, if the
+snapshot has them Pending, are placed before the first step: `plan.settled`), and
+only the pods still running are planned. So a rerun after an interruption continues
+where the last one stopped.
+
+Pipeline: kubectl's pod rules (pods.py) → PDB coverage (pdb.py) → the constraints
+to watch (every explicit constraint of each affected workload, judged through a
+representative replacement) → the order search (search.py) over step simulations
+(steps.py, placement.py, simulate.py) → findings and verified remedies
+(findings.py, remedies.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable, Sequence
+
+from kubectl_tspread.drain import pdb as pdbmod
+from kubectl_tspread.drain.findings import build_findings, order_finding
+from kubectl_tspread.drain.model import MULTIPLE_PDBS, PDB_BLOCKS, DrainPlan, Eviction, PlanOptions, Stranded
+from kubectl_tspread.drain.placement import Placer, template_key
+from kubectl_tspread.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
+    kubectl_warnings
+from kubectl_tspread.drain.search import Search
+from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.drain.steps import Context, Tracked, World, run_batch
+from kubectl_tspread.engine import spread
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.errors import NotFoundError, UsageError
+from kubectl_tspread.labels import Selector
+from kubectl_tspread.model import Pod, Snapshot
+
+
+def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Selector | None = None,
+                    domain: tuple[str, str] | None = None) -> tuple[str, ...]:
+    """Node names in the order given, then `-l` and `--domain` matches by name; duplicates dropped."""
+    if not names and selector is None and domain is None:
+        raise UsageError("name the nodes to drain: NODE..., -l SELECTOR or --domain KEY=VALUE")
+    known = {n.name: n for n in snapshot.nodes}
+    out: list[str] = []
+    for name in names:
+        if name not in known:
+            raise NotFoundError(f'node "{name}" not found ({snapshot.source or "snapshot"}); '
+                                f"list the nodes with: kubectl get nodes")
+        out.append(name)
+    for what, pred in (("-l " + str(selector), selector.matches if selector is not None else None),
+                       (f"--domain {domain[0]}={domain[1]}" if domain else "",
+                        (lambda labels: labels.get(domain[0]) == domain[1]) if domain else None)):
+        if pred is None:
+            continue
+        matched = sorted(n.name for n in snapshot.nodes if pred(n.labels))
+        if not matched:
+            raise NotFoundError(f"no node matches {what} ({snapshot.source or 'snapshot'}); "
+                                f"check the labels with: kubectl get nodes --show-labels")
+        out.extend(matched)
+    return tuple(dict.fromkeys(out))
+
+
+def _workload(index: ClusterIndex, pod: Pod) -> str | None:
+    w = index.top_controller(pod)
+    if w is not None:
+        return w.ref
+    return f"{pod.owner.kind}/{pod.owner.name}" if pod.owner is not None else None
+
+
+def probe_pod(pod: Pod) -> Pod:
+    """An unbound copy standing for the workload's next pod (it never counts itself)."""
+    return replace(pod, name=f"{pod.name}-probe", uid=f"probe-{pod.uid}", node_name="", phase="Pending",
+                   terminating=False)
+
+
+def _tracked(index: ClusterIndex, decisions: Iterable[PodDecision], workload_of: dict) -> list[Tracked]:
+    """Each explicit constraint of each distinct template among the replaced pods, with its
+    limit: maxSkew, or the pre-drain skew when a hard constraint is already above it."""
+    seen: set[tuple] = set()
+    out = []
+    for d in decisions:
+        if d.action not in (EVICT, ALREADY_EVICTED) or not d.replaced or not d.pod.spread:
+            continue
+        probe = probe_pod(d.pod)
+        k = (workload_of.get(d.pod.key), template_key(replace(probe, name="", uid="")))
+        if k in seen:
+            continue
+        seen.add(k)
+        state = spread.compute(index, probe)
+        for i, cs in enumerate(state.constraints):
+            limit = max(cs.constraint.max_skew, cs.skew) if cs.constraint.hard else cs.constraint.max_skew
+            out.append(Tracked(workload_of.get(d.pod.key) or f"Pod/{d.pod.name}", probe, i, limit))
+    return out
+
+
+def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> Context:
+    index = sim.index
+    decisions = {n: classify_all(sorted(index.pods_by_node.get(n, ()), key=lambda p: p.key), options.flags)
+                 for n in targets}
+    flat = [d for n in targets for d in decisions[n]]
+    workload_of = {d.pod.key: _workload(index, d.pod) for d in flat}
+    pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
+    pod_pdbs, blocked = {}, {}
+    for d in flat:
+        if d.action != EVICT:
+            continue
+        keys = tuple(pdbmod.pdb_key(b) for b in pdbmod.covering(d.pod, pdbs.values()))
+        pod_pdbs[d.pod.key] = keys
+        if len(keys) > 1:
+            blocked[d.pod.key] = MULTIPLE_PDBS
+        elif keys and pdbs[keys[0]].disruptions_allowed <= 0:
+            blocked[d.pod.key] = PDB_BLOCKS
+    return Context(tuple(targets), decisions, workload_of, pod_pdbs, pdbs, _tracked(index, flat, workload_of),
+                   blocked, options.delete_drained_nodes)
+
+
+def _settle(ctx: Context, world: World) -> list[Eviction]:
+    """Place Pending pods of the affected workloads (replacements of an earlier, interrupted
+    run) before anything else, as the scheduler would."""
+    affected = {w for w in ctx.workload_of.values() if w}
+    index = world.sim.index
+    out = []
+    for p in sorted(world.sim.pending(), key=lambda p: (-p.priority, p.key)):
+        if _workload(index, p) not in affected:
+            continue
+        pl = world.placer.place(world.sim, p)
+        if pl.node is not None:
+            world.sim.bind(p, pl.node)
+        out.append(Eviction(p.namespace, p.name, "", _workload(index, p), True, pl.node, dict(pl.accepting)))
+    return out
+
+
+def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> tuple[Context, World]:
+    sim = SimCluster(snapshot)
+    ctx = build_context(sim, targets, options)
+    remaining = {n: [d.pod for d in ctx.decisions[n] if d.action == EVICT and d.pod.key not in ctx.blocked]
+                 for n in targets}
+    world = World(sim, pdbmod.Budgets.from_pdbs(snapshot.pdbs), remaining, Placer())
+    return ctx, world
+
+
+def _blocked_stranded(ctx: Context, world: World) -> list[Stranded]:
+    first_step = {}
+    for s in world.steps:
+        for n in s.nodes:
+            first_step.setdefault(n, s.number)
+    out = []
+    for n in ctx.targets:
+        for d in ctx.decisions[n]:
+            why = ctx.blocked.get(d.pod.key)
+            if why:
+                out.append(Stranded(d.pod.namespace, d.pod.name, ctx.workload_of.get(d.pod.key),
+                                    first_step.get(n, 0), why,
+                                    {"node": n, "pdbs": list(ctx.pod_pdbs.get(d.pod.key, ()))}))
+    return out
+
+
+def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions = PlanOptions()) -> DrainPlan:
+    """Plan the drain of `targets` (node names, as resolve_targets gives them)."""
+    missing = [t for t in targets if snapshot.node(t) is None]
+    if missing:
+        raise NotFoundError(f'node "{missing[0]}" not found ({snapshot.source or "snapshot"}); '
+                            f"list the nodes with: kubectl get nodes")
+    ctx, world = _new_world(snapshot, targets, options)
+    settled = _settle(ctx, world)
+    search = Search(ctx, options.max_parallel, options.search_budget)
+    final, found = search.run(world)
+    stranded = final.stranded + _blocked_stranded(ctx, final)
+    stranded += [Stranded(e.namespace, e.name, e.workload, 0, "NoCapacity", {}) for e in settled
+                 if e.predicted_node is None]
+    flat = [d for n in targets for d in ctx.decisions[n]]
+    refused = [d for d in flat if d.action == REFUSE]
+    safe = found and not stranded and not refused and final.safe
+    plan = DrainPlan(
+        nodes=tuple(targets), safe=safe, steps=tuple(final.steps), stranded=tuple(stranded), findings=(),
+        max_parallel=options.max_parallel, flags=options.flags,
+        kubectl_errors=tuple(kubectl_errors(flat)), kubectl_warnings=tuple(kubectl_warnings(flat)),
+        already_cordoned=tuple(n for n in targets if snapshot.node(n).unschedulable),  # type: ignore[union-attr]
+        already_evicted=tuple(d.pod.key for d in flat if d.action == ALREADY_EVICTED),
+        settled=tuple(settled), explored=search.explored, search_exhausted=search.exhausted,
+    )
+    findings = build_findings(plan, refused)
+    if safe:
+        findings += order_finding(plan, lambda: given_order_safe(snapshot, targets, options))
+    if options.verify_remedies and not safe:
+        from kubectl_tspread.drain.remedies import attach_remedies
+
+        findings = attach_remedies(snapshot, targets, options, plan, findings)
+    return replace(plan, findings=tuple(findings))
+
+
+def given_order_safe(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> bool:
+    """Whether draining in the order given, --max-parallel nodes at a time, is safe."""
+    ctx, world = _new_world(snapshot, targets, options)
+    _settle(ctx, world)
+    step = max(1, options.max_parallel)
+    ok = True
+    for i in range(0, len(targets), step):
+        ok = run_batch(ctx, world, list(targets[i:i + step])) and ok
+    return ok and world.safe

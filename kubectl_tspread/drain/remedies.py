@@ -1,0 +1,167 @@
+"""Remedies, verified: each candidate is applied to a copy of the snapshot (or to the
+plan options) and the whole plan is computed again. A remedy is kept only when the
+re-plan no longer has the finding (same code, same workload) and none of the
+finding's pods strands; `makes_safe` says whether the re-planned drain is safe.
+
+Candidates per code:
+- CordonedDomainTrap, HostnameSpreadFull, SpreadBlocked, SkewExceeded: delete the
+  drained Node objects once empty; nodeTaintsPolicy: Honor on the constraint; raise
+  maxSkew (smallest of +1..+3 that works); add a node in a domain first.
+- NoCapacity: add a node like an existing one in a domain (the constraint's domains,
+  emptiest first, else the zones of the non-target nodes).
+- PdbBlocks: let the PDB allow one disruption; MultiplePdbs: remove one of the PDBs.
+- UnmanagedPod / LocalStorage / DaemonSetPod: the kubectl flag that lifts the refusal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Iterator, Sequence
+
+from kubectl_tspread.drain.model import (
+    CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS, NO_CAPACITY,
+    PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
+)
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.model import HONOR, HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, ZONE_KEY, Node, Snapshot
+
+_SPREAD_CODES = (CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, SPREAD_BLOCKED, SKEW_EXCEEDED)
+_FLAG_FIELD = {UNMANAGED_POD: ("force", "--force"), LOCAL_STORAGE: ("delete_emptydir_data", "--delete-emptydir-data"),
+               DAEMONSET_POD: ("ignore_daemonsets", "--ignore-daemonsets")}
+MAX_SKEW_TRIES = 3
+MAX_DOMAINS_TRIED = 3
+REMEDY_SEARCH_BUDGET = 150
+
+Candidate = tuple[str, dict[str, Any], Snapshot, PlanOptions]
+
+
+def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
+                    findings: list[Finding]) -> list[Finding]:
+    from kubectl_tspread.drain.plan import plan_drain
+
+    quiet = replace(options, verify_remedies=False, search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET))
+    cache: dict[str, DrainPlan] = {}
+    out = []
+    for f in findings:
+        if f.severity == INFO:
+            out.append(f)
+            continue
+        kept: list[Remedy] = []
+        tried_actions: set[str] = set()
+        for action, params, snap, opts in candidates(snapshot, targets, options, plan, f):
+            if action in tried_actions and action in ("RaiseMaxSkew", "AddNode"):
+                continue  # the smallest working raise / the first working domain is enough
+            key = repr((action, sorted(params.items())))
+            replanned = cache.get(key)
+            if replanned is None:
+                replanned = cache[key] = plan_drain(snap, targets, replace(opts, verify_remedies=False,
+                                                                          search_budget=quiet.search_budget))
+            if _clears(f, replanned):
+                kept.append(Remedy(action, params, True, replanned.safe))
+                tried_actions.add(action)
+        out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: not r.makes_safe))))
+    return out
+
+
+def _clears(f: Finding, replanned: DrainPlan) -> bool:
+    if any(g.code == f.code and g.workload == f.workload for g in replanned.findings if g.severity != INFO):
+        return False
+    stranded = {f"{s.namespace}/{s.name}" for s in replanned.stranded}
+    return not stranded.intersection(f.pods)
+
+
+def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
+               f: Finding) -> Iterator[Candidate]:
+    if f.code in _FLAG_FIELD:
+        field_name, flag = _FLAG_FIELD[f.code]
+        yield "Flag", {"flag": flag}, snapshot, replace(options, flags=replace(options.flags, **{field_name: True}))
+        return
+    if f.code == PDB_BLOCKS:
+        for key in f.params.get("pdbs", ()):
+            yield "RaisePdbBudget", {"pdb": key, "disruptionsAllowed": 1}, _with_pdb_budget(snapshot, key), options
+        return
+    if f.code == MULTIPLE_PDBS:
+        for key in f.params.get("pdbs", ()):
+            yield "RemovePdb", {"pdb": key}, _without_pdb(snapshot, key), options
+        return
+    key = f.params.get("topologyKey")
+    namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
+    if f.code in _SPREAD_CODES and key:
+        if not options.delete_drained_nodes:
+            yield "DeleteDrainedNodes", {"nodes": list(targets)}, snapshot, replace(options, delete_drained_nodes=True)
+        yield ("HonorTaints", {"workload": f.workload, "topologyKey": key},
+               _edit_constraint(snapshot, namespace, f.workload, key, node_taints_policy=HONOR), options)
+        base = int(f.params.get("maxSkew", 1))
+        for s in range(base + 1, base + 1 + MAX_SKEW_TRIES):
+            yield ("RaiseMaxSkew", {"workload": f.workload, "topologyKey": key, "maxSkew": s},
+                   _edit_constraint(snapshot, namespace, f.workload, key, max_skew=s), options)
+    for domain_key, value, like in _node_domains(snapshot, targets, f):
+        yield ("AddNode", {"topologyKey": domain_key, "domain": value, "like": like.name},
+               _with_node(snapshot, like, value, domain_key), options)
+
+
+def _pods_of(snapshot: Snapshot, namespace: str, workload: str | None):
+    index = ClusterIndex(snapshot)
+    for p in snapshot.pods:
+        if p.namespace != namespace:
+            continue
+        w = index.top_controller(p)
+        ref = w.ref if w is not None else (f"{p.owner.kind}/{p.owner.name}" if p.owner else None)
+        if ref == workload:
+            yield p
+
+
+def _edit_constraint(snapshot: Snapshot, namespace: str, workload: str | None, key: str, **changes) -> Snapshot:
+    mine = {p.key for p in _pods_of(snapshot, namespace, workload)}
+    pods = tuple(
+        replace(p, spread=tuple(replace(c, **changes) if c.topology_key == key else c for c in p.spread))
+        if p.key in mine else p for p in snapshot.pods)
+    return replace(snapshot, pods=pods)
+
+
+def _with_pdb_budget(snapshot: Snapshot, key: str) -> Snapshot:
+    return replace(snapshot, pdbs=tuple(
+        replace(b, disruptions_allowed=max(1, b.disruptions_allowed), max_unavailable=1, min_available=None)
+        if f"{b.namespace}/{b.name}" == key else b for b in snapshot.pdbs))
+
+
+def _without_pdb(snapshot: Snapshot, key: str) -> Snapshot:
+    return replace(snapshot, pdbs=tuple(b for b in snapshot.pdbs if f"{b.namespace}/{b.name}" != key))
+
+
+def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding) -> Iterator[tuple[str, str, Node]]:
+    """(key, domain, node to copy) to try adding a node in, at most MAX_DOMAINS_TRIED."""
+    key = f.params.get("topologyKey") or ZONE_KEY
+    if key == HOSTNAME_KEY:
+        key = ZONE_KEY
+    dist = f.params.get("distribution") or {}
+    trapped = list(f.params.get("cordonedDomains") or ())
+    values = trapped + sorted((v for v in dist if v not in trapped), key=lambda v: (dist[v], v))
+    if not values:
+        values = sorted({n.labels[key] for n in snapshot.nodes if key in n.labels})
+    tried = 0
+    for v in values:
+        like = _template_node(snapshot, targets, key, v)
+        if like is None:
+            continue
+        yield key, v, like
+        tried += 1
+        if tried >= MAX_DOMAINS_TRIED:
+            return
+
+
+def _template_node(snapshot: Snapshot, targets: Sequence[str], key: str, value: str) -> Node | None:
+    nodes = [n for n in snapshot.nodes if n.labels.get(key) == value]
+    nodes.sort(key=lambda n: (n.name in targets, -n.allocatable.get("cpu", 0), n.name))
+    return nodes[0] if nodes else None
+
+
+def _with_node(snapshot: Snapshot, like: Node, value: str, key: str) -> Snapshot:
+    name = f"new-{value}-1"
+    labels = dict(like.labels)
+    labels[key] = value
+    if HOSTNAME_KEY in labels:
+        labels[HOSTNAME_KEY] = name
+    node = replace(like, name=name, labels=labels, unschedulable=False,
+                   taints=tuple(t for t in like.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
+    return replace(snapshot, nodes=snapshot.nodes + (node,))

@@ -1,0 +1,166 @@
+"""Choosing the order and size of steps: depth-first search with a heuristic order,
+bounded backtracking, and a greedy fallback.
+
+At each level the candidate batches are built from the remaining target nodes in
+heuristic order (cheapest to drain first):
+1. nodes whose cordon would leave a tracked hard constraint's domain with no
+   schedulable node go last (that is the cordoned-domain trap in the making);
+2. then nodes holding pods of a domain at the constraint's global minimum (draining
+   the minimum's domain first lowers the minimum and blocks the other domains);
+3. then the node whose domains have the largest surplus over the minimum first;
+4. ties by node name.
+A batch is a seed node plus up to --max-parallel − 1 more, taken from other domains
+first (spreading a step across domains); each seed is tried at the full batch size
+and, if that is unsafe, at smaller sizes.
+
+Every candidate is simulated (steps.run_batch) on a copy; the first safe one is
+descended into. A set of remaining nodes from which no safe continuation was found
+is remembered and not explored again (an approximation: the state after draining a
+set also depends on the order, which the memo ignores). Cost: each simulated step is
+O(R × N × F) for R replacements, N nodes and F filters (identical replacements share
+the non-spread filter work, see placement.py); the search simulates at most
+`search_budget` steps — O(T²) for T targets when the heuristic is right, exponential
+only until the budget stops it. If no safe order is found, a greedy pass picks at
+each level the least bad candidate (fewest stranded pods, least skew excess) and
+plays to the end, so the plan shows where and why it breaks.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubectl_tspread.drain.steps import Context, World, run_batch
+from kubectl_tspread.engine import spread
+from kubectl_tspread.model import HOSTNAME_KEY
+
+
+class Search:
+    def __init__(self, ctx: Context, max_parallel: int, budget: int):
+        self.ctx = ctx
+        self.max_parallel = max(1, max_parallel)
+        self.budget = budget
+        self.explored = 0
+        self.failed: set[frozenset[str]] = set()
+        self.exhausted = False
+        self.zone_key = zone_key(ctx)
+
+    def run(self, world: World) -> tuple[World, bool]:
+        """(final world, found a safe order)."""
+        found = self._dfs(world)
+        if found is not None:
+            return found, True
+        return self._greedy(world), False
+
+    def _dfs(self, world: World) -> World | None:
+        remaining = world.todo_nodes(self.ctx.targets)
+        if not remaining:
+            return world
+        key = frozenset(remaining)
+        if key in self.failed:
+            return None
+        for batch in self.batches(world, remaining):
+            if self.explored >= self.budget:
+                self.exhausted = True
+                return None
+            w = world.copy()
+            self.explored += 1
+            if run_batch(self.ctx, w, batch):
+                done = self._dfs(w)
+                if done is not None:
+                    return done
+        if self.explored < self.budget:
+            self.failed.add(key)
+        return None
+
+    def _greedy(self, world: World) -> World:
+        while True:
+            remaining = world.todo_nodes(self.ctx.targets)
+            if not remaining:
+                return world
+            best, best_cost = None, None
+            for batch in list(self.batches(world, remaining))[: 2 * len(remaining)]:
+                w = world.copy()
+                self.explored += 1
+                run_batch(self.ctx, w, batch)
+                cost = _badness(world, w, len(batch))
+                if best_cost is None or cost < best_cost:
+                    best, best_cost = w, cost
+            world = best  # type: ignore[assignment]
+
+    def batches(self, world: World, remaining: list[str]) -> Iterator[list[str]]:
+        order = self.order(world, remaining)
+        seen: set[tuple[str, ...]] = set()
+        for seed in order:
+            full = self._batch_from(world, seed, order)
+            for size in range(len(full), 0, -1):
+                b = tuple(full[:size])
+                if b not in seen:
+                    seen.add(b)
+                    yield list(b)
+
+    def _batch_from(self, world: World, seed: str, order: list[str]) -> list[str]:
+        batch = [seed]
+        used = {self._zone_of(world, seed)}
+        for pass_other_domains in (True, False):
+            for n in order:
+                if len(batch) >= self.max_parallel:
+                    return batch
+                if n in batch:
+                    continue
+                z = self._zone_of(world, n)
+                if pass_other_domains and z in used:
+                    continue
+                batch.append(n)
+                used.add(z)
+        return batch
+
+    def _zone_of(self, world: World, node: str) -> str:
+        n = world.sim.nodes.get(node)
+        if n is None or self.zone_key is None:
+            return node
+        return n.labels.get(self.zone_key, node)
+
+    def order(self, world: World, remaining: list[str]) -> list[str]:
+        states = {}
+        for t in self.ctx.tracked:
+            if id(t.pod) not in states:
+                states[id(t.pod)] = spread.compute(world.sim.index, t.pod)
+        hard = [states[id(t.pod)].constraints[t.position] for t in self.ctx.tracked
+                if states[id(t.pod)].constraints[t.position].constraint.hard]
+        cordoned = {n for n, node in world.sim.nodes.items() if node.unschedulable}
+
+        def key(name: str):
+            empties = holds_min = surplus = 0
+            for cs in hard:
+                value = cs.node_domain.get(name)
+                if value is None:
+                    continue
+                dom = cs.domains[value]
+                if cs.constraint.topology_key != HOSTNAME_KEY and all(
+                        n in cordoned or n == name for n in dom.nodes) and name not in cordoned:
+                    empties += 1
+                if cs.node_counts.get(name, 0):
+                    if dom.pods <= cs.global_min:
+                        holds_min += 1
+                    surplus += dom.pods - cs.global_min
+            return (empties, holds_min, -surplus, name)
+
+        return sorted(remaining, key=key)
+
+
+def zone_key(ctx: Context) -> str | None:
+    """The first non-hostname topologyKey of a tracked hard constraint: what "spread a
+    step across domains" spreads over."""
+    for t in ctx.tracked:
+        c = t.pod.spread[t.position] if t.position < len(t.pod.spread) else None
+        if c is not None and c.hard and c.topology_key != HOSTNAME_KEY:
+            return c.topology_key
+    return None
+
+
+def _badness(before: World, after: World, size: int) -> tuple[int, int, int]:
+    stranded = len(after.stranded) - len(before.stranded)
+    excess = sum(max(0, c.skew - c.limit) for s in after.steps[len(before.steps):]
+                 for c in s.constraints_after if c.exceeded)
+    # prefer progress: a bigger batch at equal harm
+    return (stranded, excess, -size)

@@ -1,0 +1,133 @@
+"""A mutable copy of the cluster that a drain plan is played on.
+
+The snapshot itself is never touched: `SimCluster` keeps its own node and pod maps
+and a ClusterIndex it updates in place (`ClusterIndex.add_pod` / `remove_pod`), so a
+replacement bound a moment ago is seen by the next one's filters and spread counts.
+
+How an eviction is modelled ("until gone"):
+- `evict` marks the pod terminating on its node. From that moment the spread engine
+  stops counting it (the scheduler bypasses pods with a deletionTimestamp) while
+  NodeResourcesFit still charges its requests to the node, exactly as a real
+  terminating pod holds its resources. Its node is cordoned in the same step, so the
+  held resources only matter to pods that tolerate the cordon.
+- `settle` ends a step: terminating pods are gone (the executor waits for that
+  before the next step), so the next step starts from a clean node.
+- StatefulSet pods keep their name and the controller only recreates one after the
+  old pod is gone: `evict` removes such a pod at once instead of marking it.
+
+Each mutation bumps the version of the node it touches; placement caches per-node
+filter verdicts keyed by that version.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from typing import Iterable
+
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.model import Node, Pod, Snapshot
+
+REPLACEMENT_UID_PREFIX = "tspread-replacement-"
+# one counter for every simulation: a version number names one state of one node, even
+# across copies, so the placement cache never confuses two branches of the search
+_VERSIONS = itertools.count(1)
+
+
+class SimCluster:
+    def __init__(self, snapshot: Snapshot, seq: int = 0):
+        self.base = snapshot
+        self.nodes: dict[str, Node] = {n.name: n for n in sorted(snapshot.nodes, key=lambda n: n.name)}
+        self.pods: dict[str, Pod] = {p.key: p for p in snapshot.pods if not p.finished}
+        self.index = ClusterIndex(replace(snapshot, nodes=tuple(self.nodes.values()),
+                                          pods=tuple(self.pods.values())))
+        self.version: dict[str, int] = {}
+        self.seq = seq
+        # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
+        self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
+
+    def copy(self) -> "SimCluster":
+        other = SimCluster(self.snapshot(), self.seq)
+        other.version = dict(self.version)
+        return other
+
+    def snapshot(self) -> Snapshot:
+        return replace(self.base, nodes=tuple(self.nodes.values()), pods=tuple(self.pods.values()))
+
+    def _touch(self, node: str) -> None:
+        if node:
+            self.version[node] = next(_VERSIONS)
+
+    def pods_on(self, node: str) -> list[Pod]:
+        return [p for p in self.index.pods_by_node.get(node, ())]
+
+    def cordon(self, names: Iterable[str]) -> None:
+        for name in names:
+            n = self.nodes[name]
+            if not n.unschedulable:
+                self.nodes[name] = self.index.nodes[name] = n.cordoned()
+                self._touch(name)
+
+    def add_node(self, node: Node) -> None:
+        self.nodes[node.name] = self.index.nodes[node.name] = node
+        self._touch(node.name)
+
+    def delete_node(self, name: str) -> None:
+        """Remove a Node object; its pods (only DaemonSet and mirror pods are left on a
+        drained node) go with it, as the pod garbage collector does."""
+        for p in self.pods_on(name):
+            self._drop(p)
+        self.nodes.pop(name, None)
+        self.index.nodes.pop(name, None)
+        self._touch(name)
+
+    def _drop(self, pod: Pod) -> None:
+        self.pods.pop(pod.key, None)
+        self.index.remove_pod(pod)
+        self._touch(pod.node_name)
+
+    def _put(self, pod: Pod) -> None:
+        self.pods[pod.key] = pod
+        self.index.add_pod(pod)
+        self._touch(pod.node_name)
+
+    def evict(self, pod: Pod) -> None:
+        current = self.pods.get(pod.key, pod)
+        self._drop(current)
+        if current.owner is not None and current.owner.kind == "StatefulSet":
+            return
+        self._put(replace(current, terminating=True))
+
+    def settle(self) -> None:
+        """Terminating pods are gone (the executor waits for this between steps)."""
+        for p in [p for p in self.pods.values() if p.terminating]:
+            self._drop(p)
+
+    def replacement_for(self, pod: Pod) -> Pod:
+        """The pod a controller creates for `pod`: same labels (pod-template-hash
+        included), constraints and requests; unbound; a new name (a StatefulSet's keeps
+        its name, the old pod being gone by then)."""
+        self.seq += 1
+        if pod.owner is not None and pod.owner.kind == "StatefulSet":
+            name = pod.name
+        else:
+            base = pod.name.rsplit("-", 1)[0] if "-" in pod.name else pod.name
+            name = f"{base}-new{self.seq}"
+        return replace(pod, name=name, uid=f"{REPLACEMENT_UID_PREFIX}{self.seq}", node_name="",
+                       phase="Pending", terminating=False, conditions=(), ready=False,
+                       nominated_node="", created="")
+
+    def add_pending(self, pod: Pod) -> None:
+        self._put(pod)
+
+    def bind(self, pod: Pod, node: str) -> Pod:
+        """Bind a pending pod (as the scheduler's assume step does)."""
+        current = self.pods.get(pod.key, pod)
+        if current.key in self.pods:
+            self._drop(current)
+        bound = replace(current, node_name=node, phase="Running")
+        self._put(bound)
+        return bound
+
+    def pending(self) -> list[Pod]:
+        return [p for p in self.pods.values() if p.pending]

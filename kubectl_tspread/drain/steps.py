@@ -1,0 +1,257 @@
+"""Playing one batch of nodes on the simulated cluster: cordon, evict, replace, check.
+
+A batch (≤ --max-parallel nodes) becomes one step, or several when a PDB's budget
+is smaller than the batch's pods it covers: each step evicts what the budgets allow
+and the next one (same nodes, already cordoned) the rest, once the previous step's
+replacements are Ready and the budget is back.
+
+Per step: cordon the batch; evict the step's pods (terminating: uncounted, still
+holding resources); create every replacement (controller-managed pods only) and
+place them one by one, highest priority first, each seeing the previous ones bound;
+then judge every tracked constraint (the hard and soft constraints of each affected
+workload) against its limit: maxSkew, or the skew before the drain when that was
+already higher — a drain may not make an existing violation worse, but it cannot
+be blamed for it. A step is safe when no replacement strands, no DoNotSchedule
+constraint ends above its limit and no pod had to be left for lack of budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubectl_tspread.drain import pdb as pdbmod
+from kubectl_tspread.drain.diagnose import strand_reason
+from kubectl_tspread.drain.model import (
+    PDB_BLOCKS,
+    ConstraintAfter,
+    Eviction,
+    PdbUse,
+    Skipped,
+    Step,
+    Stranded,
+)
+from kubectl_tspread.drain.placement import Placer
+from kubectl_tspread.drain.pods import EVICT, SKIP, PodDecision
+from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, SimCluster
+from kubectl_tspread.engine import spread
+from kubectl_tspread.model import Pdb, Pod
+
+
+@dataclass(frozen=True, slots=True)
+class Tracked:
+    """One constraint of one affected workload, judged after every step through a
+    representative (unbound) pod of that workload."""
+
+    workload: str
+    pod: Pod
+    position: int
+    limit: int
+
+
+@dataclass
+class Context:
+    """What stays fixed while the search tries orders."""
+
+    targets: tuple[str, ...]
+    decisions: dict[str, list[PodDecision]]  # node -> its pods' decisions
+    workload_of: dict[str, str | None]  # pod key -> "Kind/name"
+    pod_pdbs: dict[str, tuple[str, ...]]
+    pdbs: dict[str, Pdb]
+    tracked: list[Tracked]
+    blocked: dict[str, str]  # pod key -> PdbBlocks | MultiplePdbs (never evictable)
+    delete_drained_nodes: bool = False
+    origin: dict[str, str] = field(default_factory=dict)  # replacement key -> evicted pod key
+
+    def adopt(self, pod: Pod) -> None:
+        """Give a replacement its original's workload, PDBs and decision."""
+        src = self.origin.get(pod.key)
+        if src is None or pod.key in self.pod_pdbs:
+            return
+        self.workload_of[pod.key] = self.workload_of.get(src)
+        self.pod_pdbs[pod.key] = self.pod_pdbs.get(src, ())
+
+    def decision(self, pod: Pod) -> PodDecision:
+        for d in self.decisions.get(pod.node_name, ()):
+            if d.pod.key == pod.key:
+                return d
+        return PodDecision(pod, EVICT, replaced=True)
+
+
+@dataclass
+class World:
+    """One branch of the search: the simulated cluster and what is left to do."""
+
+    sim: SimCluster
+    budgets: pdbmod.Budgets
+    remaining: dict[str, list[Pod]]  # target node -> pods still to evict
+    placer: Placer
+    steps: list[Step] = field(default_factory=list)
+    stranded: list[Stranded] = field(default_factory=list)
+    pending: list[tuple[Pod, Pod]] = field(default_factory=list)  # (stranded replacement, evicted pod)
+    done: set[str] = field(default_factory=set)  # targets already played
+
+    def copy(self) -> "World":
+        sim = self.sim.copy()
+        pending = [(sim.pods.get(r.key, r), e) for r, e in self.pending]
+        return World(sim, self.budgets.copy(), {k: list(v) for k, v in self.remaining.items()},
+                     self.placer, list(self.steps), list(self.stranded), pending, set(self.done))
+
+    def todo_nodes(self, targets) -> list[str]:
+        return [n for n in targets if n not in self.done]
+
+    @property
+    def safe(self) -> bool:
+        return all(s.safe for s in self.steps) and not self.stranded
+
+
+def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
+    """Play `batch` to the end (one or more steps). True when every step was safe."""
+    _adopt_replacements(ctx, world, batch)
+    todo = [p for n in batch for p in world.remaining.get(n, ())]
+    cordon = [n for n in batch if not world.sim.nodes[n].unschedulable]
+    world.sim.cordon(cordon)
+    world.done.update(batch)
+    first, ok = True, True
+    while first or todo:
+        wave, deferred = [], []
+        for p in todo:
+            keys = ctx.pod_pdbs.get(p.key, ())
+            if world.budgets.fits(keys):
+                world.budgets.charge(keys)
+                wave.append(p)
+            else:
+                deferred.append(p)
+        if not wave and not first:
+            # budget lost to replacements that never became Ready: the rest can never go
+            ok = False
+            for p in deferred:
+                world.stranded.append(Stranded(p.namespace, p.name, ctx.workload_of.get(p.key),
+                                               len(world.steps), PDB_BLOCKS,
+                                               {"node": p.node_name, "pdbs": list(ctx.pod_pdbs.get(p.key, ()))}))
+                world.remaining[p.node_name].remove(p)
+            break
+        # the first step always runs: it cordons the batch even when nothing is evicted
+        step = _play_step(ctx, world, batch, cordon if first else [], wave, first)
+        ok = ok and step.safe
+        first = False
+        todo = deferred
+    return ok
+
+
+def _adopt_replacements(ctx: Context, world: World, batch: list[str]) -> None:
+    """Replacements that an earlier step put on a node of this batch move again."""
+    for n in batch:
+        for p in world.sim.pods_on(n):
+            if p.uid.startswith(REPLACEMENT_UID_PREFIX) and not p.terminating and p not in world.remaining[n]:
+                world.remaining[n].append(p)
+                ctx.adopt(p)
+
+
+def _delete_emptied(ctx: Context, world: World, batch: list[str]) -> tuple[str, ...]:
+    """The remedy "delete the drained Node objects once empty": once the step's pods are
+    gone, delete each batch node that holds only DaemonSet or mirror pods (never a pod
+    that a drain would have to delete outside the Eviction API)."""
+    world.sim.settle()
+    deleted = []
+    for n in batch:
+        if world.remaining.get(n) or n not in world.sim.nodes:
+            continue
+        if all(ctx.decision(p).action == SKIP for p in world.sim.pods_on(n)):
+            world.sim.delete_node(n)
+            deleted.append(n)
+    return tuple(deleted)
+
+
+def _skipped(ctx: Context, batch: list[str], first: bool) -> tuple[Skipped, ...]:
+    if not first:
+        return ()
+    out = []
+    for n in batch:
+        for d in ctx.decisions.get(n, ()):
+            if d.action != EVICT or d.pod.key in ctx.blocked:
+                reason = ctx.blocked.get(d.pod.key) or d.code or d.action
+                out.append(Skipped(d.pod.namespace, d.pod.name, n, reason, d.message))
+    return tuple(out)
+
+
+def retry_pending(ctx: Context, world: World) -> list[tuple[Pod, Pod, str]]:
+    """The scheduler retries Pending pods when the cluster changes: replacements that
+    stranded earlier get another try. Returns (evicted pod, replacement, node) placed."""
+    placed, still = [], []
+    for repl, evicted in world.pending:
+        pl = world.placer.place(world.sim, repl)
+        if pl.node is None:
+            still.append((repl, evicted))
+        else:
+            world.sim.bind(repl, pl.node)
+            placed.append((evicted, repl, pl.node))
+    world.pending = still
+    return placed
+
+
+def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod],
+               first: bool) -> Step:
+    number = len(world.steps) + 1
+    sim = world.sim
+    retry_pending(ctx, world)
+    decisions = {p.key: ctx.decision(p) for p in wave}
+    for p in wave:
+        sim.evict(p)
+        world.remaining[p.node_name].remove(p)
+    evictions: list[Eviction] = []
+    replacements = [(p, sim.replacement_for(p)) for p in wave if decisions[p.key].replaced]
+    for p, r in replacements:
+        ctx.origin[r.key] = ctx.origin.get(p.key, p.key)
+    for _, r in replacements:
+        sim.add_pending(r)
+    deleted = _delete_emptied(ctx, world, batch) if ctx.delete_drained_nodes else ()
+    placed: dict[str, tuple[str | None, dict]] = {}
+    safe = True
+    # the scheduling queue pops higher priority first, then older pods; all are new here
+    for evicted, r in sorted(replacements, key=lambda x: -x[1].priority):
+        pl = world.placer.place(sim, r)
+        placed[evicted.key] = (pl.node, dict(pl.accepting))
+        if pl.node is not None:
+            sim.bind(r, pl.node)
+            continue
+        safe = False
+        reason, details = strand_reason(sim, pl)
+        details["node"] = evicted.node_name
+        world.stranded.append(Stranded(evicted.namespace, evicted.name, ctx.workload_of.get(evicted.key),
+                                       number, reason, details))
+        world.pending.append((sim.pods.get(r.key, r), evicted))
+        world.budgets.strand(ctx.pod_pdbs.get(evicted.key, ()))
+    for p in wave:
+        d = decisions[p.key]
+        node, accepting = placed.get(p.key, (None, {}))
+        evictions.append(Eviction(p.namespace, p.name, p.node_name, ctx.workload_of.get(p.key), d.replaced,
+                                  node, accepting, ctx.pod_pdbs.get(p.key, ()), d.message))
+    after = judge(ctx, sim)
+    if any(c.exceeded for c in after):
+        safe = False
+    if first and any(d.pod.key in ctx.blocked for n in batch for d in ctx.decisions.get(n, ())):
+        safe = False
+    used = world.budgets.next_step()
+    pdbs = tuple(PdbUse(ctx.pdbs[k].namespace, ctx.pdbs[k].name,
+                        world.budgets.step_allowance(k), n) for k, n in sorted(used.items()))
+    sim.settle()
+    step = Step(number, tuple(batch), tuple(cordon), tuple(evictions), _skipped(ctx, batch, first),
+                after, pdbs, safe, deleted)
+    world.steps.append(step)
+    return step
+
+
+def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
+    """Every tracked constraint on the current simulated state."""
+    out = []
+    states: dict[int, spread.SpreadState] = {}
+    for t in ctx.tracked:
+        st = states.get(id(t.pod))
+        if st is None:
+            st = states[id(t.pod)] = spread.compute(sim.index, t.pod)
+        cs = st.constraints[t.position]
+        c = cs.constraint
+        out.append(ConstraintAfter(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
+                                   c.when_unsatisfiable, {d.value: d.pods for d in cs.domains.values()},
+                                   cs.global_min, cs.skew, t.limit, cs.status))
+    return tuple(out)
