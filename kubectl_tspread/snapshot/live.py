@@ -21,8 +21,8 @@ from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, res
 from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, Resource, describe_request,
                                                 is_namespaced)
 
-__all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "RESOURCES", "NAMESPACE_ALL", "Resource",
-           "describe_request", "connect", "load_live"]
+__all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "Answer", "Unreachable", "RESOURCES",
+           "NAMESPACE_ALL", "Resource", "describe_request", "connect", "load_live"]
 
 PAGE_SIZE = 500
 
@@ -52,6 +52,27 @@ class ApiStatusError(ClusterError):
         self.status = status
         self.reason = reason
         self.body = body or {}
+
+
+class Unreachable(ClusterError):
+    """The connection to the API server failed or was lost during a write."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the API server said to one `LiveCluster.exchange`: status, decoded JSON body (a
+    Status for errors), the Retry-After header in seconds when given, and the raw bytes."""
+
+    method: str
+    path: str
+    status: int
+    body: dict
+    retry_after: float | None
+    raw: bytes = b""
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status <= 299
 
 
 class _Transient(Exception):
@@ -193,6 +214,32 @@ class LiveCluster:
         if not 200 <= status <= 299:
             raise self._status_error(method, path, status, data)
         return self._loads(data) if data else {}
+
+    def exchange(self, method: str, path: str, body: Any = None, params: dict | None = None,
+                 content_type: str = "application/json") -> "Answer":
+        """One write exchange that returns any status instead of raising, for callers that branch on
+        it (the drain executor: 429 backs off, 404 means gone). Sent once. A connection that fails
+        or drops raises `Unreachable` (the write may or may not have been applied); `error(answer)`
+        is the ApiStatusError a user reads for a non-2xx answer."""
+        import json
+
+        from urllib3 import exceptions as ux
+
+        payload = None if body is None else json.dumps(body).encode()
+        try:
+            status, data, headers = self._send(method, path, params or {}, payload, content_type)
+        except ux.HTTPError as e:
+            raise Unreachable(self._unreachable_message(e)) from None
+        try:
+            decoded = self._loads(data) if data else {}
+        except ValueError:
+            decoded = {}
+        return Answer(method, path, status, decoded if isinstance(decoded, dict) else {},
+                      _retry_after(headers.get("Retry-After")), data)
+
+    def error(self, answer: "Answer") -> ApiStatusError:
+        """The actionable error for a non-2xx `Answer` (same wording as reads and `request`)."""
+        return self._status_error(answer.method, answer.path, answer.status, answer.raw)
 
     # ---- transport -----------------------------------------------------------------------
 
