@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 from kubectl_tspread.drain import pdb as pdbmod
 from kubectl_tspread.drain.findings import build_findings, order_finding
 from kubectl_tspread.drain.model import MULTIPLE_PDBS, PDB_BLOCKS, DrainPlan, Eviction, PlanOptions, Stranded
-from kubectl_tspread.drain.placement import Placer, template_key
+from kubectl_tspread.drain.placement import Placer
 from kubectl_tspread.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
     kubectl_warnings
 from kubectl_tspread.drain.search import Search
@@ -72,11 +72,12 @@ def _workload(index: ClusterIndex, pod: Pod) -> str | None:
 def probe_pod(pod: Pod) -> Pod:
     """An unbound copy standing for the workload's next pod (it never counts itself)."""
     return replace(pod, name=f"{pod.name}-probe", uid=f"probe-{pod.uid}", node_name="", phase="Pending",
-                   terminating=False)
+                   terminating=False, conditions=(), ready=False, nominated_node="")
 
 
 def _tracked(index: ClusterIndex, decisions: Iterable[PodDecision], workload_of: dict) -> list[Tracked]:
-    """Each explicit constraint of each distinct template among the replaced pods, with its
+    """Each explicit constraint of the replaced pods, once per workload and merged selector
+    (two revisions with `matchLabelKeys: [pod-template-hash]` are two constraints), with its
     limit: maxSkew, or the pre-drain skew when a hard constraint is already above it."""
     seen: set[tuple] = set()
     out = []
@@ -84,14 +85,15 @@ def _tracked(index: ClusterIndex, decisions: Iterable[PodDecision], workload_of:
         if d.action not in (EVICT, ALREADY_EVICTED) or not d.replaced or not d.pod.spread:
             continue
         probe = probe_pod(d.pod)
-        k = (workload_of.get(d.pod.key), template_key(replace(probe, name="", uid="")))
-        if k in seen:
-            continue
-        seen.add(k)
+        workload = workload_of.get(d.pod.key) or f"Pod/{d.pod.name}"
         state = spread.compute(index, probe)
         for i, cs in enumerate(state.constraints):
+            k = (workload, d.pod.namespace, i, cs.constraint, str(cs.selector))
+            if k in seen:
+                continue
+            seen.add(k)
             limit = max(cs.constraint.max_skew, cs.skew) if cs.constraint.hard else cs.constraint.max_skew
-            out.append(Tracked(workload_of.get(d.pod.key) or f"Pod/{d.pod.name}", probe, i, limit))
+            out.append(Tracked(workload, probe, i, limit))
     return out
 
 
@@ -168,8 +170,8 @@ def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions 
     search = Search(ctx, options.max_parallel, options.search_budget)
     final, found = search.run(world)
     stranded = final.stranded + _blocked_stranded(ctx, final)
-    stranded += [Stranded(e.namespace, e.name, e.workload, 0, "NoCapacity", {}) for e in settled
-                 if e.predicted_node is None]
+    # Pending pods that fit nowhere before the first step are not the drain's doing: they
+    # stay in `settled` with no predicted node, and do not make the plan unsafe
     flat = [d for n in targets for d in ctx.decisions[n]]
     refused = [d for d in flat if d.action == REFUSE]
     safe = found and not stranded and not refused and final.safe

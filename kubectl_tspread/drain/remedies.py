@@ -1,7 +1,7 @@
 """Remedies, verified: each candidate is applied to a copy of the snapshot (or to the
 plan options) and the whole plan is computed again. A remedy is kept only when the
-re-plan no longer has the finding (same code, same workload) and none of the
-finding's pods strands; `makes_safe` says whether the re-planned drain is safe.
+re-plan no longer has the finding (same code, same workload) — the problem may move
+elsewhere, which the re-plan's own findings would show; `makes_safe` says whether the re-planned drain is safe.
 
 Candidates per code:
 - CordonedDomainTrap, HostnameSpreadFull, SpreadBlocked, SkewExceeded: delete the
@@ -64,10 +64,8 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
 
 
 def _clears(f: Finding, replanned: DrainPlan) -> bool:
-    if any(g.code == f.code and g.workload == f.workload for g in replanned.findings if g.severity != INFO):
-        return False
-    stranded = {f"{s.namespace}/{s.name}" for s in replanned.stranded}
-    return not stranded.intersection(f.pods)
+    return not any(g.code == f.code and g.workload == f.workload for g in replanned.findings
+                   if g.severity != INFO)
 
 
 def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
@@ -76,7 +74,7 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
         field_name, flag = _FLAG_FIELD[f.code]
         yield "Flag", {"flag": flag}, snapshot, replace(options, flags=replace(options.flags, **{field_name: True}))
         return
-    if f.code == PDB_BLOCKS:
+    if f.code == PDB_BLOCKS and not f.params.get("budgetLost"):
         for key in f.params.get("pdbs", ()):
             yield "RaisePdbBudget", {"pdb": key, "disruptionsAllowed": 1}, _with_pdb_budget(snapshot, key), options
         return

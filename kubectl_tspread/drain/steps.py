@@ -127,7 +127,8 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
             for p in deferred:
                 world.stranded.append(Stranded(p.namespace, p.name, ctx.workload_of.get(p.key),
                                                len(world.steps), PDB_BLOCKS,
-                                               {"node": p.node_name, "pdbs": list(ctx.pod_pdbs.get(p.key, ()))}))
+                                               {"node": p.node_name, "pdbs": list(ctx.pod_pdbs.get(p.key, ())),
+                                                "budgetLost": True}))
                 world.remaining[p.node_name].remove(p)
             break
         # the first step always runs: it cordons the batch even when nothing is evicted

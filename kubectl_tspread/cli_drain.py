@@ -1,0 +1,125 @@
+"""The `drain-safe` command: flags → snapshot → plan_drain → render (→ execute with --execute)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import click
+
+from kubectl_tspread.errors import EXIT_FOUND, EXIT_OK, TspreadError, UsageError
+from kubectl_tspread.options import debug_option, output_options, parse_duration, source_options
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+# the planner reads pods of every namespace (a node holds many), their controllers and
+# Services (default constraints), PDBs (budgets) and volumes (VolumeBinding/VolumeZone)
+DRAIN_KINDS = ("Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController",
+               "Job", "Service", "PodDisruptionBudget", "PersistentVolume", "PersistentVolumeClaim",
+               "StorageClass")
+
+EPILOG = """\b
+Examples:
+  # Plan the drain of two nodes: steps, where each pod goes, skew after each step
+  kubectl tspread drain-safe node-a1 node-a2 --ignore-daemonsets
+  # Every node of a zone, two nodes per step, as JSON; exit 3 when no safe order exists
+  kubectl tspread drain-safe --domain topology.kubernetes.io/zone=us-east-2a --max-parallel 2 -o json
+  # Offline, from dumps
+  kubectl get nodes,pods,rs,deploy,sts,ds,pdb,svc -A -o json > cluster.json
+  kubectl tspread drain-safe -l pool=old --from-file cluster.json
+"""
+
+
+def parse_domain(ctx, param, value):
+    if value is None:
+        return None
+    key, sep, val = value.partition("=")
+    if not sep or not key or not val:
+        raise click.BadParameter(f"{value!r} is not KEY=VALUE, e.g. topology.kubernetes.io/zone=us-east-2a")
+    return key, val
+
+
+@click.command("drain-safe", context_settings=CONTEXT, epilog=EPILOG)
+@click.argument("nodes", nargs=-1, metavar="[NODE]...")
+@click.option("-l", "--selector", "selector", metavar="SELECTOR", help="Drain the nodes matching this label selector.")
+@click.option("--domain", callback=parse_domain, metavar="KEY=VALUE",
+              help="Drain every node labelled KEY=VALUE (e.g. a zone).")
+@click.option("--ignore-daemonsets", is_flag=True, help="Leave DaemonSet-managed pods in place (kubectl drain's flag).")
+@click.option("--force", is_flag=True, help="Also evict pods without a controller (nothing recreates them).")
+@click.option("--delete-emptydir-data", is_flag=True, help="Also evict pods with emptyDir volumes (their data is lost).")
+@click.option("--max-parallel", type=click.IntRange(min=1), default=1, show_default=True,
+              help="At most this many nodes per step.")
+@click.option("--execute", is_flag=True, help="Carry the plan out: cordon, evict through the Eviction API, wait.")
+@click.option("--yes", is_flag=True, help="With --execute: do not ask for confirmation.")
+@click.option("--dry-run", "dry_run", type=click.Choice(("none", "server")), default="none", show_default=True,
+              help="With --execute: server sends evictions with dryRun=All (PDBs checked, nothing changes).")
+@click.option("--timeout", callback=parse_duration, default="5m", show_default=True, metavar="DURATION",
+              help="With --execute: how long each step may take (evictions and replacements Ready).")
+@click.option("--log", "log_file", metavar="FILE", help="With --execute: append every action as a JSON line.")
+@source_options
+@output_options
+@debug_option
+def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydir_data, max_parallel, execute,
+               yes, dry_run, timeout, log_file, source, out):
+    """Plan a drain that never pushes a topology spread constraint past maxSkew.
+
+    Pods follow kubectl drain's rules (DaemonSet pods need --ignore-daemonsets and stay,
+    mirror pods are skipped, pods without a controller need --force, emptyDir pods need
+    --delete-emptydir-data). The drain is played step by step on a copy of the cluster:
+    cordon, evict, place every replacement as the scheduler would; the order and size
+    of steps are chosen so that no DoNotSchedule constraint ends a step above maxSkew,
+    every replacement has a node and no PDB is asked for more than it allows. When no
+    such order exists the traps are named, with remedies verified on the simulation.
+
+    Exit 0 when the plan is safe, 3 when it is not, 1 on error. Read-only unless --execute.
+    """
+    from kubectl_tspread.drain.model import PlanOptions
+    from kubectl_tspread.drain.plan import plan_drain, resolve_targets
+    from kubectl_tspread.drain.pods import DrainFlags
+    from kubectl_tspread.labels import Selector
+    from kubectl_tspread.snapshot import load_snapshot
+
+    if not execute and (yes or dry_run != "none" or log_file):
+        raise UsageError("--yes, --dry-run and --log only apply with --execute")
+    sel = Selector.parse(selector) if selector is not None else None
+    if not nodes and sel is None and domain is None:
+        raise UsageError("name the nodes to drain: NODE..., -l SELECTOR or --domain KEY=VALUE")
+    # a node holds pods of every namespace: the plan always reads them all
+    src = dataclasses.replace(source, all_namespaces=True)
+    snap = load_snapshot(src, DRAIN_KINDS)
+    targets = resolve_targets(snap, nodes, sel, domain)
+    options = PlanOptions(DrainFlags(ignore_daemonsets, force, delete_emptydir_data), max_parallel=max_parallel)
+    if execute:
+        return _execute(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
+                        log_file=log_file)
+    plan = plan_drain(snap, targets, options)
+    render_plan(plan, out)
+    return EXIT_OK if plan.safe else EXIT_FOUND
+
+
+def render_plan(plan, out) -> None:
+    from kubectl_tspread.render import structured
+    from kubectl_tspread.render.drain import drain_plan_view, print_plan
+
+    if out.structured:
+        click.echo(structured.dump(drain_plan_view(plan), out.output), nl=False)
+        return
+    from kubectl_tspread.render.console import make_console
+
+    print_plan(make_console(out.color), plan, wide=out.wide, no_headers=out.no_headers)
+
+
+def _execute(snapshot, targets, options, out, **kw):
+    """Hand over to the executor (drain/execute.py), which re-plans from live state before each step."""
+    import importlib
+
+    try:
+        mod = importlib.import_module("kubectl_tspread.drain.execute")
+    except ModuleNotFoundError as e:
+        if e.name != "kubectl_tspread.drain.execute":
+            raise
+        raise TspreadError("--execute is not available in this build; run without it to see the plan") from None
+    return mod.execute(snapshot, targets, options, out, **kw)
+
+
+def register(cli) -> None:
+    cli.add_command(drain_safe)

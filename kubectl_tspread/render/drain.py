@@ -1,0 +1,209 @@
+"""Output of `drain-safe`: the step table, the verdict, findings, and the DrainPlan view-model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_tspread.render.console import print_block, table
+from kubectl_tspread.render.structured import API_VERSION
+
+
+def _short(key: str) -> str:
+    return key.rsplit("/", 1)[-1]
+
+
+def _dist(d) -> str:
+    return " ".join(f"{k}={v}" for k, v in d.items()) or "<no domains>"
+
+
+# --- sentences -------------------------------------------------------------------------
+
+def finding_message(f) -> str:
+    """One sentence per finding code, from its data."""
+    p = f.params
+    pods = ", ".join(f.pods[:5]) + (f" and {len(f.pods) - 5} more" if len(f.pods) > 5 else "")
+    who = f"{f.workload}: " if f.workload else ""
+    at = f" at step {f.step}" if f.step else ""
+    if f.code == "CordonedDomainTrap":
+        doms = ", ".join(p.get("cordonedDomains", ()))
+        return (f"{who}{_short(p.get('topologyKey', ''))} {doms} has only cordoned nodes yet stays a domain "
+                f"(nodeTaintsPolicy Ignore) holding the global minimum at {p.get('globalMin')}; with maxSkew "
+                f"{p.get('maxSkew')} the other domains refuse the replacements of {pods}{at} "
+                f"({_dist(p.get('distribution', {}))}).")
+    if f.code == "HostnameSpreadFull":
+        return (f"{who}every node that fits already holds globalMin + maxSkew {p.get('maxSkew')} pods under the "
+                f"kubernetes.io/hostname constraint; the replacements of {pods} find no node{at}.")
+    if f.code == "NoCapacity":
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(p.get("reasons", {}).items()))
+        return f"{who}no node passes the scheduler's filters for the replacements of {pods}{at} ({reasons})."
+    if f.code == "SpreadBlocked":
+        return (f"{who}spread ({_short(p.get('topologyKey', ''))}, maxSkew {p.get('maxSkew')}) refuses every "
+                f"node that fits the replacements of {pods}{at} ({_dist(p.get('distribution', {}))}).")
+    if f.code == "SkewExceeded":
+        return (f"{who}{_short(p.get('topologyKey', ''))} skew reaches {p.get('skew')} (limit {p.get('limit')}) "
+                f"after step {f.step} ({_dist(p.get('distribution', {}))}).")
+    if f.code == "PdbBlocks" and p.get("budgetLost"):
+        return (f"{who}PodDisruptionBudget {', '.join(p.get('pdbs', ()))} is used up by replacements that never "
+                f"become Ready: {pods} cannot be evicted{at}.")
+    if f.code == "PdbBlocks":
+        return f"{who}PodDisruptionBudget {', '.join(p.get('pdbs', ()))} allows no disruption: {pods} cannot be evicted."
+    if f.code == "MultiplePdbs":
+        return (f"{who}{pods} is covered by several PodDisruptionBudgets ({', '.join(p.get('pdbs', ()))}); "
+                f"the Eviction API refuses such pods with a 500.")
+    if f.code in ("UnmanagedPod", "LocalStorage", "DaemonSetPod"):
+        return f"kubectl drain refuses: cannot delete {p.get('message', '')}: {pods}."
+    if f.code == "OrderMatters":
+        return (f"draining in the given order ({', '.join(p.get('givenOrder', ()))}) is not safe; "
+                f"this plan's order is.")
+    return f"{who}{f.code} {pods}"
+
+
+def remedy_text(r) -> str:
+    p = r.params
+    if r.action == "DeleteDrainedNodes":
+        return "delete each drained Node object once it is empty (kubectl delete node …)"
+    if r.action == "HonorTaints":
+        return f"set nodeTaintsPolicy: Honor on {p.get('workload')}'s {_short(p.get('topologyKey', ''))} constraint"
+    if r.action == "RaiseMaxSkew":
+        return (f"raise maxSkew of {p.get('workload')}'s {_short(p.get('topologyKey', ''))} constraint to "
+                f"{p.get('maxSkew')} for the drain")
+    if r.action == "AddNode":
+        return f"add a node like {p.get('like')} in {_short(p.get('topologyKey', ''))} {p.get('domain')} first"
+    if r.action == "Flag":
+        return f"rerun with {p.get('flag')}"
+    if r.action == "RaisePdbBudget":
+        return f"let PodDisruptionBudget {p.get('pdb')} allow 1 disruption (e.g. maxUnavailable: 1) for the drain"
+    if r.action == "RemovePdb":
+        return f"remove PodDisruptionBudget {p.get('pdb')} so one budget covers the pods"
+    if r.action == "Order":
+        return f"drain in this order: {', '.join(p.get('order', ()))}"
+    return r.action
+
+
+def verdict_line(plan) -> str:
+    n = len(plan.steps)
+    if plan.safe:
+        return (f"SAFE: {n} step(s) drain {', '.join(plan.nodes)}; no DoNotSchedule constraint goes past "
+                f"maxSkew and every replacement has a node.")
+    workloads = sorted({s.workload or f"{s.namespace}/{s.name}" for s in plan.stranded})
+    why = f"{len(plan.stranded)} pod(s) of {', '.join(workloads)} would be stranded" if plan.stranded else \
+        "the drain breaks a constraint or kubectl refuses pods"
+    return f"UNSAFE: no safe order found: {why}."
+
+
+# --- table -----------------------------------------------------------------------------
+
+def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> None:
+    out = console.file
+    if plan.already_cordoned or plan.already_evicted:
+        out.write(f"Already cordoned: {', '.join(plan.already_cordoned) or '-'}; "
+                  f"already evicted: {', '.join(plan.already_evicted) or '-'}.\n")
+    for e in plan.settled:
+        out.write(f"pending before the drain: {e.namespace}/{e.name} -> {e.predicted_node or '<no node fits>'}\n")
+    rows = []
+    for s in plan.steps:
+        first = True
+        for e in s.evictions or [None]:
+            lead = [str(s.number), ",".join(s.nodes)] if first else ["", ""]
+            first = False
+            if e is None:
+                rows.append(lead + ["-", "-", "-", "-"])
+                continue
+            to = e.predicted_node or ("<stranded>" if e.replaced else "<deleted, not replaced>")
+            accepts = " ".join(f"{_short(k)}:{','.join(v) or '-'}" for k, v in e.accepting_domains.items())
+            rows.append(lead + [f"{e.namespace}/{e.name}", e.workload or "-", to, accepts or "-"])
+    if rows:
+        print_block(console, table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
+    else:
+        out.write("Nothing to drain.\n")
+    crow = []
+    for s in plan.steps:
+        for c in s.constraints_after:
+            if not wide and c.when_unsatisfiable != "DoNotSchedule":
+                continue
+            state = "OVER LIMIT" if c.exceeded else c.status
+            crow.append([str(s.number), c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
+                         _dist(c.distribution), str(c.skew), state])
+    if crow:
+        out.write("\nConstraints after each step:\n")
+        print_block(console, table(["STEP", "WORKLOAD", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"], crow,
+                                   no_headers))
+    _print_skips_and_pdbs(console, plan, wide)
+    out.write("\n" + verdict_line(plan) + "\n")
+    _print_findings(console, plan)
+
+
+def _print_skips_and_pdbs(console, plan, wide: bool) -> None:
+    out = console.file
+    for s in plan.steps:
+        for k in s.skipped:
+            out.write(f"step {s.number}: not evicted {k.namespace}/{k.name} ({k.reason})\n")
+        if wide:
+            for b in s.pdbs:
+                out.write(f"step {s.number}: PDB {b.namespace}/{b.name} {b.evictions}/{b.disruptions_allowed} "
+                          f"disruptions\n")
+        if s.deleted_nodes:
+            out.write(f"step {s.number}: delete node(s) {', '.join(s.deleted_nodes)}\n")
+    for e in plan.kubectl_errors:
+        out.write(f"kubectl drain would fail: {e}\n")
+
+
+def _print_findings(console, plan) -> None:
+    out = console.file
+    for s in plan.stranded:
+        out.write(f"stranded: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
+                  f"{s.reason}\n")
+    for f in plan.findings:
+        out.write(f"{f.code}: {finding_message(f)}\n")
+        for r in f.remedies:
+            tag = "verified, makes the plan safe" if r.makes_safe else "verified"
+            out.write(f"  fix ({tag}): {remedy_text(r)}\n")
+        if not f.remedies and f.severity == "error":
+            out.write("  no remedy the simulation confirms\n")
+
+
+# --- JSON / YAML -----------------------------------------------------------------------
+
+def _eviction_view(e) -> dict[str, Any]:
+    return {"namespace": e.namespace, "name": e.name, "workload": e.workload, "predictedNode": e.predicted_node,
+            "acceptingDomains": {k: list(v) for k, v in e.accepting_domains.items()},
+            "node": e.node or None, "replaced": e.replaced, "pdbs": list(e.pdbs), "warning": e.warning or None}
+
+
+def _step_view(s) -> dict[str, Any]:
+    return {
+        "step": s.number, "nodes": list(s.nodes),
+        "evictions": [_eviction_view(e) for e in s.evictions],
+        "skipped": [{"namespace": k.namespace, "name": k.name, "reason": k.reason, "node": k.node,
+                     "message": k.message or None} for k in s.skipped],
+        "constraintsAfter": [{"workload": c.workload, "namespace": c.namespace, "topologyKey": c.topology_key,
+                              "maxSkew": c.max_skew, "whenUnsatisfiable": c.when_unsatisfiable,
+                              "distribution": dict(c.distribution), "globalMin": c.global_min, "skew": c.skew,
+                              "limit": c.limit, "status": "OVER LIMIT" if c.exceeded else c.status}
+                             for c in s.constraints_after],
+        "pdbs": [{"namespace": b.namespace, "name": b.name, "disruptionsAllowed": b.disruptions_allowed,
+                  "evictions": b.evictions} for b in s.pdbs],
+        "cordon": list(s.cordon), "deleteNodes": list(s.deleted_nodes), "safe": s.safe,
+    }
+
+
+def drain_plan_view(plan) -> dict[str, Any]:
+    """The DrainPlan document of the issue's contract (plus additive extras)."""
+    return {
+        "apiVersion": API_VERSION, "kind": "DrainPlan",
+        "nodes": list(plan.nodes), "safe": plan.safe,
+        "steps": [_step_view(s) for s in plan.steps],
+        "stranded": [{"namespace": s.namespace, "name": s.name, "workload": s.workload, "step": s.step,
+                      "reason": s.reason, "details": dict(s.details)} for s in plan.stranded],
+        "findings": [{"code": f.code, "severity": f.severity, "message": finding_message(f),
+                      "workload": f.workload, "pods": list(f.pods), "step": f.step, "details": dict(f.params),
+                      "remedies": [{"text": remedy_text(r), "verified": r.verified, "makesPlanSafe": r.makes_safe,
+                                    "action": r.action, "details": dict(r.params)} for r in f.remedies]}
+                     for f in plan.findings],
+        "verdict": verdict_line(plan),
+        "maxParallel": plan.max_parallel,
+        "kubectlErrors": list(plan.kubectl_errors), "kubectlWarnings": list(plan.kubectl_warnings),
+        "alreadyCordoned": list(plan.already_cordoned), "alreadyEvicted": list(plan.already_evicted),
+        "settled": [_eviction_view(e) for e in plan.settled],
+        "explored": plan.explored, "searchExhausted": plan.search_exhausted,
+    }
