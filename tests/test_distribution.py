@@ -220,3 +220,13 @@ def test_detail_golden_table():
 def test_bar_scales_past_its_width():
     assert table.bar(0, 5) == "" and table.bar(3, 5) == "███"
     assert len(table.bar(100, 100)) == table.BAR_WIDTH and table.bar(1, 1000) == "█"
+
+
+def test_distribution_column_summarises_many_domains_unless_wide():
+    nodes = [make_node(f"h{i}", zone="a") for i in range(8)]
+    c = make_constraint(key=HOSTNAME_KEY, selector={"app": "web"})
+    r = _report(_pods("web", ["h0", "h1", "h1"], spread=[c]), nodes=nodes)
+    narrow = _render(table.print_summary, r).splitlines()[1]
+    wide = _render(table.print_summary, r, wide=True).splitlines()[1]
+    assert "8 domains, min 0, max 2" in narrow
+    assert "h0=1 h1=2 h2=0 h3=0 h4=0 h5=0 h6=0 h7=0" in wide

@@ -25,9 +25,19 @@ def bar(count: int, largest: int) -> str:
     return "█" * max(1, round(count * BAR_WIDTH / largest))
 
 
-def distribution_string(cs) -> str:
-    """`us-east-2a=7 us-east-2b=7 us-east-2c=6`, domains in sorted order."""
-    return " ".join(f"{d.value}={d.pods}" for d in cs.domains.values()) or "<no domains>"
+SUMMARY_DOMAINS = 6
+
+
+def distribution_string(cs, full: bool = False) -> str:
+    """`us-east-2a=7 us-east-2b=7 us-east-2c=6`, domains in sorted order; past SUMMARY_DOMAINS
+    domains (hostname spreads) `11 domains, min 0, max 1` unless `full` (-o wide)."""
+    domains = list(cs.domains.values())
+    if not domains:
+        return "<no domains>"
+    if len(domains) > SUMMARY_DOMAINS and not full:
+        counts = [d.pods for d in domains]
+        return f"{len(domains)} domains, min {min(counts)}, max {max(counts)}"
+    return " ".join(f"{d.value}={d.pods}" for d in domains)
 
 
 def summary_rows(report):
@@ -53,7 +63,7 @@ def print_summary(console, report, wide: bool = False, no_headers: bool = False)
         cs, k = c.state, c.constraint
         mode = k.when_unsatisfiable + (" (implicit)" if k.implicit else "")
         row = [w.namespace, f"{w.kind.lower()}/{w.name}", str(w.pods),
-               f"{k.topology_key} maxSkew={k.max_skew} {mode}", distribution_string(cs), str(cs.skew),
+               f"{k.topology_key} maxSkew={k.max_skew} {mode}", distribution_string(cs, full=wide), str(cs.skew),
                _styled(cs.status, STATUS_STYLE.get(cs.status))]
         if wide:
             row += [str(cs.global_min), str(k.min_domains),
