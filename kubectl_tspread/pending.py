@@ -146,7 +146,10 @@ def explain_pending(index: ClusterIndex, pod: Pod, with_fixes: bool = True) -> P
     verdicts = list(filters.evaluate(index, pod))
     rebuilt = msgmod.scheduler_message(verdicts, pod, index)
     live = live_message(index, pod)
-    exact = None if live is None else live.text in (rebuilt, msgmod.scheduler_message(verdicts, pod, index, dra=False))
+    exact = None
+    if live is not None:
+        # clusters before 1.34 write no DynamicResources PostFilter text
+        exact = live.text in (rebuilt, msgmod.scheduler_message(verdicts, pod, index, dra=False))
     agree = None if live is None else exact or same_verdicts(rebuilt, live.text)
     causes = [] if live is None or agree else mismatch_causes(index, pod, live, rebuilt)
     state = spread.compute(index, pod)

@@ -185,3 +185,23 @@ def test_explain_pods_separates_pods_that_are_not_pending():
     out = explain_pods(index_of(snap), [running, pod], with_fixes=False)
     assert [n.pod.name for n in out.not_pending] == ["web-a0"]
     assert [r.pod.name for r in out.reports] == ["web-new"] and out.any_unschedulable
+
+
+def test_the_one_sentence_for_a_full_allowed_zone():
+    from kubectl_tspread.render.pending import summary_text
+
+    snap, pod = zoned({"a": 5, "b": 5, "c": 3}, full="c", nodes_per_zone=3)
+    r = explain_pending(index_of(snap), pod, with_fixes=False)
+    assert summary_text(r.constraints[0].summary) == (
+        "Spread allows only zone c (a=5 b=5 c=3, maxSkew 1); zone c's 3 nodes are full (Insufficient cpu); "
+        "nodes that pass the other filters are only in zones a and b, which spread forbids.")
+
+
+def test_pending_domain_code_imports_no_ui_or_client_library():
+    import subprocess
+    import sys
+
+    code = ("import sys, kubectl_tspread.pending, kubectl_tspread.fixes; "
+            "print(sorted(m for m in ('click', 'rich', 'kubernetes') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -85,7 +85,8 @@ def summary_text(s: P.SpreadSummary) -> str:
     text = (f"Spread allows only {_domains(p['key'], allowed)} ({numbers}); {owner} {n} "
             f"node{'s are' if n != 1 else ' is'} {state} ({why})")
     if p["fit_elsewhere"]:
-        text += f"; nodes that pass the other filters are only in {_domains(p['key'], p['fit_elsewhere'])}, which spread forbids"
+        elsewhere = _domains(p["key"], p["fit_elsewhere"])
+        text += f"; nodes that pass the other filters are only in {elsewhere}, which spread forbids"
     return text + "."
 
 
@@ -122,7 +123,8 @@ def suggestion_text(s) -> str:
         return f"uncordon node {p['node']} (kubectl uncordon {p['node']})"
     if a == LABEL_NODES:
         labels = sorted({f"{k}={v}" for changes in p["labels"].values() for k, v in changes.items()})
-        text = f"label node{'s' if len(p['nodes']) != 1 else ''} {_names(p['nodes'])} with {', '.join(labels)}"
+        plural = "s" if len(p["nodes"]) != 1 else ""
+        text = f"label node{plural} {_names(p['nodes'])} with {', '.join(labels)}"
         if p["guessed"]:
             text += " (a value spread allows today; use the node's real topology value)"
         return text
