@@ -53,6 +53,12 @@ def test_input_shapes(paths, want_nodes, want_pods, want_workloads):
     assert [w.ref for w in snap.workloads] == want_workloads
 
 
+def test_unknown_kinds_are_skipped_and_logged_at_debug(caplog):
+    with caplog.at_level("DEBUG", logger="kubectl_tspread.snapshot.files"):
+        load_files([d("cluster-list.json")])
+    assert "skipped objects of kinds tspread does not use: 1 ConfigMap" in caplog.text
+
+
 def test_typed_list_items_get_the_list_kind():
     """A DeploymentList item has no kind; the record must still say Deployment."""
     snap = load_files([d("dump-dir")])

@@ -22,6 +22,7 @@ Nothing is written anywhere; every problem is an InputError with one line saying
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections import Counter
@@ -61,6 +62,8 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
+
+log = logging.getLogger(__name__)
 
 DUMP_SUFFIXES = (".json", ".yaml", ".yml")
 _FINISHED = ("Succeeded", "Failed")
@@ -104,7 +107,7 @@ class _Collector:
     def __init__(self) -> None:
         self.records: dict[str, dict[tuple[str, str, str], Any]] = {}
         self.pod_namespaces: set[str] = set()
-        # kinds the engine has no use for; kept for debugging a surprising dump
+        # kinds the engine has no use for, logged at debug level to explain a surprising dump
         self.ignored: Counter[str] = Counter()
 
     def add_document(self, doc: Any, where: str, doc_no: int) -> None:
@@ -164,6 +167,9 @@ class _Collector:
 
     def snapshot(self, namespace: str | None, all_namespaces: bool, source: str) -> Snapshot:
         fields = {f: tuple(recs.values()) for f, recs in self.records.items()}
+        if self.ignored:
+            log.debug("%s: skipped objects of kinds tspread does not use: %s", source,
+                      ", ".join(f"{n} {k}" for k, n in sorted(self.ignored.items())))
         if not fields.get("nodes"):
             raise InputError(f"{source} holds no Nodes; dump them too: "
                              "kubectl get nodes -o json > nodes.json, and pass that file as well")
