@@ -130,10 +130,11 @@ def _without_pdb(snapshot: Snapshot, key: str) -> Snapshot:
 def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding) -> Iterator[tuple[str, str, Node]]:
     """(key, domain, node to copy) to try adding a node in, at most MAX_DOMAINS_TRIED."""
     key = f.params.get("topologyKey") or ZONE_KEY
-    if key == HOSTNAME_KEY:
-        key = ZONE_KEY
     dist = f.params.get("distribution") or {}
     trapped = list(f.params.get("cordonedDomains") or ())
+    if key == HOSTNAME_KEY:
+        # every new node is its own hostname domain: try it in the zones that exist
+        key, dist, trapped = ZONE_KEY, {}, []
     values = trapped + sorted((v for v in dist if v not in trapped), key=lambda v: (dist[v], v))
     if not values:
         values = sorted({n.labels[key] for n in snapshot.nodes if key in n.labels})

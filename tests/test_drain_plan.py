@@ -1,0 +1,262 @@
+"""drain-safe's planner: named scenarios for each finding code, order and step size, PDB budgets,
+re-planning from a half-done drain, and the planner's safety promise as properties."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
+from kubectl_tspread.drain.model import PlanOptions
+from kubectl_tspread.drain.plan import given_order_safe, plan_drain, resolve_targets
+from kubectl_tspread.drain.pods import DrainFlags
+from kubectl_tspread.errors import NotFoundError, UsageError
+from kubectl_tspread.labels import Selector
+from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Pdb, Volume
+
+RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
+FAST = PlanOptions(verify_remedies=False)
+
+
+def nodes_in(spec: dict[str, int], pods_cap: int = 110, cpu: int = 4000):
+    """{'a': 2, 'b': 1} -> a1, a2, b1."""
+    return [make_node(f"{z}{i}", zone=z, allocatable={"cpu": cpu, "memory": 16 * GI, "pods": pods_cap})
+            for z, n in spec.items() for i in range(1, n + 1)]
+
+
+def web(placement: dict[str, int], constraints, prefix: str = "web", **kw):
+    """{'a1': 2} -> web-1, web-2 on a1, owned by ReplicaSet web-1."""
+    out, k = [], 0
+    for node, count in placement.items():
+        for _ in range(count):
+            k += 1
+            out.append(make_pod(f"{prefix}-{k}", node=node, labels={"app": "web"}, spread=constraints,
+                                owner="ReplicaSet/web-1", **kw))
+    return out
+
+
+def codes(plan):
+    return sorted({f.code for f in plan.findings})
+
+
+def remedy_actions(plan, code):
+    f = next(f for f in plan.findings if f.code == code)
+    return {r.action for r in f.remedies if r.verified}
+
+
+# --- whole zone: the cordoned-domain trap ----------------------------------------------
+
+def _zone_cluster(policy):
+    c = make_constraint(max_skew=1, node_taints_policy=policy)
+    nodes = nodes_in({"a": 2, "b": 2, "c": 2})
+    pods = web({"a1": 1, "a2": 1, "b1": 1, "b2": 1, "c1": 1, "c2": 1}, [c])
+    return make_snapshot(nodes, pods, workloads=[RS])
+
+
+def test_whole_zone_drain_under_ignore_is_a_cordoned_domain_trap():
+    plan = plan_drain(_zone_cluster(IGNORE), ["a1", "a2"])
+    assert not plan.safe
+    assert "CordonedDomainTrap" in codes(plan)
+    trap = next(s for s in plan.stranded if s.reason == "CordonedDomainTrap")
+    assert trap.workload == "ReplicaSet/web-1" and trap.step == 2
+    assert trap.details["cordonedDomains"] == ["a"] and trap.details["globalMin"] == 0
+    # every remedy listed was re-planned and clears the trap
+    assert {"DeleteDrainedNodes", "HonorTaints", "RaiseMaxSkew", "AddNode"} <= remedy_actions(plan, "CordonedDomainTrap")
+
+
+def test_whole_zone_drain_under_honor_is_safe():
+    plan = plan_drain(_zone_cluster(HONOR), ["a1", "a2"])
+    assert plan.safe, plan.stranded
+    assert plan.findings == ()
+    placed = [e.predicted_node for s in plan.steps for e in s.evictions]
+    assert placed and all(n and n[0] in "bc" for n in placed[-2:])
+    for s in plan.steps:
+        for c in s.constraints_after:
+            assert c.skew <= c.max_skew
+
+
+# --- hostname spread full ---------------------------------------------------------------
+
+def test_hostname_spread_full_when_every_node_holds_maxskew():
+    c = make_constraint(key=HOSTNAME_KEY, max_skew=1)
+    nodes = nodes_in({"a": 3})
+    snap = make_snapshot(nodes, web({"a1": 1, "a2": 1, "a3": 1}, [c]), workloads=[RS])
+    plan = plan_drain(snap, ["a1"])
+    assert not plan.safe
+    assert codes(plan) == ["HostnameSpreadFull"]
+    actions = remedy_actions(plan, "HostnameSpreadFull")
+    assert "AddNode" in actions and "DeleteDrainedNodes" in actions
+
+
+# --- capacity -----------------------------------------------------------------------------
+
+def test_no_capacity_names_the_scheduler_reasons_and_a_verified_node_to_add():
+    nodes = nodes_in({"a": 2}, cpu=4000)
+    pods = [make_pod("big-1", node="a1", labels={"app": "big"}, owner="ReplicaSet/big-1", requests={"cpu": 3000}),
+            make_pod("other", node="a2", labels={"app": "x"}, owner="ReplicaSet/x-1", requests={"cpu": 2000})]
+    plan = plan_drain(make_snapshot(nodes, pods), ["a1"])
+    assert not plan.safe
+    f = next(f for f in plan.findings if f.code == "NoCapacity")
+    assert f.pods == ("default/big-1",) and f.step == 1
+    assert f.params["reasons"] == {"Insufficient cpu": 1, "node(s) were unschedulable": 1}
+    assert any(r.action == "AddNode" and r.makes_safe for r in f.remedies)
+
+
+# --- order --------------------------------------------------------------------------------
+
+def test_order_matters_when_the_minimum_domain_must_go_last():
+    # zones a=2 b=4 c=2, maxSkew 2 (Ignore): a and c hold the minimum. Draining c2 (a pod of
+    # the minimum's zone c) first lowers the minimum to 1 and the later steps strand a pod;
+    # draining b2 (the fullest zone) first and c2 last is safe. Found by a random search.
+    c = make_constraint(max_skew=2)
+    caps = {"a1": 1, "a2": 3, "b1": 3, "b2": 2, "b3": 3, "c1": 1, "c2": 3, "c3": 3}
+    nodes = [make_node(n, zone=n[0], allocatable={"cpu": 4000, "memory": 16 * GI, "pods": cap})
+             for n, cap in caps.items()]
+    pods = web({"a2": 2, "b1": 3, "b2": 1, "c1": 1, "c2": 1}, [c])
+    snap = make_snapshot(nodes, pods, workloads=[RS])
+    targets = ["c2", "a1", "b2"]
+    assert not given_order_safe(snap, targets, FAST)
+    plan = plan_drain(snap, targets, FAST)
+    assert plan.safe
+    assert [s.nodes for s in plan.steps] == [("b2",), ("a1",), ("c2",)]
+    (info,) = plan.findings
+    assert info.code == "OrderMatters" and info.severity == "info"
+    assert info.remedies[0].params["order"] == ["b2", "a1", "c2"]
+
+
+# --- PDBs ---------------------------------------------------------------------------------
+
+def _pdb(name="web", allowed=1, **kw):
+    return Pdb("default", name, Selector.from_api({"matchLabels": {"app": "web"}}), disruptions_allowed=allowed, **kw)
+
+
+def test_pdb_budget_splits_a_node_into_steps():
+    c = make_constraint(max_skew=2)
+    snap = make_snapshot(nodes_in({"a": 2, "b": 2}), web({"a1": 2, "a2": 1, "b1": 2, "b2": 1}, [c]),
+                         workloads=[RS], pdbs=[_pdb(allowed=1)])
+    plan = plan_drain(snap, ["a1"])
+    assert plan.safe
+    assert [s.nodes for s in plan.steps] == [("a1",), ("a1",)]
+    assert [s.cordon for s in plan.steps] == [("a1",), ()]
+    for s in plan.steps:
+        assert [(b.name, b.evictions, b.disruptions_allowed) for b in s.pdbs] == [("web", 1, 1)]
+
+
+def test_pdb_with_max_unavailable_zero_blocks():
+    snap = make_snapshot(nodes_in({"a": 2}), web({"a1": 1, "a2": 1}, []), workloads=[RS],
+                         pdbs=[_pdb(allowed=0, max_unavailable=0)])
+    plan = plan_drain(snap, ["a1"])
+    assert not plan.safe
+    assert [(s.name, s.reason) for s in plan.stranded] == [("web-1", "PdbBlocks")]
+    assert "RaisePdbBudget" in remedy_actions(plan, "PdbBlocks")
+
+
+def test_pod_under_two_pdbs_is_never_evicted():
+    snap = make_snapshot(nodes_in({"a": 2}), web({"a1": 1, "a2": 1}, []), workloads=[RS],
+                         pdbs=[_pdb("web", 1), _pdb("web-too", 1)])
+    plan = plan_drain(snap, ["a1"])
+    assert not plan.safe
+    assert codes(plan) == ["MultiplePdbs"]
+    assert plan.steps[0].evictions == ()
+    assert [k.reason for k in plan.steps[0].skipped] == ["MultiplePdbs"]
+    assert "RemovePdb" in remedy_actions(plan, "MultiplePdbs")
+
+
+# --- kubectl refusals -----------------------------------------------------------------------
+
+REFUSALS = [
+    ("bare pod needs --force", dict(), "UnmanagedPod", DrainFlags(force=True)),
+    ("emptyDir pod needs --delete-emptydir-data", dict(owner="ReplicaSet/web-1",
+                                                       volumes=(Volume("tmp", empty_dir=True),)),
+     "LocalStorage", DrainFlags(delete_emptydir_data=True)),
+    ("DaemonSet pod needs --ignore-daemonsets", dict(owner="DaemonSet/agent"), "DaemonSetPod",
+     DrainFlags(ignore_daemonsets=True)),
+]
+
+
+@pytest.mark.parametrize("kw,code,flags", [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS])
+def test_kubectl_refusal_is_a_finding_fixed_by_its_flag(kw, code, flags):
+    snap = make_snapshot(nodes_in({"a": 2}), [make_pod("p", node="a1", **kw)], workloads=[RS])
+    plan = plan_drain(snap, ["a1"])
+    assert not plan.safe
+    assert codes(plan) == [code]
+    assert plan.kubectl_errors and plan.kubectl_errors[0].startswith("cannot delete")
+    assert remedy_actions(plan, code) == {"Flag"}
+    fixed = plan_drain(snap, ["a1"], PlanOptions(flags=flags))
+    assert fixed.safe
+
+
+def test_unmanaged_pod_with_force_is_evicted_without_replacement():
+    snap = make_snapshot(nodes_in({"a": 2}), [make_pod("p", node="a1")])
+    plan = plan_drain(snap, ["a1"], PlanOptions(flags=DrainFlags(force=True)))
+    (e,) = plan.steps[0].evictions
+    assert (e.name, e.replaced, e.predicted_node) == ("p", False, None)
+    assert plan.safe
+
+
+# --- max-parallel and pre-existing skew ------------------------------------------------------
+
+def test_max_parallel_spreads_a_step_across_domains():
+    c = make_constraint(max_skew=1)
+    snap = make_snapshot(nodes_in({"a": 3, "b": 3}), web({"a1": 1, "a2": 1, "b1": 1, "b2": 1}, [c]),
+                         workloads=[RS])
+    plan = plan_drain(snap, ["a1", "a2", "b1", "b2"], replace(FAST, max_parallel=2))
+    assert plan.safe
+    assert all(len(s.nodes) <= 2 for s in plan.steps)
+    assert {frozenset(n[0] for n in s.nodes) for s in plan.steps} == {frozenset("ab")}
+
+
+def test_pre_existing_violation_may_not_get_worse():
+    c = make_constraint(max_skew=1)
+    # a=4 b=2 already skew 2 > maxSkew 1: the limit is 2, and b2's pod goes back to b1
+    snap = make_snapshot(nodes_in({"a": 2, "b": 2}), web({"a1": 3, "a2": 1, "b1": 1, "b2": 1}, [c]),
+                         workloads=[RS])
+    plan = plan_drain(snap, ["b2"], FAST)
+    assert plan.safe
+    (after,) = plan.steps[0].constraints_after
+    assert (after.distribution, after.skew, after.limit, after.status) == ({"a": 4, "b": 2}, 2, 2, "VIOLATED")
+    assert plan.steps[0].evictions[0].predicted_node == "b1"
+
+
+def test_schedule_anyway_constraints_are_shown_but_never_block():
+    c = make_constraint(max_skew=1, mode=SCHEDULE_ANYWAY)
+    snap = make_snapshot(nodes_in({"a": 1, "b": 1}), web({"a1": 3, "b1": 1}, [c]), workloads=[RS])
+    plan = plan_drain(snap, ["b1"], FAST)
+    assert plan.safe
+    assert plan.steps[0].constraints_after[0].when_unsatisfiable == SCHEDULE_ANYWAY
+
+
+# --- re-planning a half-done drain ---------------------------------------------------------
+
+def test_replan_recognises_cordoned_targets_and_evicted_pods():
+    c = make_constraint(max_skew=1, node_taints_policy=HONOR)
+    nodes = nodes_in({"a": 2, "b": 2})
+    nodes[0] = nodes[0].cordoned()
+    pods = web({"a1": 1, "a2": 1, "b1": 1, "b2": 1}, [c])
+    pods[0] = replace(pods[0], terminating=True)
+    pending = make_pod("web-9", labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1")
+    plan = plan_drain(make_snapshot(nodes, pods + [pending], workloads=[RS]), ["a1", "a2"])
+    assert plan.safe
+    assert plan.already_cordoned == ("a1",)
+    assert plan.already_evicted == ("default/web-1",)
+    assert [e.name for e in plan.settled] == ["web-9"] and plan.settled[0].predicted_node
+    assert all("a1" not in s.cordon for s in plan.steps)
+    assert [e.name for s in plan.steps for e in s.evictions if e.node == "a1"] == []
+
+
+# --- targets --------------------------------------------------------------------------------
+
+def test_resolve_targets_by_name_selector_and_domain():
+    snap = make_snapshot(nodes_in({"a": 2, "b": 1}))
+    assert resolve_targets(snap, ["b1", "a1"]) == ("b1", "a1")
+    assert resolve_targets(snap, domain=(ZONE_KEY, "a")) == ("a1", "a2")
+    assert resolve_targets(snap, selector=Selector.parse(f"{ZONE_KEY}=b")) == ("b1",)
+    with pytest.raises(NotFoundError, match='node "zz" not found'):
+        resolve_targets(snap, ["zz"])
+    with pytest.raises(NotFoundError, match="no node matches"):
+        resolve_targets(snap, domain=(ZONE_KEY, "q"))
+    with pytest.raises(UsageError):
+        resolve_targets(snap)
+    with pytest.raises(NotFoundError):
+        plan_drain(snap, ["nope"])
