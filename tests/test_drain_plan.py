@@ -260,3 +260,94 @@ def test_resolve_targets_by_name_selector_and_domain():
         resolve_targets(snap)
     with pytest.raises(NotFoundError):
         plan_drain(snap, ["nope"])
+
+
+# --- properties: what a plan marked safe promises, checked by an independent replay ----------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kubectl_tspread.engine import filters, spread  # noqa: E402
+from kubectl_tspread.engine.index import ClusterIndex  # noqa: E402
+
+
+@st.composite
+def small_clusters(draw):
+    zones = "abc"[:draw(st.integers(2, 3))]
+    policy = draw(st.sampled_from([IGNORE, HONOR]))
+    key = draw(st.sampled_from([ZONE_KEY, ZONE_KEY, HOSTNAME_KEY]))
+    c = make_constraint(key=key, max_skew=draw(st.integers(1, 2)), node_taints_policy=policy)
+    nodes = []
+    for z in zones:
+        for i in range(1, draw(st.integers(1, 3)) + 1):
+            nodes.append(make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI,
+                                                                   "pods": draw(st.integers(1, 3))}))
+    placement = {}
+    for n in nodes:
+        placement[n.name] = draw(st.integers(0, n.allocatable["pods"]))
+    pods = web(placement, [c], requests={"cpu": draw(st.sampled_from([0, 500, 1500]))})
+    pdbs = []
+    if draw(st.booleans()):
+        pdbs = [_pdb(allowed=draw(st.integers(1, 2)))]
+    names = [n.name for n in nodes]
+    targets = draw(st.lists(st.sampled_from(names), min_size=1, max_size=min(3, len(names) - 1), unique=True))
+    return make_snapshot(nodes, pods, workloads=[RS], pdbs=pdbs), targets, draw(st.integers(1, 2))
+
+
+def _replay(snap, plan):
+    """Play the plan's steps with fresh indexes and the engine only (no planner code): every
+    predicted node passes every filter, every DoNotSchedule constraint stays within its limit,
+    and no step evicts more pods of a PDB than it allows."""
+    from dataclasses import replace as rep
+
+    nodes = {n.name: n for n in snap.nodes}
+    pods = {p.key: p for p in snap.pods}
+    if not pods:
+        assert all(not s.evictions for s in plan.steps)
+        return
+    probe = rep(next(iter(pods.values())), name="probe", uid="probe", node_name="", phase="Pending")
+    before = spread.compute(ClusterIndex(snap), probe).constraints[0]
+    limit = max(before.constraint.max_skew, before.skew)
+    budget = {b.name: b.disruptions_allowed for b in snap.pdbs}
+    seq = 0
+    for step in plan.steps:
+        for n in step.cordon:
+            nodes[n] = nodes[n].cordoned()
+        per_pdb = {}
+        for e in step.evictions:
+            old = pods.pop(f"{e.namespace}/{e.name}")
+            pods[old.key] = rep(old, terminating=True)
+            for k in e.pdbs:
+                per_pdb[k] = per_pdb.get(k, 0) + 1
+        for k, n in per_pdb.items():
+            assert n <= budget[k.split("/", 1)[1]], (step.number, k)
+        for e in step.evictions:
+            if not e.replaced:
+                continue
+            seq += 1
+            old = pods[f"{e.namespace}/{e.name}"]
+            new = rep(old, name=f"{old.name.rsplit('-', 1)[0]}-new{seq}", uid=f"r{seq}", node_name="",
+                      phase="Pending", terminating=False)
+            assert e.predicted_node is not None
+            index = ClusterIndex(rep(snap, nodes=tuple(nodes.values()), pods=tuple(pods.values())))
+            verdict = filters.evaluate_node(index, new, nodes[e.predicted_node])
+            assert verdict.passes, (step.number, e.name, e.predicted_node, verdict.failures)
+            pods[new.key] = rep(new, node_name=e.predicted_node, phase="Running")
+        index = ClusterIndex(rep(snap, nodes=tuple(nodes.values()), pods=tuple(pods.values())))
+        cs = spread.compute(index, probe).constraints[0]
+        assert cs.skew <= limit, (step.number, {d.value: d.pods for d in cs.domains.values()})
+        pods = {k: p for k, p in pods.items() if not p.terminating}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_clusters())
+def test_a_plan_marked_safe_is_safe_when_replayed(case):
+    snap, targets, parallel = case
+    plan = plan_drain(snap, targets, replace(FAST, max_parallel=parallel, search_budget=60))
+    for s in plan.steps:
+        assert len(set(s.nodes)) <= parallel
+    if plan.safe:
+        assert not plan.stranded
+        _replay(snap, plan)
+    else:
+        assert plan.stranded or any(c.exceeded for s in plan.steps for c in s.constraints_after)
