@@ -37,7 +37,7 @@ class TimelineRow:
     domains: dict[str, str | None]  # topologyKey -> the pod's domain (None: unbound or no label)
     counts: dict[str, dict[str, int]]  # topologyKey -> every domain's running count
     skew: dict[str, int]
-    over: bool  # some constraint above its maxSkew after this pod
+    over: bool  # this pod was counted and left some constraint above its maxSkew
 
 
 @dataclass(slots=True)
@@ -137,13 +137,15 @@ def build_timeline(pods: Sequence[Pod], constraints: Sequence[ConstraintReport],
         for c, run, skip in zip(constraints, running, uncounted):
             key = c.constraint.topology_key
             dom = c.state.node_domain.get(p.node_name) if p.node_name else None
-            if dom is not None and (p.namespace, p.name) not in skip:
+            counted = dom is not None and (p.namespace, p.name) not in skip
+            if counted:
                 run[dom] += 1
             domains[key] = dom if dom is not None else (node.labels.get(key) if node else None)
             counts[key] = dict(run)
             s = _skew(run, c.constraint.min_domains)
             skew[key] = s
-            over = over or s > c.constraint.max_skew
+            # only a pod that was counted can be the placement that pushed skew over
+            over = over or (counted and s > c.constraint.max_skew)
         rows.append(TimelineRow(p.name, p.created, p.node_name, domains, counts, skew, over))
     return rows
 

@@ -230,3 +230,21 @@ def test_distribution_column_summarises_many_domains_unless_wide():
     wide = _render(table.print_summary, r, wide=True).splitlines()[1]
     assert "8 domains, min 0, max 2" in narrow
     assert "h0=1 h1=2 h2=0 h3=0 h4=0 h5=0 h6=0 h7=0" in wide
+
+
+def test_timeline_does_not_flag_uncounted_pending_rows():
+    pods = _pods("web", ["n0", "n1"]) + [make_pod("web-p", labels={"app": "web"}, owner="ReplicaSet/web-rs",
+                                                   spread=[make_constraint(selector={"app": "web"})],
+                                                   created="2026-01-01T00:01:00Z")]
+    rows = _report(pods, timeline=True).workloads[0].timeline
+    assert [(r.pod, r.over) for r in rows] == [("web-0", False), ("web-1", True), ("web-p", False)]
+    assert rows[2].skew == rows[1].skew
+
+
+def test_verdict_line_explains_a_minimum_forced_to_zero():
+    c = make_constraint(selector={"app": "web"}, min_domains=4)
+    out = _render(table.print_detail, _report(_pods("web", ["n0", "n2", "n4"], spread=[c])))
+    assert "global minimum 0 (forced to 0: 3 domains, fewer than minDomains 4)" in out
+    bare = [make_node("x", zone=None)]
+    out = _render(table.print_detail, _report(_pods("web", ["x"]), nodes=bare))
+    assert "global minimum 0 (no domains)" in out

@@ -240,7 +240,7 @@ def test_article_do_not_schedule_skew_2_mid_scaleup(capsys):
     got = timeline(w)
     assert [row[1:] for row in got[:4]] == SCALEUP_FIRST_FOUR
     # the Pending replicas are on no node and change no count
-    assert [row[1:] for row in got[4:]] == [(None, "a=2 b=2 c=0", 2, True)] * 2
+    assert [row[1:] for row in got[4:]] == [(None, "a=2 b=2 c=0", 2, False)] * 2  # pending rows place nothing
 
 
 def test_article_do_not_schedule_back_to_balance_after_scaleup(capsys):

@@ -123,7 +123,12 @@ def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
 
 def _verdict_line(cs) -> str:
     k = cs.constraint
-    why = " (forced to 0: fewer domains than minDomains " + str(k.min_domains) + ")" if cs.min_forced_zero else ""
+    if not cs.domains:
+        why = " (no domains)"
+    elif cs.min_forced_zero:
+        why = f" (forced to 0: {len(cs.domains)} domains, fewer than minDomains {k.min_domains})"
+    else:
+        why = ""
     return f"global minimum {cs.global_min}{why} · skew {cs.skew} · maxSkew {k.max_skew} · "
 
 
