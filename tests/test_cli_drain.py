@@ -1,0 +1,146 @@
+"""`kubectl tspread drain-safe` (plan mode) end to end through main(): dumps and --demo, exit codes,
+stdout and stderr apart, JSON and YAML views of the DrainPlan."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+import yaml
+
+from apiobjects import as_list, node_obj, pod_obj, spread_obj, workload_obj
+from kubectl_tspread.cli import main
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def _cluster(policy: str = "Ignore", extra=()) -> dict:
+    nodes = [node_obj(n, zone=n[0]) for n in ("a1", "a2", "b1", "b2", "c1", "c2")]
+    rs = workload_obj("ReplicaSet", "web-5d8f", {"app": "web"})
+    pods = [pod_obj(f"web-5d8f-{n}", node=n, labels={"app": "web", "pod-template-hash": "5d8f"},
+                    spread=[spread_obj(nodeTaintsPolicy=policy)], owner=("ReplicaSet", "web-5d8f"))
+            for n in ("a1", "a2", "b1", "b2", "c1", "c2")]
+    return as_list(nodes + [rs] + pods + list(extra))
+
+
+@pytest.fixture
+def dump(tmp_path):
+    def write(doc=None, name="cluster.json"):
+        p = tmp_path / name
+        p.write_text(json.dumps(doc if doc is not None else _cluster()))
+        return str(p)
+    return write
+
+
+def test_safe_plan_exits_0_with_a_table_on_stdout(capsys, dump):
+    code, out, err = run(capsys, "drain-safe", "a1", "--from-file", dump())
+    assert (code, err) == (0, "")
+    assert out.startswith("STEP   NODES   EVICT")
+    assert "default/web-5d8f-a1" in out and "SAFE: 1 step(s) drain a1" in out
+
+
+def test_whole_zone_under_ignore_exits_3_and_names_the_trap(capsys, dump):
+    code, out, err = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--from-file", dump())
+    assert (code, err) == (3, "")
+    assert "UNSAFE" in out and "CordonedDomainTrap:" in out
+    assert "fix (verified, makes the plan safe): set nodeTaintsPolicy: Honor" in out
+
+
+def test_whole_zone_under_honor_is_safe(capsys, dump):
+    code, out, _ = run(capsys, "drain-safe", "-l", "topology.kubernetes.io/zone=a", "--from-file",
+                       dump(_cluster("Honor")))
+    assert code == 0 and "SAFE: 2 step(s)" in out
+
+
+def test_json_follows_the_drainplan_contract_and_yaml_agrees(capsys, dump):
+    path = dump()
+    code, out, err = run(capsys, "drain-safe", "a1", "a2", "--from-file", path, "-o", "json")
+    assert (code, err) == (3, "")
+    doc = json.loads(out)
+    assert (doc["apiVersion"], doc["kind"], doc["nodes"], doc["safe"]) == ("tspread/v1alpha1", "DrainPlan",
+                                                                         ["a1", "a2"], False)
+    step = doc["steps"][0]
+    assert set(step) >= {"step", "nodes", "evictions", "skipped", "constraintsAfter", "pdbs"}
+    ev = step["evictions"][0]
+    assert set(ev) >= {"namespace", "name", "workload", "predictedNode", "acceptingDomains"}
+    assert ev["workload"] == "ReplicaSet/web-5d8f"
+    c = step["constraintsAfter"][0]
+    assert set(c) >= {"workload", "topologyKey", "maxSkew", "distribution", "skew", "status"}
+    s = doc["stranded"][0]
+    assert (s["workload"], s["step"], s["reason"]) == ("ReplicaSet/web-5d8f", 2, "CordonedDomainTrap")
+    f = doc["findings"][0]
+    assert f["code"] == "CordonedDomainTrap" and f["message"]
+    assert all(r["verified"] is True and r["text"] for r in f["remedies"])
+    code, out_yaml, _ = run(capsys, "drain-safe", "a1", "a2", "--from-file", path, "-o", "yaml")
+    assert yaml.safe_load(out_yaml) == doc
+
+
+def test_kubectl_refusals_show_kubectls_message(capsys, dump):
+    bare = pod_obj("debug", node="a1", labels={"run": "debug"})
+    code, out, _ = run(capsys, "drain-safe", "a1", "--from-file", dump(_cluster(extra=[bare])))
+    assert code == 3
+    assert ("kubectl drain would fail: cannot delete Pods that declare no controller (use --force to override): "
+            "default/debug") in out
+    assert "fix (verified, makes the plan safe): rerun with --force" in out
+    code, out, _ = run(capsys, "drain-safe", "a1", "--force", "--from-file", dump(_cluster(extra=[bare])))
+    assert code == 0
+
+
+def test_pdb_from_a_dump_caps_a_step(capsys, dump):
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "web"}}},
+           "status": {"disruptionsAllowed": 0, "currentHealthy": 6, "desiredHealthy": 6, "expectedPods": 6}}
+    code, out, _ = run(capsys, "drain-safe", "b1", "--from-file", dump(_cluster(extra=[pdb])), "-o", "json")
+    doc = json.loads(out)
+    assert code == 3
+    assert [f["code"] for f in doc["findings"]] == ["PdbBlocks"]
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (["drain-safe", "zz"], 1, 'error: node "zz" not found'),
+    (["drain-safe"], 2, "error: name the nodes to drain"),
+    (["drain-safe", "--domain", "zone"], 2, "is not KEY=VALUE"),
+    (["drain-safe", "a1", "--yes"], 2, "error: --yes, --dry-run and --log only apply with --execute"),
+], ids=["unknown node is an error", "no target is a usage error", "malformed --domain",
+        "execute-only flag without --execute"])
+def test_errors_are_one_line_on_stderr(capsys, dump, args, code, message):
+    got, out, err = run(capsys, *args, "--from-file", dump())
+    assert got == code and out == ""
+    assert message in err and "Traceback" not in err
+
+
+def test_execute_missing_from_the_build_is_a_clear_error(capsys, dump, monkeypatch):
+    monkeypatch.setitem(sys.modules, "kubectl_tspread.drain.execute", None)
+    code, out, err = run(capsys, "drain-safe", "a1", "--execute", "--from-file", dump())
+    assert (code, out) == (1, "")
+    assert err == "error: --execute is not available in this build; run without it to see the plan\n"
+
+
+def test_demo_zone_c_is_cordoned_and_has_pdbs(capsys):
+    code, out, err = run(capsys, "drain-safe", "--demo", "--domain", "topology.kubernetes.io/zone=us-east-2c",
+                         "--ignore-daemonsets", "-o", "json")
+    assert err == "" and code == 3
+    doc = json.loads(out)
+    assert doc["alreadyCordoned"] == ["node-c1", "node-c2", "node-c3"]
+    assert {"CordonedDomainTrap", "PdbBlocks"} <= {f["code"] for f in doc["findings"]}
+    assert all(s["cordon"] == [] for s in doc["steps"])
+
+
+def test_demo_without_ignore_daemonsets_is_refused_like_kubectl(capsys):
+    code, out, _ = run(capsys, "drain-safe", "--demo", "node-b1")
+    assert code == 3
+    assert "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)" in out
+
+
+def test_help_names_every_flag(capsys):
+    code, out, _ = run(capsys, "drain-safe", "--help")
+    assert code == 0
+    for flag in ("--domain", "--ignore-daemonsets", "--force", "--delete-emptydir-data", "--max-parallel",
+                 "--execute", "--yes", "--dry-run", "--timeout", "--log"):
+        assert flag in out
