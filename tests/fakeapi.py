@@ -371,6 +371,8 @@ def parse_label_selector(text: str) -> list[Callable[[dict], bool]]:
 def _handler_class(server: FakeApiServer) -> type:
     class H(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, like the API server; urllib3 pools connections
+        # headers and body go out in two writes: without TCP_NODELAY, Nagle and delayed ACKs add ~40ms each
+        disable_nagle_algorithm = True
 
         def _serve(self) -> None:
             parts = urlsplit(self.path)

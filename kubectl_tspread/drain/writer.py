@@ -41,7 +41,11 @@ class ConnectionLost(ClusterError):
 
 
 class EvictionBlocked(ClusterError):
-    """429s until the deadline: a PodDisruptionBudget kept refusing."""
+    """429s until the deadline: a PodDisruptionBudget kept refusing. `server_message` is the last 429's."""
+
+    def __init__(self, message: str, server_message: str = ""):
+        super().__init__(message)
+        self.server_message = server_message
 
 
 class EvictionRefused(ClusterError):
@@ -183,9 +187,11 @@ class Writer:
         except _Again as last:
             if last.transport:
                 raise ConnectionLost(last.message) from None
-            raise blocked(f"{obj} still refused when the timeout ran out: {last.message}; wait for the "
-                          "workload's pods to be Ready (its PodDisruptionBudget needs them), then rerun "
-                          "the same command, or raise --timeout") from None
+            message = (f"{obj} still refused when the timeout ran out: {last.message}; wait for the "
+                       "workload's pods to be Ready (its PodDisruptionBudget needs them), then rerun "
+                       "the same command, or raise --timeout")
+            raise (EvictionBlocked(message, last.message) if blocked is EvictionBlocked else blocked(message)) \
+                from None
 
 
 def _retry_after(answer) -> float | None:

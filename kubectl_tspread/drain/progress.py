@@ -1,0 +1,163 @@
+"""What `drain-safe --execute` tells the user while it works, three ways at once.
+
+- On an interactive stderr: rich progress bars (steps, evictions, replacements Ready),
+  transient, with each action printed above them as it happens.
+- Otherwise (a pipe, CI, a log collector): one plain line per action, e.g.
+  `step 1/3: node/n1 cordoned`, `step 1/3: pod/default/web-1 evicted`.
+- `--log FILE`: every action appended as one JSON line
+  `{"time": …, "action": …, "object": …, "result": …}` (plus step/message when known),
+  flushed at once so an interrupted run leaves whole lines behind.
+
+Listeners see every record as the JSON dict; tests use one to interrupt a run at an
+exact point. Consoles are made here, inside the command, never at import time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from datetime import datetime, timezone
+from typing import IO, Any, Callable, Iterable
+
+# actions (the "action" field of a log line)
+PLAN = "plan"
+REPLAN = "replan"
+CORDON = "cordon"
+EVICT = "evict"
+RETRY = "retry"
+WAIT = "wait"
+STEP = "step"
+STOP = "stop"
+INTERRUPT = "interrupt"
+DONE = "done"
+
+Listener = Callable[[dict], None]
+
+
+def is_interactive(stream: IO[str]) -> bool:
+    """A terminal a person watches (not a pipe, not TERM=dumb)."""
+    try:
+        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Progress:
+    """Use as a context manager; `record` is the one way actions are reported (thread-safe)."""
+
+    def __init__(self, stream: IO[str] | None = None, interactive: bool | None = None, log_path: str | None = None,
+                 listeners: Iterable[Listener] = (), now: Callable[[], str] = utc_now):
+        self.stream = stream if stream is not None else sys.stderr
+        self.interactive = is_interactive(self.stream) if interactive is None else interactive
+        self.listeners = list(listeners)
+        self.now = now
+        self.step_label = ""
+        self._log_path = log_path
+        self._log: IO[str] | None = None
+        self._lock = threading.RLock()
+        self._bars: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> "Progress":
+        if self._log_path:
+            try:
+                self._log = open(self._log_path, "a", encoding="utf-8")
+            except OSError as e:
+                from kubectl_tspread.errors import UsageError
+
+                raise UsageError(f"cannot open --log file {self._log_path}: {e.strerror}; "
+                                 "pick a writable path") from None
+        if self.interactive:
+            self._start_bars()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def stop_bars(self) -> None:
+        """Before a long explanation: the bars would redraw over it."""
+        with self._lock:
+            if self._bars is not None:
+                self._bars.stop()
+                self._bars = None
+
+    def close(self) -> None:
+        self.stop_bars()
+        with self._lock:
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+
+    # ---- records -------------------------------------------------------------------------
+
+    def record(self, action: str, obj: str, result: str, **extra: Any) -> dict:
+        """Report one action: a line for the user, a JSON line for --log, a call to each listener."""
+        event = {"time": self.now(), "action": action, "object": obj, "result": result}
+        event.update({k: v for k, v in extra.items() if v is not None})
+        with self._lock:
+            self._say(plain_line(event, self.step_label))
+            if self._log is not None:
+                self._log.write(json.dumps(event, sort_keys=False) + "\n")
+                self._log.flush()
+        for listener in self.listeners:
+            listener(event)
+        return event
+
+    def say(self, text: str) -> None:
+        """A free line for the user (explanations, summaries); not logged as an action."""
+        with self._lock:
+            self._say(text)
+
+    def _say(self, text: str) -> None:
+        if self._bars is not None:
+            self._bars.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    # ---- bars ----------------------------------------------------------------------------
+
+    def steps(self, done: int, total: int, nodes: Iterable[str] = ()) -> None:
+        self.step_label = f"step {done + 1}/{total}" if done < total else ""
+        self._bar("steps", "steps", done, total, ", ".join(nodes))
+
+    def evictions(self, done: int, total: int) -> None:
+        self._bar("evictions", "evictions", done, total)
+
+    def replacements(self, done: int, total: int, detail: str = "") -> None:
+        self._bar("wait", "replacements Ready", done, total, detail)
+
+    def _bar(self, key: str, label: str, done: int, total: int, detail: str = "") -> None:
+        with self._lock:
+            if self._bars is None:
+                return
+            description = f"{label} {detail}".strip()
+            if key not in self._tasks:
+                self._tasks[key] = self._bars.add_task(description, total=max(total, 1), completed=done)
+            else:
+                self._bars.update(self._tasks[key], description=description, total=max(total, 1), completed=done)
+
+    def _start_bars(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bars, SpinnerColumn, TextColumn, \
+            TimeElapsedColumn
+
+        console = Console(file=self.stream, stderr=self.stream is sys.stderr)
+        self._bars = Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=console, transient=True)
+        self._bars.start()
+
+
+def plain_line(event: dict, step_label: str = "") -> str:
+    """`step 1/3: node/n1 cordoned`; a message, when the record has one, follows after ': '."""
+    head = f"{step_label}: " if step_label and event["action"] not in (PLAN, DONE, INTERRUPT) else ""
+    text = f"{event['object']} {event['result']}".strip() if event["object"] else event["result"]
+    if event.get("message"):
+        text += f": {event['message']}"
+    return head + text

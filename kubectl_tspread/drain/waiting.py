@@ -1,0 +1,166 @@
+"""When a drain step is over: judged on live snapshots, polled until done or stuck.
+
+A step is over when
+1. every pod it evicted is gone (no pod with that uid is left, terminating or not);
+2. every controller it touched has at least as many Ready, bound, non-terminating
+   pods as it had Ready before the step (the replacements are scheduled and Ready —
+   which is also when a PodDisruptionBudget gives its budget back);
+3. every DoNotSchedule constraint of those workloads is within its limit: maxSkew, or
+   the skew before the step when that was already higher (a drain cannot be blamed for
+   an old violation, but it must not make it worse).
+
+It is stuck when a replacement is Pending with the scheduler's verdict "Unschedulable"
+and the engine agrees that no node passes every filter: nothing the drain does next can
+help, so waiting out the timeout would only hide the reason.
+
+Pure: snapshots in, verdicts out (the executor does the reading and the sleeping).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable
+
+from kubectl_tspread.engine import filters, spread
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.model import Pod, Snapshot
+
+Controller = tuple[str, str, str]  # namespace, kind, name
+
+
+def controller_of(pod: Pod) -> Controller | None:
+    return (pod.namespace, pod.owner.kind, pod.owner.name) if pod.owner is not None else None
+
+
+def controller_text(c: Controller) -> str:
+    return f"{c[1]}/{c[2]} in {c[0]}"
+
+
+def live(pod: Pod) -> bool:
+    return not pod.terminating and not pod.finished
+
+
+def serving(pod: Pod) -> bool:
+    """Bound, Ready and not on its way out."""
+    return live(pod) and bool(pod.node_name) and pod.ready
+
+
+@dataclass
+class WaitTarget:
+    """What one step (or the leftovers of an interrupted run) waits for."""
+
+    gone: dict[str, str] = field(default_factory=dict)  # uid -> "ns/name" of pods that must disappear
+    expect_ready: dict[Controller, int] = field(default_factory=dict)
+    known_uids: frozenset[str] = frozenset()  # pods that existed before: anything else is a replacement
+    skew_limits: dict[tuple[Controller, str], int] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not self.gone and not self.expect_ready
+
+
+@dataclass
+class WaitStatus:
+    remaining_gone: list[str]
+    not_ready: dict[Controller, tuple[int, int]]  # controller -> (Ready now, expected)
+    pending: list[Pod]  # replacements not bound to a node
+    over_limit: list[str]  # sentences: constraints above their limit once everything is Ready
+
+    @property
+    def done(self) -> bool:
+        return not self.remaining_gone and not self.not_ready and not self.over_limit
+
+
+def hard_skews(index: ClusterIndex, pods: Iterable[Pod]) -> dict[str, tuple[int, int, dict[str, int]]]:
+    """topologyKey -> (skew, maxSkew, distribution) of the hard constraints, seen by a fresh
+    pod of the workload (an unbound copy of one of its pods, which never counts itself)."""
+    sample = next((p for p in pods if live(p)), None)
+    if sample is None or not any(c.hard for c in sample.spread):
+        return {}
+    probe = replace(sample, name=f"{sample.name}-probe", uid=f"probe-{sample.uid}", node_name="",
+                    phase="Pending", terminating=False, conditions=(), ready=False)
+    out = {}
+    for cs in spread.compute(index, probe).hard:
+        out[cs.constraint.topology_key] = (cs.skew, cs.constraint.max_skew,
+                                           {v: d.pods for v, d in cs.domains.items()})
+    return out
+
+
+def target_for_step(before: Snapshot, evicted: Iterable[Pod]) -> WaitTarget:
+    """The wait target of a step that evicted `evicted` from the state `before`."""
+    evicted = list(evicted)
+    index = ClusterIndex(before)
+    target = WaitTarget(gone={p.uid: p.key for p in evicted}, known_uids=frozenset(p.uid for p in before.pods))
+    for c in {controller_of(p) for p in evicted} - {None}:
+        pods = _pods_of(before.pods, c)
+        target.expect_ready[c] = sum(1 for p in pods if serving(p))
+        for key, (skew, max_skew, _) in hard_skews(index, pods).items():
+            target.skew_limits[(c, key)] = max(max_skew, skew)
+    return target
+
+
+def target_for_leftovers(snap: Snapshot, terminating: Iterable[str], pending: Iterable[str]) -> WaitTarget:
+    """After an interrupted run: the pods it left terminating must go, and their workloads
+    (and those of Pending replacements) must have every live pod Ready."""
+    by_key = {p.key: p for p in snap.pods}
+    gone = {by_key[k].uid: k for k in terminating if k in by_key}
+    touched = [by_key[k] for k in list(terminating) + list(pending) if k in by_key]
+    target = WaitTarget(gone=gone, known_uids=frozenset(p.uid for p in snap.pods))
+    index = ClusterIndex(snap)
+    for c in {controller_of(p) for p in touched} - {None}:
+        pods = _pods_of(snap.pods, c)
+        target.expect_ready[c] = sum(1 for p in pods if live(p))
+        for key, (skew, max_skew, _) in hard_skews(index, pods).items():
+            target.skew_limits[(c, key)] = max(max_skew, skew)
+    return target
+
+
+def _pods_of(pods: Iterable[Pod], c: Controller) -> list[Pod]:
+    return [p for p in pods if controller_of(p) == c]
+
+
+def evaluate(snap: Snapshot, target: WaitTarget) -> WaitStatus:
+    """Where the step stands on this snapshot."""
+    uids = {p.uid for p in snap.pods}
+    remaining = [key for uid, key in target.gone.items() if uid in uids]
+    not_ready, pending = {}, []
+    for c, want in target.expect_ready.items():
+        pods = _pods_of(snap.pods, c)
+        have = sum(1 for p in pods if serving(p))
+        if have < want:
+            not_ready[c] = (have, want)
+        pending += [p for p in pods if p.pending]
+    over = []
+    if not remaining and not not_ready:
+        over = over_limit(snap, target)
+    return WaitStatus(remaining, not_ready, sorted(pending, key=lambda p: p.key), over)
+
+
+def over_limit(snap: Snapshot, target: WaitTarget) -> list[str]:
+    index = ClusterIndex(snap)
+    out = []
+    for c in target.expect_ready:
+        for key, (skew, max_skew, dist) in hard_skews(index, _pods_of(snap.pods, c)).items():
+            limit = target.skew_limits.get((c, key), max_skew)
+            if skew > limit:
+                counts = ", ".join(f"{v}={n}" for v, n in dist.items())
+                out.append(f"{controller_text(c)}: {key} skew {skew} is above "
+                           f"{'maxSkew' if limit == max_skew else 'its skew before the step'} {limit} ({counts})")
+    return out
+
+
+def stuck(snap: Snapshot, status: WaitStatus) -> list[Pod]:
+    """Pending replacements that the scheduler called Unschedulable and that no node can take,
+    once the evicted pods are gone (until then their resources may still be what is missing)."""
+    if status.remaining_gone:
+        return []
+    out = []
+    index = None
+    for p in status.pending:
+        cond = p.condition("PodScheduled")
+        if cond is None or cond.status != "False" or cond.reason != "Unschedulable":
+            continue
+        index = index or ClusterIndex(snap)
+        if not any(v.passes for v in filters.evaluate(index, p)):
+            out.append(p)
+    return out

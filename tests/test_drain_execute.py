@@ -1,0 +1,413 @@
+"""`drain-safe --execute` end to end: main() → the real `kubernetes` client → HTTP on 127.0.0.1.
+
+The cluster is `fakeapi.FakeApiServer` with `fakecluster.FakeCluster` on top: real Status
+bodies for cordon and eviction (429 with PDB budget accounting, the multiple-PDB 500,
+404), a ReplicaSet controller that recreates evicted pods and a simple scheduler of its
+own that binds them. Nothing in the client is patched; tests steer the fake cluster and
+listen to the executor's progress records (where a listener may also interrupt it).
+
+Layout used by most tests: zones a, b, c with two nodes each (a1 a2 b1 b2 c1 c2), one
+`web` pod per node, zone spread maxSkew 1 (DoNotSchedule), PDB maxUnavailable 1.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fakeapi import FakeApiServer, raw_node, write_kubeconfig
+from fakecluster import MULTIPLE_PDBS, PDB_VIOLATION, FakeCluster, deployment, pdb, ready_pod
+from kubectl_tspread.cli import main
+from kubectl_tspread.drain import execute as ex
+from kubectl_tspread.drain import progress as P
+from kubectl_tspread.snapshot.live import RetryPolicy
+
+WEB = {"app": "web", "pod-template-hash": "abc12"}
+SPREAD = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+           "labelSelector": {"matchLabels": {"app": "web"}}}]
+NODES = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "c1": "c", "c2": "c"}
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
+        monkeypatch.delenv(var, raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+def events():
+    return []
+
+
+@pytest.fixture
+def settings(monkeypatch, events):
+    """Small waits everywhere; every progress record lands in `events`."""
+    s = ex.ExecuteSettings(poll_interval=0.01, backoff_base=0.01, max_backoff=0.05, connection_attempts=2,
+                           read_retry=RetryPolicy(attempts=2, base=0.01), listeners=(events.append,),
+                           interactive=False, stdin=io.StringIO(""))
+    monkeypatch.setattr(ex, "SETTINGS", s)
+    return s
+
+
+@pytest.fixture
+def api():
+    with FakeApiServer() as server:
+        yield server
+
+
+@pytest.fixture
+def fake(api):
+    cluster = FakeCluster(api)
+    api.add(*[raw_node(n, z) for n, z in NODES.items()])
+    api.add(*deployment("web", {"app": "web"}, replicas=len(NODES)))
+    api.add(*[ready_pod(f"web-abc12-{n}", n, "web-abc12", WEB, spread=SPREAD) for n in NODES])
+    api.add(pdb("web", {"app": "web"}, maxUnavailable=1))
+    cluster.tick()  # the PDB controller fills in the budget
+    return cluster
+
+
+@pytest.fixture
+def kubeconfig(env, api):
+    return write_kubeconfig(str(env / "config"), {"fake": api.url}, {"me": {}},
+                            {"fake": {"cluster": "fake", "user": "me"}}, "fake")
+
+
+def drain(capsys, kubeconfig, *args: str, yes: bool = True) -> tuple[int, str, str]:
+    argv = ["drain-safe", *args, "--kubeconfig", kubeconfig, "--execute"] + (["--yes"] if yes else [])
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def web_nodes(fake: FakeCluster) -> dict[str, str]:
+    """pod name -> node of every live web pod."""
+    return {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in fake.pods_of("default", app="web")
+            if not p["metadata"].get("deletionTimestamp")}
+
+
+def unschedulable(fake: FakeCluster) -> list[str]:
+    return [n["metadata"]["name"] for n in fake.objs("/api/v1/nodes") if n["spec"].get("unschedulable")]
+
+
+def actions(events, action: str) -> list[tuple[str, str]]:
+    return [(e["object"], e["result"]) for e in events if e["action"] == action]
+
+
+def on(events_action: str, obj_prefix: str = "", times: int = 1):
+    """A listener that runs `fn` the `times`-th time a record matches."""
+    def wrap(fn):
+        seen = [0]
+
+        def listener(event):
+            if event["action"] == events_action and event["object"].startswith(obj_prefix):
+                seen[0] += 1
+                if seen[0] == times:
+                    fn(event)
+        return listener
+    return wrap
+
+
+# ---- success -------------------------------------------------------------------------------
+
+def test_drains_step_by_step_and_waits_for_replacements(capsys, kubeconfig, fake, api, settings, events, tmp_path):
+    log = tmp_path / "drain.log"
+    code, out, err = drain(capsys, kubeconfig, "a1", "b1", "--log", str(log))
+    assert code == 0, err
+    assert "SAFE" in out  # the plan is shown before anything happens
+    assert sorted(unschedulable(fake)) == ["a1", "b1"]
+    placed = web_nodes(fake)
+    assert "web-abc12-a1" not in placed and "web-abc12-b1" not in placed
+    # each replacement stayed in its zone (the only one spread allows) and is Ready
+    assert sorted(n for name, n in placed.items() if "-r" in name) == ["a2", "b2"]
+    assert all(p["status"]["conditions"][-1] == {"type": "Ready", "status": "True"}
+               for p in fake.pods_of("default", app="web"))
+    # nothing deleted but through the Eviction API, and each pod evicted once
+    assert not api.logged("DELETE")
+    assert sorted((r.name, r.status, r.dry_run) for r in fake.evictions) == [
+        ("web-abc12-a1", 201, False), ("web-abc12-b1", 201, False)]
+    # one step after the other: step 2 cordons only after step 1's replacement is Ready
+    order = [(e["action"], e.get("step")) for e in events if e["action"] in (P.CORDON, P.EVICT, P.WAIT)]
+    assert order.index((P.CORDON, 2)) > order.index((P.WAIT, 1)) > order.index((P.EVICT, 1))
+    assert "step 1/2: node/a1 cordoned" in err and "step 2/2: pod/default/web-abc12-b1 evicted" in err
+    assert "kubectl uncordon a1 b1" in err
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert all({"time", "action", "object", "result"} <= set(rec) for rec in lines)
+    assert [(r["object"], r["result"]) for r in lines if r["action"] == "evict"] == [
+        ("pod/default/web-abc12-a1", "evicted"), ("pod/default/web-abc12-b1", "evicted")]
+    assert lines[-1]["action"] == "done" and lines[0]["time"].endswith("Z")
+
+
+def test_max_parallel_evicts_the_pods_of_a_step_together(capsys, kubeconfig, fake, api, settings, events):
+    api.objects.pop(("/apis/policy/v1/poddisruptionbudgets", "default", "web"))
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1", "--max-parallel", "2")
+    assert code == 0, err
+    steps = {e.get("step") for e in events if e["action"] == P.EVICT}
+    assert steps == {1} and len(fake.evictions) == 2
+
+
+def test_a_pod_already_gone_is_not_an_error(capsys, kubeconfig, fake, api, settings, events):
+    @on(P.CORDON, "node/a1")
+    def delete_pod(_):
+        api.objects.pop(("/api/v1/pods", "default", "web-abc12-a1"))
+
+    settings.listeners += (delete_pod,)
+    code, _, err = drain(capsys, kubeconfig, "a1")
+    assert code == 0, err
+    assert [(r.name, r.status) for r in fake.evictions] == [("web-abc12-a1", 404)]
+    assert ("pod/default/web-abc12-a1", "already gone") in actions(events, P.EVICT)
+    assert sorted(web_nodes(fake).values()).count("a2") == 2
+
+
+# ---- PDBs and backoff -----------------------------------------------------------------------
+
+def test_429_then_success_honours_retry_after(capsys, kubeconfig, fake, api, settings, events):
+    api.fail("/api/v1/namespaces/default/pods/web-abc12-a1/eviction", 429, times=2, method="POST",
+             retry_after="0.2", message=PDB_VIOLATION)
+    started = time.monotonic()
+    code, _, err = drain(capsys, kubeconfig, "a1")
+    assert code == 0, err
+    assert time.monotonic() - started >= 0.4  # two waits of Retry-After, not the 0.01s backoff
+    retries = actions(events, P.RETRY)
+    assert retries == [("pod/default/web-abc12-a1", "retrying in 0.2s")] * 2
+    assert PDB_VIOLATION in err
+    assert [r.status for r in fake.evictions] == [201]  # the two 429s were injected before the fake
+
+
+def test_budget_used_up_elsewhere_backs_off_until_it_comes_back(capsys, kubeconfig, fake, api, settings, events):
+    """Another web pod turns unready after the plan: the PDB answers 429 (disruptionsAllowed 0)
+    until it is Ready again; the executor never gets an eviction past the budget."""
+    other = fake.pod("default", "web-abc12-c2")
+
+    @on(P.CORDON, "node/a1")
+    def break_other(_):
+        other["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+
+    def heal(cluster):
+        if sum(r.status == 429 for r in cluster.evictions) >= 3:
+            other["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+
+    fake.on_tick.append(heal)
+    settings.listeners += (break_other,)
+    code, _, err = drain(capsys, kubeconfig, "a1")
+    assert code == 0, err
+    statuses = [r.status for r in fake.evictions]
+    assert statuses[-1] == 201 and set(statuses[:-1]) == {429} and len(statuses) >= 4
+    assert "The disruption budget web needs 5 healthy pods and has 5 currently" in err
+
+
+def test_timeout_while_the_budget_never_comes_back(capsys, kubeconfig, fake, api, settings, events):
+    other = fake.pod("default", "web-abc12-c2")
+
+    @on(P.CORDON, "node/a1")
+    def break_other(_):
+        other["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+
+    settings.listeners += (break_other,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "--timeout", "300ms")
+    assert code == 1
+    assert "error: pod/default/web-abc12-a1 still refused when the timeout ran out" in err
+    assert {r.status for r in fake.evictions} == {429}
+    assert "cordoned nodes: a1" in err and "  kubectl uncordon a1" in err
+    assert "pods evicted by this run: none" in err
+
+
+def test_a_pod_under_two_pdbs_stops_the_run_with_the_apis_500(capsys, kubeconfig, fake, api, settings, events):
+    @on(P.CORDON, "node/a1")
+    def second_pdb(_):
+        api.add(pdb("web-too", {"app": "web"}, minAvailable=1))
+
+    settings.listeners += (second_pdb,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 1
+    assert [r.status for r in fake.evictions] == [500]
+    assert MULTIPLE_PDBS in err and "make one PDB select it" in err
+    assert unschedulable(fake) == ["a1"]  # step 2 never started
+    assert "web-abc12-a1" in web_nodes(fake)
+
+
+# ---- stops ----------------------------------------------------------------------------------
+
+def test_a_step_that_became_unsafe_is_not_run(capsys, kubeconfig, fake, api, settings, events):
+    """After step 1, node b2 disappears: draining b1 would now empty zone b while it stays a
+    domain (cordoned, nodeTaintsPolicy Ignore), so the re-plan is unsafe and b1 is left alone."""
+    @on(P.STEP, "nodes a1", times=2)  # "started", then "done"
+    def lose_b2(_):
+        api.objects.pop(("/api/v1/nodes", "", "b2"))
+        api.objects.pop(("/api/v1/pods", "default", "web-abc12-b2"))
+        fake.api.objects[("/apis/apps/v1/replicasets", "default", "web-abc12")]["spec"]["replicas"] = 5
+
+    settings.listeners += (lose_b2,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 3
+    assert "no longer safe" in err and "CordonedDomainTrap" in err
+    assert unschedulable(fake) == ["a1"]
+    assert [r.name for r in fake.evictions] == ["web-abc12-a1"]
+    assert "cordoned nodes: a1" in err and "kubectl uncordon a1" in err
+
+
+def test_an_unsafe_plan_is_never_executed(capsys, kubeconfig, fake, api, settings):
+    code, out, err = drain(capsys, kubeconfig, "a1", "a2")  # the whole zone a: cordoned-domain trap
+    assert code == 3
+    assert "UNSAFE" in out and "nothing was changed" in err
+    assert not api.logged("PATCH") and not api.logged("POST")
+
+
+def test_a_replacement_no_node_can_take_stops_with_why_pending(capsys, kubeconfig, fake, api, settings, events):
+    """a2 gets a NoSchedule taint after the re-plan: zone a is the only zone spread allows, so
+    the replacement stays Pending; the run stops with the why-pending explanation."""
+    @on(P.CORDON, "node/a1")
+    def taint_a2(_):
+        fake.api.objects[("/api/v1/nodes", "", "a2")]["spec"]["taints"] = [
+            {"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]
+
+    settings.listeners += (taint_a2,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1", "--timeout", "10s")
+    assert code == 1
+    assert "cannot be scheduled" in err
+    assert "fits none of 6 nodes" in err  # why-pending's report for the replacement
+    assert "didn't match pod topology spread constraints" in err
+    assert "replacements not Ready yet: default/web-abc12-r" in err and "(Pending)" in err
+    assert unschedulable(fake) == ["a1"]
+
+
+def test_timeout_waiting_for_a_replacement_explains_it(capsys, kubeconfig, fake, api, settings, events):
+    fake.hold_pending.add("default/web-abc12-r")  # the scheduler never gets to it
+    code, _, err = drain(capsys, kubeconfig, "a1", "--timeout", "300ms")
+    assert code == 1
+    assert "step 1 did not finish within --timeout 0.3s" in err and "5/6 pods Ready" in err
+    assert "Pod default/web-abc12-r" in err and "fits 1 of 6 nodes" in err  # schedulable, just not scheduled
+
+
+# ---- interruption and resume ---------------------------------------------------------------
+
+def test_interrupted_after_an_eviction_then_resumed(capsys, kubeconfig, fake, api, settings, events):
+    @on(P.EVICT, "pod/default/web-abc12-a1")
+    def ctrl_c(_):
+        raise KeyboardInterrupt
+
+    settings.listeners += (ctrl_c,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 130
+    assert "cordoned nodes: a1" in err and "pods evicted by this run: default/web-abc12-a1" in err
+    resume = f"kubectl tspread drain-safe a1 b1 --kubeconfig {kubeconfig} --execute --timeout 300s --yes"
+    assert f"  {resume}" in err and "  kubectl uncordon a1" in err
+    assert "error: drain interrupted" in err
+    assert unschedulable(fake) == ["a1"]
+
+    settings.listeners = (events.append,)
+    events.clear()
+    patches_before = len(api.logged("PATCH"))
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 0, err
+    assert [p.path for p in api.logged("PATCH")[patches_before:]] == ["/api/v1/nodes/b1"]  # a1 stays as is
+    assert [r.name for r in fake.evictions] == ["web-abc12-a1", "web-abc12-b1"]  # a1's pod only once
+    assert sorted(unschedulable(fake)) == ["a1", "b1"]
+
+
+def test_resume_waits_for_replacements_an_interrupted_run_left_pending(capsys, kubeconfig, fake, api, settings,
+                                                                       events):
+    fake.hold_pending.add("default/web-abc12-r")
+
+    @on(P.WAIT, "", times=1)
+    def ctrl_c(_):
+        raise KeyboardInterrupt
+
+    settings.listeners += (ctrl_c,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 130
+    assert "replacements not Ready yet: default/web-abc12-r" in err
+    fake.hold_pending.clear()
+    settings.listeners = (events.append,)
+    events.clear()
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 0, err
+    assert [r.name for r in fake.evictions] == ["web-abc12-a1", "web-abc12-b1"]
+    assert sorted(n for name, n in web_nodes(fake).items() if "-r" in name) == ["a2", "b2"]
+
+
+def test_sigterm_in_a_real_process_reports_and_exits_130(kubeconfig, fake, env):
+    fake.hold_pending.add("default/web-abc12-r")  # keeps the run waiting
+    proc = subprocess.Popen([sys.executable, "-m", "kubectl_tspread", "drain-safe", "a1", "--kubeconfig", kubeconfig,
+                             "--execute", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            env={**os.environ, "HOME": str(env / "home")})
+    deadline = time.monotonic() + 30
+    while not fake.evictions and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "terminated (SIGTERM)" in err and "cordoned nodes: a1" in err
+    assert "pods evicted by this run: default/web-abc12-a1" in err and "kubectl uncordon a1" in err
+
+
+def test_lost_connection_reports_the_last_known_state(capsys, kubeconfig, fake, api, settings, events):
+    fake.hold_pending.add("default/web-abc12-r")
+
+    @on(P.WAIT, "", times=1)
+    def server_dies(_):
+        api.fail("*", 503, times=None, method="GET")
+
+    settings.listeners += (server_dies,)
+    code, _, err = drain(capsys, kubeconfig, "a1")
+    assert code == 1
+    assert "as last read" in err and "cordoned nodes: a1" in err and "kubectl uncordon a1" in err
+
+
+# ---- dry run and confirmation ------------------------------------------------------------
+
+def test_server_dry_run_changes_nothing(capsys, kubeconfig, fake, api, settings, events):
+    before = web_nodes(fake)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1", "--dry-run", "server", yes=False)
+    assert code == 0, err
+    assert unschedulable(fake) == [] and web_nodes(fake) == before
+    assert all(r.dry_run and r.status == 201 for r in fake.evictions) and len(fake.evictions) == 2
+    assert [r.query.get("dryRun") for r in api.logged("PATCH")] == ["All", "All"]
+    assert "pod/default/web-abc12-a1 evicted (server dry run)" in err
+    assert "nothing was changed" in err
+
+
+def test_server_dry_run_reports_what_a_pdb_would_refuse(capsys, kubeconfig, fake, api, settings, events):
+    api.fail("/api/v1/namespaces/default/pods/web-abc12-b1/eviction", 429, times=None, method="POST",
+             message=PDB_VIOLATION)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1", "--dry-run", "server")
+    assert code == 3
+    assert ("pod/default/web-abc12-b1", "refused (server dry run)") in actions(events, P.EVICT)
+    assert "1 eviction(s) would be refused now" in err and unschedulable(fake) == []
+
+
+def test_without_a_terminal_and_without_yes_it_refuses(capsys, kubeconfig, fake, api, settings):
+    code, out, err = drain(capsys, kubeconfig, "a1", yes=False)
+    assert code == 1
+    assert "error: refusing to drain without confirmation" in err and "--yes" in err
+    assert not api.logged("PATCH") and not api.logged("POST")
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("answer, proceeds", [("y\n", True), ("yes\n", True), ("n\n", False), ("\n", False)],
+                         ids=["y proceeds", "yes proceeds", "n cancels", "empty answer cancels"])
+def test_confirmation_on_a_terminal(answer, proceeds, capsys, kubeconfig, fake, api, settings):
+    settings.stdin = _Tty(answer)
+    code, _, err = drain(capsys, kubeconfig, "a1", yes=False)
+    assert "Drain a1 in 1 step(s), evicting 1 pod(s)? [y/N]" in err
+    assert (code == 0) is proceeds
+    assert bool(api.logged("PATCH")) is proceeds
+    if not proceeds:
+        assert "drain cancelled; nothing was changed" in err
