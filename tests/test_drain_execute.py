@@ -207,6 +207,20 @@ def test_budget_used_up_elsewhere_backs_off_until_it_comes_back(capsys, kubeconf
     assert "The disruption budget web needs 5 healthy pods and has 5 currently" in err
 
 
+def test_two_pods_of_one_budget_go_in_two_steps_and_never_meet_a_429(capsys, kubeconfig, fake, api, settings,
+                                                                      events):
+    """a1 holds two web pods and the PDB allows one disruption: the second eviction waits for
+    the first replacement to be Ready (the budget is back), so the API never has to refuse."""
+    api.add(ready_pod("web-abc12-a1x", "a1", "web-abc12", WEB, spread=SPREAD))
+    api.objects[("/apis/apps/v1/replicasets", "default", "web-abc12")]["spec"]["replicas"] = 7
+    fake.tick()
+    code, _, err = drain(capsys, kubeconfig, "a1")
+    assert code == 0, err
+    assert [r.status for r in fake.evictions] == [201, 201]
+    order = [(e["action"], e.get("step")) for e in events if e["action"] in (P.EVICT, P.WAIT)]
+    assert order == [(P.EVICT, 1), (P.WAIT, 1), (P.WAIT, 1), (P.EVICT, 2), (P.WAIT, 2), (P.WAIT, 2)]
+
+
 def test_timeout_while_the_budget_never_comes_back(capsys, kubeconfig, fake, api, settings, events):
     other = fake.pod("default", "web-abc12-c2")
 
@@ -314,6 +328,23 @@ def test_interrupted_after_an_eviction_then_resumed(capsys, kubeconfig, fake, ap
     assert [p.path for p in api.logged("PATCH")[patches_before:]] == ["/api/v1/nodes/b1"]  # a1 stays as is
     assert [r.name for r in fake.evictions] == ["web-abc12-a1", "web-abc12-b1"]  # a1's pod only once
     assert sorted(unschedulable(fake)) == ["a1", "b1"]
+
+
+def test_interrupt_with_evictions_in_flight_lets_them_finish(capsys, kubeconfig, fake, api, settings, events):
+    api.objects.pop(("/apis/policy/v1/poddisruptionbudgets", "default", "web"))
+
+    @on(P.EVICT)
+    def ctrl_c(_):
+        raise KeyboardInterrupt
+
+    settings.listeners += (ctrl_c,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1", "--max-parallel", "2")
+    assert code == 130
+    assert sorted(r.name for r in fake.evictions) == ["web-abc12-a1", "web-abc12-b1"]
+    # the call still in flight when Ctrl-C came finished and is reported
+    evicted = next(line for line in err.splitlines() if "pods evicted by this run" in line)
+    assert "default/web-abc12-a1" in evicted and "default/web-abc12-b1" in evicted
+    assert "kubectl uncordon a1 b1" in err
 
 
 def test_resume_waits_for_replacements_an_interrupted_run_left_pending(capsys, kubeconfig, fake, api, settings,
