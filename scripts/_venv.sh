@@ -46,8 +46,10 @@ _install_project() {
         return 0
     fi
     echo "Installing kubectl-tspread and its test dependencies into $venv_dir ..." >&2
-    "$venv_python" -m pip install --quiet --disable-pip-version-check --no-input \
-        -e "$repo_root[test]" ||
+    # PYTHONWARNINGS=ignore: setuptools' generic notes about editable installs are noise
+    # here; real failures are errors and still show.
+    PYTHONWARNINGS=ignore "$venv_python" -m pip install --quiet --disable-pip-version-check \
+        --no-input -e "$repo_root[test]" ||
         _die "pip could not install the project into $venv_dir (see pip's message above)"
     echo "$want" >"$_stamp"
 }

@@ -181,13 +181,43 @@ def test_pipx_install_gives_a_working_plugin(tmp_path):
     pytest.importorskip("pipx", reason="pipx is not installed in the test environment")
     env = clean_env(tmp_path, [Path(sys.executable).parent, "/usr/bin", "/bin"],
                     PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"),
-                    PIPX_MAN_DIR=str(tmp_path / "man"), PIP_DISABLE_PIP_VERSION_CHECK="1")
-    for var in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CONFIG_FILE"):
-        if var in os.environ:
-            env[var] = os.environ[var]
+                    PIPX_MAN_DIR=str(tmp_path / "man"),
+                    # the user's own pip cache: a fresh HOME would download every wheel again
+                    PIP_CACHE_DIR=os.path.expanduser("~/.cache/pip"))
+    # pip's configuration, certificates and proxies are how this machine reaches PyPI
+    passthrough = ("PIP_", "SSL_CERT_", "REQUESTS_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
+    env.update({k: v for k, v in os.environ.items() if k.upper().startswith(passthrough)})
+    user_conf = Path(os.path.expanduser("~/.config/pip/pip.conf"))
+    if user_conf.exists():
+        env.setdefault("PIP_CONFIG_FILE", str(user_conf))
     out = run([sys.executable, "-m", "pipx", "install", "--python", sys.executable, str(ROOT)], env, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     for name in CONSOLE_SCRIPTS:
         assert (tmp_path / "bin" / name).exists(), f"pipx did not expose {name}"
     version = run([tmp_path / "bin" / "kubectl-tspread", "--version"], env)
     assert version.returncode == 0 and version.stdout.strip().endswith(__version__), version.stderr
+
+
+# ---- the README's two commands and CI ------------------------------------------------------
+
+def test_quick_start_is_two_commands_and_ci_runs_the_second():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
+    assert commands == ["bash scripts/demo", "bash scripts/test"]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.startswith("#")]
+    assert ci == ["exec bash scripts/test"]
+
+
+def test_scripts_test_fails_when_no_test_is_collected_and_skips_a_needless_reinstall(tmp_path):
+    # run twice: the first may install (setup.cfg changed since the stamp); the second must not
+    env = {**os.environ, "CI": "true"}
+    for _ in range(2):
+        out = subprocess.run(["bash", str(ROOT / "scripts" / "test"), "-q", "-p", "no:cacheprovider",
+                              str(ROOT / "tests" / "test_rbac.py"), "-k", "no_test_has_this_name_xyz"], capture_output=True, text=True, env=env,
+                             timeout=600, stdin=subprocess.DEVNULL, cwd=tmp_path)
+    assert out.returncode == 5, out.stdout + out.stderr
+    assert "error: pytest collected no tests" in out.stderr
+    assert "Installing" not in out.stderr
