@@ -315,7 +315,7 @@ def test_interrupted_after_an_eviction_then_resumed(capsys, kubeconfig, fake, ap
     code, _, err = drain(capsys, kubeconfig, "a1", "b1")
     assert code == 130
     assert "cordoned nodes: a1" in err and "pods evicted by this run: default/web-abc12-a1" in err
-    resume = f"kubectl tspread drain-safe a1 b1 --kubeconfig {kubeconfig} --execute --timeout 300s --yes"
+    resume = f"kubectl tspread drain-safe a1 b1 --kubeconfig {kubeconfig} --execute --yes"
     assert f"  {resume}" in err and "  kubectl uncordon a1" in err
     assert "error: drain interrupted" in err
     assert unschedulable(fake) == ["a1"]
@@ -442,3 +442,29 @@ def test_confirmation_on_a_terminal(answer, proceeds, capsys, kubeconfig, fake, 
     assert bool(api.logged("PATCH")) is proceeds
     if not proceeds:
         assert "drain cancelled; nothing was changed" in err
+
+
+# ---- the resume command ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw, expected", [
+    ({}, "kubectl tspread drain-safe a1 'node b' --execute --yes"),
+    ({"flags": (True, True, True), "max_parallel": 2},
+     "kubectl tspread drain-safe a1 'node b' --ignore-daemonsets --force --delete-emptydir-data --max-parallel 2 "
+     "--execute --yes"),
+    ({"context": "prod", "as_groups": ("ops", "sre"), "request_timeout": 30.0},
+     "kubectl tspread drain-safe a1 'node b' --context prod --as-group ops --as-group sre --request-timeout 30s "
+     "--execute --yes"),
+    ({"timeout": 90.0, "log": "/tmp/d.log"},
+     "kubectl tspread drain-safe a1 'node b' --execute --timeout 90s --log /tmp/d.log --yes"),
+    ({"timeout": None}, "kubectl tspread drain-safe a1 'node b' --execute --timeout 0 --yes"),
+], ids=["defaults", "kubectl drain flags and --max-parallel", "connection flags", "timeout and log", "no timeout"])
+def test_resume_command_repeats_the_run(kw, expected):
+    from kubectl_tspread.drain.model import PlanOptions
+    from kubectl_tspread.drain.pods import DrainFlags
+    from kubectl_tspread.drain.resume import resume_command
+    from kubectl_tspread.options import SourceOptions
+
+    options = PlanOptions(DrainFlags(*kw.get("flags", (False, False, False))), max_parallel=kw.get("max_parallel", 1))
+    source = SourceOptions(context=kw.get("context"), as_groups=kw.get("as_groups", ()),
+                           request_timeout=kw.get("request_timeout"))
+    assert resume_command(["a1", "node b"], options, source, kw.get("timeout", 300.0), kw.get("log")) == expected

@@ -180,18 +180,18 @@ class Executor:
         except KeyboardInterrupt as e:
             self.writer.policy.cancel.set()
             what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
-            self._report(P.INTERRUPT, what, fresh=True)
+            self._report(P.INTERRUPT, f"drain {what}", fresh=True)
             raise Interrupted(f"drain {what}; nothing is in flight; rerun the same command to resume, or undo "
                               "the cordons (commands above)") from None
         except Cancelled:
-            self._report(P.INTERRUPT, "interrupted", fresh=True)
+            self._report(P.INTERRUPT, "drain interrupted", fresh=True)
             raise Interrupted("drain interrupted; rerun the same command to resume (commands above)") from None
         except ConnectionLost as e:
             self._report(P.INTERRUPT, "lost the connection to the API server", fresh=False, message=str(e))
             raise Interrupted(f"{e}; once it is back, rerun the same command to resume (commands above)",
                               EXIT_ERROR) from None
         except TspreadError as e:
-            self._report(P.STOP, "stopped", fresh=True, message=str(e))
+            self._report(P.STOP, "drain stopped", fresh=True, message=str(e))
             raise
 
     def _loop(self) -> int:

@@ -18,6 +18,9 @@ from kubectl_tspread.drain.waiting import controller_of, live
 from kubectl_tspread.model import Snapshot
 
 
+DEFAULT_TIMEOUT = 300.0  # drain-safe's --timeout default (5m): left out of the resume command
+
+
 @dataclass
 class RunState:
     """What this run changed, kept as it goes (the report also reads the cluster afresh)."""
@@ -48,7 +51,9 @@ def resume_command(targets: Sequence[str], options, source, timeout: float | Non
     if source.request_timeout:
         args += ["--request-timeout", f"{source.request_timeout:g}s"]
     args.append("--execute")
-    if timeout is not None:
+    if timeout is None:
+        args += ["--timeout", "0"]
+    elif timeout != DEFAULT_TIMEOUT:
         args += ["--timeout", f"{timeout:g}s"]
     if log_file:
         args += ["--log", log_file]
