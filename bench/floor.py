@@ -1,0 +1,46 @@
+"""The floor: fetch exactly the request targets a command made, JSON-parse each answer, keep nothing.
+
+Nothing a tool does can be cheaper than moving the same bytes over the same HTTP and
+parsing them once; the runner divides every measured time by this one. It uses the
+fastest parser the tool may use (orjson when installed), one keep-alive connection,
+and no client library.
+
+    python -m bench.floor http://127.0.0.1:PORT TARGETS.json
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import sys
+from urllib.parse import urlsplit
+
+try:
+    from orjson import loads
+except ImportError:
+    from json import loads
+
+
+def replay(base_url: str, targets: list[str]) -> int:
+    """GET each target in order; returns how many objects were parsed (list items or 1)."""
+    url = urlsplit(base_url)
+    conn = http.client.HTTPConnection(url.hostname, url.port)
+    parsed = 0
+    for target in targets:
+        conn.request("GET", target, headers={"Accept": "application/json"})
+        resp = conn.getresponse()
+        doc = loads(resp.read())
+        parsed += len(doc.get("items") or ()) if isinstance(doc, dict) and "items" in doc else 1
+        del doc
+    conn.close()
+    return parsed
+
+
+def main() -> None:
+    with open(sys.argv[2]) as f:
+        targets = json.load(f)
+    print(replay(sys.argv[1], targets))
+
+
+if __name__ == "__main__":
+    main()
