@@ -28,18 +28,76 @@ def _labels(d: Mapping | None) -> dict[str, str]:
     return {_intern(str(k)): _intern(str(v)) for k, v in d.items()}
 
 
+# Speed and memory at 150k pods: the pods of one workload repeat the same labels, constraints,
+# tolerations, affinity, requests and volumes, so each distinct sub-tree is decoded once and the
+# (immutable, read-only) record is shared. The key is the sub-tree's canonical JSON bytes: equal
+# bytes mean equal JSON, so the shared record is exactly what decoding it again would give.
+try:
+    from orjson import dumps as _json_key
+except ImportError:  # pragma: no cover - orjson is optional; the stdlib key is only slower
+    import json as _json
+
+    def _json_key(obj: Any) -> Any:
+        return _json.dumps(obj, separators=(",", ":"))
+
+_MEMO: dict[Any, Any] = {}
+_MEMO_LIMIT = 200_000  # distinct sub-trees kept; past it the memo starts over (bounded memory)
+_UNITS: dict[tuple[str, Any], int] = {}
+
+
+def _memo(tag: str, raw: Any, build: Callable[[Any], Any]) -> Any:
+    """build(raw), shared between equal `raw` sub-trees; `raw` that cannot be keyed is decoded as is."""
+    try:
+        key = (tag, _json_key(raw))
+    except (TypeError, ValueError):  # e.g. a YAML dump's datetime or non-string keys
+        return build(raw)
+    return _remember(key, build, raw)
+
+
+def _remember(key: Any, build: Callable[[Any], Any], raw: Any) -> Any:
+    hit = _MEMO.get(key)
+    if hit is None:
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        hit = _MEMO[key] = build(raw)
+    return hit
+
+
+def _units(k: str, v: Any) -> int:
+    """to_scheduler_units, remembered: a cluster uses a few dozen distinct quantities."""
+    try:
+        return _UNITS[(k, v)]
+    except KeyError:
+        out = _UNITS[(k, v)] = to_scheduler_units(k, v)
+        return out
+    except TypeError:  # an unhashable value: let the parser reject it as before
+        return to_scheduler_units(k, v)
+
+
 def _resources(d: Mapping | None) -> dict[str, int]:
     if not d:
         return {}
-    return {_intern(k): to_scheduler_units(k, v) for k, v in d.items()}
+    return {_intern(k): _units(k, v) for k, v in d.items()}
 
 
 def _owner(meta: Mapping) -> OwnerRef | None:
     for o in meta.get("ownerReferences") or ():
         if o.get("controller"):
-            return OwnerRef(_intern(o.get("kind", "")), o.get("name", ""), o.get("uid", ""),
-                            o.get("apiVersion", ""))
+            key = ("owner", o.get("kind", ""), o.get("name", ""), o.get("uid", ""), o.get("apiVersion", ""))
+            return _remember(key, lambda k: OwnerRef(_intern(k[1]), *k[2:]), key)
     return None
+
+
+def _shared_labels(d: Mapping | None) -> dict[str, str]:
+    """_labels for maps many pods repeat (a workload's labels, nodeSelector): one dict per distinct map."""
+    if not d:
+        return {}
+    try:
+        key = ("labels",) + tuple(d.items())
+        hash(key)
+    except TypeError:
+        return _labels(d)
+    return _remember(key, _labels, d)
 
 
 def _node_requirements(exprs: Iterable[Mapping] | None) -> tuple[Requirement, ...]:
@@ -138,42 +196,81 @@ def _ready(conditions: Iterable[PodCondition]) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions)
 
 
+def _pod_affinity(affinity: Mapping | None) -> tuple:
+    """(node_affinity, pod_affinity, pod_anti_affinity) of a pod's spec.affinity."""
+    affinity = affinity or {}
+    node_aff = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    return (
+        node_selector_terms(node_aff),
+        _affinity_terms((affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
+        _affinity_terms(
+            (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
+    )
+
+
+def _container_parts(spec: Mapping) -> tuple:
+    """What requests and host ports depend on, small enough to key the memo cheaply."""
+    return (
+        [(c.get("resources"), c.get("ports")) for c in spec.get("containers") or ()],
+        [(c.get("resources"), c.get("ports"), c.get("restartPolicy")) for c in spec.get("initContainers") or ()],
+        spec.get("overhead"),
+    )
+
+
+def _requests_and_ports(parts: tuple) -> tuple[dict[str, int], tuple[HostPort, ...]]:
+    containers, inits, overhead = parts
+    spec = {
+        "containers": [{"resources": r, "ports": p} for r, p in containers],
+        "initContainers": [{"resources": r, "ports": p, "restartPolicy": rp} for r, p, rp in inits],
+        "overhead": overhead,
+    }
+    return effective_requests(spec), _host_ports(spec)
+
+
+def _spread(raw: Iterable[Mapping] | None) -> tuple[SpreadConstraint, ...]:
+    return tuple(spread_constraint(c) for c in raw or ())
+
+
+def _tolerations(raw: Iterable[Mapping] | None) -> tuple[Toleration, ...]:
+    return tuple(
+        Toleration(t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "", t.get("effect") or "")
+        for t in raw or ()
+    )
+
+
+def _condition(c: Mapping) -> PodCondition:
+    # interned: 150k pods repeat a handful of types, statuses, reasons and (per workload) messages
+    return PodCondition(_intern(c.get("type", "")), _intern(c.get("status", "")), _intern(c.get("reason") or ""),
+                        _intern(c.get("message") or ""), _intern(c.get("lastTransitionTime") or ""))
+
+
 def pod(obj: Mapping) -> Pod:
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    affinity = spec.get("affinity") or {}
-    node_aff = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-    conditions = tuple(
-        PodCondition(c.get("type", ""), c.get("status", ""), c.get("reason") or "", c.get("message") or "",
-                     c.get("lastTransitionTime") or "")
-        for c in status.get("conditions") or ()
-    )
+    node_affinity, pod_affinity, pod_anti_affinity = _memo("affinity", spec.get("affinity"), _pod_affinity)
+    requests, host_ports = _memo("containers", _container_parts(spec), _requests_and_ports)
+    conditions = tuple(_condition(c) for c in status.get("conditions") or ())
     return Pod(
         namespace=_intern(meta.get("namespace") or "default"),
         name=meta.get("name", ""),
         uid=meta.get("uid", ""),
-        labels=_labels(meta.get("labels")),
+        labels=_shared_labels(meta.get("labels")),
         node_name=_intern(spec.get("nodeName") or ""),
         phase=_intern(status.get("phase") or "Pending"),
         terminating=bool(meta.get("deletionTimestamp")),
         created=meta.get("creationTimestamp") or "",
         owner=_owner(meta),
-        spread=tuple(spread_constraint(c) for c in spec.get("topologySpreadConstraints") or ()),
-        node_selector=_labels(spec.get("nodeSelector")),
-        node_affinity=node_selector_terms(node_aff),
-        pod_affinity=_affinity_terms(
-            (affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
-        pod_anti_affinity=_affinity_terms(
-            (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
-        tolerations=tuple(
-            Toleration(t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "", t.get("effect") or "")
-            for t in spec.get("tolerations") or ()
-        ),
-        requests=effective_requests(spec),
-        host_ports=_host_ports(spec),
-        volumes=_volumes(spec),
-        scheduler_name=spec.get("schedulerName") or "default-scheduler",
+        spread=_memo("spread", spec.get("topologySpreadConstraints"), _spread),
+        node_selector=_shared_labels(spec.get("nodeSelector")),
+        node_affinity=node_affinity,
+        pod_affinity=pod_affinity,
+        pod_anti_affinity=pod_anti_affinity,
+        tolerations=_memo("tolerations", spec.get("tolerations"), _tolerations),
+        requests=requests,
+        host_ports=host_ports,
+        volumes=_memo("volumes", spec.get("volumes"), lambda v: _volumes({"volumes": v})),
+        scheduler_name=_intern(spec.get("schedulerName") or "default-scheduler"),
         nominated_node=status.get("nominatedNodeName") or "",
         priority=int(spec.get("priority") or 0),
         conditions=conditions,
