@@ -26,7 +26,7 @@ def _source_from_ctx(ctx):
     return SourceOptions(
         from_file=tuple(p.get("from_file") or ()), demo=bool(p.get("demo")), kubeconfig=p.get("kubeconfig"),
         context=p.get("context"), cluster=p.get("cluster"), user=p.get("user"), namespace=p.get("namespace"),
-        all_namespaces=bool(p.get("all_namespaces")), request_timeout=COMPLETION_TIMEOUT,
+        all_namespaces=bool(p.get("all_namespaces")), request_timeout=COMPLETION_TIMEOUT, fail_fast=True,
     )
 
 

@@ -6,6 +6,7 @@ import dataclasses
 
 import click
 
+from kubectl_tspread.cli_completion import complete_node
 from kubectl_tspread.errors import EXIT_FOUND, EXIT_OK, TspreadError, UsageError
 from kubectl_tspread.options import debug_option, output_options, parse_duration, source_options
 
@@ -39,7 +40,7 @@ def parse_domain(ctx, param, value):
 
 
 @click.command("drain-safe", context_settings=CONTEXT, epilog=EPILOG)
-@click.argument("nodes", nargs=-1, metavar="[NODE]...")
+@click.argument("nodes", nargs=-1, metavar="[NODE]...", shell_complete=complete_node)
 @click.option("-l", "--selector", "selector", metavar="SELECTOR", help="Drain the nodes matching this label selector.")
 @click.option("--domain", callback=parse_domain, metavar="KEY=VALUE",
               help="Drain every node labelled KEY=VALUE (e.g. a zone).")

@@ -26,6 +26,7 @@ class SourceOptions:
     request_timeout: float | None = None
     as_user: str | None = None
     as_groups: tuple[str, ...] = field(default_factory=tuple)
+    fail_fast: bool = False  # one attempt per request, no retries (shell completion)
 
 
 @dataclass
