@@ -26,6 +26,7 @@ class Case:
     ok_codes: tuple[int, ...] = (0,)
     verb: str | None = None  # the tspread subcommand it needs; missing -> "not available"
     sized: bool = True  # False: the same at every size, measured once
+    timeout: float = 900.0  # seconds; a run past it is killed and the case reported as timed out
 
 
 def tool() -> list[str]:
@@ -60,19 +61,21 @@ def sized_cases(cluster_dir: str, kubeconfig: str, dump: str | None, large: bool
     ns, pending = first_pending_pod(cluster_dir)
     node = first_general_node(cluster_dir)
     drain = ["--ignore-daemonsets", "--delete-emptydir-data"]
+    # the planners' cost is not bounded by the data read: cap them so a large run stays under ~25 min
+    heavy = 120.0 if large else 150.0
     cases = [
         Case("distribution-A", "distribution -A", t + ["distribution", "-A"] + kc, n, floor=True),
         Case("why-pending-one", "why-pending one pod", t + ["why-pending", f"pod/{pending}", "-n", ns] + kc, n,
-             floor=True, verb="why-pending"),
-        Case("why-pending-A", "why-pending -A", t + ["why-pending", "-A"] + kc, n, floor=True, verb="why-pending"),
+             floor=True, verb="why-pending", timeout=2 * heavy),
+        Case("why-pending-A", "why-pending -A", t + ["why-pending", "-A"] + kc, n, floor=True, verb="why-pending", timeout=heavy),
         Case("drain-one", "drain-safe one node", t + ["drain-safe", node] + drain + kc, n, floor=True,
-             ok_codes=(0, 3), verb="drain-safe"),
+             ok_codes=(0, 3), verb="drain-safe", timeout=heavy),
         Case("drain-10pct", "drain-safe 10 % of nodes",
              t + ["drain-safe", "-l", "bench.tspread/group=g3"] + drain + kc, n, floor=True, ok_codes=(0, 3),
-             verb="drain-safe"),
+             verb="drain-safe", timeout=heavy),
         Case("drain-zone", "drain-safe a whole zone",
              t + ["drain-safe", "--domain", "topology.kubernetes.io/zone=zone-b"] + drain + kc, n, floor=True,
-             ok_codes=(0, 3), verb="drain-safe"),
+             ok_codes=(0, 3), verb="drain-safe", timeout=heavy),
         Case("typed-client", "baseline: kubernetes client list_pod_for_all_namespaces",
              [sys.executable, "-m", "bench.baseline_client", kubeconfig], base, floor=True, warmup=False),
         Case("kubectl-get", "baseline: kubectl get pods -A -o json",

@@ -79,7 +79,8 @@ def evaluate(results, sizes: list[Size]) -> list[tuple[str, str, str, str, str]]
             continue
         label, size = r.case.label, r.size or "-"
         if not r.ok:
-            rows.append((label, t.text, size, r.note or "no runs", "not measured"))
+            timed_out = r.note.startswith("timed out")
+            rows.append((label, t.text, size, r.note or "no runs", "MISSED" if timed_out else "not measured"))
             continue
         parts, met = [], True
         if t.floor_ratio is not None:

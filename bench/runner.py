@@ -90,7 +90,7 @@ def _progress(msg: str) -> None:
 
 def _failure(sample) -> str:
     if sample.timed_out:
-        return "failed: timed out"
+        return f"failed: timed out after {sample.wall:.0f} s"
     lines = [ln for ln in sample.stderr.strip().splitlines() if ln.strip()]
     return f"failed: exit {sample.rc}: {lines[-1][:200] if lines else 'no message'}"
 
@@ -105,25 +105,46 @@ def measure_case(case: Case, size: str, env: dict, served: Served | None, work_d
     if case.warmup:
         if served:
             served.take_log()
-        warm = run(case.argv, env=env, cwd=REPO)
-        if warm.rc not in case.ok_codes:
-            res.note = _failure(warm)
-            return res
+        warm = run(case.argv, env=env, cwd=REPO, timeout=case.timeout)
         have_targets = _save_targets(served, case, targets_file)
-    for i in range(case.runs):
+        if warm.rc not in case.ok_codes:
+            return _failed(res, warm, served, targets_file if have_targets else None, env)
+    runs = _runs_for(case.runs, warm.wall if case.warmup else 0.0)
+    for i in range(runs):
         if served and not have_targets:
             served.take_log()
-        s = run(case.argv, env=env, cwd=REPO)
+        s = run(case.argv, env=env, cwd=REPO, timeout=case.timeout)
         if s.rc not in case.ok_codes:
-            res.note = _failure(s)
-            return res
+            have_targets = have_targets or _save_targets(served, case, targets_file)
+            return _failed(res, s, served, targets_file if have_targets else None, env)
         res.stats.samples.append(s)
         have_targets = have_targets or _save_targets(served, case, targets_file)
         if case.floor and served:
             res.floor.samples.append(run([sys.executable, "-m", "bench.floor", served.url, targets_file],
                                          env=env, cwd=REPO))
-        _progress(f"{size or '-'} {case.name} run {i + 1}/{case.runs}: {s.wall:.2f} s, {s.rss_mb:.0f} MB"
+        _progress(f"{size or '-'} {case.name} run {i + 1}/{runs}: {s.wall:.2f} s, {s.rss_mb:.0f} MB"
                   + (f" (floor {res.floor.samples[-1].wall:.2f} s)" if res.floor.samples else ""))
+    return res
+
+
+def _runs_for(asked: int, warmup_wall: float) -> int:
+    """Fewer runs of a command that takes minutes: the harness must fit its time budget."""
+    if warmup_wall > 90:
+        return min(asked, 1)
+    if warmup_wall > 30:
+        return min(asked, 3)
+    return asked
+
+
+def _failed(res: Result, sample, served: Served | None, targets_file: str | None, env: dict) -> Result:
+    """A failed or timed-out case: say why; for a timeout, also how its floor compares."""
+    res.note = _failure(sample)
+    if sample.timed_out and served and targets_file:
+        floor = run([sys.executable, "-m", "bench.floor", served.url, targets_file], env=env, cwd=REPO)
+        res.floor.samples.append(floor)
+        res.note = (f"timed out after {sample.wall:.0f} s (> {sample.wall / floor.wall:.0f} × its floor of "
+                    f"{floor.wall:.2f} s)")
+    _progress(f"{res.size or '-'} {res.case.name}: {res.note}")
     return res
 
 
