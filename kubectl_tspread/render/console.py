@@ -53,8 +53,18 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: 
 
 
 def print_block(console, renderable) -> None:
-    """Print without the trailing padding rich leaves on each line (golden files, `| grep`)."""
-    with console.capture() as cap:
-        console.print(renderable)
+    """Print a table at its natural width and without the trailing padding rich leaves on each
+    line (golden files, `| grep`).
+
+    On a terminal rich would shrink the columns to the window and crop each line, dropping whole
+    columns; kubectl never does that: it prints full rows and lets the terminal wrap them.
+    """
+    terminal_width = console.width
+    console.width = _UNBOUNDED_WIDTH
+    try:
+        with console.capture() as cap:
+            console.print(renderable)
+    finally:
+        console.width = terminal_width
     text = cap.get()
     console.file.write("\n".join(line.rstrip() for line in text.split("\n")))
