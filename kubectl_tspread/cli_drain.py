@@ -7,7 +7,7 @@ import dataclasses
 import click
 
 from kubectl_tspread.cli_completion import complete_node
-from kubectl_tspread.errors import EXIT_FOUND, EXIT_OK, TspreadError, UsageError
+from kubectl_tspread.errors import EXIT_FOUND, EXIT_OK, UsageError
 from kubectl_tspread.options import debug_option, output_options, parse_duration, source_options
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -81,6 +81,10 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
 
     if not execute and (yes or dry_run != "none" or log_file):
         raise UsageError("--yes, --dry-run and --log only apply with --execute")
+    if execute and (source.demo or source.from_file):
+        # the writes would go to the kubeconfig's cluster after showing a plan made from other data
+        raise UsageError("--execute drains the cluster of your kubeconfig, so it plans from that cluster too: "
+                         "drop --demo/--from-file (run without --execute to plan offline)")
     sel = Selector.parse(selector) if selector is not None else None
     if not nodes and sel is None and domain is None:
         raise UsageError("name the nodes to drain: NODE..., -l SELECTOR or --domain KEY=VALUE")
@@ -90,8 +94,10 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     targets = resolve_targets(snap, nodes, sel, domain)
     options = PlanOptions(DrainFlags(ignore_daemonsets, force, delete_emptydir_data), max_parallel=max_parallel)
     if execute:
-        return _execute(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
-                        log_file=log_file)
+        from kubectl_tspread.drain.execute import execute as run_drain
+
+        return run_drain(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
+                         log_file=log_file)
     plan = plan_drain(snap, targets, options)
     render_plan(plan, out)
     return EXIT_OK if plan.safe else EXIT_FOUND
@@ -107,19 +113,6 @@ def render_plan(plan, out) -> None:
     from kubectl_tspread.render.console import make_console
 
     print_plan(make_console(out.color), plan, wide=out.wide, no_headers=out.no_headers)
-
-
-def _execute(snapshot, targets, options, out, **kw):
-    """Hand over to the executor (drain/execute.py), which re-plans from live state before each step."""
-    import importlib
-
-    try:
-        mod = importlib.import_module("kubectl_tspread.drain.execute")
-    except ModuleNotFoundError as e:
-        if e.name != "kubectl_tspread.drain.execute":
-            raise
-        raise TspreadError("--execute is not available in this build; run without it to see the plan") from None
-    return mod.execute(snapshot, targets, options, out, **kw)
 
 
 def register(cli) -> None:

@@ -4,7 +4,6 @@ stdout and stderr apart, JSON and YAML views of the DrainPlan."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 import yaml
@@ -115,11 +114,15 @@ def test_errors_are_one_line_on_stderr(capsys, dump, args, code, message):
     assert message in err and "Traceback" not in err
 
 
-def test_execute_missing_from_the_build_is_a_clear_error(capsys, dump, monkeypatch):
-    monkeypatch.setitem(sys.modules, "kubectl_tspread.drain.execute", None)
-    code, out, err = run(capsys, "drain-safe", "a1", "--execute", "--from-file", dump())
-    assert (code, out) == (1, "")
-    assert err == "error: --execute is not available in this build; run without it to see the plan\n"
+@pytest.mark.parametrize("source", [["--from-file"], ["--demo"]], ids=["--execute on a dump", "--execute on the demo"])
+def test_execute_refuses_an_offline_source_before_reading_or_asking(capsys, dump, tmp_path, monkeypatch, source):
+    # a kubeconfig that would be used if the command went on: the refusal must come first
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nowhere"))
+    args = source + [dump()] if source == ["--from-file"] else source
+    code, out, err = run(capsys, "drain-safe", "a1", "--execute", "--yes", *args)
+    assert (code, out) == (2, "")
+    assert err == ("error: --execute drains the cluster of your kubeconfig, so it plans from that cluster too: "
+                   "drop --demo/--from-file (run without --execute to plan offline)\n")
 
 
 def test_demo_zone_c_is_cordoned_and_has_pdbs(capsys):
