@@ -12,12 +12,6 @@ from kubectl_tspread.options import debug_option, output_options, parse_duration
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
-# the planner reads pods of every namespace (a node holds many), their controllers and
-# Services (default constraints), PDBs (budgets) and volumes (VolumeBinding/VolumeZone)
-DRAIN_KINDS = ("Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController",
-               "Job", "Service", "PodDisruptionBudget", "PersistentVolume", "PersistentVolumeClaim",
-               "StorageClass")
-
 EPILOG = """\b
 Examples:
   # Plan the drain of two nodes: steps, where each pod goes, skew after each step
@@ -73,7 +67,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
 
     Exit 0 when the plan is safe, 3 when it is not, 1 on error. Read-only unless --execute.
     """
-    from kubectl_tspread.drain.model import PlanOptions
+    from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
     from kubectl_tspread.drain.plan import plan_drain, resolve_targets
     from kubectl_tspread.drain.pods import DrainFlags
     from kubectl_tspread.labels import Selector

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import IO, Callable, Iterator, Sequence
 
 from kubectl_tspread.drain import progress as P
-from kubectl_tspread.drain.model import DrainPlan, PlanOptions, Step
+from kubectl_tspread.drain.model import DRAIN_KINDS, DrainPlan, PlanOptions, Step
 from kubectl_tspread.drain.plan import plan_drain
 from kubectl_tspread.drain.progress import Progress
 from kubectl_tspread.drain.resume import RunState, resume_command, state_lines
@@ -89,7 +89,6 @@ def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ou
     server_dry = dry_run == "server"
     if not server_dry:  # a server dry run changes nothing: no reason to ask
         confirm(plan, yes, s.stdin or sys.stdin, stderr)
-    from kubectl_tspread.cli_drain import DRAIN_KINDS
     from kubectl_tspread.snapshot.live import connect, load_live
 
     kube = kube_options(source)

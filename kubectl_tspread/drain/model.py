@@ -22,6 +22,12 @@ ORDER_MATTERS = "OrderMatters"  # info: the given order is unsafe, the plan's or
 
 ERROR, INFO = "error", "info"
 
+# what a plan reads: pods of every namespace (a node holds many), their controllers and
+# Services (default constraints), PDBs (budgets) and volumes (VolumeBinding/VolumeZone)
+DRAIN_KINDS = ("Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController",
+               "Job", "Service", "PodDisruptionBudget", "PersistentVolume", "PersistentVolumeClaim",
+               "StorageClass")
+
 
 @dataclass(frozen=True, slots=True)
 class PlanOptions:
