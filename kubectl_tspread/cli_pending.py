@@ -68,8 +68,6 @@ def why_pending(target, selector, exit_code, no_fixes, source, out):
     namespace = None if source.all_namespaces else snap.namespace
     pods = select_pods(index, namespace, target, sel)
     reports = explain_pods(index, pods, with_fixes=not no_fixes, namespace=namespace)
-    for w in snap.warnings:
-        click.echo(f"warning: {w}", err=True)
     _render(reports, out)
     return EXIT_FOUND if exit_code and reports.any_unschedulable else EXIT_OK
 

@@ -165,3 +165,18 @@ def test_live_path_reads_events_over_http(capsys, tmp_path, monkeypatch):
     assert pod["schedulerMessage"] == "0/4 nodes are available: 4 Insufficient cpu."
     assert pod["messagesAgree"] is False and pod["schedulerMessageSource"] == "event"
     assert [c["code"] for c in pod["mismatchCauses"]] == ["StaleMessage"]  # written when the cluster had 4 nodes
+
+
+def test_a_kind_the_rbac_hides_is_one_warning_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
+        monkeypatch.delenv(var, raising=False)
+    with FakeApiServer(user_for_token={"tok": "alice"}) as api:
+        api.add(*cordoned_zone_objects())
+        api.fail("*/storageclasses", 403, times=None)
+        config = write_kubeconfig(str(tmp_path / "config"), {"fake": api.url}, {"alice": token_user("tok")},
+                                  {"fake": {"cluster": "fake", "user": "alice", "namespace": "default"}}, "fake")
+        code, out, err = run(capsys, "why-pending", "--kubeconfig", config, "-o", "json")
+    assert code == 0 and json.loads(out)["kind"] == "PendingReport"
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: skipped storageclasses.storage.k8s.io: ")
