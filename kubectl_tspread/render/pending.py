@@ -17,6 +17,7 @@ from kubectl_tspread.fixes import (
     SET_NODE_TAINTS_POLICY_HONOR,
     UNCORDON,
 )
+from kubectl_tspread.quantity import format_quantity
 from kubectl_tspread.render.structured import API_VERSION, constraint_view
 from kubectl_tspread.render.text import trap_message
 
@@ -41,19 +42,9 @@ def _domains(key: str, values: Sequence[str]) -> str:
     return f"{word} {_names(values)}" if len(values) == 1 else f"{word}s {_names(values)}"
 
 
-def quantity(resource: str, value: int) -> str:
-    """cpu millicores and byte counts as people write them: 500m, 2 cpu, 512Mi, 4Gi."""
-    if resource == "cpu":
-        return f"{value // 1000}" if value % 1000 == 0 else f"{value}m"
-    if resource in ("memory", "ephemeral-storage"):
-        for suffix, size in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
-            if value >= size and value % size == 0:
-                return f"{value // size}{suffix}"
-    return str(value)
-
-
 def requests_text(requests: dict[str, int]) -> str:
-    parts = [f"{quantity(r, v)} {r}" for r, v in sorted(requests.items()) if v > 0 and r != "pods"]
+    """`1500m cpu, 512Mi memory`: quantities as people write them."""
+    parts = [f"{format_quantity(r, v)} {r}" for r, v in sorted(requests.items()) if v > 0 and r != "pods"]
     return ", ".join(parts)
 
 
