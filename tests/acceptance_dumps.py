@@ -30,7 +30,7 @@ from typing import Any, Iterable, Mapping
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from apiobjects import HOST, ZONE, as_list, node_obj, pod_obj, spread_obj, workload_obj  # noqa: E402
-from scenario_dumps import BAR, FOO, NIL, incoming, slug, to_json, tsc, unode, upod  # noqa: E402
+from scenario_dumps import BAR, NIL, incoming, slug, to_json, tsc, unode, upod  # noqa: E402
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "acceptance")
 CORDON_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}

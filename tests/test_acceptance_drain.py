@@ -130,6 +130,14 @@ class Replay:
     def hard(self, pod: CPod) -> list[dict]:
         return [c for c in pod.spec.get("topologySpreadConstraints", []) if c["whenUnsatisfiable"] == "DoNotSchedule"]
 
+    def selector(self, pod: CPod, c: dict) -> dict | None:
+        """labelSelector AND key=<pod's value> for each matchLabelKeys key the pod carries."""
+        sel = c.get("labelSelector")
+        if sel is None:
+            return None
+        extra = {k: pod.labels[k] for k in c.get("matchLabelKeys", []) if k in pod.labels}
+        return {"matchLabels": {**(sel.get("matchLabels") or {}), **extra}}
+
     def domains(self, pod: CPod, c: dict) -> dict[str, int]:
         """Matching pods per domain over the nodes that count: every node with all hard keys,
         cordoned ones too unless nodeTaintsPolicy is Honor (the pod tolerates no cordon)."""
@@ -142,7 +150,7 @@ class Replay:
                 out.setdefault(n.labels[c["topologyKey"]], 0)
                 eligible[n.name] = n.labels[c["topologyKey"]]
         for p in self.pods:
-            if p.ns == pod.ns and p.node in eligible and matches(c.get("labelSelector"), p.labels):
+            if p.ns == pod.ns and p.node in eligible and matches(self.selector(pod, c), p.labels):
                 out[eligible[p.node]] += 1
         return out
 
@@ -166,23 +174,27 @@ class Replay:
             if key not in n.labels:
                 return f"missing {key}"
             counts = self.domains(pod, c)
-            self_match = 1 if matches(c.get("labelSelector"), pod.labels) else 0
+            self_match = 1 if matches(self.selector(pod, c), pod.labels) else 0
             if counts.get(n.labels[key], 0) + self_match - self.global_min(c, counts) > c["maxSkew"]:
                 return f"spread {key}"
         return None
 
-    def skews(self) -> dict[tuple[str, str, str], int]:
-        """(namespace, workload, topologyKey) -> skew, for every DoNotSchedule constraint in use."""
+    def key(self, p: CPod, c: dict) -> tuple[str, str, str, str]:
+        """Which constraint: matchLabelKeys make one per ReplicaSet revision of a workload."""
+        return p.ns, p.workload, c["topologyKey"], json.dumps(self.selector(p, c), sort_keys=True)
+
+    def skews(self) -> dict[tuple[str, str, str, str], int]:
+        """Skew of every DoNotSchedule constraint in use, by `key`."""
         out = {}
         for p in self.pods:
             for c in self.hard(p):
                 counts = self.domains(p, c)
                 if counts:
-                    out[(p.ns, p.workload, c["topologyKey"])] = max(counts.values()) - self.global_min(c, counts)
+                    out[self.key(p, c)] = max(counts.values()) - self.global_min(c, counts)
         return out
 
-    def max_skews(self) -> dict[tuple[str, str, str], int]:
-        return {(p.ns, p.workload, c["topologyKey"]): c["maxSkew"] for p in self.pods for c in self.hard(p)}
+    def max_skews(self) -> dict[tuple[str, str, str, str], int]:
+        return {self.key(p, c): c["maxSkew"] for p in self.pods for c in self.hard(p)}
 
     # -- playing a plan
 
@@ -358,20 +370,29 @@ def test_checker_catches_a_stranded_pod_that_would_fit(capsys):
 
 @st.composite
 def clusters(draw):
-    """2-3 zones of 1-3 nodes; 1-2 Deployments with a zone or hostname DoNotSchedule constraint
-    (maxSkew 1-2, Ignore or Honor); pods placed where they fit; maybe a PDB; 1-3 targets."""
+    """2-3 zones of 1-3 nodes, a few already cordoned; 1-2 Deployments with a zone or hostname
+    DoNotSchedule constraint (maxSkew 1-2, Ignore or Honor, sometimes minDomains, sometimes
+    matchLabelKeys [pod-template-hash] with a second, older ReplicaSet mid-rollout); pods placed
+    where they fit; maybe a PDB; 1-3 targets."""
     nodes = []
     for z in "abc"[:draw(st.integers(2, 3))]:
         for i in range(1, draw(st.integers(1, 3)) + 1):
+            cordoned = draw(st.integers(0, 5)) == 0
             nodes.append(ad.node_obj(f"{z}{i}", zone=z, cpu=str(draw(st.sampled_from([1, 2, 4]))),
-                                     pods=str(draw(st.integers(1, 4)))))
+                                     pods=str(draw(st.integers(1, 4))), unschedulable=cordoned,
+                                     taints=[ad.CORDON_TAINT] if cordoned else ()))
     free = {n["metadata"]["name"]: [millicores(n["status"]["allocatable"]["cpu"]),
                                     int(n["status"]["allocatable"]["pods"])] for n in nodes}
     objs: list[dict] = list(nodes)
     for w, app in enumerate(["web", "api"][:draw(st.integers(1, 2))]):
         key = draw(st.sampled_from([ZONE, ZONE, HOST]))
+        extra = {}
+        if draw(st.integers(0, 3)) == 0:
+            extra["minDomains"] = draw(st.integers(2, 4))
+        if draw(st.booleans()):
+            extra["matchLabelKeys"] = ["pod-template-hash"]
         c = spread_obj(key, draw(st.integers(1, 2)), match_labels={"app": app},
-                       nodeTaintsPolicy=draw(st.sampled_from(["Ignore", "Honor"])))
+                       nodeTaintsPolicy=draw(st.sampled_from(["Ignore", "Honor"])), **extra)
         cpu = draw(st.sampled_from([0, 250, 500, 1000]))
         placement: dict[str, int] = defaultdict(int)
         for name in free:
@@ -380,7 +401,12 @@ def clusters(draw):
                     free[name][0] -= cpu
                     free[name][1] -= 1
                     placement[name] += 1
-        objs += ad.rs_pods(app, dict(placement), [c], cpu=f"{cpu}m", rs_hash=f"{w}f{w}c")
+        # an unfinished rolling update leaves pods of an older ReplicaSet beside the new one's
+        revisions = [f"{w}f{w}c"] + ([f"{w}old"] if draw(st.booleans()) else [])
+        for r, rs_hash in enumerate(revisions):
+            share = {n: (k + len(revisions) - 1 - r) // len(revisions) for n, k in placement.items()}
+            rs = ad.rs_pods(app, {n: k for n, k in share.items() if k}, [c], cpu=f"{cpu}m", rs_hash=rs_hash)
+            objs += rs if r == 0 else rs[1:]  # one Deployment, one ReplicaSet per revision
         if draw(st.booleans()):
             healthy = sum(placement.values())
             objs.append(ad.pdb_obj(app, app, draw(st.integers(1, 2)), healthy, maxUnavailable=1))

@@ -11,6 +11,8 @@
    and the DefaultPreemption PostFilter rules; none is produced by our code.
 3. Every suggestion marked verified is applied to the raw dump, from its JSON `action` and
    `details` alone, and the edited dump is run again: the pod must then fit some node.
+4. Random clusters (hypothesis) against PreFilter + Filter re-written here from filtering.go,
+   node by node, with every suggestion applied to the dump as in 3.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ import json
 import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import acceptance_dumps as ad
+from apiobjects import node_obj, pod_obj
 from kubectl_tspread.cli import main
 
 PTS = "PodTopologySpread"
@@ -103,6 +108,36 @@ UPSTREAM_VERDICTS = {
 }
 
 
+# TestPreFilterState rows (dumps of tests/scenario_dumps.py): upstream states the counts and
+# the critical paths, not Filter codes; these follow from them by Filter's rule, worked by hand.
+PREFILTER_VERDICTS = {
+    # zone1=1 zone2=1 (only foo AND bar=a pods), min 1, the pod matches: 1+1-1 fits both
+    "matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty": "a- b- x- y-",
+    # {} AND foo=a: zone1=3 zone2=2, min 2: zone1 3+1-2 = 2 > 1
+    "matchLabelKeys ANDed with LabelSelector when LabelSelector is empty": "aU bU x- y-",
+    # a nil selector stays nil: nothing counts, nothing matches
+    "key in matchLabelKeys is ignored when LabelSelector is nil when feature gate enabled": "a- b- x- y-",
+    # bar selector, the pod lacks bar (selfMatch 0): node-a=1 node-b=2, min 1, node-c (tainted, left out) counts 0
+    "NodeTaintsPolicy honored": "a- b- c-",
+    # zone1=2 zone2=1 allows zone2 only; bar: zone1=1 zone2=3 allows zone1 only
+    "two spreadConstraints with the same topologyKey": "aU bU xU yU",
+    # zone1=3 zone2=4 allows zone1; bar per node a=1 b=0 y=2, min 0, allows node-b
+    "different labelSelectors - complex pods": "aU b- yU",
+    # node affinity NotIn node-x leaves node-x out of the counts: zone1=3 zone2=4 allows zone1,
+    # node-a=2 node-b=1 node-y=4 (min 1) allows node-b; node-x also fails NodeAffinity, yet spread
+    # judges it by its zone2 (4+1-3 = 2 > 1)
+    "two spreadConstraints, and with podAffinity": "aU b- xU yU",
+}
+
+
+@pytest.mark.parametrize("case", sorted(PREFILTER_VERDICTS), ids=sorted(PREFILTER_VERDICTS))
+def test_prefilter_state_rows_give_the_filter_verdicts(capsys, case):
+    scenarios = os.path.join(os.path.dirname(ad.DATA_DIR), "scenarios", "upstream")
+    (pod,) = run_json(capsys, "why-pending", "pod/p", "-o", "json", "--from-file",
+                      os.path.join(scenarios, ad.slug(case) + ".json"))["pods"]
+    _check_spread_verdicts(pod, _expected(PREFILTER_VERDICTS[case]))
+
+
 def test_every_upstream_dump_has_expected_verdicts():
     assert sorted(UPSTREAM_VERDICTS) == sorted(ad.upstream_cases())
     slugs = {ad.slug(name) for name in UPSTREAM_VERDICTS}
@@ -118,7 +153,10 @@ def _expected(spec: str) -> dict[str, str]:
 def test_upstream_filter_verdicts_per_node(capsys, case):
     path = ad.path(f"pending/upstream/{ad.slug(case)}.json")
     (pod,) = run_json(capsys, "why-pending", "pod/p", "-o", "json", "--from-file", path)["pods"]
-    want = _expected(UPSTREAM_VERDICTS[case])
+    _check_spread_verdicts(pod, _expected(UPSTREAM_VERDICTS[case]))
+
+
+def _check_spread_verdicts(pod: dict, want: dict[str, str]) -> None:
     assert sorted(n["name"] for n in pod["nodes"]) == sorted(want)
     for node in pod["nodes"]:
         spread = [f for f in node["failures"] if f["plugin"] == PTS]
@@ -260,9 +298,6 @@ def _rel(path: str) -> str:
     return os.path.relpath(path, os.path.dirname(ad.DATA_DIR))
 
 
-SEEN_ACTIONS: set[str] = set()
-
-
 @pytest.mark.parametrize("path", _fix_dumps(), ids=[_rel(p) for p in _fix_dumps()])
 def test_every_verified_suggestion_schedules_the_pod_on_the_edited_dump(capsys, tmp_path, path):
     with open(path, encoding="utf-8") as fh:
@@ -281,11 +316,135 @@ def test_every_verified_suggestion_schedules_the_pod_on_the_edited_dump(capsys, 
             assert fits and after["schedulable"], (s, after["message"])
             # the nodes the suggestion promised are the nodes the edit opens
             assert fits == sorted(s["nodes"]), s
-            SEEN_ACTIONS.add(s["action"])
 
 
-def test_every_suggestion_kind_was_exercised():
-    """Runs after the parametrized test above (pytest keeps file order): each kind of fix
-    the issue names was produced, applied and proven on some dump."""
-    assert SEEN_ACTIONS >= {"Uncordon", "LabelNodes", "DeleteNodes", "SetNodeTaintsPolicyHonor", "LowerMinDomains",
-                            "RaiseMaxSkew", "EvictLowerPriority", "AddNode", "ScheduleAnyway"}
+def test_every_suggestion_kind_is_produced_by_some_dump(capsys):
+    """Each kind of fix the issue names comes out of at least one dump above, so the test
+    before this one applies and proves every kind."""
+    seen = {s["action"] for path in _fix_dumps() for pod in pending_pods(capsys, path) for s in pod["suggestions"]}
+    assert seen >= {"Uncordon", "LabelNodes", "DeleteNodes", "SetNodeTaintsPolicyHonor", "LowerMinDomains",
+                    "RaiseMaxSkew", "EvictLowerPriority", "AddNode", "ScheduleAnyway"}
+
+
+# ---- 4. random clusters against Filter as filtering.go writes it ---------------------------------
+
+KEYS = ("topology.kubernetes.io/zone", HOSTNAME, "rack")
+
+
+def _match(selector: dict | None, labels: dict) -> bool:
+    return selector is not None and all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+def _untolerated(node: dict, pod: dict) -> bool:
+    tolerated = {t["key"] for t in pod["spec"].get("tolerations", [])}
+    return any(t["effect"] in ("NoSchedule", "NoExecute") and t["key"] not in tolerated
+               for t in node["spec"].get("taints", []))
+
+
+def filter_codes(doc: dict, pod: dict) -> dict[str, str]:
+    """PodTopologySpread's PreFilter + Filter for `pod`, written from filtering.go: per node
+    'U', 'X' or '-'. Nodes missing any hard key count for no constraint; inclusion policies
+    per constraint; Filter walks the constraints in order and returns at the first failure."""
+    nodes = [o for o in doc["items"] if o["kind"] == "Node"]
+    others = [o for o in doc["items"] if o["kind"] == "Pod" and o["spec"].get("nodeName")
+              and "deletionTimestamp" not in o["metadata"] and o["metadata"]["namespace"] == pod["metadata"]["namespace"]]
+    labels = pod["metadata"]["labels"]
+    hard = [c for c in pod["spec"]["topologySpreadConstraints"] if c["whenUnsatisfiable"] == "DoNotSchedule"]
+    selectors = []
+    for c in hard:
+        extra = {k: labels[k] for k in c.get("matchLabelKeys", []) if k in labels}
+        selectors.append(None if "labelSelector" not in c else {"matchLabels": {**c["labelSelector"]["matchLabels"], **extra}})
+    counts: list[dict[str, int]] = [{} for _ in hard]
+    for n in nodes:
+        nl = n["metadata"]["labels"]
+        if not all(c["topologyKey"] in nl for c in hard):
+            continue
+        for i, c in enumerate(hard):
+            if c.get("nodeAffinityPolicy", "Honor") == "Honor" and not all(
+                    nl.get(k) == v for k, v in pod["spec"].get("nodeSelector", {}).items()):
+                continue
+            if c.get("nodeTaintsPolicy", "Ignore") == "Honor" and _untolerated(n, pod):
+                continue
+            here = sum(1 for p in others if p["spec"]["nodeName"] == n["metadata"]["name"]
+                       and _match(selectors[i], p["metadata"]["labels"]))
+            value = nl[c["topologyKey"]]
+            counts[i][value] = counts[i].get(value, 0) + here
+    out = {}
+    for n in nodes:
+        nl, code = n["metadata"]["labels"], "-"
+        for i, c in enumerate(hard):
+            if c["topologyKey"] not in nl:
+                code = "X"
+                break
+            least = 0 if len(counts[i]) < c.get("minDomains", 1) else min(counts[i].values())
+            self_match = 1 if _match(selectors[i], labels) else 0
+            if counts[i].get(nl[c["topologyKey"]], 0) + self_match - least > c["maxSkew"]:
+                code = "U"
+                break
+        out[n["metadata"]["name"]] = code
+    return out
+
+
+@st.composite
+def spread_clusters(draw):
+    """2-6 nodes (zone a/b/c or none, maybe a rack, maybe cordoned or tainted, maybe pool=x),
+    web pods of two revisions here and in another namespace, some terminating, and a Pending
+    pod with 1-2 constraints over zone, hostname or rack with random policies."""
+    cordon = {"key": CORDON_KEY, "effect": "NoSchedule"}
+    nodes = []
+    for i in range(draw(st.integers(2, 6))):
+        zone = draw(st.sampled_from(["a", "b", "c", None]))
+        extra = {"rack": f"r{draw(st.integers(1, 2))}"} if draw(st.booleans()) else {}
+        if draw(st.booleans()):
+            extra["pool"] = "x"
+        cordoned = draw(st.integers(0, 4)) == 0
+        taints = [cordon] if cordoned else []
+        if draw(st.integers(0, 4)) == 0:
+            taints.append({"key": "dedicated", "value": "infra", "effect": "NoSchedule"})
+        nodes.append(node_obj(f"n{i}", zone=zone, labels=extra, unschedulable=cordoned, taints=taints))
+    pods = []
+    for k in range(draw(st.integers(0, 10))):
+        node = draw(st.sampled_from(nodes))["metadata"]["name"]
+        obj = pod_obj(f"w{k}", node=node, labels={"app": "web", "rev": draw(st.sampled_from(["1", "2"]))},
+                      namespace=draw(st.sampled_from(["default", "default", "other"])))
+        if draw(st.integers(0, 5)) == 0:
+            obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
+        pods.append(obj)
+    constraints = []
+    for _ in range(draw(st.integers(1, 2))):
+        c = {"maxSkew": draw(st.integers(1, 3)), "topologyKey": draw(st.sampled_from(KEYS)),
+             "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "DoNotSchedule", "ScheduleAnyway"])),
+             "labelSelector": {"matchLabels": {"app": "web"}}}
+        if draw(st.booleans()):
+            c["minDomains"] = draw(st.integers(1, 4))
+        for field_, values in (("nodeAffinityPolicy", ["Honor", "Ignore"]), ("nodeTaintsPolicy", ["Honor", "Ignore"])):
+            if draw(st.booleans()):
+                c[field_] = draw(st.sampled_from(values))
+        if draw(st.booleans()):
+            c["matchLabelKeys"] = ["rev"]
+        constraints.append(c)
+    labels = draw(st.sampled_from([{"app": "web", "rev": "2"}, {"app": "web"}, {"app": "other"}]))
+    pod = pod_obj("p", labels=labels, spread=constraints)
+    if draw(st.booleans()):
+        pod["spec"]["nodeSelector"] = {"pool": "x"}
+    if draw(st.booleans()):
+        pod["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
+    return {"apiVersion": "v1", "kind": "List", "items": [*nodes, *pods, pod]}, pod
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(spread_clusters())
+def test_random_clusters_spread_verdicts_follow_filtering_go_and_fixes_hold(capsys, tmp_path, case):
+    doc, pod = case
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(doc))
+    (report,) = run_json(capsys, "why-pending", "pod/p", "-o", "json", "--from-file", str(path))["pods"]
+    want = filter_codes(doc, pod) if any(c["whenUnsatisfiable"] == "DoNotSchedule"
+                                         for c in pod["spec"]["topologySpreadConstraints"]) else {}
+    _check_spread_verdicts(report, {n["name"]: want.get(n["name"], "-") for n in report["nodes"]})
+    for k, s in enumerate(report["suggestions"]):
+        edited = tmp_path / f"fix-{k}.json"
+        edited.write_text(json.dumps(apply_suggestion(doc, "default", "p", s)))
+        (after,) = run_json(capsys, "why-pending", "pod/p", "-o", "json", "--from-file", str(edited))["pods"]
+        assert sorted(n["name"] for n in after["nodes"] if n["status"] == "Success") == sorted(s["nodes"]), s
