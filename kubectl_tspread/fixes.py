@@ -48,7 +48,6 @@ COST = {
     LOWER_MIN_DOMAINS: 50, RAISE_MAX_SKEW: 60, EVICT_LOWER_PRIORITY: 70, ADD_NODE: 80,
     SCHEDULE_ANYWAY_ACTION: 90,
 }
-ACTIONS = tuple(COST)
 
 
 @dataclass(frozen=True, slots=True)

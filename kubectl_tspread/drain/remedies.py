@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any, Iterator, Sequence
 
 from kubectl_tspread.drain.model import (
-    CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS, NO_CAPACITY,
+    CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS,
     PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
 )
 from kubectl_tspread.engine.index import ClusterIndex

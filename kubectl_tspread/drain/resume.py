@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from kubectl_tspread.drain.waiting import controller_of, live
 from kubectl_tspread.model import Snapshot
@@ -94,8 +94,3 @@ def _not_ready(state: RunState, snap: Snapshot | None) -> list[str]:
         if controller_of(p) in state.evicted_owners and live(p) and not (p.node_name and p.ready):
             out.append(f"{p.key} ({'Pending' if not p.node_name else 'not Ready'})")
     return sorted(out)
-
-
-def uncordon_hint(nodes: Iterable[str]) -> str:
-    nodes = list(nodes)
-    return f"kubectl uncordon {' '.join(nodes)}" if nodes else ""

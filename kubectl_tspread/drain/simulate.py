@@ -68,10 +68,6 @@ class SimCluster:
                 self.nodes[name] = self.index.nodes[name] = n.cordoned()
                 self._touch(name)
 
-    def add_node(self, node: Node) -> None:
-        self.nodes[node.name] = self.index.nodes[node.name] = node
-        self._touch(node.name)
-
     def delete_node(self, name: str) -> None:
         """Remove a Node object; its pods (only DaemonSet and mirror pods are left on a
         drained node) go with it, as the pod garbage collector does."""

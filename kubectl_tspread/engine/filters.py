@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 from kubectl_tspread.engine import interpod, resources, spread, volumes
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import matches_required_affinity, untolerated_taint
-from kubectl_tspread.engine.spread import UNRESOLVABLE, UNSCHEDULABLE, FilterFailure
+from kubectl_tspread.engine.spread import UNRESOLVABLE, FilterFailure
 from kubectl_tspread.model import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Pod, Taint
 
 SUCCESS = "Success"
