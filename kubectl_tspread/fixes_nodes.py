@@ -200,7 +200,7 @@ def evict_candidates(index: ClusterIndex, pod: Pod,
     options.sort(key=lambda o: o[:3])
     out = []
     for _n, _prio, node, victims in options[:MAX_VARIANTS]:
-        params = {"node": node, "pods": [p.name for p in victims],
+        params = {"node": node, "pods": [p.name for p in victims], "podKeys": [p.key for p in victims],
                   "priorities": [p.priority for p in victims], "priority": pod.priority}
         out.append(Candidate(EVICT_LOWER_PRIORITY, params, without_pods([p.key for p in victims])))
     return out

@@ -271,9 +271,9 @@ def apply_suggestion(doc: dict, ns: str, pod: str, s: dict) -> dict:
     elif action == "ScheduleAnyway":
         _constraint(doc, ns, pod, d["position"])["whenUnsatisfiable"] = "ScheduleAnyway"
     elif action == "EvictLowerPriority":
-        victims = {(d["node"], name) for name in d["pods"]}
-        doc["items"] = [o for o in doc["items"]
-                        if not (o["kind"] == "Pod" and (o["spec"].get("nodeName"), o["metadata"]["name"]) in victims)]
+        victims = set(d["podKeys"])
+        doc["items"] = [o for o in doc["items"] if not (
+            o["kind"] == "Pod" and f'{o["metadata"].get("namespace", "default")}/{o["metadata"]["name"]}' in victims)]
     elif action == "AddNode":
         new = copy.deepcopy(_node(doc, d["template"]))
         new["metadata"]["name"] = d["name"]

@@ -40,7 +40,7 @@ WORKS = [
                  {"key": "topology.kubernetes.io/zone", "position": 0, "old": 1, "new": 3},
                  id="a=5 b=5 c=3 c full: maxSkew 3 is the smallest that works"),
     pytest.param(lambda: zoned({"a": 2, "b": 1}, full="b", pod_kw={"priority": 100}), EVICT_LOWER_PRIORITY,
-                 {"node": "b0", "pods": ["filler-b0"], "priorities": [0], "priority": 100},
+                 {"node": "b0", "pods": ["filler-b0"], "podKeys": ["default/filler-b0"], "priorities": [0], "priority": 100},
                  id="evict the priority-0 filler from b0"),
     pytest.param(lambda: zoned({"a": 5, "b": 5, "c": 3}, full="c"), ADD_NODE,
                  {"key": "topology.kubernetes.io/zone", "domain": "c", "template": "c0", "name": "c0-new",
