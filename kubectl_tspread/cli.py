@@ -104,22 +104,15 @@ def _render_distribution(report, out, detail: bool) -> None:
         table.print_summary(console, report, wide=out.wide, no_headers=out.no_headers)
 
 
-def _register_optional_commands() -> None:
-    """why-pending, drain-safe and completion live in their own modules."""
-    import importlib
+def _register_commands() -> None:
+    """why-pending, drain-safe and completion live in their own modules, each with register(cli)."""
+    from kubectl_tspread import cli_completion, cli_drain, cli_pending
 
-    for mod in ("kubectl_tspread.cli_pending", "kubectl_tspread.cli_drain", "kubectl_tspread.cli_completion"):
-        # a module that does not exist yet in this tree is simply not offered
-        try:
-            m = importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-            continue
-        m.register(cli)
+    for mod in (cli_pending, cli_drain, cli_completion):
+        mod.register(cli)
 
 
-_register_optional_commands()
+_register_commands()
 
 
 def _debug_requested(argv) -> bool:
