@@ -130,3 +130,11 @@ def test_module_entry_point_and_version():
     r = subprocess.run([sys.executable, "-m", "kubectl_tspread", "distribution", "--help"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0 and r.stdout.startswith("Usage: kubectl tspread distribution")
+
+
+def test_trap_details_use_camel_case_keys_like_the_rest_of_the_json(capsys):
+    code, out, _ = run(capsys, "distribution", "--demo", "-A", "-o", "json")
+    details = [t["details"] for w in json.loads(out)["workloads"] for c in w["constraints"] for t in c["traps"]]
+    assert code == 0 and details
+    assert sorted({k for d in details for k in d if "_" in k}) == []
+    assert any("maxSkew" in d for d in details)

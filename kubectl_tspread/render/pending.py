@@ -3,8 +3,6 @@ PendingReport view-model for -o json|yaml (public API: change only additively)."
 
 from __future__ import annotations
 
-import re
-
 from typing import Any, Sequence
 
 from kubectl_tspread import pending as P
@@ -20,7 +18,7 @@ from kubectl_tspread.fixes import (
     UNCORDON,
 )
 from kubectl_tspread.quantity import format_quantity
-from kubectl_tspread.render.structured import API_VERSION, constraint_view
+from kubectl_tspread.render.structured import API_VERSION, camel_keys, constraint_view
 from kubectl_tspread.render.text import trap_message
 
 _RESOURCE_REASONS = ("Insufficient ", "Too many pods")
@@ -190,7 +188,7 @@ def _pod_view(r: P.PendingReport) -> dict[str, Any]:
         "nodes": [_node_view(v) for v in r.verdicts],
         "constraints": [_constraint_entry(c) for c in r.constraints],
         "suggestions": [{"action": s.action, "text": suggestion_text(s), "verified": s.verified,
-                         "nodes": list(s.nodes), "details": _camel_keys(s.params)} for s in r.suggestions],
+                         "nodes": list(s.nodes), "details": camel_keys(s.params)} for s in r.suggestions],
         "messagesMatchExactly": None if live is None else r.exact,
         "schedulerMessageSource": None if live is None else live.source,
         "schedulerMessageTime": None if live is None or not live.time else live.time,
@@ -320,8 +318,3 @@ def _print_fixes(console, r: P.PendingReport) -> None:
         fits = _names(list(s.nodes)[:3]) + (" and more" if len(s.nodes) > 3 else "")
         console.print(f"  {i}. ", suggestion_text(s), _styled(f" → fits on {fits}", "green"),
                       _styled(" [verified]", "dim"), sep="")
-
-
-def _camel_keys(params) -> dict:
-    """JSON keys are camelCase like the rest of the document (`max_skew` -> `maxSkew`)."""
-    return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): v for k, v in params.items()}

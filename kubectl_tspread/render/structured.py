@@ -7,7 +7,8 @@ move without breaking scripts that parse our output.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+import re
+from typing import Any, Mapping, Sequence
 
 API_VERSION = "tspread/v1alpha1"
 
@@ -15,6 +16,11 @@ API_VERSION = "tspread/v1alpha1"
 def selector_view(selector) -> str | None:
     """kubectl syntax; null for a nil selector (which selects nothing)."""
     return None if selector.is_nothing else str(selector)
+
+
+def camel_keys(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Details dicts use camelCase keys like the rest of the document (`max_skew` -> `maxSkew`)."""
+    return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): v for k, v in params.items()}
 
 
 def constraint_view(cs, uncounted: Sequence = (), traps: Sequence = (), trap_text=None) -> dict[str, Any]:
@@ -41,7 +47,7 @@ def constraint_view(cs, uncounted: Sequence = (), traps: Sequence = (), trap_tex
         "status": cs.status,
         "excludedNodes": [{"name": e.name, "reason": e.reason} for e in cs.excluded_nodes],
         "uncountedPods": [{"namespace": u.namespace, "name": u.name, "reason": u.reason} for u in uncounted],
-        "traps": [{"code": t.code, "message": trap_text(t) if trap_text else t.code, "details": dict(t.params)}
+        "traps": [{"code": t.code, "message": trap_text(t) if trap_text else t.code, "details": camel_keys(t.params)}
                   for t in traps],
     }
 
