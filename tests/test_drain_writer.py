@@ -209,3 +209,28 @@ def test_listeners_see_every_record_and_may_interrupt():
         with pytest.raises(KeyboardInterrupt):
             progress.record(P.EVICT, "pod/d/w", "evicted")
     assert seen == [P.CORDON, P.EVICT]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("color,env,colored", [
+    ("never", {}, False),
+    ("auto", {"NO_COLOR": "1"}, False),
+    ("auto", {}, True),
+], ids=["--color never: bars without colors", "NO_COLOR: bars without colors", "a terminal: colored bars"])
+def test_progress_bars_follow_the_color_setting(monkeypatch, color, env, colored):
+    import re
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    out = _Terminal()
+    with P.Progress(out, interactive=True, color=color) as progress:
+        progress.steps(0, 2, ["n1"])
+        progress.evictions(1, 3)
+        progress.record(P.CORDON, "node/n1", "cordoned")
+    assert "node/n1 cordoned" in out.getvalue()
+    assert bool(re.search(r"\x1b\[[0-9;]*m", out.getvalue())) is colored

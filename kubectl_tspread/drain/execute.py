@@ -96,7 +96,7 @@ def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ou
     policy = BackoffPolicy(base=s.backoff_base, max_backoff=s.max_backoff, connection_attempts=s.connection_attempts)
     writer = Writer(cluster, dry_run=server_dry, policy=policy)
     resume = resume_command(targets, options, source, timeout, log_file)
-    with Progress(stderr, s.interactive, log_file, s.listeners) as progress, sigterm_as_interrupt():
+    with Progress(stderr, s.interactive, log_file, s.listeners, color=out.color) as progress, sigterm_as_interrupt():
         ex = Executor(lambda: load_live(kube, DRAIN_KINDS, cluster=cluster), tuple(targets), options, writer,
                       progress, timeout, s.poll_interval, resume, color=out.color)
         return ex.dry_run(plan) if server_dry else ex.run()

@@ -52,8 +52,9 @@ class Progress:
     """Use as a context manager; `record` is the one way actions are reported (thread-safe)."""
 
     def __init__(self, stream: IO[str] | None = None, interactive: bool | None = None, log_path: str | None = None,
-                 listeners: Iterable[Listener] = (), now: Callable[[], str] = utc_now):
+                 listeners: Iterable[Listener] = (), now: Callable[[], str] = utc_now, color: str = "auto"):
         self.stream = stream if stream is not None else sys.stderr
+        self.color = color  # --color auto|always|never, for the bars
         self.interactive = is_interactive(self.stream) if interactive is None else interactive
         self.listeners = list(listeners)
         self.now = now
@@ -148,7 +149,12 @@ class Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bars, SpinnerColumn, TextColumn, \
             TimeElapsedColumn
 
-        console = Console(file=self.stream, stderr=self.stream is sys.stderr)
+        from kubectl_tspread.render.console import use_color
+
+        colored = use_color(self.color, self.stream)
+        # the bars need a terminal's cursor moves even when --color never / NO_COLOR drop the colors
+        console = Console(file=self.stream, stderr=self.stream is sys.stderr, force_terminal=True,
+                          color_system="standard" if colored else None, no_color=not colored)
         self._bars = Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=console, transient=True)
         self._bars.start()
