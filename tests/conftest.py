@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+import pytest
+
 from kubectl_tspread.labels import Selector
 from kubectl_tspread.model import (
     DO_NOT_SCHEDULE,
@@ -161,3 +163,14 @@ def make_snapshot(nodes: Iterable, pods: Iterable = (), **kw: Any) -> Snapshot:
     """A Snapshot; list arguments (workloads=[...], services=[...]) become tuples."""
     fixed = {k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}
     return Snapshot(nodes=tuple(nodes), pods=tuple(pods), **fixed)
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """A clean kube environment: no KUBECONFIG, HOME without ~/.kube, not inside a pod; returns tmp_path."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
+        monkeypatch.delenv(var, raising=False)
+    return tmp_path

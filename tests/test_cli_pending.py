@@ -150,10 +150,7 @@ def test_help_has_description_and_examples(capsys):
     assert out.count("kubectl tspread why-pending") >= 3
 
 
-def test_live_path_reads_events_over_http(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path))
-    for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
-        monkeypatch.delenv(var, raising=False)
+def test_live_path_reads_events_over_http(capsys, tmp_path, env):
     with FakeApiServer(user_for_token={"tok": "alice"}) as api:
         api.add(*cordoned_zone_objects(event_message="0/4 nodes are available: 4 Insufficient cpu."))
         config = write_kubeconfig(str(tmp_path / "config"), {"fake": api.url}, {"alice": token_user("tok")},
@@ -167,10 +164,7 @@ def test_live_path_reads_events_over_http(capsys, tmp_path, monkeypatch):
     assert [c["code"] for c in pod["mismatchCauses"]] == ["StaleMessage"]  # written when the cluster had 4 nodes
 
 
-def test_a_kind_the_rbac_hides_is_one_warning_line(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path))
-    for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
-        monkeypatch.delenv(var, raising=False)
+def test_a_kind_the_rbac_hides_is_one_warning_line(capsys, tmp_path, env):
     with FakeApiServer(user_for_token={"tok": "alice"}) as api:
         api.add(*cordoned_zone_objects())
         api.fail("*/storageclasses", 403, times=None)

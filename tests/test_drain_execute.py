@@ -36,16 +36,6 @@ NODES = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "c1": "c", "c2": "c"}
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
-        monkeypatch.delenv(var, raising=False)
-    return tmp_path
-
-
-@pytest.fixture
 def events():
     return []
 

@@ -216,16 +216,16 @@ class _Terminal(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("color,env,colored", [
+@pytest.mark.parametrize("color,environ,colored", [
     ("never", {}, False),
     ("auto", {"NO_COLOR": "1"}, False),
     ("auto", {}, True),
 ], ids=["--color never: bars without colors", "NO_COLOR: bars without colors", "a terminal: colored bars"])
-def test_progress_bars_follow_the_color_setting(monkeypatch, color, env, colored):
+def test_progress_bars_follow_the_color_setting(monkeypatch, color, environ, colored):
     import re
 
     monkeypatch.delenv("NO_COLOR", raising=False)
-    for k, v in env.items():
+    for k, v in environ.items():
         monkeypatch.setenv(k, v)
     out = _Terminal()
     with P.Progress(out, interactive=True, color=color) as progress:

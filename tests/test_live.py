@@ -25,17 +25,6 @@ RBAC_HINT = "the read-only ClusterRole in deploy/rbac/tspread-readonly.yaml gran
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    """A clean environment: no KUBECONFIG, HOME without ~/.kube, not inside a pod."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
-        monkeypatch.delenv(var, raising=False)
-    return tmp_path
-
-
-@pytest.fixture
 def api():
     with FakeApiServer(user_for_token={TOKEN: "alice"}) as server:
         yield server
