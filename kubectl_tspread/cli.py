@@ -119,9 +119,20 @@ def _debug_requested(argv) -> bool:
     return any(a in ("-v", "--debug") for a in argv)
 
 
+def _die_quietly_on_closed_pipe(argv: list[str]) -> None:
+    """`… | head`: end like kubectl does (killed by SIGPIPE, exit 141, no message), not with
+    a BrokenPipeError. Not while executing a drain: a closed pipe must not cut an eviction
+    short and lose the resume instructions."""
+    import signal
+
+    if "--execute" not in argv and hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one `error:` line on stderr, never a traceback unless -v."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _die_quietly_on_closed_pipe(argv)
     try:
         rv = cli.main(args=argv, prog_name=PROG, standalone_mode=False)
     except click.exceptions.Abort:
@@ -140,10 +151,6 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         click.echo(f"error: {e.message}", err=True)
         sys.exit(e.exit_code)
-    except BrokenPipeError:
-        # `| head` closed the pipe: not an error worth a message
-        sys.stderr.close()
-        sys.exit(EXIT_OK)
     except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
         if _debug_requested(argv):
             import traceback

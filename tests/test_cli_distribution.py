@@ -138,3 +138,16 @@ def test_trap_details_use_camel_case_keys_like_the_rest_of_the_json(capsys):
     assert code == 0 and details
     assert sorted({k for d in details for k in d if "_" in k}) == []
     assert any("maxSkew" in d for d in details)
+
+
+def test_closed_pipe_ends_like_kubectl_without_a_traceback():
+    """`… | head`: killed by SIGPIPE (the shell shows 141), nothing on stderr."""
+    import signal
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    p = subprocess.Popen([sys.executable, "-m", "kubectl_tspread", "distribution", "--demo", "-A", "-o", "json",
+                          "--timeline"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert p.stdout.read(100)
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait() == -signal.SIGPIPE
+    assert err == b""

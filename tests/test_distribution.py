@@ -248,3 +248,11 @@ def test_verdict_line_explains_a_minimum_forced_to_zero():
     bare = [make_node("x", zone=None)]
     out = _render(table.print_detail, _report(_pods("web", ["x"]), nodes=bare))
     assert "global minimum 0 (no domains)" in out
+
+
+def test_format_counts_sorts_and_summarises():
+    assert table.format_counts({"b": 1, "a": 2}) == "a=2 b=1"
+    many = {f"n{i}": i % 3 for i in range(7)}
+    assert table.format_counts(many) == "7 domains, min 0, max 2"
+    assert table.format_counts(many, full=True).startswith("n0=0 n1=1 n2=2")
+    assert table.format_counts({}) == "<no domains>"

@@ -6,6 +6,7 @@ from typing import Any
 
 from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.structured import API_VERSION
+from kubectl_tspread.render.table import format_counts
 
 
 def _short(key: str) -> str:
@@ -123,7 +124,7 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
                 continue
             state = "OVER LIMIT" if c.exceeded else c.status
             crow.append([str(s.number), c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
-                         _dist(c.distribution), str(c.skew), state])
+                         format_counts(c.distribution, full=wide), str(c.skew), state])
     if crow:
         out.write("\nConstraints after each step:\n")
         print_block(console, table(["STEP", "WORKLOAD", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"], crow,

@@ -28,16 +28,18 @@ def bar(count: int, largest: int) -> str:
 SUMMARY_DOMAINS = 6
 
 
-def distribution_string(cs, full: bool = False) -> str:
-    """`us-east-2a=7 us-east-2b=7 us-east-2c=6`, domains in sorted order; past SUMMARY_DOMAINS
-    domains (hostname spreads) `11 domains, min 0, max 1` unless `full` (-o wide)."""
-    domains = list(cs.domains.values())
-    if not domains:
+def format_counts(counts, full: bool = False) -> str:
+    """{domain: pods} in sorted domain order as `us-east-2a=7 us-east-2b=7 us-east-2c=6`; past
+    SUMMARY_DOMAINS domains (hostname spreads) `11 domains, min 0, max 1` unless `full` (-o wide)."""
+    if not counts:
         return "<no domains>"
-    if len(domains) > SUMMARY_DOMAINS and not full:
-        counts = [d.pods for d in domains]
-        return f"{len(domains)} domains, min {min(counts)}, max {max(counts)}"
-    return " ".join(f"{d.value}={d.pods}" for d in domains)
+    if len(counts) > SUMMARY_DOMAINS and not full:
+        return f"{len(counts)} domains, min {min(counts.values())}, max {max(counts.values())}"
+    return " ".join(f"{k}={counts[k]}" for k in sorted(counts))
+
+
+def distribution_string(cs, full: bool = False) -> str:
+    return format_counts({d.value: d.pods for d in cs.domains.values()}, full)
 
 
 def summary_rows(report):
