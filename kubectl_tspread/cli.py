@@ -119,20 +119,9 @@ def _debug_requested(argv) -> bool:
     return any(a in ("-v", "--debug") for a in argv)
 
 
-def _die_quietly_on_closed_pipe(argv: list[str]) -> None:
-    """`… | head`: end like kubectl does (killed by SIGPIPE, exit 141, no message), not with
-    a BrokenPipeError. Not while executing a drain: a closed pipe must not cut an eviction
-    short and lose the resume instructions."""
-    import signal
-
-    if "--execute" not in argv and hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one `error:` line on stderr, never a traceback unless -v."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    _die_quietly_on_closed_pipe(argv)
     try:
         rv = cli.main(args=argv, prog_name=PROG, standalone_mode=False)
     except click.exceptions.Abort:

@@ -28,6 +28,16 @@ class SourceOptions:
     as_groups: tuple[str, ...] = field(default_factory=tuple)
     fail_fast: bool = False  # one attempt per request, no retries (shell completion)
 
+    def kube_options(self, **overrides):
+        """The live loader's KubeOptions for these flags (one place that maps flag to field)."""
+        from kubectl_tspread.snapshot.kubeconfig import KubeOptions
+
+        fields = dict(kubeconfig=self.kubeconfig, context=self.context, cluster=self.cluster, user=self.user,
+                      namespace=self.namespace, all_namespaces=self.all_namespaces,
+                      request_timeout=self.request_timeout, as_user=self.as_user, as_groups=tuple(self.as_groups))
+        fields.update(overrides)
+        return KubeOptions(**fields)
+
 
 @dataclass
 class OutputOptions:

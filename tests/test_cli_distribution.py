@@ -140,14 +140,15 @@ def test_trap_details_use_camel_case_keys_like_the_rest_of_the_json(capsys):
     assert any("maxSkew" in d for d in details)
 
 
-def test_closed_pipe_ends_like_kubectl_without_a_traceback():
-    """`… | head`: killed by SIGPIPE (the shell shows 141), nothing on stderr."""
-    import signal
+def test_closed_pipe_ends_quietly_without_a_traceback():
+    """`… | head`: no traceback and nothing on stderr (click pacifies the broken pipe). We do not
+    restore SIGPIPE's default action: it would also kill the process on a socket the API
+    server closed, silently, and mid-drain."""
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     p = subprocess.Popen([sys.executable, "-m", "kubectl_tspread", "distribution", "--demo", "-A", "-o", "json",
                           "--timeline"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert p.stdout.read(100)
     p.stdout.close()
     err = p.stderr.read()
-    assert p.wait() == -signal.SIGPIPE
+    assert p.wait() in (0, 1)  # 1 when click sees EPIPE itself, 0 when it surfaces at exit
     assert err == b""

@@ -134,12 +134,7 @@ def confirm(plan: DrainPlan, yes: bool, stdin: IO[str], stderr: IO[str]) -> None
 
 def kube_options(source):
     """The KubeOptions of the snapshot's source flags (every namespace: a node holds them all)."""
-    from kubectl_tspread.snapshot.live import KubeOptions
-
-    return KubeOptions(kubeconfig=source.kubeconfig, context=source.context, cluster=source.cluster,
-                       user=source.user, namespace=source.namespace, all_namespaces=True,
-                       request_timeout=source.request_timeout, as_user=source.as_user,
-                       as_groups=tuple(source.as_groups))
+    return source.kube_options(all_namespaces=True)
 
 
 @contextmanager

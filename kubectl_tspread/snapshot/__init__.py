@@ -39,11 +39,6 @@ def _load(source, kinds: Iterable[str]) -> Snapshot:
 
         return load_files(list(source.from_file), namespace=source.namespace,
                           all_namespaces=source.all_namespaces)
-    from kubectl_tspread.snapshot.live import KubeOptions, RetryPolicy, load_live
+    from kubectl_tspread.snapshot.live import RetryPolicy, load_live
 
-    opts = KubeOptions(
-        kubeconfig=source.kubeconfig, context=source.context, cluster=source.cluster, user=source.user,
-        namespace=source.namespace, all_namespaces=source.all_namespaces,
-        request_timeout=source.request_timeout, as_user=source.as_user, as_groups=tuple(source.as_groups),
-    )
-    return load_live(opts, kinds, retry=RetryPolicy(attempts=1) if source.fail_fast else None)
+    return load_live(source.kube_options(), kinds, retry=RetryPolicy(attempts=1) if source.fail_fast else None)
