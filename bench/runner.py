@@ -27,6 +27,8 @@ from bench.server import write_kubeconfig
 
 CACHE_DIR = os.path.join(REPO, "bench-out")
 DOC = os.path.join(REPO, "docs", "PERFORMANCE.md")
+CASE_NAMES = ("distribution-A", "why-pending-one", "why-pending-A", "drain-one", "drain-10pct", "drain-zone",
+              "typed-client", "kubectl-get", "from-file", "json-load", "help", "kubectl-ref", "demo")
 
 
 @dataclass
@@ -182,7 +184,7 @@ def parse_args(argv: list[str] | None):
     ap.add_argument("--sizes", default="small,large", help="comma list of: " + ", ".join(generate.SIZES))
     ap.add_argument("--runs", type=int, default=None, help="runs per case (default: 3 at large, 5 otherwise; "
                     "the baselines 1 at large)")
-    ap.add_argument("--only", default="", help="comma list of case names (e.g. distribution-A,help)")
+    ap.add_argument("--only", default="", help="comma list of case names: " + ", ".join(CASE_NAMES))
     ap.add_argument("--cache-dir", default=CACHE_DIR, help="where generated clusters are kept (default: bench-out/)")
     ap.add_argument("--write", action="store_true", help="write docs/PERFORMANCE.md even with --only")
     ap.add_argument("--no-write", action="store_true", help="only print the table")

@@ -136,3 +136,10 @@ def test_harness_runs_a_case_with_its_floor_and_reports_it(tmp_path, capsys):
     with open(tmp_path / "cluster-tiny" / "requests-tiny-distribution-A.json") as f:
         replayed = json.load(f)
     assert any(t.startswith("/api/v1/pods?") for t in replayed)
+
+
+def test_only_option_names_every_case(tiny_cluster, tmp_path):
+    from bench.cases import fixed_cases, sized_cases
+
+    cases = sized_cases(tiny_cluster, "kubeconfig", "dump.json", False, None, str(tmp_path)) + fixed_cases(None)
+    assert sorted(c.name for c in cases) == sorted(runner.CASE_NAMES)
