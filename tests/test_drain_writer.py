@@ -97,7 +97,8 @@ def test_429_until_the_deadline_is_blocked_with_the_servers_words(tmp_path, api)
 
 
 @pytest.mark.parametrize("status, fragment", [
-    (403, 'cannot create pods/eviction in namespace "default": your RBAC lacks create on pods/eviction'),
+    (403, 'cannot create pods/eviction in namespace "default": your RBAC lacks create on pods/eviction; '
+          'the drain ClusterRole in deploy/rbac/tspread-drain.yaml grants it'),
     (422, "failed to create pods/eviction"),
 ], ids=["403 names the missing permission", "422 stops with the server's message"])
 def test_other_errors_stop_at_once(tmp_path, api, status, fragment):

@@ -18,8 +18,8 @@ from kubectl_tspread.errors import ClusterError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
-from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, Resource, describe_request,
-                                                is_namespaced)
+from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
+                                                describe_request, is_namespaced)
 
 __all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "Answer", "Unreachable", "RESOURCES",
            "NAMESPACE_ALL", "Resource", "describe_request", "connect", "load_live"]
@@ -361,7 +361,7 @@ class LiveCluster:
             msg = (f"the API server at {self.server} rejected the credentials of {who} (401 Unauthorized): "
                    "they are missing, expired or invalid; log in again or pick another --context/--user")
         elif status == 403:
-            fix = RBAC_HINT if verb in ("get", "list") else "ask a cluster admin to grant it"
+            fix = RBAC_HINT if verb in ("get", "list") else WRITE_RBAC_HINT
             msg = f"cannot {verb} {resource} {where}: your RBAC lacks {verb} on {resource}; {fix}"
             if ns is None and is_namespaced(resource):
                 msg += ", or drop -A to read one namespace"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 NAMESPACE_ALL = ""  # as in client-go: list a namespaced kind across every namespace
 RBAC_HINT = "the read-only ClusterRole in deploy/rbac/tspread-readonly.yaml grants it"
+WRITE_RBAC_HINT = "the drain ClusterRole in deploy/rbac/tspread-drain.yaml grants it"
 _NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 
 
