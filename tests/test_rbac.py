@@ -129,3 +129,9 @@ def test_the_403_hint_names_the_shipped_readonly_file():
     from kubectl_tspread.snapshot.resources import RBAC_HINT
 
     assert str(READONLY.relative_to(RBAC_DIR.parent.parent)) in RBAC_HINT
+
+
+def test_the_write_403_hint_names_the_shipped_drain_file():
+    from kubectl_tspread.snapshot.resources import WRITE_RBAC_HINT
+
+    assert str(DRAIN.relative_to(RBAC_DIR.parent.parent)) in WRITE_RBAC_HINT
