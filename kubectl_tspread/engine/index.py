@@ -9,7 +9,7 @@ rarest label the selector requires, so a constraint costs its workload, not the 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from typing import Any, Iterable
 
 from kubectl_tspread.labels import IN, Selector
 from kubectl_tspread.model import Node, Pod, Snapshot, Workload
@@ -35,6 +35,22 @@ class ClusterIndex:
             for k, v in p.labels.items():
                 self._by_label[(p.namespace, k, v)].append(p)
         self.workloads_by_uid: dict[str, Workload] = {w.uid: w for w in snapshot.workloads if w.uid}
+        # per-node values derived from the node's pod list (engine.resources keeps usage totals
+        # here); add_pod / remove_pod drop the entry of the node they touch
+        self.node_cache: dict[str, Any] = {}
+
+    def copy(self) -> "ClusterIndex":
+        """An independent index over the same pods (lists copied, pods and snapshot shared):
+        what-if branches (drain/simulate.py) fork it instead of re-indexing every pod."""
+        other = ClusterIndex.__new__(ClusterIndex)
+        other.__dict__.update(self.__dict__)
+        other.nodes = dict(self.nodes)
+        other.node_cache = dict(self.node_cache)  # its entries are immutable; the dict is per index
+        for name in ("pods_by_node", "pods_by_namespace", "pods_by_owner_uid", "_by_label"):
+            lists: dict = defaultdict(list)
+            lists.update((k, list(v)) for k, v in getattr(self, name).items())
+            setattr(other, name, lists)
+        return other
 
     def node(self, name: str) -> Node | None:
         return self.nodes.get(name)
@@ -87,6 +103,7 @@ class ClusterIndex:
         self.pods_by_namespace[pod.namespace].append(pod)
         if pod.node_name:
             self.pods_by_node[pod.node_name].append(pod)
+            self.node_cache.pop(pod.node_name, None)
         if pod.owner is not None and pod.owner.uid:
             self.pods_by_owner_uid[pod.owner.uid].append(pod)
         for k, v in pod.labels.items():
@@ -97,6 +114,7 @@ class ClusterIndex:
         lists = [self.pods_by_namespace.get(pod.namespace)]
         if pod.node_name:
             lists.append(self.pods_by_node.get(pod.node_name))
+            self.node_cache.pop(pod.node_name, None)
         if pod.owner is not None and pod.owner.uid:
             lists.append(self.pods_by_owner_uid.get(pod.owner.uid))
         lists.extend(self._by_label.get((pod.namespace, k, v)) for k, v in pod.labels.items())
