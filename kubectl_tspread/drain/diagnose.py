@@ -40,7 +40,7 @@ def strand_reason(sim: SimCluster, pl: Placement) -> tuple[str, dict[str, Any]]:
     """(code, details) for a replacement that `pl` says has no node."""
     if not pl.fit_nodes:
         return NO_CAPACITY, {"reasons": dict(sorted(pl.reasons.items()))}
-    state = spread.compute(sim.index, pl.pod)
+    state = sim.spread_state(pl.pod)
     refusing = [cs for cs in state.hard if pl.spread_refusals.get(cs.constraint.topology_key)]
     details: dict[str, Any] = {"fitNodes": len(pl.fit_nodes)}
     for cs in refusing:

@@ -16,17 +16,18 @@ Ties go to the node whose name sorts first (the scheduler picks at random among
 ties and, on large clusters, scores only a sample of the feasible nodes), so the
 predicted node is a prediction; the set of accepting domains is exact.
 
-Speed: identical replacements (same pod apart from name and uid) share one cache of
-every filter but spread, keyed by node and the node's version in the simulation:
-after a replacement is bound only that node is re-filtered, while spread (which
-depends on the whole cluster) is re-computed per pod in O(nodes + workload pods).
-The cache is off when any pod has required pod (anti-)affinity, because
-InterPodAffinity reads pods on other nodes.
+Speed: replacements that the filters other than spread cannot tell apart (same
+requests, ports, tolerations, node selection, volumes; see `filter_key`) share one
+cache of those filters' verdicts and one PreFilter cycle, keyed by node and the node's
+version in the simulation: after a replacement is bound only that node is
+re-filtered, while spread (which depends on the whole cluster) comes from the
+simulation's memo (`SimCluster.spread_state`). The cache is off when any pod has
+required pod (anti-)affinity, because InterPodAffinity reads pods on other nodes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from kubectl_tspread.engine import filters, spread
@@ -59,23 +60,38 @@ class Placement:
     reasons: Mapping[str, int] = field(default_factory=dict)
 
 
-def template_key(pod: Pod) -> str:
-    """Replacements equal up to name and uid filter identically (labels, constraints,
-    requests, affinity, tolerations, volumes)."""
-    return repr(replace(pod, name="", uid="", created=""))
+def filter_key(pod: Pod) -> tuple:
+    """What the filters other than spread and InterPodAffinity read of an unbound pod:
+    NodeUnschedulable and TaintToleration the tolerations, NodeName the requested node,
+    NodeAffinity the nodeSelector and required terms, NodePorts and NodeResourcesFit the
+    host ports and requests, the volume filters the claims (looked up in the namespace)."""
+    return (pod.namespace if pod.volumes else "", pod.tolerations, pod.node_name,
+            tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports,
+            tuple(sorted(pod.requests.items())), pod.volumes)
 
 
 class Placer:
     """Places replacements on a SimCluster; keeps the per-template filter cache."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[str, str], tuple[int, tuple[spread.FilterFailure, ...], object]] = {}
+        self._cache: dict[tuple[object, str], tuple[int, tuple[spread.FilterFailure, ...], object]] = {}
+        self._cycles: dict[object, filters.Cycle] = {}
+
+    def _cycle(self, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState) -> filters.Cycle:
+        """The PreFilter cycle, built once per filter key: without pod (anti-)affinity in the
+        cluster its parts (volumes, node-name affinity) depend on the key alone."""
+        if sim.affinity_sensitive:
+            return filters.Cycle(sim.index, pod, state)
+        cycle = self._cycles.get(key)
+        if cycle is None:
+            cycle = self._cycles[key] = filters.Cycle(sim.index, pod, state)
+        cycle.index, cycle.pod, cycle.spread_state = sim.index, pod, state
+        return cycle
 
     def place(self, sim: SimCluster, pod: Pod) -> Placement:
-        index = sim.index
-        state = spread.compute(index, pod)
-        cycle = filters.Cycle(index, pod, state)
-        key = template_key(pod)
+        state = sim.spread_state(pod)
+        key = filter_key(pod)
+        cycle = _LazyCycle(self, sim, key, pod, state)
         feasible: list[Node] = []
         fit: list[str] = []
         refusals: dict[str, int] = {}
@@ -98,7 +114,7 @@ class Placer:
         return Placement(pod, chosen, tuple(n.name for n in feasible), accepting_domains(pod, feasible),
                          tuple(fit), refusals, reasons)
 
-    def _non_spread(self, sim: SimCluster, key: str, cycle, node: Node):
+    def _non_spread(self, sim: SimCluster, key: object, cycle: "_LazyCycle", node: Node):
         """(every non-spread failure, the first failure in scheduler order when it is not
         spread's) for one node, cached per template and node version."""
         version = sim.version.get(node.name, 0)
@@ -106,6 +122,7 @@ class Placer:
         hit = self._cache.get(ck)
         if hit is not None and hit[0] == version and not sim.affinity_sensitive:
             return hit[1], hit[2]
+        cycle = cycle.get()
         verdict = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle)
         others = tuple(f for f in verdict.failures if f.plugin != SPREAD_PLUGIN)
         if verdict.prefilter is not None:
@@ -115,6 +132,21 @@ class Placer:
             first = None  # spread is re-judged per pod, not cached
         self._cache[ck] = (version, others, first)
         return others, first
+
+
+class _LazyCycle:
+    """Builds the cycle only when some node misses the verdict cache."""
+
+    __slots__ = ("placer", "sim", "key", "pod", "state", "cycle")
+
+    def __init__(self, placer: Placer, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState):
+        self.placer, self.sim, self.key, self.pod, self.state = placer, sim, key, pod, state
+        self.cycle: filters.Cycle | None = None
+
+    def get(self) -> filters.Cycle:
+        if self.cycle is None:
+            self.cycle = self.placer._cycle(self.sim, self.key, self.pod, self.state)
+        return self.cycle
 
 
 def _refusing_keys(state: spread.SpreadState, node: Node) -> list[str]:
@@ -144,10 +176,9 @@ def least_allocated(sim: SimCluster, pod: Pod, node: Node) -> int:
     >>> # 4000m node with 1000m requested, pod asks 1000m -> cpu part (4000-2000)*100/4000 = 50
     """
     cpu, mem = _nonzero(pod)
-    for p in sim.index.pods_by_node.get(node.name, ()):
-        c, m = _nonzero(p)
-        cpu += c
-        mem += m
+    used_cpu, used_mem = sim.nonzero_usage(node.name, _nonzero)
+    cpu += used_cpu
+    mem += used_mem
     total = 0
     for want, res in ((cpu, "cpu"), (mem, "memory")):
         alloc = node.allocatable.get(res, 0)

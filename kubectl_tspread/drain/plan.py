@@ -30,7 +30,6 @@ from kubectl_tspread.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecisi
 from kubectl_tspread.drain.search import Search
 from kubectl_tspread.drain.simulate import SimCluster
 from kubectl_tspread.drain.steps import Context, Tracked, World, run_batch
-from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.errors import NotFoundError, UsageError
 from kubectl_tspread.labels import Selector
@@ -75,7 +74,7 @@ def probe_pod(pod: Pod) -> Pod:
                    terminating=False, conditions=(), ready=False, nominated_node="")
 
 
-def _tracked(index: ClusterIndex, decisions: Iterable[PodDecision], workload_of: dict) -> list[Tracked]:
+def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dict) -> list[Tracked]:
     """Each explicit constraint of the replaced pods, once per workload and merged selector
     (two revisions with `matchLabelKeys: [pod-template-hash]` are two constraints), with its
     limit: maxSkew, or the pre-drain skew when a hard constraint is already above it."""
@@ -86,7 +85,7 @@ def _tracked(index: ClusterIndex, decisions: Iterable[PodDecision], workload_of:
             continue
         probe = probe_pod(d.pod)
         workload = workload_of.get(d.pod.key) or f"Pod/{d.pod.name}"
-        state = spread.compute(index, probe)
+        state = sim.spread_state(probe)
         for i, cs in enumerate(state.constraints):
             k = (workload, d.pod.namespace, i, cs.constraint, str(cs.selector))
             if k in seen:
@@ -114,7 +113,7 @@ def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions)
             blocked[d.pod.key] = MULTIPLE_PDBS
         elif keys and pdbs[keys[0]].disruptions_allowed <= 0:
             blocked[d.pod.key] = PDB_BLOCKS
-    return Context(tuple(targets), decisions, workload_of, pod_pdbs, pdbs, _tracked(index, flat, workload_of),
+    return Context(tuple(targets), decisions, workload_of, pod_pdbs, pdbs, _tracked(sim, flat, workload_of),
                    blocked, options.delete_drained_nodes)
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubectl_tspread.drain.steps import Context, World, run_batch
-from kubectl_tspread.engine import spread
 from kubectl_tspread.model import HOSTNAME_KEY
 
 
@@ -124,7 +123,7 @@ class Search:
         states = {}
         for t in self.ctx.tracked:
             if id(t.pod) not in states:
-                states[id(t.pod)] = spread.compute(world.sim.index, t.pod)
+                states[id(t.pod)] = world.sim.spread_state(t.pod)
         hard = [states[id(t.pod)].constraints[t.position] for t in self.ctx.tracked
                 if states[id(t.pod)].constraints[t.position].constraint.hard]
         cordoned = {n for n, node in world.sim.nodes.items() if node.unschedulable}

@@ -249,7 +249,7 @@ def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
     for t in ctx.tracked:
         st = states.get(id(t.pod))
         if st is None:
-            st = states[id(t.pod)] = spread.compute(sim.index, t.pod)
+            st = states[id(t.pod)] = sim.spread_state(t.pod)
         cs = st.constraints[t.position]
         c = cs.constraint
         out.append(ConstraintAfter(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
