@@ -95,11 +95,15 @@ class Cycle:
     volume: volumes.VolumeState = field(init=False)
     prefilter: FilterFailure | None = field(init=False)
     node_names: frozenset[str] | None = field(init=False)
+    # InterPodAffinity's PreFilter walks every bound pod: a caller that knows its result
+    # (no pod in the cluster has pod (anti-)affinity, as the drain planner checks) passes it
+    known_affinity: interpod.AffinityState | None = None
 
     def __post_init__(self) -> None:
         if self.spread_state is None:
             self.spread_state = spread.compute(self.index, self.pod)
-        self.affinity = interpod.prepare(self.index, self.pod)
+        self.affinity = (self.known_affinity if self.known_affinity is not None
+                         else interpod.prepare(self.index, self.pod))
         self.volume = volumes.prepare(self.index, self.pod)
         self.node_names = _affinity_node_names(self.pod)
         conflict = None
@@ -153,8 +157,14 @@ def node_affinity_failure(pod: Pod, node: Node) -> FilterFailure | None:
     return None
 
 
-def _failures(cycle: Cycle, node: Node) -> Iterable[FilterFailure | None]:
-    """Each filter's verdict for `node`, in FILTER_ORDER (several for the multi-reason plugins)."""
+# the filters whose verdict on a node depends on pods elsewhere; every other one reads only
+# the node, the pods bound to it and the incoming pod (`local_failures`)
+CLUSTER_PLUGINS = (spread.PLUGIN, interpod.INTER_POD_AFFINITY)
+
+
+def local_failures(cycle: Cycle, node: Node) -> Iterable[FilterFailure | None]:
+    """Each node-local filter's verdict for `node`, in FILTER_ORDER (several for the
+    multi-reason plugins): every filter before PodTopologySpread."""
     pod = cycle.pod
     usage = resources.node_usage(cycle.index, node.name, exclude=pod.key)
     yield unschedulable_failure(pod, node)
@@ -166,9 +176,31 @@ def _failures(cycle: Cycle, node: Node) -> Iterable[FilterFailure | None]:
     if cycle.prefilter is None:  # a rejected PreFilter leaves the volume state unresolved
         yield from volumes.binding_failures(cycle.volume, node)
         yield volumes.zone_failure(cycle.volume, node)
+
+
+def cluster_failures(cycle: Cycle, node: Node) -> Iterable[FilterFailure | None]:
+    """PodTopologySpread then InterPodAffinity for `node`, from the cycle's PreFilter state."""
     if cycle.spread_state is not None:  # always set by __post_init__
         yield spread.filter_node(cycle.spread_state, node)
     yield interpod.failure(cycle.affinity, node)
+
+
+def _failures(cycle: Cycle, node: Node) -> Iterable[FilterFailure | None]:
+    yield from local_failures(cycle, node)
+    yield from cluster_failures(cycle, node)
+
+
+def passes_beyond_local(cycle: Cycle, node: Node) -> bool:
+    """The node passes everything but the node-local filters: no PreFilter outcome keeps
+    it out and the cluster-wide filters accept it."""
+    if cycle.prefilter is not None or (cycle.node_names is not None and node.name not in cycle.node_names):
+        return False
+    return all(f is None for f in cluster_failures(cycle, node))
+
+
+def local_pass(verdict: NodeVerdict) -> bool:
+    """Every node-local filter accepted the node (a PreFilter rejection aside)."""
+    return all(f.plugin in CLUSTER_PLUGINS for f in verdict.failures)
 
 
 def evaluate_node(index: ClusterIndex, pod: Pod, node: Node, spread_state: spread.SpreadState | None = None,
