@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from kubectl_tspread.engine import filters, spread
+from kubectl_tspread.engine import filters, interpod, spread
 from kubectl_tspread.drain.simulate import SimCluster
 from kubectl_tspread.model import Node, Pod
 
@@ -40,6 +40,8 @@ LEAST_ALLOCATED_WEIGHT = 1
 DEFAULT_MILLI_CPU = 100
 DEFAULT_MEMORY = 200 * 1024 * 1024
 SPREAD_PLUGIN = spread.PLUGIN
+# InterPodAffinity's PreFilter result when no pod, the incoming one included, has pod (anti-)affinity
+_NO_AFFINITY = interpod.AffinityState((), (), {}, {}, {}, True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +86,7 @@ class Placer:
             return filters.Cycle(sim.index, pod, state)
         cycle = self._cycles.get(key)
         if cycle is None:
-            cycle = self._cycles[key] = filters.Cycle(sim.index, pod, state)
+            cycle = self._cycles[key] = filters.Cycle(sim.index, pod, state, known_affinity=_NO_AFFINITY)
         cycle.index, cycle.pod, cycle.spread_state = sim.index, pod, state
         return cycle
 
