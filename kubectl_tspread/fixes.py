@@ -1,9 +1,11 @@
 """Fixes for a pending pod, each proven on a changed copy of the snapshot.
 
 Pure: every candidate is a function Snapshot -> Snapshot built with
-dataclasses.replace on records; the changed snapshot gets a new ClusterIndex and the
-pod goes through every filter again (engine.filters.evaluate). Only candidates after
-which some node passes every filter are returned, marked verified, cheapest first.
+dataclasses.replace on records (a whatif.Change); the pod then goes through every
+filter on the changed cluster (whatif.fit_nodes: a patched view of the index, with the
+node-local filters re-run only where the change touched a node; `schedulable_nodes`
+re-indexes the changed snapshot and is the reference it agrees with). Only candidates
+after which some node passes every filter are returned, marked verified, cheapest first.
 
 Cheapest means least disruptive to the cluster and to the guarantees the user asked
 for: undoing a cordon or adding a missing label restores what was meant; editing the
@@ -17,7 +19,7 @@ rendered by render/pending.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.index import ClusterIndex
@@ -36,6 +38,7 @@ from kubectl_tspread.fixes_nodes import (
     uncordon_candidates,
 )
 from kubectl_tspread.model import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY, Pod, Snapshot
+from kubectl_tspread.whatif import Baseline, Change, fit_nodes
 
 SET_NODE_TAINTS_POLICY_HONOR = "SetNodeTaintsPolicyHonor"
 LOWER_MIN_DOMAINS = "LowerMinDomains"
@@ -69,10 +72,17 @@ def schedulable_nodes(snapshot: Snapshot, pod_key: str) -> tuple[str, ...]:
     return tuple(v.node for v in filters.evaluate(index, pod) if v.passes)
 
 
-def verify(snapshot: Snapshot, pod: Pod, candidate: Candidate) -> Suggestion | None:
-    """Apply `candidate` to a copy of the snapshot; a Suggestion only if the pod then fits."""
-    changed = candidate.apply(snapshot)
-    fit = schedulable_nodes(changed, pod.key)
+def verify(snapshot: Snapshot, pod: Pod, candidate: Candidate,
+           base: Baseline | None = None) -> Suggestion | None:
+    """Apply `candidate` to a copy of the snapshot; a Suggestion only if the pod then fits.
+
+    With `base` (the pod's evaluation on `snapshot`'s index) a whatif.Change is checked on
+    a patched view of that index instead of a re-indexed copy."""
+    fit = None
+    if base is not None and isinstance(candidate.apply, Change):
+        fit = fit_nodes(base, candidate.apply)
+    if fit is None:
+        fit = schedulable_nodes(candidate.apply(snapshot), pod.key)
     if not fit:
         return None
     return Suggestion(candidate.action, dict(candidate.params), fit)
@@ -90,13 +100,14 @@ def propose_fixes(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.Node
     found: list[Suggestion] = []
     tried: list[str] = []
     raised: set[int] = set()  # constraint positions whose smallest working maxSkew is known
+    base = Baseline.of(index, pod, verdicts)
     for action, group in _candidate_groups(index, pod, verdicts, state):
         if group:
             tried.append(action)
         for cand in group:
             if action == RAISE_MAX_SKEW and cand.params["position"] in raised:
                 continue
-            s = verify(snap, pod, cand)
+            s = verify(snap, pod, cand, base)
             if s is None:
                 continue
             found.append(s)
@@ -130,16 +141,11 @@ def _positions(pod: Pod, state: spread.SpreadState) -> list[tuple[int, spread.Co
     return [(i, cs) for i, cs in enumerate(state.constraints) if cs.constraint.hard]
 
 
-def with_constraint(pod: Pod, position: int, **changes: Any) -> Callable[[Snapshot], Snapshot]:
+def with_constraint(pod: Pod, position: int, **changes: Any) -> Change:
     """A change that edits one constraint of the pod (what editing its workload's template does)."""
-
-    def apply(snap: Snapshot) -> Snapshot:
-        cons = list(pod.spread)
-        cons[position] = replace(cons[position], **changes)
-        edited = replace(pod, spread=tuple(cons))
-        return replace(snap, pods=tuple(edited if p.key == pod.key else p for p in snap.pods))
-
-    return apply
+    cons = list(pod.spread)
+    cons[position] = replace(cons[position], **changes)
+    return Change(replaced_pods=((pod, replace(pod, spread=tuple(cons))),))
 
 
 def _constraint_params(cs: spread.ConstraintState, position: int, **extra: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, Node, Pod, Snapshot
+from kubectl_tspread.whatif import Change
 
 UNCORDON = "Uncordon"
 LABEL_NODES = "LabelNodes"
@@ -32,9 +33,12 @@ MAX_VARIANTS = 8  # per action: every variant costs one full filter run over the
 
 @dataclass(frozen=True)
 class Candidate:
+    """`apply` turns a Snapshot into the changed copy; a whatif.Change (callable like any
+    other) also lets fixes.py verify the candidate without re-indexing the cluster."""
+
     action: str
     params: dict[str, Any] = field(default_factory=dict)
-    apply: Callable[[Snapshot], Snapshot] = lambda s: s
+    apply: Callable[[Snapshot], Snapshot] = Change()
 
 
 def _cordoned(node: Node) -> bool:
@@ -45,10 +49,6 @@ def uncordoned(node: Node) -> Node:
     """kubectl uncordon: spec.unschedulable false; the lifecycle controller drops the taint."""
     return replace(node, unschedulable=False,
                    taints=tuple(t for t in node.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
-
-
-def _replace_node(snap: Snapshot, node: Node) -> Snapshot:
-    return replace(snap, nodes=tuple(node if n.name == node.name else n for n in snap.nodes))
 
 
 def uncordon_candidates(index: ClusterIndex, pod: Pod,
@@ -62,20 +62,13 @@ def uncordon_candidates(index: ClusterIndex, pod: Pod,
     out = []
     for v in cordoned[:MAX_VARIANTS]:
         node = uncordoned(index.nodes[v.node])
-        out.append(Candidate(UNCORDON, {"node": v.node},
-                             lambda s, node=node: _replace_node(s, node)))
+        out.append(Candidate(UNCORDON, {"node": v.node}, Change(nodes=(node,))))
     return out
 
 
-def without_nodes(names: Sequence[str]) -> Callable[[Snapshot], Snapshot]:
+def without_nodes(names: Sequence[str]) -> Change:
     """Delete Node objects; the pod garbage collector then removes the pods bound to them."""
-    gone = set(names)
-
-    def apply(snap: Snapshot) -> Snapshot:
-        return replace(snap, nodes=tuple(n for n in snap.nodes if n.name not in gone),
-                       pods=tuple(p for p in snap.pods if p.node_name not in gone))
-
-    return apply
+    return Change(removed_nodes=frozenset(names))
 
 
 def delete_nodes_candidates(index: ClusterIndex, state: spread.SpreadState) -> list[Candidate]:
@@ -129,14 +122,10 @@ def label_nodes_candidates(index: ClusterIndex, pod: Pod, state: spread.SpreadSt
             guessed = guessed or found[1]
     if not changes:
         return []
-
-    def apply(snap: Snapshot) -> Snapshot:
-        return replace(snap, nodes=tuple(
-            replace(n, labels={**n.labels, **changes[n.name]}) if n.name in changes else n
-            for n in snap.nodes))
-
+    labelled = tuple(replace(index.nodes[name], labels={**index.nodes[name].labels, **extra})
+                     for name, extra in changes.items())
     params = {"nodes": sorted(changes), "labels": changes, "guessed": guessed}
-    return [Candidate(LABEL_NODES, params, apply)]
+    return [Candidate(LABEL_NODES, params, Change(nodes=labelled))]
 
 
 def _deficits(pod: Pod, node: Node, usage: resources.NodeUsage) -> dict[str, int]:
@@ -181,9 +170,9 @@ def _victims(index: ClusterIndex, pod: Pod, node: Node) -> list[Pod] | None:
     return chosen if all(v <= 0 for v in need.values()) else None
 
 
-def without_pods(keys: Sequence[str]) -> Callable[[Snapshot], Snapshot]:
-    gone = set(keys)
-    return lambda snap: replace(snap, pods=tuple(p for p in snap.pods if p.key not in gone))
+def without_pods(pods: Sequence[Pod]) -> Change:
+    """Evict `pods` (records of the index): gone from the snapshot by key."""
+    return Change(removed_pods=tuple(pods))
 
 
 def evict_candidates(index: ClusterIndex, pod: Pod,
@@ -202,7 +191,7 @@ def evict_candidates(index: ClusterIndex, pod: Pod,
     for _n, _prio, node, victims in options[:MAX_VARIANTS]:
         params = {"node": node, "pods": [p.name for p in victims], "podKeys": [p.key for p in victims],
                   "priorities": [p.priority for p in victims], "priority": pod.priority}
-        out.append(Candidate(EVICT_LOWER_PRIORITY, params, without_pods([p.key for p in victims])))
+        out.append(Candidate(EVICT_LOWER_PRIORITY, params, without_pods(victims)))
     return out
 
 
@@ -254,6 +243,5 @@ def add_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[filter
         node = new_node_like(template, set(index.nodes))
         params = {"key": key, "domain": value or None, "template": template.name, "name": node.name,
                   "requests": dict(pod.requests)}
-        out.append(Candidate(ADD_NODE, params,
-                             lambda s, node=node: replace(s, nodes=s.nodes + (node,))))
+        out.append(Candidate(ADD_NODE, params, Change(nodes=(node,))))
     return out

@@ -24,12 +24,19 @@ class ClusterIndex:
         self.pods_by_owner_uid: dict[str, list[Pod]] = defaultdict(list)
         # (namespace, label key, value) -> pods: the posting lists selector matching starts from
         self._by_label: dict[tuple[str, str, str], list[Pod]] = defaultdict(list)
-        for p in snapshot.pods:
+        # node name -> its bound pods with required anti-affinity (InterPodAffinity's existing-pod
+        # terms): most clusters have few, and the filter would otherwise walk every bound pod
+        self.anti_affinity_by_node: dict[str, list[Pod]] = defaultdict(list)
+        # in a what-if view (`patched`): the (table id, key) lists already copied from the parent
+        self._owned: set[tuple[int, Any]] | None = None
+        for p in snapshot.pods:  # what _slots lists, inline: this loop runs over every pod
             if p.finished:
                 continue
             self.pods_by_namespace[p.namespace].append(p)
             if p.node_name:
                 self.pods_by_node[p.node_name].append(p)
+                if p.pod_anti_affinity:
+                    self.anti_affinity_by_node[p.node_name].append(p)
             if p.owner is not None and p.owner.uid:
                 self.pods_by_owner_uid[p.owner.uid].append(p)
             for k, v in p.labels.items():
@@ -46,7 +53,8 @@ class ClusterIndex:
         other.__dict__.update(self.__dict__)
         other.nodes = dict(self.nodes)
         other.node_cache = dict(self.node_cache)  # its entries are immutable; the dict is per index
-        for name in ("pods_by_node", "pods_by_namespace", "pods_by_owner_uid", "_by_label"):
+        other._owned = None  # every list below is its own
+        for name in _TABLES:
             lists: dict = defaultdict(list)
             lists.update((k, list(v)) for k, v in getattr(self, name).items())
             setattr(other, name, lists)
@@ -100,27 +108,19 @@ class ClusterIndex:
         what-if callers (drain/simulate.py) keep their own pod list."""
         if pod.finished:
             return
-        self.pods_by_namespace[pod.namespace].append(pod)
+        for table, key in self._slots(pod):
+            self._writable(table, key).append(pod)
         if pod.node_name:
-            self.pods_by_node[pod.node_name].append(pod)
             self.node_cache.pop(pod.node_name, None)
-        if pod.owner is not None and pod.owner.uid:
-            self.pods_by_owner_uid[pod.owner.uid].append(pod)
-        for k, v in pod.labels.items():
-            self._by_label[(pod.namespace, k, v)].append(pod)
 
     def remove_pod(self, pod: Pod) -> None:
         """Drop a pod added by the constructor or `add_pod` (matched by identity, then equality)."""
-        lists = [self.pods_by_namespace.get(pod.namespace)]
         if pod.node_name:
-            lists.append(self.pods_by_node.get(pod.node_name))
             self.node_cache.pop(pod.node_name, None)
-        if pod.owner is not None and pod.owner.uid:
-            lists.append(self.pods_by_owner_uid.get(pod.owner.uid))
-        lists.extend(self._by_label.get((pod.namespace, k, v)) for k, v in pod.labels.items())
-        for lst in lists:
-            if not lst:
+        for table, key in self._slots(pod):
+            if not table.get(key):
                 continue
+            lst = self._writable(table, key)
             for i, p in enumerate(lst):
                 if p is pod:
                     del lst[i]
@@ -128,3 +128,52 @@ class ClusterIndex:
             else:
                 if pod in lst:
                     lst.remove(pod)
+
+    def _slots(self, pod: Pod) -> list[tuple[dict, Any]]:
+        """(table, key) of every list the pod belongs in."""
+        out: list[tuple[dict, Any]] = [(self.pods_by_namespace, pod.namespace)]
+        if pod.node_name:
+            out.append((self.pods_by_node, pod.node_name))
+            if pod.pod_anti_affinity:
+                out.append((self.anti_affinity_by_node, pod.node_name))
+        if pod.owner is not None and pod.owner.uid:
+            out.append((self.pods_by_owner_uid, pod.owner.uid))
+        out.extend((self._by_label, (pod.namespace, k, v)) for k, v in pod.labels.items())
+        return out
+
+    def _writable(self, table: dict, key: Any) -> list[Pod]:
+        """`table[key]`, first copied when this is a what-if view still sharing it with its parent."""
+        if self._owned is not None and (id(table), key) not in self._owned:
+            self._owned.add((id(table), key))
+            table[key] = list(table.get(key, ()))
+        return table[key]
+
+    def patched(self, snapshot: Snapshot, nodes: Iterable[Node] = (), removed_nodes: Iterable[str] = (),
+                removed_pods: Iterable[Pod] = (), added_pods: Iterable[Pod] = ()) -> "ClusterIndex":
+        """A what-if view of this index: `nodes` added or replaced (by name), `removed_nodes`
+        gone, `removed_pods` (records of this index) dropped, `added_pods` indexed, for the
+        changed `snapshot` the caller made. Only the lists the change touches are copied
+        (fixes verify dozens of changes on clusters of 150k pods); the others, and the node
+        usage cached so far, are shared with this index, which must not change while the
+        view is in use. The view itself may change (its writes copy first)."""
+        other = ClusterIndex.__new__(ClusterIndex)
+        other.__dict__.update(self.__dict__)
+        other.snapshot = snapshot
+        other.nodes = dict(self.nodes)
+        for name in removed_nodes:
+            other.nodes.pop(name, None)
+        other.node_cache = dict(self.node_cache)
+        for n in nodes:
+            other.nodes[n.name] = n
+        other._owned = set()
+        for name in _TABLES:
+            setattr(other, name, defaultdict(list, getattr(self, name)))
+        for p in removed_pods:
+            other.remove_pod(p)
+        for p in added_pods:
+            other.add_pod(p)
+        return other
+
+
+# the pod lists an index keeps: copies and views copy these
+_TABLES = ("pods_by_node", "pods_by_namespace", "pods_by_owner_uid", "_by_label", "anti_affinity_by_node")

@@ -75,10 +75,13 @@ class AffinityState:
         return not (self.affinity or self.anti_affinity or self.existing_anti_counts)
 
 
-def _bound_pods(index: ClusterIndex, exclude: str) -> Iterable[tuple[Pod, Node]]:
+def _bound_pods(index: ClusterIndex, exclude: str, by_node: Mapping[str, list[Pod]]) -> Iterable[tuple[Pod, Node]]:
     # only pods on nodes the scheduler knows; the incoming pod is not placed yet
-    for name, node in index.nodes.items():
-        for p in index.pods_by_node.get(name, ()):
+    for name, pods in by_node.items():
+        node = index.nodes.get(name)
+        if node is None:
+            continue
+        for p in pods:
             if p.key != exclude:
                 yield p, node
 
@@ -96,7 +99,9 @@ def prepare(index: ClusterIndex, pod: Pod) -> AffinityState:
     aff_counts: dict[Pair, int] = defaultdict(int)
     anti_counts: dict[Pair, int] = defaultdict(int)
     existing: dict[Pair, int] = defaultdict(int)
-    for p, node in _bound_pods(index, pod.key):
+    # without terms of its own only the existing pods' anti-affinity can refuse the pod
+    by_node = index.pods_by_node if aff or anti else index.anti_affinity_by_node
+    for p, node in _bound_pods(index, pod.key, by_node):
         if aff and all(t.matches(p) for t in aff):
             _bump(aff_counts, aff, node)
         _bump(anti_counts, (t for t in anti if t.matches(p)), node)

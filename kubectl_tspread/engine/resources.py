@@ -9,6 +9,7 @@ until their object is deleted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from kubectl_tspread.engine.index import ClusterIndex
@@ -37,18 +38,33 @@ class NodeUsage:
 
 def node_usage(index: ClusterIndex, node_name: str, exclude: str = "") -> NodeUsage:
     """Usage of `node_name` by its bound pods, leaving out the pod keyed `exclude`
-    (the incoming pod, which the scheduler has not placed yet)."""
+    (the incoming pod, which the scheduler has not placed yet).
+
+    The totals are summed once per node and index (kept in `index.node_cache`, which
+    add_pod / remove_pod invalidate per node): the filters ask for every (pod, node)
+    pair, and a node's pods rarely include the pod asked about.
+    """
+    entry = index.node_cache.get(node_name)
+    if entry is None:
+        pods = index.pods_by_node.get(node_name, ())
+        entry = index.node_cache[node_name] = (_usage(pods), frozenset(p.key for p in pods))
+    usage, keys = entry
+    if exclude and exclude in keys:
+        return _usage([p for p in index.pods_by_node.get(node_name, ()) if p.key != exclude])
+    return usage
+
+
+def _usage(pods: Iterable[Pod]) -> NodeUsage:
     requested: dict[str, int] = {}
     ports: list[HostPort] = []
     count = 0
-    for p in index.pods_by_node.get(node_name, ()):
-        if p.key == exclude:
-            continue
+    for p in pods:
         count += 1
         for k, v in p.requests.items():
             requested[k] = requested.get(k, 0) + v
         ports.extend(p.host_ports)
-    return NodeUsage(count, requested, tuple(ports))
+    # shared by every caller until the node's pods change: read-only
+    return NodeUsage(count, MappingProxyType(requested), tuple(ports))
 
 
 def _ip(p: HostPort) -> str:
