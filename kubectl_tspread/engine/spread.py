@@ -208,8 +208,13 @@ def constraints_for(index: ClusterIndex, pod: Pod) -> tuple[SpreadConstraint, ..
 
 
 def compute(index: ClusterIndex, pod: Pod,
-            constraints: Sequence[SpreadConstraint] | None = None) -> SpreadState:
-    """Evaluate `constraints` (default: `constraints_for(index, pod)`) for `pod`."""
+            constraints: Sequence[SpreadConstraint] | None = None,
+            partitions: dict[tuple, Partition] | None = None) -> SpreadState:
+    """Evaluate `constraints` (default: `constraints_for(index, pod)`) for `pod`.
+
+    `partitions`, when given, memoises which nodes make which domains (see `Partition`)
+    across calls: the caller owns it and must clear it whenever `index.nodes` changes
+    (the drain simulator does on cordon and node deletion)."""
     cons = tuple(constraints_for(index, pod) if constraints is None else constraints)
     hard_keys = tuple(dict.fromkeys(c.topology_key for c in cons if c.hard))
     soft = [c for c in cons if not c.hard]
@@ -217,9 +222,51 @@ def compute(index: ClusterIndex, pod: Pod,
     soft_keys = tuple(dict.fromkeys(c.topology_key for c in soft)) if require_soft else ()
     affinity_ok: dict[str, bool] = {}
     states = tuple(
-        _evaluate(index, pod, c, hard_keys if c.hard else soft_keys, affinity_ok) for c in cons
+        _evaluate(index, pod, c, hard_keys if c.hard else soft_keys, affinity_ok, partitions) for c in cons
     )
     return SpreadState(pod, states, require_soft)
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """Which nodes make which domains for one constraint: it depends on the nodes, the
+    topologyKey, the all-keys rule's keys, the two inclusion policies and, when they
+    are Honor, the pod's node selection and tolerations — not on any pod count."""
+
+    node_domain: Mapping[str, str]
+    excluded: tuple[ExcludedNode, ...]
+    members: Mapping[str, tuple[str, ...]]  # domain value (sorted) -> its node names
+
+
+def forget_cordon_sensitive(partitions: dict[tuple, Partition]) -> None:
+    """Drop the partitions a cordon can change: a cordoned node keeps its labels, so only
+    nodeTaintsPolicy Honor (the cordon taint) moves it out of the domains."""
+    for key in [k for k in partitions if k[3] == HONOR]:
+        del partitions[key]
+
+
+def _partition_key(pod: Pod, c: SpreadConstraint, all_keys: Sequence[str]) -> tuple:
+    affinity = (tuple(sorted(pod.node_selector.items())), pod.node_affinity) \
+        if c.node_affinity_policy == HONOR else None
+    taints = pod.tolerations if c.node_taints_policy == HONOR else None
+    return (c.topology_key, tuple(all_keys), c.node_affinity_policy, c.node_taints_policy, affinity, taints)
+
+
+def _partition(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
+               affinity_ok: dict[str, bool]) -> Partition:
+    node_domain: dict[str, str] = {}
+    excluded: list[ExcludedNode] = []
+    for name in sorted(index.nodes):
+        node = index.nodes[name]
+        why = _exclusion(pod, c, node, all_keys, affinity_ok)
+        if why is None:
+            node_domain[name] = node.labels[c.topology_key]
+        else:
+            excluded.append(ExcludedNode(name, why))
+    members: dict[str, list[str]] = defaultdict(list)
+    for name, value in node_domain.items():
+        members[value].append(name)
+    return Partition(node_domain, tuple(excluded), {v: tuple(members[v]) for v in sorted(members)})
 
 
 def _exclusion(pod: Pod, c: SpreadConstraint, node: Node, all_keys: Sequence[str],
@@ -251,32 +298,31 @@ def _node_counts(index: ClusterIndex, namespace: str, selector: Selector) -> dic
 
 
 def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
-              affinity_ok: dict[str, bool]) -> ConstraintState:
+              affinity_ok: dict[str, bool], partitions: dict[tuple, Partition] | None = None) -> ConstraintState:
     selector = merged_selector(c, pod)
     node_counts = _node_counts(index, pod.namespace, selector)
-    node_domain: dict[str, str] = {}
-    excluded: list[ExcludedNode] = []
-    for name in sorted(index.nodes):
-        node = index.nodes[name]
-        why = _exclusion(pod, c, node, all_keys, affinity_ok)
-        if why is None:
-            node_domain[name] = node.labels[c.topology_key]
-        else:
-            excluded.append(ExcludedNode(name, why))
-    members: dict[str, list[str]] = defaultdict(list)
-    for name, value in node_domain.items():
-        members[value].append(name)
-    domains = {
-        v: Domain(v, sum(node_counts.get(n, 0) for n in members[v]), tuple(members[v]))
-        for v in sorted(members)
-    }
+    if partitions is None:
+        part = _partition(index, pod, c, all_keys, affinity_ok)
+    else:
+        key = _partition_key(pod, c, all_keys)
+        part = partitions.get(key)
+        if part is None:
+            part = partitions[key] = _partition(index, pod, c, all_keys, affinity_ok)
+    node_domain = part.node_domain
+    # per domain, only the nodes holding matching pods add up (a workload's pods, not the cluster)
+    per_domain: dict[str, int] = defaultdict(int)
+    for n, cnt in node_counts.items():
+        v = node_domain.get(n)
+        if v is not None:
+            per_domain[v] += cnt
+    domains = {v: Domain(v, per_domain.get(v, 0), names) for v, names in part.members.items()}
     forced = len(domains) < c.min_domains
     global_min = 0 if forced or not domains else min(d.pods for d in domains.values())
     skew = max(d.pods for d in domains.values()) - global_min if domains else 0
     return ConstraintState(
         constraint=c, selector=selector, namespace=pod.namespace,
         self_match=1 if selector.matches(pod.labels) else 0,
-        domains=domains, node_domain=node_domain, excluded_nodes=tuple(excluded),
+        domains=domains, node_domain=node_domain, excluded_nodes=part.excluded,
         global_min=global_min, min_forced_zero=forced, skew=skew,
         status=_status(c, skew), node_counts=node_counts,
     )
