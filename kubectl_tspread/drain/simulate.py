@@ -56,6 +56,7 @@ class SimCluster:
         # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
+        self._partitions: dict[tuple, spread.Partition] = {}
         # (node, version) -> (cpu, memory): versions are unique across copies, so copies share it
         self._nonzero: dict[tuple[str, int], tuple[int, int]] = {}
 
@@ -65,6 +66,7 @@ class SimCluster:
         other.nodes, other.pods, other.version = dict(self.nodes), dict(self.pods), dict(self.version)
         other.index = self.index.copy()
         other._spread = {ns: dict(states) for ns, states in self._spread.items()}
+        other._partitions = dict(self._partitions)
         other._nonzero = self._nonzero
         return other
 
@@ -74,7 +76,7 @@ class SimCluster:
         states = self._spread.setdefault(pod.namespace, {})
         st = states.get(key)
         if st is None:
-            st = states[key] = spread.compute(self.index, pod)
+            st = states[key] = spread.compute(self.index, pod, partitions=self._partitions)
         return st if st.pod is pod else replace(st, pod=pod)
 
     def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]:
@@ -99,6 +101,7 @@ class SimCluster:
             del states[key]
 
     def _forget_honor_taints(self) -> None:
+        spread.forget_cordon_sensitive(self._partitions)
         for states in self._spread.values():
             for key in [k for k, st in states.items()
                         if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints)]:
@@ -131,6 +134,7 @@ class SimCluster:
         self.index.nodes.pop(name, None)
         self._touch(name)
         self._spread.clear()
+        self._partitions.clear()
 
     def _drop(self, pod: Pod) -> None:
         self.pods.pop(pod.key, None)
