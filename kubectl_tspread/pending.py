@@ -18,27 +18,22 @@ render/pending.py words them.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from kubectl_tspread.engine import filters, message as msgmod, spread, traps as trapmod, volumes
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.fixes import Suggestion, propose_fixes
-from kubectl_tspread.model import Pod
-
-DEFAULT_SCHEDULER = "default-scheduler"
-FAILED_SCHEDULING = "FailedScheduling"
+from kubectl_tspread.model import Event, Pod
+from kubectl_tspread.pending_live import (  # noqa: F401  (CAUSE_* stay importable from here)
+    CAUSE_NOMINATED_NODE, CAUSE_OTHER_SCHEDULER, CAUSE_STALE_MESSAGE, CAUSE_UNSEEN_PROFILE, FAILED_SCHEDULING,
+    LiveMessage, live_message, mismatch_causes, newest_object, same_verdicts,
+)
 
 # what a constraint's intersection says (render/pending.py words each)
 SPREAD_NOT_BLOCKING = "NotBlocking"  # some allowed domain has a node that passes every other filter
 ALLOWED_DOMAINS_BLOCKED = "AllowedDomainsBlocked"  # spread allows domains whose nodes all fail elsewhere
 NO_DOMAIN_ALLOWED = "NoDomainAllowed"  # spread forbids every domain
-
-# likely causes when the live message differs from the rebuilt one
-CAUSE_OTHER_SCHEDULER = "OtherScheduler"
-CAUSE_NOMINATED_NODE = "NominatedNode"
-CAUSE_STALE_MESSAGE = "StaleMessage"
-CAUSE_UNSEEN_PROFILE = "UnseenProfile"
 
 VOLUME_PINNING = "VolumePinning"
 _VOLUME_PLUGINS = (volumes.VOLUME_BINDING, volumes.VOLUME_ZONE)
@@ -73,13 +68,6 @@ class ConstraintExplanation:
     summary: SpreadSummary
     candidates: tuple[str, ...]  # allowed domains × nodes passing every other filter
     traps: list[trapmod.Trap]
-
-
-@dataclass(frozen=True, slots=True)
-class LiveMessage:
-    text: str
-    source: str  # "condition" (PodScheduled) or "event" (FailedScheduling)
-    time: str
 
 
 @dataclass(slots=True)
@@ -131,11 +119,18 @@ def other_failures(v: filters.NodeVerdict) -> list[spread.FilterFailure]:
 
 def explain_pods(index: ClusterIndex, pods: Sequence[Pod], with_fixes: bool = True,
                  namespace: str | None = None) -> PendingReports:
-    """A report per pending pod; pods already bound or finished are listed as NotPending."""
+    """A report per pending pod; pods already bound or finished are listed as NotPending.
+
+    Pending pods that differ only in name, uid, creation time and conditions (the replicas
+    of one template, as `-A` finds them by the hundred) are judged once: every filter,
+    the spread arithmetic and the fixes read nothing else of an unbound pod. Each pod
+    still gets its own live message and comparison.
+    """
     out = PendingReports(namespace=namespace, source=index.snapshot.source)
+    ctx = _Context(index)
     for p in pods:
         if p.pending:
-            out.reports.append(explain_pending(index, p, with_fixes))
+            out.reports.append(_report(ctx, p, ctx.evaluation(p, with_fixes)))
         else:
             out.not_pending.append(NotPending(p))
     return out
@@ -143,15 +138,27 @@ def explain_pods(index: ClusterIndex, pods: Sequence[Pod], with_fixes: bool = Tr
 
 def explain_pending(index: ClusterIndex, pod: Pod, with_fixes: bool = True) -> PendingReport:
     """Every node through every filter, the message, the spread arithmetic and verified fixes."""
+    ctx = _Context(index)
+    return _report(ctx, pod, ctx.evaluation(pod, with_fixes))
+
+
+@dataclass(frozen=True, slots=True)
+class _Evaluation:
+    """What a report says that depends on the pod's spec, not on its identity."""
+
+    verdicts: list[filters.NodeVerdict]
+    message: str
+    message_pre_dra: str  # the same before 1.34 (no DynamicResources PostFilter text)
+    constraints: list[ConstraintExplanation]
+    fit_nodes: list[str]
+    suggestions: list[Suggestion]
+    tried: list[str]
+
+
+def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool) -> _Evaluation:
     verdicts = list(filters.evaluate(index, pod))
     rebuilt = msgmod.scheduler_message(verdicts, pod, index)
-    live = live_message(index, pod)
-    exact = None
-    if live is not None:
-        # clusters before 1.34 write no DynamicResources PostFilter text
-        exact = live.text in (rebuilt, msgmod.scheduler_message(verdicts, pod, index, dra=False))
-    agree = None if live is None else exact or same_verdicts(rebuilt, live.text)
-    causes = [] if live is None or agree else mismatch_causes(index, pod, live, rebuilt)
+    pre_dra = msgmod.scheduler_message(verdicts, pod, index, dra=False)
     state = spread.compute(index, pod)
     explanations = explain_constraints(index, pod, state, verdicts)
     fit = [v.node for v in verdicts if v.passes]
@@ -159,63 +166,63 @@ def explain_pending(index: ClusterIndex, pod: Pod, with_fixes: bool = True) -> P
     tried: list[str] = []
     if with_fixes and not fit:
         suggestions, tried = propose_fixes(index, pod, verdicts, state)
-    return PendingReport(pod, verdicts, rebuilt, live, agree, exact, causes, explanations, fit,
-                         suggestions, tried)
+    return _Evaluation(verdicts, rebuilt, pre_dra, explanations, fit, suggestions, tried)
 
 
-def live_message(index: ClusterIndex, pod: Pod) -> LiveMessage | None:
-    """The PodScheduled=False condition's message, else the latest FailedScheduling event."""
-    cond = pod.condition("PodScheduled")
-    if cond is not None and cond.status == "False" and cond.message:
-        return LiveMessage(cond.message, "condition", cond.last_transition)
-    events = [
-        e for e in index.snapshot.events
-        if e.reason == FAILED_SCHEDULING and e.object_kind == "Pod" and e.namespace == pod.namespace
-        and e.object_name == pod.name and (not e.object_uid or not pod.uid or e.object_uid == pod.uid)
-    ]
-    if not events:
-        return None
-    latest = max(events, key=lambda e: e.last_seen)
-    return LiveMessage(latest.message, "event", latest.last_seen)
+def _report(ctx: "_Context", pod: Pod, ev: _Evaluation) -> PendingReport:
+    live = ctx.live_message(pod)
+    exact = agree = None
+    causes: list[str] = []
+    if live is not None:
+        exact = live.text in (ev.message, ev.message_pre_dra)
+        agree = exact or same_verdicts(ev.message, live.text)
+        if not agree:
+            causes = mismatch_causes(ctx.index, pod, live, ev.message, ctx.newest)
+    # lists are the report's own; the records in them are immutable and shared
+    return PendingReport(pod, list(ev.verdicts), ev.message, live, agree, exact, causes,
+                         list(ev.constraints), list(ev.fit_nodes), list(ev.suggestions), list(ev.tried))
 
 
-def same_verdicts(rebuilt: str, live: str) -> bool:
-    """The same node count and the same filter counts once the historical taint spellings
-    are normalised; the PostFilter (preemption) text may differ by release."""
-    total_a, _, _ = msgmod.split_scheduler_message(rebuilt)
-    total_b, _, _ = msgmod.split_scheduler_message(live)
-    if total_a is None or total_a != total_b:
-        return False
-    return msgmod.parse_scheduler_message(rebuilt) == msgmod.parse_scheduler_message(live)
+def _scheduling_view(pod: Pod) -> Pod:
+    """The pod without what identifies it: equal views mean equal verdicts, messages and fixes."""
+    return replace(pod, name="", uid="", created="", conditions=())
 
 
-def mismatch_causes(index: ClusterIndex, pod: Pod, live: LiveMessage, rebuilt: str) -> list[str]:
-    """Why the live message may say something else, most telling first."""
-    causes = []
-    if pod.scheduler_name != DEFAULT_SCHEDULER:
-        causes.append(CAUSE_OTHER_SCHEDULER)
-    if pod.nominated_node:
-        causes.append(CAUSE_NOMINATED_NODE)
-    if _stale(index, live, rebuilt):
-        causes.append(CAUSE_STALE_MESSAGE)
-    if not causes:
-        causes.append(CAUSE_UNSEEN_PROFILE)
-    return causes
+class _Context:
+    """What explaining several pods of one index shares: evaluations of pods equal up to
+    identity, FailedScheduling events by pod, and the newest object timestamp."""
 
+    def __init__(self, index: ClusterIndex):
+        self.index = index
+        self._evaluations: dict[tuple, list[tuple[Pod, _Evaluation]]] = {}
+        self._events: dict[tuple[str, str], list[Event]] | None = None
+        self._newest: str | None = None
 
-def _stale(index: ClusterIndex, live: LiveMessage, rebuilt: str) -> bool:
-    """The live message counts another number of nodes, or objects changed after it was written."""
-    total_live, _, _ = msgmod.split_scheduler_message(live.text)
-    total_now, _, _ = msgmod.split_scheduler_message(rebuilt)
-    if total_live is not None and total_now is not None and total_live != total_now:
-        return True
-    if not live.time:
-        return False
-    snap = index.snapshot
-    # RFC 3339 UTC timestamps as the API writes them compare correctly as strings
-    newest = max([n.created for n in snap.nodes] + [p.created for p in snap.pods if p.node_name],
-                 default="")
-    return newest > live.time
+    def evaluation(self, pod: Pod, with_fixes: bool) -> _Evaluation:
+        if not pod.pending:  # a bound pod's own key matters (its node's usage leaves it out)
+            return _evaluate(self.index, pod, with_fixes)
+        view = _scheduling_view(pod)
+        bucket = self._evaluations.setdefault(
+            (pod.namespace, pod.owner, tuple(sorted(pod.labels.items())), with_fixes), [])
+        for other, ev in bucket:
+            if other == view:
+                return ev
+        ev = _evaluate(self.index, pod, with_fixes)
+        bucket.append((view, ev))
+        return ev
+
+    def live_message(self, pod: Pod) -> LiveMessage | None:
+        if self._events is None:
+            self._events = {}
+            for e in self.index.snapshot.events:
+                if e.reason == FAILED_SCHEDULING and e.object_kind == "Pod":
+                    self._events.setdefault((e.namespace, e.object_name), []).append(e)
+        return live_message(self.index, pod, self._events.get((pod.namespace, pod.name), []))
+
+    def newest(self) -> str:
+        if self._newest is None:
+            self._newest = newest_object(self.index)
+        return self._newest
 
 
 def explain_constraints(index: ClusterIndex, pod: Pod, state: spread.SpreadState,
