@@ -1,0 +1,101 @@
+"""The drain simulator's memos (spread states, spread partitions, scoring usage, forked
+indexes) must answer exactly what a fresh computation on the same simulated state does."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import GI, make_constraint, make_node, make_pod, make_snapshot
+from kubectl_tspread.drain.placement import _nonzero
+from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.engine import spread
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY
+
+
+def _nodes():
+    return [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110})
+            for z in "abc" for i in (1, 2)]
+
+
+def _pods(constraints):
+    placement = {"a1": 2, "a2": 1, "b1": 1, "c1": 1}
+    out, k = [], 0
+    for node, count in placement.items():
+        for _ in range(count):
+            k += 1
+            out.append(make_pod(f"web-{k}", node=node, labels={"app": "web"}, spread=constraints,
+                                owner="ReplicaSet/web-1", requests={"cpu": 500}))
+    out.append(make_pod("db-1", node="b2", labels={"app": "db"}, requests={"cpu": 1000}))
+    return out
+
+
+CASES = [
+    ("zone DoNotSchedule, taints Ignore", [make_constraint()]),
+    ("zone DoNotSchedule, taints Honor", [make_constraint(node_taints_policy=HONOR)]),
+    ("zone hard + hostname soft", [make_constraint(), make_constraint(HOSTNAME_KEY, mode=SCHEDULE_ANYWAY)]),
+    ("hostname hard, affinity Ignore", [make_constraint(HOSTNAME_KEY, node_affinity_policy=IGNORE)]),
+]
+
+
+def _same(sim: SimCluster, pod) -> None:
+    fresh = spread.compute(sim.index, pod)
+    assert sim.spread_state(pod) == fresh
+
+
+def _mutations(sim: SimCluster):
+    """Yield after each kind of mutation the simulator makes during a drain."""
+    victim = sim.pods["default/web-1"]
+    sim.cordon(["a1"])
+    yield "cordon a1"
+    sim.evict(victim)
+    yield "evict web-1 (terminating)"
+    repl = sim.replacement_for(victim)
+    sim.add_pending(repl)
+    yield "replacement pending"
+    sim.bind(repl, "c2")
+    yield "replacement bound to c2"
+    sim.settle()
+    yield "terminating pods gone"
+    sim.delete_node("a1")
+    yield "node a1 deleted"
+
+
+@pytest.mark.parametrize("constraints", [c for _, c in CASES], ids=[i for i, _ in CASES])
+def test_spread_state_memo_matches_fresh_compute_after_every_mutation(constraints):
+    sim = SimCluster(make_snapshot(_nodes(), _pods(constraints)))
+    probe = sim.replacement_for(sim.pods["default/web-2"])
+    _same(sim, probe)
+    for _ in _mutations(sim):
+        _same(sim, probe)
+
+
+def test_fork_does_not_see_the_other_branch():
+    sim = SimCluster(make_snapshot(_nodes(), _pods([make_constraint()])))
+    probe = sim.replacement_for(sim.pods["default/web-2"])
+    before = sim.spread_state(probe)
+    other = sim.copy()
+    for _ in _mutations(other):
+        pass
+    assert sim.spread_state(probe) == before == spread.compute(sim.index, probe)
+    assert spread.compute(other.index, probe) == other.spread_state(probe) != before
+    assert "a1" in sim.index.nodes and "a1" not in other.index.nodes
+
+
+def test_index_copy_is_independent():
+    snap = make_snapshot(_nodes(), _pods([make_constraint()]))
+    index = ClusterIndex(snap)
+    fork = index.copy()
+    pod = snap.pods[0]
+    fork.remove_pod(pod)
+    assert pod in index.pods_by_node[pod.node_name] and pod not in fork.pods_by_node[pod.node_name]
+    assert len(index.matching_pods("default", pod.spread[0].selector)) == 5
+    assert len(fork.matching_pods("default", pod.spread[0].selector)) == 4
+
+
+def test_nonzero_usage_follows_the_node_version():
+    sim = SimCluster(make_snapshot(_nodes(), _pods([make_constraint()])))
+    assert sim.nonzero_usage("a1", _nonzero) == (1000, 2 * 200 * 1024 * 1024)
+    sim.evict(sim.pods["default/web-1"])
+    sim.settle()
+    assert sim.nonzero_usage("a1", _nonzero) == (500, 200 * 1024 * 1024)
