@@ -89,8 +89,11 @@ def verify(snapshot: Snapshot, pod: Pod, candidate: Candidate,
 
 
 def propose_fixes(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],
-                  state: spread.SpreadState) -> tuple[list[Suggestion], list[str]]:
+                  state: spread.SpreadState,
+                  partitions: dict[tuple, spread.Partition] | None = None) -> tuple[list[Suggestion], list[str]]:
     """(verified suggestions cheapest first, every action that was tried).
+
+    `partitions` is spread.compute's memo for `index` when the caller keeps one.
 
     RaiseMaxSkew tries its values in increasing order and keeps only the smallest that
     works per constraint; EvictLowerPriority keeps the smallest working victim set; the
@@ -100,7 +103,7 @@ def propose_fixes(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.Node
     found: list[Suggestion] = []
     tried: list[str] = []
     raised: set[int] = set()  # constraint positions whose smallest working maxSkew is known
-    base = Baseline.of(index, pod, verdicts)
+    base = Baseline.of(index, pod, verdicts, partitions)
     for action, group in _candidate_groups(index, pod, verdicts, state):
         if group:
             tried.append(action)

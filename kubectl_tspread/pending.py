@@ -155,17 +155,18 @@ class _Evaluation:
     tried: list[str]
 
 
-def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool) -> _Evaluation:
-    verdicts = list(filters.evaluate(index, pod))
+def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool,
+              partitions: dict[tuple, spread.Partition] | None = None) -> _Evaluation:
+    state = spread.compute(index, pod, partitions=partitions)
+    verdicts = list(filters.evaluate(index, pod, spread_state=state))
     rebuilt = msgmod.scheduler_message(verdicts, pod, index)
     pre_dra = msgmod.scheduler_message(verdicts, pod, index, dra=False)
-    state = spread.compute(index, pod)
     explanations = explain_constraints(index, pod, state, verdicts)
     fit = [v.node for v in verdicts if v.passes]
     suggestions: list[Suggestion] = []
     tried: list[str] = []
     if with_fixes and not fit:
-        suggestions, tried = propose_fixes(index, pod, verdicts, state)
+        suggestions, tried = propose_fixes(index, pod, verdicts, state, partitions)
     return _Evaluation(verdicts, rebuilt, pre_dra, explanations, fit, suggestions, tried)
 
 
@@ -197,17 +198,18 @@ class _Context:
         self._evaluations: dict[tuple, list[tuple[Pod, _Evaluation]]] = {}
         self._events: dict[tuple[str, str], list[Event]] | None = None
         self._newest: str | None = None
+        self.partitions: dict[tuple, spread.Partition] = {}  # the index's nodes never change here
 
     def evaluation(self, pod: Pod, with_fixes: bool) -> _Evaluation:
         if not pod.pending:  # a bound pod's own key matters (its node's usage leaves it out)
-            return _evaluate(self.index, pod, with_fixes)
+            return _evaluate(self.index, pod, with_fixes, self.partitions)
         view = _scheduling_view(pod)
         bucket = self._evaluations.setdefault(
             (pod.namespace, pod.owner, tuple(sorted(pod.labels.items())), with_fixes), [])
         for other, ev in bucket:
             if other == view:
                 return ev
-        ev = _evaluate(self.index, pod, with_fixes)
+        ev = _evaluate(self.index, pod, with_fixes, self.partitions)
         bucket.append((view, ev))
         return ev
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from kubectl_tspread.engine import filters
+from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import Node, Pod, Snapshot
 
@@ -84,18 +84,23 @@ class Change:
 class Baseline:
     """The pod's evaluation on the unchanged cluster, as far as a what-if can reuse it:
     per node, whether every node-local filter passed (None when a PreFilter rejected the
-    pod, or the pod is not a record of the index, so nothing carries over)."""
+    pod, or the pod is not a record of the index, so nothing carries over), and the spread
+    partitions of the index's nodes (spread.compute's memo: views whose nodes are the
+    same share it, the others derive theirs from it)."""
 
     index: ClusterIndex
     pod: Pod
     local_ok: dict[str, bool] | None
+    partitions: dict[tuple, spread.Partition]
 
     @staticmethod
-    def of(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict]) -> "Baseline":
+    def of(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],
+           partitions: dict[tuple, spread.Partition] | None = None) -> "Baseline":
+        memo = {} if partitions is None else partitions
         indexed = any(p is pod for p in index.pods_by_namespace.get(pod.namespace, ()))
         if not indexed or any(v.stage == filters.PREFILTER for v in verdicts):
-            return Baseline(index, pod, None)
-        return Baseline(index, pod, {v.node: filters.local_pass(v) for v in verdicts})
+            return Baseline(index, pod, None, memo)
+        return Baseline(index, pod, {v.node: filters.local_pass(v) for v in verdicts}, memo)
 
 
 def fit_nodes(base: Baseline, change: Change) -> tuple[str, ...] | None:
@@ -107,7 +112,9 @@ def fit_nodes(base: Baseline, change: Change) -> tuple[str, ...] | None:
     snap = change(base.index.snapshot)
     view, touched = change.patch(base.index, snap)
     pod = change.pod_after(base.pod)
-    cycle = filters.Cycle(view, pod)
+    edited = {n.name for n in change.nodes} | change.removed_nodes
+    memo = spread.DerivedPartitions(base.partitions, edited) if edited else base.partitions
+    cycle = filters.Cycle(view, pod, spread.compute(view, pod, partitions=memo))
     names = sorted(view.nodes)
     same_pod = pod is base.pod or replace(pod, spread=base.pod.spread) == base.pod
     if not same_pod or cycle.prefilter is not None:

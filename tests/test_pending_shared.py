@@ -68,6 +68,6 @@ def test_evaluations_are_computed_once_per_template(monkeypatch):
     snap, replicas = _cluster([{}, {}, {}, {"priority": 100}])
     calls = []
     real = pending._evaluate
-    monkeypatch.setattr(pending, "_evaluate", lambda index, pod, fixes: calls.append(pod.name) or real(index, pod, fixes))
+    monkeypatch.setattr(pending, "_evaluate", lambda index, pod, *rest: calls.append(pod.name) or real(index, pod, *rest))
     pending.explain_pods(index_of(snap), replicas)
     assert calls == ["r0", "r3"]

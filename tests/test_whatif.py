@@ -1,6 +1,6 @@
-"""What-if verification: a patched index view and the incremental fit agree with re-indexing the
-changed snapshot and running every filter, for every candidate fix (working or not), on random
-clusters; the original index is left as it was."""
+"""What-if verification: a patched index view, the incremental fit and spread partitions derived
+for changed nodes agree with re-indexing the changed snapshot and running every filter, for every
+candidate fix (working or not), on random clusters; the original index is left as it was."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from conftest import make_constraint, make_node, make_pod, make_snapshot
 from kubectl_tspread import fixes, whatif
 from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.fixes_nodes import uncordoned
 from kubectl_tspread.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, ZONE_KEY, HostPort, PodAffinityTerm, Taint, Toleration
 from pending_cases import zoned
@@ -75,10 +76,11 @@ def _tables(index: ClusterIndex) -> dict:
 
 def _check_every_candidate(snap, pod):
     index = ClusterIndex(snap)
-    verdicts = filters.evaluate(index, pod)
-    state = spread.compute(index, pod)
+    partitions: dict = {}  # filled here, so that fixes changing nodes derive theirs from it
+    state = spread.compute(index, pod, partitions=partitions)
+    verdicts = filters.evaluate(index, pod, spread_state=state)
     before = _tables(index)
-    base = whatif.Baseline.of(index, pod, verdicts)
+    base = whatif.Baseline.of(index, pod, verdicts, partitions)
     checked = 0
     for _action, group in fixes._candidate_groups(index, pod, verdicts, state):
         for cand in group:
@@ -134,3 +136,22 @@ def test_node_usage_follows_add_and_remove_and_excludes_the_asked_pod():
     assert resources.node_usage(index, "a0").pods == 1
     index.add_pod(first)
     assert resources.node_usage(index, "a0").pods == 2
+
+
+def test_derived_partitions_equal_fresh_ones(monkeypatch):
+    snap, pod = zoned({"a": 2, "b": 1, "c": 1}, cordoned="c", nodes_per_zone=2,
+                      constraint=make_constraint(node_taints_policy="Honor"))
+    index = ClusterIndex(snap)
+    parent: dict = {}
+    spread.compute(index, pod, partitions=parent)
+    change = whatif.Change(nodes=(uncordoned(index.nodes["c0"]), make_node("d0", zone="d")),
+                           removed_nodes=frozenset({"a1"}))
+    changed = change(snap)
+    view, _ = change.patch(index, changed)
+    fresh = spread.compute(ClusterIndex(changed), pod)
+    judged = []
+    real = spread._judge
+    monkeypatch.setattr(spread, "_judge", lambda *a: judged.append(list(a[-1])) or real(*a))
+    derived = spread.DerivedPartitions(parent, {"c0", "d0", "a1"})
+    assert spread.compute(view, pod, partitions=derived) == fresh
+    assert judged == [["c0", "d0"]]  # only the changed nodes still there were judged again

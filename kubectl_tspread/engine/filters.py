@@ -218,9 +218,11 @@ def evaluate_node(index: ClusterIndex, pod: Pod, node: Node, spread_state: sprea
     return NodeVerdict(node.name, failures)
 
 
-def evaluate(index: ClusterIndex, pod: Pod, nodes: Sequence[Node] | None = None) -> list[NodeVerdict]:
-    """A verdict for every node (default: all nodes of the snapshot, by name)."""
-    cycle = Cycle(index, pod)
+def evaluate(index: ClusterIndex, pod: Pod, nodes: Sequence[Node] | None = None,
+             spread_state: spread.SpreadState | None = None) -> list[NodeVerdict]:
+    """A verdict for every node (default: all nodes of the snapshot, by name); pass
+    `spread_state` when the caller has computed it already."""
+    cycle = Cycle(index, pod, spread_state)
     chosen = [index.nodes[n] for n in sorted(index.nodes)] if nodes is None else list(nodes)
     return [evaluate_node(index, pod, n, cycle=cycle) for n in chosen]
 

@@ -252,17 +252,46 @@ def _partition_key(pod: Pod, c: SpreadConstraint, all_keys: Sequence[str]) -> tu
     return (c.topology_key, tuple(all_keys), c.node_affinity_policy, c.node_taints_policy, affinity, taints)
 
 
-def _partition(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
-               affinity_ok: dict[str, bool]) -> Partition:
+class DerivedPartitions(dict):
+    """A partition memo for nodes that differ from those `parent` was filled on only in
+    `changed` (names of nodes replaced, added or deleted): a partition the parent knows is
+    derived by judging just those nodes again (why-pending's fixes change one node of 5,000)."""
+
+    def __init__(self, parent: Mapping[tuple, Partition], changed: Iterable[str]):
+        super().__init__()
+        self.parent, self.changed = parent, frozenset(changed)
+
+
+def _judge(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
+           affinity_ok: dict[str, bool], names: Iterable[str]) -> tuple[dict[str, str], list[ExcludedNode]]:
     node_domain: dict[str, str] = {}
     excluded: list[ExcludedNode] = []
-    for name in sorted(index.nodes):
+    for name in names:
         node = index.nodes[name]
         why = _exclusion(pod, c, node, all_keys, affinity_ok)
         if why is None:
             node_domain[name] = node.labels[c.topology_key]
         else:
             excluded.append(ExcludedNode(name, why))
+    return node_domain, excluded
+
+
+def _partition(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
+               affinity_ok: dict[str, bool], derive_from: DerivedPartitions | None = None) -> Partition:
+    """Judge every node; with `derive_from` holding this partition for the parent's nodes,
+    only the changed ones (every other node is the very record the parent judged)."""
+    old = None if derive_from is None else derive_from.parent.get(_partition_key(pod, c, all_keys))
+    if old is None:
+        return _assemble(*_judge(index, pod, c, all_keys, affinity_ok, sorted(index.nodes)))
+    gone = derive_from.changed
+    node_domain, excluded = _judge(index, pod, c, all_keys, affinity_ok, sorted(gone & index.nodes.keys()))
+    node_domain.update((n, v) for n, v in old.node_domain.items() if n not in gone)
+    excluded += [e for e in old.excluded if e.name not in gone]
+    return _assemble(dict(sorted(node_domain.items())), sorted(excluded, key=lambda e: e.name))
+
+
+def _assemble(node_domain: dict[str, str], excluded: list[ExcludedNode]) -> Partition:
+    """The Partition of these eligible and excluded nodes, each in name order."""
     members: dict[str, list[str]] = defaultdict(list)
     for name, value in node_domain.items():
         members[value].append(name)
@@ -307,7 +336,8 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
         key = _partition_key(pod, c, all_keys)
         part = partitions.get(key)
         if part is None:
-            part = partitions[key] = _partition(index, pod, c, all_keys, affinity_ok)
+            derive = partitions if isinstance(partitions, DerivedPartitions) else None
+            part = partitions[key] = _partition(index, pod, c, all_keys, affinity_ok, derive)
     node_domain = part.node_domain
     # per domain, only the nodes holding matching pods add up (a workload's pods, not the cluster)
     per_domain: dict[str, int] = defaultdict(int)
