@@ -57,6 +57,8 @@ class SimCluster:
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
         self._partitions: dict[tuple, spread.Partition] = {}
+        # the terminating pods `settle` removes, without a walk over every pod per step
+        self._terminating: dict[str, Pod] = {p.key: p for p in self.pods.values() if p.terminating}
         # (node, version) -> (cpu, memory): versions are unique across copies, so copies share it
         self._nonzero: dict[tuple[str, int], tuple[int, int]] = {}
 
@@ -64,6 +66,7 @@ class SimCluster:
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
         other.nodes, other.pods, other.version = dict(self.nodes), dict(self.pods), dict(self.version)
+        other._terminating = dict(self._terminating)
         other.index = self.index.copy()
         other._spread = {ns: dict(states) for ns, states in self._spread.items()}
         other._partitions = dict(self._partitions)
@@ -138,12 +141,15 @@ class SimCluster:
 
     def _drop(self, pod: Pod) -> None:
         self.pods.pop(pod.key, None)
+        self._terminating.pop(pod.key, None)
         self.index.remove_pod(pod)
         self._touch(pod.node_name)
         self._forget_spread(pod)
 
     def _put(self, pod: Pod) -> None:
         self.pods[pod.key] = pod
+        if pod.terminating:
+            self._terminating[pod.key] = pod
         self.index.add_pod(pod)
         self._touch(pod.node_name)
         self._forget_spread(pod)
@@ -157,7 +163,7 @@ class SimCluster:
 
     def settle(self) -> None:
         """Terminating pods are gone (the executor waits for this between steps)."""
-        for p in [p for p in self.pods.values() if p.terminating]:
+        for p in list(self._terminating.values()):
             self._drop(p)
 
     def replacement_for(self, pod: Pod) -> Pod:
