@@ -56,13 +56,14 @@ def sized_cases(cluster_dir: str, kubeconfig: str, dump: str | None, large: bool
                 cache_dir: str) -> list[Case]:
     """The cases that read a generated cluster (through the server, or its dump)."""
     n = runs or (3 if large else 5)
-    base = 1 if large and runs is None else n  # the typed client and kubectl take minutes per run at 150k
+    # the typed client and kubectl take minutes per run at 150k, tens of seconds at 15k
+    base = n if runs is not None else 1 if large else 3
     t, kc = tool(), ["--kubeconfig", kubeconfig]
     ns, pending = first_pending_pod(cluster_dir)
     node = first_general_node(cluster_dir)
     drain = ["--ignore-daemonsets", "--delete-emptydir-data"]
     # the planners' cost is not bounded by the data read: cap them so a large run stays under ~25 min
-    heavy = 120.0 if large else 150.0
+    heavy = 90.0 if large else 60.0
     cases = [
         Case("distribution-A", "distribution -A", t + ["distribution", "-A"] + kc, n, floor=True),
         Case("why-pending-one", "why-pending one pod", t + ["why-pending", f"pod/{pending}", "-n", ns] + kc, n,

@@ -63,9 +63,9 @@ def _by_case(results) -> dict[str, dict[str, object]]:
 
 
 def _largest(per_size: dict, sizes: list[Size]):
+    """The result at the largest size: a target is judged there, timed out or not."""
     order = {s.name: s.pods for s in sizes}
-    ok = [r for r in per_size.values() if r.ok]
-    pool = ok or list(per_size.values())
+    pool = list(per_size.values())
     return max(pool, key=lambda r: order.get(r.size, 0)) if pool else None
 
 

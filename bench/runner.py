@@ -131,7 +131,7 @@ def measure_case(case: Case, size: str, env: dict, served: Served | None, work_d
 
 def _runs_for(asked: int, warmup_wall: float) -> int:
     """Fewer runs of a command that takes minutes: the harness must fit its time budget."""
-    if warmup_wall > 90:
+    if warmup_wall > 60:
         return min(asked, 1)
     if warmup_wall > 30:
         return min(asked, 3)
