@@ -154,6 +154,9 @@ def _evictable(p: Pod, pending: Pod) -> bool:
 def _victims(index: ClusterIndex, pod: Pod, node: Node) -> list[Pod] | None:
     """The fewest lower-priority pods (lowest priority, then largest first) whose requests cover
     the node's shortfall; None when even all of them would not."""
+    lowest = resources.lowest_priority(index, node.name)
+    if lowest is None or lowest >= pod.priority:
+        return None  # only lower-priority pods are evictable
     usage = resources.node_usage(index, node.name, exclude=pod.key)
     need = _deficits(pod, node, usage)
     if not need:

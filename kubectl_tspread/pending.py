@@ -159,8 +159,7 @@ def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool,
               partitions: dict[tuple, spread.Partition] | None = None) -> _Evaluation:
     state = spread.compute(index, pod, partitions=partitions)
     verdicts = list(filters.evaluate(index, pod, spread_state=state))
-    rebuilt = msgmod.scheduler_message(verdicts, pod, index)
-    pre_dra = msgmod.scheduler_message(verdicts, pod, index, dra=False)
+    rebuilt, pre_dra = msgmod.scheduler_messages(verdicts, pod, index)
     explanations = explain_constraints(index, pod, state, verdicts)
     fit = [v.node for v in verdicts if v.passes]
     suggestions: list[Suggestion] = []

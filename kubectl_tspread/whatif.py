@@ -57,15 +57,16 @@ class Change:
             nodes = tuple(upsert.pop(n.name, n) for n in nodes) + tuple(upsert.values())
         return replace(snap, nodes=nodes, pods=pods)
 
-    def patch(self, index: ClusterIndex, snap: Snapshot) -> tuple[ClusterIndex, set[str]]:
-        """(a view of `index` with the change made, for the changed `snap`; the nodes whose
-        object or pods it changed)."""
+    def patch(self, index: ClusterIndex, snap: Snapshot | None = None) -> tuple[ClusterIndex, set[str]]:
+        """(a view of `index` with the change made, for the changed `snap` (default: made from
+        `index.snapshot` when the view's snapshot is first read); the nodes whose object or
+        pods it changed)."""
         removed = [p for name in sorted(self.removed_nodes) for p in index.pods_by_node.get(name, ())]
         removed += self.removed_pods
         removed += [old for old, _ in self.replaced_pods]
         added = [edited for _, edited in self.replaced_pods]
         touched = {n.name for n in self.nodes} | {p.node_name for p in removed + added if p.node_name}
-        view = index.patched(snap, nodes=self.nodes, removed_nodes=self.removed_nodes,
+        view = index.patched(snap if snap is not None else lambda: self(index.snapshot), nodes=self.nodes, removed_nodes=self.removed_nodes,
                              removed_pods=removed, added_pods=added)
         return view, touched
 
@@ -109,8 +110,7 @@ def fit_nodes(base: Baseline, change: Change) -> tuple[str, ...] | None:
     then verifies on a re-indexed copy)."""
     if base.local_ok is None or change.removes(base.pod):
         return None
-    snap = change(base.index.snapshot)
-    view, touched = change.patch(base.index, snap)
+    view, touched = change.patch(base.index)
     pod = change.pod_after(base.pod)
     edited = {n.name for n in change.nodes} | change.removed_nodes
     memo = spread.DerivedPartitions(base.partitions, edited) if edited else base.partitions

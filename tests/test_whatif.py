@@ -4,6 +4,9 @@ candidate fix (working or not), on random clusters; the original index is left a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,7 +92,8 @@ def _check_every_candidate(snap, pod):
             changed = change(snap)
             reference = fixes.schedulable_nodes(changed, pod.key)
             assert whatif.fit_nodes(base, change) == reference, cand
-            view, _touched = change.patch(index, changed)
+            view, _touched = change.patch(index)
+            assert view.snapshot == changed  # made on first read
             fresh = ClusterIndex(changed)
             assert _tables(view) == _tables(fresh), cand
             assert {n: resources.node_usage(view, n) for n in view.nodes} == \
@@ -155,3 +159,20 @@ def test_derived_partitions_equal_fresh_ones(monkeypatch):
     derived = spread.DerivedPartitions(parent, {"c0", "d0", "a1"})
     assert spread.compute(view, pod, partitions=derived) == fresh
     assert judged == [["c0", "d0"]]  # only the changed nodes still there were judged again
+
+
+@pytest.mark.parametrize("policy, relabel", [
+    pytest.param("Ignore", False, id="uncordon under nodeTaintsPolicy Ignore: c0 stays in zone c"),
+    pytest.param("Honor", True, id="a label added to cordoned c0 under Honor: c0 stays excluded"),
+])
+def test_a_partition_no_changed_node_moves_is_the_parents(policy, relabel):
+    snap, pod = zoned({"a": 1, "b": 1, "c": 0}, cordoned="c", constraint=make_constraint(node_taints_policy=policy))
+    index = ClusterIndex(snap)
+    parent: dict = {}
+    before = spread.compute(index, pod, partitions=parent)
+    c0 = index.nodes["c0"]
+    changed = replace(c0, labels={**c0.labels, "extra": "1"}) if relabel else uncordoned(c0)
+    view, _ = whatif.Change(nodes=(changed,)).patch(index)
+    after = spread.compute(view, pod, partitions=spread.DerivedPartitions(parent, {"c0"}))
+    assert after.constraints[0].node_domain is before.constraints[0].node_domain
+    assert after == spread.compute(ClusterIndex(view.snapshot), pod)

@@ -9,7 +9,7 @@ rarest label the selector requires, so a constraint costs its workload, not the 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from kubectl_tspread.labels import IN, Selector
 from kubectl_tspread.model import Node, Pod, Snapshot, Workload
@@ -59,6 +59,18 @@ class ClusterIndex:
             lists.update((k, list(v)) for k, v in getattr(self, name).items())
             setattr(other, name, lists)
         return other
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The snapshot indexed; a what-if view (`patched`) makes its changed copy on first use."""
+        snap = self._snapshot
+        if snap is None:
+            snap = self._snapshot = self._make_snapshot()
+        return snap
+
+    @snapshot.setter
+    def snapshot(self, value: Snapshot) -> None:
+        self._snapshot = value
 
     def node(self, name: str) -> Node | None:
         return self.nodes.get(name)
@@ -148,17 +160,22 @@ class ClusterIndex:
             table[key] = list(table.get(key, ()))
         return table[key]
 
-    def patched(self, snapshot: Snapshot, nodes: Iterable[Node] = (), removed_nodes: Iterable[str] = (),
-                removed_pods: Iterable[Pod] = (), added_pods: Iterable[Pod] = ()) -> "ClusterIndex":
+    def patched(self, snapshot: Snapshot | Callable[[], Snapshot], nodes: Iterable[Node] = (),
+                removed_nodes: Iterable[str] = (), removed_pods: Iterable[Pod] = (),
+                added_pods: Iterable[Pod] = ()) -> "ClusterIndex":
         """A what-if view of this index: `nodes` added or replaced (by name), `removed_nodes`
         gone, `removed_pods` (records of this index) dropped, `added_pods` indexed, for the
-        changed `snapshot` the caller made. Only the lists the change touches are copied
-        (fixes verify dozens of changes on clusters of 150k pods); the others, and the node
-        usage cached so far, are shared with this index, which must not change while the
-        view is in use. The view itself may change (its writes copy first)."""
+        changed `snapshot` (or a function making it, called when someone reads it: the
+        filters never do, and copying 150k pods per fix would cost more than the check).
+        Only the lists the change touches are copied; the others, and the node usage cached
+        so far, are shared with this index, which must not change while the view is in
+        use. The view itself may change (its writes copy first)."""
         other = ClusterIndex.__new__(ClusterIndex)
         other.__dict__.update(self.__dict__)
-        other.snapshot = snapshot
+        if isinstance(snapshot, Snapshot):
+            other.snapshot = snapshot
+        else:
+            other._snapshot, other._make_snapshot = None, snapshot
         other.nodes = dict(self.nodes)
         for name in removed_nodes:
             other.nodes.pop(name, None)

@@ -129,16 +129,22 @@ def scheduler_message(verdicts: Sequence[NodeVerdict], pod: Pod | None = None,
     "" when some node passes (the pod would be scheduled). `dra=False` rebuilds the
     message of clusters before 1.34 (no DynamicResources PostFilter).
     """
+    return scheduler_messages(verdicts, pod, index)[0 if dra else 1]
+
+
+def scheduler_messages(verdicts: Sequence[NodeVerdict], pod: Pod | None = None,
+                       index: ClusterIndex | None = None) -> tuple[str, str]:
+    """`scheduler_message` with and without the DynamicResources text, from one preemption
+    simulation (why-pending compares the live message with both)."""
     if not verdicts:
-        return NO_NODES
+        return NO_NODES, NO_NODES
     if any(v.passes for v in verdicts):
-        return ""
+        return "", ""
     head = filter_message(verdicts)
     preemption = preemption_message(verdicts, pod, index)
     if preemption is None:
-        return head
-    post = ([NO_CLAIMS] if dra else []) + [f"preemption: {preemption}"]
-    return f"{head} {', '.join(post)}"
+        return head, head
+    return f"{head} {NO_CLAIMS}, preemption: {preemption}", f"{head} preemption: {preemption}"
 
 
 def split_scheduler_message(msg: str) -> tuple[int | None, str, str]:

@@ -44,14 +44,25 @@ def node_usage(index: ClusterIndex, node_name: str, exclude: str = "") -> NodeUs
     add_pod / remove_pod invalidate per node): the filters ask for every (pod, node)
     pair, and a node's pods rarely include the pod asked about.
     """
-    entry = index.node_cache.get(node_name)
-    if entry is None:
-        pods = index.pods_by_node.get(node_name, ())
-        entry = index.node_cache[node_name] = (_usage(pods), frozenset(p.key for p in pods))
-    usage, keys = entry
+    usage, keys, _lowest = _totals(index, node_name)
     if exclude and exclude in keys:
         return _usage([p for p in index.pods_by_node.get(node_name, ()) if p.key != exclude])
     return usage
+
+
+def lowest_priority(index: ClusterIndex, node_name: str) -> int | None:
+    """The lowest priority among the pods bound to the node (None when it has none): a pod
+    of that priority or lower has nothing to preempt there."""
+    return _totals(index, node_name)[2]
+
+
+def _totals(index: ClusterIndex, node_name: str) -> tuple[NodeUsage, frozenset[str], int | None]:
+    entry = index.node_cache.get(node_name)
+    if entry is None:
+        pods = index.pods_by_node.get(node_name, ())
+        entry = index.node_cache[node_name] = (_usage(pods), frozenset(p.key for p in pods),
+                                               min((p.priority for p in pods), default=None))
+    return entry
 
 
 def _usage(pods: Iterable[Pod]) -> NodeUsage:
@@ -112,18 +123,32 @@ def _shortages(pod: Pod, node: Node, usage: NodeUsage) -> list[tuple[str, bool]]
     out: list[tuple[str, bool]] = []
     if usage.pods + 1 > node.allocatable.get("pods", 0):
         out.append((REASON_TOO_MANY_PODS, False))
-    req = pod.requests
-    if not any(v for k, v in req.items() if k in _NATIVE or _is_scalar(k)):
-        return out
-    scalars = sorted(k for k in req if _is_scalar(k))  # Go iterates a map; the order is arbitrary
-    for name in _NATIVE + tuple(scalars):
-        want = req.get(name, 0)
-        if want <= 0:
-            continue  # a resource the pod does not request is never checked
+    for name, want in _checked(pod.requests):
         alloc = node.allocatable.get(name, 0)
         if want > alloc - usage.requested.get(name, 0):
             out.append((f"Insufficient {name}", want > alloc))
     return out
+
+
+# requests mapping id -> (the mapping, what _checked makes of it); the mapping is kept so
+# that its id cannot be reused while the entry lives. Pods of one template share one mapping.
+_CHECKED: dict[int, tuple[Mapping[str, int], tuple[tuple[str, int], ...]]] = {}
+
+
+def _checked(req: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """(resource, request) pairs the plugin checks, in its order: cpu, memory, ephemeral
+    storage, then the scalar resources (Go iterates a map; the order there is arbitrary);
+    a resource the pod does not request (or requests 0 of) is never checked. Asked for
+    every (pod, node) pair, so remembered per requests mapping."""
+    hit = _CHECKED.get(id(req))
+    if hit is not None and hit[0] is req:
+        return hit[1]
+    names = _NATIVE + tuple(sorted(k for k in req if _is_scalar(k)))
+    plan = tuple((name, req[name]) for name in names if req.get(name, 0) > 0)
+    if len(_CHECKED) >= 4096:
+        _CHECKED.clear()
+    _CHECKED[id(req)] = (req, plan)
+    return plan
 
 
 def fit_failures(pod: Pod, node: Node, usage: NodeUsage) -> tuple[FilterFailure, ...]:

@@ -36,6 +36,7 @@ a bound one (distribution's view of a running pod) counts like any other pod.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
@@ -285,9 +286,20 @@ def _partition(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Seq
         return _assemble(*_judge(index, pod, c, all_keys, affinity_ok, sorted(index.nodes)))
     gone = derive_from.changed
     node_domain, excluded = _judge(index, pod, c, all_keys, affinity_ok, sorted(gone & index.nodes.keys()))
+    # every changed node still there and judged as before (an uncordon under Ignore): the same
+    unchanged = len(node_domain) + len(excluded) == len(gone) \
+        and all(old.node_domain.get(n) == v for n, v in node_domain.items()) \
+        and all(_excluded_before(old, e) for e in excluded)
+    if unchanged:
+        return old
     node_domain.update((n, v) for n, v in old.node_domain.items() if n not in gone)
     excluded += [e for e in old.excluded if e.name not in gone]
     return _assemble(dict(sorted(node_domain.items())), sorted(excluded, key=lambda e: e.name))
+
+
+def _excluded_before(old: Partition, e: ExcludedNode) -> bool:
+    i = bisect_left(old.excluded, e.name, key=lambda x: x.name)  # excluded nodes are in name order
+    return i < len(old.excluded) and old.excluded[i] == e
 
 
 def _assemble(node_domain: dict[str, str], excluded: list[ExcludedNode]) -> Partition:

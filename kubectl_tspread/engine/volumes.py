@@ -56,9 +56,11 @@ class VolumeState:
 
 def prepare(index: ClusterIndex, pod: Pod) -> VolumeState:
     """VolumeBinding PreFilter: look every claim up and sort it into bound / delayed."""
-    snap = index.snapshot
     names = [v.pvc for v in pod.volumes if v.pvc]
-    if not names or not snap.pvcs:
+    if not names:  # before reading the snapshot: a what-if view makes its copy on first read
+        return VolumeState()
+    snap = index.snapshot
+    if not snap.pvcs:
         return VolumeState()
     claims = {(c.namespace, c.name): c for c in snap.pvcs}
     pvs = {pv.name: pv for pv in snap.pvs}
