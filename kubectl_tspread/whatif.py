@@ -66,7 +66,8 @@ class Change:
         removed += [old for old, _ in self.replaced_pods]
         added = [edited for _, edited in self.replaced_pods]
         touched = {n.name for n in self.nodes} | {p.node_name for p in removed + added if p.node_name}
-        view = index.patched(snap if snap is not None else lambda: self(index.snapshot), nodes=self.nodes, removed_nodes=self.removed_nodes,
+        made = snap if snap is not None else (lambda: self(index.snapshot))
+        view = index.patched(made, nodes=self.nodes, removed_nodes=self.removed_nodes,
                              removed_pods=removed, added_pods=added)
         return view, touched
 

@@ -21,12 +21,12 @@ scheduler profiles with other plugins or NodeAffinity addedAffinity.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from kubectl_tspread.engine import interpod, resources, spread, volumes
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import matches_required_affinity, untolerated_taint
-from kubectl_tspread.engine.spread import UNRESOLVABLE, FilterFailure
+from kubectl_tspread.engine.spread import UNRESOLVABLE, FilterFailure, shared_failure
 from kubectl_tspread.model import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Pod, Taint
 
 SUCCESS = "Success"
@@ -133,13 +133,13 @@ def _affinity_node_names(pod: Pod) -> frozenset[str] | None:
 def unschedulable_failure(pod: Pod, node: Node) -> FilterFailure | None:
     """NodeUnschedulable: a cordoned node refuses pods that do not tolerate its cordon taint."""
     if node.unschedulable and not any(t.tolerates(_CORDON_TAINT) for t in pod.tolerations):
-        return FilterFailure("NodeUnschedulable", UNRESOLVABLE, REASON_UNSCHEDULABLE)
+        return shared_failure("NodeUnschedulable", UNRESOLVABLE, REASON_UNSCHEDULABLE)
     return None
 
 
 def node_name_failure(pod: Pod, node: Node) -> FilterFailure | None:
     if pod.node_name and pod.node_name != node.name:
-        return FilterFailure("NodeName", UNRESOLVABLE, REASON_NODE_NAME)
+        return shared_failure("NodeName", UNRESOLVABLE, REASON_NODE_NAME)
     return None
 
 
@@ -147,13 +147,13 @@ def taint_failure(pod: Pod, node: Node) -> FilterFailure | None:
     """TaintToleration: an untolerated NoSchedule/NoExecute taint (a cordoned node's
     taint counts even when the dump lost it: the node controller adds it)."""
     if untolerated_taint(node.effective_taints, pod.tolerations) is not None:
-        return FilterFailure("TaintToleration", UNRESOLVABLE, REASON_TAINT)
+        return shared_failure("TaintToleration", UNRESOLVABLE, REASON_TAINT)
     return None
 
 
 def node_affinity_failure(pod: Pod, node: Node) -> FilterFailure | None:
     if not matches_required_affinity(pod, node):
-        return FilterFailure("NodeAffinity", UNRESOLVABLE, REASON_NODE_AFFINITY)
+        return shared_failure("NodeAffinity", UNRESOLVABLE, REASON_NODE_AFFINITY)
     return None
 
 
@@ -162,32 +162,30 @@ def node_affinity_failure(pod: Pod, node: Node) -> FilterFailure | None:
 CLUSTER_PLUGINS = (spread.PLUGIN, interpod.INTER_POD_AFFINITY)
 
 
-def local_failures(cycle: Cycle, node: Node) -> Iterable[FilterFailure | None]:
+def local_failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
     """Each node-local filter's verdict for `node`, in FILTER_ORDER (several for the
-    multi-reason plugins): every filter before PodTopologySpread."""
+    multi-reason plugins): every filter before PodTopologySpread. (A list, not a
+    generator: this runs for every node of every evaluation.)"""
     pod = cycle.pod
     usage = resources.node_usage(cycle.index, node.name, exclude=pod.key)
-    yield unschedulable_failure(pod, node)
-    yield node_name_failure(pod, node)
-    yield taint_failure(pod, node)
-    yield node_affinity_failure(pod, node)
-    yield resources.ports_failure(pod, usage)
-    yield from resources.fit_failures(pod, node, usage)
+    out = [unschedulable_failure(pod, node), node_name_failure(pod, node), taint_failure(pod, node),
+           node_affinity_failure(pod, node), resources.ports_failure(pod, usage)]
+    out.extend(resources.fit_failures(pod, node, usage))
     if cycle.prefilter is None:  # a rejected PreFilter leaves the volume state unresolved
-        yield from volumes.binding_failures(cycle.volume, node)
-        yield volumes.zone_failure(cycle.volume, node)
+        out.extend(volumes.binding_failures(cycle.volume, node))
+        out.append(volumes.zone_failure(cycle.volume, node))
+    return out
 
 
-def cluster_failures(cycle: Cycle, node: Node) -> Iterable[FilterFailure | None]:
+def cluster_failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
     """PodTopologySpread then InterPodAffinity for `node`, from the cycle's PreFilter state."""
-    if cycle.spread_state is not None:  # always set by __post_init__
-        yield spread.filter_node(cycle.spread_state, node)
-    yield interpod.failure(cycle.affinity, node)
+    out = [] if cycle.spread_state is None else [spread.filter_node(cycle.spread_state, node)]
+    out.append(interpod.failure(cycle.affinity, node))
+    return out
 
 
-def _failures(cycle: Cycle, node: Node) -> Iterable[FilterFailure | None]:
-    yield from local_failures(cycle, node)
-    yield from cluster_failures(cycle, node)
+def _failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
+    return local_failures(cycle, node) + cluster_failures(cycle, node)
 
 
 def passes_beyond_local(cycle: Cycle, node: Node) -> bool:
@@ -213,7 +211,7 @@ def evaluate_node(index: ClusterIndex, pod: Pod, node: Node, spread_state: sprea
     if cycle.prefilter is not None:
         return NodeVerdict(node.name, (cycle.prefilter,) + failures, PREFILTER, cycle.prefilter)
     if cycle.node_names is not None and node.name not in cycle.node_names:
-        absent = FilterFailure("NodeAffinity", UNRESOLVABLE, REASON_NOT_IN_PREFILTER_RESULT)
+        absent = shared_failure("NodeAffinity", UNRESOLVABLE, REASON_NOT_IN_PREFILTER_RESULT)
         return NodeVerdict(node.name, failures, PREFILTER_RESULT, absent)
     return NodeVerdict(node.name, failures)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.engine.spread import UNRESOLVABLE, UNSCHEDULABLE, FilterFailure
+from kubectl_tspread.engine.spread import UNRESOLVABLE, UNSCHEDULABLE, FilterFailure, shared_failure
 from kubectl_tspread.labels import IN, NOT_IN, Requirement, Selector
 from kubectl_tspread.model import Node, Pod, PodAffinityTerm
 
@@ -133,13 +133,15 @@ def failure(state: AffinityState, node: Node) -> FilterFailure | None:
 
     >>> # anti-affinity app=web per zone, a web pod runs in zone a -> zone a nodes refuse
     """
+    if state.empty:  # no terms either way: nothing below can refuse the node
+        return None
     if not _satisfies_affinity(state, node):
-        return FilterFailure(INTER_POD_AFFINITY, UNRESOLVABLE, REASON_AFFINITY)
+        return shared_failure(INTER_POD_AFFINITY, UNRESOLVABLE, REASON_AFFINITY)
     for t in state.anti_affinity:
         value = node.labels.get(t.topology_key)
         if value is not None and state.anti_counts.get((t.topology_key, value), 0) > 0:
-            return FilterFailure(INTER_POD_AFFINITY, UNSCHEDULABLE, REASON_ANTI_AFFINITY)
+            return shared_failure(INTER_POD_AFFINITY, UNSCHEDULABLE, REASON_ANTI_AFFINITY)
     for pair in node.labels.items():
         if state.existing_anti_counts.get(pair, 0) > 0:
-            return FilterFailure(INTER_POD_AFFINITY, UNSCHEDULABLE, REASON_EXISTING_ANTI_AFFINITY)
+            return shared_failure(INTER_POD_AFFINITY, UNSCHEDULABLE, REASON_EXISTING_ANTI_AFFINITY)
     return None

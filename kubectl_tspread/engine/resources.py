@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.engine.spread import UNRESOLVABLE, UNSCHEDULABLE, FilterFailure
+from kubectl_tspread.engine.spread import UNRESOLVABLE, UNSCHEDULABLE, FilterFailure, shared_failure
 from kubectl_tspread.model import HostPort, Node, Pod
 
 NODE_PORTS = "NodePorts"
@@ -105,7 +105,7 @@ def ports_failure(pod: Pod, usage: NodeUsage) -> FilterFailure | None:
     """NodePorts: Unschedulable (evicting the port holder would help) on any conflict."""
     for want in pod.host_ports:
         if want.port > 0 and port_conflicts(want, usage.ports):
-            return FilterFailure(NODE_PORTS, UNSCHEDULABLE, REASON_PORTS)
+            return shared_failure(NODE_PORTS, UNSCHEDULABLE, REASON_PORTS)
     return None
 
 
@@ -161,4 +161,4 @@ def fit_failures(pod: Pod, node: Node, usage: NodeUsage) -> tuple[FilterFailure,
     if not short:
         return ()
     status = UNRESOLVABLE if any(u for _, u in short) else UNSCHEDULABLE
-    return tuple(FilterFailure(NODE_RESOURCES_FIT, status, reason) for reason, _ in short)
+    return tuple(shared_failure(NODE_RESOURCES_FIT, status, reason) for reason, _ in short)

@@ -39,6 +39,7 @@ import math
 from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
 from kubectl_tspread.engine.defaults import default_constraints
@@ -93,6 +94,13 @@ class FilterFailure:
     plugin: str
     status: str  # UNSCHEDULABLE | UNRESOLVABLE
     reason: str  # the scheduler's exact reason string
+
+
+@lru_cache(maxsize=1024)
+def shared_failure(plugin: str, status: str, reason: str) -> FilterFailure:
+    """One shared record per distinct failure: they are immutable, and the filters report one
+    for nearly every node of every evaluation."""
+    return FilterFailure(plugin, status, reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,12 +392,14 @@ def filter_node(state: SpreadState, node: Node) -> FilterFailure | None:
     Like upstream, the domain count is looked up by the node's label value, so a node
     excluded by an inclusion policy is judged by its domain's count (0 if none).
     """
-    for cs in state.hard:
+    for cs in state.constraints:  # the hard ones (not `state.hard`: this runs for every node)
+        if not cs.constraint.hard:
+            continue
         value = node.labels.get(cs.constraint.topology_key)
         if value is None:
-            return FilterFailure(PLUGIN, UNRESOLVABLE, REASON_NODE_LABEL_NOT_MATCH)
+            return shared_failure(PLUGIN, UNRESOLVABLE, REASON_NODE_LABEL_NOT_MATCH)
         if not cs.allows(value):
-            return FilterFailure(PLUGIN, UNSCHEDULABLE, REASON_CONSTRAINTS_NOT_MATCH)
+            return shared_failure(PLUGIN, UNSCHEDULABLE, REASON_CONSTRAINTS_NOT_MATCH)
     return None
 
 

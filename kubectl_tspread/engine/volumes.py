@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import term_matches, terms_match
-from kubectl_tspread.engine.spread import UNRESOLVABLE, FilterFailure
+from kubectl_tspread.engine.spread import UNRESOLVABLE, FilterFailure, shared_failure
 from kubectl_tspread.model import Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
 
 VOLUME_BINDING = "VolumeBinding"
@@ -103,6 +103,8 @@ def binding_failures(state: VolumeState, node: Node) -> tuple[FilterFailure, ...
 
     >>> # a bound PV pinned to zone a, node in zone b -> (volume node affinity conflict,)
     """
+    if not state.bound and not state.delayed:  # most pods: no claims to bind
+        return ()
     bound_ok, pvs_found = True, True
     for _claim, pv in state.bound:
         # the binder stops at the first bad bound claim; a missing PV fails both checks
@@ -115,7 +117,7 @@ def binding_failures(state: VolumeState, node: Node) -> tuple[FilterFailure, ...
     unbound_ok = all(_can_bind(c, sc, node, state.pvs) for c, sc in state.delayed)
     reasons = [r for r, bad in ((REASON_NODE_CONFLICT, not bound_ok), (REASON_BIND_CONFLICT, not unbound_ok),
                                 (REASON_PV_NOT_EXIST, not pvs_found)) if bad]
-    return tuple(FilterFailure(VOLUME_BINDING, UNRESOLVABLE, r) for r in reasons)
+    return tuple(shared_failure(VOLUME_BINDING, UNRESOLVABLE, r) for r in reasons)
 
 
 def zone_failure(state: VolumeState, node: Node) -> FilterFailure | None:
@@ -123,6 +125,8 @@ def zone_failure(state: VolumeState, node: Node) -> FilterFailure | None:
 
     A node carrying none of those labels passes; "a__b" on the PV means zones a and b.
     """
+    if not state.bound:
+        return None
     if not any(k in node.labels for k in _ZONE_LABELS):
         return None
     for _claim, pv in state.bound:
@@ -133,5 +137,5 @@ def zone_failure(state: VolumeState, node: Node) -> FilterFailure | None:
                 continue
             value = node.labels.get(key, node.labels.get(ga))
             if value is None or value not in pv.labels[key].split("__"):
-                return FilterFailure(VOLUME_ZONE, UNRESOLVABLE, REASON_ZONE_CONFLICT)
+                return shared_failure(VOLUME_ZONE, UNRESOLVABLE, REASON_ZONE_CONFLICT)
     return None
