@@ -105,7 +105,9 @@ class World:
 
 
 def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
-    """Play `batch` to the end (one or more steps). True when every step was safe."""
+    """Play `batch` to the end (one or more steps). True when every step was safe, apart
+    from the batch's PDB-blocked pods: those can never be evicted whatever the order, so
+    the order search looks past them (their steps still say unsafe, and the plan too)."""
     _adopt_replacements(ctx, world, batch)
     todo = [p for n in batch for p in world.remaining.get(n, ())]
     cordon = [n for n in batch if not world.sim.nodes[n].unschedulable]
@@ -132,8 +134,8 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
                 world.remaining[p.node_name].remove(p)
             break
         # the first step always runs: it cordons the batch even when nothing is evicted
-        step = _play_step(ctx, world, batch, cordon if first else [], wave, first)
-        ok = ok and step.safe
+        step, harmless = _play_step(ctx, world, batch, cordon if first else [], wave, first)
+        ok = ok and harmless
         first = False
         todo = deferred
     return ok
@@ -191,7 +193,8 @@ def retry_pending(ctx: Context, world: World) -> list[tuple[Pod, Pod, str]]:
 
 
 def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod],
-               first: bool) -> Step:
+               first: bool) -> tuple[Step, bool]:
+    """The step, and whether it is safe apart from PDB-blocked pods of the batch."""
     number = len(world.steps) + 1
     sim = world.sim
     retry_pending(ctx, world)
@@ -230,6 +233,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     after = judge(ctx, sim)
     if any(c.exceeded for c in after):
         safe = False
+    harmless = safe
     if first and any(d.pod.key in ctx.blocked for n in batch for d in ctx.decisions.get(n, ())):
         safe = False
     used = world.budgets.next_step()
@@ -239,7 +243,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     step = Step(number, tuple(batch), tuple(cordon), tuple(evictions), _skipped(ctx, batch, first),
                 after, pdbs, safe, deleted)
     world.steps.append(step)
-    return step
+    return step, harmless
 
 
 def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
