@@ -90,12 +90,15 @@ def _constraint_sets(index: ClusterIndex, pods: Sequence[Pod]) -> list[tuple[tup
     return out
 
 
-def analyse_group(index: ClusterIndex, group: PodGroup, with_timeline: bool = False) -> list[WorkloadReport]:
+def analyse_group(index: ClusterIndex, group: PodGroup, with_timeline: bool = False,
+                  partitions: dict | None = None) -> list[WorkloadReport]:
+    """`partitions` shares which nodes make which domains between the workloads of one
+    report (the index does not change while a report is built)."""
     sets = _constraint_sets(index, group.pods)
     reports = []
     for i, (constraints, members) in enumerate(sets, start=1):
         incoming = _representative(members)
-        state = spread.compute(index, incoming, constraints)
+        state = spread.compute(index, incoming, constraints, partitions=partitions)
         found = trapmod.detect_traps(index, state, group.pods)
         constraint_reports = [
             ConstraintReport(cs, cs.uncounted(group.pods), found.get(pos, []))
@@ -113,8 +116,11 @@ def compute_distribution(index: ClusterIndex, groups: Sequence[PodGroup], with_t
                          namespace: str | None = None) -> DistributionReport:
     """One WorkloadReport per group and constraint set; groups without constraints are left out."""
     workloads: list[WorkloadReport] = []
+    # hundreds of workloads share a handful of (topologyKey, node rules) shapes: the walk
+    # over every node happens once per shape, not once per constraint
+    partitions: dict = {}
     for g in groups:
-        workloads.extend(analyse_group(index, g, with_timeline))
+        workloads.extend(analyse_group(index, g, with_timeline, partitions))
     return DistributionReport(workloads, namespace, index.snapshot.source)
 
 

@@ -256,3 +256,14 @@ def test_format_counts_sorts_and_summarises():
     assert table.format_counts(many) == "7 domains, min 0, max 2"
     assert table.format_counts(many, full=True).startswith("n0=0 n1=1 n2=2")
     assert table.format_counts({}) == "<no domains>"
+
+
+def test_shared_partitions_change_no_number_on_the_demo():
+    from kubectl_tspread.distribution import analyse_group
+    from kubectl_tspread.snapshot.demo import load_demo
+    idx = ClusterIndex(load_demo(all_namespaces=True))
+    groups = resolve(idx, None)
+    shared = compute_distribution(idx, groups)
+    fresh = [w for g in groups for w in analyse_group(idx, g)]
+    assert structured.distribution_view(shared)["workloads"] == \
+        structured.distribution_view(type(shared)(fresh))["workloads"]

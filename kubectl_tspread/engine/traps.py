@@ -92,7 +92,8 @@ def cordoned_domain(index: ClusterIndex, cs: ConstraintState) -> Trap | None:
         return None
     cordoned = [d for d in cs.domains.values()
                 if d.nodes and all(_cordoned(index.nodes[n]) for n in d.nodes)]
-    live = [d.pods for d in cs.domains.values() if d not in cordoned]
+    gone = {d.value for d in cordoned}  # a set: hostname constraints have thousands of domains
+    live = [d.pods for d in cs.domains.values() if d.value not in gone]
     if not cordoned or not live:
         return None
     min_without = 0 if len(live) < c.min_domains else min(live)
