@@ -94,6 +94,7 @@ class Baseline:
     pod: Pod
     local_ok: dict[str, bool] | None
     partitions: dict[tuple, spread.Partition]
+    local_pass: frozenset[str] = frozenset()  # the nodes of `local_ok` that passed
 
     @staticmethod
     def of(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],
@@ -102,7 +103,8 @@ class Baseline:
         indexed = any(p is pod for p in index.pods_by_namespace.get(pod.namespace, ()))
         if not indexed or any(v.stage == filters.PREFILTER for v in verdicts):
             return Baseline(index, pod, None, memo)
-        return Baseline(index, pod, {v.node: filters.local_pass(v) for v in verdicts}, memo)
+        ok = {v.node: filters.local_pass(v) for v in verdicts}
+        return Baseline(index, pod, ok, memo, frozenset(n for n, passed in ok.items() if passed))
 
 
 def fit_nodes(base: Baseline, change: Change) -> tuple[str, ...] | None:
@@ -116,12 +118,13 @@ def fit_nodes(base: Baseline, change: Change) -> tuple[str, ...] | None:
     edited = {n.name for n in change.nodes} | change.removed_nodes
     memo = spread.DerivedPartitions(base.partitions, edited) if edited else base.partitions
     cycle = filters.Cycle(view, pod, spread.compute(view, pod, partitions=memo))
-    names = sorted(view.nodes)
     same_pod = pod is base.pod or replace(pod, spread=base.pod.spread) == base.pod
     if not same_pod or cycle.prefilter is not None:
-        return tuple(n for n in names if filters.evaluate_node(view, pod, view.nodes[n], cycle=cycle).passes)
+        return tuple(n for n in sorted(view.nodes)
+                     if filters.evaluate_node(view, pod, view.nodes[n], cycle=cycle).passes)
     fit = []
-    for name in names:
+    # an untouched node that failed a node-local filter before fails it again: skip it
+    for name in sorted((base.local_pass | touched) & view.nodes.keys()):
         node = view.nodes[name]
         ok = None if name in touched else base.local_ok.get(name)
         if ok is None:
