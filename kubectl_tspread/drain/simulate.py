@@ -20,11 +20,11 @@ filter verdicts keyed by that version.
 
 Speed (the drain planner plays thousands of steps on clusters of 150k pods):
 - `copy` forks the index (`ClusterIndex.copy`) instead of re-indexing every pod;
-- `spread_state` memoises `spread.compute` per spread-relevant pod template, and a
-  mutation drops only the states it can change: a pod added or removed drops the
-  states of its namespace whose (merged) selectors match its labels, a cordon the
-  states with a nodeTaintsPolicy Honor constraint (a cordoned node keeps its labels,
-  so nothing else about the domains changes), a deleted node everything;
+- `spread_state` memoises `spread.compute` per spread-relevant pod template; a pod
+  counted or uncounted shifts the states of its namespace whose (merged) selectors
+  match its labels (drain/counts.py), a cordon drops the states with a
+  nodeTaintsPolicy Honor constraint (a cordoned node keeps its labels, so nothing
+  else about the domains changes), a deleted node everything;
 - `nonzero_usage` remembers a node's summed scoring requests per node version.
 """
 
@@ -34,6 +34,7 @@ import itertools
 from dataclasses import replace
 from typing import Iterable
 
+from kubectl_tspread.drain import counts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import HONOR, Node, Pod, Snapshot
@@ -95,13 +96,15 @@ class SimCluster:
             hit = self._nonzero[key] = (cpu, mem)
         return hit
 
-    def _forget_spread(self, pod: Pod) -> None:
+    def _shift_spread(self, pod: Pod, delta: int) -> None:
+        """A pod came (+1) or went (-1): shift the memoised states that count it."""
         states = self._spread.get(pod.namespace)
-        if not states:
-            return
-        labels = pod.labels
-        for key in [k for k, st in states.items() if any(cs.selector.matches(labels) for cs in st.constraints)]:
-            del states[key]
+        if not states or not counts.counted(pod):
+            return  # a terminating or unbound pod is in no count
+        for key, st in list(states.items()):
+            new = counts.shifted_state(st, pod, delta)
+            if new is not None:
+                states[key] = new
 
     def _forget_honor_taints(self) -> None:
         spread.forget_cordon_sensitive(self._partitions)
@@ -144,7 +147,7 @@ class SimCluster:
         self._terminating.pop(pod.key, None)
         self.index.remove_pod(pod)
         self._touch(pod.node_name)
-        self._forget_spread(pod)
+        self._shift_spread(pod, -1)
 
     def _put(self, pod: Pod) -> None:
         self.pods[pod.key] = pod
@@ -152,7 +155,7 @@ class SimCluster:
             self._terminating[pod.key] = pod
         self.index.add_pod(pod)
         self._touch(pod.node_name)
-        self._forget_spread(pod)
+        self._shift_spread(pod, +1)
 
     def evict(self, pod: Pod) -> None:
         current = self.pods.get(pod.key, pod)

@@ -378,6 +378,11 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
     )
 
 
+def status(c: SpreadConstraint, skew: int) -> str:
+    """STATUS_* of constraint `c` at `skew` (the drain simulator shifts counts itself)."""
+    return _status(c, skew)
+
+
 def _status(c: SpreadConstraint, skew: int) -> str:
     if skew > c.max_skew:
         return STATUS_VIOLATED if c.hard else STATUS_DRIFTED
