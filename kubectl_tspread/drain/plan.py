@@ -133,12 +133,13 @@ def _settle(ctx: Context, world: World) -> list[Eviction]:
     return out
 
 
-def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> tuple[Context, World]:
-    sim = SimCluster(snapshot)
+def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
+               sim: SimCluster | None = None, placer: Placer | None = None) -> tuple[Context, World]:
+    sim = SimCluster(snapshot) if sim is None else sim
     ctx = build_context(sim, targets, options)
     remaining = {n: [d.pod for d in ctx.decisions[n] if d.action == EVICT and d.pod.key not in ctx.blocked]
                  for n in targets}
-    world = World(sim, pdbmod.Budgets.from_pdbs(snapshot.pdbs), remaining, Placer())
+    world = World(sim, pdbmod.Budgets.from_pdbs(snapshot.pdbs), remaining, placer or Placer())
     return ctx, world
 
 
@@ -164,7 +165,29 @@ def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions 
     if missing:
         raise NotFoundError(f'node "{missing[0]}" not found ({snapshot.source or "snapshot"}); '
                             f"list the nodes with: kubectl get nodes")
-    ctx, world = _new_world(snapshot, targets, options)
+    sim, placer = SimCluster(snapshot), Placer()
+    # remedies re-plan on forks of the untouched simulation, sharing the filter cache
+    pristine = sim.copy() if options.verify_remedies else None
+    plan, refused = _plan(snapshot, targets, options, sim, placer)
+    findings = build_findings(plan, refused)
+    if plan.safe:
+        findings += order_finding(plan, lambda: given_order_safe(snapshot, targets, options))
+    if options.verify_remedies and not plan.safe:
+        from kubectl_tspread.drain.remedies import attach_remedies
+
+        def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
+            fork = pristine.forked_to(snap) if pristine is not None else None
+            replanned, refused = _plan(snap, targets, opts, fork or SimCluster(snap), placer)
+            return replace(replanned, findings=tuple(build_findings(replanned, refused)))
+
+        findings = attach_remedies(snapshot, targets, options, plan, findings, replan)
+    return replace(plan, findings=tuple(findings))
+
+
+def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
+          placer: Placer) -> tuple[DrainPlan, list[PodDecision]]:
+    """The plan without findings, and the pods kubectl refuses."""
+    ctx, world = _new_world(snapshot, targets, options, sim, placer)
     settled = _settle(ctx, world)
     search = Search(ctx, options.max_parallel, options.search_budget)
     final, found = search.run(world)
@@ -182,14 +205,7 @@ def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions 
         already_evicted=tuple(d.pod.key for d in flat if d.action == ALREADY_EVICTED),
         settled=tuple(settled), explored=search.explored, search_exhausted=search.exhausted,
     )
-    findings = build_findings(plan, refused)
-    if safe:
-        findings += order_finding(plan, lambda: given_order_safe(snapshot, targets, options))
-    if options.verify_remedies and not safe:
-        from kubectl_tspread.drain.remedies import attach_remedies
-
-        findings = attach_remedies(snapshot, targets, options, plan, findings)
-    return replace(plan, findings=tuple(findings))
+    return plan, refused
 
 
 def given_order_safe(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> bool:

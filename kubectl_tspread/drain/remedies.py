@@ -16,7 +16,7 @@ Candidates per code:
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from kubectl_tspread.drain.model import (
     CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS,
@@ -36,11 +36,19 @@ Candidate = tuple[str, dict[str, Any], Snapshot, PlanOptions]
 
 
 def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
-                    findings: list[Finding]) -> list[Finding]:
+                    findings: list[Finding],
+                    replan: Callable[[Snapshot, PlanOptions], DrainPlan] | None = None) -> list[Finding]:
+    """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a
+    candidate (default: plan_drain without remedies); its findings need not carry the
+    info-only order finding, which no remedy is judged by."""
     from kubectl_tspread.drain.plan import plan_drain
 
-    quiet = replace(options, verify_remedies=False, search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET))
+    budget = min(options.search_budget, REMEDY_SEARCH_BUDGET)
+    if replan is None:
+        def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
+            return plan_drain(snap, targets, opts)
     cache: dict[str, DrainPlan] = {}
+    workloads = _WorkloadPods(snapshot)
     out = []
     for f in findings:
         if f.severity == INFO:
@@ -48,14 +56,13 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
             continue
         kept: list[Remedy] = []
         tried_actions: set[str] = set()
-        for action, params, snap, opts in candidates(snapshot, targets, options, plan, f):
+        for action, params, snap, opts in candidates(snapshot, targets, options, plan, f, workloads):
             if action in tried_actions and action in ("RaiseMaxSkew", "AddNode"):
                 continue  # the smallest working raise / the first working domain is enough
             key = repr((action, sorted(params.items())))
             replanned = cache.get(key)
             if replanned is None:
-                replanned = cache[key] = plan_drain(snap, targets, replace(opts, verify_remedies=False,
-                                                                          search_budget=quiet.search_budget))
+                replanned = cache[key] = replan(snap, replace(opts, verify_remedies=False, search_budget=budget))
             if _clears(f, replanned):
                 kept.append(Remedy(action, params, True, replanned.safe))
                 tried_actions.add(action)
@@ -69,7 +76,7 @@ def _clears(f: Finding, replanned: DrainPlan) -> bool:
 
 
 def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
-               f: Finding) -> Iterator[Candidate]:
+               f: Finding, workloads: "_WorkloadPods | None" = None) -> Iterator[Candidate]:
     if f.code in _FLAG_FIELD:
         field_name, flag = _FLAG_FIELD[f.code]
         yield "Flag", {"flag": flag}, snapshot, replace(options, flags=replace(options.flags, **{field_name: True}))
@@ -85,32 +92,42 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
     key = f.params.get("topologyKey")
     namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
     if f.code in _SPREAD_CODES and key:
+        mine = (workloads or _WorkloadPods(snapshot)).keys(namespace, f.workload)
         if not options.delete_drained_nodes:
             yield "DeleteDrainedNodes", {"nodes": list(targets)}, snapshot, replace(options, delete_drained_nodes=True)
         yield ("HonorTaints", {"workload": f.workload, "topologyKey": key},
-               _edit_constraint(snapshot, namespace, f.workload, key, node_taints_policy=HONOR), options)
+               _edit_constraint(snapshot, mine, key, node_taints_policy=HONOR), options)
         base = int(f.params.get("maxSkew", 1))
         for s in range(base + 1, base + 1 + MAX_SKEW_TRIES):
             yield ("RaiseMaxSkew", {"workload": f.workload, "topologyKey": key, "maxSkew": s},
-                   _edit_constraint(snapshot, namespace, f.workload, key, max_skew=s), options)
+                   _edit_constraint(snapshot, mine, key, max_skew=s), options)
     for domain_key, value, like in _node_domains(snapshot, targets, f):
         yield ("AddNode", {"topologyKey": domain_key, "domain": value, "like": like.name},
                _with_node(snapshot, like, value, domain_key), options)
 
 
-def _pods_of(snapshot: Snapshot, namespace: str, workload: str | None):
-    index = ClusterIndex(snapshot)
-    for p in snapshot.pods:
-        if p.namespace != namespace:
-            continue
-        w = index.top_controller(p)
-        ref = w.ref if w is not None else (f"{p.owner.kind}/{p.owner.name}" if p.owner else None)
-        if ref == workload:
-            yield p
+class _WorkloadPods:
+    """The keys of each workload's pods, found once per (namespace, workload): workload
+    lookups need the snapshot's workloads, never an index over every pod."""
+
+    def __init__(self, snapshot: Snapshot):
+        self.snapshot = snapshot
+        self.index = ClusterIndex(replace(snapshot, pods=()))
+        self.memo: dict[tuple[str, str | None], frozenset[str]] = {}
+
+    def keys(self, namespace: str, workload: str | None) -> frozenset[str]:
+        got = self.memo.get((namespace, workload))
+        if got is None:
+            got = self.memo[(namespace, workload)] = frozenset(
+                p.key for p in self.snapshot.pods if p.namespace == namespace and self._ref(p) == workload)
+        return got
+
+    def _ref(self, p) -> str | None:
+        w = self.index.top_controller(p)
+        return w.ref if w is not None else (f"{p.owner.kind}/{p.owner.name}" if p.owner else None)
 
 
-def _edit_constraint(snapshot: Snapshot, namespace: str, workload: str | None, key: str, **changes) -> Snapshot:
-    mine = {p.key for p in _pods_of(snapshot, namespace, workload)}
+def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **changes) -> Snapshot:
     pods = tuple(
         replace(p, spread=tuple(replace(c, **changes) if c.topology_key == key else c for c in p.spread))
         if p.key in mine else p for p in snapshot.pods)

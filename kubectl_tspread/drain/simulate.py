@@ -74,6 +74,44 @@ class SimCluster:
         other._nonzero = self._nonzero
         return other
 
+    def forked_to(self, snapshot: Snapshot) -> "SimCluster | None":
+        """A fork of this simulation moved to `snapshot`: a copy of its base snapshot with
+        pods or nodes replaced, added or removed and other PDBs (a remedy's what-if).
+        Call it on a simulation nothing has been played on; None when anything else
+        differs (the caller then builds a fresh one). The fork keeps the memos and node
+        versions of the parts that did not change, so a shared Placer's cache stays sound."""
+        base = self.base
+        if any(getattr(snapshot, f) is not getattr(base, f) for f in _SAME_FIELDS):
+            return None
+        other = self.copy()
+        other.base = other.index.snapshot = snapshot
+        old_nodes = {n.name: n for n in base.nodes}
+        new_nodes = {n.name: n for n in snapshot.nodes}
+        for name in old_nodes.keys() - new_nodes.keys():
+            other.delete_node(name)
+        for name, node in sorted(new_nodes.items()):
+            if old_nodes.get(name) is not node:
+                other.put_node(node)
+        old_pods = {p.key: p for p in base.pods if not p.finished}
+        new_pods = {p.key: p for p in snapshot.pods if not p.finished}
+        for key, pod in old_pods.items():
+            if new_pods.get(key) is not pod:
+                other._drop(pod)
+        for key, pod in new_pods.items():
+            if old_pods.get(key) is not pod:
+                other._put(pod)
+                other.affinity_sensitive = other.affinity_sensitive or bool(pod.pod_affinity or pod.pod_anti_affinity)
+        return other
+
+    def put_node(self, node: Node) -> None:
+        """Add or replace a Node object (the nodes stay in name order, as built)."""
+        self.nodes[node.name] = self.index.nodes[node.name] = node
+        self.nodes = dict(sorted(self.nodes.items()))
+        self.index.nodes = dict(sorted(self.index.nodes.items()))
+        self._touch(node.name)
+        self._spread.clear()
+        self._partitions.clear()
+
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
         key = _spread_key(pod)
@@ -197,6 +235,10 @@ class SimCluster:
 
     def pending(self) -> list[Pod]:
         return [p for p in self.pods.values() if p.pending]
+
+
+# what a remedy never changes: a fork moved to another snapshot shares them
+_SAME_FIELDS = ("workloads", "services", "pvs", "pvcs", "storage_classes")
 
 
 def _spread_key(pod: Pod) -> tuple:

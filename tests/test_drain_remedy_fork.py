@@ -1,0 +1,96 @@
+"""Remedies are re-planned on forks of the untouched simulation (SimCluster.forked_to)
+sharing the filter cache; the verdicts must equal re-planning each candidate snapshot
+from scratch, and a fork must equal a simulation built fresh on the candidate."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
+from kubectl_tspread.drain.model import PlanOptions
+from kubectl_tspread.drain.plan import plan_drain
+from kubectl_tspread.drain.remedies import attach_remedies
+from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.engine import spread
+from kubectl_tspread.labels import Selector
+from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, Pdb
+
+RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
+
+
+def _nodes(spec, cpu=4000):
+    return [make_node(f"{z}{i}", zone=z, allocatable={"cpu": cpu, "memory": 16 * GI, "pods": 110})
+            for z, n in spec.items() for i in range(1, n + 1)]
+
+
+def _web(placement, constraints, **kw):
+    out, k = [], 0
+    for node, count in placement.items():
+        for _ in range(count):
+            k += 1
+            out.append(make_pod(f"web-{k}", node=node, labels={"app": "web"}, spread=constraints,
+                                owner="ReplicaSet/web-1", **kw))
+    return out
+
+
+def _pdb(name, allowed):
+    return Pdb("default", name, Selector.from_api({"matchLabels": {"app": "web"}}), disruptions_allowed=allowed)
+
+
+SCENARIOS = [
+    ("whole zone a under Ignore: cordoned-domain trap", make_snapshot(
+        _nodes({"a": 2, "b": 2, "c": 2}),
+        _web({"a1": 1, "a2": 1, "b1": 1, "b2": 1, "c1": 1, "c2": 1}, [make_constraint(node_taints_policy=IGNORE)]),
+        workloads=[RS]), ["a1", "a2"]),
+    ("hostname maxSkew 1, every node full", make_snapshot(
+        _nodes({"a": 3}), _web({"a1": 1, "a2": 1, "a3": 1}, [make_constraint(HOSTNAME_KEY)]), workloads=[RS]),
+     ["a1"]),
+    ("no capacity for a 3000m pod", make_snapshot(
+        _nodes({"a": 2}), [make_pod("big-1", node="a1", labels={"app": "big"}, owner="ReplicaSet/big-1",
+                                    requests={"cpu": 3000}),
+                           make_pod("x", node="a2", labels={"app": "x"}, owner="ReplicaSet/x-1",
+                                    requests={"cpu": 2000})]), ["a1"]),
+    ("PDB allows 0 disruptions", make_snapshot(
+        _nodes({"a": 2}), _web({"a1": 1, "a2": 1}, []), workloads=[RS], pdbs=[_pdb("web", 0)]), ["a1"]),
+    ("pod under two PDBs", make_snapshot(
+        _nodes({"a": 2}), _web({"a1": 1, "a2": 1}, []), workloads=[RS], pdbs=[_pdb("web", 1), _pdb("too", 1)]),
+     ["a1"]),
+]
+
+
+@pytest.mark.parametrize("snap, targets", [(s, t) for _, s, t in SCENARIOS], ids=[i for i, _, _ in SCENARIOS])
+def test_forked_remedies_equal_fresh_replans(snap, targets):
+    plan = plan_drain(snap, targets)
+    assert not plan.safe and any(f.remedies for f in plan.findings)
+    bare = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+    fresh = attach_remedies(snap, targets, PlanOptions(), replace(bare, findings=()), list(bare.findings))
+    assert list(plan.findings) == fresh
+
+
+def test_a_fork_moved_to_an_edited_snapshot_equals_a_fresh_simulation():
+    c = make_constraint(node_taints_policy=IGNORE)
+    snap = make_snapshot(_nodes({"a": 2, "b": 2}), _web({"a1": 2, "a2": 1, "b1": 1}, [c]), workloads=[RS])
+    edited_pods = tuple(replace(p, spread=(replace(c, node_taints_policy=HONOR, max_skew=2),))
+                        if p.name in ("web-1", "web-4") else p for p in snap.pods)
+    extra = make_node("new-b-1", zone="b", allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110})
+    edited = replace(snap, pods=edited_pods, nodes=snap.nodes + (extra,), pdbs=(_pdb("web", 1),))
+    base = SimCluster(snap)
+    fork = base.forked_to(edited)
+    fresh = SimCluster(edited)
+    assert fork is not None
+    assert list(fork.nodes) == list(fresh.nodes) and fork.pods == fresh.pods
+    for p in edited.pods:
+        probe = fresh.replacement_for(p)
+        assert fork.spread_state(probe) == fresh.spread_state(probe) == spread.compute(fresh.index, probe)
+    # the base simulation is untouched
+    probe = base.replacement_for(snap.pods[0])
+    assert base.spread_state(probe) == spread.compute(SimCluster(snap).index, probe)
+    assert "new-b-1" not in base.nodes
+
+
+def test_a_snapshot_with_other_services_gets_no_fork():
+    snap = make_snapshot(_nodes({"a": 1}), _web({"a1": 1}, []), workloads=[RS])
+    assert SimCluster(snap).forked_to(replace(snap, pdbs=(_pdb("web", 1),))) is not None
+    assert SimCluster(snap).forked_to(replace(snap, workloads=())) is None
