@@ -63,7 +63,7 @@ def why_pending(target, selector, exit_code, no_fixes, source, out):
     if target is not None and selector is not None:
         raise UsageError("give either pod/NAME or -l/--selector, not both")
     sel = Selector.parse(selector) if selector is not None else None
-    snap = load_snapshot(source, kinds=PENDING_KINDS)
+    snap = load_snapshot(source, kinds=PENDING_KINDS, cluster_wide=True)
     index = ClusterIndex(snap)
     namespace = None if source.all_namespaces else snap.namespace
     pods = select_pods(index, namespace, target, sel)

@@ -174,3 +174,40 @@ def test_a_kind_the_rbac_hides_is_one_warning_line(capsys, tmp_path, env):
     assert code == 0 and json.loads(out)["kind"] == "PendingReport"
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: skipped storageclasses.storage.k8s.io: ")
+
+
+def _cross_namespace_cluster():
+    from apiobjects import node_obj, pod_obj
+    return [node_obj("n1", zone="a", cpu="1"),
+            pod_obj("batch-1", node="n1", namespace="other", cpu="900m"),
+            pod_obj("web-1", namespace="default", cpu="500m")]
+
+
+def _live_config(api, tmp_path):
+    return write_kubeconfig(str(tmp_path / "config"), {"fake": api.url}, {"alice": token_user("tok")},
+                            {"fake": {"cluster": "fake", "user": "alice", "namespace": "default"}}, "fake")
+
+
+def test_live_path_sees_other_namespaces_pods_on_the_nodes(capsys, tmp_path, env):
+    """Only spread counting is namespaced: a pod of another namespace still uses the node's cpu."""
+    with FakeApiServer(user_for_token={"tok": "alice"}) as api:
+        api.add(*_cross_namespace_cluster())
+        code, out, err = run(capsys, "why-pending", "pod/web-1", "--kubeconfig", _live_config(api, tmp_path),
+                             "-o", "json")
+        assert any(r.path == "/api/v1/pods" for r in api.logged("GET"))
+    assert (code, err) == (0, "")
+    pod = json.loads(out)["pods"][0]
+    assert pod["namespace"] == "default"
+    assert pod["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+
+def test_live_path_falls_back_to_the_namespace_when_rbac_stops_there(capsys, tmp_path, env):
+    with FakeApiServer(user_for_token={"tok": "alice"}) as api:
+        api.add(*_cross_namespace_cluster())
+        api.fail("/api/v1/pods", 403, times=None)
+        code, out, err = run(capsys, "why-pending", "pod/web-1", "--kubeconfig", _live_config(api, tmp_path),
+                             "-o", "json")
+    assert code == 0
+    assert err.startswith("warning: read namespace default only") and err.count("\n") == 1
+    # without the other namespace's pod the node looks free: the warning says verdicts may be optimistic
+    assert json.loads(out)["pods"][0]["schedulable"] is True

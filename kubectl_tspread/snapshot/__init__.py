@@ -17,17 +17,23 @@ DISTRIBUTION_KINDS = ("Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", 
                       "ReplicationController", "Service")
 
 
-def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS, warn: IO[str] | None = None) -> Snapshot:
+def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS, warn: IO[str] | None = None,
+                  cluster_wide: bool = False) -> Snapshot:
     """`source` is an options.SourceOptions. What a source could not read (an optional kind the
-    user's RBAC hides) is said on stderr as `warning: …`, like kubectl, and the command goes on."""
-    snap = _load(source, kinds)
+    user's RBAC hides) is said on stderr as `warning: …`, like kubectl, and the command goes on.
+
+    `cluster_wide`: read every namespace even when the user asked about one (Snapshot.namespace
+    stays the one asked about). The scheduler's other filters see every pod on a node — its
+    requests, host ports, anti-affinity — whatever namespace it lives in; only spread counting
+    is namespaced. Dumps and the demo already hold whatever they hold."""
+    snap = _load(source, kinds, cluster_wide)
     stream = sys.stderr if warn is None else warn
     for w in snap.warnings:
         stream.write(f"warning: {w}\n")
     return snap
 
 
-def _load(source, kinds: Iterable[str]) -> Snapshot:
+def _load(source, kinds: Iterable[str], cluster_wide: bool = False) -> Snapshot:
     if source.demo and source.from_file:
         raise UsageError("--demo and --from-file cannot be used together; pick one source")
     if source.demo:
@@ -41,4 +47,27 @@ def _load(source, kinds: Iterable[str]) -> Snapshot:
                           all_namespaces=source.all_namespaces)
     from kubectl_tspread.snapshot.live import RetryPolicy, load_live
 
-    return load_live(source.kube_options(), kinds, retry=RetryPolicy(attempts=1) if source.fail_fast else None)
+    retry = RetryPolicy(attempts=1) if source.fail_fast else None
+    if cluster_wide and not source.all_namespaces:
+        return _load_cluster_wide(source, kinds, retry)
+    return load_live(source.kube_options(), kinds, retry=retry)
+
+
+def _load_cluster_wide(source, kinds: Iterable[str], retry) -> Snapshot:
+    """Every namespace, keeping the namespace asked about; a user whose RBAC stops at that
+    namespace gets its view and a warning that other namespaces' pods are not seen."""
+    import dataclasses
+
+    from kubectl_tspread.snapshot.live import ApiStatusError, connect, load_live
+
+    cluster = connect(source.kube_options(all_namespaces=True), retry=retry)
+    try:
+        snap = load_live(source.kube_options(all_namespaces=True), kinds, retry=retry, cluster=cluster)
+    except ApiStatusError as e:
+        if e.status != 403:
+            raise
+        snap = load_live(source.kube_options(), kinds, retry=retry)
+        return dataclasses.replace(snap, warnings=snap.warnings + (
+            f"read namespace {snap.namespace} only ({e}); pods of other namespaces on the same nodes "
+            "are not seen, so cpu, memory, ports and anti-affinity verdicts may be optimistic",))
+    return dataclasses.replace(snap, namespace=cluster.namespace)
