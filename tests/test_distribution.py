@@ -267,3 +267,19 @@ def test_shared_partitions_change_no_number_on_the_demo():
     fresh = [w for g in groups for w in analyse_group(idx, g)]
     assert structured.distribution_view(shared)["workloads"] == \
         structured.distribution_view(type(shared)(fresh))["workloads"]
+
+
+def test_json_dump_is_the_same_text_with_and_without_orjson(monkeypatch):
+    import builtins
+    doc = structured.distribution_view(_report(_pods("wéb", ["n0", "n2"]), timeline=True))
+    fast = structured.dump(doc, "json")
+    real_import = builtins.__import__
+
+    def no_orjson(name, *a, **kw):
+        if name == "orjson":
+            raise ImportError("no orjson")
+        return real_import(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_orjson)
+    assert structured.dump(doc, "json") == fast
+    assert json.loads(fast) == doc and fast.startswith('{\n  "apiVersion"')

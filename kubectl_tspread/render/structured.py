@@ -74,9 +74,15 @@ def distribution_view(report) -> dict[str, Any]:
 
 
 def dump(doc: dict[str, Any], fmt: str) -> str:
-    """JSON indented like kubectl (4 spaces); YAML from the same dict, keys in schema order."""
+    """JSON with a two-space indent (orjson when installed: the pure-Python indenting encoder
+    took minutes on a why-pending -A report of 1,000 pods × 5,000 nodes); YAML from the same dict,
+    keys in schema order."""
     if fmt == "json":
-        return json.dumps(doc, indent=4, ensure_ascii=False) + "\n"
+        try:
+            import orjson
+        except ImportError:
+            return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
