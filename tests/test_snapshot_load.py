@@ -1,0 +1,33 @@
+"""load_snapshot: the collector is off while records are built and back on afterwards."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+import kubectl_tspread.snapshot as snapshot_mod
+from kubectl_tspread.errors import InputError
+from kubectl_tspread.options import SourceOptions
+
+
+def test_collector_is_off_while_loading_and_on_after(monkeypatch):
+    seen = []
+    real = snapshot_mod._load
+
+    def spy(source, kinds, cluster_wide=False):
+        seen.append(gc.isenabled())
+        return real(source, kinds, cluster_wide)
+
+    monkeypatch.setattr(snapshot_mod, "_load", spy)
+    assert gc.isenabled()
+    snap = snapshot_mod.load_snapshot(SourceOptions(demo=True))
+    assert snap.nodes and seen == [False] and gc.isenabled()
+
+
+def test_collector_comes_back_after_an_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(InputError):
+        snapshot_mod.load_snapshot(SourceOptions(from_file=(str(bad),)))
+    assert gc.isenabled()
