@@ -37,12 +37,12 @@ from kubectl_tspread.snapshot.decode import DECODERS
 try:  # orjson parses large dumps several times faster; plain json is the fallback
     import orjson
 
-    def _json_loads(text: str) -> Any:
+    def _json_loads(text: str | bytes) -> Any:
         return orjson.loads(text)
 
     _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, json.JSONDecodeError)
 except ImportError:  # pragma: no cover - depends on the environment
-    def _json_loads(text: str) -> Any:
+    def _json_loads(text: str | bytes) -> Any:
         return json.loads(text)
 
     _JSON_ERRORS = (json.JSONDecodeError,)
@@ -83,8 +83,11 @@ def load_files(paths: Sequence[str], namespace: str | None = None, all_namespace
         raise InputError("no dump file given; pass --from-file PATH (a file, a directory, or - for stdin)")
     collector = _Collector()
     for label, data in _inputs(paths, stdin):
-        for doc_no, doc in enumerate(_parse(label, data), start=1):
-            collector.add_document(doc, label, doc_no)
+        docs = _parse(label, data)
+        del data  # the file's bytes are not needed once parsed: keep the peak at bytes-or-tree
+        for doc_no in range(len(docs)):
+            collector.add_document(docs[doc_no], label, doc_no + 1)
+            docs[doc_no] = None  # each document's tree goes as soon as its records exist
     return collector.snapshot(namespace, all_namespaces, _describe(paths))
 
 
@@ -127,8 +130,9 @@ class _Collector:
         if kind.endswith("List") and (items is None or isinstance(items, list)):
             # typed lists (PodList) drop the items' kind; a plain `List` keeps it
             item_kind = kind[: -len("List")]
-            for i, item in enumerate(items or ()):
-                self._add_item(item, item_kind, where, f"item {i} of the {kind}")
+            for i in range(len(items or ())):
+                self._add_item(items[i], item_kind, where, f"item {i} of the {kind}")
+                items[i] = None  # free each object's JSON once decoded: memory follows the records
             return
         self._add(doc, kind, where)
 
@@ -246,6 +250,11 @@ def _read(path: str) -> bytes:
 
 def _parse(label: str, data: bytes) -> list[Any]:
     """The documents in `data`: JSON when it starts like JSON, else (multi-document) YAML."""
+    if data[:4096].lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
+        try:  # straight from the bytes: no decoded copy of a dump that may be gigabytes
+            return [_json_loads(data)]
+        except _JSON_ERRORS:
+            pass  # a BOM, concatenated documents, YAML flow style or a real error: see below
     try:
         text = data.decode("utf-8-sig")  # -sig: tolerate the BOM Windows editors write
     except UnicodeDecodeError:
