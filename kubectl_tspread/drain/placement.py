@@ -76,7 +76,8 @@ class Placer:
     """Places replacements on a SimCluster; keeps the per-template filter cache."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[object, str], tuple[int, tuple[spread.FilterFailure, ...], object]] = {}
+        # filter key -> node -> (node version, non-spread failures, first failure)
+        self._cache: dict[object, dict[str, tuple[int, tuple[spread.FilterFailure, ...], object]]] = {}
         self._cycles: dict[object, filters.Cycle] = {}
 
     def _cycle(self, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState) -> filters.Cycle:
@@ -94,19 +95,27 @@ class Placer:
         state = sim.spread_state(pod)
         key = filter_key(pod)
         cycle = _LazyCycle(self, sim, key, pod, state)
+        # the template's verdicts by node: hashing the key once, not once per node
+        cache = self._cache.setdefault(key, {}) if not sim.affinity_sensitive else {}
+        versions = sim.version
+        hard = state.hard
         feasible: list[Node] = []
         fit: list[str] = []
         refusals: dict[str, int] = {}
         reasons: dict[str, int] = {}
         for name, node in sim.nodes.items():
-            others, first = self._non_spread(sim, key, cycle, node)
-            spread_fail = spread.filter_node(state, node)
+            hit = cache.get(name)
+            if hit is not None and hit[0] == versions.get(name, 0):
+                others, first = hit[1], hit[2]
+            else:
+                others, first = self._non_spread(sim, cache, cycle, node)
+            spread_fail = spread.filter_node(state, node) if hard else None
             if not others:
                 fit.append(name)
                 if spread_fail is None:
                     feasible.append(node)
                 else:
-                    for k in _refusing_keys(state, node):
+                    for k in _refusing_keys(hard, node):
                         refusals[k] = refusals.get(k, 0) + 1
             if first is None and spread_fail is not None:
                 first = spread_fail
@@ -116,14 +125,9 @@ class Placer:
         return Placement(pod, chosen, tuple(n.name for n in feasible), accepting_domains(pod, feasible),
                          tuple(fit), refusals, reasons)
 
-    def _non_spread(self, sim: SimCluster, key: object, cycle: "_LazyCycle", node: Node):
+    def _non_spread(self, sim: SimCluster, cache: dict, cycle: "_LazyCycle", node: Node):
         """(every non-spread failure, the first failure in scheduler order when it is not
-        spread's) for one node, cached per template and node version."""
-        version = sim.version.get(node.name, 0)
-        ck = (key, node.name)
-        hit = self._cache.get(ck)
-        if hit is not None and hit[0] == version and not sim.affinity_sensitive:
-            return hit[1], hit[2]
+        spread's) for one node, remembered in `cache` with the node's version."""
         cycle = cycle.get()
         verdict = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle)
         others = tuple(f for f in verdict.failures if f.plugin != SPREAD_PLUGIN)
@@ -132,7 +136,7 @@ class Placer:
         first = verdict.first
         if first is not None and first.plugin == SPREAD_PLUGIN and verdict.prefilter is None:
             first = None  # spread is re-judged per pod, not cached
-        self._cache[ck] = (version, others, first)
+        cache[node.name] = (sim.version.get(node.name, 0), others, first)
         return others, first
 
 
@@ -151,9 +155,9 @@ class _LazyCycle:
         return self.cycle
 
 
-def _refusing_keys(state: spread.SpreadState, node: Node) -> list[str]:
+def _refusing_keys(hard: tuple[spread.ConstraintState, ...], node: Node) -> list[str]:
     out = []
-    for cs in state.hard:
+    for cs in hard:
         value = node.labels.get(cs.constraint.topology_key)
         if value is None or not cs.allows(value):
             out.append(cs.constraint.topology_key)

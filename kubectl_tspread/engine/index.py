@@ -47,17 +47,17 @@ class ClusterIndex:
         self.node_cache: dict[str, Any] = {}
 
     def copy(self) -> "ClusterIndex":
-        """An independent index over the same pods (lists copied, pods and snapshot shared):
-        what-if branches (drain/simulate.py) fork it instead of re-indexing every pod."""
+        """An independent index over the same pods (pods and snapshot shared): what-if
+        branches (drain/simulate.py) fork it instead of re-indexing every pod. The pod
+        lists are shared copy-on-write: both indexes copy a list before their first write
+        to it, so a fork costs the number of lists, not of pods."""
         other = ClusterIndex.__new__(ClusterIndex)
         other.__dict__.update(self.__dict__)
         other.nodes = dict(self.nodes)
         other.node_cache = dict(self.node_cache)  # its entries are immutable; the dict is per index
-        other._owned = None  # every list below is its own
+        self._owned, other._owned = set(), set()  # every list is now shared by the two
         for name in _TABLES:
-            lists: dict = defaultdict(list)
-            lists.update((k, list(v)) for k, v in getattr(self, name).items())
-            setattr(other, name, lists)
+            setattr(other, name, defaultdict(list, getattr(self, name)))
         return other
 
     @property
@@ -133,9 +133,10 @@ class ClusterIndex:
             if not table.get(key):
                 continue
             lst = self._writable(table, key)
-            for i, p in enumerate(lst):
+            # from the end: a simulation mostly removes pods it added a moment ago
+            for i, p in enumerate(reversed(lst)):
                 if p is pod:
-                    del lst[i]
+                    del lst[len(lst) - 1 - i]
                     break
             else:
                 if pod in lst:
