@@ -20,15 +20,20 @@ set also depends on the order, which the memo ignores). Cost: each simulated ste
 O(R × N × F) for R replacements, N nodes and F filters (identical replacements share
 the non-spread filter work, see placement.py); the search simulates at most
 `search_budget` steps — O(T²) for T targets when the heuristic is right, exponential
-only until the budget stops it. If no safe order is found, a greedy pass picks at
-each level the least bad candidate (fewest stranded pods, least skew excess) and
-plays to the end, so the plan shows where and why it breaks.
+only until the budget stops it. If no safe order is found, a greedy pass continues
+from the longest safe prefix the search reached, picks at each level the least bad
+candidate (fewest new stranded pods, least new skew excess, then the biggest batch;
+the first candidate with no new harm at full size ends the level) and plays to the
+end, so the plan shows where and why it breaks.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections import defaultdict
 from typing import Iterator
 
+from kubectl_tspread.drain.model import Step
 from kubectl_tspread.drain.steps import Context, World, run_batch
 from kubectl_tspread.model import HOSTNAME_KEY
 
@@ -42,13 +47,15 @@ class Search:
         self.failed: set[frozenset[str]] = set()
         self.exhausted = False
         self.zone_key = zone_key(ctx)
+        self.deepest: World | None = None  # the world after the longest safe prefix found
 
     def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order)."""
+        self.deepest = world
         found = self._dfs(world)
         if found is not None:
             return found, True
-        return self._greedy(world), False
+        return self._greedy(self.deepest), False
 
     def _dfs(self, world: World) -> World | None:
         remaining = world.todo_nodes(self.ctx.targets)
@@ -64,6 +71,8 @@ class Search:
             w = world.copy()
             self.explored += 1
             if run_batch(self.ctx, w, batch):
+                if len(w.done) > len(self.deepest.done):
+                    self.deepest = w
                 done = self._dfs(w)
                 if done is not None:
                     return done
@@ -72,18 +81,24 @@ class Search:
         return None
 
     def _greedy(self, world: World) -> World:
+        """From the longest safe prefix the depth-first search found, pick at each level
+        the least bad candidate; one that does no new harm at the largest batch size is
+        taken at once (so a level costs one simulation unless harm is unavoidable)."""
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
             if not remaining:
                 return world
             best, best_cost = None, None
-            for batch in list(self.batches(world, remaining))[: 2 * len(remaining)]:
+            floor = (0, 0, -min(self.max_parallel, len(remaining)))
+            for batch in itertools.islice(self.batches(world, remaining), 2 * len(remaining)):
                 w = world.copy()
                 self.explored += 1
                 run_batch(self.ctx, w, batch)
                 cost = _badness(world, w, len(batch))
                 if best_cost is None or cost < best_cost:
                     best, best_cost = w, cost
+                if cost <= floor:
+                    break
             world = best  # type: ignore[assignment]
 
     def batches(self, world: World, remaining: list[str]) -> Iterator[list[str]]:
@@ -127,24 +142,47 @@ class Search:
         hard = [states[id(t.pod)].constraints[t.position] for t in self.ctx.tracked
                 if states[id(t.pod)].constraints[t.position].constraint.hard]
         cordoned = {n for n, node in world.sim.nodes.items() if node.unschedulable}
+        todo = set(remaining)
+        empties: dict[str, int] = defaultdict(int)
+        holds_min: dict[str, int] = defaultdict(int)
+        surplus: dict[str, int] = defaultdict(int)
+        last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
+        # per constraint, only the nodes holding its pods and the domains' last open nodes:
+        # O(the workloads' pods), not O(remaining nodes × constraints)
+        for cs in hard:
+            for name in cs.node_counts:
+                value = cs.node_domain.get(name)
+                if value is None or name not in todo:
+                    continue
+                pods = cs.domains[value].pods
+                if pods <= cs.global_min:
+                    holds_min[name] += 1
+                surplus[name] += pods - cs.global_min
+            if cs.constraint.topology_key == HOSTNAME_KEY:
+                continue
+            for dom in cs.domains.values():
+                k = id(dom.nodes)
+                if k not in last_open:
+                    last_open[k] = _only_open(dom.nodes, cordoned)
+                name = last_open[k]
+                if name is not None and name in todo:
+                    empties[name] += 1
 
         def key(name: str):
-            empties = holds_min = surplus = 0
-            for cs in hard:
-                value = cs.node_domain.get(name)
-                if value is None:
-                    continue
-                dom = cs.domains[value]
-                if cs.constraint.topology_key != HOSTNAME_KEY and all(
-                        n in cordoned or n == name for n in dom.nodes) and name not in cordoned:
-                    empties += 1
-                if cs.node_counts.get(name, 0):
-                    if dom.pods <= cs.global_min:
-                        holds_min += 1
-                    surplus += dom.pods - cs.global_min
-            return (empties, holds_min, -surplus, name)
+            return (empties.get(name, 0), holds_min.get(name, 0), -surplus.get(name, 0), name)
 
         return sorted(remaining, key=key)
+
+
+def _only_open(nodes: tuple[str, ...], cordoned: set[str]) -> str | None:
+    """The domain's one schedulable node, if it has exactly one (draining it empties the domain)."""
+    found = None
+    for n in nodes:
+        if n not in cordoned:
+            if found is not None:
+                return None
+            found = n
+    return found
 
 
 def zone_key(ctx: Context) -> str | None:
@@ -157,9 +195,15 @@ def zone_key(ctx: Context) -> str | None:
     return None
 
 
+def _excess(step: Step) -> int:
+    """How far the hard constraints are above their limits after `step`."""
+    return sum(c.skew - c.limit for c in step.constraints_after if c.exceeded)
+
+
 def _badness(before: World, after: World, size: int) -> tuple[int, int, int]:
     stranded = len(after.stranded) - len(before.stranded)
-    excess = sum(max(0, c.skew - c.limit) for s in after.steps[len(before.steps):]
-                 for c in s.constraints_after if c.exceeded)
+    # new harm only: a constraint a strand left above its limit stays there, whatever comes next
+    was = _excess(before.steps[-1]) if before.steps else 0
+    excess = max([0] + [_excess(s) - was for s in after.steps[len(before.steps):]])
     # prefer progress: a bigger batch at equal harm
     return (stranded, excess, -size)
