@@ -27,11 +27,11 @@ required pod (anti-)affinity, because InterPodAffinity reads pods on other nodes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from kubectl_tspread.engine import filters, interpod, spread
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.drain.simulate import SimCluster, spread_key
 from kubectl_tspread.model import Node, Pod
 
 SPREAD_WEIGHT = 2
@@ -72,6 +72,12 @@ def filter_key(pod: Pod) -> tuple:
             tuple(sorted(pod.requests.items())), pod.volumes)
 
 
+def template_key(pod: Pod) -> tuple:
+    """Everything the filters and scores read of an unbound pod: two pods with the same
+    key get the same verdict on the same cluster."""
+    return (pod.namespace, spread_key(pod), filter_key(pod), pod.pod_affinity, pod.pod_anti_affinity)
+
+
 class Placer:
     """Places replacements on a SimCluster; keeps the per-template filter cache."""
 
@@ -79,6 +85,7 @@ class Placer:
         # filter key -> node -> (node version, non-spread failures, first failure)
         self._cache: dict[object, dict[str, tuple[int, tuple[spread.FilterFailure, ...], object]]] = {}
         self._cycles: dict[object, filters.Cycle] = {}
+        self._failed: dict[tuple, tuple[int, Placement]] = {}  # template -> (sim stamp, no-node verdict)
 
     def _cycle(self, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState) -> filters.Cycle:
         """The PreFilter cycle, built once per filter key: without pod (anti-)affinity in the
@@ -92,6 +99,18 @@ class Placer:
         return cycle
 
     def place(self, sim: SimCluster, pod: Pod) -> Placement:
+        # a pod like one that found no node on this very state finds none either: stranded
+        # replacements are retried at every step, often dozens of one template
+        template = template_key(pod)
+        failed = self._failed.get(template)
+        if failed is not None and failed[0] == sim.stamp:
+            return replace(failed[1], pod=pod)
+        placement = self._place(sim, pod)
+        if placement.node is None:
+            self._failed[template] = (sim.stamp, placement)
+        return placement
+
+    def _place(self, sim: SimCluster, pod: Pod) -> Placement:
         state = sim.spread_state(pod)
         key = filter_key(pod)
         cycle = _LazyCycle(self, sim, key, pod, state)

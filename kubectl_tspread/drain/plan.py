@@ -177,7 +177,9 @@ def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions 
 
         def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
             fork = pristine.forked_to(snap) if pristine is not None else None
-            replanned, refused = _plan(snap, targets, opts, fork or SimCluster(snap), placer)
+            # the placement cache is only sound on forks of the same simulation
+            sim, pl = (fork, placer) if fork is not None else (SimCluster(snap), Placer())
+            replanned, refused = _plan(snap, targets, opts, sim, pl)
             return replace(replanned, findings=tuple(build_findings(replanned, refused)))
 
         findings = attach_remedies(snapshot, targets, options, plan, findings, replan)

@@ -53,6 +53,9 @@ class SimCluster:
         self.index = ClusterIndex(replace(snapshot, nodes=tuple(self.nodes.values()),
                                           pods=tuple(self.pods.values())))
         self.version: dict[str, int] = {}
+        # names this state of the whole simulation (forks share it until either changes): a
+        # mutation that can change a placement (a pod bound or gone, a node changed) renews it
+        self.stamp = next(_VERSIONS)
         self.seq = seq
         # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
@@ -66,6 +69,7 @@ class SimCluster:
     def copy(self) -> "SimCluster":
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
+        other.stamp = self.stamp
         other.nodes, other.pods, other.version = dict(self.nodes), dict(self.pods), dict(self.version)
         other._terminating = dict(self._terminating)
         other.index = self.index.copy()
@@ -114,7 +118,7 @@ class SimCluster:
 
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
-        key = _spread_key(pod)
+        key = spread_key(pod)
         states = self._spread.setdefault(pod.namespace, {})
         st = states.get(key)
         if st is None:
@@ -156,7 +160,7 @@ class SimCluster:
 
     def _touch(self, node: str) -> None:
         if node:
-            self.version[node] = next(_VERSIONS)
+            self.version[node] = self.stamp = next(_VERSIONS)
 
     def pods_on(self, node: str) -> list[Pod]:
         return [p for p in self.index.pods_by_node.get(node, ())]
@@ -241,7 +245,7 @@ class SimCluster:
 _SAME_FIELDS = ("workloads", "services", "pvs", "pvcs", "storage_classes")
 
 
-def _spread_key(pod: Pod) -> tuple:
+def spread_key(pod: Pod) -> tuple:
     """What `spread.compute` reads of the incoming pod: its constraints (or, without any,
     the defaults its labels and owner select), labels (selfMatch, matchLabelKeys), and the
     nodeSelector/affinity and tolerations the inclusion policies apply."""
