@@ -61,6 +61,9 @@ class Context:
     blocked: dict[str, str]  # pod key -> PdbBlocks | MultiplePdbs (never evictable)
     delete_drained_nodes: bool = False
     origin: dict[str, str] = field(default_factory=dict)  # replacement key -> evicted pod key
+    # tracked position -> (constraint state, its ConstraintAfter): a state no pod of the
+    # workload moved since is the very same object, and so is its judgement
+    judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
 
     def adopt(self, pod: Pod) -> None:
         """Give a replacement its original's workload, PDBs and decision."""
@@ -250,13 +253,19 @@ def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
     """Every tracked constraint on the current simulated state."""
     out = []
     states: dict[int, spread.SpreadState] = {}
-    for t in ctx.tracked:
+    for i, t in enumerate(ctx.tracked):
         st = states.get(id(t.pod))
         if st is None:
             st = states[id(t.pod)] = sim.spread_state(t.pod)
         cs = st.constraints[t.position]
+        last = ctx.judged.get(i)
+        if last is not None and last[0] is cs:
+            out.append(last[1])
+            continue
         c = cs.constraint
-        out.append(ConstraintAfter(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
-                                   c.when_unsatisfiable, {d.value: d.pods for d in cs.domains.values()},
-                                   cs.global_min, cs.skew, t.limit, cs.status))
+        after = ConstraintAfter(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
+                                c.when_unsatisfiable, {d.value: d.pods for d in cs.domains.values()},
+                                cs.global_min, cs.skew, t.limit, cs.status)
+        ctx.judged[i] = (cs, after)
+        out.append(after)
     return tuple(out)
