@@ -47,6 +47,23 @@ except ImportError:  # pragma: no cover - depends on the environment
 
     _JSON_ERRORS = (json.JSONDecodeError,)
 
+try:  # msgspec splits a List into its items' bytes without building the items (see _split_list)
+    import msgspec
+
+    class _ListShell(msgspec.Struct):
+        """A List document with each item left as its raw JSON bytes."""
+
+        kind: str = ""
+        apiVersion: str = ""
+        items: "list[msgspec.Raw] | None" = None
+
+    _SHELL_DECODER: Any = msgspec.json.Decoder(_ListShell)
+    _ITEM_DECODER: Any = msgspec.json.Decoder()  # as fast as orjson, and it reads Raw directly
+    _SHELL_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError)
+except ImportError:  # pragma: no cover - depends on the environment (the krew archive has no msgspec)
+    _SHELL_DECODER = _ITEM_DECODER = None
+    _SHELL_ERRORS = ()
+
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -130,8 +147,10 @@ class _Collector:
         if kind.endswith("List") and (items is None or isinstance(items, list)):
             # typed lists (PodList) drop the items' kind; a plain `List` keeps it
             item_kind = kind[: -len("List")]
+            raw = isinstance(items, RawItems)
             for i in range(len(items or ())):
-                self._add_item(items[i], item_kind, where, f"item {i} of the {kind}")
+                item = _item_tree(items[i]) if raw else items[i]  # type: ignore[index]
+                self._add_item(item, item_kind, where, f"item {i} of the {kind}")
                 items[i] = None  # free each object's JSON once decoded: memory follows the records
             return
         self._add(doc, kind, where)
@@ -251,6 +270,9 @@ def _read(path: str) -> bytes:
 def _parse(label: str, data: bytes) -> list[Any]:
     """The documents in `data`: JSON when it starts like JSON, else (multi-document) YAML."""
     if data[:4096].lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
+        shell = _split_list(data)
+        if shell is not None:
+            return [shell]
         try:  # straight from the bytes: no decoded copy of a dump that may be gigabytes
             return [_json_loads(data)]
         except _JSON_ERRORS:
@@ -282,6 +304,35 @@ def _parse(label: str, data: bytes) -> list[Any]:
     except yaml.YAMLError as e:
         raise InputError(f"{label} is neither JSON nor YAML: {_yaml_position(e)}; "
                          "give what `kubectl get … -o json` or `-o yaml` prints") from None
+
+
+class RawItems(list):
+    """A List's items as raw JSON bytes, each parsed only when the collector reaches it."""
+
+
+def _split_list(data: bytes) -> dict | None:
+    """A JSON List document as {kind, apiVersion, items: RawItems}, or None to parse it whole.
+
+    Memory: `json.load` of a 150k-pod dump builds a tree of about 5.6 × the file's size
+    before anything can be decoded; split first, the peak is the file's bytes plus the
+    records (each item's tree lives only while it is decoded). Anything that is not one
+    well-formed List object (a single object, several documents, a syntax error) goes
+    the whole-parse way, which also words the errors.
+    """
+    if _SHELL_DECODER is None:
+        return None
+    try:
+        shell = _SHELL_DECODER.decode(data)
+    except _SHELL_ERRORS:
+        return None
+    if not shell.kind.endswith("List") or shell.items is None:
+        return None
+    return {"kind": shell.kind, "apiVersion": shell.apiVersion, "items": RawItems(shell.items)}
+
+
+def _item_tree(raw: Any) -> Any:
+    """One item of RawItems as a JSON tree (the shell's decode already checked its syntax)."""
+    return _ITEM_DECODER.decode(raw)
 
 
 def _json_stream(text: str) -> list[Any]:
