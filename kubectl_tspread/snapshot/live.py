@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 from kubectl_tspread.errors import ClusterError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot.decode import DECODERS
+from kubectl_tspread.snapshot.wire import decode_pod_page
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
 from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
                                                 describe_request, is_namespaced)
@@ -168,12 +169,19 @@ class LiveCluster:
                     query = dict(params, limit=str(self.page_size))
                     if token:
                         query["continue"] = token
-                    page = self._get_json(path, query)
-                    for item in page.get("items") or ():
-                        item["kind"] = kind  # list items carry no kind; workload decoding needs it
-                        records.append(decode(item))
-                    token = (page.get("metadata") or {}).get("continue")
-                    del page
+                    data = self._get_bytes(path, query)
+                    # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py)
+                    fast = decode_pod_page(data) if kind == "Pod" else None
+                    if fast is not None:
+                        items, token = fast
+                    else:
+                        page = self._decode(path, data)
+                        items, token = page.get("items") or (), (page.get("metadata") or {}).get("continue")
+                        for item in items:
+                            item["kind"] = kind  # list items carry no kind; workload decoding needs it
+                    del data
+                    records.extend(map(decode, items))
+                    del items
                     if not token:
                         return records
             except ApiStatusError as e:
@@ -298,6 +306,10 @@ class LiveCluster:
                                "the cluster's certificate-authority in your kubeconfig") from None
 
     def _get_json(self, path: str, params: dict) -> dict:
+        """GET with retries (see _get_bytes), the answer parsed as a JSON object."""
+        return self._decode(path, self._get_bytes(path, params))
+
+    def _get_bytes(self, path: str, params: dict) -> bytes:
         """GET with retries (tenacity) on 429, 5xx and connection errors; never on other 4xx."""
         import tenacity
 
@@ -315,7 +327,7 @@ class LiveCluster:
             err = self._status_error("GET", path, last.status, last.body)
             raise ApiStatusError(f"{err} (still failing after {policy.attempts} attempts; try again later)",
                                  err.status, err.reason, err.body) from None
-        return self._decode(path, data)
+        return data
 
     def _get_once(self, path: str, params: dict) -> bytes:
         """One GET attempt: the body of a 2xx, _Transient for what is worth retrying, else an error."""

@@ -1,0 +1,137 @@
+"""wire.py: a PodList page parsed to the decoder's fields gives exactly the records of a full parse."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+
+from kubectl_tspread.snapshot import decode, wire
+
+FULL_POD = {
+    "metadata": {
+        "name": "web-1", "generateName": "web-", "namespace": "prod", "uid": "u-1", "resourceVersion": "7",
+        "creationTimestamp": "2026-01-01T00:00:00Z", "deletionTimestamp": "2026-01-02T00:00:00Z",
+        "labels": {"app": "web", "pod-template-hash": "abc"},
+        "annotations": {"kubernetes.io/config.mirror": "x", "note": "y"},
+        "ownerReferences": [{"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "s1"},
+                            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc", "uid": "rs1",
+                             "controller": True, "blockOwnerDeletion": True}],
+        "managedFields": [{"manager": "kube-controller-manager", "fieldsV1": {"f:metadata": {"f:labels": {}}}}],
+    },
+    "spec": {
+        "nodeName": "n-a", "schedulerName": "my-scheduler", "priority": 1000, "priorityClassName": "high",
+        "nodeSelector": {"pool": "general"},
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]}},
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]},
+        },
+        "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "web", "effect": "NoSchedule"},
+                        {"operator": "Exists"}],
+        "topologySpreadConstraints": [{"maxSkew": 2, "topologyKey": "topology.kubernetes.io/zone",
+                                       "whenUnsatisfiable": "DoNotSchedule", "minDomains": 3,
+                                       "labelSelector": {"matchLabels": {"app": "web"}},
+                                       "matchLabelKeys": ["pod-template-hash"]}],
+        "containers": [
+            {"name": "app", "image": "web:1", "env": [{"name": "A", "value": "1"}],
+             "resources": {"requests": {"cpu": "250m", "memory": "128Mi"}, "limits": {"cpu": "1"}},
+             "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}]},
+            {"name": "log", "image": "log:1", "resources": {"requests": {"cpu": "50m"}}},
+        ],
+        "initContainers": [
+            {"name": "sidecar", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m"}}},
+            {"name": "init", "resources": {"requests": {"cpu": "2", "memory": "1Gi"}},
+             "ports": [{"containerPort": 53, "hostPort": 53, "protocol": "UDP", "hostIP": "10.0.0.1"}]},
+        ],
+        "overhead": {"cpu": "10m"},
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}},
+                    {"name": "scratch", "emptyDir": {}},
+                    {"name": "token", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}}],
+    },
+    "status": {
+        "phase": "Pending", "nominatedNodeName": "n-b",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                        "message": "0/3 nodes are available: 3 node(s) didn't match pod topology spread "
+                                   "constraints.", "lastTransitionTime": "2026-01-01T00:00:05Z"},
+                       {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}],
+        "containerStatuses": [{"name": "app", "ready": False}],
+    },
+}
+
+PODS = [
+    pytest.param(FULL_POD, id="every field the decoder reads, and many it skips"),
+    pytest.param({"metadata": {"name": "bare"}}, id="no spec, no status, no namespace: the defaults"),
+    pytest.param({"metadata": {"name": "nulls", "namespace": None, "labels": None, "ownerReferences": None},
+                  "spec": {"nodeName": None, "containers": None, "tolerations": None, "affinity": None,
+                           "priority": None, "volumes": None},
+                  "status": None}, id="JSON nulls where objects and lists go"),
+    pytest.param({"metadata": {"name": "ready", "namespace": "a"}, "spec": {"nodeName": "n"},
+                  "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
+                 id="running and ready"),
+]
+
+
+def page(items: list, token: str | None = None) -> bytes:
+    meta = {"resourceVersion": "99", **({"continue": token} if token else {})}
+    return orjson.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": meta, "items": items})
+
+
+@pytest.mark.parametrize("obj", PODS)
+def test_records_equal_a_full_parse(obj):
+    items, token = wire.decode_pod_page(page([obj]))
+    assert token is None
+    want = decode.pod(json.loads(json.dumps(obj)))
+    got = decode.pod(items[0])
+    assert got == want
+    for field in want.__dataclass_fields__:  # named, so a failure says which field differs
+        assert getattr(got, field) == getattr(want, field), field
+
+
+def test_full_pod_record_values():
+    """The rich pod decodes to what the API means, so the equality above is not two equal mistakes."""
+    p = decode.pod(wire.decode_pod_page(page([FULL_POD]))[0][0])
+    assert (p.namespace, p.name, p.node_name, p.scheduler_name, p.priority) == ("prod", "web-1", "n-a",
+                                                                                 "my-scheduler", 1000)
+    assert p.owner.kind == "ReplicaSet" and p.owner.name == "web-abc"
+    assert p.terminating and p.mirror and p.nominated_node == "n-b"
+    # sum(250m, 50m) + sidecar 100m = 400m < init 2 + sidecar 100m = 2100m; + overhead 10m
+    assert p.requests["cpu"] == 2110
+    assert [h.port for h in p.host_ports] == [8080, 53]
+    assert [(v.name, v.pvc, v.empty_dir) for v in p.volumes] == [
+        ("data", "data-web-1", False), ("scratch", None, True), ("token", None, False)]
+    assert p.condition("PodScheduled").reason == "Unschedulable"
+    assert p.spread[0].min_domains == 3 and p.spread[0].match_label_keys == ("pod-template-hash",)
+
+
+def test_continue_token_and_every_item():
+    items, token = wire.decode_pod_page(page([PODS[1].values[0], PODS[3].values[0]], token="eyJvIjo1MDB9"))
+    assert token == "eyJvIjo1MDB9"
+    assert [decode.pod(i).name for i in items] == ["bare", "ready"]
+
+
+FALLBACKS = [
+    pytest.param(b'{"kind":"PodList","items":[{"metadata":{"labels":["not","a","map"]}}]}',
+                 id="a field of an unexpected type"),
+    pytest.param(b'{"kind":"Status","status":"Failure","message":"forbidden"}', id="a Status, not a list"),
+    pytest.param(b'{"kind":"PodList","items":[', id="truncated JSON"),
+    pytest.param(b'[]', id="not an object"),
+]
+
+
+@pytest.mark.parametrize("data", FALLBACKS)
+def test_odd_pages_fall_back_to_the_ordinary_parse(data):
+    assert wire.decode_pod_page(data) is None
+
+
+def test_dict_protocol_absent_null_and_present():
+    obj = wire.decode_pod_page(page([{"metadata": {"name": "x", "namespace": None}}]))[0][0]
+    meta = obj["metadata"]
+    assert meta.get("name") == "x" and meta["name"] == "x" and "name" in meta
+    assert meta.get("namespace", "d") is None  # present as null: like dict.get, not the default
+    assert meta.get("uid", "d") == "d" and "uid" not in meta  # absent: the default
+    with pytest.raises(KeyError):
+        meta["uid"]
+    assert obj.get("spec") is None and "spec" not in obj
