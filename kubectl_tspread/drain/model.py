@@ -32,7 +32,8 @@ DRAIN_KINDS = ("Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", "Daemon
 @dataclass(frozen=True, slots=True)
 class PlanOptions:
     """How to plan. `delete_drained_nodes` simulates deleting each target Node object once
-    it is empty (a remedy); `search_budget` caps simulated steps in the order search."""
+    it is empty (a remedy); `search_budget` caps the simulated steps the order search
+    may spend beyond one per target (backtracking)."""
 
     flags: DrainFlags = field(default_factory=DrainFlags)
     max_parallel: int = 1

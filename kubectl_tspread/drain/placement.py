@@ -1,9 +1,22 @@
-"""Where the scheduler would put a replacement pod: filter every node, then score.
+"""Where the scheduler would put a replacement pod: filter nodes, then score.
 
 Filtering is the engine's (engine.filters: every filter, spread included), run on
-the simulated cluster. Among the nodes that pass, the planner predicts the node
-with the highest weighted score, using the two default-profile Score plugins that
-decide placements during a drain:
+the simulated cluster. Like kube-scheduler, the walk does not filter every node of a
+large cluster: with percentageOfNodesToScore unset it wants
+`num_feasible_to_find(N)` = max(5 %, 50 % − N/125 %) of the N nodes, at least 100,
+feasible nodes (every node when N < 100), walks the nodes in node-tree order (zones
+round robin, `SimCluster.scan_order`) from the rotating start index
+(`SimCluster.next_start`), stops at the last one it needs, and advances the index
+by the nodes it examined. That is what the scheduler does, and it bounds a
+placement to the sample (500 of 5,000 nodes) instead of the cluster. The real
+scheduler filters in parallel and may examine a few more nodes before it stops; the
+simulation examines them one by one. When no node is feasible every node has been
+examined, so a stranded replacement's diagnosis (fit nodes, spread refusals, the
+first-failure histogram) is complete; for a placed one they cover the sample.
+
+Among the nodes found, the planner predicts the node with the highest weighted
+score, using the two default-profile Score plugins that decide placements during a
+drain:
 
 - PodTopologySpread (weight 2): `spread.score_nodes` over the feasible nodes; only
   pods with ScheduleAnyway constraints (their own or the implicit defaults) get one.
@@ -13,8 +26,11 @@ decide placements during a drain:
   100m cpu and 200Mi memory when scoring).
 
 Ties go to the node whose name sorts first (the scheduler picks at random among
-ties and, on large clusters, scores only a sample of the feasible nodes), so the
-predicted node is a prediction; the set of accepting domains is exact.
+ties), so the predicted node is a prediction. The accepting domains are those of the
+feasible nodes found: every accepting domain below 100 nodes, and at scale the ones
+in the scheduler's sample (which covers every zone — the walk goes round robin over
+zones — but only the sampled nodes of a hostname constraint; listing every feasible
+node of a 5,000-node cluster per replacement would cost the full walk again).
 
 Speed: replacements that the filters other than spread cannot tell apart (same
 requests, ports, tolerations, node selection, volumes; see `filter_key`) share one
@@ -27,6 +43,7 @@ required pod (anti-)affinity, because InterPodAffinity reads pods on other nodes
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
@@ -42,6 +59,27 @@ DEFAULT_MEMORY = 200 * 1024 * 1024
 SPREAD_PLUGIN = spread.PLUGIN
 # InterPodAffinity's PreFilter result when no pod, the incoming one included, has pod (anti-)affinity
 _NO_AFFINITY = interpod.AffinityState((), (), {}, {}, {}, True)
+# kube-scheduler's sampling (pkg/scheduler/schedule_one.go): below MIN_FEASIBLE_NODES nodes
+# it examines all of them; otherwise, with percentageOfNodesToScore unset, it stops once
+# max(5, 50 − nodes/125) % of the nodes, but at least MIN_FEASIBLE_NODES, are feasible
+MIN_FEASIBLE_NODES = 100
+MIN_FEASIBLE_PERCENT = 5
+BASE_PERCENT = 50
+NODES_PER_PERCENT = 125
+
+
+def num_feasible_to_find(total: int, percentage: int = 0) -> int:
+    """How many feasible nodes the scheduler looks for before it stops filtering (a
+    `percentage` of 0 is the default, adaptive one; 100 or more means every node).
+
+    >>> num_feasible_to_find(99), num_feasible_to_find(500), num_feasible_to_find(5000)
+    (99, 230, 500)
+    """
+    if total < MIN_FEASIBLE_NODES or percentage >= 100:
+        return total
+    if percentage <= 0:
+        percentage = max(MIN_FEASIBLE_PERCENT, BASE_PERCENT - total // NODES_PER_PERCENT)
+    return max(MIN_FEASIBLE_NODES, total * percentage // 100)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +124,23 @@ class Placer:
         self._cache: dict[object, dict[str, tuple[int, tuple[spread.FilterFailure, ...], object]]] = {}
         self._cycles: dict[object, filters.Cycle] = {}
         self._failed: dict[tuple, tuple[int, Placement]] = {}  # template -> (sim stamp, no-node verdict)
+        # id(pod) -> (pod, template_key(pod)): a stranded replacement is retried at every
+        # step, and building its key costs more than the failed-verdict lookup it feeds;
+        # holding the (immutable) pod keeps its id from being reused
+        self._templates: dict[int, tuple[Pod, tuple]] = {}
+
+    def template_of(self, pod: Pod) -> tuple:
+        hit = self._templates.get(id(pod))
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        key = template_key(pod)
+        self._templates[id(pod)] = (pod, key)
+        return key
+
+    def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
+        """Whether a pod like `pod` already found no node on this very state."""
+        failed = self._failed.get(self.template_of(pod))
+        return failed is not None and failed[0] == sim.stamp
 
     def _cycle(self, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState) -> filters.Cycle:
         """The PreFilter cycle, built once per filter key: without pod (anti-)affinity in the
@@ -101,7 +156,7 @@ class Placer:
     def place(self, sim: SimCluster, pod: Pod) -> Placement:
         # a pod like one that found no node on this very state finds none either: stranded
         # replacements are retried at every step, often dozens of one template
-        template = template_key(pod)
+        template = self.template_of(pod)
         failed = self._failed.get(template)
         if failed is not None and failed[0] == sim.stamp:
             return replace(failed[1], pod=pod)
@@ -116,23 +171,34 @@ class Placer:
         cycle = _LazyCycle(self, sim, key, pod, state)
         # the template's verdicts by node: hashing the key once, not once per node
         cache = self._cache.setdefault(key, {}) if not sim.affinity_sensitive else {}
-        versions = sim.version
+        versions, nodes = sim.version, sim.nodes
         hard = state.hard
+        order = sim.scan_order()
+        total = len(order)
+        want = num_feasible_to_find(total)
+        start = sim.next_start % total if total else 0
         feasible: list[Node] = []
         fit: list[str] = []
         refusals: dict[str, int] = {}
         reasons: dict[str, int] = {}
-        for name, node in sim.nodes.items():
+        processed = 0
+        allows = _DomainVerdicts(hard)
+        for name in itertools.chain(order[start:], order[:start]):
+            processed += 1
+            node = nodes[name]
             hit = cache.get(name)
             if hit is not None and hit[0] == versions.get(name, 0):
                 others, first = hit[1], hit[2]
             else:
                 others, first = self._non_spread(sim, cache, cycle, node)
-            spread_fail = spread.filter_node(state, node) if hard else None
+            # the plugin's verdict object only for the nodes it refuses
+            spread_fail = None if not hard or allows(node) else spread.filter_node(state, node)
             if not others:
                 fit.append(name)
                 if spread_fail is None:
                     feasible.append(node)
+                    if len(feasible) >= want:
+                        break  # the scheduler stops filtering here
                 else:
                     for k in _refusing_keys(hard, node):
                         refusals[k] = refusals.get(k, 0) + 1
@@ -140,6 +206,8 @@ class Placer:
                 first = spread_fail
             if first is not None:
                 reasons[first.reason] = reasons.get(first.reason, 0) + 1
+        if total:
+            sim.next_start = (start + processed) % total
         chosen = pick(sim, state, pod, feasible)
         return Placement(pod, chosen, tuple(n.name for n in feasible), accepting_domains(pod, feasible),
                          tuple(fit), refusals, reasons)
@@ -174,6 +242,31 @@ class _LazyCycle:
         return self.cycle
 
 
+class _DomainVerdicts:
+    """Whether spread's Filter passes a node, remembered per (constraint, domain value) for
+    one placement: the verdict depends on the node's domain only, and a zone holds
+    thousands of nodes. Same rule as `spread.filter_node` (a node without a key fails)."""
+
+    __slots__ = ("hard", "memo")
+
+    def __init__(self, hard: tuple[spread.ConstraintState, ...]):
+        self.hard = [(cs.constraint.topology_key, cs) for cs in hard]
+        self.memo: dict[tuple[int, str], bool] = {}
+
+    def __call__(self, node: Node) -> bool:
+        labels, memo = node.labels, self.memo
+        for i, (key, cs) in enumerate(self.hard):
+            value = labels.get(key)
+            if value is None:
+                return False
+            ok = memo.get((i, value))
+            if ok is None:
+                ok = memo[(i, value)] = cs.allows(value)
+            if not ok:
+                return False
+        return True
+
+
 def _refusing_keys(hard: tuple[spread.ConstraintState, ...], node: Node) -> list[str]:
     out = []
     for cs in hard:
@@ -200,14 +293,16 @@ def least_allocated(sim: SimCluster, pod: Pod, node: Node) -> int:
 
     >>> # 4000m node with 1000m requested, pod asks 1000m -> cpu part (4000-2000)*100/4000 = 50
     """
-    cpu, mem = _nonzero(pod)
+    return _least_allocated(sim, _nonzero(pod), node)
+
+
+def _least_allocated(sim: SimCluster, want: tuple[int, int], node: Node) -> int:
     used_cpu, used_mem = sim.nonzero_usage(node.name, _nonzero)
-    cpu += used_cpu
-    mem += used_mem
-    total = 0
-    for want, res in ((cpu, "cpu"), (mem, "memory")):
-        alloc = node.allocatable.get(res, 0)
-        total += 0 if alloc <= 0 or want > alloc else (alloc - want) * 100 // alloc
+    cpu, mem = want[0] + used_cpu, want[1] + used_mem
+    alloc = node.allocatable
+    a_cpu, a_mem = alloc.get("cpu", 0), alloc.get("memory", 0)
+    total = 0 if a_cpu <= 0 or cpu > a_cpu else (a_cpu - cpu) * 100 // a_cpu
+    total += 0 if a_mem <= 0 or mem > a_mem else (a_mem - mem) * 100 // a_mem
     return total // 2
 
 
@@ -218,9 +313,10 @@ def pick(sim: SimCluster, state: spread.SpreadState, pod: Pod, feasible: list[No
     if len(feasible) == 1:
         return feasible[0].name
     spread_scores = spread.score_nodes(state, feasible)
+    want = _nonzero(pod)  # the pod's part of least_allocated, once for every node
     best, best_score = None, None
     for n in sorted(feasible, key=lambda n: n.name):
-        s = SPREAD_WEIGHT * spread_scores.get(n.name, 0) + LEAST_ALLOCATED_WEIGHT * least_allocated(sim, pod, n)
+        s = SPREAD_WEIGHT * spread_scores.get(n.name, 0) + LEAST_ALLOCATED_WEIGHT * _least_allocated(sim, want, n)
         if best_score is None or s > best_score:
             best, best_score = n.name, s
     return best

@@ -16,15 +16,24 @@ and, if that is unsafe, at smaller sizes.
 Every candidate is simulated (steps.run_batch) on a copy; the first safe one is
 descended into. A set of remaining nodes from which no safe continuation was found
 is remembered and not explored again (an approximation: the state after draining a
-set also depends on the order, which the memo ignores). Cost: each simulated step is
-O(R × N × F) for R replacements, N nodes and F filters (identical replacements share
-the non-spread filter work, see placement.py); the search simulates at most
-`search_budget` steps — O(T²) for T targets when the heuristic is right, exponential
-only until the budget stops it. If no safe order is found, a greedy pass continues
-from the longest safe prefix the search reached, picks at each level the least bad
-candidate (fewest new stranded pods, least new skew excess, then the biggest batch;
-the first candidate with no new harm at full size ends the level) and plays to the
-end, so the plan shows where and why it breaks.
+set also depends on the order, which the memo ignores).
+
+Bounds (each simulated step costs O(R × S) for R replacements and the S nodes the
+scheduler examines per placement, see placement.py; a zone of a 5,000-node cluster
+is ~1,700 targets, so anything quadratic in T is hours):
+- the search may simulate one step per target plus `search_budget` more: a budget
+  smaller than T would make a safe plan of T steps unreachable, and the extra is what
+  backtracking may spend;
+- a level tries at most DFS_CANDIDATES batches: the heuristic puts the likely ones
+  first, and when the first few all do harm the rest rarely do better — a deeper
+  level of the same branch is then the cheaper place to look;
+- the greedy fallback (no safe order found) continues from the longest safe prefix
+  the depth-first search found and, at each level, simulates at most
+  GREEDY_CANDIDATES batches, keeping the least bad (fewest new stranded pods, least
+  new skew excess, then the biggest batch; the first with no new harm at full size
+  ends the level at once). So the fallback is O(T) simulations, not O(T²): it only
+  has to show where and why the drain breaks, and one harmful candidate in heuristic
+  order explains that as well as the best of all of them.
 """
 
 from __future__ import annotations
@@ -37,12 +46,15 @@ from kubectl_tspread.drain.model import Step
 from kubectl_tspread.drain.steps import Context, World, run_batch
 from kubectl_tspread.model import HOSTNAME_KEY
 
+DFS_CANDIDATES = 8
+GREEDY_CANDIDATES = 3
+
 
 class Search:
     def __init__(self, ctx: Context, max_parallel: int, budget: int):
         self.ctx = ctx
         self.max_parallel = max(1, max_parallel)
-        self.budget = budget
+        self.budget = budget + len(ctx.targets)
         self.explored = 0
         self.failed: set[frozenset[str]] = set()
         self.exhausted = False
@@ -64,7 +76,7 @@ class Search:
         key = frozenset(remaining)
         if key in self.failed:
             return None
-        for batch in self.batches(world, remaining):
+        for batch in itertools.islice(self.batches(world, remaining), DFS_CANDIDATES):
             if self.explored >= self.budget:
                 self.exhausted = True
                 return None
@@ -82,15 +94,16 @@ class Search:
 
     def _greedy(self, world: World) -> World:
         """From the longest safe prefix the depth-first search found, pick at each level
-        the least bad candidate; one that does no new harm at the largest batch size is
-        taken at once (so a level costs one simulation unless harm is unavoidable)."""
+        the least bad of the first GREEDY_CANDIDATES candidates; one that does no new harm
+        at the largest batch size is taken at once (so a level costs one simulation unless
+        harm is unavoidable, and never more than GREEDY_CANDIDATES)."""
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
             if not remaining:
                 return world
             best, best_cost = None, None
             floor = (0, 0, -min(self.max_parallel, len(remaining)))
-            for batch in itertools.islice(self.batches(world, remaining), 2 * len(remaining)):
+            for batch in itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES):
                 w = world.copy()
                 self.explored += 1
                 run_batch(self.ctx, w, batch)

@@ -26,6 +26,14 @@ Speed (the drain planner plays thousands of steps on clusters of 150k pods):
   nodeTaintsPolicy Honor constraint (a cordoned node keeps its labels, so nothing
   else about the domains changes), a deleted node everything;
 - `nonzero_usage` remembers a node's summed scoring requests per node version.
+
+The scheduler's node walk: `scan_order` is the order kube-scheduler's node tree lists
+nodes in (round robin over zones — region and zone labels, GA or beta — in the order
+the zones first appear, each zone's nodes in the order they were added; node names
+stand for both orders, which the API does not expose), and `next_start` is the
+scheduler's rotating start index (nextStartNodeIndex), part of the simulated state
+because every placement advances it (placement.py). A live scheduler's index is
+unknown: the simulation starts it at 0.
 """
 
 from __future__ import annotations
@@ -37,9 +45,12 @@ from typing import Iterable
 from kubectl_tspread.drain import counts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.model import HONOR, Node, Pod, Snapshot
+from kubectl_tspread.model import HONOR, ZONE_KEY, Node, Pod, Snapshot
 
 REPLACEMENT_UID_PREFIX = "tspread-replacement-"
+REGION_KEY = "topology.kubernetes.io/region"
+BETA_REGION_KEY = "failure-domain.beta.kubernetes.io/region"
+BETA_ZONE_KEY = "failure-domain.beta.kubernetes.io/zone"
 # one counter for every simulation: a version number names one state of one node, even
 # across copies, so the placement cache never confuses two branches of the search
 _VERSIONS = itertools.count(1)
@@ -65,6 +76,8 @@ class SimCluster:
         self._terminating: dict[str, Pod] = {p.key: p for p in self.pods.values() if p.terminating}
         # (node, version) -> (cpu, memory): versions are unique across copies, so copies share it
         self._nonzero: dict[tuple[str, int], tuple[int, int]] = {}
+        self.next_start = 0
+        self._scan: tuple[str, ...] | None = None
 
     def copy(self) -> "SimCluster":
         other = SimCluster.__new__(SimCluster)
@@ -76,7 +89,14 @@ class SimCluster:
         other._spread = {ns: dict(states) for ns, states in self._spread.items()}
         other._partitions = dict(self._partitions)
         other._nonzero = self._nonzero
+        other.next_start, other._scan = self.next_start, self._scan
         return other
+
+    def scan_order(self) -> tuple[str, ...]:
+        """Node names in the scheduler's node-tree order (zones round robin)."""
+        if self._scan is None:
+            self._scan = node_tree_order(self.nodes.values())
+        return self._scan
 
     def forked_to(self, snapshot: Snapshot) -> "SimCluster | None":
         """A fork of this simulation moved to `snapshot`: a copy of its base snapshot with
@@ -112,6 +132,7 @@ class SimCluster:
         self.nodes[node.name] = self.index.nodes[node.name] = node
         self.nodes = dict(sorted(self.nodes.items()))
         self.index.nodes = dict(sorted(self.index.nodes.items()))
+        self._scan = None
         self._touch(node.name)
         self._spread.clear()
         self._partitions.clear()
@@ -180,6 +201,7 @@ class SimCluster:
             self._drop(p)
         self.nodes.pop(name, None)
         self.index.nodes.pop(name, None)
+        self._scan = None
         self._touch(name)
         self._spread.clear()
         self._partitions.clear()
@@ -251,3 +273,22 @@ def spread_key(pod: Pod) -> tuple:
     nodeSelector/affinity and tolerations the inclusion policies apply."""
     return (tuple(sorted(pod.labels.items())), pod.spread, pod.owner, tuple(sorted(pod.node_selector.items())),
             pod.node_affinity, pod.tolerations)
+
+
+def zone_id(node: Node) -> str:
+    """The scheduler's zone key of a node (region and zone, GA label first, then beta)."""
+    labels = node.labels
+    region = labels.get(REGION_KEY) or labels.get(BETA_REGION_KEY, "")
+    zone = labels.get(ZONE_KEY) or labels.get(BETA_ZONE_KEY, "")
+    return f"{region}:\x00:{zone}" if region or zone else ""
+
+
+def node_tree_order(nodes: Iterable[Node]) -> tuple[str, ...]:
+    """Names round robin over zones: the first node of every zone, then the second..."""
+    zones: dict[str, list[str]] = {}
+    for n in nodes:
+        zones.setdefault(zone_id(n), []).append(n.name)
+    out: list[str] = []
+    for i in range(max((len(v) for v in zones.values()), default=0)):
+        out.extend(names[i] for names in zones.values() if i < len(names))
+    return tuple(out)

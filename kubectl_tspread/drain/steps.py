@@ -147,8 +147,10 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
 def _adopt_replacements(ctx: Context, world: World, batch: list[str]) -> None:
     """Replacements that an earlier step put on a node of this batch move again."""
     for n in batch:
+        # by key: comparing Pod records field by field costs more than the whole check
+        queued = {p.key for p in world.remaining[n]}
         for p in world.sim.pods_on(n):
-            if p.uid.startswith(REPLACEMENT_UID_PREFIX) and not p.terminating and p not in world.remaining[n]:
+            if p.uid.startswith(REPLACEMENT_UID_PREFIX) and not p.terminating and p.key not in queued:
                 world.remaining[n].append(p)
                 ctx.adopt(p)
 
@@ -184,8 +186,14 @@ def retry_pending(ctx: Context, world: World) -> list[tuple[Pod, Pod, str]]:
     """The scheduler retries Pending pods when the cluster changes: replacements that
     stranded earlier get another try. Returns (evicted pod, replacement, node) placed."""
     placed, still = [], []
+    placer, sim = world.placer, world.sim
     for repl, evicted in world.pending:
-        pl = world.placer.place(world.sim, repl)
+        # most retries are of templates that just failed again on this same state
+        # (a failure binds nothing): skip them without building a Placement
+        if placer.failed_now(sim, repl):
+            still.append((repl, evicted))
+            continue
+        pl = placer.place(sim, repl)
         if pl.node is None:
             still.append((repl, evicted))
         else:

@@ -8,6 +8,8 @@ rarest label the selector requires, so a constraint costs its workload, not the 
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections import defaultdict
 from typing import Any, Callable, Iterable
 
@@ -133,14 +135,15 @@ class ClusterIndex:
             if not table.get(key):
                 continue
             lst = self._writable(table, key)
-            # from the end: a simulation mostly removes pods it added a moment ago
-            for i, p in enumerate(reversed(lst)):
-                if p is pod:
-                    del lst[len(lst) - 1 - i]
-                    break
-            else:
-                if pod in lst:
-                    lst.remove(pod)
+            # from the end (a simulation mostly removes pods it added a moment ago), by
+            # identity and in C: a namespace's list holds thousands of pods, and `in`
+            # would call the dataclass __eq__ on each of them
+            hit = next(itertools.compress(itertools.count(), map(operator.is_, reversed(lst),
+                                                                 itertools.repeat(pod))), None)
+            if hit is not None:
+                del lst[len(lst) - 1 - hit]
+            elif pod in lst:
+                lst.remove(pod)
 
     def _slots(self, pod: Pod) -> list[tuple[dict, Any]]:
         """(table, key) of every list the pod belongs in."""

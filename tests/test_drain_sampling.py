@@ -1,0 +1,89 @@
+"""The placer walks nodes like kube-scheduler with percentageOfNodesToScore unset: on 100
+nodes or more it stops filtering once num_feasible_to_find(N) nodes are feasible, scores
+only those, starts where the previous placement stopped (nextStartNodeIndex), and walks
+the node tree's order (zones round robin); below 100 nodes every node is scored."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import GI, make_node, make_pod, make_snapshot
+from kubectl_tspread.drain.placement import Placer, num_feasible_to_find
+from kubectl_tspread.drain.simulate import SimCluster, node_tree_order
+
+SMALL = {"cpu": 4000, "memory": 16 * GI, "pods": 110}
+BIG = {"cpu": 64000, "memory": 256 * GI, "pods": 110}
+
+
+@pytest.mark.parametrize("nodes,percentage,expected", [
+    pytest.param(0, 0, 0, id="no nodes: nothing to find"),
+    pytest.param(99, 0, 99, id="99 nodes: below the minimum, all of them"),
+    pytest.param(100, 0, 100, id="100 nodes: 50% would be 50, the minimum 100 wins"),
+    pytest.param(500, 0, 230, id="500 nodes: 50 - 500/125 = 46%"),
+    pytest.param(1000, 0, 420, id="1000 nodes: 42%"),
+    pytest.param(5000, 0, 500, id="5000 nodes: 10%"),
+    pytest.param(20000, 0, 1000, id="20000 nodes: the 5% floor"),
+    pytest.param(5000, 30, 1500, id="5000 nodes, percentageOfNodesToScore 30"),
+    pytest.param(5000, 100, 5000, id="percentageOfNodesToScore 100: every node"),
+])
+def test_num_feasible_to_find(nodes, percentage, expected):
+    assert num_feasible_to_find(nodes, percentage) == expected
+
+
+def _cluster(count: int, big: str) -> SimCluster:
+    """`count` empty nodes of one zone, all alike except `big` (16x the room: the best
+    LeastAllocated score)."""
+    nodes = [make_node(f"n{i:03d}", zone="a", allocatable=BIG if f"n{i:03d}" == big else SMALL)
+             for i in range(count)]
+    return SimCluster(make_snapshot(nodes, []))
+
+
+def _pending():
+    return make_pod("web-x", labels={"app": "web"}, requests={"cpu": 500, "memory": GI})
+
+
+def test_at_120_nodes_the_best_node_outside_the_sample_is_not_chosen_until_the_walk_reaches_it():
+    sim, placer = _cluster(120, big="n110"), Placer()
+    first = placer.place(sim, _pending())
+    # 100 feasible nodes wanted: the walk stops at n099 and never scores n110
+    assert len(first.feasible) == 100 and "n110" not in first.feasible
+    assert first.node == "n000"  # all sampled nodes tie: the first name
+    assert sim.next_start == 100
+    # the next placement starts at n100, wraps round, and now sees n110
+    second = placer.place(sim, _pending())
+    assert second.node == "n110" and second.feasible[0] == "n100"
+    assert sim.next_start == 80
+
+
+def test_below_100_nodes_every_node_is_scored():
+    sim, placer = _cluster(99, big="n098"), Placer()
+    pl = placer.place(sim, _pending())
+    assert pl.node == "n098" and len(pl.feasible) == 99
+    assert sim.next_start == 0  # 99 examined of 99: back where it started
+
+
+def test_a_placement_that_fails_examines_every_node():
+    nodes = [make_node(f"n{i:03d}", zone="a", allocatable=SMALL) for i in range(150)]
+    sim, placer = SimCluster(make_snapshot(nodes, [])), Placer()
+    huge = make_pod("web-x", labels={"app": "web"}, requests={"cpu": 8000, "memory": GI})
+    pl = placer.place(sim, huge)
+    assert pl.node is None and sum(pl.reasons.values()) == 150
+
+
+def test_forks_carry_the_start_index():
+    sim, placer = _cluster(120, big="n110"), Placer()
+    placer.place(sim, _pending())
+    fork = sim.copy()
+    assert fork.next_start == 100
+    placer.place(fork, _pending())
+    assert fork.next_start == 80 and sim.next_start == 100
+
+
+@pytest.mark.parametrize("layout,expected", [
+    pytest.param({"a1": "a", "a2": "a", "b1": "b", "c1": "c", "c2": "c", "c3": "c"},
+                 ["a1", "b1", "c1", "a2", "c2", "c3"], id="3 zones [2,1,3]: round robin, exhausted zones skipped"),
+    pytest.param({"x1": None, "x2": None}, ["x1", "x2"], id="no zone labels: one group, name order"),
+])
+def test_node_tree_order(layout, expected):
+    nodes = [make_node(name, zone=zone) for name, zone in layout.items()]
+    assert list(node_tree_order(nodes)) == expected
