@@ -79,8 +79,13 @@ def _representative(pods: Sequence[Pod]) -> Pod:
 def _constraint_sets(index: ClusterIndex, pods: Sequence[Pod]) -> list[tuple[tuple[SpreadConstraint, ...], list[Pod]]]:
     """Partition pods by the constraints they carry; mid-rollout a workload may have two sets."""
     sets: dict[tuple[SpreadConstraint, ...], list[Pod]] = {}
+    # pods decoded from one template mostly share one tuple object: hash each object once
+    by_id: dict[int, list[Pod]] = {}
     for p in pods:
-        sets.setdefault(p.spread, []).append(p)
+        members = by_id.get(id(p.spread))
+        if members is None:
+            members = by_id[id(p.spread)] = sets.setdefault(p.spread, [])
+        members.append(p)
     out = []
     for own, members in sets.items():
         constraints = own if own else spread.constraints_for(index, _representative(members))
@@ -91,17 +96,23 @@ def _constraint_sets(index: ClusterIndex, pods: Sequence[Pod]) -> list[tuple[tup
 
 
 def analyse_group(index: ClusterIndex, group: PodGroup, with_timeline: bool = False,
-                  partitions: dict | None = None) -> list[WorkloadReport]:
+                  partitions: dict | None = None, cordoned: frozenset[str] | None = None) -> list[WorkloadReport]:
     """`partitions` shares which nodes make which domains between the workloads of one
-    report (the index does not change while a report is built)."""
+    report, `cordoned` the names of the cordoned nodes (`traps.cordoned_nodes`): the index
+    does not change while a report is built."""
     sets = _constraint_sets(index, group.pods)
+    if cordoned is None:
+        cordoned = trapmod.cordoned_nodes(index)
     reports = []
     for i, (constraints, members) in enumerate(sets, start=1):
         incoming = _representative(members)
         state = spread.compute(index, incoming, constraints, partitions=partitions)
-        found = trapmod.detect_traps(index, state, group.pods)
+        # why each pod is or is not counted: the traps and the report both need it
+        reasons = [cs.uncounted_reasons(group.pods) for cs in state.constraints]
+        counted = [spread.counted_pods(group.pods, r) for r in reasons]
+        found = trapmod.detect_traps(index, state, group.pods, counted, cordoned)
         constraint_reports = [
-            ConstraintReport(cs, cs.uncounted(group.pods), found.get(pos, []))
+            ConstraintReport(cs, spread.uncounted_pods(group.pods, reasons[pos]), found.get(pos, []))
             for pos, cs in enumerate(state.constraints)
         ]
         wr = WorkloadReport(group.kind, group.namespace, group.name, len(members), incoming,
@@ -119,8 +130,9 @@ def compute_distribution(index: ClusterIndex, groups: Sequence[PodGroup], with_t
     # hundreds of workloads share a handful of (topologyKey, node rules) shapes: the walk
     # over every node happens once per shape, not once per constraint
     partitions: dict = {}
+    cordoned = trapmod.cordoned_nodes(index)
     for g in groups:
-        workloads.extend(analyse_group(index, g, with_timeline, partitions))
+        workloads.extend(analyse_group(index, g, with_timeline, partitions, cordoned))
     return DistributionReport(workloads, namespace, index.snapshot.source)
 
 

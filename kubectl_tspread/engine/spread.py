@@ -150,30 +150,47 @@ class ConstraintState:
         Terminating, Unscheduled, OtherRevision (only the matchLabelKeys merge rejects
         it), SelectorMismatch (other namespace, or the selector is `{}`/nil or does not
         match), ExcludedNode. Counted and finished pods are not listed."""
-        out = []
-        for p in pods:
-            reason = self.uncounted_reason(p)
-            if reason is not None:
-                out.append(UncountedPod(p.namespace, p.name, reason))
-        return out
+        pods = list(pods)
+        return uncounted_pods(pods, self.uncounted_reasons(pods))
 
     def uncounted_reason(self, p: Pod) -> str | None:
         """None when `p` is in the counts (or finished), else the UNCOUNTED_* reason."""
-        if p.finished:
-            return None
-        if p.terminating:
-            return UNCOUNTED_TERMINATING
-        if not p.node_name:
-            return UNCOUNTED_UNSCHEDULED
-        if p.namespace != self.namespace or not _counts_pods(self.selector):
-            return UNCOUNTED_SELECTOR_MISMATCH
-        if not self.selector.matches(p.labels):
-            if self.constraint.selector.matches(p.labels):
-                return UNCOUNTED_OTHER_REVISION
-            return UNCOUNTED_SELECTOR_MISMATCH
-        if p.node_name not in self.node_domain:
-            return UNCOUNTED_EXCLUDED_NODE
-        return None
+        return self.uncounted_reasons((p,))[0]
+
+    def uncounted_reasons(self, pods: Sequence[Pod]) -> list[str | None]:
+        """`uncounted_reason` of each pod, in order (what holds for the whole constraint is
+        looked up once: distribution asks it for every pod of every workload)."""
+        namespace, selector, own = self.namespace, self.selector, self.constraint.selector
+        counts = _counts_pods(selector)
+        node_domain = self.node_domain
+        out: list[str | None] = []
+        for p in pods:
+            if p.finished:
+                reason = None
+            elif p.terminating:
+                reason = UNCOUNTED_TERMINATING
+            elif not p.node_name:
+                reason = UNCOUNTED_UNSCHEDULED
+            elif p.namespace != namespace or not counts:
+                reason = UNCOUNTED_SELECTOR_MISMATCH
+            elif not selector.matches(p.labels):
+                reason = UNCOUNTED_OTHER_REVISION if own.matches(p.labels) else UNCOUNTED_SELECTOR_MISMATCH
+            elif p.node_name not in node_domain:
+                reason = UNCOUNTED_EXCLUDED_NODE
+            else:
+                reason = None
+            out.append(reason)
+        return out
+
+
+def uncounted_pods(pods: Sequence[Pod], reasons: Sequence[str | None]) -> list[UncountedPod]:
+    """The UncountedPod records of `pods` given their `uncounted_reasons`."""
+    return [UncountedPod(p.namespace, p.name, r) for p, r in zip(pods, reasons) if r is not None]
+
+
+def counted_pods(pods: Sequence[Pod], reasons: Sequence[str | None]) -> list[Pod]:
+    """The pods of `pods` in the counts, given their `uncounted_reasons`."""
+    return [p for p, r in zip(pods, reasons) if r is None and not p.finished]
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +262,9 @@ class Partition:
     node_domain: Mapping[str, str]
     excluded: tuple[ExcludedNode, ...]
     members: Mapping[str, tuple[str, ...]]  # domain value (sorted) -> its node names
+    # every domain at count 0, in value order: an evaluation copies it and replaces only the
+    # domains that hold matching pods (a hostname constraint has thousands, its workload few)
+    zeros: Mapping[str, Domain] = field(default_factory=dict)
 
 
 def forget_cordon_sensitive(partitions: dict[tuple, Partition]) -> None:
@@ -315,7 +335,9 @@ def _assemble(node_domain: dict[str, str], excluded: list[ExcludedNode]) -> Part
     members: dict[str, list[str]] = defaultdict(list)
     for name, value in node_domain.items():
         members[value].append(name)
-    return Partition(node_domain, tuple(excluded), {v: tuple(members[v]) for v in sorted(members)})
+    ordered = {v: tuple(members[v]) for v in sorted(members)}
+    zeros = {v: Domain(v, 0, names) for v, names in ordered.items()}
+    return Partition(node_domain, tuple(excluded), ordered, zeros)
 
 
 def _exclusion(pod: Pod, c: SpreadConstraint, node: Node, all_keys: Sequence[str],
@@ -365,10 +387,17 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
         v = node_domain.get(n)
         if v is not None:
             per_domain[v] += cnt
-    domains = {v: Domain(v, per_domain.get(v, 0), names) for v, names in part.members.items()}
+    domains = dict(part.zeros)
+    members = part.members
+    for v, cnt in per_domain.items():
+        domains[v] = Domain(v, cnt, members[v])
     forced = len(domains) < c.min_domains
-    global_min = 0 if forced or not domains else min(d.pods for d in domains.values())
-    skew = max(d.pods for d in domains.values()) - global_min if domains else 0
+    # every count in per_domain is positive: a domain missing from it holds the minimum, 0
+    if forced or not per_domain or len(per_domain) < len(domains):
+        global_min = 0
+    else:
+        global_min = min(per_domain.values())
+    skew = max(per_domain.values(), default=0) - global_min
     return ConstraintState(
         constraint=c, selector=selector, namespace=pod.namespace,
         self_match=1 if selector.matches(pod.labels) else 0,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.spread import (
@@ -35,6 +35,7 @@ from kubectl_tspread.engine.spread import (
     EXCLUDED_TAINT,
     ConstraintState,
     SpreadState,
+    counted_pods,
 )
 from kubectl_tspread.model import HONOR, NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Pod
 
@@ -54,25 +55,29 @@ class Trap:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-def detect_traps(index: ClusterIndex, state: SpreadState,
-                 workload_pods: Sequence[Pod]) -> dict[int, list[Trap]]:
-    """Traps per constraint position; `workload_pods` are the pods of the workload shown."""
+def detect_traps(index: ClusterIndex, state: SpreadState, workload_pods: Sequence[Pod],
+                 counted: Sequence[Sequence[Pod]] | None = None,
+                 cordoned: Collection[str] | None = None) -> dict[int, list[Trap]]:
+    """Traps per constraint position; `workload_pods` are the pods of the workload shown.
+
+    `counted` (per position: the workload pods in the counts) and `cordoned` (names of the
+    cordoned nodes, see `cordoned_nodes`) spare the work when the caller has them already."""
     out: dict[int, list[Trap]] = {}
     for i, cs in enumerate(state.constraints):
-        traps = constraint_traps(index, cs, workload_pods)
+        traps = constraint_traps(index, cs, workload_pods, None if counted is None else counted[i], cordoned)
         if traps:
             out[i] = traps
     return out
 
 
-def constraint_traps(index: ClusterIndex, cs: ConstraintState,
-                     workload_pods: Sequence[Pod]) -> list[Trap]:
+def constraint_traps(index: ClusterIndex, cs: ConstraintState, workload_pods: Sequence[Pod],
+                     counted: Sequence[Pod] | None = None, cordoned: Collection[str] | None = None) -> list[Trap]:
     """The traps of one evaluated constraint, in a fixed order."""
     found = [
-        cordoned_domain(index, cs),
+        cordoned_domain(index, cs, cordoned),
         invisible_empty_domain(index, cs),
         min_domains_unreachable(cs),
-        rolling_update_skew(cs, workload_pods),
+        rolling_update_skew(cs, workload_pods, counted),
         missing_labels(index, cs),
         enforced_only_at_placement(cs),
     ]
@@ -84,17 +89,31 @@ def _cordoned(node: Node) -> bool:
         t.key == UNSCHEDULABLE_TAINT_KEY and t.effect == NO_SCHEDULE for t in node.taints)
 
 
-def cordoned_domain(index: ClusterIndex, cs: ConstraintState) -> Trap | None:
+def cordoned_nodes(index: ClusterIndex) -> frozenset[str]:
+    """Names of the cordoned nodes (unschedulable, or carrying the cordon taint)."""
+    return frozenset(name for name, node in index.nodes.items() if _cordoned(node))
+
+
+def cordoned_domain(index: ClusterIndex, cs: ConstraintState,
+                    cordoned_names: Collection[str] | None = None) -> Trap | None:
     """zones a=3 b=3 c=0 (c cordoned), maxSkew 1 → globalMin 0 instead of 3:
-    a and b accept nothing more until zone c's nodes are deleted or the policy is Honor."""
+    a and b accept nothing more until zone c's nodes are deleted or the policy is Honor.
+
+    `cordoned_names` (`cordoned_nodes(index)`) lets a caller judge each node once per report."""
     c = cs.constraint
     if not c.hard or not cs.domains:
         return None
-    cordoned = [d for d in cs.domains.values()
-                if d.nodes and all(_cordoned(index.nodes[n]) for n in d.nodes)]
+    if cordoned_names is None:
+        cordoned_names = cordoned_nodes(index)
+    # only a domain holding some cordoned node can be all cordoned; domains are in value order
+    suspects = sorted({v for n in cordoned_names if (v := cs.node_domain.get(n)) is not None})
+    cordoned = [d for d in (cs.domains[v] for v in suspects if v in cs.domains)
+                if d.nodes and all(n in cordoned_names for n in d.nodes)]
+    if not cordoned:
+        return None
     gone = {d.value for d in cordoned}  # a set: hostname constraints have thousands of domains
     live = [d.pods for d in cs.domains.values() if d.value not in gone]
-    if not cordoned or not live:
+    if not live:
         return None
     min_without = 0 if len(live) < c.min_domains else min(live)
     if min_without <= cs.global_min:
@@ -152,13 +171,16 @@ def min_domains_unreachable(cs: ConstraintState) -> Trap | None:
     })
 
 
-def rolling_update_skew(cs: ConstraintState, workload_pods: Sequence[Pod]) -> Trap | None:
+def rolling_update_skew(cs: ConstraintState, workload_pods: Sequence[Pod],
+                        counted: Sequence[Pod] | None = None) -> Trap | None:
     """Old and new ReplicaSet pods both counted: without matchLabelKeys
-    [pod-template-hash] the new revision is spread against the old one's placement."""
+    [pod-template-hash] the new revision is spread against the old one's placement.
+    `counted`: the workload pods in the counts, when the caller has them."""
     c = cs.constraint
     if TEMPLATE_HASH in c.match_label_keys:
         return None
-    counted = [p for p in workload_pods if not p.finished and cs.uncounted_reason(p) is None]
+    if counted is None:
+        counted = counted_pods(workload_pods, cs.uncounted_reasons(workload_pods))
     revisions = Counter(p.labels[TEMPLATE_HASH] for p in counted if TEMPLATE_HASH in p.labels)
     if len(revisions) < 2:
         return None
