@@ -39,3 +39,64 @@ def test_the_console_keeps_its_width_for_prose_after_a_table():
     console = make_console("never", stream, width=40)
     print_block(console, table(HEADERS, ROWS))
     assert console.width == 40
+
+
+def _rich_capture(t, no_headers):
+    stream = io.StringIO()
+    console = make_console("never", stream)
+    print_block(console, _Opaque(t.rich()))
+    return stream.getvalue()
+
+
+class _Opaque:
+    """Hands print_block a rich renderable it cannot lay out itself, forcing the rich path."""
+
+    def __init__(self, renderable):
+        self.renderable = renderable
+
+    def __rich__(self):
+        return self.renderable
+
+
+def _text(s, style="bold red"):
+    from rich.text import Text
+
+    return Text(s, style=style)
+
+
+# (id, headers, rows, no_headers)
+PLAIN_CASES = [
+    ("summary row with a styled status", HEADERS, [ROWS[0][:3] + [_text("DRIFTED")]], False),
+    ("no headers", HEADERS, ROWS, True),
+    ("bars of block characters and an empty header", ["DOMAIN", "PODS", ""],
+     [["a", "3", _text("███", "cyan")], ["bb", "0", _text("", "cyan")], ["c", "12", _text("█", "cyan")]], False),
+    ("a column that is empty everywhere, in the middle", ["A", "", "C"], [["x", "", "zz"], ["yyy", "", ""]], False),
+    ("the last column empty: no trailing spaces", ["A", "B"], [["x", ""], ["y", ""]], False),
+    ("wide characters count two cells", ["NAME", "ZONE"], [["节点-1", "a"], ["n", "区域"]], False),
+    ("a single column", ["NODE"], [["n1"], ["node-22"]], False),
+    ("cells with inner and leading spaces", ["A", "B"], [["  > maxSkew", "x y"], ["-", "  "]], True),
+    ("header only", ["NAMESPACE", "WORKLOAD"], [], False),
+]
+
+
+@pytest.mark.parametrize("headers,rows,no_headers", [c[1:] for c in PLAIN_CASES], ids=[c[0] for c in PLAIN_CASES])
+def test_plain_layout_is_byte_identical_to_rich(headers, rows, no_headers):
+    stream = Terminal()  # a terminal without colors takes the plain path too
+    print_block(make_console("never", stream, width=30), table(headers, rows, no_headers))
+    assert table(headers, rows, no_headers).plain() is not None
+    assert stream.getvalue() == _rich_capture(table(headers, rows, no_headers), no_headers)
+
+
+@pytest.mark.parametrize("cell", ["two\nlines", "a\ttab"], ids=["newline", "tab"])
+def test_cells_rich_lays_out_differently_are_left_to_rich(cell):
+    t = table(["A", "B"], [[cell, "x"]])
+    assert t.plain() is None
+    stream = io.StringIO()
+    print_block(make_console("never", stream), t)
+    assert stream.getvalue() == _rich_capture(t, False)
+
+
+def test_colored_console_keeps_rich_styles():
+    stream = io.StringIO()
+    print_block(make_console("always", stream), table(["A"], [[_text("VIOLATED")]]))
+    assert "\x1b[" in stream.getvalue() and "VIOLATED" in stream.getvalue()

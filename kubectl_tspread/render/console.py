@@ -37,19 +37,61 @@ def make_console(color: str = "auto", stream: IO[str] | None = None, width: int 
     )
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: bool = False,
-          styles: Sequence[str | None] | None = None):
-    """A kubectl table: uppercase headers, three spaces between columns, no borders, no wrapping."""
-    from rich.table import Table
+class Rows:
+    """A kubectl table not rendered yet (see `table`): `print_block` writes it as plain text
+    when the console has no colors, and through rich otherwise."""
 
-    t = Table(box=None, pad_edge=False, padding=(0, 3, 0, 0), show_edge=False, show_header=not no_headers,
-              header_style=None)
-    for i, h in enumerate(headers):
-        t.add_column(h.upper(), no_wrap=True, overflow="ignore",
-                     style=(styles[i] if styles else None) or None)
-    for r in rows:
-        t.add_row(*r)
-    return t
+    __slots__ = ("headers", "rows", "no_headers", "styles")
+
+    def __init__(self, headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: bool,
+                 styles: Sequence[str | None] | None):
+        self.headers, self.rows = list(headers), [list(r) for r in rows]
+        self.no_headers, self.styles = no_headers, styles
+
+    def rich(self):
+        from rich.table import Table
+
+        t = Table(box=None, pad_edge=False, padding=(0, 3, 0, 0), show_edge=False,
+                  show_header=not self.no_headers, header_style=None)
+        for i, h in enumerate(self.headers):
+            t.add_column(h.upper(), no_wrap=True, overflow="ignore",
+                         style=(self.styles[i] if self.styles else None) or None)
+        for r in self.rows:
+            t.add_row(*r)
+        return t
+
+    def plain(self) -> str | None:
+        """The lines rich prints for this table without colors, each right-stripped; None when
+        a cell is something other than one line of text (rich lays those out itself)."""
+        from rich.cells import cell_len
+        from rich.text import Text
+
+        lines = [[h.upper() for h in self.headers]] if not self.no_headers else []
+        for r in self.rows:
+            if len(r) != len(self.headers):
+                return None
+            cells = []
+            for cell in r:
+                text = cell if isinstance(cell, str) else cell.plain if type(cell) is Text else None
+                if text is None or not text.isprintable():  # newlines, tabs, control characters
+                    return None
+                cells.append(text)
+            lines.append(cells)
+        if not lines:
+            return None
+        widths = [max(cell_len(line[i]) for line in lines) for i in range(len(self.headers))]
+        if sum(widths) + 3 * len(widths) > _UNBOUNDED_WIDTH:
+            return None
+        # three spaces after every column but the last; each cell padded to its column's cells
+        out = ["   ".join(c + " " * (w - cell_len(c)) for c, w in zip(line, widths)).rstrip()
+               for line in lines]
+        return "\n".join(out) + "\n"
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: bool = False,
+          styles: Sequence[str | None] | None = None) -> Rows:
+    """A kubectl table: uppercase headers, three spaces between columns, no borders, no wrapping."""
+    return Rows(headers, rows, no_headers, styles)
 
 
 def print_block(console, renderable) -> None:
@@ -58,7 +100,15 @@ def print_block(console, renderable) -> None:
 
     On a terminal rich would shrink the columns to the window and crop each line, dropping whole
     columns; kubectl never does that: it prints full rows and lets the terminal wrap them.
+    Without colors a `table` is laid out here, to the same bytes: rich takes a second for the
+    thousands of rows of a large cluster.
     """
+    if isinstance(renderable, Rows):
+        text = renderable.plain() if console.color_system is None else None
+        if text is not None:
+            console.file.write(text)
+            return
+        renderable = renderable.rich()
     terminal_width = console.width
     console.width = _UNBOUNDED_WIDTH
     try:
