@@ -7,8 +7,8 @@ drops the rest of the JSON. Dicts inside records are treated as read-only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Mapping
 
 from kubectl_tspread.labels import Requirement, Selector
 
@@ -306,3 +306,30 @@ class Snapshot:
             if n.name == name:
                 return n
         return None
+
+
+def positional_constructor(cls: type) -> Callable[..., Any]:
+    """A constructor for the frozen slots dataclass `cls` taking every field positionally, in
+    declaration order, with no defaults; the instance is the same as `cls(*args)` would give.
+
+    Why: a frozen dataclass's __init__ stores each field with object.__setattr__, a call per
+    field; decoding 150,000 pods of 24 fields spent ~6 µs per pod there. This builds the
+    instance as an unfrozen twin class with the same slots (plain, specialised slot stores)
+    and then retypes it to `cls`, which CPython allows between classes of identical slot
+    layout. Only for the decoder's hot path; everything else uses the normal constructor.
+    """
+    if not hasattr(cls, "__slots__") or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__}: positional_constructor needs a slots dataclass without __post_init__")
+    names = [f.name for f in fields(cls)]
+    if tuple(cls.__slots__) != tuple(names):
+        raise TypeError(f"{cls.__name__}: slots {cls.__slots__} do not match fields {names}")
+    twin = type(f"_{cls.__name__}Unfrozen", (), {"__slots__": tuple(names)})
+    args = ", ".join(names)
+    body = "".join(f"    obj.{n} = {n}\n" for n in names)
+    src = f"def make({args}):\n    obj = new(twin)\n{body}    obj.__class__ = cls\n    return obj\n"
+    scope: dict[str, Any] = {"new": object.__new__, "twin": twin, "cls": cls}
+    exec(src, scope)  # like dataclasses' own generated __init__: one function per class, made once
+    make = scope["make"]
+    make.__name__ = make.__qualname__ = f"new_{cls.__name__}"
+    make.__doc__ = f"{cls.__name__}({args}) without the frozen per-field setattr"
+    return make

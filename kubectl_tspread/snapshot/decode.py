@@ -2,7 +2,9 @@
 
 Used by every snapshot source (live, file, demo). Keeps only what the engine needs, so
 memory is bounded by the records and not by the JSON received. Label keys and values
-are interned: 150k pods share a few hundred distinct strings.
+are interned: 150k pods share a few hundred distinct strings. Records of sub-trees many
+objects repeat are shared (sharing.py); pods, the bulk of a cluster, have a hot path of
+their own (`pod`).
 """
 
 from __future__ import annotations
@@ -12,92 +14,25 @@ from typing import Any, Callable, Iterable, Mapping
 
 from kubectl_tspread.labels import Requirement, Selector
 from kubectl_tspread.model import (
-    HONOR, IGNORE, Event, HostPort, Node, NodeSelectorTerm, OwnerRef, PersistentVolume,
-    PersistentVolumeClaim, Pdb, Pod, PodAffinityTerm, PodCondition, Service, SpreadConstraint,
-    StorageClass, Taint, Toleration, Volume, Workload,
+    HONOR, IGNORE, Event, HostPort, Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim, Pdb, Pod,
+    PodAffinityTerm, PodCondition, Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload,
+    positional_constructor,
 )
-from kubectl_tspread.quantity import to_scheduler_units
+from kubectl_tspread.snapshot.sharing import (
+    json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner, resources as _resources,
+    shared_labels as _shared_labels,
+)
 
 _intern = sys.intern
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job")
-
-
-def _labels(d: Mapping | None) -> dict[str, str]:
-    if not d:
-        return {}
-    return {_intern(str(k)): _intern(str(v)) for k, v in d.items()}
-
-
-# Speed and memory at 150k pods: the pods of one workload repeat the same labels, constraints,
-# tolerations, affinity, requests and volumes, so each distinct sub-tree is decoded once and the
-# (immutable, read-only) record is shared. The key is the sub-tree's canonical JSON bytes: equal
-# bytes mean equal JSON, so the shared record is exactly what decoding it again would give.
-try:
-    from orjson import dumps as _json_key
-except ImportError:  # pragma: no cover - orjson is optional; the stdlib key is only slower
-    import json as _json
-
-    def _json_key(obj: Any) -> Any:
-        return _json.dumps(obj, separators=(",", ":"))
-
-_MEMO: dict[Any, Any] = {}
-_MEMO_LIMIT = 200_000  # distinct sub-trees kept; past it the memo starts over (bounded memory)
-_UNITS: dict[tuple[str, Any], int] = {}
-
-
-def _memo(tag: str, raw: Any, build: Callable[[Any], Any]) -> Any:
-    """build(raw), shared between equal `raw` sub-trees; `raw` that cannot be keyed is decoded as is."""
-    try:
-        key = (tag, _json_key(raw))
-    except (TypeError, ValueError):  # e.g. a YAML dump's datetime or non-string keys
-        return build(raw)
-    return _remember(key, build, raw)
-
-
-def _remember(key: Any, build: Callable[[Any], Any], raw: Any) -> Any:
-    hit = _MEMO.get(key)
-    if hit is None:
-        if len(_MEMO) >= _MEMO_LIMIT:
-            _MEMO.clear()
-        hit = _MEMO[key] = build(raw)
-    return hit
-
-
-def _units(k: str, v: Any) -> int:
-    """to_scheduler_units, remembered: a cluster uses a few dozen distinct quantities."""
-    try:
-        return _UNITS[(k, v)]
-    except KeyError:
-        out = _UNITS[(k, v)] = to_scheduler_units(k, v)
-        return out
-    except TypeError:  # an unhashable value: let the parser reject it as before
-        return to_scheduler_units(k, v)
-
-
-def _resources(d: Mapping | None) -> dict[str, int]:
-    if not d:
-        return {}
-    return {_intern(k): _units(k, v) for k, v in d.items()}
-
-
-def _owner(meta: Mapping) -> OwnerRef | None:
-    for o in meta.get("ownerReferences") or ():
-        if o.get("controller"):
-            key = ("owner", o.get("kind", ""), o.get("name", ""), o.get("uid", ""), o.get("apiVersion", ""))
-            return _remember(key, lambda k: OwnerRef(_intern(k[1]), *k[2:]), key)
-    return None
-
-
-def _shared_labels(d: Mapping | None) -> dict[str, str]:
-    """_labels for maps many pods repeat (a workload's labels, nodeSelector): one dict per distinct map."""
-    if not d:
-        return {}
-    try:
-        key = ("labels",) + tuple(d.items())
-        hash(key)
-    except TypeError:
-        return _labels(d)
-    return _remember(key, _labels, d)
+# Pod-only memos (see sharing.py for why records are shared), each bounded like sharing.MEMO.
+_SHAPES: dict[bytes, tuple] = {}  # a spec's requests, ports, spread, tolerations and node selector
+_SHAPES_LIMIT = 20_000  # a shape key is ~0.3-2 KB of JSON: at most some tens of MB
+_VOLUMES: dict[tuple, tuple[Volume, ...]] = {}
+_NONE: Mapping = {}  # stands for a missing map; never written to
+_NO_AFFINITY = (None, (), ())  # what _pod_affinity gives for a pod without spec.affinity
+_new_pod = positional_constructor(Pod)
+_new_condition = positional_constructor(PodCondition)
 
 
 def _node_requirements(exprs: Iterable[Mapping] | None) -> tuple[Requirement, ...]:
@@ -184,16 +119,20 @@ def _host_ports(spec: Mapping) -> tuple[HostPort, ...]:
     return tuple(out)
 
 
-def _volumes(spec: Mapping) -> tuple[Volume, ...]:
-    out = []
-    for v in spec.get("volumes") or ():
-        pvc = (v.get("persistentVolumeClaim") or {}).get("claimName")
-        out.append(Volume(v.get("name", ""), pvc, "emptyDir" in v))
-    return tuple(out)
-
-
-def _ready(conditions: Iterable[PodCondition]) -> bool:
-    return any(c.type == "Ready" and c.status == "True" for c in conditions)
+def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
+    """A pod's volumes, one tuple per distinct list of (name, claim, emptyDir): the key holds only
+    what the records hold, since volume names are often unique per pod (kube-api-access-xxxxx)."""
+    if not raw:
+        return ()
+    key = tuple([(v.get("name", ""), (v.get("persistentVolumeClaim") or _NONE).get("claimName"), "emptyDir" in v)
+                 for v in raw])
+    try:
+        hit = _VOLUMES.get(key)
+    except TypeError:  # an unhashable name or claim: decoded as is
+        return tuple(Volume(*k) for k in key)
+    if hit is None:
+        hit = _keep(_VOLUMES, key, tuple(Volume(*k) for k in key))
+    return hit
 
 
 def _pod_affinity(affinity: Mapping | None) -> tuple:
@@ -238,44 +177,92 @@ def _tolerations(raw: Iterable[Mapping] | None) -> tuple[Toleration, ...]:
     )
 
 
-def _condition(c: Mapping) -> PodCondition:
-    # interned: 150k pods repeat a handful of types, statuses, reasons and (per workload) messages
-    return PodCondition(_intern(c.get("type", "")), _intern(c.get("status", "")), _intern(c.get("reason") or ""),
-                        _intern(c.get("message") or ""), _intern(c.get("lastTransitionTime") or ""))
+def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...], bool]:
+    """(status.conditions as records, whether Ready is True). Strings are interned: 150k pods repeat
+    a handful of types, statuses, reasons and (per workload) messages, and a pod's conditions mostly
+    share one transition time (interned once per run of equal ones). Not memoised: transition times
+    make most pods' conditions distinct, and the pods that share them are not listed together."""
+    if not raw:
+        return (), False
+    out = []
+    ready = False
+    when_seen, when_kept = None, ""  # a missing time is ""
+    for c in raw:
+        get = c.get
+        type_ = _intern(get("type", ""))
+        status = _intern(get("status", ""))
+        reason = get("reason")
+        message = get("message")
+        when = get("lastTransitionTime")
+        if when != when_seen:
+            when_seen, when_kept = when, _intern(when) if when else ""
+        out.append(_new_condition(type_, status, _intern(reason) if reason else "",
+                                  _intern(message) if message else "", when_kept))
+        if type_ == "Ready" and status == "True":
+            ready = True
+    return tuple(out), ready
+
+
+def _scheduling(spec: Mapping) -> tuple:
+    """(node_affinity, pod_affinity, pod_anti_affinity, requests, host_ports, spread, tolerations,
+    node_selector) of a pod spec, shared by every pod whose spec has the same such sub-trees.
+
+    One JSON key for the whole template-like part of the spec (requests, ports, spread,
+    tolerations, node selector) instead of one per sub-tree. Affinity is keyed on its own: a
+    DaemonSet's pods each pin one node through it, and folding it in would make one big key per
+    DaemonSet and node. A miss decodes through the per-sub-tree memos, so records stay shared
+    exactly as before."""
+    get = spec.get
+    containers = get("containers")
+    inits = get("initContainers")
+    affinity = get("affinity")
+    aff = _NO_AFFINITY if affinity is None else _memo("affinity", affinity, _pod_affinity)
+    try:
+        key = json_key((
+            [(c.get("resources"), c.get("ports")) for c in containers] if containers else None,
+            [(c.get("resources"), c.get("ports"), c.get("restartPolicy")) for c in inits] if inits else None,
+            get("overhead"), get("topologySpreadConstraints"), get("tolerations"), get("nodeSelector")))
+    except (TypeError, ValueError, AttributeError):  # unkeyable (see _memo) or malformed: decoded as is
+        return aff + _template_parts(spec)
+    hit = _SHAPES.get(key)
+    if hit is None:
+        hit = _keep(_SHAPES, key, _template_parts(spec), _SHAPES_LIMIT)
+    return aff + hit
+
+
+def _template_parts(spec: Mapping) -> tuple:
+    requests, host_ports = _memo("containers", _container_parts(spec), _requests_and_ports)
+    return (requests, host_ports, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
+            _memo("tolerations", spec.get("tolerations"), _tolerations), _shared_labels(spec.get("nodeSelector")))
 
 
 def pod(obj: Mapping) -> Pod:
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    node_affinity, pod_affinity, pod_anti_affinity = _memo("affinity", spec.get("affinity"), _pod_affinity)
-    requests, host_ports = _memo("containers", _container_parts(spec), _requests_and_ports)
-    conditions = tuple(_condition(c) for c in status.get("conditions") or ())
-    return Pod(
-        namespace=_intern(meta.get("namespace") or "default"),
-        name=meta.get("name", ""),
-        uid=meta.get("uid", ""),
-        labels=_shared_labels(meta.get("labels")),
-        node_name=_intern(spec.get("nodeName") or ""),
-        phase=_intern(status.get("phase") or "Pending"),
-        terminating=bool(meta.get("deletionTimestamp")),
-        created=meta.get("creationTimestamp") or "",
-        owner=_owner(meta),
-        spread=_memo("spread", spec.get("topologySpreadConstraints"), _spread),
-        node_selector=_shared_labels(spec.get("nodeSelector")),
-        node_affinity=node_affinity,
-        pod_affinity=pod_affinity,
-        pod_anti_affinity=pod_anti_affinity,
-        tolerations=_memo("tolerations", spec.get("tolerations"), _tolerations),
-        requests=requests,
-        host_ports=host_ports,
-        volumes=_memo("volumes", spec.get("volumes"), lambda v: _volumes({"volumes": v})),
-        scheduler_name=_intern(spec.get("schedulerName") or "default-scheduler"),
-        nominated_node=status.get("nominatedNodeName") or "",
-        priority=int(spec.get("priority") or 0),
-        conditions=conditions,
-        mirror="kubernetes.io/config.mirror" in (meta.get("annotations") or {}),
-        ready=_ready(conditions),
+    meta = obj.get("metadata") or _NONE
+    spec = obj.get("spec") or _NONE
+    status = obj.get("status") or _NONE
+    (node_affinity, pod_affinity, pod_anti_affinity, requests, host_ports, spread, tolerations,
+     node_selector) = _scheduling(spec)
+    conditions, ready = _conditions(status.get("conditions"))
+    annotations = meta.get("annotations")
+    # positional, in Pod's field order (a missing or extra argument is a TypeError)
+    return _new_pod(
+        _intern(meta.get("namespace") or "default"),  # namespace
+        meta.get("name", ""),  # name
+        meta.get("uid", ""),  # uid
+        _shared_labels(meta.get("labels")),  # labels
+        _intern(spec.get("nodeName") or ""),  # node_name
+        _intern(status.get("phase") or "Pending"),  # phase
+        bool(meta.get("deletionTimestamp")),  # terminating
+        meta.get("creationTimestamp") or "",  # created
+        _owner(meta),  # owner
+        spread, node_selector, node_affinity, pod_affinity, pod_anti_affinity, tolerations, requests, host_ports,
+        _volumes(spec.get("volumes")),  # volumes
+        _intern(spec.get("schedulerName") or "default-scheduler"),  # scheduler_name
+        status.get("nominatedNodeName") or "",  # nominated_node
+        int(spec.get("priority") or 0),  # priority
+        conditions,  # conditions
+        bool(annotations) and "kubernetes.io/config.mirror" in annotations,  # mirror
+        ready,  # ready
     )
 
 

@@ -1,0 +1,102 @@
+"""Decoded records shared between the many API objects that repeat the same sub-tree.
+
+Speed and memory at 150k pods: the pods of one workload repeat the same labels, constraints,
+tolerations, affinity, requests and owner, so each distinct sub-tree is decoded once and the
+(immutable, read-only) record is shared. A sub-tree is keyed by its canonical JSON bytes where
+it is nested (equal bytes mean equal JSON, so the shared record is exactly what decoding it
+again would give), by a tuple of its values where it is flat. Every memo is bounded: past its
+limit it starts over, which costs speed, never correctness.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Mapping
+
+from kubectl_tspread.model import OwnerRef
+from kubectl_tspread.quantity import to_scheduler_units
+
+try:
+    from orjson import dumps as json_key
+except ImportError:  # pragma: no cover - orjson is optional; the stdlib key is only slower
+    import json as _json
+
+    def json_key(obj: Any) -> Any:
+        return _json.dumps(obj, separators=(",", ":"))
+
+_intern = sys.intern
+MEMO: dict[Any, Any] = {}
+MEMO_LIMIT = 200_000  # distinct sub-trees kept; past it the memo starts over (bounded memory)
+UNITS: dict[tuple[str, Any], int] = {}
+_LABELS: dict[tuple, dict[str, str]] = {}
+_OWNERS: dict[tuple, OwnerRef] = {}
+
+
+def memo(tag: str, raw: Any, build: Callable[[Any], Any]) -> Any:
+    """build(raw), shared between equal `raw` sub-trees; `raw` that cannot be keyed is decoded as is."""
+    try:
+        key = (tag, json_key(raw))
+    except (TypeError, ValueError):  # e.g. a YAML dump's datetime or non-string keys
+        return build(raw)
+    hit = MEMO.get(key)
+    if hit is None:
+        hit = keep(MEMO, key, build(raw))
+    return hit
+
+
+def keep(table: dict, key: Any, value: Any, limit: int = MEMO_LIMIT) -> Any:
+    """table[key] = value, starting the table over when it is full (bounded memory)."""
+    if len(table) >= limit:
+        table.clear()
+    table[key] = value
+    return value
+
+
+def units(k: str, v: Any) -> int:
+    """to_scheduler_units, remembered: a cluster uses a few dozen distinct quantities."""
+    try:
+        return UNITS[(k, v)]
+    except KeyError:
+        out = UNITS[(k, v)] = to_scheduler_units(k, v)
+        return out
+    except TypeError:  # an unhashable value: let the parser reject it as before
+        return to_scheduler_units(k, v)
+
+
+def resources(d: Mapping | None) -> dict[str, int]:
+    if not d:
+        return {}
+    return {_intern(k): units(k, v) for k, v in d.items()}
+
+
+def labels(d: Mapping | None) -> dict[str, str]:
+    """A label map with interned keys and values: 150k pods share a few hundred distinct strings."""
+    if not d:
+        return {}
+    return {_intern(str(k)): _intern(str(v)) for k, v in d.items()}
+
+
+def shared_labels(d: Mapping | None) -> dict[str, str]:
+    """labels() for maps many objects repeat (a workload's labels, nodeSelector): one dict per distinct map."""
+    if not d:
+        return {}
+    key = tuple(d.items())
+    try:
+        hit = _LABELS.get(key)
+    except TypeError:  # an unhashable value
+        return labels(d)
+    if hit is None:
+        hit = keep(_LABELS, key, labels(d))
+    return hit
+
+
+def owner(meta: Mapping) -> OwnerRef | None:
+    """The controller ownerReference of `meta`, one record per distinct reference."""
+    for o in meta.get("ownerReferences") or ():
+        if o.get("controller"):
+            key = (o.get("kind", ""), o.get("name", ""), o.get("uid", ""), o.get("apiVersion", ""))
+            hit = _OWNERS.get(key)
+            if hit is None:
+                hit = keep(_OWNERS, key, OwnerRef(_intern(key[0]), *key[1:]))
+            return hit
+    return None
