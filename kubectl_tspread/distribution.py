@@ -76,8 +76,10 @@ def _representative(pods: Sequence[Pod]) -> Pod:
     return max(pods, key=lambda p: (p.created, p.name))
 
 
-def _constraint_sets(index: ClusterIndex, pods: Sequence[Pod]) -> list[tuple[tuple[SpreadConstraint, ...], list[Pod]]]:
-    """Partition pods by the constraints they carry; mid-rollout a workload may have two sets."""
+def _constraint_sets(index: ClusterIndex,
+                     pods: Sequence[Pod]) -> list[tuple[tuple[SpreadConstraint, ...], list[Pod], Pod]]:
+    """Partition pods by the constraints they carry; mid-rollout a workload may have two sets.
+    Each set comes with its `_representative`, newest set first."""
     sets: dict[tuple[SpreadConstraint, ...], list[Pod]] = {}
     # pods decoded from one template mostly share one tuple object: hash each object once
     by_id: dict[int, list[Pod]] = {}
@@ -88,10 +90,11 @@ def _constraint_sets(index: ClusterIndex, pods: Sequence[Pod]) -> list[tuple[tup
         members.append(p)
     out = []
     for own, members in sets.items():
-        constraints = own if own else spread.constraints_for(index, _representative(members))
+        newest = _representative(members)
+        constraints = own if own else spread.constraints_for(index, newest)
         if constraints:
-            out.append((tuple(constraints), members))
-    out.sort(key=lambda s: _representative(s[1]).created, reverse=True)
+            out.append((tuple(constraints), members, newest))
+    out.sort(key=lambda s: s[2].created, reverse=True)
     return out
 
 
@@ -104,8 +107,7 @@ def analyse_group(index: ClusterIndex, group: PodGroup, with_timeline: bool = Fa
     if cordoned is None:
         cordoned = trapmod.cordoned_nodes(index)
     reports = []
-    for i, (constraints, members) in enumerate(sets, start=1):
-        incoming = _representative(members)
+    for i, (constraints, members, incoming) in enumerate(sets, start=1):
         state = spread.compute(index, incoming, constraints, partitions=partitions)
         # why each pod is or is not counted: the traps and the report both need it
         reasons = [cs.uncounted_reasons(group.pods) for cs in state.constraints]

@@ -60,15 +60,21 @@ def _scope(index: ClusterIndex, namespace: str | None) -> list[Pod]:
 def group_pods(index: ClusterIndex, pods: list[Pod]) -> list[PodGroup]:
     """Group pods by top controller, in namespace/kind/name order."""
     groups: dict[tuple[str, str, str], PodGroup] = {}
+    # the top controller depends only on the namespace and the owner reference: look it up
+    # once per ReplicaSet, not once per pod
+    by_owner: dict[tuple[str, str, str, str], tuple[str, str, str]] = {}
     for p in pods:
-        w = index.top_controller(p)
-        if w is not None:
-            key = (p.namespace, w.kind, w.name)
-        elif p.owner is not None:
-            # the controller object is not in the snapshot (a dump without ReplicaSets)
-            key = (p.namespace, p.owner.kind, p.owner.name)
-        else:
+        owner = p.owner
+        if owner is None:
             key = (p.namespace, "Pod", p.name)
+        else:
+            okey = (p.namespace, owner.kind, owner.name, owner.uid)
+            key = by_owner.get(okey)  # type: ignore[assignment]
+            if key is None:
+                w = index.top_controller(p)
+                # without the controller object (a dump without ReplicaSets): the owner itself
+                key = by_owner[okey] = (p.namespace, w.kind, w.name) if w is not None \
+                    else (p.namespace, owner.kind, owner.name)
         g = groups.get(key)
         if g is None:
             g = groups[key] = PodGroup(key[1], key[0], key[2], [])

@@ -139,3 +139,19 @@ def test_distribution_report_uncounted_and_traps_per_constraint():
     assert [t.code for t in host.traps] == ["RollingUpdateSkew"]
     assert host.traps[0].params["revisions"] == {"1": 2, "2": 1} and host.traps[0].params["counted"] == 3
     assert [t.code for t in zone.traps] == ["InvisibleEmptyDomain"]
+
+
+@pytest.mark.parametrize("n,spec,full,want", [
+    (3, "h0=2", False, "h0=2 h1=0 h2=0"),
+    (8, "h0=2 h7=1", False, "8 domains, min 0, max 2"),
+    (8, "h0=1 h1=1 h2=1 h3=1 h4=1 h5=1 h6=1 h7=3", False, "8 domains, min 1, max 3"),
+    (7, "h6=1", True, "h0=0 h1=0 h2=0 h3=0 h4=0 h5=0 h6=1"),
+], ids=["3 hosts listed", "8 hosts summarised", "8 hosts all counted: min 1", "7 hosts with -o wide listed"])
+def test_distribution_string_of_hostname_domains(n, spec, full, want):
+    from kubectl_tspread.render.table import distribution_string, format_counts
+
+    nodes, pods = hosts(n), pods_of("web", spec)
+    index = ClusterIndex(make_snapshot(nodes, pods))
+    cs = spread.compute(index, make_pod("incoming", labels={"app": "web"}),
+                        [make_constraint(key=HOSTNAME_KEY)]).constraints[0]
+    assert distribution_string(cs, full) == want == format_counts(reference(nodes, pods, "web"), full)

@@ -124,6 +124,9 @@ class ConstraintState:
     skew: int
     status: str
     node_counts: Mapping[str, int] = field(default_factory=dict)
+    # the pods `selector` matched in `namespace` when the counts were made (kept alive here, so
+    # their ids stay theirs): `uncounted_reasons` skips matching those again
+    matched: Sequence[Pod] = field(default=(), compare=False, repr=False)
 
     def count(self, value: str) -> int:
         """Matching pods in a domain; an unknown value counts 0, as in Filter."""
@@ -163,6 +166,7 @@ class ConstraintState:
         namespace, selector, own = self.namespace, self.selector, self.constraint.selector
         counts = _counts_pods(selector)
         node_domain = self.node_domain
+        known = {id(m) for m in self.matched}
         out: list[str | None] = []
         for p in pods:
             if p.finished:
@@ -173,7 +177,7 @@ class ConstraintState:
                 reason = UNCOUNTED_UNSCHEDULED
             elif p.namespace != namespace or not counts:
                 reason = UNCOUNTED_SELECTOR_MISMATCH
-            elif not selector.matches(p.labels):
+            elif id(p) not in known and not selector.matches(p.labels):
                 reason = UNCOUNTED_OTHER_REVISION if own.matches(p.labels) else UNCOUNTED_SELECTOR_MISMATCH
             elif p.node_name not in node_domain:
                 reason = UNCOUNTED_EXCLUDED_NODE
@@ -247,8 +251,10 @@ def compute(index: ClusterIndex, pod: Pod,
     require_soft = any(not c.implicit for c in soft)
     soft_keys = tuple(dict.fromkeys(c.topology_key for c in soft)) if require_soft else ()
     affinity_ok: dict[str, bool] = {}
+    matched: dict[Selector, list[Pod]] = {}  # a zone and a hostname constraint share their selector
     states = tuple(
-        _evaluate(index, pod, c, hard_keys if c.hard else soft_keys, affinity_ok, partitions) for c in cons
+        _evaluate(index, pod, c, hard_keys if c.hard else soft_keys, affinity_ok, partitions, matched)
+        for c in cons
     )
     return SpreadState(pod, states, require_soft)
 
@@ -356,11 +362,9 @@ def _exclusion(pod: Pod, c: SpreadConstraint, node: Node, all_keys: Sequence[str
     return None
 
 
-def _node_counts(index: ClusterIndex, namespace: str, selector: Selector) -> dict[str, int]:
+def _node_counts(matched: Iterable[Pod]) -> dict[str, int]:
     counts: dict[str, int] = defaultdict(int)
-    if not _counts_pods(selector):
-        return {}
-    for p in index.matching_pods(namespace, selector):
+    for p in matched:
         # terminating pods are bypassed (kubernetes#87621); unbound pods are on no node
         if p.terminating or not p.node_name:
             continue
@@ -369,9 +373,15 @@ def _node_counts(index: ClusterIndex, namespace: str, selector: Selector) -> dic
 
 
 def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
-              affinity_ok: dict[str, bool], partitions: dict[tuple, Partition] | None = None) -> ConstraintState:
+              affinity_ok: dict[str, bool], partitions: dict[tuple, Partition] | None = None,
+              matched_by_selector: dict[Selector, list[Pod]] | None = None) -> ConstraintState:
     selector = merged_selector(c, pod)
-    node_counts = _node_counts(index, pod.namespace, selector)
+    matched = None if matched_by_selector is None else matched_by_selector.get(selector)
+    if matched is None:
+        matched = index.matching_pods(pod.namespace, selector) if _counts_pods(selector) else []
+        if matched_by_selector is not None:
+            matched_by_selector[selector] = matched
+    node_counts = _node_counts(matched)
     if partitions is None:
         part = _partition(index, pod, c, all_keys, affinity_ok)
     else:
@@ -403,7 +413,7 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
         self_match=1 if selector.matches(pod.labels) else 0,
         domains=domains, node_domain=node_domain, excluded_nodes=part.excluded,
         global_min=global_min, min_forced_zero=forced, skew=skew,
-        status=_status(c, skew), node_counts=node_counts,
+        status=_status(c, skew), node_counts=node_counts, matched=matched,
     )
 
 

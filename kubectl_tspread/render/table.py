@@ -39,7 +39,12 @@ def format_counts(counts, full: bool = False) -> str:
 
 
 def distribution_string(cs, full: bool = False) -> str:
-    return format_counts({d.value: d.pods for d in cs.domains.values()}, full)
+    domains = cs.domains
+    if len(domains) > SUMMARY_DOMAINS and not full:
+        # format_counts' summary, without a dict of thousands of hostname domains per row
+        pods = [d.pods for d in domains.values()]
+        return f"{len(pods)} domains, min {min(pods)}, max {max(pods)}"
+    return format_counts({d.value: d.pods for d in domains.values()}, full)
 
 
 def summary_rows(report):
