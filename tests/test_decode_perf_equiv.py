@@ -1,0 +1,261 @@
+"""decode.pod's fast path gives exactly the records the API objects mean.
+
+The pod decoder shares records between pods through memos keyed on sub-trees and builds
+records with model.positional_constructor; these tests pin every field of varied pods to
+values written out by hand, check that a warm memo never hands one pod another pod's
+sub-tree, and that the fast constructor's instances are ordinary ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+
+from kubectl_tspread.labels import Requirement, Selector
+from kubectl_tspread.model import (
+    HostPort, NodeSelectorTerm, OwnerRef, Pod, PodAffinityTerm, PodCondition, SpreadConstraint, Toleration,
+    Volume, positional_constructor,
+)
+from kubectl_tspread.snapshot import decode, sharing
+
+MI = 1024 * 1024
+T0, T1 = "2026-03-01T10:00:00Z", "2026-03-01T10:00:07Z"
+WEB = Selector.from_api({"matchLabels": {"app": "web"}})
+
+
+def forget() -> None:
+    """Cold memos, as at the start of a process."""
+    for table in (decode._SHAPES, decode._VOLUMES, sharing.MEMO, sharing.UNITS, sharing._LABELS,
+                  sharing._OWNERS):
+        table.clear()
+
+
+def cond(type_: str, status: str, when: str = T0, **kw: str) -> dict:
+    return {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": when, **kw}
+
+
+def api_pod(name: str = "web-1", **parts: dict) -> dict:
+    obj = {"metadata": {"name": name, "namespace": "prod", "uid": f"u-{name}", "creationTimestamp": T0,
+                        "labels": {"app": "web"}},
+           "spec": {"containers": [{"name": "app", "image": "web:1",
+                                    "resources": {"requests": {"cpu": "250m", "memory": "128Mi"}}}]},
+           "status": {}}
+    for part, fields in parts.items():
+        obj[part].update(fields)
+    return obj
+
+
+# (scenario id, the API pod, the Pod fields that differ from BASE below)
+BASE = dict(namespace="prod", name="web-1", uid="u-web-1", labels={"app": "web"}, node_name="", phase="Pending",
+            terminating=False, created=T0, owner=None, spread=(), node_selector={}, node_affinity=None,
+            pod_affinity=(), pod_anti_affinity=(), tolerations=(), requests={"cpu": 250, "memory": 128 * MI},
+            host_ports=(), volumes=(), scheduler_name="default-scheduler", nominated_node="", priority=0,
+            conditions=(), mirror=False, ready=False)
+MSG = "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints."
+CASES = [
+    ("pending, PodScheduled False with reason and message, nominated node",
+     api_pod(status={"phase": "Pending", "nominatedNodeName": "n-b",
+                     "conditions": [cond("PodScheduled", "False", reason="Unschedulable", message=MSG)]}),
+     dict(nominated_node="n-b",
+          conditions=(PodCondition("PodScheduled", "False", "Unschedulable", MSG, T0),))),
+    ("running and ready: four conditions, two transition times",
+     api_pod(spec={"nodeName": "n-a"},
+             status={"phase": "Running", "conditions": [
+                 cond("Initialized", "True"), cond("Ready", "True", T1), cond("ContainersReady", "True", T1),
+                 cond("PodScheduled", "True")]}),
+     dict(node_name="n-a", phase="Running", ready=True, conditions=(
+         PodCondition("Initialized", "True", "", "", T0), PodCondition("Ready", "True", "", "", T1),
+         PodCondition("ContainersReady", "True", "", "", T1), PodCondition("PodScheduled", "True", "", "", T0)))),
+    ("running, Ready False with a reason: not ready",
+     api_pod(spec={"nodeName": "n-a"},
+             status={"phase": "Running", "conditions": [
+                 cond("Ready", "False", reason="ContainersNotReady", message="containers with unready status: [app]"),
+                 cond("PodScheduled", "True")]}),
+     dict(node_name="n-a", phase="Running", conditions=(
+         PodCondition("Ready", "False", "ContainersNotReady", "containers with unready status: [app]", T0),
+         PodCondition("PodScheduled", "True", "", "", T0)))),
+    ("DisruptionTarget, a condition without a time, terminating",
+     api_pod(metadata={"deletionTimestamp": T1}, spec={"nodeName": "n-a"},
+             status={"phase": "Running", "conditions": [
+                 {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+                 cond("Ready", "True")]}),
+     dict(node_name="n-a", phase="Running", terminating=True, ready=True, conditions=(
+         PodCondition("DisruptionTarget", "True", "PreemptionByScheduler", "", ""),
+         PodCondition("Ready", "True", "", "", T0)))),
+    ("init containers, a sidecar and overhead: max(init + earlier sidecars, sum) + overhead",
+     api_pod(spec={"overhead": {"cpu": "10m"}, "initContainers": [
+         {"name": "mesh", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}},
+         {"name": "migrate", "resources": {"requests": {"cpu": "2", "memory": "64Mi"}}}]}),
+     # cpu: max(2000 + 100, 250 + 100) + 10; memory: max(64 + 64, 128 + 64) Mi
+     dict(requests={"cpu": 2110, "memory": 192 * MI})),
+    ("host ports in app and init containers, protocol and host IP defaults",
+     api_pod(spec={"containers": [{"name": "app", "ports": [{"containerPort": 80, "hostPort": 8080},
+                                                            {"containerPort": 9090}]}],
+                   "initContainers": [{"name": "dns", "ports": [
+                       {"containerPort": 53, "hostPort": 53, "protocol": "UDP", "hostIP": "10.0.0.1"}]}]}),
+     dict(requests={}, host_ports=(HostPort(8080, "TCP", ""), HostPort(53, "UDP", "10.0.0.1")))),
+    ("volumes: a claim, an emptyDir and a projected token",
+     api_pod(spec={"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}},
+                               {"name": "scratch", "emptyDir": {}},
+                               {"name": "kube-api-access-x7k2p", "projected": {"sources": []}}]}),
+     dict(volumes=(Volume("data", "data-web-1", False), Volume("scratch", None, True),
+                   Volume("kube-api-access-x7k2p", None, False)))),
+    ("required node affinity and pod anti-affinity; preferred terms are not kept",
+     api_pod(spec={"affinity": {
+         "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+             {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a", "b"]}],
+              "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n-a"]}]}]},
+             "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {}}]},
+         "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+             {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname",
+              "namespaces": ["prod"]}]}}}),
+     dict(node_affinity=(NodeSelectorTerm((Requirement("pool", "In", ("a", "b")),),
+                                          (Requirement("metadata.name", "In", ("n-a",)),)),),
+          pod_anti_affinity=(PodAffinityTerm(WEB, "kubernetes.io/hostname", ("prod",)),))),
+    ("tolerations with defaults, spread with defaults and with every field, node selector",
+     api_pod(spec={"nodeSelector": {"pool": "a"},
+                   "tolerations": [{"key": "dedicated", "value": "web", "effect": "NoSchedule"},
+                                   {"operator": "Exists", "tolerationSeconds": 300}],
+                   "topologySpreadConstraints": [
+                       {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}},
+                       {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+                        "labelSelector": {"matchLabels": {"app": "web"}}, "minDomains": 3,
+                        "nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor",
+                        "matchLabelKeys": ["pod-template-hash"]}]}),
+     dict(node_selector={"pool": "a"},
+          tolerations=(Toleration("dedicated", "Equal", "web", "NoSchedule"), Toleration("", "Exists", "", "")),
+          spread=(SpreadConstraint(1, "topology.kubernetes.io/zone", "DoNotSchedule", WEB),
+                  SpreadConstraint(2, "kubernetes.io/hostname", "ScheduleAnyway", WEB, 3, "Ignore", "Honor",
+                                   ("pod-template-hash",))))),
+    ("static pod mirror, controller owner among other references, priority and scheduler",
+     api_pod(metadata={"annotations": {"kubernetes.io/config.mirror": "abc", "note": "x"},
+                       "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "n-a", "uid": "n1"},
+                                           {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc",
+                                            "uid": "rs1", "controller": True}]},
+             spec={"priority": 1000, "schedulerName": "batch"}),
+     dict(mirror=True, owner=OwnerRef("ReplicaSet", "web-abc", "rs1", "apps/v1"), priority=1000,
+          scheduler_name="batch")),
+    ("no namespace, labels, spec or status: the defaults",
+     {"metadata": {"name": "bare"}},
+     dict(namespace="default", name="bare", uid="", labels={}, created="", requests={})),
+    ("JSON nulls where maps and lists go",
+     {"metadata": {"name": "nulls", "namespace": None, "labels": None, "annotations": None, "ownerReferences": None},
+      "spec": {"containers": None, "initContainers": None, "tolerations": None, "affinity": None, "volumes": None,
+               "nodeSelector": None, "topologySpreadConstraints": None, "overhead": None, "priority": None},
+      "status": {"conditions": None, "phase": None}},
+     dict(namespace="default", name="nulls", uid="", labels={}, created="", requests={})),
+]
+
+
+@pytest.mark.parametrize("obj, changes", [pytest.param(o, c, id=i) for i, o, c in CASES])
+@pytest.mark.parametrize("memo", ["cold", "warm"])
+def test_every_field_is_what_the_api_object_says(obj, changes, memo):
+    forget()
+    if memo == "warm":  # every other case decoded first: a shared record must not leak into this one
+        for _, other, _ in CASES:
+            decode.pod(copy.deepcopy(other))
+    got = decode.pod(copy.deepcopy(obj))
+    want = {**BASE, **changes}
+    assert type(got) is Pod
+    for name in want:  # one field at a time, so a failure names it
+        assert getattr(got, name) == want[name], name
+    assert got == Pod(**want) and repr(got) == repr(Pod(**want))
+
+
+def _variants() -> list:
+    """A base pod and pods that each differ from it in one sub-tree a memo key must cover."""
+    base = api_pod(spec={"nodeName": "n-a", "tolerations": [{"operator": "Exists"}],
+                         "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "1"}}}],
+                         "volumes": [{"name": "v", "emptyDir": {}}]})
+    edits = {
+        "container requests": lambda s: s["containers"][0]["resources"]["requests"].update(cpu="300m"),
+        "container host port": lambda s: s["containers"][0].update(ports=[{"containerPort": 1, "hostPort": 1}]),
+        "init container becomes a sidecar": lambda s: s["initContainers"][0].update(restartPolicy="Always"),
+        "overhead": lambda s: s.update(overhead={"cpu": "5m"}),
+        "tolerations": lambda s: s.update(tolerations=[{"operator": "Exists", "effect": "NoSchedule"}]),
+        "spread": lambda s: s.update(topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "zone"}]),
+        "node selector": lambda s: s.update(nodeSelector={"pool": "b"}),
+        "affinity": lambda s: s.update(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n-b"]}]}]}}}),
+        "volume is no longer an emptyDir": lambda s: s["volumes"][0].pop("emptyDir"),
+        "volume claim": lambda s: s["volumes"][0].update(persistentVolumeClaim={"claimName": "c"}),
+    }
+    out = [pytest.param(base, id="base")]
+    for what, edit in edits.items():
+        obj = copy.deepcopy(base)
+        edit(obj["spec"])
+        out.append(pytest.param(obj, id=what))
+    return out
+
+
+VARIANTS = _variants()
+
+
+@pytest.mark.parametrize("obj", VARIANTS)
+def test_warm_memos_decode_like_cold_ones(obj):
+    forget()
+    cold = decode.pod(copy.deepcopy(obj))
+    forget()
+    for other in VARIANTS:
+        decode.pod(copy.deepcopy(other.values[0]))
+    warm = decode.pod(copy.deepcopy(obj))
+    assert warm == cold and repr(warm) == repr(cold)
+
+
+def test_pods_of_one_template_share_their_records():
+    """Sharing is what keeps 150k pods small, and engine caches key on the requests dict's identity."""
+    forget()
+    obj = CASES[8][1]
+    a, b = decode.pod(copy.deepcopy(obj)), decode.pod(copy.deepcopy(obj))
+    for name in ("labels", "requests", "spread", "tolerations", "node_selector", "volumes", "host_ports"):
+        assert getattr(a, name) is getattr(b, name), name
+
+
+def test_unkeyable_sub_trees_are_decoded_as_is():
+    """A YAML dump may hold non-string keys: no shared key, same record as the API would mean."""
+    forget()
+    obj = api_pod(spec={"nodeSelector": {"pool": "a"}, "tolerations": [{"key": 1, "operator": "Exists"}]})
+    obj["spec"]["containers"][0]["resources"]["requests"][2] = "x"  # non-string key: not JSON
+    with pytest.raises(Exception):  # the quantity parser refuses the bogus resource, as before
+        decode.pod(obj)
+    obj["spec"]["containers"][0]["resources"]["requests"].pop(2)
+    obj["spec"]["nodeSelector"] = {1: "a"}
+    p = decode.pod(obj)
+    assert p.node_selector == {"1": "a"} and p.tolerations == (Toleration(1, "Exists", "", ""),)
+
+
+@pytest.mark.parametrize("cls, values", [
+    pytest.param(PodCondition, ("Ready", "True", "r", "m", T0), id="PodCondition"),
+    pytest.param(Pod, tuple(BASE.values()), id="Pod, every field"),
+])
+def test_positional_constructor_makes_ordinary_instances(cls, values):
+    make = positional_constructor(cls)
+    got, want = make(*values), cls(*values)
+    assert type(got) is cls and got == want and repr(got) == repr(want)
+    if cls is PodCondition:
+        assert hash(got) == hash(want)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(got, dataclasses.fields(cls)[0].name, "x")  # still frozen
+    assert dataclasses.replace(got) == want
+    with pytest.raises(TypeError):
+        make(*values[:-1])  # every field is required, in order
+
+
+def test_positional_constructor_refuses_classes_it_cannot_mirror():
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class PostInit:
+        a: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    for cls in (NoSlots, PostInit):
+        with pytest.raises(TypeError):
+            positional_constructor(cls)
