@@ -28,6 +28,7 @@ WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Repli
 # Pod-only memos (see sharing.py for why records are shared), each bounded like sharing.MEMO.
 _SHAPES: dict[bytes, tuple] = {}  # a spec's requests, ports, spread, tolerations and node selector
 _SHAPES_LIMIT = 20_000  # a shape key is ~0.3-2 KB of JSON: at most some tens of MB
+# volume names are mostly unique per pod (kube-api-access-xxxxx): kept for as many lists only
 _VOLUMES: dict[tuple, tuple[Volume, ...]] = {}
 _NONE: Mapping = {}  # stands for a missing map; never written to
 _NO_AFFINITY = (None, (), ())  # what _pod_affinity gives for a pod without spec.affinity
@@ -131,7 +132,7 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
     except TypeError:  # an unhashable name or claim: decoded as is
         return tuple(Volume(*k) for k in key)
     if hit is None:
-        hit = _keep(_VOLUMES, key, tuple(Volume(*k) for k in key))
+        hit = _keep(_VOLUMES, key, tuple(Volume(*k) for k in key), _SHAPES_LIMIT)
     return hit
 
 

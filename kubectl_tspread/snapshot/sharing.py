@@ -29,6 +29,7 @@ MEMO: dict[Any, Any] = {}
 MEMO_LIMIT = 200_000  # distinct sub-trees kept; past it the memo starts over (bounded memory)
 UNITS: dict[tuple[str, Any], int] = {}
 _LABELS: dict[tuple, dict[str, str]] = {}
+_LABELS_LIMIT = 50_000  # a StatefulSet's pods each carry a label of their own name
 _OWNERS: dict[tuple, OwnerRef] = {}
 
 
@@ -86,7 +87,7 @@ def shared_labels(d: Mapping | None) -> dict[str, str]:
     except TypeError:  # an unhashable value
         return labels(d)
     if hit is None:
-        hit = keep(_LABELS, key, labels(d))
+        hit = keep(_LABELS, key, labels(d), _LABELS_LIMIT)
     return hit
 
 
