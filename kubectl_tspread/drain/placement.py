@@ -182,7 +182,7 @@ class Placer:
         refusals: dict[str, int] = {}
         reasons: dict[str, int] = {}
         processed = 0
-        allows = _DomainVerdicts(hard)
+        verdict = _SpreadVerdicts(state, hard) if hard else (lambda node: None)
         for name in itertools.chain(order[start:], order[:start]):
             processed += 1
             node = nodes[name]
@@ -191,19 +191,18 @@ class Placer:
                 others, first = hit[1], hit[2]
             else:
                 others, first = self._non_spread(sim, cache, cycle, node)
-            # the plugin's verdict object only for the nodes it refuses
-            spread_fail = None if not hard or allows(node) else spread.filter_node(state, node)
+            refused = verdict(node)
             if not others:
                 fit.append(name)
-                if spread_fail is None:
+                if refused is None:
                     feasible.append(node)
                     if len(feasible) >= want:
                         break  # the scheduler stops filtering here
                 else:
-                    for k in _refusing_keys(hard, node):
+                    for k in refused[1]:
                         refusals[k] = refusals.get(k, 0) + 1
-            if first is None and spread_fail is not None:
-                first = spread_fail
+            if first is None and refused is not None:
+                first = refused[0]
             if first is not None:
                 reasons[first.reason] = reasons.get(first.reason, 0) + 1
         if total:
@@ -242,29 +241,28 @@ class _LazyCycle:
         return self.cycle
 
 
-class _DomainVerdicts:
-    """Whether spread's Filter passes a node, remembered per (constraint, domain value) for
-    one placement: the verdict depends on the node's domain only, and a zone holds
-    thousands of nodes. Same rule as `spread.filter_node` (a node without a key fails)."""
+class _SpreadVerdicts:
+    """Spread's Filter verdict for a node — None, or (the plugin's failure, the
+    topologyKeys refusing it) — remembered per domain for one placement: it depends only
+    on the node's values of the hard constraints' keys, and a zone holds thousands of
+    nodes (a stranded replacement's walk meets every one of them)."""
 
-    __slots__ = ("hard", "memo")
+    __slots__ = ("state", "hard", "keys", "memo")
 
-    def __init__(self, hard: tuple[spread.ConstraintState, ...]):
-        self.hard = [(cs.constraint.topology_key, cs) for cs in hard]
-        self.memo: dict[tuple[int, str], bool] = {}
+    def __init__(self, state: spread.SpreadState, hard: tuple[spread.ConstraintState, ...]):
+        self.state, self.hard = state, hard
+        self.keys = tuple(cs.constraint.topology_key for cs in hard)
+        self.memo: dict[object, tuple | None] = {}
 
-    def __call__(self, node: Node) -> bool:
-        labels, memo = node.labels, self.memo
-        for i, (key, cs) in enumerate(self.hard):
-            value = labels.get(key)
-            if value is None:
-                return False
-            ok = memo.get((i, value))
-            if ok is None:
-                ok = memo[(i, value)] = cs.allows(value)
-            if not ok:
-                return False
-        return True
+    def __call__(self, node: Node) -> tuple | None:
+        labels, keys = node.labels, self.keys
+        sig = labels.get(keys[0]) if len(keys) == 1 else tuple(labels.get(k) for k in keys)
+        try:
+            return self.memo[sig]
+        except KeyError:
+            fail = spread.filter_node(self.state, node)
+            verdict = self.memo[sig] = None if fail is None else (fail, tuple(_refusing_keys(self.hard, node)))
+            return verdict
 
 
 def _refusing_keys(hard: tuple[spread.ConstraintState, ...], node: Node) -> list[str]:

@@ -11,6 +11,12 @@ Candidates per code:
   emptiest first, else the zones of the non-target nodes).
 - PdbBlocks: let the PDB allow one disruption; MultiplePdbs: remove one of the PDBs.
 - UnmanagedPod / LocalStorage / DaemonSetPod: the kubectl flag that lifts the refusal.
+
+Cost: at most REMEDY_REPLANS distinct re-plans per plan, in the order of the findings
+(the first stranding first). Candidates that name no workload (delete the drained
+nodes, add a node in a domain, a kubectl flag) are re-planned once and serve every
+finding they clear; once the allowance is spent, later findings keep only those
+already-verified candidates: a remedy is never offered unverified.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ _FLAG_FIELD = {UNMANAGED_POD: ("force", "--force"), LOCAL_STORAGE: ("delete_empt
 MAX_SKEW_TRIES = 3
 MAX_DOMAINS_TRIED = 3
 REMEDY_SEARCH_BUDGET = 150
+# each verification is a whole re-plan, as costly as the plan itself; a zone drain has
+# dozens of findings (one per stranded workload) with up to eight candidates each
+REMEDY_REPLANS = 8
 
 Candidate = tuple[str, dict[str, Any], Snapshot, PlanOptions]
 
@@ -62,6 +71,8 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
             key = repr((action, sorted(params.items())))
             replanned = cache.get(key)
             if replanned is None:
+                if len(cache) >= REMEDY_REPLANS:
+                    continue  # unverified candidates are not offered
                 replanned = cache[key] = replan(snap, replace(opts, verify_remedies=False, search_budget=budget))
             if _clears(f, replanned):
                 kept.append(Remedy(action, params, True, replanned.safe))

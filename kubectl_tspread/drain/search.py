@@ -21,9 +21,12 @@ set also depends on the order, which the memo ignores).
 Bounds (each simulated step costs O(R × S) for R replacements and the S nodes the
 scheduler examines per placement, see placement.py; a zone of a 5,000-node cluster
 is ~1,700 targets, so anything quadratic in T is hours):
-- the search may simulate one step per target plus `search_budget` more: a budget
-  smaller than T would make a safe plan of T steps unreachable, and the extra is what
-  backtracking may spend;
+- the search may simulate one step per target plus a backtracking allowance of
+  `search_budget` steps, but no more than max(BACKTRACK_FLOOR, T): a budget smaller
+  than T would make a safe plan of T steps unreachable, and backtracking that costs
+  more than the forward pass itself rarely pays (a zone drained under
+  nodeTaintsPolicy Ignore is a trap whatever the order, and proving it is exhausting
+  the allowance) — small drains keep the full allowance of search_budget;
 - a level tries at most DFS_CANDIDATES batches: the heuristic puts the likely ones
   first, and when the first few all do harm the rest rarely do better — a deeper
   level of the same branch is then the cheaper place to look;
@@ -47,6 +50,7 @@ from kubectl_tspread.drain.steps import Context, World, run_batch
 from kubectl_tspread.model import HOSTNAME_KEY
 
 DFS_CANDIDATES = 8
+BACKTRACK_FLOOR = 64
 GREEDY_CANDIDATES = 3
 
 
@@ -54,7 +58,8 @@ class Search:
     def __init__(self, ctx: Context, max_parallel: int, budget: int):
         self.ctx = ctx
         self.max_parallel = max(1, max_parallel)
-        self.budget = budget + len(ctx.targets)
+        targets = len(ctx.targets)
+        self.budget = targets + min(budget, max(BACKTRACK_FLOOR, targets))
         self.explored = 0
         self.failed: set[frozenset[str]] = set()
         self.exhausted = False

@@ -1,0 +1,86 @@
+"""The planner's work is bounded: the greedy fallback simulates at most GREEDY_CANDIDATES
+batches per level once harm is unavoidable, backtracking is capped by the number of
+targets, and remedies are verified by at most REMEDY_REPLANS re-plans — never offered
+unverified."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
+from kubectl_tspread.drain import remedies, search
+from kubectl_tspread.drain.model import CORDONED_DOMAIN_TRAP, DrainPlan, Finding, PlanOptions
+from kubectl_tspread.drain.plan import plan_drain
+from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, ZONE_KEY
+
+RS = make_workload("ReplicaSet", "web-1")
+
+
+def _zone_trap(per_zone: int):
+    """3 zones of `per_zone` nodes, one web pod per node, zone maxSkew 1 under Ignore:
+    draining zone b strands replacements whatever the order."""
+    c = make_constraint(max_skew=1, node_taints_policy=IGNORE)
+    nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110})
+             for z in "abc" for i in range(1, per_zone + 1)]
+    pods = [make_pod(f"web-{n.name}", node=n.name, labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1")
+            for n in nodes]
+    return make_snapshot(nodes, pods, workloads=[RS]), [f"b{i}" for i in range(1, per_zone + 1)]
+
+
+def _pinned(count: int):
+    """`count` nodes, each holding a web pod whose nodeSelector pins it to that node:
+    every replacement strands (NoCapacity), so every candidate of every level does harm."""
+    nodes = [make_node(f"n{i}", zone="a", allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110})
+             for i in range(1, count + 1)]
+    pods = [make_pod(f"web-{n.name}", node=n.name, labels={"app": "web"}, owner="ReplicaSet/web-1",
+                     node_selector={HOSTNAME_KEY: n.name}) for n in nodes]
+    return make_snapshot(nodes, pods, workloads=[RS]), [n.name for n in nodes]
+
+
+@pytest.mark.parametrize("count", [
+    pytest.param(6, id="6 pinned nodes: every level strands one pod"),
+    pytest.param(12, id="12 pinned nodes: every level strands one pod"),
+])
+def test_the_greedy_fallback_tries_a_constant_number_of_candidates_per_level(count):
+    snap, targets = _pinned(count)
+    plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=0))
+    assert not plan.safe and len(plan.stranded) == count
+    # no backtracking allowed: the depth-first search spends one step per target, then the
+    # fallback at most GREEDY_CANDIDATES per level (trying every candidate would be 27 / 86)
+    assert plan.explored <= count + search.GREEDY_CANDIDATES * count
+
+
+def test_backtracking_is_capped_by_the_number_of_targets_above_the_floor(monkeypatch):
+    """Zone b of 5 nodes under Ignore: the last node always strands, so the depth-first
+    search backtracks through every order it can (81 steps without the cap)."""
+    monkeypatch.setattr(search, "BACKTRACK_FLOOR", 0)
+    snap, targets = _zone_trap(5)
+    plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000))
+    t = len(targets)
+    assert not plan.safe
+    assert plan.explored <= t + t + search.GREEDY_CANDIDATES * t
+
+
+def _findings(n: int):
+    return [Finding(CORDONED_DOMAIN_TRAP, f"ReplicaSet/web-{i}", (f"default/web-{i}-x",), 1,
+                    {"topologyKey": ZONE_KEY, "maxSkew": 1, "namespace": "default", "distribution": {"a": 0}})
+            for i in range(n)]
+
+
+def test_remedies_are_verified_by_at_most_remedy_replans_re_plans():
+    snap, targets = _zone_trap(2)
+    calls = []
+
+    def replan(s, opts):
+        calls.append(opts)
+        return DrainPlan(nodes=tuple(targets), safe=True, steps=(), stranded=(), findings=())
+
+    found = remedies.attach_remedies(snap, targets, PlanOptions(), replace(DrainPlan(
+        nodes=tuple(targets), safe=False, steps=(), stranded=(), findings=())), _findings(6), replan)
+    assert len(calls) == remedies.REMEDY_REPLANS
+    # the first findings got their own remedies, the last only the shared, already verified ones
+    assert {r.action for r in found[0].remedies} >= {"HonorTaints", "DeleteDrainedNodes", "AddNode"}
+    assert {r.action for r in found[-1].remedies} == {"DeleteDrainedNodes", "AddNode"}
+    assert all(r.verified for f in found for r in f.remedies)
