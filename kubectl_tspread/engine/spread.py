@@ -271,6 +271,9 @@ class Partition:
     # every domain at count 0, in value order: an evaluation copies it and replaces only the
     # domains that hold matching pods (a hostname constraint has thousands, its workload few)
     zeros: Mapping[str, Domain] = field(default_factory=dict)
+    # (value, count) -> its Domain, shared by the evaluations that find that count there
+    # (Domains are immutable; a hostname domain mostly holds 1 or 2 pods of any workload)
+    counted: dict[tuple[str, int], Domain] = field(default_factory=dict, compare=False, repr=False)
 
 
 def forget_cordon_sensitive(partitions: dict[tuple, Partition]) -> None:
@@ -398,9 +401,12 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
         if v is not None:
             per_domain[v] += cnt
     domains = dict(part.zeros)
-    members = part.members
+    members, shared = part.members, part.counted
     for v, cnt in per_domain.items():
-        domains[v] = Domain(v, cnt, members[v])
+        d = shared.get((v, cnt))
+        if d is None:
+            d = shared[(v, cnt)] = Domain(v, cnt, members[v])
+        domains[v] = d
     forced = len(domains) < c.min_domains
     # every count in per_domain is positive: a domain missing from it holds the minimum, 0
     if forced or not per_domain or len(per_domain) < len(domains):
