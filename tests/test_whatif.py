@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conftest import make_constraint, make_node, make_pod, make_snapshot
 from kubectl_tspread import fixes, whatif
-from kubectl_tspread.engine import filters, resources, spread
+from kubectl_tspread.engine import filters, partition, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.fixes_nodes import uncordoned
 from kubectl_tspread.labels import Selector
@@ -154,8 +154,8 @@ def test_derived_partitions_equal_fresh_ones(monkeypatch):
     view, _ = change.patch(index, changed)
     fresh = spread.compute(ClusterIndex(changed), pod)
     judged = []
-    real = spread._judge
-    monkeypatch.setattr(spread, "_judge", lambda *a: judged.append(list(a[-1])) or real(*a))
+    real = partition._judge
+    monkeypatch.setattr(partition, "_judge", lambda *a: judged.append(list(a[-1])) or real(*a))
     derived = spread.DerivedPartitions(parent, {"c0", "d0", "a1"})
     assert spread.compute(view, pod, partitions=derived) == fresh
     assert judged == [["c0", "d0"]]  # only the changed nodes still there were judged again

@@ -1,0 +1,143 @@
+"""Which nodes make which domains for one spread constraint (kube-scheduler's PreFilter).
+
+A node makes its domain exist when it carries the constraint's topologyKey and every key
+of the all-keys rule (`all_keys`: the hard keys for a hard constraint, the explicit soft
+keys for a soft one) and passes the constraint's nodeAffinityPolicy / nodeTaintsPolicy;
+engine/spread.py documents the rules and counts the pods. A `Partition` depends only on
+the nodes and those rules, never on a pod count, so callers memoise it across workloads
+(distribution), fixes (why-pending) and simulated steps (drain).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.nodematch import matches_required_affinity, node_untolerated_taint
+from kubectl_tspread.model import HONOR, Node, Pod, SpreadConstraint
+
+
+EXCLUDED_MISSING_KEY = "MissingTopologyKey"
+EXCLUDED_NODE_AFFINITY = "NodeAffinity"
+EXCLUDED_TAINT = "UntoleratedTaint"
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    value: str
+    pods: int
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedNode:
+    name: str
+    reason: str  # EXCLUDED_*
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """Which nodes make which domains for one constraint: it depends on the nodes, the
+    topologyKey, the all-keys rule's keys, the two inclusion policies and, when they
+    are Honor, the pod's node selection and tolerations — not on any pod count."""
+
+    node_domain: Mapping[str, str]
+    excluded: tuple[ExcludedNode, ...]
+    members: Mapping[str, tuple[str, ...]]  # domain value (sorted) -> its node names
+    # every domain at count 0, in value order: an evaluation copies it and replaces only the
+    # domains that hold matching pods (a hostname constraint has thousands, its workload few)
+    zeros: Mapping[str, Domain] = field(default_factory=dict)
+    # (value, count) -> its Domain, shared by the evaluations that find that count there
+    # (Domains are immutable; a hostname domain mostly holds 1 or 2 pods of any workload)
+    counted: dict[tuple[str, int], Domain] = field(default_factory=dict, compare=False, repr=False)
+
+
+def forget_cordon_sensitive(partitions: dict[tuple, Partition]) -> None:
+    """Drop the partitions a cordon can change: a cordoned node keeps its labels, so only
+    nodeTaintsPolicy Honor (the cordon taint) moves it out of the domains."""
+    for key in [k for k in partitions if k[3] == HONOR]:
+        del partitions[key]
+
+
+def partition_key(pod: Pod, c: SpreadConstraint, all_keys: Sequence[str]) -> tuple:
+    affinity = (tuple(sorted(pod.node_selector.items())), pod.node_affinity) \
+        if c.node_affinity_policy == HONOR else None
+    taints = pod.tolerations if c.node_taints_policy == HONOR else None
+    return (c.topology_key, tuple(all_keys), c.node_affinity_policy, c.node_taints_policy, affinity, taints)
+
+
+class DerivedPartitions(dict):
+    """A partition memo for nodes that differ from those `parent` was filled on only in
+    `changed` (names of nodes replaced, added or deleted): a partition the parent knows is
+    derived by judging just those nodes again (why-pending's fixes change one node of 5,000)."""
+
+    def __init__(self, parent: Mapping[tuple, Partition], changed: Iterable[str]):
+        super().__init__()
+        self.parent, self.changed = parent, frozenset(changed)
+
+
+def _judge(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
+           affinity_ok: dict[str, bool], names: Iterable[str]) -> tuple[dict[str, str], list[ExcludedNode]]:
+    node_domain: dict[str, str] = {}
+    excluded: list[ExcludedNode] = []
+    for name in names:
+        node = index.nodes[name]
+        why = _exclusion(pod, c, node, all_keys, affinity_ok)
+        if why is None:
+            node_domain[name] = node.labels[c.topology_key]
+        else:
+            excluded.append(ExcludedNode(name, why))
+    return node_domain, excluded
+
+
+def build(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
+               affinity_ok: dict[str, bool], derive_from: DerivedPartitions | None = None) -> Partition:
+    """Judge every node; with `derive_from` holding this partition for the parent's nodes,
+    only the changed ones (every other node is the very record the parent judged)."""
+    old = None if derive_from is None else derive_from.parent.get(partition_key(pod, c, all_keys))
+    if old is None:
+        return _assemble(*_judge(index, pod, c, all_keys, affinity_ok, sorted(index.nodes)))
+    gone = derive_from.changed
+    node_domain, excluded = _judge(index, pod, c, all_keys, affinity_ok, sorted(gone & index.nodes.keys()))
+    # every changed node still there and judged as before (an uncordon under Ignore): the same
+    unchanged = len(node_domain) + len(excluded) == len(gone) \
+        and all(old.node_domain.get(n) == v for n, v in node_domain.items()) \
+        and all(_excluded_before(old, e) for e in excluded)
+    if unchanged:
+        return old
+    node_domain.update((n, v) for n, v in old.node_domain.items() if n not in gone)
+    excluded += [e for e in old.excluded if e.name not in gone]
+    return _assemble(dict(sorted(node_domain.items())), sorted(excluded, key=lambda e: e.name))
+
+
+def _excluded_before(old: Partition, e: ExcludedNode) -> bool:
+    i = bisect_left(old.excluded, e.name, key=lambda x: x.name)  # excluded nodes are in name order
+    return i < len(old.excluded) and old.excluded[i] == e
+
+
+def _assemble(node_domain: dict[str, str], excluded: list[ExcludedNode]) -> Partition:
+    """The Partition of these eligible and excluded nodes, each in name order."""
+    members: dict[str, list[str]] = defaultdict(list)
+    for name, value in node_domain.items():
+        members[value].append(name)
+    ordered = {v: tuple(members[v]) for v in sorted(members)}
+    zeros = {v: Domain(v, 0, names) for v, names in ordered.items()}
+    return Partition(node_domain, tuple(excluded), ordered, zeros)
+
+
+def _exclusion(pod: Pod, c: SpreadConstraint, node: Node, all_keys: Sequence[str],
+               affinity_ok: dict[str, bool]) -> str | None:
+    if c.topology_key not in node.labels or any(k not in node.labels for k in all_keys):
+        return EXCLUDED_MISSING_KEY
+    if c.node_affinity_policy == HONOR:
+        ok = affinity_ok.get(node.name)
+        if ok is None:
+            ok = affinity_ok[node.name] = matches_required_affinity(pod, node)
+        if not ok:
+            return EXCLUDED_NODE_AFFINITY
+    # effective_taints: a cordoned node carries node.kubernetes.io/unschedulable
+    if c.node_taints_policy == HONOR and node_untolerated_taint(pod, node) is not None:
+        return EXCLUDED_TAINT
+    return None
