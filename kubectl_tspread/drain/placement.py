@@ -185,24 +185,27 @@ class Placer:
         verdict = _SpreadVerdicts(state, hard) if hard else (lambda node: None)
         for name in itertools.chain(order[start:], order[:start]):
             processed += 1
-            node = nodes[name]
             hit = cache.get(name)
             if hit is not None and hit[0] == versions.get(name, 0):
                 others, first = hit[1], hit[2]
             else:
-                others, first = self._non_spread(sim, cache, cycle, node)
-            refused = verdict(node)
+                others, first = self._non_spread(sim, cache, cycle, nodes[name])
             if not others:
+                node = nodes[name]
                 fit.append(name)
+                refused = verdict(node)
                 if refused is None:
                     feasible.append(node)
                     if len(feasible) >= want:
                         break  # the scheduler stops filtering here
-                else:
-                    for k in refused[1]:
-                        refusals[k] = refusals.get(k, 0) + 1
-            if first is None and refused is not None:
-                first = refused[0]
+                    continue
+                for k in refused[1]:
+                    refusals[k] = refusals.get(k, 0) + 1
+                first = first or refused[0]
+            elif first is None:
+                # spread refused it before the other filters did (scheduler order)
+                refused = verdict(nodes[name])
+                first = refused[0] if refused is not None else None
             if first is not None:
                 reasons[first.reason] = reasons.get(first.reason, 0) + 1
         if total:

@@ -16,7 +16,10 @@ Cost: at most REMEDY_REPLANS distinct re-plans per plan, in the order of the fin
 (the first stranding first). Candidates that name no workload (delete the drained
 nodes, add a node in a domain, a kubectl flag) are re-planned once and serve every
 finding they clear; once the allowance is spent, later findings keep only those
-already-verified candidates: a remedy is never offered unverified.
+already-verified candidates: a remedy is never offered unverified. Re-plans search
+without backtracking (REMEDY_SEARCH_BUDGET 0: one simulated step per target in the
+heuristic order, then the bounded greedy fallback): a remedy is judged by the order
+the heuristic finds, which is also the order the plan it leads to would use.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ _FLAG_FIELD = {UNMANAGED_POD: ("force", "--force"), LOCAL_STORAGE: ("delete_empt
                DAEMONSET_POD: ("ignore_daemonsets", "--ignore-daemonsets")}
 MAX_SKEW_TRIES = 3
 MAX_DOMAINS_TRIED = 3
-REMEDY_SEARCH_BUDGET = 150
+REMEDY_SEARCH_BUDGET = 0
 # each verification is a whole re-plan, as costly as the plan itself; a zone drain has
 # dozens of findings (one per stranded workload) with up to eight candidates each
 REMEDY_REPLANS = 8
