@@ -87,3 +87,20 @@ def test_forks_carry_the_start_index():
 def test_node_tree_order(layout, expected):
     nodes = [make_node(name, zone=zone) for name, zone in layout.items()]
     assert list(node_tree_order(nodes)) == expected
+
+
+def test_templates_differing_only_in_requests_share_all_but_the_resource_fit():
+    """n1 has an untolerated taint, n2 1 cpu: a 100m pod fills the shared verdicts, and a
+    2-cpu pod of the same shape still finds n2 short of cpu (as a placer of its own says)."""
+    nodes = [make_node("n1", zone="a", allocatable=SMALL, taints=["dedicated=gpu:NoSchedule"]),
+             make_node("n2", zone="a", allocatable={"cpu": 1000, "memory": 16 * GI, "pods": 110})]
+    snap = make_snapshot(nodes, [])
+    small = make_pod("small-x", labels={"app": "small"}, requests={"cpu": 100, "memory": GI})
+    big = make_pod("big-x", labels={"app": "big"}, requests={"cpu": 2000, "memory": GI})
+    shared, sim = Placer(), SimCluster(snap)
+    assert shared.place(sim, small).node == "n2"
+    after_small = shared.place(sim, big)
+    alone = Placer().place(SimCluster(snap), big)
+    assert after_small.node is None and alone.node is None
+    assert dict(after_small.reasons) == dict(alone.reasons) == {
+        "node(s) had untolerated taint(s)": 1, "Insufficient cpu": 1}

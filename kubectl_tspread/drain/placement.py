@@ -47,7 +47,7 @@ import itertools
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
-from kubectl_tspread.engine import filters, interpod, spread
+from kubectl_tspread.engine import filters, interpod, resources, spread
 from kubectl_tspread.drain.simulate import SimCluster, spread_key
 from kubectl_tspread.model import Node, Pod
 
@@ -57,6 +57,8 @@ LEAST_ALLOCATED_WEIGHT = 1
 DEFAULT_MILLI_CPU = 100
 DEFAULT_MEMORY = 200 * 1024 * 1024
 SPREAD_PLUGIN = spread.PLUGIN
+# the filters that run before NodeResourcesFit (scheduler order)
+_BEFORE_FIT = frozenset(filters.FILTER_ORDER[:filters.FILTER_ORDER.index(resources.NODE_RESOURCES_FIT)])
 # InterPodAffinity's PreFilter result when no pod, the incoming one included, has pod (anti-)affinity
 _NO_AFFINITY = interpod.AffinityState((), (), {}, {}, {}, True)
 # kube-scheduler's sampling (pkg/scheduler/schedule_one.go): below MIN_FEASIBLE_NODES nodes
@@ -110,6 +112,13 @@ def filter_key(pod: Pod) -> tuple:
             tuple(sorted(pod.requests.items())), pod.volumes)
 
 
+def shape_key(pod: Pod) -> tuple:
+    """`filter_key` without the requests: what every non-spread filter but
+    NodeResourcesFit reads (NodePorts reads the host ports, not the requests)."""
+    return (pod.namespace if pod.volumes else "", pod.tolerations, pod.node_name,
+            tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports, pod.volumes)
+
+
 def template_key(pod: Pod) -> tuple:
     """Everything the filters and scores read of an unbound pod: two pods with the same
     key get the same verdict on the same cluster."""
@@ -123,6 +132,8 @@ class Placer:
         # filter key -> node -> (node version, non-spread failures, first failure)
         self._cache: dict[object, dict[str, tuple[int, tuple[spread.FilterFailure, ...], object]]] = {}
         self._cycles: dict[object, filters.Cycle] = {}
+        # shape key -> node -> (node version, failures before NodeResourcesFit, after it)
+        self._shapes: dict[tuple, dict[str, tuple[int, tuple, tuple]]] = {}
         self._failed: dict[tuple, tuple[int, Placement]] = {}  # template -> (sim stamp, no-node verdict)
         # id(pod) -> (pod, template_key(pod)): a stranded replacement is retried at every
         # step, and building its key costs more than the failed-verdict lookup it feeds;
@@ -171,6 +182,7 @@ class Placer:
         cycle = _LazyCycle(self, sim, key, pod, state)
         # the template's verdicts by node: hashing the key once, not once per node
         cache = self._cache.setdefault(key, {}) if not sim.affinity_sensitive else {}
+        cycle.shapes = self._shapes.setdefault(shape_key(pod), {}) if not sim.affinity_sensitive else None
         versions, nodes = sim.version, sim.nodes
         hard = state.hard
         order = sim.scan_order()
@@ -217,7 +229,10 @@ class Placer:
     def _non_spread(self, sim: SimCluster, cache: dict, cycle: "_LazyCycle", node: Node):
         """(every non-spread failure, the first failure in scheduler order when it is not
         spread's) for one node, remembered in `cache` with the node's version."""
+        shapes = cycle.shapes
         cycle = cycle.get()
+        if shapes is not None and cycle.prefilter is None and cycle.node_names is None:
+            return self._by_shape(sim, cache, shapes, cycle, node)
         verdict = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle)
         others = tuple(f for f in verdict.failures if f.plugin != SPREAD_PLUGIN)
         if verdict.prefilter is not None:
@@ -229,14 +244,38 @@ class Placer:
         return others, first
 
 
+    @staticmethod
+    def _by_shape(sim: SimCluster, cache: dict, shapes: dict, cycle: filters.Cycle, node: Node):
+        """`_non_spread` from the verdict of the pod's shape (every filter but the resource
+        fit, shared by the templates that differ only in requests: a workload each, in a
+        big cluster) plus NodeResourcesFit for this pod: templates meet most nodes for the
+        first time on their walks, and a full evaluation costs several times this.
+        Only without pod (anti-)affinity (no InterPodAffinity failure, which would follow
+        spread) and without PreFilter outcomes (they lead the verdict)."""
+        pod, name = cycle.pod, node.name
+        version = sim.version.get(name, 0)
+        hit = shapes.get(name)
+        if hit is None or hit[0] != version:
+            failures = filters.evaluate_node(sim.index, pod, node, cycle=cycle).failures
+            hit = shapes[name] = (version, tuple(f for f in failures if f.plugin in _BEFORE_FIT),
+                                  tuple(f for f in failures if f.plugin not in _BEFORE_FIT
+                                        and f.plugin != resources.NODE_RESOURCES_FIT and f.plugin != SPREAD_PLUGIN))
+        usage = resources.node_usage(sim.index, name, exclude=pod.key)
+        others = hit[1] + resources.fit_failures(pod, node, usage) + hit[2]
+        first = others[0] if others else None
+        cache[name] = (version, others, first)
+        return others, first
+
+
 class _LazyCycle:
     """Builds the cycle only when some node misses the verdict cache."""
 
-    __slots__ = ("placer", "sim", "key", "pod", "state", "cycle")
+    __slots__ = ("placer", "sim", "key", "pod", "state", "cycle", "shapes")
 
     def __init__(self, placer: Placer, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState):
         self.placer, self.sim, self.key, self.pod, self.state = placer, sim, key, pod, state
         self.cycle: filters.Cycle | None = None
+        self.shapes: dict | None = None
 
     def get(self) -> filters.Cycle:
         if self.cycle is None:
@@ -316,8 +355,8 @@ def pick(sim: SimCluster, state: spread.SpreadState, pod: Pod, feasible: list[No
     spread_scores = spread.score_nodes(state, feasible)
     want = _nonzero(pod)  # the pod's part of least_allocated, once for every node
     best, best_score = None, None
-    for n in sorted(feasible, key=lambda n: n.name):
+    for n in feasible:  # walk order; a tie goes to the smaller name, without sorting them all
         s = SPREAD_WEIGHT * spread_scores.get(n.name, 0) + LEAST_ALLOCATED_WEIGHT * _least_allocated(sim, want, n)
-        if best_score is None or s > best_score:
+        if best_score is None or s > best_score or (s == best_score and n.name < best):
             best, best_score = n.name, s
     return best
