@@ -37,8 +37,14 @@ requests, ports, tolerations, node selection, volumes; see `filter_key`) share o
 cache of those filters' verdicts and one PreFilter cycle, keyed by node and the node's
 version in the simulation: after a replacement is bound only that node is
 re-filtered, while spread (which depends on the whole cluster) comes from the
-simulation's memo (`SimCluster.spread_state`). The cache is off when any pod has
-required pod (anti-)affinity, because InterPodAffinity reads pods on other nodes.
+simulation's memo (`SimCluster.spread_state`). Templates that differ only in their
+requests (one per workload in a big cluster) also share one level below: the verdicts
+of every filter but NodeResourcesFit (`shape_key`), so a template meeting a node for
+the first time costs a resource check, not a full evaluation. Spread's verdict is
+memoised per domain within a placement (`_SpreadVerdicts`). The caches are off when
+any pod has required pod (anti-)affinity, because InterPodAffinity reads pods on
+other nodes. Measured at 500 nodes / 15,000 pods, draining 10 % of the nodes: 27 s
+of plan CPU before sampling and these memos, 9.6 s after.
 """
 
 from __future__ import annotations
