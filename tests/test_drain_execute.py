@@ -325,6 +325,11 @@ def test_interrupt_with_evictions_in_flight_lets_them_finish(capsys, kubeconfig,
 
     @on(P.EVICT)
     def ctrl_c(_):
+        # Ctrl-C once both calls have reached the server: a call still queued in the pool when
+        # the interrupt comes is cancelled, not in flight (that race made this test flaky)
+        deadline = time.monotonic() + 10
+        while len(fake.evictions) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         raise KeyboardInterrupt
 
     settings.listeners += (ctrl_c,)
