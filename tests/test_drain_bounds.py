@@ -1,7 +1,7 @@
 """The planner's work is bounded: the greedy fallback simulates at most GREEDY_CANDIDATES
 batches per level once harm is unavoidable, backtracking is capped by the number of
-targets, and remedies are verified by at most REMEDY_REPLANS re-plans — never offered
-unverified."""
+targets, and remedies are verified by a number of re-plans that shrinks with the
+drain — never offered unverified."""
 
 from __future__ import annotations
 
@@ -69,18 +69,23 @@ def _findings(n: int):
             for i in range(n)]
 
 
-def test_remedies_are_verified_by_at_most_remedy_replans_re_plans():
+@pytest.mark.parametrize("extra_targets,replans", [
+    pytest.param(0, 8, id="2 targets: the full allowance of 8 re-plans"),
+    pytest.param(198, 2, id="200 targets: 400 steps / 200 = 2 re-plans"),
+])
+def test_remedies_are_verified_by_a_bounded_number_of_re_plans(extra_targets, replans):
     snap, targets = _zone_trap(2)
+    targets = targets + [f"x{i}" for i in range(extra_targets)]
     calls = []
 
     def replan(s, opts):
         calls.append(opts)
         return DrainPlan(nodes=tuple(targets), safe=True, steps=(), stranded=(), findings=())
 
-    found = remedies.attach_remedies(snap, targets, PlanOptions(), replace(DrainPlan(
-        nodes=tuple(targets), safe=False, steps=(), stranded=(), findings=())), _findings(6), replan)
-    assert len(calls) == remedies.REMEDY_REPLANS
-    # the first findings got their own remedies, the last only the shared, already verified ones
-    assert {r.action for r in found[0].remedies} >= {"HonorTaints", "DeleteDrainedNodes", "AddNode"}
-    assert {r.action for r in found[-1].remedies} == {"DeleteDrainedNodes", "AddNode"}
+    found = remedies.attach_remedies(snap, targets, PlanOptions(), DrainPlan(
+        nodes=tuple(targets), safe=False, steps=(), stranded=(), findings=()), _findings(6), replan)
+    assert len(calls) == replans == remedies.replan_allowance(len(targets))
+    # the first finding got its own remedies, the last only shared, already verified ones
+    assert "DeleteDrainedNodes" in {r.action for r in found[0].remedies}
+    assert {r.action for r in found[-1].remedies} <= {"DeleteDrainedNodes", "AddNode"}
     assert all(r.verified for f in found for r in f.remedies)

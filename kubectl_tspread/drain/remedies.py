@@ -12,7 +12,8 @@ Candidates per code:
 - PdbBlocks: let the PDB allow one disruption; MultiplePdbs: remove one of the PDBs.
 - UnmanagedPod / LocalStorage / DaemonSetPod: the kubectl flag that lifts the refusal.
 
-Cost: at most REMEDY_REPLANS distinct re-plans per plan, in the order of the findings
+Cost: at most `replan_allowance(T)` distinct re-plans per plan of T targets (8 for
+small drains, 2 for a zone: each costs as much as the plan), in the order of the findings
 (the first stranding first). Candidates that name no workload (delete the drained
 nodes, add a node in a domain, a kubectl flag) are re-planned once and serve every
 finding they clear; once the allowance is spent, later findings keep only those
@@ -41,8 +42,12 @@ MAX_SKEW_TRIES = 3
 MAX_DOMAINS_TRIED = 3
 REMEDY_SEARCH_BUDGET = 0
 # each verification is a whole re-plan, as costly as the plan itself; a zone drain has
-# dozens of findings (one per stranded workload) with up to eight candidates each
+# dozens of findings (one per stranded workload) with up to eight candidates each. The
+# allowance shrinks with the drain: about REMEDY_STEPS simulated steps in all (a re-plan
+# simulates at least one step per target), never fewer than MIN_REMEDY_REPLANS re-plans
 REMEDY_REPLANS = 8
+MIN_REMEDY_REPLANS = 2
+REMEDY_STEPS = 400
 
 Candidate = tuple[str, dict[str, Any], Snapshot, PlanOptions]
 
@@ -60,6 +65,7 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
         def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
             return plan_drain(snap, targets, opts)
     cache: dict[str, DrainPlan] = {}
+    allowance = replan_allowance(len(targets))
     workloads = _WorkloadPods(snapshot)
     out = []
     for f in findings:
@@ -74,7 +80,7 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
             key = repr((action, sorted(params.items())))
             replanned = cache.get(key)
             if replanned is None:
-                if len(cache) >= REMEDY_REPLANS:
+                if len(cache) >= allowance:
                     continue  # unverified candidates are not offered
                 replanned = cache[key] = replan(snap, replace(opts, verify_remedies=False, search_budget=budget))
             if _clears(f, replanned):
@@ -82,6 +88,15 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 tried_actions.add(action)
         out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: not r.makes_safe))))
     return out
+
+
+def replan_allowance(targets: int) -> int:
+    """How many distinct re-plans verify the remedies of a drain of `targets` nodes.
+
+    >>> replan_allowance(1), replan_allowance(50), replan_allowance(167), replan_allowance(1667)
+    (8, 8, 2, 2)
+    """
+    return max(MIN_REMEDY_REPLANS, min(REMEDY_REPLANS, REMEDY_STEPS // max(1, targets)))
 
 
 def _clears(f: Finding, replanned: DrainPlan) -> bool:
