@@ -42,6 +42,12 @@ def machine() -> list[tuple[str, str]]:
         parser = f"orjson {orjson.__version__}"
     except ImportError:
         parser = "json (stdlib)"
+    try:  # the tool's typed partial parse of pod pages and split of dumps (snapshot/wire.py, files.py)
+        import msgspec
+
+        parser += f"; msgspec {msgspec.__version__} (tool only; the floor parses with the former)"
+    except ImportError:
+        pass
     return [("CPU", cpu), ("cores", str(os.cpu_count())), ("RAM", f"{int(mem) / 1024 / 1024:.1f} GiB"),
             ("Python", platform.python_version()), ("kubectl", kubectl), ("JSON parser", parser),
             ("OS", platform.platform())]
