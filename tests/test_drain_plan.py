@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
+from drain_builders import nodes_in, web
 from kubectl_tspread.drain.model import PlanOptions
 from kubectl_tspread.drain.plan import given_order_safe, plan_drain, resolve_targets
 from kubectl_tspread.drain.pods import DrainFlags
@@ -17,23 +18,6 @@ from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, 
 
 RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
 FAST = PlanOptions(verify_remedies=False)
-
-
-def nodes_in(spec: dict[str, int], pods_cap: int = 110, cpu: int = 4000):
-    """{'a': 2, 'b': 1} -> a1, a2, b1."""
-    return [make_node(f"{z}{i}", zone=z, allocatable={"cpu": cpu, "memory": 16 * GI, "pods": pods_cap})
-            for z, n in spec.items() for i in range(1, n + 1)]
-
-
-def web(placement: dict[str, int], constraints, prefix: str = "web", **kw):
-    """{'a1': 2} -> web-1, web-2 on a1, owned by ReplicaSet web-1."""
-    out, k = [], 0
-    for node, count in placement.items():
-        for _ in range(count):
-            k += 1
-            out.append(make_pod(f"{prefix}-{k}", node=node, labels={"app": "web"}, spread=constraints,
-                                owner="ReplicaSet/web-1", **kw))
-    return out
 
 
 def codes(plan):

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
+from drain_builders import nodes_in, web
 from kubectl_tspread.drain.model import PlanOptions
 from kubectl_tspread.drain.plan import plan_drain
 from kubectl_tspread.drain.remedies import attach_remedies
@@ -20,42 +21,27 @@ from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, Pdb
 RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
 
 
-def _nodes(spec, cpu=4000):
-    return [make_node(f"{z}{i}", zone=z, allocatable={"cpu": cpu, "memory": 16 * GI, "pods": 110})
-            for z, n in spec.items() for i in range(1, n + 1)]
-
-
-def _web(placement, constraints, **kw):
-    out, k = [], 0
-    for node, count in placement.items():
-        for _ in range(count):
-            k += 1
-            out.append(make_pod(f"web-{k}", node=node, labels={"app": "web"}, spread=constraints,
-                                owner="ReplicaSet/web-1", **kw))
-    return out
-
-
 def _pdb(name, allowed):
     return Pdb("default", name, Selector.from_api({"matchLabels": {"app": "web"}}), disruptions_allowed=allowed)
 
 
 SCENARIOS = [
     ("whole zone a under Ignore: cordoned-domain trap", make_snapshot(
-        _nodes({"a": 2, "b": 2, "c": 2}),
-        _web({"a1": 1, "a2": 1, "b1": 1, "b2": 1, "c1": 1, "c2": 1}, [make_constraint(node_taints_policy=IGNORE)]),
+        nodes_in({"a": 2, "b": 2, "c": 2}),
+        web({"a1": 1, "a2": 1, "b1": 1, "b2": 1, "c1": 1, "c2": 1}, [make_constraint(node_taints_policy=IGNORE)]),
         workloads=[RS]), ["a1", "a2"]),
     ("hostname maxSkew 1, every node full", make_snapshot(
-        _nodes({"a": 3}), _web({"a1": 1, "a2": 1, "a3": 1}, [make_constraint(HOSTNAME_KEY)]), workloads=[RS]),
+        nodes_in({"a": 3}), web({"a1": 1, "a2": 1, "a3": 1}, [make_constraint(HOSTNAME_KEY)]), workloads=[RS]),
      ["a1"]),
     ("no capacity for a 3000m pod", make_snapshot(
-        _nodes({"a": 2}), [make_pod("big-1", node="a1", labels={"app": "big"}, owner="ReplicaSet/big-1",
+        nodes_in({"a": 2}), [make_pod("big-1", node="a1", labels={"app": "big"}, owner="ReplicaSet/big-1",
                                     requests={"cpu": 3000}),
                            make_pod("x", node="a2", labels={"app": "x"}, owner="ReplicaSet/x-1",
                                     requests={"cpu": 2000})]), ["a1"]),
     ("PDB allows 0 disruptions", make_snapshot(
-        _nodes({"a": 2}), _web({"a1": 1, "a2": 1}, []), workloads=[RS], pdbs=[_pdb("web", 0)]), ["a1"]),
+        nodes_in({"a": 2}), web({"a1": 1, "a2": 1}, []), workloads=[RS], pdbs=[_pdb("web", 0)]), ["a1"]),
     ("pod under two PDBs", make_snapshot(
-        _nodes({"a": 2}), _web({"a1": 1, "a2": 1}, []), workloads=[RS], pdbs=[_pdb("web", 1), _pdb("too", 1)]),
+        nodes_in({"a": 2}), web({"a1": 1, "a2": 1}, []), workloads=[RS], pdbs=[_pdb("web", 1), _pdb("too", 1)]),
      ["a1"]),
 ]
 
@@ -71,7 +57,7 @@ def test_forked_remedies_equal_fresh_replans(snap, targets):
 
 def test_a_fork_moved_to_an_edited_snapshot_equals_a_fresh_simulation():
     c = make_constraint(node_taints_policy=IGNORE)
-    snap = make_snapshot(_nodes({"a": 2, "b": 2}), _web({"a1": 2, "a2": 1, "b1": 1}, [c]), workloads=[RS])
+    snap = make_snapshot(nodes_in({"a": 2, "b": 2}), web({"a1": 2, "a2": 1, "b1": 1}, [c]), workloads=[RS])
     edited_pods = tuple(replace(p, spread=(replace(c, node_taints_policy=HONOR, max_skew=2),))
                         if p.name in ("web-1", "web-4") else p for p in snap.pods)
     extra = make_node("new-b-1", zone="b", allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110})
@@ -91,6 +77,6 @@ def test_a_fork_moved_to_an_edited_snapshot_equals_a_fresh_simulation():
 
 
 def test_a_snapshot_with_other_services_gets_no_fork():
-    snap = make_snapshot(_nodes({"a": 1}), _web({"a1": 1}, []), workloads=[RS])
+    snap = make_snapshot(nodes_in({"a": 1}), web({"a1": 1}, []), workloads=[RS])
     assert SimCluster(snap).forked_to(replace(snap, pdbs=(_pdb("web", 1),))) is not None
     assert SimCluster(snap).forked_to(replace(snap, workloads=())) is None
