@@ -81,9 +81,10 @@ def _load_cluster_wide(source, kinds: Iterable[str], retry) -> Snapshot:
 
     from kubectl_tspread.snapshot.live import ApiStatusError, connect, load_live
 
-    cluster = connect(source.kube_options(all_namespaces=True), retry=retry)
+    everywhere = source.kube_options(all_namespaces=True)
+    cluster = connect(everywhere, retry=retry)  # kept: its namespace is the one the user means
     try:
-        snap = load_live(source.kube_options(all_namespaces=True), kinds, retry=retry, cluster=cluster)
+        snap = load_live(everywhere, kinds, retry=retry, cluster=cluster)
     except ApiStatusError as e:
         if e.status != 403:
             raise

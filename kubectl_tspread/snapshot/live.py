@@ -17,10 +17,10 @@ from urllib.parse import quote, urlencode
 from kubectl_tspread.errors import ClusterError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot.decode import DECODERS
-from kubectl_tspread.snapshot.wire import decode_pod_page
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
 from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
                                                 describe_request, is_namespaced)
+from kubectl_tspread.snapshot.wire import decode_pod_page
 
 __all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "Answer", "Unreachable", "RESOURCES",
            "NAMESPACE_ALL", "Resource", "describe_request", "connect", "load_live"]
