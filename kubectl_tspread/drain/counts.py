@@ -25,16 +25,11 @@ def counted(pod: Pod) -> bool:
     return bool(pod.node_name) and not pod.terminating and not pod.finished
 
 
-def _counts_pods(cs: spread.ConstraintState) -> bool:
-    # as spread: an empty ({}) or nil selector counts nothing
-    return not cs.selector.is_nothing and not cs.selector.empty
-
-
 def shifted_state(st: spread.SpreadState, pod: Pod, delta: int) -> spread.SpreadState | None:
     """`st` with `pod` (counted) added (+1) or removed (-1); None when no constraint counts it."""
     out, changed = [], False
     for cs in st.constraints:
-        if cs.namespace == pod.namespace and _counts_pods(cs) and cs.selector.matches(pod.labels):
+        if cs.namespace == pod.namespace and spread._counts_pods(cs.selector) and cs.selector.matches(pod.labels):
             cs = shifted(cs, pod.node_name, delta)
             changed = True
         out.append(cs)
