@@ -298,16 +298,12 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
         self_match=1 if selector.matches(pod.labels) else 0,
         domains=domains, node_domain=node_domain, excluded_nodes=part.excluded,
         global_min=global_min, min_forced_zero=forced, skew=skew,
-        status=_status(c, skew), node_counts=node_counts, matched=matched,
+        status=status(c, skew), node_counts=node_counts, matched=matched,
     )
 
 
 def status(c: SpreadConstraint, skew: int) -> str:
     """STATUS_* of constraint `c` at `skew` (the drain simulator shifts counts itself)."""
-    return _status(c, skew)
-
-
-def _status(c: SpreadConstraint, skew: int) -> str:
     if skew > c.max_skew:
         return STATUS_VIOLATED if c.hard else STATUS_DRIFTED
     return STATUS_AT_LIMIT if skew == c.max_skew else STATUS_OK
