@@ -108,21 +108,19 @@ class Placement:
     reasons: Mapping[str, int] = field(default_factory=dict)
 
 
-def filter_key(pod: Pod) -> tuple:
-    """What the filters other than spread and InterPodAffinity read of an unbound pod:
-    NodeUnschedulable and TaintToleration the tolerations, NodeName the requested node,
-    NodeAffinity the nodeSelector and required terms, NodePorts and NodeResourcesFit the
-    host ports and requests, the volume filters the claims (looked up in the namespace)."""
-    return (pod.namespace if pod.volumes else "", pod.tolerations, pod.node_name,
-            tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports,
-            tuple(sorted(pod.requests.items())), pod.volumes)
-
-
 def shape_key(pod: Pod) -> tuple:
-    """`filter_key` without the requests: what every non-spread filter but
-    NodeResourcesFit reads (NodePorts reads the host ports, not the requests)."""
+    """What every filter but spread, InterPodAffinity and NodeResourcesFit reads of an
+    unbound pod: NodeUnschedulable and TaintToleration the tolerations, NodeName the
+    requested node, NodeAffinity the nodeSelector and required terms, NodePorts the host
+    ports, the volume filters the claims (looked up in the namespace)."""
     return (pod.namespace if pod.volumes else "", pod.tolerations, pod.node_name,
             tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports, pod.volumes)
+
+
+def filter_key(pod: Pod, shape: tuple | None = None) -> tuple:
+    """What the filters other than spread and InterPodAffinity read of an unbound pod:
+    its `shape_key` (pass it when already made) and the requests NodeResourcesFit reads."""
+    return (shape_key(pod) if shape is None else shape, tuple(sorted(pod.requests.items())))
 
 
 def template_key(pod: Pod) -> tuple:
@@ -184,11 +182,12 @@ class Placer:
 
     def _place(self, sim: SimCluster, pod: Pod) -> Placement:
         state = sim.spread_state(pod)
-        key = filter_key(pod)
+        shape = shape_key(pod)
+        key = filter_key(pod, shape)
         cycle = _LazyCycle(self, sim, key, pod, state)
         # the template's verdicts by node: hashing the key once, not once per node
         cache = self._cache.setdefault(key, {}) if not sim.affinity_sensitive else {}
-        cycle.shapes = self._shapes.setdefault(shape_key(pod), {}) if not sim.affinity_sensitive else None
+        cycle.shapes = self._shapes.setdefault(shape, {}) if not sim.affinity_sensitive else None
         versions, nodes = sim.version, sim.nodes
         hard = state.hard
         order = sim.scan_order()
