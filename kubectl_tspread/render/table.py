@@ -34,16 +34,19 @@ def format_counts(counts, full: bool = False) -> str:
     if not counts:
         return "<no domains>"
     if len(counts) > SUMMARY_DOMAINS and not full:
-        return f"{len(counts)} domains, min {min(counts.values())}, max {max(counts.values())}"
+        return _summary(list(counts.values()))
     return " ".join(f"{k}={counts[k]}" for k in sorted(counts))
+
+
+def _summary(pods: list[int]) -> str:
+    return f"{len(pods)} domains, min {min(pods)}, max {max(pods)}"
 
 
 def distribution_string(cs, full: bool = False) -> str:
     domains = cs.domains
     if len(domains) > SUMMARY_DOMAINS and not full:
         # format_counts' summary, without a dict of thousands of hostname domains per row
-        pods = [d.pods for d in domains.values()]
-        return f"{len(pods)} domains, min {min(pods)}, max {max(pods)}"
+        return _summary([d.pods for d in domains.values()])
     return format_counts({d.value: d.pods for d in domains.values()}, full)
 
 
