@@ -154,8 +154,12 @@ class Placer:
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
         """Whether a pod like `pod` already found no node on this very state."""
+        return self._failed_on(sim, pod) is not None
+
+    def _failed_on(self, sim: SimCluster, pod: Pod) -> Placement | None:
+        """The no-node verdict a pod like `pod` got on this very state, if any."""
         failed = self._failed.get(self.template_of(pod))
-        return failed is not None and failed[0] == sim.stamp
+        return failed[1] if failed is not None and failed[0] == sim.stamp else None
 
     def _cycle(self, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState) -> filters.Cycle:
         """The PreFilter cycle, built once per filter key: without pod (anti-)affinity in the
@@ -171,13 +175,12 @@ class Placer:
     def place(self, sim: SimCluster, pod: Pod) -> Placement:
         # a pod like one that found no node on this very state finds none either: stranded
         # replacements are retried at every step, often dozens of one template
-        template = self.template_of(pod)
-        failed = self._failed.get(template)
-        if failed is not None and failed[0] == sim.stamp:
-            return replace(failed[1], pod=pod)
+        failed = self._failed_on(sim, pod)
+        if failed is not None:
+            return replace(failed, pod=pod)
         placement = self._place(sim, pod)
         if placement.node is None:
-            self._failed[template] = (sim.stamp, placement)
+            self._failed[self.template_of(pod)] = (sim.stamp, placement)
         return placement
 
     def _place(self, sim: SimCluster, pod: Pod) -> Placement:
