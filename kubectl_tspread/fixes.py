@@ -76,11 +76,9 @@ def verify(snapshot: Snapshot, pod: Pod, candidate: Candidate,
            base: Baseline | None = None) -> Suggestion | None:
     """Apply `candidate` to a copy of the snapshot; a Suggestion only if the pod then fits.
 
-    With `base` (the pod's evaluation on `snapshot`'s index) a whatif.Change is checked on
-    a patched view of that index instead of a re-indexed copy."""
-    fit = None
-    if base is not None and isinstance(candidate.apply, Change):
-        fit = fit_nodes(base, candidate.apply)
+    With `base` (the pod's evaluation on `snapshot`'s index) the change is checked on a
+    patched view of that index instead of a re-indexed copy."""
+    fit = None if base is None else fit_nodes(base, candidate.apply)
     if fit is None:
         fit = schedulable_nodes(candidate.apply(snapshot), pod.key)
     if not fit:

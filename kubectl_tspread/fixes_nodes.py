@@ -9,11 +9,11 @@ verification, never here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.model import HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, Node, Pod, Snapshot
+from kubectl_tspread.model import HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, Node, Pod
 from kubectl_tspread.whatif import Change
 
 UNCORDON = "Uncordon"
@@ -33,12 +33,12 @@ MAX_VARIANTS = 8  # per action: every variant costs one full filter run over the
 
 @dataclass(frozen=True)
 class Candidate:
-    """`apply` turns a Snapshot into the changed copy; a whatif.Change (callable like any
-    other) also lets fixes.py verify the candidate without re-indexing the cluster."""
+    """`apply` turns a Snapshot into the changed copy; being a whatif.Change it also lets
+    fixes.py verify the candidate without re-indexing the cluster."""
 
     action: str
     params: dict[str, Any] = field(default_factory=dict)
-    apply: Callable[[Snapshot], Snapshot] = Change()
+    apply: Change = Change()
 
 
 def _cordoned(node: Node) -> bool:
