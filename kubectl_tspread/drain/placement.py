@@ -336,15 +336,12 @@ def _nonzero(pod: Pod) -> tuple[int, int]:
     return cpu, mem
 
 
-def least_allocated(sim: SimCluster, pod: Pod, node: Node) -> int:
-    """LeastAllocated score 0..100 of `node` with `pod` added (cpu and memory, weight 1 each).
+def least_allocated(sim: SimCluster, want: tuple[int, int], node: Node) -> int:
+    """LeastAllocated score 0..100 of `node` with a pod of nonzero requests `want`
+    (`_nonzero(pod)`: cpu, memory) added (cpu and memory, weight 1 each).
 
     >>> # 4000m node with 1000m requested, pod asks 1000m -> cpu part (4000-2000)*100/4000 = 50
     """
-    return _least_allocated(sim, _nonzero(pod), node)
-
-
-def _least_allocated(sim: SimCluster, want: tuple[int, int], node: Node) -> int:
     used_cpu, used_mem = sim.nonzero_usage(node.name, _nonzero)
     cpu, mem = want[0] + used_cpu, want[1] + used_mem
     alloc = node.allocatable
@@ -364,7 +361,7 @@ def pick(sim: SimCluster, state: spread.SpreadState, pod: Pod, feasible: list[No
     want = _nonzero(pod)  # the pod's part of least_allocated, once for every node
     best, best_score = None, None
     for n in feasible:  # walk order; a tie goes to the smaller name, without sorting them all
-        s = SPREAD_WEIGHT * spread_scores.get(n.name, 0) + LEAST_ALLOCATED_WEIGHT * _least_allocated(sim, want, n)
+        s = SPREAD_WEIGHT * spread_scores.get(n.name, 0) + LEAST_ALLOCATED_WEIGHT * least_allocated(sim, want, n)
         if best_score is None or s > best_score or (s == best_score and n.name < best):
             best, best_score = n.name, s
     return best
