@@ -53,11 +53,17 @@ class ClusterIndex:
         branches (drain/simulate.py) fork it instead of re-indexing every pod. The pod
         lists are shared copy-on-write: both indexes copy a list before their first write
         to it, so a fork costs the number of lists, not of pods."""
+        other = self._view()
+        self._owned = set()  # every list is now shared by the two
+        return other
+
+    def _view(self) -> "ClusterIndex":
+        """A new index sharing this one's pod lists copy-on-write (its writes copy first)."""
         other = ClusterIndex.__new__(ClusterIndex)
         other.__dict__.update(self.__dict__)
         other.nodes = dict(self.nodes)
         other.node_cache = dict(self.node_cache)  # its entries are immutable; the dict is per index
-        self._owned, other._owned = set(), set()  # every list is now shared by the two
+        other._owned = set()
         for name in _TABLES:
             setattr(other, name, defaultdict(list, getattr(self, name)))
         return other
@@ -174,21 +180,15 @@ class ClusterIndex:
         Only the lists the change touches are copied; the others, and the node usage cached
         so far, are shared with this index, which must not change while the view is in
         use. The view itself may change (its writes copy first)."""
-        other = ClusterIndex.__new__(ClusterIndex)
-        other.__dict__.update(self.__dict__)
+        other = self._view()
         if isinstance(snapshot, Snapshot):
             other.snapshot = snapshot
         else:
             other._snapshot, other._make_snapshot = None, snapshot
-        other.nodes = dict(self.nodes)
         for name in removed_nodes:
             other.nodes.pop(name, None)
-        other.node_cache = dict(self.node_cache)
         for n in nodes:
             other.nodes[n.name] = n
-        other._owned = set()
-        for name in _TABLES:
-            setattr(other, name, defaultdict(list, getattr(self, name)))
         for p in removed_pods:
             other.remove_pod(p)
         for p in added_pods:
