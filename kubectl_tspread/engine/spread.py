@@ -191,10 +191,11 @@ class SpreadState:
     pod: Pod
     constraints: tuple[ConstraintState, ...]
     require_all_soft_keys: bool = True
+    # the hard constraints, picked once: the Filter reads them for every node
+    hard: tuple[ConstraintState, ...] = field(init=False, compare=False, repr=False)
 
-    @property
-    def hard(self) -> tuple[ConstraintState, ...]:
-        return tuple(cs for cs in self.constraints if cs.constraint.hard)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hard", tuple(cs for cs in self.constraints if cs.constraint.hard))
 
     @property
     def soft(self) -> tuple[ConstraintState, ...]:
@@ -317,9 +318,7 @@ def filter_node(state: SpreadState, node: Node) -> FilterFailure | None:
     Like upstream, the domain count is looked up by the node's label value, so a node
     excluded by an inclusion policy is judged by its domain's count (0 if none).
     """
-    for cs in state.constraints:  # the hard ones (not `state.hard`: this runs for every node)
-        if not cs.constraint.hard:
-            continue
+    for cs in state.hard:
         value = node.labels.get(cs.constraint.topology_key)
         if value is None:
             return shared_failure(PLUGIN, UNRESOLVABLE, REASON_NODE_LABEL_NOT_MATCH)
