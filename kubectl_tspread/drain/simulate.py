@@ -132,8 +132,12 @@ class SimCluster:
         self.nodes[node.name] = self.index.nodes[node.name] = node
         self.nodes = dict(sorted(self.nodes.items()))
         self.index.nodes = dict(sorted(self.index.nodes.items()))
+        self._node_set_changed(node.name)
+
+    def _node_set_changed(self, name: str) -> None:
+        """A Node object added, replaced or removed: the walk order and every domain may change."""
         self._scan = None
-        self._touch(node.name)
+        self._touch(name)
         self._spread.clear()
         self._partitions.clear()
 
@@ -201,10 +205,7 @@ class SimCluster:
             self._drop(p)
         self.nodes.pop(name, None)
         self.index.nodes.pop(name, None)
-        self._scan = None
-        self._touch(name)
-        self._spread.clear()
-        self._partitions.clear()
+        self._node_set_changed(name)
 
     def _drop(self, pod: Pod) -> None:
         self.pods.pop(pod.key, None)
