@@ -24,6 +24,7 @@ EXCLUDED_MISSING_KEY = "MissingTopologyKey"
 EXCLUDED_NODE_AFFINITY = "NodeAffinity"
 EXCLUDED_TAINT = "UntoleratedTaint"
 
+
 @dataclass(frozen=True, slots=True)
 class Domain:
     value: str
@@ -93,22 +94,22 @@ def _judge(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequenc
 
 
 def build(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
-               affinity_ok: dict[str, bool], derive_from: DerivedPartitions | None = None) -> Partition:
+          affinity_ok: dict[str, bool], derive_from: DerivedPartitions | None = None) -> Partition:
     """Judge every node; with `derive_from` holding this partition for the parent's nodes,
     only the changed ones (every other node is the very record the parent judged)."""
     old = None if derive_from is None else derive_from.parent.get(partition_key(pod, c, all_keys))
     if old is None:
         return _assemble(*_judge(index, pod, c, all_keys, affinity_ok, sorted(index.nodes)))
-    gone = derive_from.changed
-    node_domain, excluded = _judge(index, pod, c, all_keys, affinity_ok, sorted(gone & index.nodes.keys()))
+    changed = derive_from.changed
+    node_domain, excluded = _judge(index, pod, c, all_keys, affinity_ok, sorted(changed & index.nodes.keys()))
     # every changed node still there and judged as before (an uncordon under Ignore): the same
-    unchanged = len(node_domain) + len(excluded) == len(gone) \
+    unchanged = len(node_domain) + len(excluded) == len(changed) \
         and all(old.node_domain.get(n) == v for n, v in node_domain.items()) \
         and all(_excluded_before(old, e) for e in excluded)
     if unchanged:
         return old
-    node_domain.update((n, v) for n, v in old.node_domain.items() if n not in gone)
-    excluded += [e for e in old.excluded if e.name not in gone]
+    node_domain.update((n, v) for n, v in old.node_domain.items() if n not in changed)
+    excluded += [e for e in old.excluded if e.name not in changed]
     return _assemble(dict(sorted(node_domain.items())), sorted(excluded, key=lambda e: e.name))
 
 
