@@ -137,7 +137,7 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
                 world.remaining[p.node_name].remove(p)
             break
         # the first step always runs: it cordons the batch even when nothing is evicted
-        step, harmless = _play_step(ctx, world, batch, cordon if first else [], wave, first)
+        harmless = _play_step(ctx, world, batch, cordon if first else [], wave, first)
         ok = ok and harmless
         first = False
         todo = deferred
@@ -204,8 +204,9 @@ def retry_pending(ctx: Context, world: World) -> list[tuple[Pod, Pod, str]]:
 
 
 def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod],
-               first: bool) -> tuple[Step, bool]:
-    """The step, and whether it is safe apart from PDB-blocked pods of the batch."""
+               first: bool) -> bool:
+    """Play one step (appended to world.steps); whether it is safe apart from PDB-blocked
+    pods of the batch."""
     number = len(world.steps) + 1
     sim = world.sim
     retry_pending(ctx, world)
@@ -251,10 +252,9 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     pdbs = tuple(PdbUse(ctx.pdbs[k].namespace, ctx.pdbs[k].name,
                         world.budgets.step_allowance(k), n) for k, n in sorted(used.items()))
     sim.settle()
-    step = Step(number, tuple(batch), tuple(cordon), tuple(evictions), _skipped(ctx, batch, first),
-                after, pdbs, safe, deleted)
-    world.steps.append(step)
-    return step, harmless
+    world.steps.append(Step(number, tuple(batch), tuple(cordon), tuple(evictions), _skipped(ctx, batch, first),
+                            after, pdbs, safe, deleted))
+    return harmless
 
 
 def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
