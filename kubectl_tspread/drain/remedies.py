@@ -105,7 +105,7 @@ def _clears(f: Finding, replanned: DrainPlan) -> bool:
 
 
 def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
-               f: Finding, workloads: "_WorkloadPods | None" = None) -> Iterator[Candidate]:
+               f: Finding, workloads: "_WorkloadPods") -> Iterator[Candidate]:
     if f.code in _FLAG_FIELD:
         field_name, flag = _FLAG_FIELD[f.code]
         yield "Flag", {"flag": flag}, snapshot, replace(options, flags=replace(options.flags, **{field_name: True}))
@@ -121,7 +121,7 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
     key = f.params.get("topologyKey")
     namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
     if f.code in _SPREAD_CODES and key:
-        mine = (workloads or _WorkloadPods(snapshot)).keys(namespace, f.workload)
+        mine = workloads.keys(namespace, f.workload)
         if not options.delete_drained_nodes:
             yield "DeleteDrainedNodes", {"nodes": list(targets)}, snapshot, replace(options, delete_drained_nodes=True)
         yield ("HonorTaints", {"workload": f.workload, "topologyKey": key},
