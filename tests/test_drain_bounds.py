@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
+from drain_builders import nodes_in
 from kubectl_tspread.drain import remedies, search
 from kubectl_tspread.drain.model import CORDONED_DOMAIN_TRAP, DrainPlan, Finding, PlanOptions
 from kubectl_tspread.drain.plan import plan_drain
@@ -22,8 +23,7 @@ def _zone_trap(per_zone: int):
     """3 zones of `per_zone` nodes, one web pod per node, zone maxSkew 1 under Ignore:
     draining zone b strands replacements whatever the order."""
     c = make_constraint(max_skew=1, node_taints_policy=IGNORE)
-    nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110})
-             for z in "abc" for i in range(1, per_zone + 1)]
+    nodes = nodes_in({z: per_zone for z in "abc"})
     pods = [make_pod(f"web-{n.name}", node=n.name, labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1")
             for n in nodes]
     return make_snapshot(nodes, pods, workloads=[RS]), [f"b{i}" for i in range(1, per_zone + 1)]

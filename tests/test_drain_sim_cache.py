@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import GI, make_constraint, make_node, make_pod, make_snapshot
+from conftest import make_constraint, make_pod, make_snapshot
+from drain_builders import nodes_in, web
 from kubectl_tspread.drain.placement import _nonzero
 from kubectl_tspread.drain.simulate import SimCluster
 from kubectl_tspread.engine import spread
@@ -14,18 +15,11 @@ from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY
 
 
 def _nodes():
-    return [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110})
-            for z in "abc" for i in (1, 2)]
+    return nodes_in({"a": 2, "b": 2, "c": 2})
 
 
 def _pods(constraints):
-    placement = {"a1": 2, "a2": 1, "b1": 1, "c1": 1}
-    out, k = [], 0
-    for node, count in placement.items():
-        for _ in range(count):
-            k += 1
-            out.append(make_pod(f"web-{k}", node=node, labels={"app": "web"}, spread=constraints,
-                                owner="ReplicaSet/web-1", requests={"cpu": 500}))
+    out = web({"a1": 2, "a2": 1, "b1": 1, "c1": 1}, constraints, requests={"cpu": 500})
     out.append(make_pod("db-1", node="b2", labels={"app": "db"}, requests={"cpu": 1000}))
     return out
 
