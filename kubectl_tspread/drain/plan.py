@@ -61,7 +61,9 @@ def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Sel
     return tuple(dict.fromkeys(out))
 
 
-def _workload(index: ClusterIndex, pod: Pod) -> str | None:
+def workload_ref(index: ClusterIndex, pod: Pod) -> str | None:
+    """The workload a pod is planned and reported under: its top controller's Kind/name,
+    else its owner reference's, else None (an unmanaged pod)."""
     w = index.top_controller(pod)
     if w is not None:
         return w.ref
@@ -101,7 +103,7 @@ def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions)
     decisions = {n: classify_all(sorted(index.pods_by_node.get(n, ()), key=lambda p: p.key), options.flags)
                  for n in targets}
     flat = [d for n in targets for d in decisions[n]]
-    workload_of = {d.pod.key: _workload(index, d.pod) for d in flat}
+    workload_of = {d.pod.key: workload_ref(index, d.pod) for d in flat}
     pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
     pod_pdbs, blocked = {}, {}
     for d in flat:
@@ -124,12 +126,12 @@ def _settle(ctx: Context, world: World) -> list[Eviction]:
     index = world.sim.index
     out = []
     for p in sorted(world.sim.pending(), key=lambda p: (-p.priority, p.key)):
-        if _workload(index, p) not in affected:
+        if workload_ref(index, p) not in affected:
             continue
         pl = world.placer.place(world.sim, p)
         if pl.node is not None:
             world.sim.bind(p, pl.node)
-        out.append(Eviction(p.namespace, p.name, "", _workload(index, p), True, pl.node, dict(pl.accepting)))
+        out.append(Eviction(p.namespace, p.name, "", workload_ref(index, p), True, pl.node, dict(pl.accepting)))
     return out
 
 

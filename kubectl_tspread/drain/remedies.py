@@ -32,6 +32,7 @@ from kubectl_tspread.drain.model import (
     CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS,
     PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
 )
+from kubectl_tspread.drain.plan import plan_drain, workload_ref
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, ZONE_KEY, Node, Snapshot
 
@@ -58,8 +59,6 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
     """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a
     candidate (default: plan_drain without remedies); its findings need not carry the
     info-only order finding, which no remedy is judged by."""
-    from kubectl_tspread.drain.plan import plan_drain
-
     budget = min(options.search_budget, REMEDY_SEARCH_BUDGET)
     if replan is None:
         def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
@@ -148,12 +147,9 @@ class _WorkloadPods:
         got = self.memo.get((namespace, workload))
         if got is None:
             got = self.memo[(namespace, workload)] = frozenset(
-                p.key for p in self.snapshot.pods if p.namespace == namespace and self._ref(p) == workload)
+                p.key for p in self.snapshot.pods
+                if p.namespace == namespace and workload_ref(self.index, p) == workload)
         return got
-
-    def _ref(self, p) -> str | None:
-        w = self.index.top_controller(p)
-        return w.ref if w is not None else (f"{p.owner.kind}/{p.owner.name}" if p.owner else None)
 
 
 def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **changes) -> Snapshot:
