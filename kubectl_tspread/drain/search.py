@@ -46,7 +46,7 @@ from collections import defaultdict
 from typing import Iterator
 
 from kubectl_tspread.drain.model import Step
-from kubectl_tspread.drain.steps import Context, World, run_batch
+from kubectl_tspread.drain.steps import Context, World, run_batch, tracked_states
 from kubectl_tspread.model import HOSTNAME_KEY
 
 DFS_CANDIDATES = 8
@@ -153,12 +153,7 @@ class Search:
         return n.labels.get(self.zone_key, node)
 
     def order(self, world: World, remaining: list[str]) -> list[str]:
-        states = {}
-        for t in self.ctx.tracked:
-            if id(t.pod) not in states:
-                states[id(t.pod)] = world.sim.spread_state(t.pod)
-        hard = [states[id(t.pod)].constraints[t.position] for t in self.ctx.tracked
-                if states[id(t.pod)].constraints[t.position].constraint.hard]
+        hard = [cs for cs in tracked_states(self.ctx, world.sim) if cs.constraint.hard]
         cordoned = {n for n, node in world.sim.nodes.items() if node.unschedulable}
         todo = set(remaining)
         empties: dict[str, int] = defaultdict(int)

@@ -260,12 +260,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
 def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
     """Every tracked constraint on the current simulated state."""
     out = []
-    states: dict[int, spread.SpreadState] = {}
-    for i, t in enumerate(ctx.tracked):
-        st = states.get(id(t.pod))
-        if st is None:
-            st = states[id(t.pod)] = sim.spread_state(t.pod)
-        cs = st.constraints[t.position]
+    for i, (t, cs) in enumerate(zip(ctx.tracked, tracked_states(ctx, sim))):
         last = ctx.judged.get(i)
         if last is not None and last[0] is cs:
             out.append(last[1])
@@ -277,3 +272,16 @@ def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
         ctx.judged[i] = (cs, after)
         out.append(after)
     return tuple(out)
+
+
+def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState]:
+    """The state of each tracked constraint (in `ctx.tracked` order) on the current
+    simulated state: one spread state per probe pod, shared by its constraints."""
+    states: dict[int, spread.SpreadState] = {}
+    out = []
+    for t in ctx.tracked:
+        st = states.get(id(t.pod))
+        if st is None:
+            st = states[id(t.pod)] = sim.spread_state(t.pod)
+        out.append(st.constraints[t.position])
+    return out
