@@ -54,7 +54,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from kubectl_tspread.engine import filters, interpod, resources, spread
-from kubectl_tspread.drain.simulate import SimCluster, spread_key
+from kubectl_tspread.drain.simulate import SimCluster, identity_memo, spread_key_of
 from kubectl_tspread.model import Node, Pod
 
 SPREAD_WEIGHT = 2
@@ -126,7 +126,12 @@ def filter_key(pod: Pod, shape: tuple | None = None) -> tuple:
 def template_key(pod: Pod) -> tuple:
     """Everything the filters and scores read of an unbound pod: two pods with the same
     key get the same verdict on the same cluster."""
-    return (pod.namespace, spread_key(pod), filter_key(pod), pod.pod_affinity, pod.pod_anti_affinity)
+    return (pod.namespace, spread_key_of(pod), filter_key(pod), pod.pod_affinity, pod.pod_anti_affinity)
+
+
+# a stranded replacement is retried at every step, and building its key costs more than
+# the failed-verdict lookup it feeds
+template_of = identity_memo(template_key)
 
 
 class Placer:
@@ -139,18 +144,6 @@ class Placer:
         # shape key -> node -> (node version, failures before NodeResourcesFit, after it)
         self._shapes: dict[tuple, dict[str, tuple[int, tuple, tuple]]] = {}
         self._failed: dict[tuple, tuple[int, Placement]] = {}  # template -> (sim stamp, no-node verdict)
-        # id(pod) -> (pod, template_key(pod)): a stranded replacement is retried at every
-        # step, and building its key costs more than the failed-verdict lookup it feeds;
-        # holding the (immutable) pod keeps its id from being reused
-        self._templates: dict[int, tuple[Pod, tuple]] = {}
-
-    def template_of(self, pod: Pod) -> tuple:
-        hit = self._templates.get(id(pod))
-        if hit is not None and hit[0] is pod:
-            return hit[1]
-        key = template_key(pod)
-        self._templates[id(pod)] = (pod, key)
-        return key
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
         """Whether a pod like `pod` already found no node on this very state."""
@@ -158,7 +151,7 @@ class Placer:
 
     def _failed_on(self, sim: SimCluster, pod: Pod) -> Placement | None:
         """The no-node verdict a pod like `pod` got on this very state, if any."""
-        failed = self._failed.get(self.template_of(pod))
+        failed = self._failed.get(template_of(pod))
         return failed[1] if failed is not None and failed[0] == sim.stamp else None
 
     def _cycle(self, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState) -> filters.Cycle:
@@ -180,7 +173,7 @@ class Placer:
             return replace(failed, pod=pod)
         placement = self._place(sim, pod)
         if placement.node is None:
-            self._failed[self.template_of(pod)] = (sim.stamp, placement)
+            self._failed[template_of(pod)] = (sim.stamp, placement)
         return placement
 
     def _place(self, sim: SimCluster, pod: Pod) -> Placement:

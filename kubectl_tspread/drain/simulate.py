@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 from kubectl_tspread.drain import counts
 from kubectl_tspread.engine import spread
@@ -143,7 +143,7 @@ class SimCluster:
 
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
-        key = _spread_key_of(pod)
+        key = spread_key_of(pod)
         states = self._spread.setdefault(pod.namespace, {})
         st = states.get(key)
         if st is None:
@@ -295,19 +295,25 @@ def node_tree_order(nodes: Iterable[Node]) -> tuple[str, ...]:
     return tuple(out)
 
 
-# id(pod) -> (pod, spread_key(pod)): the judge asks for the state of every tracked
-# constraint's probe pod after every step (a thousand probes in a 10 % drain of a big
-# cluster) and the key sorts the pod's labels; holding the immutable pod keeps its id
-_SPREAD_KEYS: dict[int, tuple[Pod, tuple]] = {}
-_SPREAD_KEYS_MAX = 65536
+def identity_memo(fn: Callable[[Pod], tuple], limit: int = 65536) -> Callable[[Pod], tuple]:
+    """`fn(pod)` remembered per pod object: the planner asks again and again about the same
+    immutable records, and the keys sort labels and selectors. The memo holds each pod, so
+    its id cannot be reused while the entry lives; it empties itself at `limit` entries."""
+    memo: dict[int, tuple[Pod, tuple]] = {}
+
+    def get(pod: Pod) -> tuple:
+        hit = memo.get(id(pod))
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        if len(memo) >= limit:
+            memo.clear()
+        value = fn(pod)
+        memo[id(pod)] = (pod, value)
+        return value
+
+    return get
 
 
-def _spread_key_of(pod: Pod) -> tuple:
-    hit = _SPREAD_KEYS.get(id(pod))
-    if hit is not None and hit[0] is pod:
-        return hit[1]
-    if len(_SPREAD_KEYS) >= _SPREAD_KEYS_MAX:
-        _SPREAD_KEYS.clear()
-    key = spread_key(pod)
-    _SPREAD_KEYS[id(pod)] = (pod, key)
-    return key
+# the judge asks for the state of every tracked constraint's probe pod after every step
+# (a thousand probes in a 10 % drain of a big cluster)
+spread_key_of = identity_memo(spread_key)
