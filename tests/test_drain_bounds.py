@@ -5,8 +5,6 @@ drain — never offered unverified."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
