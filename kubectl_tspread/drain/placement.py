@@ -53,6 +53,7 @@ import itertools
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
+from kubectl_tspread.drain import vector
 from kubectl_tspread.engine import filters, interpod, resources, spread
 from kubectl_tspread.drain.simulate import SimCluster, identity_memo, spread_key_of
 from kubectl_tspread.model import Node, Pod
@@ -112,9 +113,11 @@ def shape_key(pod: Pod) -> tuple:
     """What every filter but spread, InterPodAffinity and NodeResourcesFit reads of an
     unbound pod: NodeUnschedulable and TaintToleration the tolerations, NodeName the
     requested node, NodeAffinity the nodeSelector and required terms, NodePorts the host
-    ports, the volume filters the claims (looked up in the namespace)."""
-    return (pod.namespace if pod.volumes else "", pod.tolerations, pod.node_name,
-            tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports, pod.volumes)
+    ports, the volume filters the claims (looked up in the namespace; a pod's other
+    volumes are nothing to them)."""
+    claims = tuple(v.pvc for v in pod.volumes if v.pvc)  # all the volume filters read of the volumes
+    return (pod.namespace if claims else "", pod.tolerations, pod.node_name,
+            tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports, claims)
 
 
 def filter_key(pod: Pod, shape: tuple | None = None) -> tuple:
@@ -144,6 +147,7 @@ class Placer:
         # shape key -> node -> (node version, failures before NodeResourcesFit, after it)
         self._shapes: dict[tuple, dict[str, tuple[int, tuple, tuple]]] = {}
         self._failed: dict[tuple, tuple[int, Placement]] = {}  # template -> (sim stamp, no-node verdict)
+        self._tables: dict[int, vector.NodeTable] = {}  # vector.py's arrays, per node set
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
         """Whether a pod like `pod` already found no node on this very state."""
@@ -184,6 +188,10 @@ class Placer:
         # the template's verdicts by node: hashing the key once, not once per node
         cache = self._cache.setdefault(key, {}) if not sim.affinity_sensitive else {}
         cycle.shapes = self._shapes.setdefault(shape, {}) if not sim.affinity_sensitive else None
+        if vector.ENABLED:
+            fast = self._vector(sim, pod, state, shape, cycle)
+            if fast is not None:
+                return fast
         versions, nodes = sim.version, sim.nodes
         hard = state.hard
         order = sim.scan_order()
@@ -246,6 +254,20 @@ class Placer:
 
 
     @staticmethod
+    def _shape_hit(sim: SimCluster, shapes: dict, cycle: filters.Cycle, node: Node) -> tuple[int, tuple, tuple]:
+        """(node version, the failures of the filters before NodeResourcesFit, those after it
+        but spread's) for the pod's shape on `node`, remembered in `shapes` per node version."""
+        name = node.name
+        version = sim.version.get(name, 0)
+        hit = shapes.get(name)
+        if hit is None or hit[0] != version:
+            failures = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle).failures
+            hit = shapes[name] = (version, tuple(f for f in failures if f.plugin in _BEFORE_FIT),
+                                  tuple(f for f in failures if f.plugin not in _BEFORE_FIT
+                                        and f.plugin != resources.NODE_RESOURCES_FIT and f.plugin != SPREAD_PLUGIN))
+        return hit
+
+    @staticmethod
     def _by_shape(sim: SimCluster, cache: dict, shapes: dict, cycle: filters.Cycle, node: Node):
         """`_non_spread` from the verdict of the pod's shape (every filter but the resource
         fit, shared by the templates that differ only in requests: a workload each, in a
@@ -254,18 +276,52 @@ class Placer:
         Only without pod (anti-)affinity (no InterPodAffinity failure, which would follow
         spread) and without PreFilter outcomes (they lead the verdict)."""
         pod, name = cycle.pod, node.name
-        version = sim.version.get(name, 0)
-        hit = shapes.get(name)
-        if hit is None or hit[0] != version:
-            failures = filters.evaluate_node(sim.index, pod, node, cycle=cycle).failures
-            hit = shapes[name] = (version, tuple(f for f in failures if f.plugin in _BEFORE_FIT),
-                                  tuple(f for f in failures if f.plugin not in _BEFORE_FIT
-                                        and f.plugin != resources.NODE_RESOURCES_FIT and f.plugin != SPREAD_PLUGIN))
+        hit = Placer._shape_hit(sim, shapes, cycle, node)
         usage = resources.node_usage(sim.index, name, exclude=pod.key)
         others = hit[1] + resources.fit_failures(pod, node, usage) + hit[2]
         first = others[0] if others else None
-        cache[name] = (version, others, first)
+        cache[name] = (hit[0], others, first)
         return others, first
+
+    def _vector(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, shape: tuple,
+                cycle: "_LazyCycle") -> Placement | None:
+        """The placement from vector.py's arrays; None when that path does not apply or no
+        node is feasible (the walk then gives the whole diagnosis)."""
+        if sim.affinity_sensitive or not vector.fits_fast_path(pod):
+            return None
+        c = cycle.get()
+        if c.prefilter is not None or c.node_names is not None:
+            return None
+        total = len(sim.scan_order())
+        if not total:
+            return None
+        table = vector.tables_for(sim, self._tables)
+        version = sim.version_array()
+        table.refresh_usage(sim, version, _nonzero)
+        shapes, nodes = cycle.shapes, sim.nodes
+
+        def row(name: str) -> bool:
+            hit = Placer._shape_hit(sim, shapes, c, nodes[name])
+            return not hit[1] and not hit[2]
+
+        mask = table.shape_ok(shape, version, row) & vector.fit_ok(table, pod)
+        if state.hard:
+            mask &= vector.spread_ok(table, sim, state)
+        start = sim.next_start % total
+        found, examined = vector.walk(mask, start, num_feasible_to_find(total), total)
+        if not len(found):
+            return None
+        sim.next_start = (start + examined) % total
+        order = table.order
+        if len(found) == 1:
+            best = int(found[0])
+        else:
+            score = (SPREAD_WEIGHT * vector.spread_scores(table, sim, state, found)
+                     + LEAST_ALLOCATED_WEIGHT * vector.least_allocated(table, _nonzero(pod), found))
+            top = found[score == score.max()]
+            best = int(top[table.rank[top].argmin()])
+        return Placement(pod, order[best], tuple(order[i] for i in found.tolist()),
+                         vector.accepting(table, sim, pod, found))
 
 
 class _LazyCycle:

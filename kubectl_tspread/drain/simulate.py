@@ -78,6 +78,8 @@ class SimCluster:
         self._nonzero: dict[tuple[str, int], tuple[int, int]] = {}
         self.next_start = 0
         self._scan: tuple[str, ...] | None = None
+        # the node versions as an array in scan order (drain/vector.py), kept up to date by _touch
+        self._versions = None
 
     def copy(self) -> "SimCluster":
         other = SimCluster.__new__(SimCluster)
@@ -90,6 +92,7 @@ class SimCluster:
         other._partitions = dict(self._partitions)
         other._nonzero = self._nonzero
         other.next_start, other._scan = self.next_start, self._scan
+        other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
         return other
 
     def scan_order(self) -> tuple[str, ...]:
@@ -97,6 +100,15 @@ class SimCluster:
         if self._scan is None:
             self._scan = node_tree_order(self.nodes.values())
         return self._scan
+
+    def version_array(self):
+        """sim.version as a numpy array in `scan_order` (vector.py's row keys)."""
+        if self._versions is None:
+            import numpy as np
+            order = self.scan_order()
+            self._versions = ({name: i for i, name in enumerate(order)},
+                              np.array([self.version.get(name, 0) for name in order], dtype=np.int64))
+        return self._versions[1]
 
     def forked_to(self, snapshot: Snapshot) -> "SimCluster | None":
         """A fork of this simulation moved to `snapshot`: a copy of its base snapshot with
@@ -136,7 +148,7 @@ class SimCluster:
 
     def _node_set_changed(self, name: str) -> None:
         """A Node object added, replaced or removed: the walk order and every domain may change."""
-        self._scan = None
+        self._scan = self._versions = None
         self._touch(name)
         self._spread.clear()
         self._partitions.clear()
@@ -186,6 +198,10 @@ class SimCluster:
     def _touch(self, node: str) -> None:
         if node:
             self.version[node] = self.stamp = next(_VERSIONS)
+            if self._versions is not None:
+                i = self._versions[0].get(node)
+                if i is not None:
+                    self._versions[1][i] = self.stamp
 
     def pods_on(self, node: str) -> list[Pod]:
         return [p for p in self.index.pods_by_node.get(node, ())]

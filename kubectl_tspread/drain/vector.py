@@ -1,0 +1,235 @@
+"""The placement walk and score over arrays (numpy): the same answer as the node-by-node
+walk of `Placer._place`, for the replacements a drain places by the thousand.
+
+A placement in a 5,000-node cluster examines ~700 nodes and scores ~500 of them; one
+Python call per node makes that ~30 ms, and a drain of 500 nodes places ~15,000
+replacements. Here each placement is a few array operations over the N nodes in the
+scheduler's node-tree order (`SimCluster.scan_order`):
+
+- the filters other than spread and NodeResourcesFit: one boolean per node per pod
+  shape (`placement.shape_key`), computed by the same filter code as the walk and
+  refreshed only for the nodes whose simulated version changed;
+- NodeResourcesFit: the requests of each node's pods (and their non-zero scoring
+  requests) per node version, compared with the pod's requests in one expression;
+- PodTopologySpread's Filter: per hard constraint, the count of each domain (from the
+  constraint's node counts, workload-sized) looked up through each node's label value;
+- the walk itself: the first `num_feasible_to_find` feasible nodes from the rotating
+  start, and the index advanced by the nodes the walk would have examined;
+- Score: `spread.score_nodes` and `least_allocated` as array expressions (same integer
+  and float operations, so the same rounding), ties to the smallest node name.
+
+Only the common case takes this path: no pod (anti-)affinity in the cluster, no
+PreFilter outcome for the pod, and requests among cpu, memory and ephemeral-storage.
+Anything else, and a pod that finds no node (whose diagnosis needs every node's first
+failure), goes through the walk. numpy is optional: without it every placement walks.
+A placed pod's Placement leaves `fit_nodes`, `spread_refusals` and `reasons` empty:
+they describe a stranded pod and are read only then.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Callable
+
+from kubectl_tspread.engine import resources, spread
+from kubectl_tspread.model import HOSTNAME_KEY, Pod
+
+try:  # optional: the pure-Python archive has no numpy, and then every placement walks
+    import numpy as np
+except ImportError:  # pragma: no cover - exercised by the fallback tests with ENABLED off
+    np = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from kubectl_tspread.drain.simulate import SimCluster
+
+ENABLED = np is not None
+FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+_MISSING = ""  # labels.get(key, "") in score_nodes: a node without the key counts as the value ""
+
+
+class NodeTable:
+    """Per node set (one `scan_order` tuple): node arrays in walk order, and the rows
+    derived from each node's simulated version (valid in any simulation: versions are
+    unique across copies)."""
+
+    def __init__(self, sim: "SimCluster"):
+        order = sim.scan_order()
+        nodes = sim.nodes
+        self.order = order
+        self.size = n = len(order)
+        self.pos = {name: i for i, name in enumerate(order)}
+        rank = {name: i for i, name in enumerate(sorted(order))}
+        self.rank = np.array([rank[name] for name in order], dtype=np.int64)
+        self.alloc = {r: np.array([nodes[name].allocatable.get(r, 0) for name in order], dtype=np.int64)
+                      for r in FIT_RESOURCES + ("pods",)}
+        self.row_version = np.full(n, -1, dtype=np.int64)
+        self.used = {r: np.zeros(n, dtype=np.int64) for r in FIT_RESOURCES + ("pods",)}
+        self.nonzero_cpu = np.zeros(n, dtype=np.int64)
+        self.nonzero_mem = np.zeros(n, dtype=np.int64)
+        self._values: dict[str, tuple] = {}
+        # shape key -> (ok per node, the version each row was computed at)
+        self.shapes: dict[tuple, tuple] = {}
+
+    def values(self, sim: "SimCluster", key: str) -> tuple:
+        """(value id per node — len(values) when the node lacks the key —, value -> id,
+        the values, id of "" or of a missing key as score_nodes sees it)."""
+        got = self._values.get(key)
+        if got is None:
+            ids: dict[str, int] = {}
+            raw = [sim.nodes[name].labels.get(key) for name in self.order]
+            for v in raw:
+                if v is not None and v not in ids:
+                    ids[v] = len(ids)
+            missing = len(ids)
+            vid = np.array([missing if v is None else ids[v] for v in raw], dtype=np.int64)
+            names = list(ids)
+            as_empty = np.where(vid == missing, ids.get(_MISSING, missing), vid)
+            got = self._values[key] = (vid, ids, names, as_empty)
+        return got
+
+    def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]]) -> None:
+        """Re-read the usage rows of the nodes whose version changed."""
+        order, used = self.order, self.used
+        for i in np.flatnonzero(self.row_version != version).tolist():
+            name = order[i]
+            usage = resources.node_usage(sim.index, name)
+            req = usage.requested
+            for r in FIT_RESOURCES:
+                used[r][i] = req.get(r, 0)
+            used["pods"][i] = usage.pods
+            self.nonzero_cpu[i], self.nonzero_mem[i] = sim.nonzero_usage(name, nonzero)
+            self.row_version[i] = version[i]
+
+    def shape_ok(self, shape: tuple, version, row: Callable[[str], bool]):
+        """Whether each node passes the filters other than spread and NodeResourcesFit
+        for pods of `shape`; `row(name)` judges one node (refreshed per node version)."""
+        got = self.shapes.get(shape)
+        if got is None:
+            got = self.shapes[shape] = (np.zeros(self.size, dtype=bool), np.full(self.size, -1, dtype=np.int64))
+        ok, at = got
+        order = self.order
+        for i in np.flatnonzero(at != version).tolist():
+            ok[i] = row(order[i])
+            at[i] = version[i]
+        return ok
+
+
+def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
+    """The table of the simulation's node set (one per scan order, kept by the Placer)."""
+    order = sim.scan_order()
+    table = tables.get(id(order))
+    if table is None or table.order is not order:
+        if len(tables) >= 8:
+            tables.clear()
+        table = tables[id(order)] = NodeTable(sim)
+    return table
+
+
+def fits_fast_path(pod: Pod) -> bool:
+    """Whether the pod's requests are all among the resources the table tracks."""
+    return all(name in FIT_RESOURCES for name, _ in resources._checked(pod.requests))
+
+
+def _domain_counts(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
+    """(value id per node, count of each value id, with 0 at the missing slot)."""
+    vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
+    counts = [0] * (len(names) + 1)
+    node_domain = cs.node_domain
+    for node, c in cs.node_counts.items():
+        v = node_domain.get(node)
+        if v is not None:
+            j = ids.get(v)
+            if j is not None:
+                counts[j] += c
+    return vid, np.array(counts, dtype=np.int64)
+
+
+def spread_ok(table: NodeTable, sim: "SimCluster", state: spread.SpreadState):
+    """spread.filter_node's verdict (passes or not) for every node."""
+    ok = np.ones(table.size, dtype=bool)
+    for cs in state.hard:
+        vid, counts = _domain_counts(table, sim, cs)
+        allowed = counts + cs.self_match - cs.global_min <= cs.constraint.max_skew
+        allowed[-1] = False  # a node without the key: UnschedulableAndUnresolvable
+        ok &= allowed[vid]
+    return ok
+
+
+def fit_ok(table: NodeTable, pod: Pod):
+    """NodeResourcesFit (resources._shortages is empty) for every node."""
+    used, alloc = table.used, table.alloc
+    ok = used["pods"] + 1 <= alloc["pods"]
+    for name, want in resources._checked(pod.requests):
+        ok &= want <= alloc[name] - used[name]
+    return ok
+
+
+def walk(mask, start: int, want: int, total: int):
+    """(the feasible positions the scheduler's walk finds, in walk order; how many nodes
+    it examined): the first `want` True positions from `start`, wrapping around."""
+    idx = np.flatnonzero(mask)
+    k = int(np.searchsorted(idx, start))
+    rotated = np.concatenate((idx[k:], idx[:k])) if k else idx
+    if len(rotated) >= want:
+        found = rotated[:want]
+        return found, (int(found[-1]) - start) % total + 1
+    return rotated, total
+
+
+def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, found):
+    """spread.score_nodes over the nodes at positions `found` (0 for all without soft
+    constraints), as an array in the same order."""
+    soft = state.soft
+    if not soft:
+        return np.zeros(len(found), dtype=np.int64)
+    keyed = [(cs, table.values(sim, cs.constraint.topology_key)) for cs in soft]
+    considered = np.ones(len(found), dtype=bool)
+    if state.require_all_soft_keys:
+        for _, (vid, _, names, _) in keyed:
+            considered &= vid[found] != len(names)
+    kept = found[considered]
+    total = np.zeros(len(kept), dtype=np.float64)
+    for cs, (vid, ids, names, as_empty) in keyed:
+        key = cs.constraint.topology_key
+        if key == HOSTNAME_KEY:
+            size = len(kept)
+            per_node = np.zeros(table.size, dtype=np.int64)
+            pos = table.pos
+            at = [pos[node] for node in cs.node_counts if node in pos]
+            per_node[at] = [c for node, c in cs.node_counts.items() if node in pos]
+            cnt = per_node[kept]
+        else:
+            size = len(np.unique(as_empty[kept]))
+            _, counts = _domain_counts(table, sim, cs)
+            cnt = counts[vid[kept]]
+        w = math.log(size + 2)
+        has = vid[kept] != len(names)
+        total = np.where(has, total + (cnt * w + (cs.constraint.max_skew - 1)), total)
+    raw = np.floor(total + 0.5).astype(np.int64)
+    out = np.zeros(len(found), dtype=np.int64)
+    if not len(raw):
+        return out
+    hi, lo = int(raw.max()), int(raw.min())
+    out[considered] = spread.MAX_NODE_SCORE if hi == 0 else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
+    return out
+
+
+def least_allocated(table: NodeTable, want: tuple[int, int], found):
+    """placement.least_allocated for the nodes at positions `found`."""
+    total = 0
+    for used, a, w in ((table.nonzero_cpu, table.alloc["cpu"], want[0]),
+                       (table.nonzero_mem, table.alloc["memory"], want[1])):
+        req, alloc = used[found] + w, a[found]
+        bad = (alloc <= 0) | (req > alloc)
+        total = total + np.where(bad, 0, (alloc - req) * 100 // np.where(alloc > 0, alloc, 1))
+    return total // 2
+
+
+def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> dict[str, tuple[str, ...]]:
+    """placement.accepting_domains for the nodes at positions `found`."""
+    out = {}
+    for key in dict.fromkeys(c.topology_key for c in pod.spread):
+        vid, _, names, _ = table.values(sim, key)
+        ids = np.unique(vid[found]).tolist()
+        out[key] = tuple(sorted(names[j] for j in ids if j < len(names)))
+    return out
