@@ -65,6 +65,8 @@ class Search:
         self.exhausted = False
         self.zone_key = zone_key(ctx)
         self.deepest: World | None = None  # the world after the longest safe prefix found
+        self._targets = frozenset(ctx.targets)
+        self._shares: dict[int, tuple[object, list[tuple[str, int, int]]]] = {}
 
     def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order)."""
@@ -160,17 +162,13 @@ class Search:
         holds_min: dict[str, int] = defaultdict(int)
         surplus: dict[str, int] = defaultdict(int)
         last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
-        # per constraint, only the nodes holding its pods and the domains' last open nodes:
-        # O(the workloads' pods), not O(remaining nodes × constraints)
+        # per constraint, only the target nodes holding its pods and the domains' last open
+        # nodes: O(the workloads' pods on targets), not O(remaining nodes × constraints)
         for cs in hard:
-            for name in cs.node_counts:
-                value = cs.node_domain.get(name)
-                if value is None or name not in todo:
-                    continue
-                pods = cs.domains[value].pods
-                if pods <= cs.global_min:
-                    holds_min[name] += 1
-                surplus[name] += pods - cs.global_min
+            for name, at_min, extra in self._target_shares(cs):
+                if name in todo:
+                    holds_min[name] += at_min
+                    surplus[name] += extra
             if cs.constraint.topology_key == HOSTNAME_KEY:
                 continue
             for dom in cs.domains.values():
@@ -185,6 +183,27 @@ class Search:
             return (empties.get(name, 0), holds_min.get(name, 0), -surplus.get(name, 0), name)
 
         return sorted(remaining, key=key)
+
+
+    def _target_shares(self, cs) -> list[tuple[str, int, int]]:
+        """(target node, 1 if its domain holds the global minimum, its domain's surplus over
+        the minimum) for each target node holding pods of `cs`, per state object: a state
+        no pod of the workload moved since is the same object, and a level re-reads
+        hundreds of them."""
+        got = self._shares.get(id(cs))
+        if got is not None and got[0] is cs:
+            return got[1]
+        targets, out = self._targets, []
+        for name in cs.node_counts:
+            value = cs.node_domain.get(name)
+            if value is None or name not in targets:
+                continue
+            pods = cs.domains[value].pods
+            out.append((name, 1 if pods <= cs.global_min else 0, pods - cs.global_min))
+        if len(self._shares) >= 65536:
+            self._shares.clear()
+        self._shares[id(cs)] = (cs, out)
+        return out
 
 
 def _only_open(nodes: tuple[str, ...], cordoned: set[str]) -> str | None:

@@ -17,6 +17,7 @@ constraint ends above its limit and no pod had to be left for lack of budget.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kubectl_tspread.drain import pdb as pdbmod
@@ -267,11 +268,34 @@ def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
             continue
         c = cs.constraint
         after = ConstraintAfter(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
-                                c.when_unsatisfiable, {d.value: d.pods for d in cs.domains.values()},
+                                c.when_unsatisfiable, DomainCounts(cs.domains),
                                 cs.global_min, cs.skew, t.limit, cs.status)
         ctx.judged[i] = (cs, after)
         out.append(after)
     return tuple(out)
+
+
+class DomainCounts(Mapping):
+    """{domain: pods} of a constraint state, read through from its domains: a step judges
+    every tracked constraint, a hostname one has thousands of domains, and only the steps
+    a user looks at are ever rendered."""
+
+    __slots__ = ("_domains",)
+
+    def __init__(self, domains: Mapping[str, spread.Domain]):
+        self._domains = domains
+
+    def __getitem__(self, value: str) -> int:
+        return self._domains[value].pods
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._domains)
+
+    def __len__(self) -> int:
+        return len(self._domains)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState]:

@@ -112,6 +112,9 @@ class ConstraintState:
     # the pods `selector` matched in `namespace` when the counts were made (kept alive here, so
     # their ids stay theirs): `uncounted_reasons` skips matching those again
     matched: Sequence[Pod] = field(default=(), compare=False, repr=False)
+    # how many domains hold each count (drain/counts.py keeps it as it shifts counts, so the
+    # new minimum and maximum never need a walk over thousands of hostname domains)
+    count_histogram: Mapping[int, int] | None = field(default=None, compare=False, repr=False)
 
     def count(self, value: str) -> int:
         """Matching pods in a domain; an unknown value counts 0, as in Filter."""
