@@ -7,18 +7,20 @@ domains is the partition, changed only by cordons and node deletions, which the
 simulator handles by dropping states), so `shifted` gives exactly what
 `spread.compute` would on the new cluster (tests/test_drain_sim_cache.py checks it).
 
-Cost per shift: one copy of the constraint's node-count and domain maps; the new
-minimum and maximum come from how many domains hold each count (`count_histogram`,
-a few entries), not from a walk over the domains (5,000 of them for a hostname
-constraint in a big cluster).
+Cost per shift: one copy of the constraint's node-count map and of the changes made
+to its domain map since it was last copied (`Shifted`: a hostname constraint of a big
+cluster has 5,000 domains); the new minimum and maximum come from how many domains
+hold each count (`count_histogram`, a few entries), not from a walk over the domains.
+States are rebuilt without dataclasses.replace (the simulation shifts hundreds per step).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
 
+from kubectl_tspread.drain import vector
 from kubectl_tspread.engine import spread
-from kubectl_tspread.model import Pod
+from kubectl_tspread.model import Pod, positional_constructor
 
 
 def counted(pod: Pod) -> bool:
@@ -30,11 +32,87 @@ def shifted_state(st: spread.SpreadState, pod: Pod, delta: int) -> spread.Spread
     """`st` with `pod` (counted) added (+1) or removed (-1); None when no constraint counts it."""
     out, changed = [], False
     for cs in st.constraints:
-        if cs.namespace == pod.namespace and spread._counts_pods(cs.selector) and cs.selector.matches(pod.labels):
+        if _counts(cs, pod):
             cs = shifted(cs, pod.node_name, delta)
             changed = True
         out.append(cs)
-    return replace(st, constraints=tuple(out)) if changed else None
+    return _with_constraints(st, tuple(out)) if changed else None
+
+
+def _counts(cs: spread.ConstraintState, pod: Pod) -> bool:
+    return cs.namespace == pod.namespace and spread._counts_pods(cs.selector) and cs.selector.matches(pod.labels)
+
+
+def counts_pod(st: spread.SpreadState, pod: Pod) -> bool:
+    """Whether a constraint of `st` counts `pod` (if counted at all): it depends on the
+    labels and namespace only, never on the counts."""
+    return any(_counts(cs, pod) for cs in st.constraints)
+
+
+def _with_constraints(st: spread.SpreadState, constraints: tuple) -> spread.SpreadState:
+    """replace(st, constraints=constraints): the same constraints are hard, in the same order."""
+    new = object.__new__(spread.SpreadState)
+    hard = tuple(cs for cs in constraints if cs.constraint.hard) if st.hard else ()
+    for name, value in (("pod", st.pod), ("constraints", constraints),
+                        ("require_all_soft_keys", st.require_all_soft_keys), ("hard", hard)):
+        object.__setattr__(new, name, value)
+    return new
+
+
+_new_state = positional_constructor(spread.ConstraintState)
+
+
+def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, skew: int, status: str,
+           histogram) -> spread.ConstraintState:
+    return _new_state(cs.constraint, cs.selector, cs.namespace, cs.self_match, domains, cs.node_domain,
+                      cs.excluded_nodes, global_min, cs.min_forced_zero, skew, status, node_counts,
+                      cs.matched, histogram)
+
+
+class Shifted(Mapping):
+    """A constraint's domains after shifts: the domains it was computed with plus the few
+    changed since (no domain is ever added or removed by a shift, so the order stays the
+    value order of the original map). Merged into a new plain map past MERGE_AFTER changes."""
+
+    __slots__ = ("base", "changes")
+    MERGE_AFTER = 64
+
+    def __init__(self, base: Mapping[str, spread.Domain], changes: dict[str, spread.Domain]):
+        self.base, self.changes = base, changes
+
+    def __getitem__(self, value: str) -> spread.Domain:
+        d = self.changes.get(value)
+        return d if d is not None else self.base[value]
+
+    def get(self, value, default=None):
+        d = self.changes.get(value)
+        return d if d is not None else self.base.get(value, default)
+
+    def __contains__(self, value) -> bool:
+        return value in self.base
+
+    def __iter__(self):
+        return iter(self.base)
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def values(self):
+        changes = self.changes
+        return [changes.get(v, d) for v, d in self.base.items()]
+
+    def items(self):
+        changes = self.changes
+        return [(v, changes.get(v, d)) for v, d in self.base.items()]
+
+
+def _domains_with(domains: Mapping[str, spread.Domain], value: str, domain: spread.Domain) -> Mapping:
+    if isinstance(domains, Shifted) and len(domains.changes) < Shifted.MERGE_AFTER:
+        changes = dict(domains.changes)
+        changes[value] = domain
+        return Shifted(domains.base, changes)
+    base = dict(domains.items())
+    return Shifted(base, {value: domain})
 
 
 def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.ConstraintState:
@@ -47,10 +125,11 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.Constra
         counts.pop(node, None)
     value = cs.node_domain.get(node)
     if value is None:  # an excluded node: only its own count moves
-        return replace(cs, node_counts=counts)
+        out = _state(cs, counts, cs.domains, cs.global_min, cs.skew, cs.status, cs.count_histogram)
+        vector.shifted(cs, out, node, delta)
+        return out
     old = cs.domains[value]
-    domains = dict(cs.domains)
-    domains[value] = spread.Domain(value, old.pods + delta, old.nodes)
+    domains = _domains_with(cs.domains, value, spread.Domain(value, old.pods + delta, old.nodes))
     hist = dict(cs.count_histogram if cs.count_histogram is not None else histogram(cs.domains))
     left = hist[old.pods] - 1
     if left:
@@ -61,8 +140,9 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.Constra
     high = max(hist)  # the largest domain count: a handful of distinct counts, not the domains
     low = 0 if cs.min_forced_zero else min(hist)
     skew = high - low
-    return replace(cs, node_counts=counts, domains=domains, global_min=low, skew=skew,
-                   status=spread.status(cs.constraint, skew), count_histogram=hist)
+    out = _state(cs, counts, domains, low, skew, spread.status(cs.constraint, skew), hist)
+    vector.shifted(cs, out, node, delta)
+    return out
 
 
 def histogram(domains) -> dict[int, int]:

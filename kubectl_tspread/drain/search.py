@@ -193,12 +193,12 @@ class Search:
         got = self._shares.get(id(cs))
         if got is not None and got[0] is cs:
             return got[1]
-        targets, out = self._targets, []
-        for name in cs.node_counts:
-            value = cs.node_domain.get(name)
-            if value is None or name not in targets:
+        out, node_domain, domains = [], cs.node_domain, cs.domains
+        for name in self._targets.intersection(cs.node_counts):
+            value = node_domain.get(name)
+            if value is None:
                 continue
-            pods = cs.domains[value].pods
+            pods = domains[value].pods
             out.append((name, 1 if pods <= cs.global_min else 0, pods - cs.global_min))
         if len(self._shares) >= 65536:
             self._shares.clear()

@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Callable, Iterable
+from dataclasses import fields, replace
+from typing import Any, Callable, Iterable
 
 from kubectl_tspread.drain import counts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.model import HONOR, ZONE_KEY, Node, Pod, Snapshot
+from kubectl_tspread.model import HONOR, ZONE_KEY, Node, Pod, Snapshot, positional_constructor
 
 REPLACEMENT_UID_PREFIX = "tspread-replacement-"
 REGION_KEY = "topology.kubernetes.io/region"
@@ -72,6 +72,11 @@ class SimCluster:
         # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
+        # namespace -> a number naming its set of memoised templates (renewed when one is added
+        # or dropped), and (namespace, that number, labels) -> the templates a pod with those
+        # labels shifts: which states count a pod never changes with the counts (copies share it)
+        self._templates_seen: dict[str, int] = {}
+        self._shifts: dict[tuple, tuple[object, list]] = {}
         self._partitions: dict[tuple, spread.Partition] = {}
         # the terminating pods `settle` removes, without a walk over every pod per step
         self._terminating: dict[str, Pod] = {p.key: p for p in self.pods.values() if p.terminating}
@@ -90,6 +95,7 @@ class SimCluster:
         other._terminating = dict(self._terminating)
         other.index = self.index.copy()
         other._spread = {ns: dict(states) for ns, states in self._spread.items()}
+        other._templates_seen, other._shifts = dict(self._templates_seen), self._shifts
         other._partitions = dict(self._partitions)
         other._nonzero = self._nonzero
         other.next_start, other._scan = self.next_start, self._scan
@@ -156,12 +162,19 @@ class SimCluster:
 
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
+        st = self.shared_spread_state(pod)
+        return st if st.pod is pod else replace(st, pod=pod)
+
+    def shared_spread_state(self, pod: Pod) -> spread.SpreadState:
+        """`spread_state(pod)` as memoised for pods like `pod`: its `pod` may be another of
+        them (the judge reads only the constraint states, a thousand per step)."""
         key = spread_key_of(pod)
         states = self._spread.setdefault(pod.namespace, {})
         st = states.get(key)
         if st is None:
             st = states[key] = spread.compute(self.index, pod, partitions=self._partitions)
-        return st if st.pod is pod else replace(st, pod=pod)
+            self._templates_seen[pod.namespace] = next(_VERSIONS)
+        return st
 
     def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]:
         """Σ nonzero(pod) over the pods bound to `node` (cpu, memory), per node version."""
@@ -181,17 +194,27 @@ class SimCluster:
         states = self._spread.get(pod.namespace)
         if not states or not counts.counted(pod):
             return  # a terminating or unbound pod is in no count
-        for key, st in list(states.items()):
-            new = counts.shifted_state(st, pod, delta)
+        labels = pod.labels
+        memo = (pod.namespace, self._templates_seen.get(pod.namespace), id(labels))
+        hit = self._shifts.get(memo)
+        if hit is None or hit[0] is not labels:
+            if len(self._shifts) >= 65536:
+                self._shifts.clear()
+            hit = self._shifts[memo] = (labels, [k for k, st in states.items() if counts.counts_pod(st, pod)])
+        for key in hit[1]:
+            new = counts.shifted_state(states[key], pod, delta)
             if new is not None:
                 states[key] = new
 
     def _forget_honor_taints(self) -> None:
         spread.forget_cordon_sensitive(self._partitions)
-        for states in self._spread.values():
-            for key in [k for k, st in states.items()
-                        if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints)]:
+        for namespace, states in self._spread.items():
+            gone = [k for k, st in states.items()
+                    if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints)]
+            for key in gone:
                 del states[key]
+            if gone:
+                self._templates_seen[namespace] = next(_VERSIONS)
 
     def _touch(self, node: str) -> None:
         if node:
@@ -241,7 +264,7 @@ class SimCluster:
         self._drop(current)
         if current.owner is not None and current.owner.kind == "StatefulSet":
             return
-        self._put(replace(current, terminating=True))
+        self._put(pod_with(current, terminating=True))
 
     def settle(self) -> None:
         """Terminating pods are gone (the executor waits for this between steps)."""
@@ -258,9 +281,9 @@ class SimCluster:
         else:
             base = pod.name.rsplit("-", 1)[0] if "-" in pod.name else pod.name
             name = f"{base}-new{self.seq}"
-        return replace(pod, name=name, uid=f"{REPLACEMENT_UID_PREFIX}{self.seq}", node_name="",
-                       phase="Pending", terminating=False, conditions=(), ready=False,
-                       nominated_node="", created="")
+        return pod_with(pod, name=name, uid=f"{REPLACEMENT_UID_PREFIX}{self.seq}", node_name="",
+                        phase="Pending", terminating=False, conditions=(), ready=False,
+                        nominated_node="", created="")
 
     def add_pending(self, pod: Pod) -> None:
         self._put(pod)
@@ -270,7 +293,7 @@ class SimCluster:
         current = self.pods.get(pod.key, pod)
         if current.key in self.pods:
             self._drop(current)
-        bound = replace(current, node_name=node, phase="Running")
+        bound = pod_with(current, node_name=node, phase="Running")
         self._put(bound)
         return bound
 
@@ -372,13 +395,13 @@ def node_tree_order(nodes: Iterable[Node]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def identity_memo(fn: Callable[[Pod], tuple], limit: int = 65536) -> Callable[[Pod], tuple]:
+def identity_memo(fn: Callable[[Pod], Any], limit: int = 65536) -> Callable[[Pod], Any]:
     """`fn(pod)` remembered per pod object: the planner asks again and again about the same
     immutable records, and the keys sort labels and selectors. The memo holds each pod, so
     its id cannot be reused while the entry lives; it empties itself at `limit` entries."""
-    memo: dict[int, tuple[Pod, tuple]] = {}
+    memo: dict[int, tuple[Pod, Any]] = {}
 
-    def get(pod: Pod) -> tuple:
+    def get(pod: Pod) -> Any:
         hit = memo.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
@@ -391,6 +414,29 @@ def identity_memo(fn: Callable[[Pod], tuple], limit: int = 65536) -> Callable[[P
     return get
 
 
+_POD_FIELDS = tuple(f.name for f in fields(Pod))
+_new_pod = positional_constructor(Pod)
+
+
+def pod_with(pod: Pod, **changes) -> Pod:
+    """dataclasses.replace(pod, **changes) without its per-call field introspection and
+    frozen setattrs: the simulation makes three pods per eviction."""
+    return _new_pod(*[changes[n] if n in changes else getattr(pod, n) for n in _POD_FIELDS])
+
+
+_KEY_IDS: dict[tuple, int] = {}
+
+
+def _spread_key_id(pod: Pod) -> int:
+    """`spread_key(pod)` as a small number: the key tuples hash their constraints, selectors
+    and tolerations again at every lookup, and the memo is looked up a thousand times a step."""
+    key = spread_key(pod)
+    got = _KEY_IDS.get(key)
+    if got is None:
+        got = _KEY_IDS[key] = len(_KEY_IDS)
+    return got
+
+
 # the judge asks for the state of every tracked constraint's probe pod after every step
 # (a thousand probes in a 10 % drain of a big cluster)
-spread_key_of = identity_memo(spread_key)
+spread_key_of = identity_memo(_spread_key_id)

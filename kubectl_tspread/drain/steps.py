@@ -306,6 +306,6 @@ def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState
     for t in ctx.tracked:
         st = states.get(id(t.pod))
         if st is None:
-            st = states[id(t.pod)] = sim.spread_state(t.pod)
+            st = states[id(t.pod)] = sim.shared_spread_state(t.pod)
         out.append(st.constraints[t.position])
     return out

@@ -130,25 +130,70 @@ def fits_fast_path(pod: Pod) -> bool:
     return all(name in FIT_RESOURCES for name, _ in resources._checked(pod.requests))
 
 
-def _domain_counts(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
-    """(value id per node, count of each value id, with 0 at the missing slot)."""
+# id(constraint state) -> (the state, its table, matching pods per node, per value id): a
+# state's arrays are built once from its node counts (a workload's nodes, thousands for a
+# big one) and then carried over by `shifted` as the simulation moves pods one by one
+_ARRAYS: dict[int, tuple] = {}
+ARRAYS_KEPT = 4096
+
+
+def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
+    """(value id per node, matching pods per node, matching pods per value id with 0 at
+    the missing slot) of one constraint state."""
     vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
-    counts = [0] * (len(names) + 1)
-    node_domain = cs.node_domain
+    hit = _ARRAYS.get(id(cs))
+    if hit is not None and hit[0] is cs and hit[1] is table:
+        return vid, hit[2], hit[3]
+    pos, node_domain = table.pos, cs.node_domain
+    per_node = np.zeros(table.size, dtype=np.int64)
+    at, weights, where = [], [], []
     for node, c in cs.node_counts.items():
-        v = node_domain.get(node)
-        if v is not None:
-            j = ids.get(v)
-            if j is not None:
-                counts[j] += c
-    return vid, np.array(counts, dtype=np.int64)
+        i = pos.get(node)
+        if i is not None:
+            where.append(i)
+            weights.append(c)
+            v = node_domain.get(node)
+            at.append(ids[v] if v is not None and v in ids else len(names))
+    if where:
+        per_node[where] = weights
+    per_value = np.bincount(at, weights, minlength=len(names) + 1).astype(np.int64) if at \
+        else np.zeros(len(names) + 1, dtype=np.int64)
+    per_value[-1] = 0  # pods on nodes outside the constraint's domains count nowhere
+    _remember(cs, table, per_node, per_value)
+    return vid, per_node, per_value
+
+
+def _remember(cs: spread.ConstraintState, table: NodeTable, per_node, per_value) -> None:
+    if len(_ARRAYS) >= ARRAYS_KEPT:
+        _ARRAYS.clear()
+    _ARRAYS[id(cs)] = (cs, table, per_node, per_value)
+
+
+def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
+    """`new` is `old` with one matching pod more (+1) or less (-1) on `node`
+    (drain/counts.py): carry `old`'s arrays over, if it has any."""
+    hit = _ARRAYS.get(id(old))
+    if hit is None or hit[0] is not old:
+        return
+    table, per_node, per_value = hit[1], hit[2].copy(), hit[3]
+    i = table.pos.get(node)
+    if i is not None:
+        per_node[i] += delta
+    value = new.node_domain.get(node)
+    if value is not None:
+        _, ids, _, _ = table._values[new.constraint.topology_key]
+        j = ids.get(value)
+        if j is not None:
+            per_value = per_value.copy()
+            per_value[j] += delta
+    _remember(new, table, per_node, per_value)
 
 
 def spread_ok(table: NodeTable, sim: "SimCluster", state: spread.SpreadState):
     """spread.filter_node's verdict (passes or not) for every node."""
     ok = np.ones(table.size, dtype=bool)
     for cs in state.hard:
-        vid, counts = _domain_counts(table, sim, cs)
+        vid, _, counts = counts_of(table, sim, cs)
         allowed = counts + cs.self_match - cs.global_min <= cs.constraint.max_skew
         allowed[-1] = False  # a node without the key: UnschedulableAndUnresolvable
         ok &= allowed[vid]
@@ -193,15 +238,10 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
         key = cs.constraint.topology_key
         if key == HOSTNAME_KEY:
             size = len(kept)
-            per_node = np.zeros(table.size, dtype=np.int64)
-            pos = table.pos
-            at = [pos[node] for node in cs.node_counts if node in pos]
-            per_node[at] = [c for node, c in cs.node_counts.items() if node in pos]
-            cnt = per_node[kept]
+            cnt = counts_of(table, sim, cs)[1][kept]
         else:
-            size = len(np.unique(as_empty[kept]))
-            _, counts = _domain_counts(table, sim, cs)
-            cnt = counts[vid[kept]]
+            size = int(np.count_nonzero(np.bincount(as_empty[kept], minlength=len(names) + 1)))
+            cnt = counts_of(table, sim, cs)[2][vid[kept]]
         w = math.log(size + 2)
         has = vid[kept] != len(names)
         total = np.where(has, total + (cnt * w + (cs.constraint.max_skew - 1)), total)
@@ -230,6 +270,6 @@ def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> dict[str,
     out = {}
     for key in dict.fromkeys(c.topology_key for c in pod.spread):
         vid, _, names, _ = table.values(sim, key)
-        ids = np.unique(vid[found]).tolist()
-        out[key] = tuple(sorted(names[j] for j in ids if j < len(names)))
+        present = np.flatnonzero(np.bincount(vid[found], minlength=len(names) + 1)[:len(names)]).tolist()
+        out[key] = tuple(sorted(names[j] for j in present))
     return out
