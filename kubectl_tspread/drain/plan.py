@@ -21,11 +21,12 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
+from kubectl_tspread.drain import parallel
 from kubectl_tspread.drain import pdb as pdbmod
 from kubectl_tspread.drain.findings import build_findings, order_finding
-from kubectl_tspread.drain.model import MULTIPLE_PDBS, PDB_BLOCKS, DrainPlan, Eviction, PlanOptions, Stranded
+from kubectl_tspread.drain.model import MULTIPLE_PDBS, PDB_BLOCKS, DrainPlan, Eviction, Finding, PlanOptions, Stranded
 from kubectl_tspread.drain.placement import Placer
 from kubectl_tspread.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
     kubectl_warnings
@@ -107,6 +108,14 @@ def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions)
     flat = [d for n in targets for d in decisions[n]]
     workload_of = {d.pod.key: workload_ref(index, d.pod) for d in flat}
     pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
+    pod_pdbs, blocked = _pdb_coverage(pdbs, flat)
+    return Context(tuple(targets), decisions, workload_of, pod_pdbs, pdbs, _tracked(sim, flat, workload_of),
+                   blocked, options.delete_drained_nodes)
+
+
+def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+    """The PDBs covering each evicted pod, and the pods no order can ever evict: covered by
+    more than one PDB (the Eviction API refuses them), or by one allowing no disruption."""
     pod_pdbs, blocked = {}, {}
     for d in flat:
         if d.action != EVICT:
@@ -117,8 +126,23 @@ def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions)
             blocked[d.pod.key] = MULTIPLE_PDBS
         elif keys and pdbs[keys[0]].disruptions_allowed <= 0:
             blocked[d.pod.key] = PDB_BLOCKS
-    return Context(tuple(targets), decisions, workload_of, pod_pdbs, pdbs, _tracked(sim, flat, workload_of),
-                   blocked, options.delete_drained_nodes)
+    return pod_pdbs, blocked
+
+
+def _blocked_findings(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> list[Finding]:
+    """The findings the PDB-blocked pods will make, known before any order is searched
+    (in the plan they follow the strandings the search finds, if any)."""
+    index = sim.index
+    pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
+    flat = [d for n in targets for d in classify_all(sorted(index.pods_by_node.get(n, ()), key=lambda p: p.key),
+                                                     options.flags)]
+    pod_pdbs, blocked = _pdb_coverage(pdbs, flat)
+    found: dict[tuple[str, str | None], tuple[str, ...]] = {}
+    for d in flat:
+        code = blocked.get(d.pod.key)
+        if code:
+            found.setdefault((code, workload_ref(index, d.pod)), pod_pdbs[d.pod.key])
+    return [Finding(code, workload, (), None, {"pdbs": list(keys)}) for (code, workload), keys in found.items()]
 
 
 def _settle(ctx: Context, world: World) -> list[Eviction]:
@@ -194,22 +218,50 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
     sim, placer = SimCluster(snapshot), Placer()
     # remedies re-plan on forks of the untouched simulation, sharing the filter cache
     pristine = sim.copy() if options.verify_remedies else None
-    plan, refused = _plan(snapshot, targets, options, sim, placer)
-    findings = build_findings(plan, refused)
-    if plan.safe:
-        findings += order_finding(plan, lambda: given_order_safe(snapshot, targets, options))
-    if options.verify_remedies and not plan.safe:
-        from kubectl_tspread.drain.remedies import attach_remedies
 
-        def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
-            fork = pristine.forked_to(snap) if pristine is not None else None
-            # the placement cache is only sound on forks of the same simulation
-            sim, pl = (fork, placer) if fork is not None else (SimCluster(snap), Placer())
-            replanned, refused = _plan(snap, targets, opts, sim, pl)
-            return replace(replanned, findings=tuple(build_findings(replanned, refused)))
+    def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
+        fork = pristine.forked_to(snap) if pristine is not None else None
+        # the placement cache is only sound on forks of the same simulation
+        sim, pl = (fork, placer) if fork is not None else (SimCluster(snap), Placer())
+        replanned, refused = _plan(snap, targets, opts, sim, pl)
+        return replace(replanned, findings=tuple(build_findings(replanned, refused)))
 
-        findings = attach_remedies(snapshot, targets, options, plan, findings, replan)
+    children: dict[str, parallel.Child] = {}
+    try:
+        if options.verify_remedies and parallel.available():
+            # the PDB-blocked pods' remedies can be verified while the order is searched
+            from kubectl_tspread.drain.remedies import first_replans
+            _start(children, first_replans(snapshot, targets, options, None, _blocked_findings(sim, targets, options)),
+                   replan)
+        plan, refused = _plan(snapshot, targets, options, sim, placer)
+        findings = build_findings(plan, refused)
+        if plan.safe:
+            findings += order_finding(plan, lambda: given_order_safe(snapshot, targets, options))
+        if options.verify_remedies and not plan.safe:
+            from kubectl_tspread.drain.remedies import attach_remedies, first_replans
+            if parallel.available():
+                wanted = first_replans(snapshot, targets, options, plan, findings)
+                for key in [k for k in children if k not in {w[0] for w in wanted}]:
+                    children.pop(key).cancel()  # guessed wrong: free its core
+                _start(children, [w for w in wanted if w[0] not in children], replan)
+            findings = attach_remedies(snapshot, targets, options, plan, findings, replan, ready=children)
+    finally:
+        for child in children.values():
+            child.cancel()
     return replace(plan, findings=tuple(findings))
+
+
+def _start(children: dict[str, parallel.Child], wanted: Sequence[tuple[str, Snapshot, PlanOptions]],
+           replan: Callable[[Snapshot, PlanOptions], DrainPlan]) -> None:
+    """Start each wanted re-plan in a forked process (at most parallel.MAX_CHILDREN at once)."""
+    for key, snap, opts in wanted:
+        if len(children) >= parallel.MAX_CHILDREN:
+            return
+        children[key] = parallel.Child(lambda s=snap, o=opts: _verdict(replan(s, o)))
+
+
+def _verdict(plan: DrainPlan) -> parallel.Verdict:
+    return parallel.Verdict(plan.safe, plan.findings)
 
 
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,

@@ -32,6 +32,7 @@ from kubectl_tspread.drain.model import (
     CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS,
     PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
 )
+from kubectl_tspread.drain.parallel import Child
 from kubectl_tspread.drain.plan import plan_drain, workload_ref
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, ZONE_KEY, Node, Snapshot
@@ -55,15 +56,17 @@ Candidate = tuple[str, dict[str, Any], Snapshot, PlanOptions]
 
 def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
                     findings: list[Finding],
-                    replan: Callable[[Snapshot, PlanOptions], DrainPlan] | None = None) -> list[Finding]:
+                    replan: Callable[[Snapshot, PlanOptions], Any] | None = None,
+                    ready: dict[str, Child] | None = None) -> list[Finding]:
     """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a
     candidate (default: plan_drain without remedies); its findings need not carry the
-    info-only order finding, which no remedy is judged by."""
-    budget = min(options.search_budget, REMEDY_SEARCH_BUDGET)
+    info-only order finding, which no remedy is judged by. `ready` holds re-plans already
+    under way in other processes (drain/parallel.py), by candidate key: each is used
+    where it would have been computed, or computed here if its process failed."""
     if replan is None:
         def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
             return plan_drain(snap, targets, opts)
-    cache: dict[str, DrainPlan] = {}
+    cache: dict[str, Any] = {}
     allowance = replan_allowance(len(targets))
     workloads = _WorkloadPods(snapshot)
     out = []
@@ -73,20 +76,50 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
             continue
         kept: list[Remedy] = []
         tried_actions: set[str] = set()
-        for action, params, snap, opts in candidates(snapshot, targets, options, plan, f, workloads):
+        for key, action, params, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads):
             if action in tried_actions and action in ("RaiseMaxSkew", "AddNode"):
                 continue  # the smallest working raise / the first working domain is enough
-            key = repr((action, sorted(params.items())))
             replanned = cache.get(key)
             if replanned is None:
                 if len(cache) >= allowance:
                     continue  # unverified candidates are not offered
-                replanned = cache[key] = replan(snap, replace(opts, verify_remedies=False, search_budget=budget))
+                child = ready.pop(key, None) if ready else None
+                replanned = child.result() if child is not None else None
+                if replanned is None:
+                    replanned = replan(snap, opts)
+                cache[key] = replanned
             if _clears(f, replanned):
                 kept.append(Remedy(action, params, True, replanned.safe))
                 tried_actions.add(action)
         out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: not r.makes_safe))))
     return out
+
+
+def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
+                  findings: Sequence[Finding]) -> list[tuple[str, Snapshot, PlanOptions]]:
+    """(key, snapshot, options) of the re-plans attach_remedies makes first, in its order:
+    the first `replan_allowance` distinct candidates (it may skip some of them, never
+    reach past them)."""
+    workloads = _WorkloadPods(snapshot)
+    allowance = replan_allowance(len(targets))
+    out: dict[str, tuple[str, Snapshot, PlanOptions]] = {}
+    for f in findings:
+        if f.severity == INFO:
+            continue
+        for key, _, _, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads):
+            if len(out) >= allowance:
+                return list(out.values())
+            out.setdefault(key, (key, snap, opts))
+    return list(out.values())
+
+
+def _keyed(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
+           f: Finding, workloads: "_WorkloadPods") -> Iterator[tuple[str, str, dict, Snapshot, PlanOptions]]:
+    """`candidates` with each one's cache key and the options its re-plan runs with."""
+    budget = min(options.search_budget, REMEDY_SEARCH_BUDGET)
+    for action, params, snap, opts in candidates(snapshot, targets, options, plan, f, workloads):
+        yield (repr((action, sorted(params.items()))), action, params, snap,
+               replace(opts, verify_remedies=False, search_budget=budget))
 
 
 def replan_allowance(targets: int) -> int:
@@ -103,7 +136,7 @@ def _clears(f: Finding, replanned: DrainPlan) -> bool:
                    if g.severity != INFO)
 
 
-def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
+def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
                f: Finding, workloads: "_WorkloadPods") -> Iterator[Candidate]:
     if f.code in _FLAG_FIELD:
         field_name, flag = _FLAG_FIELD[f.code]

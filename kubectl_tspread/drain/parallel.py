@@ -1,0 +1,91 @@
+"""Remedy re-plans in forked processes, so they use the machine's other cores.
+
+Verifying a remedy is a whole re-plan of the drain on the edited cluster, as costly as
+the plan itself, and a big drain's remedies take two of them. Each re-plan is a pure
+function of the untouched simulation (drain/plan.py forks it per candidate): a child
+process made with fork() inherits that simulation as it is, computes the re-plan and
+sends back its verdict (safe, and the findings), pickled through a pipe. The parent
+uses the verdict exactly where it would have computed it itself; a child that fails
+for any reason is replaced by that in-process computation, so the answer never
+depends on whether the fork worked.
+
+Only on Linux (fork is the only start method that shares the simulation without
+pickling it, and macOS's fork is unsafe with system frameworks) and with more than one
+CPU; TSPREAD_NO_FORK=1 turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+from kubectl_tspread.drain.model import Finding
+
+MAX_CHILDREN = 4
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What remedy verification reads of a re-plan."""
+
+    safe: bool
+    findings: tuple[Finding, ...]
+
+
+def available() -> bool:
+    return (sys.platform.startswith("linux") and hasattr(os, "fork") and (os.cpu_count() or 1) > 1
+            and os.environ.get("TSPREAD_NO_FORK", "") in ("", "0"))
+
+
+class Child:
+    """`fn()` computed in a forked process; `result()` waits for it (None if the child failed)."""
+
+    def __init__(self, fn: Callable[[], Verdict]):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's coverage is not collected
+            os.close(read)
+            code = 0
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(write, "wb") as out:
+                    out.write(data)
+            except BaseException:  # the parent computes it itself
+                code = 1
+            os._exit(code)
+        os.close(write)
+        self.pid, self._fd, self._done = pid, read, False
+
+    def result(self) -> Verdict | None:
+        if self._done:
+            return None
+        self._done = True
+        try:
+            with os.fdopen(self._fd, "rb") as src:
+                data = src.read()
+            _, status = os.waitpid(self.pid, 0)
+            if status != 0 or not data:
+                return None
+            got = pickle.loads(data)
+            return got if isinstance(got, Verdict) else None
+        except (OSError, EOFError, pickle.PickleError):
+            return None
+
+    def cancel(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
