@@ -7,9 +7,9 @@ domains is the partition, changed only by cordons and node deletions, which the
 simulator handles by dropping states), so `shifted` gives exactly what
 `spread.compute` would on the new cluster (tests/test_drain_sim_cache.py checks it).
 
-Cost per shift: one copy of the constraint's node-count map and of the changes made
-to its domain map since it was last copied (`Shifted`: a hostname constraint of a big
-cluster has 5,000 domains); the new minimum and maximum come from how many domains
+Cost per shift: one copy of the changes made to the constraint's node-count and domain
+maps since they were last copied (`NodeCounts`, `Shifted`: a big workload is on
+thousands of nodes, a hostname constraint of a big cluster has 5,000 domains); the new minimum and maximum come from how many domains
 hold each count (`count_histogram`, a few entries), not from a walk over the domains.
 States are rebuilt without dataclasses.replace (the simulation shifts hundreds per step).
 """
@@ -106,6 +106,74 @@ class Shifted(Mapping):
         return [(v, changes.get(v, d)) for v, d in self.base.items()]
 
 
+class NodeCounts(Mapping):
+    """A constraint's matching pods per node after shifts: the map it was computed with
+    plus the counts changed since (0: the node has none left). Iteration order is not a
+    dict's (nothing reads it in order). Merged into a plain map past MERGE_AFTER changes."""
+
+    __slots__ = ("base", "changes")
+    MERGE_AFTER = 64
+
+    def __init__(self, base: Mapping[str, int], changes: dict[str, int]):
+        self.base, self.changes = base, changes
+
+    def get(self, node, default=None):
+        n = self.changes.get(node)
+        if n is None:
+            return self.base.get(node, default)
+        return n if n else default
+
+    def __getitem__(self, node: str) -> int:
+        n = self.get(node)
+        if n is None:
+            raise KeyError(node)
+        return n
+
+    def __contains__(self, node) -> bool:
+        return self.get(node) is not None
+
+    def __iter__(self):
+        changes = self.changes
+        for node in self.base:
+            if changes.get(node, 1):
+                yield node
+        for node, n in changes.items():
+            if n and node not in self.base:
+                yield node
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def items(self):
+        return [(node, self[node]) for node in self]
+
+    def among(self, nodes: frozenset) -> set[str]:
+        """The nodes of `nodes` with a count, without walking the whole map."""
+        out = set(nodes.intersection(self.base))
+        for node, n in self.changes.items():
+            if n and node in nodes:
+                out.add(node)
+            elif not n:
+                out.discard(node)
+        return out
+
+
+def nodes_among(node_counts: Mapping[str, int], nodes: frozenset) -> set[str]:
+    """The nodes of `nodes` holding matching pods."""
+    if isinstance(node_counts, NodeCounts):
+        return node_counts.among(nodes)
+    return nodes.intersection(node_counts)
+
+
+def _counts_with(counts: Mapping[str, int], node: str, n: int) -> NodeCounts:
+    if isinstance(counts, NodeCounts) and len(counts.changes) < NodeCounts.MERGE_AFTER:
+        changes = dict(counts.changes)
+        changes[node] = n
+        return NodeCounts(counts.base, changes)
+    base = dict(counts.items())
+    return NodeCounts(base, {node: n})
+
+
 def _domains_with(domains: Mapping[str, spread.Domain], value: str, domain: spread.Domain) -> Mapping:
     if isinstance(domains, Shifted) and len(domains.changes) < Shifted.MERGE_AFTER:
         changes = dict(domains.changes)
@@ -117,12 +185,7 @@ def _domains_with(domains: Mapping[str, spread.Domain], value: str, domain: spre
 
 def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.ConstraintState:
     """`cs` with one matching pod more (+1) or less (-1) on `node`."""
-    counts = dict(cs.node_counts)
-    n = counts.get(node, 0) + delta
-    if n:
-        counts[node] = n
-    else:
-        counts.pop(node, None)
+    counts = _counts_with(cs.node_counts, node, cs.node_counts.get(node, 0) + delta)
     value = cs.node_domain.get(node)
     if value is None:  # an excluded node: only its own count moves
         out = _state(cs, counts, cs.domains, cs.global_min, cs.skew, cs.status, cs.count_histogram)

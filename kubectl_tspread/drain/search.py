@@ -45,6 +45,7 @@ import itertools
 from collections import defaultdict
 from typing import Iterator
 
+from kubectl_tspread.drain import counts
 from kubectl_tspread.drain.model import Step
 from kubectl_tspread.drain.steps import Context, World, run_batch, tracked_states
 from kubectl_tspread.model import HOSTNAME_KEY
@@ -194,7 +195,7 @@ class Search:
         if got is not None and got[0] is cs:
             return got[1]
         out, node_domain, domains = [], cs.node_domain, cs.domains
-        for name in self._targets.intersection(cs.node_counts):
+        for name in counts.nodes_among(cs.node_counts, self._targets):
             value = node_domain.get(name)
             if value is None:
                 continue

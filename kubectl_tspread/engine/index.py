@@ -31,6 +31,9 @@ class ClusterIndex:
         self.anti_affinity_by_node: dict[str, list[Pod]] = defaultdict(list)
         # in a what-if view (`patched`): the (table id, key) lists already copied from the parent
         self._owned: set[tuple[int, Any]] | None = None
+        # with `lazy_removals()`: (table name, key) -> ids of the pods removed from that long
+        # list but still in it, skipped by `candidates` until the list is compacted
+        self._stale: dict[tuple[str, Any], frozenset[int]] | None = None
         for p in snapshot.pods:  # what _slots lists, inline: this loop runs over every pod
             if p.finished:
                 continue
@@ -64,6 +67,8 @@ class ClusterIndex:
         other.nodes = dict(self.nodes)
         other.node_cache = dict(self.node_cache)  # its entries are immutable; the dict is per index
         other._owned = set()
+        if self._stale is not None:
+            other._stale = dict(self._stale)  # its sets are never changed in place
         for name in _TABLES:
             setattr(other, name, defaultdict(list, getattr(self, name)))
         return other
@@ -86,12 +91,17 @@ class ClusterIndex:
     def candidates(self, namespace: str, selector: Selector) -> Iterable[Pod]:
         """Pods of `namespace` that may match `selector` (a superset; callers still call matches)."""
         best: list[Pod] | None = None
+        slot: tuple[str, Any] = ("pods_by_namespace", namespace)
         for r in selector.requirements:
             if r.op == IN and len(r.values) == 1:
-                lst = self._by_label.get((namespace, r.key, r.values[0]), [])
+                key = (namespace, r.key, r.values[0])
+                lst = self._by_label.get(key, [])
                 if best is None or len(lst) < len(best):
-                    best = lst
-        return self.pods_by_namespace.get(namespace, []) if best is None else best
+                    best, slot = lst, ("_by_label", key)
+        if best is None:
+            best = self.pods_by_namespace.get(namespace, [])
+        gone = self._stale.get(slot) if self._stale else None
+        return [p for p in best if id(p) not in gone] if gone else best
 
     def matching_pods(self, namespace: str, selector: Selector) -> list[Pod]:
         """Pods of `namespace` (finished ones excluded) whose labels match `selector`."""
@@ -129,9 +139,42 @@ class ClusterIndex:
         if pod.finished:
             return
         for table, key in self._slots(pod):
+            name = self._lazy_name(table)
+            if name is not None and id(pod) in self._stale.get((name, key), ()):
+                # the same object back (or a new one with a marked object's id): drop the marks
+                self._compact(table, (name, key), self._stale[(name, key)])
             self._writable(table, key).append(pod)
         if pod.node_name:
             self.node_cache.pop(pod.node_name, None)
+
+    def _lazy_name(self, table: dict) -> str | None:
+        """The name of `table` when removals from it are lazy (see lazy_removals)."""
+        if self._stale is None:
+            return None
+        if table is self.pods_by_namespace:
+            return "pods_by_namespace"
+        return "_by_label" if table is self._by_label else None
+
+    def lazy_removals(self) -> None:
+        """From now on, removing a pod from a namespace's or a label's list (thousands of
+        pods each) only marks it, and `candidates` skips it: a simulation that moves pods
+        by the thousand would otherwise search those lists for each one. Only `candidates`
+        reads them then; a list is compacted once STALE_LIMIT pods of it are marked."""
+        if self._stale is None:
+            self._stale = {}
+
+    def _mark_removed(self, table: dict, name: str, key: Any, pod: Pod) -> None:
+        slot = (name, key)
+        gone = self._stale.get(slot, frozenset()) | {id(pod)}
+        if len(gone) >= STALE_LIMIT:
+            self._compact(table, slot, gone)
+        else:
+            self._stale[slot] = gone
+
+    def _compact(self, table: dict, slot: tuple[str, Any], gone: frozenset[int]) -> None:
+        lst = self._writable(table, slot[1])
+        lst[:] = [p for p in lst if id(p) not in gone]
+        self._stale.pop(slot, None)
 
     def remove_pod(self, pod: Pod) -> None:
         """Drop a pod added by the constructor or `add_pod` (matched by identity, then equality)."""
@@ -139,6 +182,10 @@ class ClusterIndex:
             self.node_cache.pop(pod.node_name, None)
         for table, key in self._slots(pod):
             if not table.get(key):
+                continue
+            name = self._lazy_name(table)
+            if name is not None:
+                self._mark_removed(table, name, key, pod)
                 continue
             lst = self._writable(table, key)
             # from the end (a simulation mostly removes pods it added a moment ago), by
@@ -197,4 +244,5 @@ class ClusterIndex:
 
 
 # the pod lists an index keeps: copies and views copy these
+STALE_LIMIT = 256
 _TABLES = ("pods_by_node", "pods_by_namespace", "pods_by_owner_uid", "_by_label", "anti_affinity_by_node")
