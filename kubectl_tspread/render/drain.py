@@ -6,7 +6,7 @@ from typing import Any
 
 from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.structured import API_VERSION
-from kubectl_tspread.render.table import format_counts
+from kubectl_tspread.render.table import SUMMARY_DOMAINS, format_counts
 
 
 def _short(key: str) -> str:
@@ -111,7 +111,7 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
                 rows.append(lead + ["-", "-", "-", "-"])
                 continue
             to = e.predicted_node or ("<stranded>" if e.replaced else "<deleted, not replaced>")
-            accepts = " ".join(f"{_short(k)}:{','.join(v) or '-'}" for k, v in e.accepting_domains.items())
+            accepts = " ".join(f"{_short(k)}:{_domains(v, wide)}" for k, v in e.accepting_domains.items())
             rows.append(lead + [f"{e.namespace}/{e.name}", e.workload or "-", to, accepts or "-"])
     if rows:
         print_block(console, table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
@@ -119,8 +119,11 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
         out.write("Nothing to drain.\n")
     crow = []
     for s in plan.steps:
+        moved = {e.workload for e in s.evictions}
         for c in s.constraints_after:
-            if not wide and c.when_unsatisfiable != "DoNotSchedule":
+            # by default a step shows the DoNotSchedule constraints of the workloads it moves,
+            # and any constraint over its limit (a big drain tracks hundreds per step)
+            if not wide and (c.when_unsatisfiable != "DoNotSchedule" or (c.workload not in moved and not c.exceeded)):
                 continue
             state = "OVER LIMIT" if c.exceeded else c.status
             crow.append([str(s.number), c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
@@ -132,6 +135,14 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
     _print_skips_and_pdbs(console, plan, wide)
     out.write("\n" + verdict_line(plan) + "\n")
     _print_findings(console, plan)
+
+
+def _domains(values, wide: bool) -> str:
+    """A key's accepting domains: listed, or counted past SUMMARY_DOMAINS (a hostname key
+    accepts hundreds of nodes) unless -o wide."""
+    if len(values) > SUMMARY_DOMAINS and not wide:
+        return f"{len(values)} domains"
+    return ",".join(values) or "-"
 
 
 def _print_skips_and_pdbs(console, plan, wide: bool) -> None:

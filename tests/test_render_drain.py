@@ -1,0 +1,58 @@
+"""The drain plan table stays readable on big drains: long accepting-domain lists are
+counted, and each step lists the constraints of the workloads it moves (plus any over
+its limit) unless -o wide."""
+
+import io
+
+import pytest
+
+from kubectl_tspread.drain.model import ConstraintAfter, DrainPlan, Eviction, Step
+from kubectl_tspread.render.console import make_console
+from kubectl_tspread.render.drain import print_plan
+from kubectl_tspread.render.table import SUMMARY_DOMAINS
+
+HOSTS = tuple(f"node-{i:03d}" for i in range(SUMMARY_DOMAINS + 3))
+
+
+def _constraint(workload: str, skew: int = 1, when: str = "DoNotSchedule") -> ConstraintAfter:
+    return ConstraintAfter(workload, "shop", "topology.kubernetes.io/zone", 1, when, {"a": 2, "b": 1 + (skew == 1)},
+                           1, skew, 1, "OK")
+
+
+def _plan() -> DrainPlan:
+    web = Eviction("shop", "web-1", "n1", "Deployment/web", True, "n2",
+                   {"topology.kubernetes.io/zone": ("a", "b"), "kubernetes.io/hostname": HOSTS})
+    after = (_constraint("Deployment/web"), _constraint("Deployment/api"),
+             _constraint("Deployment/db", skew=2), _constraint("Deployment/web", when="ScheduleAnyway"))
+    return DrainPlan(("n1",), False, (Step(1, ("n1",), ("n1",), (web,), (), after, (), True),), (), ())
+
+
+def _render(wide: bool) -> str:
+    out = io.StringIO()
+    print_plan(make_console("never", out, width=400), _plan(), wide=wide)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("wide, accepting", [
+    (False, f"zone:a,b hostname:{len(HOSTS)} domains"),
+    (True, "zone:a,b hostname:" + ",".join(HOSTS)),
+], ids=["default: a hostname key's accepting nodes are counted", "-o wide: every accepting node is listed"])
+def test_accepting_domains_past_the_summary_size(wide, accepting):
+    row = next(line for line in _render(wide).splitlines() if "shop/web-1" in line)
+    assert row.rstrip().endswith(accepting)
+
+
+@pytest.mark.parametrize("wide, shown, hidden", [
+    (False, ["Deployment/web", "Deployment/db"], ["Deployment/api"]),
+    (True, ["Deployment/web", "Deployment/db", "Deployment/api"], []),
+], ids=["default: the moved workload and the one over its limit, not the untouched one",
+        "-o wide: every tracked constraint"])
+def test_constraints_listed_per_step(wide, shown, hidden):
+    text = _render(wide)
+    table = text.split("Constraints after each step:", 1)[1].split("\n\n", 1)[0]
+    for w in shown:
+        assert w in table
+    for w in hidden:
+        assert w not in table
+    # the moved workload's ScheduleAnyway constraint too, in wide
+    assert table.count("Deployment/web") == (2 if wide else 1)
