@@ -1,0 +1,196 @@
+"""Remedy re-plans in forked processes (drain/parallel.py): a child hands back its
+function's Verdict, any failure reads as None, cancel() kills it, TSPREAD_NO_FORK=1
+turns forking off; and a plan's findings and remedies are the same whether the
+re-plans ran in children, in-process, or in children that failed."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from conftest import make_constraint, make_pod, make_snapshot, make_workload
+from drain_builders import nodes_in, web
+from kubectl_tspread.drain import parallel
+from kubectl_tspread.drain.model import Finding, Remedy
+from kubectl_tspread.drain.plan import plan_drain
+from kubectl_tspread.labels import Selector
+from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, Pdb
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
+
+FINDING = Finding("PdbBlocks", "ReplicaSet/web-1", ("default/web-1",), 1, {"pdbs": ["default/web"]},
+                  (Remedy("RaisePdbBudget", {"pdb": "default/web"}, True, True),))
+
+
+def _gone(pid: int) -> bool:
+    """Whether the process is reaped (not running, not a zombie)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("verdict", [
+    pytest.param(parallel.Verdict(True, ()), id="safe, no findings"),
+    pytest.param(parallel.Verdict(False, (FINDING,)), id="unsafe, a finding with params and a remedy"),
+])
+def test_a_child_hands_back_its_verdict(verdict):
+    child = parallel.Child(lambda: verdict)
+    assert child.pid != os.getpid()
+    assert child.result() == verdict
+    assert _gone(child.pid)
+    assert child.result() is None  # read once
+
+
+def _raise():
+    raise ValueError("re-plan failed")
+
+
+def _exit_without_writing():
+    os._exit(3)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(_raise, id="fn raises"),
+    pytest.param(lambda: {"safe": True}, id="fn returns something that is not a Verdict"),
+    pytest.param(lambda: parallel.Verdict(True, (lambda: 0,)), id="the verdict cannot be pickled"),
+    pytest.param(_exit_without_writing, id="the child exits with status 3 before writing"),
+])
+def test_a_failed_child_gives_none(fn):
+    child = parallel.Child(fn)
+    assert child.result() is None
+    assert _gone(child.pid)
+
+
+def test_cancel_kills_a_slow_child():
+    child = parallel.Child(lambda: time.sleep(60) or parallel.Verdict(True, ()))
+    began = time.monotonic()
+    child.cancel()
+    assert time.monotonic() - began < 5
+    assert _gone(child.pid)
+    assert child.result() is None
+    child.cancel()  # a second cancel is harmless
+
+
+def test_cancel_after_result_leaves_the_verdict_alone():
+    child = parallel.Child(lambda: parallel.Verdict(False, ()))
+    assert child.result() == parallel.Verdict(False, ())
+    child.cancel()
+    assert _gone(child.pid)
+
+
+@pytest.mark.parametrize("no_fork, platform, cpus, expected", [
+    pytest.param("1", "linux", 8, False, id="TSPREAD_NO_FORK=1 on an 8-CPU Linux: off"),
+    pytest.param("0", "linux", 8, True, id="TSPREAD_NO_FORK=0: on"),
+    pytest.param(None, "linux", 8, True, id="unset on an 8-CPU Linux: on"),
+    pytest.param(None, "linux", 1, False, id="one CPU: off"),
+    pytest.param(None, "linux", None, False, id="CPU count unknown: off"),
+    pytest.param(None, "darwin", 8, False, id="macOS: off (fork is unsafe there)"),
+])
+def test_available(no_fork, platform, cpus, expected, monkeypatch):
+    if no_fork is None:
+        monkeypatch.delenv("TSPREAD_NO_FORK", raising=False)
+    else:
+        monkeypatch.setenv("TSPREAD_NO_FORK", no_fork)
+    monkeypatch.setattr(sys, "platform", platform)
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    assert parallel.available() is expected
+
+
+# -- plans: the same findings and remedies however the re-plans ran ----------------------
+
+RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
+AVAILABLE = parallel.available
+
+
+def _pdb(name: str, allowed: int):
+    return Pdb("default", name, Selector.from_api({"matchLabels": {"app": "web"}}), disruptions_allowed=allowed)
+
+
+SCENARIOS = [
+    ("PDB allows 0, one web pod on each drained node", make_snapshot(
+        nodes_in({"a": 2, "b": 2, "c": 1}), web({"a1": 1, "b1": 1, "b2": 1, "c1": 1}, [make_constraint(max_skew=2)]),
+        workloads=[RS], pdbs=[_pdb("web", 0)]), ["a1", "b1"]),
+    ("PDB allows 0 and a hostname maxSkew 1 workload that strands", make_snapshot(
+        nodes_in({"a": 3, "b": 1}),
+        web({"a1": 1, "a2": 1, "a3": 1, "b1": 1}, [make_constraint(HOSTNAME_KEY, node_taints_policy=IGNORE)])
+        + [make_pod(f"api-{i}", node=n, labels={"app": "api"}, owner="ReplicaSet/api-1")
+           for i, n in enumerate(("a1", "b1"))],
+        workloads=[RS, make_workload("ReplicaSet", "api-1", {"app": "api"})],
+        pdbs=[Pdb("default", "api", Selector.from_api({"matchLabels": {"app": "api"}}), disruptions_allowed=0)]),
+     ["a1"]),
+]
+
+
+class Counting(parallel.Child):
+    """parallel.Child, recording every child started (a class attribute, reset per test)."""
+
+    started: list = []
+
+    def __init__(self, fn):
+        super().__init__(fn)
+        Counting.started.append(self)
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    monkeypatch.delenv("TSPREAD_NO_FORK", raising=False)
+    monkeypatch.setattr(Counting, "started", [])
+    monkeypatch.setattr(parallel, "Child", Counting)
+    # forking on even on a one-CPU runner: the answer must not depend on it either way
+    monkeypatch.setattr(parallel, "available", lambda: True)
+    return Counting.started
+
+
+def _no_fork_plan(snap, targets, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setenv("TSPREAD_NO_FORK", "1")
+        m.setattr(parallel, "available", AVAILABLE)  # the real check, which reads the variable
+        m.setattr(parallel, "Child", _no_child)
+        return plan_drain(snap, targets)
+
+
+def _no_child(fn):
+    raise AssertionError("a child was started with TSPREAD_NO_FORK=1")
+
+
+@pytest.mark.parametrize("snap, targets", [(s, t) for _, s, t in SCENARIOS], ids=[i for i, _, _ in SCENARIOS])
+def test_forked_and_in_process_remedies_are_the_same(snap, targets, counting, monkeypatch):
+    used = []
+    real = parallel.Child.result
+
+    def result(self):
+        got = real(self)
+        used.append(got is not None)
+        return got
+
+    monkeypatch.setattr(parallel.Child, "result", result)
+    forked = plan_drain(snap, targets)
+    assert counting and any(used), "no re-plan ran in a child"
+    assert all(_gone(c.pid) for c in counting)  # every child reaped, used or cancelled
+    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    assert not forked.safe and any(f.remedies for f in forked.findings)
+    assert any(f.code in ("PdbBlocks", "PdbDisruptionsExhausted") for f in forked.findings)
+    assert repr(forked.findings) == repr(in_process.findings)
+    assert repr(forked.steps) == repr(in_process.steps) and repr(forked.stranded) == repr(in_process.stranded)
+
+
+@pytest.mark.parametrize("snap, targets", [(s, t) for _, s, t in SCENARIOS], ids=[i for i, _, _ in SCENARIOS])
+def test_children_that_fail_are_computed_in_process(snap, targets, counting, monkeypatch):
+    real, read = parallel.Child.result, []
+
+    def result(self):
+        read.append(real(self))  # the child is read (and reaped), then taken as failed
+        return None
+
+    monkeypatch.setattr(parallel.Child, "result", result)
+    failed = plan_drain(snap, targets)
+    assert counting and any(v is not None for v in read)  # a verdict was there, and was dropped
+    assert all(_gone(c.pid) for c in counting)  # cancelled at the end, none left behind
+    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    assert any(f.remedies for f in failed.findings)
+    assert repr(failed.findings) == repr(in_process.findings)

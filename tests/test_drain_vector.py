@@ -1,0 +1,464 @@
+"""The drain planner's array fast paths must give exactly the answers of the plain code:
+
+- `Placer._vector` (drain/vector.py) against the node-by-node walk of `Placer._place`:
+  same node, same feasible nodes in walk order, same accepting domains and the same
+  scheduler start index afterwards, placement after placement on a changing cluster;
+  a pod the fast path does not take (an extended resource) or that fits nowhere gets
+  the walk's answer and diagnosis;
+- `plan_drain` with the fast path on and off: the same plan;
+- `PodMap` (drain/simulate.py) against a plain dict, across copies and FLATTEN merges;
+- shifted spread states (drain/counts.py `Shifted` overlay and count histogram) and the
+  arrays vector.py carries across shifts, against fresh computes;
+- `DomainCounts` (drain/steps.py) against the dict {domain: pods}.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+import numpy as np
+import pytest
+
+from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
+from kubectl_tspread.drain import counts, vector
+from kubectl_tspread.drain.model import PlanOptions
+from kubectl_tspread.drain.placement import Placer, num_feasible_to_find
+from kubectl_tspread.drain.plan import plan_drain
+from kubectl_tspread.drain.simulate import PodMap, SimCluster
+from kubectl_tspread.drain.steps import DomainCounts
+from kubectl_tspread.engine import spread
+from kubectl_tspread.engine.partition import Domain
+from kubectl_tspread.model import (
+    DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Toleration,
+)
+
+MI = 1024**2
+GPU = "nvidia.com/gpu"
+SIZES = (
+    {"cpu": 2000, "memory": 4 * GI, "pods": 110},
+    {"cpu": 4000, "memory": 16 * GI, "pods": 3},  # few pod slots: the pods count decides
+    {"cpu": 16000, "memory": 64 * GI, "pods": 110, "ephemeral-storage": 100 * GI},
+    {"cpu": 8000, "memory": 32 * GI, "pods": 110, "ephemeral-storage": 20 * GI, GPU: 1},
+)
+
+
+def _c(key: str, app: str, mode: str = DO_NOT_SCHEDULE, skew: int = 1, **kw):
+    return make_constraint(key, max_skew=skew, mode=mode, selector={"app": app}, **kw)
+
+
+# template -> make_pod keywords (labels, constraints, requests, selectors, tolerations)
+TEMPLATES = {
+    "zone DoNotSchedule": dict(labels={"app": "web"}, spread=[_c(ZONE_KEY, "web")],
+                               requests={"cpu": 250, "memory": GI}),
+    "hostname DoNotSchedule maxSkew 2": dict(labels={"app": "api"}, spread=[_c(HOSTNAME_KEY, "api", skew=2)],
+                                             requests={"cpu": 500}),
+    "hostname ScheduleAnyway": dict(labels={"app": "cache"}, spread=[_c(HOSTNAME_KEY, "cache", SCHEDULE_ANYWAY)],
+                                    requests={"memory": 2 * GI}),
+    "zone hard + hostname soft": dict(labels={"app": "queue"},
+                                      spread=[_c(ZONE_KEY, "queue"), _c(HOSTNAME_KEY, "queue", SCHEDULE_ANYWAY)],
+                                      requests={"cpu": 100, "memory": 256 * MI}),
+    "zone soft maxSkew 3 + hostname soft": dict(
+        labels={"app": "soft"}, requests={"cpu": 300},
+        spread=[_c(ZONE_KEY, "soft", SCHEDULE_ANYWAY, 3), _c(HOSTNAME_KEY, "soft", SCHEDULE_ANYWAY)]),
+    "matchLabelKeys hash h1": dict(labels={"app": "roll", "pod-template-hash": "h1"},
+                                   spread=[_c(ZONE_KEY, "roll", match_label_keys=["pod-template-hash"])],
+                                   requests={"cpu": 200}),
+    "matchLabelKeys hash h2": dict(labels={"app": "roll", "pod-template-hash": "h2"},
+                                   spread=[_c(ZONE_KEY, "roll", match_label_keys=["pod-template-hash"])],
+                                   requests={"cpu": 200}),
+    "no constraints, ReplicaSet owner (system defaults)": dict(labels={"app": "batch"}, owner="ReplicaSet/batch-1",
+                                                               requests={"cpu": 1500, "memory": 3 * GI}),
+    "no constraints, requests nothing": dict(labels={"app": "idle"}),
+    "nodeSelector disk=ssd, ephemeral-storage": dict(labels={"app": "db"}, node_selector={"disk": "ssd"},
+                                                     spread=[_c(ZONE_KEY, "db")],
+                                                     requests={"cpu": 200, "ephemeral-storage": GI}),
+    "tolerates dedicated=infra": dict(labels={"app": "tol"},
+                                      tolerations=(Toleration("dedicated", "Equal", "infra", "NoSchedule"),),
+                                      spread=[_c(HOSTNAME_KEY, "tol", SCHEDULE_ANYWAY)], requests={"cpu": 100}),
+    "zone nodeTaintsPolicy Honor": dict(labels={"app": "honor"}, requests={"cpu": 150},
+                                        spread=[_c(ZONE_KEY, "honor", node_taints_policy=HONOR)]),
+    "zone minDomains 4": dict(labels={"app": "md"}, spread=[_c(ZONE_KEY, "md", min_domains=4)]),
+    "rack ScheduleAnyway (a key only some nodes carry)": dict(
+        labels={"app": "rack"}, spread=[_c("rack", "rack", SCHEDULE_ANYWAY), _c(HOSTNAME_KEY, "rack", SCHEDULE_ANYWAY)],
+        requests={"cpu": 100}),
+    "rack DoNotSchedule maxSkew 2": dict(labels={"app": "rackh"}, spread=[_c("rack", "rackh", skew=2)],
+                                         requests={"memory": GI}),
+    "tolerates every taint (cordons too), zone Honor": dict(
+        labels={"app": "any"}, tolerations=(Toleration(operator="Exists"),),
+        spread=[_c(ZONE_KEY, "any", node_taints_policy=HONOR)], requests={"cpu": 50}),
+}
+NAMES = sorted(TEMPLATES)
+ODD_NODES = 5
+
+
+def _pod(template: str, name: str, node: str | None = None):
+    return make_pod(name, node=node, **TEMPLATES[template])
+
+
+def _snapshot(zones: dict[str, int], seed: int, bound: int = 120):
+    """Zoned nodes of mixed sizes (some cordoned, some tainted, some labelled disk=ssd,
+    about half with a rack label), five odd nodes (no zone label, no hostname label, zone
+    "", a hostname shared with another node, no cpu), and `bound` pods of the templates
+    spread at random."""
+    rng = random.Random(seed)
+    nodes = []
+    for zone, count in zones.items():
+        for i in range(count):
+            r = rng.random()
+            nodes.append(make_node(
+                f"{zone}{i:03d}", zone=zone, allocatable=rng.choice(SIZES),
+                labels={**({"disk": "ssd"} if rng.random() < 0.3 else {}),
+                        **({"rack": f"r{i % 4}"} if rng.random() < 0.5 else {})},
+                unschedulable=r < 0.06, taints=["dedicated=infra:NoSchedule"] if 0.06 <= r < 0.14 else ()))
+    nodes.append(make_node("nozone", allocatable=SIZES[2]))
+    nodes.append(make_node("nohost", zone=next(iter(zones)), hostname="", allocatable=SIZES[2]))
+    # a zone label with the empty value: a domain "" (a node lacking the key scores as "" too)
+    nodes.append(make_node("emptyzone", labels={ZONE_KEY: ""}, allocatable=SIZES[0]))
+    # a node sharing the first node's hostname label (one hostname domain, two nodes)
+    nodes.append(make_node("twin", zone=next(iter(zones)), hostname=nodes[0].name, allocatable=SIZES[2]))
+    # no cpu at all: only pods requesting no cpu fit, and LeastAllocated's cpu part is 0
+    nodes.append(make_node("nocpu", zone=next(iter(zones)), allocatable={"cpu": 0, "memory": 8 * GI, "pods": 110}))
+    names = [n.name for n in nodes]
+    pods = [_pod(t, f"old-{k}", rng.choice(names)) for k, t in enumerate(rng.choice(NAMES) for _ in range(bound))]
+    return make_snapshot(nodes, pods, workloads=[make_workload("ReplicaSet", "batch-1", {"app": "batch"})])
+
+
+class Pair:
+    """The same simulation twice: one placed with the fast path, one by the walk."""
+
+    def __init__(self, snapshot):
+        self.fast, self.walk = SimCluster(snapshot), SimCluster(snapshot)
+        self.fast_placer, self.walk_placer = Placer(), Placer()
+        self.saved: list[tuple[SimCluster, SimCluster]] = []
+
+    def place(self, pod):
+        vector.ENABLED = True
+        try:
+            fast = self.fast_placer.place(self.fast, pod)
+        finally:
+            vector.ENABLED = False
+        walk = self.walk_placer.place(self.walk, pod)
+        return fast, walk
+
+    def both(self, fn):
+        """Apply `fn(sim)` to both simulations."""
+        fn(self.fast)
+        fn(self.walk)
+
+    def fork(self):
+        """Continue on copies (sharing the placers, as the planner's search branches do)."""
+        self.saved.append((self.fast, self.walk))
+        self.fast, self.walk = self.fast.copy(), self.walk.copy()
+
+    def back(self):
+        """Return to the simulations the last fork was made from."""
+        if self.saved:
+            self.fast, self.walk = self.saved.pop()
+
+
+@pytest.fixture
+def fast_calls(monkeypatch):
+    """Restores vector.ENABLED; counts the placements the fast path answered."""
+    monkeypatch.setattr(vector, "ENABLED", vector.ENABLED)
+    calls = {"fast": 0, "declined": 0}
+    real = Placer._vector
+
+    def counted(self, *args):
+        got = real(self, *args)
+        calls["fast" if got is not None else "declined"] += 1
+        return got
+
+    monkeypatch.setattr(Placer, "_vector", counted)
+    return calls
+
+
+def _same(fast, walk, pair: Pair, context: str) -> None:
+    assert (fast.node, fast.feasible, dict(fast.accepting), pair.fast.next_start) == \
+        (walk.node, walk.feasible, dict(walk.accepting), pair.walk.next_start), context
+    if walk.node is None:  # both walked: the whole diagnosis
+        assert (fast.fit_nodes, dict(fast.spread_refusals), dict(fast.reasons)) == \
+            (walk.fit_nodes, dict(walk.spread_refusals), dict(walk.reasons)), context
+
+
+def _play(pair: Pair, rng: random.Random, moves: int) -> int:
+    """Random placements (bound where placed), evictions, settles, cordons, node deletions
+    and additions, forks and returns to the parent, the same on both simulations;
+    returns how many pods were placed."""
+    placed = 0
+    for k in range(moves):
+        r = rng.random()
+        if r < 0.7:
+            template = rng.choice(NAMES)
+            pod = _pod(template, f"new-{k}")
+            fast, walk = pair.place(pod)
+            _same(fast, walk, pair, f"move {k}: {template}")
+            if walk.node is not None:
+                placed += 1
+                pair.both(lambda sim: sim.bind(pod, walk.node))
+        elif r < 0.86:
+            running = sorted(p.key for p in pair.walk.pods.values() if p.node_name and not p.terminating)
+            if not running:
+                continue
+            key = rng.choice(running)
+            pair.both(lambda sim: sim.evict(sim.pods[key]))
+            if rng.random() < 0.5:
+                pair.both(lambda sim: sim.settle())
+        elif r < 0.91:
+            node = rng.choice(sorted(pair.walk.nodes))
+            pair.both(lambda sim: sim.cordon([node]))
+        elif r < 0.93:
+            node = rng.choice(sorted(pair.walk.nodes))
+            pair.both(lambda sim: sim.delete_node(node))
+        elif r < 0.95:
+            new = make_node(f"added-{k}", zone=rng.choice("abc"), allocatable=rng.choice(SIZES))
+            pair.both(lambda sim: sim.put_node(new))
+        elif r < 0.98:
+            pair.fork()
+        else:
+            pair.back()
+    return placed
+
+
+@pytest.mark.parametrize("zones, seed", [
+    pytest.param({"a": 60, "b": 45, "c": 25}, 0, id="3 zones [60,45,25] + 5 odd nodes: 135 nodes, sampling wants 100"),
+    pytest.param({"a": 60, "b": 45, "c": 25}, 1, id="135 nodes, seed 1"),
+    pytest.param({"b": 80, "a": 30, "c": 18}, 2, id="3 zones [80,30,18] + 5: 133 nodes, zone b first in the tree"),
+    pytest.param({"a": 40, "b": 30, "c": 20}, 3, id="3 zones [40,30,20] + 5: 95 nodes, every node scored"),
+    pytest.param({"a": 40, "b": 30, "c": 20}, 4, id="95 nodes, seed 4"),
+])
+def test_fast_path_places_exactly_like_the_walk(zones, seed, fast_calls):
+    total = sum(zones.values()) + ODD_NODES
+    assert (num_feasible_to_find(total) < total) == (total >= 100)
+    pair = Pair(_snapshot(zones, seed))
+    placed = _play(pair, random.Random(seed), moves=220)
+    assert placed > 80
+    # the fast path answered most placements (otherwise this compares the walk with itself)
+    assert fast_calls["fast"] >= placed * 0.8
+
+
+def test_the_walk_index_wraps_the_same_way(fast_calls):
+    """Many identical small pods on 130 nodes: the start index goes round several times."""
+    pair = Pair(_snapshot({"a": 50, "b": 50, "c": 28}, 7, bound=0))
+    starts = []
+    for k in range(40):
+        pod = _pod("no constraints, requests nothing", f"idle-{k}")
+        fast, walk = pair.place(pod)
+        _same(fast, walk, pair, f"pod {k}")
+        starts.append(pair.walk.next_start)
+        pair.both(lambda sim: sim.bind(pod, walk.node))
+    assert len(set(starts)) > 5 and fast_calls["fast"] == 40
+
+
+def _gpu_pod(k: int):
+    return make_pod(f"gpu-{k}", labels={"app": "gpu"}, spread=[_c(ZONE_KEY, "gpu", skew=2)],
+                    requests={"cpu": 500, GPU: 1})
+
+
+def test_an_extended_resource_goes_through_the_walk_with_the_same_answers(fast_calls):
+    snap = _snapshot({"a": 50, "b": 40, "c": 30}, 5, bound=60)
+    gpus = sum(n.allocatable.get(GPU, 0) for n in snap.nodes if not n.unschedulable and not n.taints)
+    pair = Pair(snap)
+    placed = 0
+    for k in range(gpus + 3):  # until the GPUs (or the zone skew) run out, and past that
+        pod = _gpu_pod(k)
+        fast, walk = pair.place(pod)
+        _same(fast, walk, pair, f"gpu pod {k}")
+        if walk.node is None:
+            break
+        placed += 1
+        pair.both(lambda sim: sim.bind(pod, walk.node))
+    assert placed > 3 and walk.node is None and walk.reasons
+    assert fast_calls["fast"] == 0 and fast_calls["declined"] == placed + 1
+
+
+def _crowded_zone_a():
+    """zone DoNotSchedule maxSkew 1 with 2 web pods in zone a and none in b or c."""
+    nodes = [make_node(f"{z}{i}", zone=z, labels={"disk": "ssd"} if z == "a" else None,
+                       allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110}) for z in "abc" for i in range(4)]
+    pods = [_pod("zone DoNotSchedule", f"web-{i}", "a0") for i in range(2)]
+    return make_snapshot(nodes, pods)
+
+
+@pytest.mark.parametrize("snapshot, pod, reason", [
+    pytest.param(_snapshot({"a": 60, "b": 45, "c": 25}, 0), make_pod("huge", labels={"app": "web"},
+                 spread=[_c(ZONE_KEY, "web")], requests={"cpu": 10**6}), "Insufficient cpu",
+                 id="cpu request larger than any node: every node refuses for cpu"),
+    pytest.param(_crowded_zone_a(), make_pod("web-x", labels={"app": "web"}, node_selector={"disk": "ssd"},
+                 spread=[_c(ZONE_KEY, "web", node_affinity_policy=IGNORE)], requests={"cpu": 100}), None,
+                 id="only zone a fits (nodeSelector; affinity policy Ignore keeps b and c as domains at 0) "
+                    "and spread refuses it: fit nodes, spread refusals"),
+])
+def test_a_pod_that_fits_nowhere_gets_the_walks_diagnosis(snapshot, pod, reason, fast_calls):
+    pair = Pair(snapshot)
+    fast, walk = pair.place(pod)
+    _same(fast, walk, pair, pod.name)
+    assert walk.node is None and walk.reasons and fast_calls["declined"] == 1
+    if reason is not None:
+        assert reason in walk.reasons and not walk.fit_nodes
+    else:
+        assert walk.fit_nodes and walk.spread_refusals == {ZONE_KEY: len(walk.fit_nodes)}
+
+
+def _plan_snapshot():
+    """~150 nodes, five workloads; the drained nodes hold pods of each. The `pinned` pods
+    (nodeSelector pool=pinned: a000-a003, hostname maxSkew 1) strand: the drained a000 and
+    a001 stay domains at 0 under nodeTaintsPolicy Ignore."""
+    rng = random.Random(11)
+    nodes = [make_node(f"{z}{i:03d}", zone=z, allocatable=rng.choice(SIZES[:3]),
+                       labels={"pool": "pinned"} if z == "a" and i < 4 else None)
+             for z, count in (("a", 60), ("b", 50), ("c", 40)) for i in range(count)]
+    names = [n.name for n in nodes]
+    pinned = [make_pod(f"pinned-{i}", node=f"a00{i}", labels={"app": "pinned"}, node_selector={"pool": "pinned"},
+                       spread=[_c(HOSTNAME_KEY, "pinned")], owner="ReplicaSet/pinned-1") for i in range(4)]
+    kinds = {"web": [_c(ZONE_KEY, "web")], "api": [_c(HOSTNAME_KEY, "api")],
+             "cache": [_c(HOSTNAME_KEY, "cache", SCHEDULE_ANYWAY), _c(ZONE_KEY, "cache", SCHEDULE_ANYWAY, 2)],
+             "batch": []}
+    pods = []
+    for app, cons in kinds.items():
+        for k in range(60):
+            node = names[k % 8] if k < 16 else rng.choice(names)  # the first 8 nodes are drained
+            pods.append(make_pod(f"{app}-{k}", node=node, labels={"app": app}, spread=cons,
+                                 owner=f"ReplicaSet/{app}-1", requests={"cpu": rng.choice((0, 100, 400)),
+                                                                         "memory": rng.choice((0, GI))}))
+    workloads = [make_workload("ReplicaSet", f"{app}-1", {"app": app}) for app in list(kinds) + ["pinned"]]
+    return make_snapshot(nodes, pods + pinned, workloads=workloads), names[:8]
+
+
+def test_plan_drain_gives_the_same_plan_with_the_fast_path_off(fast_calls):
+    snap, targets = _plan_snapshot()
+    options = PlanOptions(max_parallel=2, verify_remedies=False)
+    vector.ENABLED = True
+    on = plan_drain(snap, targets, options)
+    used = fast_calls["fast"]
+    vector.ENABLED = False
+    off = plan_drain(snap, targets, options)
+    assert used > 50 and fast_calls["fast"] == used  # on: the fast path placed; off: never asked
+    assert sum(len(s.evictions) for s in on.steps) > 50 and on.stranded and on.findings
+    for field in ("safe", "steps", "stranded", "findings", "settled", "explored"):
+        assert repr(getattr(on, field)) == repr(getattr(off, field)), field
+
+
+# -- PodMap --------------------------------------------------------------------------
+
+def _keyed_pod(k: int, version: int):
+    return make_pod(f"p{k}", node=f"n{version}")
+
+
+def _check_like(pm: PodMap, model: dict) -> None:
+    assert pm == model and model == pm
+    assert len(pm) == len(model)
+    assert sorted(pm) == sorted(model)
+    assert sorted(pm.items(), key=lambda kv: kv[0]) == sorted(model.items())
+    assert sorted(p.key for p in pm.values()) == sorted(model)
+    assert dict(pm) == model
+    for k in range(14):
+        key = f"default/p{k}"
+        assert (key in pm) == (key in model)
+        assert pm.get(key) is model.get(key)
+        if key in model:
+            assert pm[key] is model[key]
+        else:
+            with pytest.raises(KeyError):
+                pm[key]
+
+
+@pytest.mark.parametrize("flatten", [
+    pytest.param(3, id="FLATTEN 3: copies merge their changes often"),
+    pytest.param(10**6, id="FLATTEN never reached: changes stay on top of the shared map"),
+])
+@pytest.mark.parametrize("seed", range(3))
+def test_podmap_copies_behave_like_independent_dicts(flatten, seed, monkeypatch):
+    monkeypatch.setattr(PodMap, "FLATTEN", flatten)
+    rng = random.Random(seed)
+    start = {p.key: p for p in (_keyed_pod(k, 0) for k in range(8))}
+    maps, models = [PodMap(dict(start))], [dict(start)]
+    for step in range(300):
+        i = rng.randrange(len(maps))
+        pm, model = maps[i], models[i]
+        r = rng.random()
+        key = f"default/p{rng.randrange(14)}"
+        if r < 0.4:
+            pod = _keyed_pod(int(key.rsplit("p", 1)[1]), step)
+            pm[key] = pod
+            model[key] = pod
+        elif r < 0.75:
+            assert pm.pop(key, None) is model.pop(key, None)
+        elif r < 0.85 and len(maps) < 12:
+            maps.append(pm.copy())
+            models.append(dict(model))
+        for m, d in zip(maps, models):
+            _check_like(m, d)
+
+
+# -- shifted spread states and the arrays carried across shifts -------------------------
+
+def _many_hosts():
+    """120 nodes in 3 zones (more hostname domains than Shifted.MERGE_AFTER) plus one
+    without a zone (excluded from zone domains), 60 web pods with a hostname and a zone
+    constraint."""
+    rng = random.Random(3)
+    nodes = [make_node(f"{z}{i:02d}", zone=z) for z in "abc" for i in range(40)] + [make_node("nozone")]
+    cons = [_c(HOSTNAME_KEY, "web", skew=3), _c(ZONE_KEY, "web", SCHEDULE_ANYWAY, 2)]
+    pods = [make_pod(f"web-{k}", node=rng.choice(nodes).name, labels={"app": "web"}, spread=cons,
+                     owner="ReplicaSet/web-1") for k in range(60)]
+    return SimCluster(make_snapshot(nodes, pods)), cons, rng
+
+
+def test_shifted_states_and_carried_arrays_equal_fresh_ones_past_the_merge():
+    sim, cons, rng = _many_hosts()
+    probe = make_pod("probe", labels={"app": "web"}, spread=cons)
+    table = vector.tables_for(sim, {})
+    for cs in sim.spread_state(probe).constraints:
+        vector.counts_of(table, sim, cs)  # arrays the shifts carry over from now on
+    overlay_sizes = []
+    for k in range(3 * counts.Shifted.MERGE_AFTER):
+        running = sorted(p.key for p in sim.pods.values() if p.node_name and not p.terminating)
+        if k % 3 == 2 and running:
+            sim.evict(sim.pods[rng.choice(running)])
+            sim.settle()
+        else:
+            pod = make_pod(f"new-{k}", labels={"app": "web"}, spread=cons)
+            sim.bind(pod, rng.choice(sorted(sim.nodes)))
+        state, fresh = sim.spread_state(probe), spread.compute(sim.index, probe)
+        for cs, want in zip(state.constraints, fresh.constraints):
+            key = cs.constraint.topology_key
+            assert list(cs.domains.items()) == list(want.domains.items()), (k, key)
+            assert (cs.global_min, cs.skew, cs.status) == (want.global_min, want.skew, want.status), (k, key)
+            assert cs.count_histogram == counts.histogram(want.domains), (k, key)
+            carried = vector._ARRAYS.get(id(cs))
+            assert carried is not None and carried[0] is cs, (k, key)  # carried over, not rebuilt
+            built = vector.counts_of(table, sim, want)  # `want` is new: built from its counts
+            np.testing.assert_array_equal(carried[2], built[1], err_msg=f"{k} {key} per node")
+            np.testing.assert_array_equal(carried[3], built[2], err_msg=f"{k} {key} per value")
+        host = state.constraints[0].domains
+        assert isinstance(host, counts.Shifted)
+        overlay_sizes.append(len(host.changes))
+    # the overlay grew past MERGE_AFTER changes' worth of shifts and was merged (restarted)
+    assert max(overlay_sizes) <= counts.Shifted.MERGE_AFTER
+    assert any(b < a for a, b in zip(overlay_sizes, overlay_sizes[1:]))
+
+
+# -- DomainCounts ----------------------------------------------------------------------
+
+def _domains(pairs):
+    return {v: Domain(v, n, (f"{v}-node",)) for v, n in pairs}
+
+
+@pytest.mark.parametrize("domains, expected", [
+    pytest.param({}, {}, id="no domains"),
+    pytest.param(_domains([("a", 2)]), {"a": 2}, id="one domain"),
+    pytest.param(_domains([("c", 0), ("a", 5), ("b", 1)]), {"c": 0, "a": 5, "b": 1},
+                 id="three domains, not in name order: the domains' order is kept"),
+    pytest.param(counts.Shifted(_domains([("c", 0), ("a", 5), ("b", 1)]), {"a": Domain("a", 4, ("a-node",))}),
+                 {"c": 0, "a": 4, "b": 1}, id="a Shifted overlay: the changed count, the base order"),
+])
+def test_domain_counts_behave_like_the_dict(domains, expected):
+    dc = DomainCounts(domains)
+    assert isinstance(dc, Mapping)
+    assert dc == expected and expected == dc
+    assert dict(dc) == expected and list(dc) == list(expected)
+    assert list(dc.items()) == list(expected.items())
+    assert repr(dc) == repr(expected)
+    assert len(dc) == len(expected)
+    assert dc != {**expected, "zz": 9}
