@@ -76,6 +76,18 @@ def test_cancel_kills_a_slow_child():
     child.cancel()  # a second cancel is harmless
 
 
+def test_an_interrupted_wait_kills_and_reaps_the_child(monkeypatch):
+    child = parallel.Child(lambda: time.sleep(60) or parallel.Verdict(True, ()))
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parallel.os, "fdopen", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        child.result()
+    assert _gone(child.pid)
+
+
 def test_cancel_after_result_leaves_the_verdict_alone():
     child = parallel.Child(lambda: parallel.Verdict(False, ()))
     assert child.result() == parallel.Verdict(False, ())

@@ -64,28 +64,38 @@ class Child:
     def result(self) -> Verdict | None:
         if self._done:
             return None
-        self._done = True
         try:
             with os.fdopen(self._fd, "rb") as src:
                 data = src.read()
-            _, status = os.waitpid(self.pid, 0)
-            if status != 0 or not data:
+        except BaseException as e:  # interrupted (Ctrl-C) or a broken pipe: never leave the child behind
+            self._fd = -1
+            self.cancel()
+            if isinstance(e, OSError):
                 return None
-            got = pickle.loads(data)
-            return got if isinstance(got, Verdict) else None
+            raise
+        self._done = True
+        try:
+            _, status = os.waitpid(self.pid, 0)
+            got = pickle.loads(data) if status == 0 and data else None
         except (OSError, EOFError, pickle.PickleError):
             return None
+        return got if isinstance(got, Verdict) else None
 
     def cancel(self) -> None:
+        """Kill the child if it still runs, and reap it."""
         if self._done:
             return
         self._done = True
         try:
             os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
         except OSError:
             pass
         try:
-            os.close(self._fd)
+            os.waitpid(self.pid, 0)
         except OSError:
             pass
+        if self._fd >= 0:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass

@@ -67,6 +67,7 @@ class NodeTable:
         self.nonzero_cpu = np.zeros(n, dtype=np.int64)
         self.nonzero_mem = np.zeros(n, dtype=np.int64)
         self._values: dict[str, tuple] = {}
+        self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
         # shape key -> (ok per node, the version each row was computed at)
         self.shapes: dict[tuple, tuple] = {}
 
@@ -85,7 +86,18 @@ class NodeTable:
             names = list(ids)
             as_empty = np.where(vid == missing, ids.get(_MISSING, missing), vid)
             got = self._values[key] = (vid, ids, names, as_empty)
+            by_name = sorted(range(len(names)), key=names.__getitem__)
+            rank = np.empty(len(names), dtype=np.int64)
+            rank[by_name] = np.arange(len(names))
+            self._sorted[key] = (rank, [names[j] for j in by_name])
         return got
+
+    def sorted_values(self, sim: "SimCluster", key: str, ids) -> tuple[str, ...]:
+        """The values with these ids (missing slot excluded), in name order."""
+        vid, _, names, _ = self.values(sim, key)
+        rank, ordered = self._sorted[key]
+        ids = ids[ids < len(names)]
+        return tuple(map(ordered.__getitem__, np.sort(rank[ids]).tolist()))
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]]) -> None:
         """Re-read the usage rows of the nodes whose version changed."""
@@ -270,6 +282,5 @@ def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> dict[str,
     out = {}
     for key in dict.fromkeys(c.topology_key for c in pod.spread):
         vid, _, names, _ = table.values(sim, key)
-        present = np.flatnonzero(np.bincount(vid[found], minlength=len(names) + 1)[:len(names)]).tolist()
-        out[key] = tuple(sorted(names[j] for j in present))
+        out[key] = table.sorted_values(sim, key, np.flatnonzero(np.bincount(vid[found], minlength=len(names) + 1)))
     return out
