@@ -304,7 +304,10 @@ class Placer:
             hit = Placer._shape_hit(sim, shapes, c, nodes[name])
             return not hit[1] and not hit[2]
 
-        mask = table.shape_ok(shape, version, row) & vector.fit_ok(table, pod)
+        # a shape without host ports or claims is judged on the Node object alone (taints,
+        # cordon, labels): its verdicts change with a cordon, not with every pod bound
+        node_only = not pod.host_ports and not shape[-1]
+        mask = table.shape_ok(shape, sim.node_object_array() if node_only else version, row) & vector.fit_ok(table, pod)
         if state.hard:
             mask &= vector.spread_ok(table, sim, state)
         start = sim.next_start % total

@@ -87,6 +87,10 @@ class SimCluster:
         self._scan: tuple[str, ...] | None = None
         # the node versions as an array in scan order (drain/vector.py), kept up to date by _touch
         self._versions = None
+        # node name -> a number naming its Node object, renewed when a cordon replaces it (and
+        # the same as an array in scan order): verdicts that read only the Node key on it
+        self._node_stamps: dict[str, int] = {}
+        self._node_array = None
 
     def copy(self) -> "SimCluster":
         other = SimCluster.__new__(SimCluster)
@@ -101,6 +105,8 @@ class SimCluster:
         other._nonzero = self._nonzero
         other.next_start, other._scan = self.next_start, self._scan
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
+        other._node_stamps = dict(self._node_stamps)
+        other._node_array = None if self._node_array is None else self._node_array.copy()
         return other
 
     def scan_order(self) -> tuple[str, ...]:
@@ -108,6 +114,11 @@ class SimCluster:
         if self._scan is None:
             self._scan = node_tree_order(self.nodes.values())
         return self._scan
+
+    def version_positions(self) -> dict[str, int]:
+        """Node name -> its index in `scan_order`."""
+        self.version_array()
+        return self._versions[0]
 
     def version_array(self):
         """sim.version as a numpy array in `scan_order` (vector.py's row keys)."""
@@ -117,6 +128,14 @@ class SimCluster:
             self._versions = ({name: i for i, name in enumerate(order)},
                               np.array([self.version.get(name, 0) for name in order], dtype=np.int64))
         return self._versions[1]
+
+    def node_object_array(self):
+        """Per node in `scan_order`, a number that changes only when its Node object does
+        (a cordon; the other node changes renew the scan order itself)."""
+        if self._node_array is None:
+            import numpy as np
+            self._node_array = np.array([self._node_stamps.get(n, 0) for n in self.scan_order()], dtype=np.int64)
+        return self._node_array
 
     def forked_to(self, snapshot: Snapshot) -> "SimCluster | None":
         """A fork of this simulation moved to `snapshot`: a copy of its base snapshot with
@@ -156,7 +175,7 @@ class SimCluster:
 
     def _node_set_changed(self, name: str) -> None:
         """A Node object added, replaced or removed: the walk order and every domain may change."""
-        self._scan = self._versions = None
+        self._scan = self._versions = self._node_array = None
         self._touch(name)
         self._spread.clear()
         self._partitions.clear()
@@ -234,6 +253,9 @@ class SimCluster:
             if not n.unschedulable:
                 self.nodes[name] = self.index.nodes[name] = n.cordoned()
                 self._touch(name)
+                self._node_stamps[name] = stamp = next(_VERSIONS)
+                if self._node_array is not None:
+                    self._node_array[self.version_positions()[name]] = stamp
                 self._forget_honor_taints()
 
     def delete_node(self, name: str) -> None:

@@ -100,16 +100,24 @@ class NodeTable:
         return tuple(map(ordered.__getitem__, np.sort(rank[ids]).tolist()))
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]]) -> None:
-        """Re-read the usage rows of the nodes whose version changed."""
-        order, used = self.order, self.used
+        """Re-read the usage rows of the nodes whose version changed: what
+        resources.node_usage and sim.nonzero_usage sum, in one pass over the node's pods."""
+        order, used, by_node = self.order, self.used, sim.index.pods_by_node
         for i in np.flatnonzero(self.row_version != version).tolist():
-            name = order[i]
-            usage = resources.node_usage(sim.index, name)
-            req = usage.requested
+            pods = by_node.get(order[i], ())
+            sums = dict.fromkeys(FIT_RESOURCES, 0)
+            nz_cpu = nz_mem = 0
+            for p in pods:
+                req = p.requests
+                for r in FIT_RESOURCES:
+                    sums[r] += req.get(r, 0)
+                c, m = nonzero(p)
+                nz_cpu += c
+                nz_mem += m
             for r in FIT_RESOURCES:
-                used[r][i] = req.get(r, 0)
-            used["pods"][i] = usage.pods
-            self.nonzero_cpu[i], self.nonzero_mem[i] = sim.nonzero_usage(name, nonzero)
+                used[r][i] = sums[r]
+            used["pods"][i] = len(pods)
+            self.nonzero_cpu[i], self.nonzero_mem[i] = nz_cpu, nz_mem
             self.row_version[i] = version[i]
 
     def shape_ok(self, shape: tuple, version, row: Callable[[str], bool]):
@@ -184,7 +192,9 @@ def _remember(cs: spread.ConstraintState, table: NodeTable, per_node, per_value)
 def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
     """`new` is `old` with one matching pod more (+1) or less (-1) on `node`
     (drain/counts.py): carry `old`'s arrays over, if it has any."""
-    hit = _ARRAYS.get(id(old))
+    # the old state's arrays are handed over, not kept: in a search that mostly goes deeper
+    # the old state is rarely placed for again, and the memo stays the size of the live states
+    hit = _ARRAYS.pop(id(old), None)
     if hit is None or hit[0] is not old:
         return
     table, per_node, per_value = hit[1], hit[2].copy(), hit[3]
