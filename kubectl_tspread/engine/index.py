@@ -31,9 +31,10 @@ class ClusterIndex:
         self.anti_affinity_by_node: dict[str, list[Pod]] = defaultdict(list)
         # in a what-if view (`patched`): the (table id, key) lists already copied from the parent
         self._owned: set[tuple[int, Any]] | None = None
-        # with `lazy_removals()`: (table name, key) -> ids of the pods removed from that long
-        # list but still in it, skipped by `candidates` until the list is compacted
-        self._stale: dict[tuple[str, Any], frozenset[int]] | None = None
+        # with `lazy_removals()`: (table name, key) -> (the pods removed from that long list but
+        # still in it, by id; the pods added but not in it yet), applied by `candidates`;
+        # both are replaced, never changed in place (views share them)
+        self._stale: dict[tuple[str, Any], tuple[dict[int, Pod], tuple[Pod, ...]]] | None = None
         for p in snapshot.pods:  # what _slots lists, inline: this loop runs over every pod
             if p.finished:
                 continue
@@ -100,8 +101,11 @@ class ClusterIndex:
                     best, slot = lst, ("_by_label", key)
         if best is None:
             best = self.pods_by_namespace.get(namespace, [])
-        gone = self._stale.get(slot) if self._stale else None
-        return [p for p in best if id(p) not in gone] if gone else best
+        change = self._stale.get(slot) if self._stale else None
+        if change is None:
+            return best
+        gone, extra = change
+        return [p for p in best if id(p) not in gone] + list(extra) if gone else best + list(extra)
 
     def matching_pods(self, namespace: str, selector: Selector) -> list[Pod]:
         """Pods of `namespace` (finished ones excluded) whose labels match `selector`."""
@@ -140,10 +144,10 @@ class ClusterIndex:
             return
         for table, key in self._slots(pod):
             name = self._lazy_name(table)
-            if name is not None and id(pod) in self._stale.get((name, key), ()):
-                # the same object back (or a new one with a marked object's id): drop the marks
-                self._compact(table, (name, key), self._stale[(name, key)])
-            self._writable(table, key).append(pod)
+            if name is not None:
+                self._lazy_change(table, name, key, pod, added=True)
+            else:
+                self._writable(table, key).append(pod)
         if pod.node_name:
             self.node_cache.pop(pod.node_name, None)
 
@@ -156,36 +160,44 @@ class ClusterIndex:
         return "_by_label" if table is self._by_label else None
 
     def lazy_removals(self) -> None:
-        """From now on, removing a pod from a namespace's or a label's list (thousands of
-        pods each) only marks it, and `candidates` skips it: a simulation that moves pods
-        by the thousand would otherwise search those lists for each one. Only `candidates`
-        reads them then; a list is compacted once STALE_LIMIT pods of it are marked."""
+        """From now on the namespace and label lists (thousands of pods each) are not edited
+        per pod: a removal is marked and an addition kept aside (per list: the ids gone, the
+        pods added), `candidates` applies both, and a list is rebuilt once STALE_LIMIT
+        changes pile up. A simulation that moves pods by the thousand would otherwise
+        search, or copy, those lists for each move. Only `candidates` reads them then."""
         if self._stale is None:
             self._stale = {}
 
-    def _mark_removed(self, table: dict, name: str, key: Any, pod: Pod) -> None:
+    def _lazy_change(self, table: dict, name: str, key: Any, pod: Pod, added: bool) -> None:
         slot = (name, key)
-        gone = self._stale.get(slot, frozenset()) | {id(pod)}
-        if len(gone) >= STALE_LIMIT:
-            self._compact(table, slot, gone)
+        gone, extra = self._stale.get(slot, (_NO_PODS, ()))
+        if added:
+            if gone.get(id(pod)) is pod:
+                gone = {k: p for k, p in gone.items() if p is not pod}  # back: it never left the list
+            else:
+                extra += (pod,)
+        elif any(p is pod for p in extra):
+            extra = tuple(p for p in extra if p is not pod)
         else:
-            self._stale[slot] = gone
-
-    def _compact(self, table: dict, slot: tuple[str, Any], gone: frozenset[int]) -> None:
-        lst = self._writable(table, slot[1])
-        lst[:] = [p for p in lst if id(p) not in gone]
-        self._stale.pop(slot, None)
+            gone = {**gone, id(pod): pod}  # holding the pod keeps its id from being reused
+        if len(gone) + len(extra) >= STALE_LIMIT:
+            lst = self._writable(table, key)
+            lst[:] = [p for p in lst if id(p) not in gone]
+            lst.extend(extra)
+            self._stale.pop(slot, None)
+        else:
+            self._stale[slot] = (gone, extra)
 
     def remove_pod(self, pod: Pod) -> None:
         """Drop a pod added by the constructor or `add_pod` (matched by identity, then equality)."""
         if pod.node_name:
             self.node_cache.pop(pod.node_name, None)
         for table, key in self._slots(pod):
-            if not table.get(key):
-                continue
             name = self._lazy_name(table)
             if name is not None:
-                self._mark_removed(table, name, key, pod)
+                self._lazy_change(table, name, key, pod, added=False)
+                continue
+            if not table.get(key):
                 continue
             lst = self._writable(table, key)
             # from the end (a simulation mostly removes pods it added a moment ago), by
@@ -244,5 +256,6 @@ class ClusterIndex:
 
 
 # the pod lists an index keeps: copies and views copy these
-STALE_LIMIT = 256
+STALE_LIMIT = 128
+_NO_PODS: dict[int, Pod] = {}
 _TABLES = ("pods_by_node", "pods_by_namespace", "pods_by_owner_uid", "_by_label", "anti_affinity_by_node")
