@@ -149,7 +149,7 @@ class NodeCounts(Mapping):
 
     def among(self, nodes: frozenset) -> set[str]:
         """The nodes of `nodes` with a count, without walking the whole map."""
-        out = set(nodes.intersection(self.base))
+        out = self.base.keys() & nodes  # walks the smaller side
         for node, n in self.changes.items():
             if n and node in nodes:
                 out.add(node)
@@ -162,7 +162,7 @@ def nodes_among(node_counts: Mapping[str, int], nodes: frozenset) -> set[str]:
     """The nodes of `nodes` holding matching pods."""
     if isinstance(node_counts, NodeCounts):
         return node_counts.among(nodes)
-    return nodes.intersection(node_counts)
+    return node_counts.keys() & nodes
 
 
 def _counts_with(counts: Mapping[str, int], node: str, n: int) -> NodeCounts:

@@ -323,7 +323,7 @@ class Placer:
                      + LEAST_ALLOCATED_WEIGHT * vector.least_allocated(table, _nonzero(pod), found))
             top = found[score == score.max()]
             best = int(top[table.rank[top].argmin()])
-        return Placement(pod, order[best], tuple(map(order.__getitem__, found.tolist())),
+        return Placement(pod, order[best], vector.Names(order, found),
                          vector.accepting(table, sim, pod, found))
 
 

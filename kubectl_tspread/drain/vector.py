@@ -29,6 +29,7 @@ they describe a stranded pod and are read only then.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Callable
 
 from kubectl_tspread.engine import resources, spread
@@ -45,6 +46,40 @@ if TYPE_CHECKING:
 ENABLED = np is not None
 FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _MISSING = ""  # labels.get(key, "") in score_nodes: a node without the key counts as the value ""
+
+
+class Names(Sequence):
+    """A tuple of names made only when read: `names[i]` for each position in `at`. A
+    placement finds ~500 feasible nodes and a hostname key as many accepting domains;
+    most of those lists are never read (the table counts them, the search ignores them)."""
+
+    __slots__ = ("_names", "_at", "_made")
+
+    def __init__(self, names: Sequence[str], at):
+        self._names, self._at, self._made = names, at, None
+
+    def _tuple(self) -> tuple[str, ...]:
+        if self._made is None:
+            self._made = tuple(map(self._names.__getitem__, self._at.tolist()))
+        return self._made
+
+    def __getitem__(self, i):
+        return self._tuple()[i]
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __iter__(self):
+        return iter(self._tuple())
+
+    def __eq__(self, other) -> bool:
+        return self._tuple() == (tuple(other) if isinstance(other, (Names, list)) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._tuple())
+
+    def __repr__(self) -> str:
+        return repr(self._tuple())
 
 
 class NodeTable:
@@ -97,7 +132,7 @@ class NodeTable:
         vid, _, names, _ = self.values(sim, key)
         rank, ordered = self._sorted[key]
         ids = ids[ids < len(names)]
-        return tuple(map(ordered.__getitem__, np.sort(rank[ids]).tolist()))
+        return Names(ordered, np.sort(rank[ids]))
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]]) -> None:
         """Re-read the usage rows of the nodes whose version changed: what

@@ -34,7 +34,7 @@ class ClusterIndex:
         # with `lazy_removals()`: (table name, key) -> (the pods removed from that long list but
         # still in it, by id; the pods added but not in it yet), applied by `candidates`;
         # both are replaced, never changed in place (views share them)
-        self._stale: dict[tuple[str, Any], tuple[dict[int, Pod], tuple[Pod, ...]]] | None = None
+        self._stale: dict[tuple[str, Any], tuple[dict[int, Pod], dict[int, Pod]]] | None = None
         for p in snapshot.pods:  # what _slots lists, inline: this loop runs over every pod
             if p.finished:
                 continue
@@ -105,7 +105,8 @@ class ClusterIndex:
         if change is None:
             return best
         gone, extra = change
-        return [p for p in best if id(p) not in gone] + list(extra) if gone else best + list(extra)
+        kept = [p for p in best if id(p) not in gone] if gone else best
+        return kept + list(extra.values()) if extra else kept
 
     def matching_pods(self, namespace: str, selector: Selector) -> list[Pod]:
         """Pods of `namespace` (finished ones excluded) whose labels match `selector`."""
@@ -170,20 +171,20 @@ class ClusterIndex:
 
     def _lazy_change(self, table: dict, name: str, key: Any, pod: Pod, added: bool) -> None:
         slot = (name, key)
-        gone, extra = self._stale.get(slot, (_NO_PODS, ()))
+        gone, extra = self._stale.get(slot, (_NO_PODS, _NO_PODS))
         if added:
             if gone.get(id(pod)) is pod:
                 gone = {k: p for k, p in gone.items() if p is not pod}  # back: it never left the list
             else:
-                extra += (pod,)
-        elif any(p is pod for p in extra):
-            extra = tuple(p for p in extra if p is not pod)
+                extra = {**extra, id(pod): pod}
+        elif extra.get(id(pod)) is pod:
+            extra = {k: p for k, p in extra.items() if p is not pod}
         else:
             gone = {**gone, id(pod): pod}  # holding the pod keeps its id from being reused
         if len(gone) + len(extra) >= STALE_LIMIT:
             lst = self._writable(table, key)
             lst[:] = [p for p in lst if id(p) not in gone]
-            lst.extend(extra)
+            lst.extend(extra.values())
             self._stale.pop(slot, None)
         else:
             self._stale[slot] = (gone, extra)
