@@ -33,8 +33,9 @@ class ClusterIndex:
         self._owned: set[tuple[int, Any]] | None = None
         # with `lazy_removals()`: (table name, key) -> (the pods removed from that long list but
         # still in it, by id; the pods added but not in it yet), applied by `candidates`;
-        # both are replaced, never changed in place (views share them)
+        # a view shares them until either side writes (`_stale_owned`: the ones it copied)
         self._stale: dict[tuple[str, Any], tuple[dict[int, Pod], dict[int, Pod]]] | None = None
+        self._stale_owned: set[tuple[str, Any]] = set()
         for p in snapshot.pods:  # what _slots lists, inline: this loop runs over every pod
             if p.finished:
                 continue
@@ -59,6 +60,8 @@ class ClusterIndex:
         to it, so a fork costs the number of lists, not of pods."""
         other = self._view()
         self._owned = set()  # every list is now shared by the two
+        if self._stale is not None:
+            self._stale_owned = set()
         return other
 
     def _view(self) -> "ClusterIndex":
@@ -69,7 +72,8 @@ class ClusterIndex:
         other.node_cache = dict(self.node_cache)  # its entries are immutable; the dict is per index
         other._owned = set()
         if self._stale is not None:
-            other._stale = dict(self._stale)  # its sets are never changed in place
+            # the (gone, added) pairs are shared until either side writes one (copied first)
+            other._stale, other._stale_owned = dict(self._stale), set()
         for name in _TABLES:
             setattr(other, name, defaultdict(list, getattr(self, name)))
         return other
@@ -167,27 +171,30 @@ class ClusterIndex:
         changes pile up. A simulation that moves pods by the thousand would otherwise
         search, or copy, those lists for each move. Only `candidates` reads them then."""
         if self._stale is None:
-            self._stale = {}
+            self._stale, self._stale_owned = {}, set()
 
     def _lazy_change(self, table: dict, name: str, key: Any, pod: Pod, added: bool) -> None:
         slot = (name, key)
-        gone, extra = self._stale.get(slot, (_NO_PODS, _NO_PODS))
+        got = self._stale.get(slot)
+        if slot not in self._stale_owned:  # shared with a view (or new): copy before the first write
+            self._stale_owned.add(slot)
+            got = self._stale[slot] = ({}, {}) if got is None else (dict(got[0]), dict(got[1]))
+        gone, extra = got
         if added:
             if gone.get(id(pod)) is pod:
-                gone = {k: p for k, p in gone.items() if p is not pod}  # back: it never left the list
+                del gone[id(pod)]  # back: it never left the list
             else:
-                extra = {**extra, id(pod): pod}
+                extra[id(pod)] = pod
         elif extra.get(id(pod)) is pod:
-            extra = {k: p for k, p in extra.items() if p is not pod}
+            del extra[id(pod)]
         else:
-            gone = {**gone, id(pod): pod}  # holding the pod keeps its id from being reused
+            gone[id(pod)] = pod  # holding the pod keeps its id from being reused
         if len(gone) + len(extra) >= STALE_LIMIT:
             lst = self._writable(table, key)
             lst[:] = [p for p in lst if id(p) not in gone]
             lst.extend(extra.values())
             self._stale.pop(slot, None)
-        else:
-            self._stale[slot] = (gone, extra)
+            self._stale_owned.discard(slot)
 
     def remove_pod(self, pod: Pod) -> None:
         """Drop a pod added by the constructor or `add_pod` (matched by identity, then equality)."""
@@ -257,6 +264,6 @@ class ClusterIndex:
 
 
 # the pod lists an index keeps: copies and views copy these
-STALE_LIMIT = 128
+STALE_LIMIT = 256
 _NO_PODS: dict[int, Pod] = {}
 _TABLES = ("pods_by_node", "pods_by_namespace", "pods_by_owner_uid", "_by_label", "anti_affinity_by_node")
