@@ -87,3 +87,22 @@ def test_remedies_are_verified_by_a_bounded_number_of_re_plans(extra_targets, re
     assert "DeleteDrainedNodes" in {r.action for r in found[0].remedies}
     assert {r.action for r in found[-1].remedies} <= {"DeleteDrainedNodes", "AddNode"}
     assert all(r.verified for f in found for r in f.remedies)
+
+
+def test_a_drain_deeper_than_the_recursion_limit_is_planned(monkeypatch):
+    """The order search keeps its levels on an explicit stack: draining a zone of a big
+    cluster is one level per node, past Python's recursion limit (a RecursionError before)."""
+    import inspect
+    import sys
+
+    targets = [f"a{i}" for i in range(1, 121)]
+    snap = make_snapshot(nodes_in({"a": 120, "b": 2}), [])
+    depth = len(inspect.stack(0))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 80)  # far fewer frames than the 120 levels
+    try:
+        plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert plan.safe and sorted(n for s in plan.steps for n in s.nodes) == sorted(targets)
+    assert len(plan.steps) == 120 and plan.explored == 120

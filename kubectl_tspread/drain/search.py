@@ -77,28 +77,43 @@ class Search:
             return found, True
         return self._greedy(self.deepest), False
 
-    def _dfs(self, world: World) -> World | None:
-        remaining = world.todo_nodes(self.ctx.targets)
-        if not remaining:
-            return world
-        key = frozenset(remaining)
-        if key in self.failed:
-            return None
-        for batch in itertools.islice(self.batches(world, remaining), DFS_CANDIDATES):
+    def _dfs(self, root: World) -> World | None:
+        """The depth-first search, with an explicit stack (a zone of a big cluster is
+        1,700 levels deep, past Python's recursion limit): each level tries its candidate
+        batches in order and descends into the first safe one; a level whose candidates all
+        fail marks its remaining set as failed (unless the budget ran out)."""
+        levels: list[tuple[frozenset[str], Iterator[list[str]]]] = []
+        worlds: list[World] = []
+        world: World | None = root
+        while True:
+            if world is not None:  # entering a level
+                remaining = world.todo_nodes(self.ctx.targets)
+                if not remaining:
+                    return world
+                key = frozenset(remaining)
+                if key not in self.failed:
+                    levels.append((key, itertools.islice(self.batches(world, remaining), DFS_CANDIDATES)))
+                    worlds.append(world)
+                world = None
+            if not levels:
+                return None
+            key, batches = levels[-1]
+            batch = next(batches, None)
+            if batch is None:  # every candidate of this level failed
+                if self.explored < self.budget:
+                    self.failed.add(key)
+                levels.pop()
+                worlds.pop()
+                continue
             if self.explored >= self.budget:
                 self.exhausted = True
                 return None
-            w = world.copy()
+            w = worlds[-1].copy()
             self.explored += 1
             if run_batch(self.ctx, w, batch):
                 if len(w.done) > len(self.deepest.done):
                     self.deepest = w
-                done = self._dfs(w)
-                if done is not None:
-                    return done
-        if self.explored < self.budget:
-            self.failed.add(key)
-        return None
+                world = w
 
     def _greedy(self, world: World) -> World:
         """From the longest safe prefix the depth-first search found, pick at each level
