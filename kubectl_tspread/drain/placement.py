@@ -66,6 +66,8 @@ DEFAULT_MEMORY = 200 * 1024 * 1024
 SPREAD_PLUGIN = spread.PLUGIN
 # the filters that run before NodeResourcesFit (scheduler order)
 _BEFORE_FIT = frozenset(filters.FILTER_ORDER[:filters.FILTER_ORDER.index(resources.NODE_RESOURCES_FIT)])
+# the vectorised path's "no node is feasible" (drain/vector.py), distinct from "not applicable"
+_NOWHERE = object()
 # InterPodAffinity's PreFilter result when no pod, the incoming one included, has pod (anti-)affinity
 _NO_AFFINITY = interpod.AffinityState((), (), {}, {}, {}, True)
 # kube-scheduler's sampling (pkg/scheduler/schedule_one.go): below MIN_FEASIBLE_NODES nodes
@@ -147,16 +149,22 @@ class Placer:
         # shape key -> node -> (node version, failures before NodeResourcesFit, after it)
         self._shapes: dict[tuple, dict[str, tuple[int, tuple, tuple]]] = {}
         self._failed: dict[tuple, tuple[int, Placement]] = {}  # template -> (sim stamp, no-node verdict)
+        self._bare: dict[tuple, tuple[int, Placement]] = {}  # the same, without the diagnosis
         self._tables: dict[int, vector.NodeTable] = {}  # vector.py's arrays, per node set
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
         """Whether a pod like `pod` already found no node on this very state."""
-        return self._failed_on(sim, pod) is not None
+        return self._failed_on(sim, pod, diagnose=False) is not None
 
-    def _failed_on(self, sim: SimCluster, pod: Pod) -> Placement | None:
-        """The no-node verdict a pod like `pod` got on this very state, if any."""
-        failed = self._failed.get(template_of(pod))
-        return failed[1] if failed is not None and failed[0] == sim.stamp else None
+    def _failed_on(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement | None:
+        """The no-node verdict a pod like `pod` got on this very state, if any (with its
+        diagnosis; with diagnose=False one without it will do)."""
+        template = template_of(pod)
+        for memo in (self._failed,) if diagnose else (self._failed, self._bare):
+            failed = memo.get(template)
+            if failed is not None and failed[0] == sim.stamp:
+                return failed[1]
+        return None
 
     def _cycle(self, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState) -> filters.Cycle:
         """The PreFilter cycle, built once per filter key: without pod (anti-)affinity in the
@@ -169,18 +177,22 @@ class Placer:
         cycle.index, cycle.pod, cycle.spread_state = sim.index, pod, state
         return cycle
 
-    def place(self, sim: SimCluster, pod: Pod) -> Placement:
+    def place(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement:
+        """Where the scheduler puts `pod`. With diagnose=False a pod that fits nowhere gets
+        a Placement without the diagnosis (fit nodes, refusals, reasons): a retry of a
+        stranded replacement only asks whether it fits now, and the diagnosis walks every
+        node of the cluster."""
         # a pod like one that found no node on this very state finds none either: stranded
         # replacements are retried at every step, often dozens of one template
-        failed = self._failed_on(sim, pod)
+        failed = self._failed_on(sim, pod, diagnose)
         if failed is not None:
             return replace(failed, pod=pod)
-        placement = self._place(sim, pod)
+        placement = self._place(sim, pod, diagnose)
         if placement.node is None:
-            self._failed[template_of(pod)] = (sim.stamp, placement)
+            (self._failed if diagnose else self._bare)[template_of(pod)] = (sim.stamp, placement)
         return placement
 
-    def _place(self, sim: SimCluster, pod: Pod) -> Placement:
+    def _place(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement:
         state = sim.spread_state(pod)
         shape = shape_key(pod)
         key = filter_key(pod, shape)
@@ -190,7 +202,10 @@ class Placer:
         cycle.shapes = self._shapes.setdefault(shape, {}) if not sim.affinity_sensitive else None
         if vector.ENABLED:
             fast = self._vector(sim, pod, state, shape, cycle)
-            if fast is not None:
+            if fast is _NOWHERE:
+                if not diagnose:
+                    return Placement(pod, None, (), {})
+            elif fast is not None:
                 return fast
         versions, nodes = sim.version, sim.nodes
         hard = state.hard
@@ -285,8 +300,8 @@ class Placer:
 
     def _vector(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, shape: tuple,
                 cycle: "_LazyCycle") -> Placement | None:
-        """The placement from vector.py's arrays; None when that path does not apply or no
-        node is feasible (the walk then gives the whole diagnosis)."""
+        """The placement from vector.py's arrays; None when that path does not apply,
+        _NOWHERE when no node is feasible (the walk then gives the diagnosis)."""
         if sim.affinity_sensitive or not vector.fits_fast_path(pod):
             return None
         c = cycle.get()
@@ -313,7 +328,7 @@ class Placer:
         start = sim.next_start % total
         found, examined = vector.walk(mask, start, num_feasible_to_find(total), total)
         if not len(found):
-            return None
+            return _NOWHERE  # the walk diagnoses it (when asked), examining every node
         sim.next_start = (start + examined) % total
         order = table.order
         if len(found) == 1:

@@ -194,7 +194,7 @@ def retry_pending(ctx: Context, world: World) -> list[tuple[Pod, Pod, str]]:
         if placer.failed_now(sim, repl):
             still.append((repl, evicted))
             continue
-        pl = placer.place(sim, repl)
+        pl = placer.place(sim, repl, diagnose=False)  # a retry only asks whether it fits now
         if pl.node is None:
             still.append((repl, evicted))
         else:
