@@ -4,6 +4,8 @@ mutation that can change a placement makes it look again."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot
 from kubectl_tspread.drain.placement import Placer
 from kubectl_tspread.drain.simulate import SimCluster
@@ -26,7 +28,7 @@ def test_a_failed_template_is_remembered_until_the_state_changes():
     first, second = (sim.replacement_for(sim.pods["default/web-1"]) for _ in range(2))
     calls = []
     real = placer._place
-    placer._place = lambda s, p: calls.append(p.name) or real(s, p)
+    placer._place = lambda s, p, diagnose=True: calls.append(p.name) or real(s, p, diagnose)
     assert placer.place(sim, first).node is None
     again = placer.place(sim, second)
     assert again.node is None and again.pod is second and calls == [first.name]
@@ -44,3 +46,17 @@ def test_a_fork_keeps_the_verdict_until_it_changes():
     assert fork.stamp == sim.stamp
     fork.cordon(["a1"])
     assert fork.stamp != sim.stamp
+
+
+def test_a_retry_without_diagnosis_never_stands_in_for_a_diagnosis():
+    """diagnose=False (a stranded pod's retry) skips the walk over every node; its verdict
+    serves later retries on the same state, never a call that needs the diagnosis."""
+    sim, placer = _full_cluster(), Placer()
+    first, second = (sim.replacement_for(sim.pods["default/web-1"]) for _ in range(2))
+    bare = placer.place(sim, first, diagnose=False)
+    assert bare.node is None and not bare.fit_nodes and not bare.reasons
+    assert placer.failed_now(sim, second)
+    full = placer.place(sim, second)
+    assert full.node is None and (full.fit_nodes or full.reasons)
+    # and a diagnosed verdict serves a retry as it is
+    assert placer.place(sim, first, diagnose=False) == replace(full, pod=first)
