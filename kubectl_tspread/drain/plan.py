@@ -18,8 +18,6 @@ representative replacement) → the order search (search.py) over step simulatio
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import replace
 from typing import Callable, Iterable, Sequence
 
@@ -35,6 +33,7 @@ from kubectl_tspread.drain.simulate import SimCluster
 from kubectl_tspread.drain.steps import Context, Tracked, World, run_batch
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.errors import NotFoundError, UsageError
+from kubectl_tspread.gcpause import no_cyclic_gc
 from kubectl_tspread.labels import Selector
 from kubectl_tspread.model import Pod, Snapshot
 
@@ -189,25 +188,11 @@ def _blocked_stranded(ctx: Context, world: World) -> list[Stranded]:
 
 def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions = PlanOptions()) -> DrainPlan:
     """Plan the drain of `targets` (node names, as resolve_targets gives them)."""
-    with _no_cyclic_gc():
+    # with the snapshot frozen out of the collector's sight after loading, the simulation's
+    # objects are the whole tracked heap: every collection walked them all, and a 500-node
+    # drain spent more than half its time there
+    with no_cyclic_gc():
         return _plan_drain(snapshot, targets, options)
-
-
-@contextmanager
-def _no_cyclic_gc():
-    """No cyclic garbage collection while planning. The snapshot is frozen out of the
-    collector's sight after loading (snapshot/__init__.py), which leaves the simulation's
-    own objects as the whole tracked heap: every few thousand allocations the collector
-    walked all of them, a full collection each time, and a 500-node drain spent more than
-    half its time there. The planner makes no reference cycles worth collecting; refcounting
-    frees its garbage, and the collector runs again once the plan is made."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> DrainPlan:

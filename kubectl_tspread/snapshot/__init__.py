@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import IO, Iterable
 
 from kubectl_tspread.errors import UsageError
+from kubectl_tspread.gcpause import no_cyclic_gc
 from kubectl_tspread.model import Snapshot
 
 # what `distribution` needs; why-pending and drain-safe ask for more
@@ -44,13 +45,8 @@ def _quiet_gc():
     collection that walked every record made so far. At 150,000 pods parsing and decoding took
     25.4 s of CPU with the collector on and 14.7 s with it off. Freezing moves the snapshot out of
     the collector's sight for the rest of the command (refcounting still frees it)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with no_cyclic_gc():
         yield
-    finally:
-        if enabled:
-            gc.enable()
     gc.freeze()
 
 
