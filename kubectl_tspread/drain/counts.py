@@ -8,9 +8,10 @@ simulator handles by dropping states), so `shifted` gives exactly what
 `spread.compute` would on the new cluster (tests/test_drain_sim_cache.py checks it).
 
 Cost per shift: one copy of the changes made to the constraint's node-count and domain
-maps since they were last copied (`NodeCounts`, `Shifted`: a big workload is on
-thousands of nodes, a hostname constraint of a big cluster has 5,000 domains); the new minimum and maximum come from how many domains
-hold each count (`count_histogram`, a few entries), not from a walk over the domains.
+maps since they were last merged (`NodeCounts`, `Shifted`: a big workload is on
+thousands of nodes, a hostname constraint of a big cluster has 5,000 domains); the new
+minimum and maximum come from how many domains hold each count (`count_histogram`, a
+few entries), not from a walk over the domains.
 States are rebuilt without dataclasses.replace (the simulation shifts hundreds per step).
 """
 
@@ -69,16 +70,32 @@ def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, sk
                       cs.matched, histogram)
 
 
-class Shifted(Mapping):
-    """A constraint's domains after shifts: the domains it was computed with plus the few
-    changed since (no domain is ever added or removed by a shift, so the order stays the
-    value order of the original map). Merged into a new plain map past MERGE_AFTER changes."""
+class _Overlay(Mapping):
+    """A map after changes: the plain map a state was computed with, shared, plus the
+    entries changed since. `with_change` copies only the changes, and merges them into a
+    new plain map past MERGE_AFTER of them."""
 
     __slots__ = ("base", "changes")
     MERGE_AFTER = 64
 
-    def __init__(self, base: Mapping[str, spread.Domain], changes: dict[str, spread.Domain]):
+    def __init__(self, base: Mapping, changes: dict):
         self.base, self.changes = base, changes
+
+    @classmethod
+    def with_change(cls, mapping: Mapping, key: str, value):
+        """`mapping` (a plain map or one of these) with `key` set to `value`."""
+        if isinstance(mapping, cls) and len(mapping.changes) < cls.MERGE_AFTER:
+            changes = dict(mapping.changes)
+            changes[key] = value
+            return cls(mapping.base, changes)
+        return cls(dict(mapping.items()), {key: value})
+
+
+class Shifted(_Overlay):
+    """A constraint's domains after shifts. No domain is ever added or removed by a shift,
+    so the keys and their order are the original map's (domains in value order)."""
+
+    __slots__ = ()
 
     def __getitem__(self, value: str) -> spread.Domain:
         d = self.changes.get(value)
@@ -106,16 +123,11 @@ class Shifted(Mapping):
         return [(v, changes.get(v, d)) for v, d in self.base.items()]
 
 
-class NodeCounts(Mapping):
-    """A constraint's matching pods per node after shifts: the map it was computed with
-    plus the counts changed since (0: the node has none left). Iteration order is not a
-    dict's (nothing reads it in order). Merged into a plain map past MERGE_AFTER changes."""
+class NodeCounts(_Overlay):
+    """A constraint's matching pods per node after shifts (a changed count of 0: the node
+    has none left). Iteration order is not a dict's (nothing reads it in order)."""
 
-    __slots__ = ("base", "changes")
-    MERGE_AFTER = 64
-
-    def __init__(self, base: Mapping[str, int], changes: dict[str, int]):
-        self.base, self.changes = base, changes
+    __slots__ = ()
 
     def get(self, node, default=None):
         n = self.changes.get(node)
@@ -165,34 +177,16 @@ def nodes_among(node_counts: Mapping[str, int], nodes: frozenset) -> set[str]:
     return node_counts.keys() & nodes
 
 
-def _counts_with(counts: Mapping[str, int], node: str, n: int) -> NodeCounts:
-    if isinstance(counts, NodeCounts) and len(counts.changes) < NodeCounts.MERGE_AFTER:
-        changes = dict(counts.changes)
-        changes[node] = n
-        return NodeCounts(counts.base, changes)
-    base = dict(counts.items())
-    return NodeCounts(base, {node: n})
-
-
-def _domains_with(domains: Mapping[str, spread.Domain], value: str, domain: spread.Domain) -> Mapping:
-    if isinstance(domains, Shifted) and len(domains.changes) < Shifted.MERGE_AFTER:
-        changes = dict(domains.changes)
-        changes[value] = domain
-        return Shifted(domains.base, changes)
-    base = dict(domains.items())
-    return Shifted(base, {value: domain})
-
-
 def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.ConstraintState:
     """`cs` with one matching pod more (+1) or less (-1) on `node`."""
-    counts = _counts_with(cs.node_counts, node, cs.node_counts.get(node, 0) + delta)
+    counts = NodeCounts.with_change(cs.node_counts, node, cs.node_counts.get(node, 0) + delta)
     value = cs.node_domain.get(node)
     if value is None:  # an excluded node: only its own count moves
         out = _state(cs, counts, cs.domains, cs.global_min, cs.skew, cs.status, cs.count_histogram)
         vector.shifted(cs, out, node, delta)
         return out
     old = cs.domains[value]
-    domains = _domains_with(cs.domains, value, spread.Domain(value, old.pods + delta, old.nodes))
+    domains = Shifted.with_change(cs.domains, value, spread.Domain(value, old.pods + delta, old.nodes))
     hist = dict(cs.count_histogram if cs.count_histogram is not None else histogram(cs.domains))
     left = hist[old.pods] - 1
     if left:
