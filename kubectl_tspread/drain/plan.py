@@ -102,14 +102,19 @@ def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dic
 
 def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> Context:
     index = sim.index
-    decisions = {n: classify_all(sorted(index.pods_by_node.get(n, ()), key=lambda p: p.key), options.flags)
-                 for n in targets}
+    decisions = _decisions(sim, targets, options)
     flat = [d for n in targets for d in decisions[n]]
     workload_of = {d.pod.key: workload_ref(index, d.pod) for d in flat}
     pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
     pod_pdbs, blocked = _pdb_coverage(pdbs, flat)
     return Context(tuple(targets), decisions, workload_of, pod_pdbs, pdbs, _tracked(sim, flat, workload_of),
                    blocked, options.delete_drained_nodes)
+
+
+def _decisions(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> dict[str, list[PodDecision]]:
+    """Per target node, kubectl drain's decision for each of its pods (in key order)."""
+    by_node = sim.index.pods_by_node
+    return {n: classify_all(sorted(by_node.get(n, ()), key=lambda p: p.key), options.flags) for n in targets}
 
 
 def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
@@ -133,8 +138,8 @@ def _blocked_findings(sim: SimCluster, targets: Sequence[str], options: PlanOpti
     (in the plan they follow the strandings the search finds, if any)."""
     index = sim.index
     pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
-    flat = [d for n in targets for d in classify_all(sorted(index.pods_by_node.get(n, ()), key=lambda p: p.key),
-                                                     options.flags)]
+    decisions = _decisions(sim, targets, options)
+    flat = [d for n in targets for d in decisions[n]]
     pod_pdbs, blocked = _pdb_coverage(pdbs, flat)
     found: dict[tuple[str, str | None], tuple[str, ...]] = {}
     for d in flat:

@@ -200,7 +200,6 @@ class Search:
 
         return sorted(remaining, key=key)
 
-
     def _target_shares(self, cs) -> list[tuple[str, int, int]]:
         """(target node, 1 if its domain holds the global minimum, its domain's surplus over
         the minimum) for each target node holding pods of `cs`, per state object: a state

@@ -92,7 +92,7 @@ class NodeTable:
         nodes = sim.nodes
         self.order = order
         self.size = n = len(order)
-        self.pos = {name: i for i, name in enumerate(order)}
+        self.pos = sim.version_positions()  # the simulation's own map, made once per node set
         rank = {name: i for i, name in enumerate(sorted(order))}
         self.rank = np.array([rank[name] for name in order], dtype=np.int64)
         self.alloc = {r: np.array([nodes[name].allocatable.get(r, 0) for name in order], dtype=np.int64)
@@ -136,7 +136,8 @@ class NodeTable:
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]]) -> None:
         """Re-read the usage rows of the nodes whose version changed: what
-        resources.node_usage and sim.nonzero_usage sum, in one pass over the node's pods."""
+        resources.node_usage and sim.nonzero_usage sum, in one pass over the node's pods
+        (calling the two cost about twice as much, ~4 % of a 500-node plan)."""
         order, used, by_node = self.order, self.used, sim.index.pods_by_node
         for i in np.flatnonzero(self.row_version != version).tolist():
             pods = by_node.get(order[i], ())

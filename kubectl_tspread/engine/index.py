@@ -265,5 +265,4 @@ class ClusterIndex:
 
 # the pod lists an index keeps: copies and views copy these
 STALE_LIMIT = 256
-_NO_PODS: dict[int, Pod] = {}
 _TABLES = ("pods_by_node", "pods_by_namespace", "pods_by_owner_uid", "_by_label", "anti_affinity_by_node")
