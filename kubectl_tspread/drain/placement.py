@@ -100,7 +100,8 @@ class Placement:
     `node` is None when no node passes. `fit_nodes` are the nodes that pass every
     filter except PodTopologySpread; `spread_refusals` counts, per topologyKey, how
     many of those spread refuses (so a stranded pod can be blamed correctly);
-    `reasons` is the first-failure histogram of the scheduler's message."""
+    `reasons` is the first-failure histogram of the scheduler's message (read only when
+    no node fits: vector.py leaves it empty when spread is what refuses the fit nodes)."""
 
     pod: Pod
     node: str | None
@@ -201,7 +202,7 @@ class Placer:
         cache = self._cache.setdefault(key, {}) if not sim.affinity_sensitive else {}
         cycle.shapes = self._shapes.setdefault(shape, {}) if not sim.affinity_sensitive else None
         if vector.ENABLED:
-            fast = self._vector(sim, pod, state, shape, cycle)
+            fast = self._vector(sim, pod, state, shape, cycle, diagnose)
             if fast is _NOWHERE:
                 if not diagnose:
                     return Placement(pod, None, (), {})
@@ -299,9 +300,12 @@ class Placer:
         return others, first
 
     def _vector(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, shape: tuple,
-                cycle: "_LazyCycle") -> Placement | None:
+                cycle: "_LazyCycle", diagnose: bool = True) -> Placement | None:
         """The placement from vector.py's arrays; None when that path does not apply,
-        _NOWHERE when no node is feasible (the walk then gives the diagnosis)."""
+        _NOWHERE when no node is feasible and the walk is to diagnose it (or no diagnosis
+        is wanted). A pod that some node fits but spread refuses everywhere is diagnosed
+        here (fit nodes, refusals): a drain that traps a zone strands thousands of them,
+        and the walk would examine every node of the cluster for each."""
         if sim.affinity_sensitive or not vector.fits_fast_path(pod):
             return None
         c = cycle.get()
@@ -322,13 +326,16 @@ class Placer:
         # a shape without host ports or claims is judged on the Node object alone (taints,
         # cordon, labels): its verdicts change with a cordon, not with every pod bound
         node_only = not pod.host_ports and not shape[-1]
-        mask = table.shape_ok(shape, sim.node_object_array() if node_only else version, row) & vector.fit_ok(table, pod)
-        if state.hard:
-            mask &= vector.spread_ok(table, sim, state)
+        fit = table.shape_ok(shape, sim.node_object_array() if node_only else version, row) & vector.fit_ok(table, pod)
+        mask = fit & vector.spread_ok(table, sim, state) if state.hard else fit
         start = sim.next_start % total
         found, examined = vector.walk(mask, start, num_feasible_to_find(total), total)
         if not len(found):
-            return _NOWHERE  # the walk diagnoses it (when asked), examining every node
+            if not diagnose or not state.hard or not fit.any():
+                return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
+            fits, _ = vector.walk(fit, start, total, total)  # every fit node, in walk order
+            return Placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
+                             vector.refusals(table, sim, state, fit))
         sim.next_start = (start + examined) % total
         order = table.order
         if len(found) == 1:

@@ -20,10 +20,13 @@ scheduler's node-tree order (`SimCluster.scan_order`):
 
 Only the common case takes this path: no pod (anti-)affinity in the cluster, no
 PreFilter outcome for the pod, and requests among cpu, memory and ephemeral-storage.
-Anything else, and a pod that finds no node (whose diagnosis needs every node's first
-failure), goes through the walk. numpy is optional: without it every placement walks.
-A placed pod's Placement leaves `fit_nodes`, `spread_refusals` and `reasons` empty:
-they describe a stranded pod and are read only then.
+Anything else, and a pod that no node fits even before spread (NoCapacity, whose
+diagnosis is every node's first failure), goes through the walk. numpy is optional:
+without it every placement walks. A placed pod's Placement leaves `fit_nodes`,
+`spread_refusals` and `reasons` empty: they describe a stranded pod and are read only
+then. A pod that nodes fit but spread refuses everywhere gets its fit nodes and
+refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them
+(drain/diagnose.py).
 """
 
 from __future__ import annotations
@@ -247,15 +250,33 @@ def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str,
     _remember(new, table, per_node, per_value)
 
 
+def _allowed(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
+    """Whether one hard constraint lets the pod onto each node (ConstraintState.allows of
+    the node's value; a node without the key is refused)."""
+    vid, _, counts = counts_of(table, sim, cs)
+    allowed = counts + cs.self_match - cs.global_min <= cs.constraint.max_skew
+    allowed[-1] = False  # a node without the key: UnschedulableAndUnresolvable
+    return allowed[vid]
+
+
 def spread_ok(table: NodeTable, sim: "SimCluster", state: spread.SpreadState):
     """spread.filter_node's verdict (passes or not) for every node."""
     ok = np.ones(table.size, dtype=bool)
     for cs in state.hard:
-        vid, _, counts = counts_of(table, sim, cs)
-        allowed = counts + cs.self_match - cs.global_min <= cs.constraint.max_skew
-        allowed[-1] = False  # a node without the key: UnschedulableAndUnresolvable
-        ok &= allowed[vid]
+        ok &= _allowed(table, sim, cs)
     return ok
+
+
+def refusals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, fit) -> dict[str, int]:
+    """Placement.spread_refusals: per topologyKey, how many of the `fit` nodes its hard
+    constraints refuse (a node counts once per refusing constraint, as in the walk)."""
+    out: dict[str, int] = {}
+    for cs in state.hard:
+        n = int(np.count_nonzero(fit & ~_allowed(table, sim, cs)))
+        if n:
+            key = cs.constraint.topology_key
+            out[key] = out.get(key, 0) + n
+    return out
 
 
 def fit_ok(table: NodeTable, pod: Pod):
