@@ -18,6 +18,12 @@ descended into. A set of remaining nodes from which no safe continuation was fou
 is remembered and not explored again (an approximation: the state after draining a
 set also depends on the order, which the memo ignores).
 
+Before searching, forced.py tries to prove that no order is safe (a tracked hard
+constraint whose closed domains pin the global minimum while the open ones lack room
+for the replacements: a zone drained under nodeTaintsPolicy Ignore). With a proof the
+depth-first search is skipped and the greedy fallback starts from the undrained
+cluster: backtracking could only confirm the proof, at the cost of its whole allowance.
+
 Bounds (each simulated step costs O(R × S) for R replacements and the S nodes the
 scheduler examines per placement, see placement.py; a zone of a 5,000-node cluster
 is ~1,700 targets, so anything quadratic in T is hours):
@@ -46,6 +52,7 @@ from collections import defaultdict
 from typing import Iterator
 
 from kubectl_tspread.drain import counts
+from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
 from kubectl_tspread.drain.model import Step
 from kubectl_tspread.drain.steps import Context, World, run_batch, tracked_states
 from kubectl_tspread.model import HOSTNAME_KEY
@@ -66,15 +73,19 @@ class Search:
         self.exhausted = False
         self.zone_key = zone_key(ctx)
         self.deepest: World | None = None  # the world after the longest safe prefix found
+        self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
         self._targets = frozenset(ctx.targets)
         self._shares: dict[int, tuple[object, list[tuple[str, int, int]]]] = {}
 
     def run(self, world: World) -> tuple[World, bool]:
-        """(final world, found a safe order)."""
+        """(final world, found a safe order). When forced.py proves that no order is safe,
+        the depth-first search is skipped: the greedy fallback shows where it breaks."""
         self.deepest = world
-        found = self._dfs(world)
-        if found is not None:
-            return found, True
+        self.forced = forced_harm(self.ctx, world)
+        if not self.forced:
+            found = self._dfs(world)
+            if found is not None:
+                return found, True
         return self._greedy(self.deepest), False
 
     def _dfs(self, root: World) -> World | None:

@@ -1,0 +1,113 @@
+"""forced.py's proof that no order is safe: the numbers on small traps, the policies that
+rule it out, and — on random small clusters — that whenever it claims a proof, an
+exhaustive search finds no safe order either."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import make_constraint, make_pod, make_snapshot, make_workload
+from drain_builders import nodes_in
+from kubectl_tspread.drain import search
+from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
+from kubectl_tspread.drain.model import PlanOptions
+from kubectl_tspread.drain.plan import _new_world, _settle, plan_drain
+from kubectl_tspread.model import DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY
+
+RS = make_workload("ReplicaSet", "web-1")
+
+
+def _one_per_node(per_zone: int, constraint, zones: str = "abc"):
+    nodes = nodes_in({z: per_zone for z in zones})
+    pods = [make_pod(f"web-{n.name}", node=n.name, labels={"app": "web"}, spread=[constraint],
+                     owner="ReplicaSet/web-1") for n in nodes]
+    return make_snapshot(nodes, pods, workloads=[RS])
+
+
+def _forced(snap, targets, **opts):
+    ctx, world = _new_world(snap, targets, PlanOptions(verify_remedies=False, **opts))
+    _settle(ctx, world)
+    return forced_harm(ctx, world)
+
+
+@pytest.mark.parametrize("max_skew, expected", [
+    # zone b closed at 0 pods; a and c hold 3 each and may reach 0 + maxSkew: room 2 × K − 6
+    pytest.param(1, [ForcedHarm("ReplicaSet/web-1", ZONE_KEY, 3, 0)], id="maxSkew 1: room 0 for 3 replacements"),
+    pytest.param(4, [ForcedHarm("ReplicaSet/web-1", ZONE_KEY, 3, 2)], id="maxSkew 4: room 2 for 3 replacements"),
+    pytest.param(5, [], id="maxSkew 5: room 4 for 3 replacements, no proof"),
+])
+def test_a_zone_drained_under_ignore_is_proven_unsafe_when_the_open_zones_lack_room(max_skew, expected):
+    snap = _one_per_node(3, make_constraint(max_skew=max_skew, node_taints_policy=IGNORE))
+    targets = ["b1", "b2", "b3"]
+    assert _forced(snap, targets) == expected
+    plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+    # the bound is tight here: one more unit of maxSkew and an order exists
+    assert plan.safe == (not expected)
+    if expected:  # proven: no depth-first search, only the fallback's levels
+        assert plan.explored <= search.GREEDY_CANDIDATES * len(targets) and not plan.search_exhausted
+
+
+@pytest.mark.parametrize("constraint, opts", [
+    pytest.param(make_constraint(max_skew=1, node_taints_policy=HONOR), {},
+                 id="nodeTaintsPolicy Honor: cordoned nodes make no domain, nothing is closed"),
+    pytest.param(make_constraint(max_skew=1, mode=SCHEDULE_ANYWAY), {},
+                 id="ScheduleAnyway: never unsafe"),
+    pytest.param(make_constraint(max_skew=1, node_taints_policy=IGNORE), {"delete_drained_nodes": True},
+                 id="drained nodes deleted: their domain goes with them"),
+])
+def test_no_proof_where_a_closed_domain_cannot_pin_the_minimum(constraint, opts):
+    snap = _one_per_node(3, constraint)
+    assert _forced(snap, ["b1", "b2", "b3"], **opts) == []
+
+
+def test_a_partly_drained_zone_is_not_closed():
+    snap = _one_per_node(3, make_constraint(max_skew=1, node_taints_policy=IGNORE))
+    assert _forced(snap, ["b1", "b2"]) == []
+
+
+def test_hostname_constraints_count_each_drained_node_as_a_closed_domain():
+    """4 nodes, 2 pods each, hostname maxSkew 1: a drained node pins globalMin to 0 and
+    the 3 others may hold 1 each: room 3 × 1 − 6 < 2 replacements."""
+    c = make_constraint(max_skew=1, key=HOSTNAME_KEY, node_taints_policy=IGNORE)
+    nodes = nodes_in({"a": 4})
+    pods = [make_pod(f"web-{n.name}-{k}", node=n.name, labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1")
+            for n in nodes for k in range(2)]
+    snap = make_snapshot(nodes, pods, workloads=[RS])
+    assert _forced(snap, ["a1"]) == [ForcedHarm("ReplicaSet/web-1", HOSTNAME_KEY, 2, 0)]
+
+
+def _random_cluster(rng: random.Random):
+    zones = "abc"[:rng.choice((2, 3))]
+    nodes = nodes_in({z: rng.choice((1, 2, 3)) for z in zones}, pods_cap=rng.choice((4, 110)))
+    pods = []
+    for w in range(rng.choice((1, 2))):
+        key = rng.choice((ZONE_KEY, ZONE_KEY, HOSTNAME_KEY))
+        c = make_constraint(max_skew=rng.choice((1, 1, 2, 3)), key=key, selector={"app": f"w{w}"},
+                            node_taints_policy=rng.choice((IGNORE, IGNORE, HONOR)),
+                            mode=rng.choice((DO_NOT_SCHEDULE, DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)))
+        for k in range(rng.randint(1, 7)):
+            pods.append(make_pod(f"w{w}-{k}", node=rng.choice(nodes).name, labels={"app": f"w{w}"}, spread=[c],
+                                 owner=f"ReplicaSet/w{w}-1", requests={"cpu": 100}))
+    workloads = [make_workload("ReplicaSet", f"w{w}-1", {"app": f"w{w}"}) for w in range(2)]
+    snap = make_snapshot(nodes, pods, workloads=workloads)
+    names = [n.name for n in nodes]
+    zone = rng.choice(zones)
+    targets = [n for n in names if n.startswith(zone)] if rng.random() < 0.6 else rng.sample(names, rng.randint(1, 2))
+    return snap, targets
+
+
+def test_whenever_the_proof_holds_an_exhaustive_search_finds_no_safe_order(monkeypatch):
+    proven = 0
+    for seed in range(160):
+        snap, targets = _random_cluster(random.Random(seed))
+        forced = _forced(snap, targets)
+        if not forced:
+            continue
+        proven += 1
+        with monkeypatch.context() as m:  # the search without the proof, every order allowed
+            m.setattr(search, "forced_harm", lambda ctx, world: [])
+            plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000))
+        assert not plan.safe and not plan.search_exhausted, (seed, targets, forced)
+    assert proven >= 20  # the clusters do reach the proof (else this checks nothing)
