@@ -4,10 +4,15 @@ mutation that can change a placement makes it look again."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
+import pytest
+
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot
-from kubectl_tspread.drain.placement import Placer
+from kubectl_tspread.drain.pdb import Budgets
+from kubectl_tspread.drain.placement import Placer, template_of
+from kubectl_tspread.drain.steps import World, retry_pending
 from kubectl_tspread.drain.simulate import SimCluster
 from kubectl_tspread.model import HOSTNAME_KEY
 
@@ -60,3 +65,43 @@ def test_a_retry_without_diagnosis_never_stands_in_for_a_diagnosis():
     assert full.node is None and (full.fit_nodes or full.reasons)
     # and a diagnosed verdict serves a retry as it is
     assert placer.place(sim, first, diagnose=False) == replace(full, pod=first)
+
+
+def _reference_retry(world) -> list[tuple[str, str]]:
+    """Every pending pod tried in order, on a placer with no memory."""
+    placer, placed, still = Placer(), [], []
+    for repl, evicted in world.pending:
+        pl = placer.place(world.sim, repl, diagnose=False)
+        if pl.node is None:
+            still.append((repl, evicted))
+        else:
+            world.sim.bind(repl, pl.node)
+            placed.append((repl.name, pl.node))
+    world.pending = still
+    return placed
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_retrying_the_first_pod_of_each_template_places_what_trying_every_pod_does(seed):
+    """Pending pods of interleaved templates (sizes, with and without a zone constraint)
+    on nodes with little room: the shortcut of retry_pending binds the same pods on the
+    same nodes and leaves the same pods pending, in the same order."""
+    rng = random.Random(seed)
+    nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 3000, "memory": 16 * GI, "pods": 110})
+             for z in "abc" for i in (1, 2)]
+    sizes = [200, 900, 1600, 2600]
+    bound = [make_pod(f"old-{k}", node=rng.choice(nodes).name, requests={"cpu": rng.choice(sizes)})
+             for k in range(rng.randint(0, 6))]
+    world = World(SimCluster(make_snapshot(nodes, bound)), Budgets.from_pdbs(()), {}, Placer())
+    for k in range(14):
+        spread = [make_constraint(selector={"app": "z"})] if rng.random() < 0.4 else []
+        p = make_pod(f"new-{k}", labels={"app": "z"}, spread=spread, requests={"cpu": rng.choice(sizes)})
+        world.sim.add_pending(p)
+        world.add_pending(p, p)
+    ref = world.copy()
+    ours = [(r.name, node) for _, r, node in retry_pending(None, world)]
+    assert ours == _reference_retry(ref)
+    assert [r.name for r, _ in world.pending] == [r.name for r, _ in ref.pending]
+    assert world.first_pending == {template_of(r): min(i for i, (q, _) in enumerate(world.pending)
+                                                          if template_of(q) == template_of(r))
+                                   for r, _ in world.pending}

@@ -31,7 +31,7 @@ from kubectl_tspread.drain.model import (
     Step,
     Stranded,
 )
-from kubectl_tspread.drain.placement import Placer
+from kubectl_tspread.drain.placement import Placer, template_of
 from kubectl_tspread.drain.pods import EVICT, SKIP, PodDecision
 from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, SimCluster
 from kubectl_tspread.engine import spread
@@ -93,12 +93,23 @@ class World:
     stranded: list[Stranded] = field(default_factory=list)
     pending: list[tuple[Pod, Pod]] = field(default_factory=list)  # (stranded replacement, evicted pod)
     done: set[str] = field(default_factory=set)  # targets already played
+    # placement template -> position in `pending` of its first pod (retry_pending's shortcut)
+    first_pending: dict[tuple, int] = field(default_factory=dict)
 
     def copy(self) -> "World":
-        sim = self.sim.copy()
-        pending = [(sim.pods.get(r.key, r), e) for r, e in self.pending]
-        return World(sim, self.budgets.copy(), {k: list(v) for k, v in self.remaining.items()},
-                     self.placer, list(self.steps), list(self.stranded), pending, set(self.done))
+        # a pending replacement is never changed while it waits: the copy shares the records
+        return World(self.sim.copy(), self.budgets.copy(), {k: list(v) for k, v in self.remaining.items()},
+                     self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
+                     dict(self.first_pending))
+
+    def add_pending(self, replacement: Pod, evicted: Pod) -> None:
+        self.first_pending.setdefault(template_of(replacement), len(self.pending))
+        self.pending.append((replacement, evicted))
+
+    def set_pending(self, pending: list[tuple[Pod, Pod]]) -> None:
+        self.pending, self.first_pending = pending, {}
+        for i, (r, _) in enumerate(pending):
+            self.first_pending.setdefault(template_of(r), i)
 
     def todo_nodes(self, targets) -> list[str]:
         return [n for n in targets if n not in self.done]
@@ -185,23 +196,36 @@ def _skipped(ctx: Context, batch: list[str], first: bool) -> tuple[Skipped, ...]
 
 def retry_pending(ctx: Context, world: World) -> list[tuple[Pod, Pod, str]]:
     """The scheduler retries Pending pods when the cluster changes: replacements that
-    stranded earlier get another try. Returns (evicted pod, replacement, node) placed."""
-    placed, still = [], []
-    placer, sim = world.placer, world.sim
-    for repl, evicted in world.pending:
-        # most retries are of templates that just failed again on this same state
-        # (a failure binds nothing): skip them without building a Placement
+    stranded earlier get another try, in the order they stranded. Returns (evicted pod,
+    replacement, node) placed.
+
+    Until one binds, every try is on the same state, and a pod like one that failed
+    fails too: so only the first pending pod of each template is tried, in pending
+    order, and the pass over every pending pod starts at the first that fits (a zone
+    drain strands thousands, retried at every step, and most steps place none)."""
+    placer, sim, pending = world.placer, world.sim, world.pending
+    for i in sorted(world.first_pending.values()):
+        repl, evicted = pending[i]
         if placer.failed_now(sim, repl):
-            still.append((repl, evicted))
             continue
         pl = placer.place(sim, repl, diagnose=False)  # a retry only asks whether it fits now
-        if pl.node is None:
-            still.append((repl, evicted))
-        else:
-            world.sim.bind(repl, pl.node)
-            placed.append((evicted, repl, pl.node))
-    world.pending = still
-    return placed
+        if pl.node is not None:
+            sim.bind(repl, pl.node)
+            placed = [(evicted, repl, pl.node)]
+            still = pending[:i]
+            for repl, evicted in pending[i + 1:]:
+                # most are of templates that just failed again on this same state (a
+                # failure binds nothing): skip them without building a Placement
+                if not placer.failed_now(sim, repl):
+                    pl = placer.place(sim, repl, diagnose=False)
+                    if pl.node is not None:
+                        sim.bind(repl, pl.node)
+                        placed.append((evicted, repl, pl.node))
+                        continue
+                still.append((repl, evicted))
+            world.set_pending(still)
+            return placed
+    return []
 
 
 def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod],
@@ -236,7 +260,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
         details["node"] = evicted.node_name
         world.stranded.append(Stranded(evicted.namespace, evicted.name, ctx.workload_of.get(evicted.key),
                                        number, reason, details))
-        world.pending.append((sim.pods.get(r.key, r), evicted))
+        world.add_pending(sim.pods.get(r.key, r), evicted)
         world.budgets.strand(ctx.pod_pdbs.get(evicted.key, ()))
     for p in wave:
         d = decisions[p.key]
