@@ -84,6 +84,9 @@ class SimCluster:
         # (node, version) -> (cpu, memory): versions are unique across copies, so copies share it
         self._nonzero: dict[tuple[str, int], tuple[int, int]] = {}
         self.next_start = 0
+        # counts the changes that can make room on a schedulable node (a pod gone from one,
+        # a Node object added, replaced or removed); cordons and binds only take room away
+        self.freed = 0
         self._scan: tuple[str, ...] | None = None
         # the node versions as an array in scan order (drain/vector.py), kept up to date by _touch
         self._versions = None
@@ -103,7 +106,7 @@ class SimCluster:
         other._templates_seen, other._shifts = dict(self._templates_seen), self._shifts
         other._partitions = dict(self._partitions)
         other._nonzero = self._nonzero
-        other.next_start, other._scan = self.next_start, self._scan
+        other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
         other._node_stamps = dict(self._node_stamps)
         other._node_array = None if self._node_array is None else self._node_array.copy()
@@ -176,6 +179,7 @@ class SimCluster:
     def _node_set_changed(self, name: str) -> None:
         """A Node object added, replaced or removed: the walk order and every domain may change."""
         self._scan = self._versions = self._node_array = None
+        self.freed += 1
         self._touch(name)
         self._spread.clear()
         self._partitions.clear()
@@ -268,6 +272,10 @@ class SimCluster:
         self._node_set_changed(name)
 
     def _drop(self, pod: Pod) -> None:
+        if pod.node_name:
+            node = self.nodes.get(pod.node_name)
+            if node is not None and not node.unschedulable:
+                self.freed += 1
         self.pods.pop(pod.key, None)
         self._terminating.pop(pod.key, None)
         self.index.remove_pod(pod)

@@ -17,6 +17,7 @@ constraint ends above its limit and no pod had to be left for lack of budget.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -34,7 +35,7 @@ from kubectl_tspread.drain.model import (
 from kubectl_tspread.drain.placement import Placer, template_of
 from kubectl_tspread.drain.pods import EVICT, SKIP, PodDecision
 from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, SimCluster
-from kubectl_tspread.engine import spread
+from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.model import Pdb, Pod
 
 
@@ -95,12 +96,14 @@ class World:
     done: set[str] = field(default_factory=set)  # targets already played
     # placement template -> position in `pending` of its first pod (retry_pending's shortcut)
     first_pending: dict[tuple, int] = field(default_factory=dict)
+    # placement template -> (its hard constraint states, sim.freed) when it last found no node
+    stuck: dict[tuple, tuple[tuple, int]] = field(default_factory=dict)
 
     def copy(self) -> "World":
         # a pending replacement is never changed while it waits: the copy shares the records
         return World(self.sim.copy(), self.budgets.copy(), {k: list(v) for k, v in self.remaining.items()},
                      self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
-                     dict(self.first_pending))
+                     dict(self.first_pending), dict(self.stuck))
 
     def add_pending(self, replacement: Pod, evicted: Pod) -> None:
         self.first_pending.setdefault(template_of(replacement), len(self.pending))
@@ -110,6 +113,24 @@ class World:
         self.pending, self.first_pending = pending, {}
         for i, (r, _) in enumerate(pending):
             self.first_pending.setdefault(template_of(r), i)
+
+    def note_stuck(self, pod: Pod) -> None:
+        """`pod` found no node on this state. Until room is made on a schedulable node or
+        one of its hard constraints' counts moves, a pod like it finds none either: cordons
+        and binds only take nodes and room away. (Not for pods that tolerate the cordon, for
+        which an eviction from a cordoned node makes room, nor with pod (anti-)affinity.)"""
+        sim = self.sim
+        if not sim.affinity_sensitive and not filters.tolerates_cordon(pod):
+            self.stuck[template_of(pod)] = (sim.spread_state(pod).hard, sim.freed)
+
+    def still_stuck(self, pod: Pod) -> bool:
+        """Whether note_stuck's reasoning says a pod like `pod` still finds no node (this
+        world and its copies inherit what it noted: branches never share a note)."""
+        hit = self.stuck.get(template_of(pod))
+        if hit is None or hit[1] != self.sim.freed:
+            return False
+        hard = self.sim.spread_state(pod).hard
+        return len(hard) == len(hit[0]) and all(map(operator.is_, hard, hit[0]))
 
     def todo_nodes(self, targets) -> list[str]:
         return [n for n in targets if n not in self.done]
@@ -206,22 +227,25 @@ def retry_pending(ctx: Context, world: World) -> list[tuple[Pod, Pod, str]]:
     placer, sim, pending = world.placer, world.sim, world.pending
     for i in sorted(world.first_pending.values()):
         repl, evicted = pending[i]
-        if placer.failed_now(sim, repl):
+        if world.still_stuck(repl) or placer.failed_now(sim, repl):
             continue
         pl = placer.place(sim, repl, diagnose=False)  # a retry only asks whether it fits now
-        if pl.node is not None:
+        if pl.node is None:
+            world.note_stuck(repl)
+        else:
             sim.bind(repl, pl.node)
             placed = [(evicted, repl, pl.node)]
             still = pending[:i]
             for repl, evicted in pending[i + 1:]:
                 # most are of templates that just failed again on this same state (a
                 # failure binds nothing): skip them without building a Placement
-                if not placer.failed_now(sim, repl):
+                if not world.still_stuck(repl) and not placer.failed_now(sim, repl):
                     pl = placer.place(sim, repl, diagnose=False)
                     if pl.node is not None:
                         sim.bind(repl, pl.node)
                         placed.append((evicted, repl, pl.node))
                         continue
+                    world.note_stuck(repl)
                 still.append((repl, evicted))
             world.set_pending(still)
             return placed
@@ -261,6 +285,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
         world.stranded.append(Stranded(evicted.namespace, evicted.name, ctx.workload_of.get(evicted.key),
                                        number, reason, details))
         world.add_pending(sim.pods.get(r.key, r), evicted)
+        world.note_stuck(r)
         world.budgets.strand(ctx.pod_pdbs.get(evicted.key, ()))
     for p in wave:
         d = decisions[p.key]

@@ -130,9 +130,14 @@ def _affinity_node_names(pod: Pod) -> frozenset[str] | None:
     return frozenset(names)
 
 
+def tolerates_cordon(pod: Pod) -> bool:
+    """Whether the pod tolerates a cordoned node's taint (NodeUnschedulable lets it on)."""
+    return any(t.tolerates(_CORDON_TAINT) for t in pod.tolerations)
+
+
 def unschedulable_failure(pod: Pod, node: Node) -> FilterFailure | None:
     """NodeUnschedulable: a cordoned node refuses pods that do not tolerate its cordon taint."""
-    if node.unschedulable and not any(t.tolerates(_CORDON_TAINT) for t in pod.tolerations):
+    if node.unschedulable and not tolerates_cordon(pod):
         return shared_failure("NodeUnschedulable", UNRESOLVABLE, REASON_UNSCHEDULABLE)
     return None
 
