@@ -14,7 +14,7 @@ from kubectl_tspread.drain.pdb import Budgets
 from kubectl_tspread.drain.placement import Placer, template_of
 from kubectl_tspread.drain.steps import World, retry_pending
 from kubectl_tspread.drain.simulate import SimCluster
-from kubectl_tspread.model import HOSTNAME_KEY
+from kubectl_tspread.model import HOSTNAME_KEY, Toleration
 
 
 def _full_cluster():
@@ -105,3 +105,89 @@ def test_retrying_the_first_pod_of_each_template_places_what_trying_every_pod_do
     assert world.first_pending == {template_of(r): min(i for i, (q, _) in enumerate(world.pending)
                                                           if template_of(q) == template_of(r))
                                    for r, _ in world.pending}
+
+
+def _stuck_world(sim):
+    return World(sim, Budgets.from_pdbs(()), {}, Placer())
+
+
+def test_a_stuck_template_is_retried_once_room_is_made_or_its_counts_move():
+    sim = _full_cluster()
+    world, web = _stuck_world(sim), sim.replacement_for(sim.pods["default/web-1"])
+    assert Placer().place(sim, web).node is None
+    world.note_stuck(web)
+    other = make_pod("other", requests={"cpu": 100})
+    sim.add_pending(other)
+    sim.bind(other, "a1")  # a bind only takes room away
+    sim.cordon(["a2"])
+    assert world.still_stuck(web) and world.copy().still_stuck(web)
+    world.sim = sim = _full_cluster()
+    world.note_stuck(web)
+    sim.evict(sim.pods["default/web-2"])  # a matching pod gone: the counts moved
+    assert not world.still_stuck(web)
+    world.sim = sim = _full_cluster()
+    world.note_stuck(web)
+    sim.evict(sim.pods["default/web-1"])
+    sim.put_node(make_node("a4", zone="a", allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110}))
+    assert not world.still_stuck(web)  # a node added: room made
+
+
+def test_a_pod_that_tolerates_the_cordon_is_never_noted():
+    sim = _full_cluster()
+    world = _stuck_world(sim)
+    web = replace(sim.replacement_for(sim.pods["default/web-1"]),
+                  tolerations=(Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"),))
+    world.note_stuck(web)
+    assert not world.stuck and not world.still_stuck(web)
+
+
+def test_whatever_happens_a_template_said_stuck_finds_no_node():
+    """Random cordons, binds, evictions (from cordoned and schedulable nodes), settles,
+    node additions and copies: whenever still_stuck says a template finds no node, a
+    placer with no memory agrees."""
+    said = sum(_random_stuck_checks(seed) for seed in range(10))
+    assert said >= 30  # the memo did speak (else this checks nothing)
+
+
+def _random_stuck_checks(seed: int) -> int:
+    rng = random.Random(seed)
+    c = make_constraint(max_skew=1, selector={"app": "web"})
+    nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 2000, "memory": 16 * GI, "pods": 110})
+             for z in "abc" for i in (1, 2)]
+    pods = [make_pod(f"web-{k}", node=rng.choice(nodes).name, labels={"app": "web"}, spread=[c],
+                     requests={"cpu": rng.choice((300, 700))}) for k in range(9)]
+    # pods the constraint does not count: evicting one makes room without moving the counts
+    pods += [make_pod(f"filler-{k}", node=rng.choice(nodes).name, labels={"app": "filler"},
+                      requests={"cpu": rng.choice((600, 900))}) for k in range(6)]
+    world = _stuck_world(SimCluster(make_snapshot(nodes, pods)))
+    # one template the spread constraint holds back, one only the room on the nodes
+    templates = [make_pod("t-web", labels={"app": "web"}, spread=[c], requests={"cpu": 300}),
+                 make_pod("t-big", labels={"app": "big"}, requests={"cpu": 1500})]
+    said = 0
+    for k in range(80):
+        sim, r = world.sim, rng.random()
+        pod = replace(rng.choice(templates), name=f"x-{k}", uid=f"x-{k}")
+        if r < 0.35:
+            if Placer().place(sim, pod).node is None:
+                world.note_stuck(pod)
+            elif rng.random() < 0.7:
+                sim.add_pending(pod)
+                sim.bind(pod, Placer().place(sim, pod).node)
+        elif r < 0.5:
+            sim.cordon([rng.choice(sorted(sim.nodes))])
+        elif r < 0.75:
+            bound = sorted(p.key for p in sim.pods.values() if p.node_name and not p.terminating)
+            if bound:
+                sim.evict(sim.pods[rng.choice(bound)])
+                if rng.random() < 0.5:
+                    sim.settle()
+        elif r < 0.8:
+            sim.put_node(make_node(f"new-{k}", zone=rng.choice("abc"),
+                                   allocatable={"cpu": 2000, "memory": 16 * GI, "pods": 110}))
+        elif r < 0.9:
+            world = world.copy()
+        for t in templates:
+            if world.still_stuck(t):
+                said += 1
+                assert Placer().place(world.sim, t).node is None, (seed, k, t.name)
+    return said
