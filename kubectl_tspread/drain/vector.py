@@ -203,23 +203,53 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     hit = _ARRAYS.get(id(cs))
     if hit is not None and hit[0] is cs and hit[1] is table:
         return vid, hit[2], hit[3]
-    pos, node_domain = table.pos, cs.node_domain
+    pos, node_domain, missing = table.pos, cs.node_domain, len(names)
+    counts = cs.node_counts
+    # drain/counts.NodeCounts (not imported: it imports this module) is a shared base map
+    # plus the few counts changed since: the base's entries are turned into arrays once
+    base, changes = (counts.base, counts.changes) if hasattr(counts, "changes") else (counts, {})
+    where, weights, at = _entries(table, base, node_domain, ids, missing)
     per_node = np.zeros(table.size, dtype=np.int64)
-    at, weights, where = [], [], []
-    for node, c in cs.node_counts.items():
+    per_node[where] = weights
+    per_value = np.bincount(at, weights, minlength=missing + 1).astype(np.int64) if len(at) \
+        else np.zeros(missing + 1, dtype=np.int64)
+    for node, n in changes.items():
+        i = pos.get(node)
+        delta = n - base.get(node, 0)
+        if i is not None and delta:
+            per_node[i] += delta
+            v = node_domain.get(node)
+            per_value[ids[v] if v is not None and v in ids else missing] += delta
+    per_value[-1] = 0  # pods on nodes outside the constraint's domains count nowhere
+    _remember(cs, table, per_node, per_value)
+    return vid, per_node, per_value
+
+
+# (id(base map), id(node_domain), id(table)) -> (those three, positions, counts, value ids)
+_ENTRIES: dict[tuple[int, int, int], tuple] = {}
+
+
+def _entries(table: NodeTable, base, node_domain, ids: dict, missing: int):
+    """(position, count, value id) arrays of a node-count map's entries on the table's
+    nodes: made once per map, which every state shifted from it shares."""
+    key = (id(base), id(node_domain), id(table))
+    hit = _ENTRIES.get(key)
+    if hit is not None and hit[0] is base and hit[1] is node_domain and hit[2] is table:
+        return hit[3:]
+    pos = table.pos
+    where, weights, at = [], [], []
+    for node, c in base.items():
         i = pos.get(node)
         if i is not None:
             where.append(i)
             weights.append(c)
             v = node_domain.get(node)
-            at.append(ids[v] if v is not None and v in ids else len(names))
-    if where:
-        per_node[where] = weights
-    per_value = np.bincount(at, weights, minlength=len(names) + 1).astype(np.int64) if at \
-        else np.zeros(len(names) + 1, dtype=np.int64)
-    per_value[-1] = 0  # pods on nodes outside the constraint's domains count nowhere
-    _remember(cs, table, per_node, per_value)
-    return vid, per_node, per_value
+            at.append(ids[v] if v is not None and v in ids else missing)
+    arrays = tuple(np.array(a, dtype=np.int64) for a in (where, weights, at))
+    if len(_ENTRIES) >= ARRAYS_KEPT:
+        _ENTRIES.clear()
+    _ENTRIES[key] = (base, node_domain, table) + arrays
+    return arrays
 
 
 def _remember(cs: spread.ConstraintState, table: NodeTable, per_node, per_value) -> None:
