@@ -17,7 +17,8 @@ batch sizes — the search would only spend its whole backtracking allowance pro
 (a zone drained under nodeTaintsPolicy Ignore is the usual case). The counts come
 from the simulation (every rule of spread's counting applies): the targets cordoned,
 then the planned evictions of replaced pods (the drop is the replacements to place),
-then the others.
+then the others — only of the pods the constraints in question count, and only for
+the constraints a look at today's counts cannot rule out.
 """
 
 from __future__ import annotations
@@ -41,31 +42,59 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
     """The tracked hard constraints that every complete drain of ctx.targets breaks."""
     if ctx.delete_drained_nodes:
         return []  # a drained node that is deleted takes its domain with it
+    maybe = _candidates(ctx, world)
+    if not maybe:
+        return []
     sim = world.sim.copy()
     sim.cordon(ctx.targets)
-    before = _totals(ctx, sim)
-    planned = [p for n in ctx.targets for p in world.remaining.get(n, ())]
+    states = tracked_states(ctx, sim)
+    # a constraint's counts move only with the pods it counts: evict just those
+    counted = {(states[i].namespace, states[i].selector) for i in maybe}
+    planned = [p for n in ctx.targets for p in world.remaining.get(n, ())
+               if any(p.namespace == ns and sel.matches(p.labels) for ns, sel in counted)]
+    before = _totals(maybe, states)
     for p in planned:
         if ctx.decision(p).replaced:
             sim.evict(p)
-    replaced = _totals(ctx, sim)
+    replaced = _totals(maybe, tracked_states(ctx, sim))
     for p in planned:
         if not ctx.decision(p).replaced:
             sim.evict(p)
+    states = tracked_states(ctx, sim)
     out = []
-    for t, cs, b, r in zip(ctx.tracked, tracked_states(ctx, sim), before, replaced):
-        if not cs.constraint.hard:
-            continue
+    for i in maybe:
+        t, cs = ctx.tracked[i], states[i]
         closed = [d.pods for d in cs.domains.values()
                   if d.nodes and all(sim.nodes[n].unschedulable for n in d.nodes if n in sim.nodes)]
         if not closed:
             continue
         open_pods = sum(d.pods for d in cs.domains.values()) - sum(closed)
         room = (len(cs.domains) - len(closed)) * (min(closed) + t.limit) - open_pods
-        if b - r > room:
-            out.append(ForcedHarm(t.workload, cs.constraint.topology_key, b - r, max(room, 0)))
+        must = before[i] - replaced[i]
+        if must > room:
+            out.append(ForcedHarm(t.workload, cs.constraint.topology_key, must, max(room, 0)))
     return out
 
 
-def _totals(ctx: Context, sim) -> list[int]:
-    return [sum(d.pods for d in cs.domains.values()) for cs in tracked_states(ctx, sim)]
+def _candidates(ctx: Context, world: World) -> list[int]:
+    """The tracked hard constraints (positions in ctx.tracked) that can meet the proof's
+    condition, judged on the current counts without simulating the drain: it needs a
+    domain whose every node will be cordoned and, as the replacements and the open pods
+    are each at most the matching pods P, 2 × P > open domains × limit (a hostname
+    constraint over thousands of nodes never gets there)."""
+    sim = world.sim
+    closing = set(ctx.targets) | {n for n, node in sim.nodes.items() if node.unschedulable}
+    out = []
+    for i, (t, cs) in enumerate(zip(ctx.tracked, tracked_states(ctx, sim))):
+        if not cs.constraint.hard:
+            continue
+        pods = sum(cs.node_counts.values())  # pods on excluded nodes too: an upper bound
+        if (len(cs.domains) - len(closing)) * t.limit >= 2 * pods:
+            continue
+        if any(d.nodes and closing.issuperset(d.nodes) for d in cs.domains.values()):
+            out.append(i)
+    return out
+
+
+def _totals(positions: list[int], states) -> dict[int, int]:
+    return {i: sum(d.pods for d in states[i].domains.values()) for i in positions}
