@@ -76,6 +76,7 @@ class Search:
         self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
         self._targets = frozenset(ctx.targets)
         self._shares: dict[int, tuple[object, list[tuple[str, int, int]]]] = {}
+        self._totals: tuple[list, dict[str, int], dict[str, int]] | None = None  # _share_totals
 
     def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order). When forced.py proves that no order is safe,
@@ -183,25 +184,20 @@ class Search:
 
     def order(self, world: World, remaining: list[str]) -> list[str]:
         hard = [cs for cs in tracked_states(self.ctx, world.sim) if cs.constraint.hard]
-        cordoned = {n for n, node in world.sim.nodes.items() if node.unschedulable}
+        holds_min, surplus = self._share_totals(hard)
+        nodes = world.sim.nodes
         todo = set(remaining)
         empties: dict[str, int] = defaultdict(int)
-        holds_min: dict[str, int] = defaultdict(int)
-        surplus: dict[str, int] = defaultdict(int)
         last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
-        # per constraint, only the target nodes holding its pods and the domains' last open
-        # nodes: O(the workloads' pods on targets), not O(remaining nodes × constraints)
+        # per constraint, the domains' last open nodes (the target nodes holding its pods are
+        # in the totals): O(the domains), not O(remaining nodes × constraints)
         for cs in hard:
-            for name, at_min, extra in self._target_shares(cs):
-                if name in todo:
-                    holds_min[name] += at_min
-                    surplus[name] += extra
             if cs.constraint.topology_key == HOSTNAME_KEY:
                 continue
             for dom in cs.domains.values():
                 k = id(dom.nodes)
                 if k not in last_open:
-                    last_open[k] = _only_open(dom.nodes, cordoned)
+                    last_open[k] = _only_open(dom.nodes, nodes)
                 name = last_open[k]
                 if name is not None and name in todo:
                     empties[name] += 1
@@ -210,6 +206,30 @@ class Search:
             return (empties.get(name, 0), holds_min.get(name, 0), -surplus.get(name, 0), name)
 
         return sorted(remaining, key=key)
+
+    def _share_totals(self, hard: list) -> tuple[dict[str, int], dict[str, int]]:
+        """Per target node, over the hard constraints: in how many its domain holds the
+        global minimum, and the sum of its domains' surplus over it. Kept from the previous
+        call and moved by the states that changed since (a level moves the pods of a few
+        workloads; hundreds of constraints are tracked)."""
+        last = self._totals
+        if last is None or len(last[0]) != len(hard):
+            holds: dict[str, int] = defaultdict(int)
+            surplus: dict[str, int] = defaultdict(int)
+            changed = [(None, cs) for cs in hard]
+        else:
+            before, holds, surplus = last
+            changed = [(old, cs) for old, cs in zip(before, hard) if old is not cs]
+        for old, cs in changed:
+            if old is not None:
+                for name, at_min, extra in self._target_shares(old):
+                    holds[name] -= at_min
+                    surplus[name] -= extra
+            for name, at_min, extra in self._target_shares(cs):
+                holds[name] += at_min
+                surplus[name] += extra
+        self._totals = (hard, holds, surplus)
+        return holds, surplus
 
     def _target_shares(self, cs) -> list[tuple[str, int, int]]:
         """(target node, 1 if its domain holds the global minimum, its domain's surplus over
@@ -232,11 +252,12 @@ class Search:
         return out
 
 
-def _only_open(nodes: tuple[str, ...], cordoned: set[str]) -> str | None:
+def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
     """The domain's one schedulable node, if it has exactly one (draining it empties the domain)."""
     found = None
-    for n in nodes:
-        if n not in cordoned:
+    for n in names:
+        node = nodes.get(n)
+        if node is None or not node.unschedulable:
             if found is not None:
                 return None
             found = n
