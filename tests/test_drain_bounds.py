@@ -108,3 +108,44 @@ def test_a_drain_deeper_than_the_recursion_limit_is_planned(monkeypatch):
         sys.setrecursionlimit(limit)
     assert plan.safe and sorted(n for s in plan.steps for n in s.nodes) == sorted(targets)
     assert len(plan.steps) == 120 and plan.explored == 120
+
+
+def _mixed_cluster(seed: int):
+    """Four zones of three nodes, four workloads (zone and hostname constraints) on random nodes."""
+    import random
+    rng = random.Random(seed)
+    nodes = nodes_in({z: 3 for z in "abcd"})
+    pods, workloads = [], []
+    for w in range(4):
+        key = ZONE_KEY if w % 2 == 0 else HOSTNAME_KEY
+        c = make_constraint(key=key, max_skew=rng.choice((1, 2)), selector={"app": f"w{w}"})
+        workloads.append(make_workload("ReplicaSet", f"w{w}-1", {"app": f"w{w}"}))
+        pods += [make_pod(f"w{w}-{k}", node=rng.choice(nodes).name, labels={"app": f"w{w}"}, spread=[c],
+                          owner=f"ReplicaSet/w{w}-1") for k in range(rng.randint(3, 9))]
+    return make_snapshot(nodes, pods, workloads=workloads), [n.name for n in nodes if n.name[0] in "ab"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_order_heuristic_kept_between_levels_equals_a_fresh_one(seed):
+    """Search.order moves its per-node totals by the constraint states that changed since
+    its last call: down a branch, back up to the root and down another, it orders the
+    nodes as a Search that never saw the other worlds."""
+    from kubectl_tspread.drain.plan import _new_world
+    from kubectl_tspread.drain.steps import run_batch
+    snap, targets = _mixed_cluster(seed)
+    ctx, root = _new_world(snap, targets, PlanOptions(verify_remedies=False))
+    kept = search.Search(ctx, 1, 0)
+
+    def fresh_order(world):
+        return search.Search(ctx, 1, 0).order(world, world.todo_nodes(targets))
+
+    worlds = [root]
+    for first in (targets[0], targets[-1]):  # two branches from the root
+        w = root.copy()
+        for node in [first] + [t for t in targets if t != first][:2]:
+            assert kept.order(w, w.todo_nodes(targets)) == fresh_order(w)
+            run_batch(ctx, w, [node])
+            worlds.append(w)
+            w = w.copy()
+    for w in reversed(worlds):  # and back up
+        assert kept.order(w, w.todo_nodes(targets)) == fresh_order(w)
