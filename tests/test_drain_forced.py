@@ -5,6 +5,7 @@ exhaustive search finds no safe order either."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,7 @@ from kubectl_tspread.drain import search
 from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
 from kubectl_tspread.drain.model import PlanOptions
 from kubectl_tspread.drain.plan import _new_world, _settle, plan_drain
-from kubectl_tspread.model import DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY
+from kubectl_tspread.model import DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Toleration
 
 RS = make_workload("ReplicaSet", "web-1")
 
@@ -111,3 +112,11 @@ def test_whenever_the_proof_holds_an_exhaustive_search_finds_no_safe_order(monke
             plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000))
         assert not plan.safe and not plan.search_exhausted, (seed, targets, forced)
     assert proven >= 20  # the clusters do reach the proof (else this checks nothing)
+
+
+def test_no_proof_for_pods_that_tolerate_the_cordon():
+    """Their replacements may land on the cordoned nodes of zone b: nothing is closed to them."""
+    cordon = Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule")
+    snap = _one_per_node(3, make_constraint(max_skew=1, node_taints_policy=IGNORE))
+    snap = replace(snap, pods=tuple(replace(p, tolerations=(cordon,)) for p in snap.pods))
+    assert _forced(snap, ["b1", "b2", "b3"]) == []

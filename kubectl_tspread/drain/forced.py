@@ -14,11 +14,14 @@ when
 
 the last step strands a replacement or ends above the limit, whatever the order and
 batch sizes — the search would only spend its whole backtracking allowance proving it
-(a zone drained under nodeTaintsPolicy Ignore is the usual case). The counts come
-from the simulation (every rule of spread's counting applies): the targets cordoned,
-then the planned evictions of replaced pods (the drop is the replacements to place),
-then the others — only of the pods the constraints in question count, and only for
-the constraints a look at today's counts cannot rule out.
+(a zone drained under nodeTaintsPolicy Ignore is the usual case).
+
+The counts come from the simulation (every rule of spread's counting applies): the
+targets cordoned, then the planned evictions of replaced pods (the drop is the
+replacements to place), then the others — only of the pods the constraints in
+question count, and only for the constraints a look at today's counts cannot rule
+out. A workload whose pods tolerate the cordon taint is left out: its replacements
+may go to cordoned nodes, so no domain is closed to them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubectl_tspread.drain.steps import Context, World, tracked_states
+from kubectl_tspread.engine import filters
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +90,8 @@ def _candidates(ctx: Context, world: World) -> list[int]:
     closing = set(ctx.targets) | {n for n, node in sim.nodes.items() if node.unschedulable}
     out = []
     for i, (t, cs) in enumerate(zip(ctx.tracked, tracked_states(ctx, sim))):
-        if not cs.constraint.hard:
-            continue
+        if not cs.constraint.hard or filters.tolerates_cordon(t.pod):
+            continue  # a pod that tolerates the cordon can still go to a cordoned domain
         pods = sum(cs.node_counts.values())  # pods on excluded nodes too: an upper bound
         if (len(cs.domains) - len(closing)) * t.limit >= 2 * pods:
             continue
