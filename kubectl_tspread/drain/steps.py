@@ -121,7 +121,7 @@ class World:
         which an eviction from a cordoned node makes room, nor with pod (anti-)affinity.)"""
         sim = self.sim
         if not sim.affinity_sensitive and not filters.tolerates_cordon(pod):
-            self.stuck[template_of(pod)] = (sim.spread_state(pod).hard, sim.freed)
+            self.stuck[template_of(pod)] = (sim.shared_spread_state(pod).hard, sim.freed)
 
     def still_stuck(self, pod: Pod) -> bool:
         """Whether note_stuck's reasoning says a pod like `pod` still finds no node (this
@@ -129,7 +129,7 @@ class World:
         hit = self.stuck.get(template_of(pod))
         if hit is None or hit[1] != self.sim.freed:
             return False
-        hard = self.sim.spread_state(pod).hard
+        hard = self.sim.shared_spread_state(pod).hard
         return len(hard) == len(hit[0]) and all(map(operator.is_, hard, hit[0]))
 
     def todo_nodes(self, targets) -> list[str]:
@@ -224,32 +224,37 @@ def retry_pending(ctx: Context, world: World) -> list[tuple[Pod, Pod, str]]:
     fails too: so only the first pending pod of each template is tried, in pending
     order, and the pass over every pending pod starts at the first that fits (a zone
     drain strands thousands, retried at every step, and most steps place none)."""
-    placer, sim, pending = world.placer, world.sim, world.pending
+    pending = world.pending
     for i in sorted(world.first_pending.values()):
         repl, evicted = pending[i]
-        if world.still_stuck(repl) or placer.failed_now(sim, repl):
+        node = _retry(world, repl)
+        if node is None:
             continue
-        pl = placer.place(sim, repl, diagnose=False)  # a retry only asks whether it fits now
-        if pl.node is None:
-            world.note_stuck(repl)
-        else:
-            sim.bind(repl, pl.node)
-            placed = [(evicted, repl, pl.node)]
-            still = pending[:i]
-            for repl, evicted in pending[i + 1:]:
-                # most are of templates that just failed again on this same state (a
-                # failure binds nothing): skip them without building a Placement
-                if not world.still_stuck(repl) and not placer.failed_now(sim, repl):
-                    pl = placer.place(sim, repl, diagnose=False)
-                    if pl.node is not None:
-                        sim.bind(repl, pl.node)
-                        placed.append((evicted, repl, pl.node))
-                        continue
-                    world.note_stuck(repl)
+        placed, still = [(evicted, repl, node)], pending[:i]
+        for repl, evicted in pending[i + 1:]:
+            node = _retry(world, repl)
+            if node is None:
                 still.append((repl, evicted))
-            world.set_pending(still)
-            return placed
+            else:
+                placed.append((evicted, repl, node))
+        world.set_pending(still)
+        return placed
     return []
+
+
+def _retry(world: World, repl: Pod) -> str | None:
+    """One retry: the node `repl` is bound to, or None. Most retries are of templates that
+    just failed again on this same state (a failure binds nothing) or are still stuck:
+    those are skipped without building a Placement."""
+    placer, sim = world.placer, world.sim
+    if world.still_stuck(repl) or placer.failed_now(sim, repl):
+        return None
+    node = placer.place(sim, repl, diagnose=False).node  # a retry only asks whether it fits now
+    if node is None:
+        world.note_stuck(repl)
+    else:
+        sim.bind(repl, node)
+    return node
 
 
 def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod],
