@@ -33,21 +33,22 @@ def shifted_state(st: spread.SpreadState, pod: Pod, delta: int) -> spread.Spread
     """`st` with `pod` (counted) added (+1) or removed (-1); None when no constraint counts it."""
     out, changed = [], False
     for cs in st.constraints:
-        if _counts(cs, pod):
+        if counts_in(cs, pod):
             cs = shifted(cs, pod.node_name, delta)
             changed = True
         out.append(cs)
     return _with_constraints(st, tuple(out)) if changed else None
 
 
-def _counts(cs: spread.ConstraintState, pod: Pod) -> bool:
+def counts_in(cs: spread.ConstraintState, pod: Pod) -> bool:
+    """Whether constraint state `cs` counts `pod` (if counted at all): namespace and selector."""
     return cs.namespace == pod.namespace and spread._counts_pods(cs.selector) and cs.selector.matches(pod.labels)
 
 
 def counts_pod(st: spread.SpreadState, pod: Pod) -> bool:
     """Whether a constraint of `st` counts `pod` (if counted at all): it depends on the
     labels and namespace only, never on the counts."""
-    return any(_counts(cs, pod) for cs in st.constraints)
+    return any(counts_in(cs, pod) for cs in st.constraints)
 
 
 def _with_constraints(st: spread.SpreadState, constraints: tuple) -> spread.SpreadState:

@@ -24,16 +24,18 @@ from kubectl_tspread.engine import spread
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY
 
 
-def cordoned_min_domains(sim: SimCluster, cs: spread.ConstraintState) -> list[str]:
-    """Domains of `cs` whose every node is cordoned and whose count is the global minimum."""
-    out = []
+def closed_domains(sim: SimCluster, cs: spread.ConstraintState) -> list[spread.Domain]:
+    """Domains of `cs` whose every node is cordoned: they still count, and nothing can be
+    placed in them (none under Honor, where cordoned nodes make no domain)."""
     if cs.constraint.node_taints_policy == HONOR:
-        return out  # under Honor cordoned nodes make no domain
-    for d in cs.domains.values():
-        if d.nodes and all(sim.nodes[n].unschedulable for n in d.nodes if n in sim.nodes) \
-                and d.pods == cs.global_min:
-            out.append(d.value)
-    return out
+        return []
+    return [d for d in cs.domains.values()
+            if d.nodes and all(sim.nodes[n].unschedulable for n in d.nodes if n in sim.nodes)]
+
+
+def cordoned_min_domains(sim: SimCluster, cs: spread.ConstraintState) -> list[str]:
+    """Closed domains of `cs` whose count is the global minimum."""
+    return [d.value for d in closed_domains(sim, cs) if d.pods == cs.global_min]
 
 
 def strand_reason(sim: SimCluster, pl: Placement) -> tuple[str, dict[str, Any]]:

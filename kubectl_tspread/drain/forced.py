@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kubectl_tspread.drain import counts
+from kubectl_tspread.drain.diagnose import closed_domains
 from kubectl_tspread.drain.steps import Context, World, tracked_states
 from kubectl_tspread.engine import filters
 
@@ -53,9 +55,9 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
     sim.cordon(ctx.targets)
     states = tracked_states(ctx, sim)
     # a constraint's counts move only with the pods it counts: evict just those
-    counted = {(states[i].namespace, states[i].selector) for i in maybe}
+    counting = list({(states[i].namespace, states[i].selector): states[i] for i in maybe}.values())
     planned = [p for n in ctx.targets for p in world.remaining.get(n, ())
-               if any(p.namespace == ns and sel.matches(p.labels) for ns, sel in counted)]
+               if any(counts.counts_in(cs, p) for cs in counting)]
     before = _totals(maybe, states)
     for p in planned:
         if ctx.decision(p).replaced:
@@ -68,8 +70,7 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
     out = []
     for i in maybe:
         t, cs = ctx.tracked[i], states[i]
-        closed = [d.pods for d in cs.domains.values()
-                  if d.nodes and all(sim.nodes[n].unschedulable for n in d.nodes if n in sim.nodes)]
+        closed = [d.pods for d in closed_domains(sim, cs)]
         if not closed:
             continue
         open_pods = sum(d.pods for d in cs.domains.values()) - sum(closed)
