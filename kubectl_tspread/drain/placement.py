@@ -327,7 +327,8 @@ class Placer:
         # cordon, labels): its verdicts change with a cordon, not with every pod bound
         node_only = not pod.host_ports and not shape[-1]
         fit = table.shape_ok(shape, sim.node_object_array() if node_only else version, row) & vector.fit_ok(table, pod)
-        mask = fit & vector.spread_ok(table, sim, state) if state.hard else fit
+        allowed = vector.spread_allowed(table, sim, state)
+        mask = fit & vector.spread_ok(allowed) if allowed else fit
         start = sim.next_start % total
         found, examined = vector.walk(mask, start, num_feasible_to_find(total), total)
         if not len(found):
@@ -335,7 +336,7 @@ class Placer:
                 return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
             fits, _ = vector.walk(fit, start, total, total)  # every fit node, in walk order
             return Placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
-                             vector.refusals(table, sim, state, fit))
+                             vector.refusals(state, allowed, fit))
         sim.next_start = (start + examined) % total
         order = table.order
         if len(found) == 1:

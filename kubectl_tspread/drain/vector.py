@@ -289,20 +289,22 @@ def _allowed(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     return allowed[vid]
 
 
-def spread_ok(table: NodeTable, sim: "SimCluster", state: spread.SpreadState):
-    """spread.filter_node's verdict (passes or not) for every node."""
-    ok = np.ones(table.size, dtype=bool)
-    for cs in state.hard:
-        ok &= _allowed(table, sim, cs)
-    return ok
+def spread_allowed(table: NodeTable, sim: "SimCluster", state: spread.SpreadState) -> list:
+    """Per hard constraint of `state`, whether it lets the pod onto each node."""
+    return [_allowed(table, sim, cs) for cs in state.hard]
 
 
-def refusals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, fit) -> dict[str, int]:
+def spread_ok(allowed: list):
+    """spread.filter_node's verdict (passes or not) for every node, from `spread_allowed`."""
+    return np.logical_and.reduce(allowed)
+
+
+def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
     """Placement.spread_refusals: per topologyKey, how many of the `fit` nodes its hard
     constraints refuse (a node counts once per refusing constraint, as in the walk)."""
     out: dict[str, int] = {}
-    for cs in state.hard:
-        n = int(np.count_nonzero(fit & ~_allowed(table, sim, cs)))
+    for cs, ok in zip(state.hard, allowed):
+        n = int(np.count_nonzero(fit & ~ok))
         if n:
             key = cs.constraint.topology_key
             out[key] = out.get(key, 0) + n
