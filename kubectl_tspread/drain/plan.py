@@ -133,19 +133,15 @@ def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tu
     return pod_pdbs, blocked
 
 
-def _blocked_findings(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> list[Finding]:
+def _blocked_findings(ctx: Context) -> list[Finding]:
     """The findings the PDB-blocked pods will make, known before any order is searched
     (in the plan they follow the strandings the search finds, if any)."""
-    index = sim.index
-    pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
-    decisions = _decisions(sim, targets, options)
-    flat = [d for n in targets for d in decisions[n]]
-    pod_pdbs, blocked = _pdb_coverage(pdbs, flat)
     found: dict[tuple[str, str | None], tuple[str, ...]] = {}
-    for d in flat:
-        code = blocked.get(d.pod.key)
-        if code:
-            found.setdefault((code, workload_ref(index, d.pod)), pod_pdbs[d.pod.key])
+    for n in ctx.targets:
+        for d in ctx.decisions[n]:
+            code = ctx.blocked.get(d.pod.key)
+            if code:
+                found.setdefault((code, ctx.workload_of.get(d.pod.key)), ctx.pod_pdbs[d.pod.key])
     return [Finding(code, workload, (), None, {"pdbs": list(keys)}) for (code, workload), keys in found.items()]
 
 
@@ -166,9 +162,11 @@ def _settle(ctx: Context, world: World) -> list[Eviction]:
 
 
 def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
-               sim: SimCluster | None = None, placer: Placer | None = None) -> tuple[Context, World]:
+               sim: SimCluster | None = None, placer: Placer | None = None,
+               ctx: Context | None = None) -> tuple[Context, World]:
+    """The context (`ctx` when already built on `sim`) and the root world of a plan."""
     sim = SimCluster(snapshot) if sim is None else sim
-    ctx = build_context(sim, targets, options)
+    ctx = build_context(sim, targets, options) if ctx is None else ctx
     remaining = {n: [d.pod for d in ctx.decisions[n] if d.action == EVICT and d.pod.key not in ctx.blocked]
                  for n in targets}
     world = World(sim, pdbmod.Budgets.from_pdbs(snapshot.pdbs), remaining, placer or Placer())
@@ -216,14 +214,14 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         replanned, refused = _plan(snap, targets, opts, sim, pl)
         return replace(replanned, findings=tuple(build_findings(replanned, refused)))
 
+    ctx = build_context(sim, targets, options)
     children: dict[str, parallel.Child] = {}
     try:
         if options.verify_remedies and parallel.available():
             # the PDB-blocked pods' remedies can be verified while the order is searched
             from kubectl_tspread.drain.remedies import first_replans
-            _start(children, first_replans(snapshot, targets, options, None, _blocked_findings(sim, targets, options)),
-                   replan)
-        plan, refused = _plan(snapshot, targets, options, sim, placer)
+            _start(children, first_replans(snapshot, targets, options, None, _blocked_findings(ctx)), replan)
+        plan, refused = _plan(snapshot, targets, options, sim, placer, ctx)
         findings = build_findings(plan, refused)
         if plan.safe:
             findings += order_finding(plan, lambda: given_order_safe(snapshot, targets, options))
@@ -255,9 +253,9 @@ def _verdict(plan: DrainPlan) -> parallel.Verdict:
 
 
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
-          placer: Placer) -> tuple[DrainPlan, list[PodDecision]]:
+          placer: Placer, ctx: Context | None = None) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan without findings, and the pods kubectl refuses."""
-    ctx, world = _new_world(snapshot, targets, options, sim, placer)
+    ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
     settled = _settle(ctx, world)
     search = Search(ctx, options.max_parallel, options.search_budget)
     final, found = search.run(world)
