@@ -73,6 +73,9 @@ class SimCluster:
         # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
+        # (namespace, template) of the memoised states with a nodeTaintsPolicy Honor constraint:
+        # the ones a cordon drops (every other state survives it)
+        self._honor: set[tuple[str, object]] = set()
         # namespace -> a number naming its set of memoised templates (renewed when one is added
         # or dropped), and (namespace, that number, labels) -> the templates a pod with those
         # labels shifts: which states count a pod never changes with the counts (copies share it)
@@ -103,6 +106,7 @@ class SimCluster:
         other._terminating = dict(self._terminating)
         other.index = self.index.copy()
         other._spread = {ns: dict(states) for ns, states in self._spread.items()}
+        other._honor = set(self._honor)
         other._templates_seen, other._shifts = dict(self._templates_seen), self._shifts
         other._partitions = dict(self._partitions)
         other._nonzero = self._nonzero
@@ -182,6 +186,7 @@ class SimCluster:
         self.freed += 1
         self._touch(name)
         self._spread.clear()
+        self._honor.clear()
         self._partitions.clear()
 
     def spread_state(self, pod: Pod) -> spread.SpreadState:
@@ -198,6 +203,8 @@ class SimCluster:
         if st is None:
             st = states[key] = spread.compute(self.index, pod, partitions=self._partitions)
             self._templates_seen[pod.namespace] = next(_VERSIONS)
+            if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints):
+                self._honor.add((pod.namespace, key))
         return st
 
     def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]:
@@ -232,13 +239,10 @@ class SimCluster:
 
     def _forget_honor_taints(self) -> None:
         spread.forget_cordon_sensitive(self._partitions)
-        for namespace, states in self._spread.items():
-            gone = [k for k, st in states.items()
-                    if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints)]
-            for key in gone:
-                del states[key]
-            if gone:
-                self._templates_seen[namespace] = next(_VERSIONS)
+        for namespace, key in self._honor:
+            self._spread[namespace].pop(key, None)
+            self._templates_seen[namespace] = next(_VERSIONS)
+        self._honor.clear()
 
     def _touch(self, node: str) -> None:
         if node:
