@@ -74,13 +74,14 @@ def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, sk
 class _Overlay(Mapping):
     """A map after changes: the plain map a state was computed with, shared, plus the
     entries changed since. `with_change` copies only the changes, and merges them into a
-    new plain map past MERGE_AFTER of them."""
+    new plain map past MERGE_AFTER of them. `memo` is shared by the overlays of one plain
+    map: what is derived from it alone is worked out once."""
 
-    __slots__ = ("base", "changes")
+    __slots__ = ("base", "changes", "memo")
     MERGE_AFTER = 64
 
-    def __init__(self, base: Mapping, changes: dict):
-        self.base, self.changes = base, changes
+    def __init__(self, base: Mapping, changes: dict, memo: dict | None = None):
+        self.base, self.changes, self.memo = base, changes, {} if memo is None else memo
 
     @classmethod
     def with_change(cls, mapping: Mapping, key: str, value):
@@ -88,7 +89,7 @@ class _Overlay(Mapping):
         if isinstance(mapping, cls) and len(mapping.changes) < cls.MERGE_AFTER:
             changes = dict(mapping.changes)
             changes[key] = value
-            return cls(mapping.base, changes)
+            return cls(mapping.base, changes, mapping.memo)
         return cls(dict(mapping.items()), {key: value})
 
 
@@ -161,8 +162,12 @@ class NodeCounts(_Overlay):
         return [(node, self[node]) for node in self]
 
     def among(self, nodes: frozenset) -> set[str]:
-        """The nodes of `nodes` with a count, without walking the whole map."""
-        out = self.base.keys() & nodes  # walks the smaller side
+        """The nodes of `nodes` with a count, without walking the whole map (the plain
+        map's share of `nodes` is remembered per `nodes` object)."""
+        hit = self.memo.get(id(nodes))
+        if hit is None or hit[0] is not nodes:
+            hit = self.memo[id(nodes)] = (nodes, self.base.keys() & nodes)  # walks the smaller side
+        out = set(hit[1])
         for node, n in self.changes.items():
             if n and node in nodes:
                 out.add(node)
