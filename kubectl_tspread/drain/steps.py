@@ -280,7 +280,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     # the scheduling queue pops higher priority first, then older pods; all are new here
     for evicted, r in sorted(replacements, key=lambda x: -x[1].priority):
         pl = world.placer.place(sim, r)
-        placed[evicted.key] = (pl.node, dict(pl.accepting))
+        placed[evicted.key] = (pl.node, pl.accepting)  # vector.Accepting: made when read
         if pl.node is not None:
             sim.bind(r, pl.node)
             continue

@@ -32,7 +32,7 @@ refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Callable
 
 from kubectl_tspread.engine import resources, spread
@@ -376,10 +376,41 @@ def least_allocated(table: NodeTable, want: tuple[int, int], found):
     return total // 2
 
 
-def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> dict[str, tuple[str, ...]]:
-    """placement.accepting_domains for the nodes at positions `found`."""
-    out = {}
-    for key in dict.fromkeys(c.topology_key for c in pod.spread):
-        vid, _, names, _ = table.values(sim, key)
-        out[key] = table.sorted_values(sim, key, np.flatnonzero(np.bincount(vid[found], minlength=len(names) + 1)))
-    return out
+def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":
+    """placement.accepting_domains for the nodes at positions `found`, worked out when read."""
+    keys = dict.fromkeys(c.topology_key for c in pod.spread)
+    return Accepting({key: (table.values(sim, key), table._sorted[key]) for key in keys}, found.astype(np.int32))
+
+
+class Accepting(Mapping):
+    """{topologyKey: the domains of the feasible nodes}, made only when read: every
+    replacement's placement has one, and only the steps a user looks at show them. Holds
+    the table's value arrays of its own moment (a node set change makes new ones)."""
+
+    __slots__ = ("_parts", "_found", "_made")
+
+    def __init__(self, parts: dict, found):
+        self._parts, self._found, self._made = parts, found, None
+
+    def _dict(self) -> dict[str, Names]:
+        if self._made is None:
+            out = {}
+            for key, ((vid, _, names, _), (rank, ordered)) in self._parts.items():
+                ids = np.flatnonzero(np.bincount(vid[self._found], minlength=len(names) + 1))
+                out[key] = Names(ordered, np.sort(rank[ids[ids < len(names)]]))
+            self._made = out
+        return self._made
+
+    def __getitem__(self, key: str) -> Names:
+        return self._dict()[key]
+
+    def __iter__(self):
+        return iter(self._parts)
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __repr__(self) -> str:
+        return repr(self._dict())
+
+
