@@ -206,3 +206,40 @@ def test_children_that_fail_are_computed_in_process(snap, targets, counting, mon
     in_process = _no_fork_plan(snap, targets, monkeypatch)
     assert any(f.remedies for f in failed.findings)
     assert repr(failed.findings) == repr(in_process.findings)
+
+
+def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(counting, monkeypatch):
+    """Zone b drained under nodeTaintsPolicy Ignore with maxSkew 1: forced.py proves no order
+    safe, so the first remedy re-plan (delete the drained nodes) is started before any step
+    is simulated, its verdict is the one used, and the answer is the in-process one."""
+    from kubectl_tspread.drain import search
+    nodes = nodes_in({"a": 3, "b": 3, "c": 3})
+    snap = make_snapshot(nodes, web({n.name: 1 for n in nodes}, [make_constraint(node_taints_policy=IGNORE)]),
+                         workloads=[RS])
+    targets = ["b1", "b2", "b3"]
+    before_first_step, real_batch = [], search.run_batch
+
+    def run_batch(*args):
+        if not before_first_step:
+            before_first_step.append([c for c in counting])
+        return real_batch(*args)
+
+    used, real_result = [], parallel.Child.result
+
+    def result(self):
+        got = real_result(self)
+        used.append((self, got))
+        return got
+
+    monkeypatch.setattr(search, "run_batch", run_batch)
+    monkeypatch.setattr(parallel.Child, "result", result)
+    forked = plan_drain(snap, targets)
+    assert len(before_first_step[0]) == 1  # the trap's first re-plan, and no PDB guess
+    first = before_first_step[0][0]
+    assert [got is not None for child, got in used if child is first] == [True]
+    assert all(_gone(c.pid) for c in counting)
+    assert not forked.safe
+    actions = {r.action for f in forked.findings for r in f.remedies}
+    assert "DeleteDrainedNodes" in actions or "HonorTaints" in actions
+    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    assert repr(forked.findings) == repr(in_process.findings)

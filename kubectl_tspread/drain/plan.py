@@ -216,12 +216,20 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
 
     ctx = build_context(sim, targets, options)
     children: dict[str, parallel.Child] = {}
+
+    def guess(forced: list) -> None:
+        """Start the re-plans the remedies will certainly want first, so they are verified
+        while the order is searched: when no order is safe, the trap's strandings lead the
+        findings (their first candidate deletes the drained nodes); otherwise the
+        PDB-blocked pods' findings do, if any."""
+        from kubectl_tspread.drain.remedies import first_replans, first_trap_replans
+        wanted = (first_trap_replans(snapshot, targets, options, forced) if forced else
+                  first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
+        _start(children, wanted, replan)
+
     try:
-        if options.verify_remedies and parallel.available():
-            # the PDB-blocked pods' remedies can be verified while the order is searched
-            from kubectl_tspread.drain.remedies import first_replans
-            _start(children, first_replans(snapshot, targets, options, None, _blocked_findings(ctx)), replan)
-        plan, refused = _plan(snapshot, targets, options, sim, placer, ctx)
+        on_proof = guess if options.verify_remedies and parallel.available() else None
+        plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof)
         findings = build_findings(plan, refused)
         if plan.safe:
             findings += order_finding(plan, lambda: given_order_safe(snapshot, targets, options))
@@ -253,11 +261,13 @@ def _verdict(plan: DrainPlan) -> parallel.Verdict:
 
 
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
-          placer: Placer, ctx: Context | None = None) -> tuple[DrainPlan, list[PodDecision]]:
-    """The plan without findings, and the pods kubectl refuses."""
+          placer: Placer, ctx: Context | None = None,
+          on_proof: Callable[[list], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
+    """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
+    the first step is simulated, whether (and why) no order is safe (Search.on_proof)."""
     ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
     settled = _settle(ctx, world)
-    search = Search(ctx, options.max_parallel, options.search_budget)
+    search = Search(ctx, options.max_parallel, options.search_budget, on_proof)
     final, found = search.run(world)
     stranded = final.stranded + _blocked_stranded(ctx, final)
     # Pending pods that fit nowhere before the first step are not the drain's doing: they

@@ -113,6 +113,19 @@ def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
     return list(out.values())
 
 
+def first_trap_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
+                       forced: Sequence) -> list[tuple[str, Snapshot, PlanOptions]]:
+    """The re-plan attach_remedies makes first when forced.py proved that no order is safe:
+    the trap strands replacements before anything else goes wrong, and the first candidate
+    of a spread finding deletes the drained nodes (none when the options already do)."""
+    if not forced or options.delete_drained_nodes:
+        return []
+    harm = forced[0]
+    f = Finding(CORDONED_DOMAIN_TRAP, harm.workload, (), None, {"topologyKey": harm.topology_key})
+    key, action, _, snap, opts = next(_keyed(snapshot, targets, options, None, f, _WorkloadPods(snapshot)))
+    return [(key, snap, opts)] if action == "DeleteDrainedNodes" else []
+
+
 def _keyed(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
            f: Finding, workloads: "_WorkloadPods") -> Iterator[tuple[str, str, dict, Snapshot, PlanOptions]]:
     """`candidates` with each one's cache key and the options its re-plan runs with."""

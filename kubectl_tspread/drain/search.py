@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from typing import Iterator
+from typing import Callable, Iterator
 
 from kubectl_tspread.drain import counts
 from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
@@ -63,8 +63,10 @@ GREEDY_CANDIDATES = 3
 
 
 class Search:
-    def __init__(self, ctx: Context, max_parallel: int, budget: int):
+    def __init__(self, ctx: Context, max_parallel: int, budget: int,
+                 on_proof: Callable[[list[ForcedHarm]], None] | None = None):
         self.ctx = ctx
+        self.on_proof = on_proof  # told forced.py's answer before any step is simulated
         self.max_parallel = max(1, max_parallel)
         targets = len(ctx.targets)
         self.budget = targets + min(budget, max(BACKTRACK_FLOOR, targets))
@@ -83,6 +85,8 @@ class Search:
         the depth-first search is skipped: the greedy fallback shows where it breaks."""
         self.deepest = world
         self.forced = forced_harm(self.ctx, world)
+        if self.on_proof is not None:
+            self.on_proof(self.forced)
         if not self.forced:
             found = self._dfs(world)
             if found is not None:
