@@ -1,4 +1,4 @@
-from kubectl_tspread.cli import main
+from kubectl_tspread.cli import console_main
 
 if __name__ == "__main__":
-    main()
+    console_main()

@@ -21,7 +21,7 @@ from shipping import KUBECTL, NO_KUBECTL, ROOT, clean_env, live_cluster, run
 
 PACKAGE = ROOT / "kubectl_tspread"
 SCRIPTS_DIR = Path(sysconfig.get_path("scripts"))
-CONSOLE_SCRIPTS = {"kubectl-tspread": "kubectl_tspread.cli:main",
+CONSOLE_SCRIPTS = {"kubectl-tspread": "kubectl_tspread.cli:console_main",
                    "kubectl_complete-tspread": "kubectl_tspread.cli:complete_main"}
 DEMO_DATA = PACKAGE / "data" / "demo-cluster.json"
 
