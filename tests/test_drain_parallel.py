@@ -243,3 +243,38 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
     assert "DeleteDrainedNodes" in actions or "HonorTaints" in actions
     in_process = _no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
+
+
+def _dead(pid: int) -> bool:
+    """Whether the process no longer runs (gone, or a zombie its new parent has not reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_child_dies_with_a_killed_planner():
+    """A planner killed outright (a timeout, kill -9) cannot cancel its re-plans: the kernel
+    ends them instead of leaving them to compute for minutes."""
+    import subprocess
+    code = ("import os, sys, time\n"
+            "from kubectl_tspread.drain import parallel\n"
+            "child = parallel.Child(lambda: time.sleep(60))\n"
+            "print(child.pid, flush=True)\n"
+            "time.sleep(60)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    planner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        child = int(planner.stdout.readline())
+        time.sleep(0.3)
+        assert not _dead(child)
+        planner.kill()
+        planner.wait(10)
+        deadline = time.time() + 10
+        while not _dead(child) and time.time() < deadline:
+            time.sleep(0.05)
+        assert _dead(child)
+    finally:
+        planner.kill()

@@ -26,6 +26,7 @@ from typing import Callable
 from kubectl_tspread.drain.model import Finding
 
 MAX_CHILDREN = 4
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass(frozen=True)
@@ -41,17 +42,35 @@ def available() -> bool:
             and os.environ.get("TSPREAD_NO_FORK", "") in ("", "0"))
 
 
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this (forked) process when its parent dies: a planner killed by
+    a timeout or `kill` must not leave a re-plan computing for minutes with nobody to read
+    it (Ctrl-C reaches the children anyway: they are in its process group).
+    PR_SET_PDEATHSIG through libc; a parent already gone ends the child at once."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # no prctl: the parent's cancel() is then the only way out
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 class Child:
     """`fn()` computed in a forked process; `result()` waits for it (None if the child failed)."""
 
     def __init__(self, fn: Callable[[], Verdict]):
         read, write = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child's coverage is not collected
             os.close(read)
             code = 0
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
+                _die_with(parent)
                 data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write, "wb") as out:
                     out.write(data)
