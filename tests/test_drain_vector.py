@@ -473,3 +473,21 @@ def test_domain_counts_behave_like_the_dict(domains, expected):
     assert repr(dc) == repr(expected)
     assert len(dc) == len(expected)
     assert dc != {**expected, "zz": 9}
+
+
+def test_carried_arrays_let_go_of_the_tables_of_deleted_node_sets(fast_calls):
+    """Every node deletion makes a new node set, hence a new table; the carried count
+    arrays must not keep the old tables alive (a whole-zone re-plan that deletes its
+    drained nodes grew to gigabytes that way)."""
+    sim, cons, rng = _many_hosts()
+    placer = Placer()
+    for k, node in enumerate(sorted(sim.nodes)[:30]):
+        pod = make_pod(f"new-{k}", labels={"app": "web"}, spread=cons, owner="ReplicaSet/web-1")
+        placed = placer.place(sim, pod)
+        if placed.node is not None:
+            sim.bind(pod, placed.node)
+        sim.delete_node(node)
+        live = {id(t) for t in placer._tables.values()}
+        held = {id(v[1]) for v in vector._ARRAYS.values()} | {id(v[2]) for v in vector._ENTRIES.values()}
+        assert held and held <= live, k
+    assert fast_calls["fast"] >= 25

@@ -181,7 +181,19 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
         if len(tables) >= 8:
             tables.clear()
         table = tables[id(order)] = NodeTable(sim)
+        _forget_dropped_tables(tables)
     return table
+
+
+def _forget_dropped_tables(tables: dict) -> None:
+    """Drop the carried arrays of tables no longer kept: their entries could never be hit
+    again, and they would keep those tables alive (a drain that deletes its drained nodes
+    makes a table per step; a zone's re-plan held gigabytes of them)."""
+    live = {id(t) for t in tables.values()}
+    for memo, at in ((_ARRAYS, 1), (_ENTRIES, 2)):
+        stale = [k for k, v in memo.items() if id(v[at]) not in live]
+        for k in stale:
+            del memo[k]
 
 
 def fits_fast_path(pod: Pod) -> bool:
