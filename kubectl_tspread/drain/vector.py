@@ -130,12 +130,13 @@ class NodeTable:
             self._sorted[key] = (rank, [names[j] for j in by_name])
         return got
 
-    def sorted_values(self, sim: "SimCluster", key: str, ids) -> tuple[str, ...]:
-        """The values with these ids (missing slot excluded), in name order."""
+    def by_name(self, sim: "SimCluster", key: str) -> tuple:
+        """(value id per node, the number of values, rank of each value id by name, the
+        values by name): what naming the values of some nodes in name order reads, and
+        nothing that keeps the table alive (Accepting holds it past the table's life)."""
         vid, _, names, _ = self.values(sim, key)
         rank, ordered = self._sorted[key]
-        ids = ids[ids < len(names)]
-        return Names(ordered, np.sort(rank[ids]))
+        return vid, len(names), rank, ordered
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]]) -> None:
         """Re-read the usage rows of the nodes whose version changed: what
@@ -391,7 +392,7 @@ def least_allocated(table: NodeTable, want: tuple[int, int], found):
 def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":
     """placement.accepting_domains for the nodes at positions `found`, worked out when read."""
     keys = dict.fromkeys(c.topology_key for c in pod.spread)
-    return Accepting({key: (table.values(sim, key), table._sorted[key]) for key in keys}, found.astype(np.int32))
+    return Accepting({key: table.by_name(sim, key) for key in keys}, found.astype(np.int32))
 
 
 class Accepting(Mapping):
@@ -407,9 +408,9 @@ class Accepting(Mapping):
     def _dict(self) -> dict[str, Names]:
         if self._made is None:
             out = {}
-            for key, ((vid, _, names, _), (rank, ordered)) in self._parts.items():
-                ids = np.flatnonzero(np.bincount(vid[self._found], minlength=len(names) + 1))
-                out[key] = Names(ordered, np.sort(rank[ids[ids < len(names)]]))
+            for key, (vid, count, rank, ordered) in self._parts.items():
+                ids = np.flatnonzero(np.bincount(vid[self._found], minlength=count + 1))
+                out[key] = Names(ordered, np.sort(rank[ids[ids < count]]))  # the missing slot left out
             self._made = out
         return self._made
 
