@@ -166,9 +166,9 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
     key = f.params.get("topologyKey")
     namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
     if f.code in _SPREAD_CODES and key:
-        mine = workloads.keys(namespace, f.workload)
         if not options.delete_drained_nodes:
             yield "DeleteDrainedNodes", {"nodes": list(targets)}, snapshot, replace(options, delete_drained_nodes=True)
+        mine = workloads.keys(namespace, f.workload)  # after: first_trap_replans takes only the first
         yield ("HonorTaints", {"workload": f.workload, "topologyKey": key},
                _edit_constraint(snapshot, mine, key, node_taints_policy=HONOR), options)
         base = int(f.params.get("maxSkew", 1))
