@@ -149,3 +149,71 @@ def test_the_order_heuristic_kept_between_levels_equals_a_fresh_one(seed):
             w = w.copy()
     for w in reversed(worlds):  # and back up
         assert kept.order(w, w.todo_nodes(targets)) == fresh_order(w)
+
+
+def _plan_record(plan):
+    return (repr([(s.number, s.nodes, s.evictions, s.safe, s.constraints_after) for s in plan.steps]),
+            plan.stranded, plan.explored, plan.search_exhausted, plan.safe)
+
+
+def test_backtracking_rebuilds_the_worlds_it_played_on(monkeypatch):
+    """The search plays each candidate on its level's world and rebuilds a level by
+    playing the path again from the checkpoint below it: on random clusters where it
+    backtracks (and falls back), the plans are those of a search that checkpoints
+    every level, so never plays a path twice."""
+    import random
+
+    from test_drain_forced import _random_cluster
+
+    monkeypatch.setattr(search, "forced_harm", lambda ctx, world: [])  # backtrack through traps too
+    replays = []
+    checkpoint = search.Search._checkpoint
+
+    def counted(self, marks, path):
+        replays.append(len(path) - marks[-1][0])
+        return checkpoint(self, marks, path)
+
+    monkeypatch.setattr(search.Search, "_checkpoint", counted)
+    backtracked = fell_back = 0
+    for seed in range(120):
+        snap, targets = _random_cluster(random.Random(seed))
+        plans, deepest = {}, {}
+        for every in (1, 1000):
+            monkeypatch.setattr(search, "CHECKPOINT_EVERY", every)
+            for budget in (3, 10_000):
+                plans[every, budget] = _plan_record(plan_drain(
+                    snap, targets, PlanOptions(verify_remedies=False, search_budget=budget)))
+            deepest[every] = _deepest(snap, targets)
+        for budget in (3, 10_000):
+            assert plans[1, budget] == plans[1000, budget], (seed, targets, budget)
+        assert deepest[1] == deepest[1000], (seed, targets)
+        backtracked += plans[1, 10_000][2] > len(targets)
+        fell_back += not plans[1, 10_000][4] and deepest[1][0] > 0
+    assert backtracked >= 20 and sum(r > 0 for r in replays) >= 20  # it did backtrack and replay
+    assert fell_back >= 10  # and fell back from a safe prefix
+
+
+def _deepest(snap, targets):
+    """(levels, steps) of the longest safe prefix the depth-first search found, which the
+    fallback starts from: every step of it safe (there are no PDBs here)."""
+    from kubectl_tspread.drain.plan import _new_world
+
+    ctx, root = _new_world(snap, targets, PlanOptions(verify_remedies=False))
+    s = search.Search(ctx, 1, 10_000)
+    s.run(root)
+    assert all(step.safe for step in s.deepest.steps)
+    return len(s.deepest.done), repr(s.deepest.steps)
+
+
+def test_a_search_that_never_backtracks_copies_a_world_every_few_levels(monkeypatch):
+    """120 levels, each taking its first candidate: a copy per checkpoint (and the root's),
+    not one per level."""
+    from kubectl_tspread.drain.steps import World
+
+    copies = []
+    copy = World.copy
+    monkeypatch.setattr(World, "copy", lambda self: copies.append(1) or copy(self))
+    targets = [f"a{i}" for i in range(1, 121)]
+    plan = plan_drain(make_snapshot(nodes_in({"a": 120, "b": 2}), []), targets, PlanOptions(verify_remedies=False))
+    assert plan.safe and plan.explored == 120
+    assert len(copies) <= 1 + 120 // search.CHECKPOINT_EVERY

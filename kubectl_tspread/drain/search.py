@@ -13,10 +13,16 @@ A batch is a seed node plus up to --max-parallel − 1 more, taken from other do
 first (spreading a step across domains); each seed is tried at the full batch size
 and, if that is unsafe, at smaller sizes.
 
-Every candidate is simulated (steps.run_batch) on a copy; the first safe one is
-descended into. A set of remaining nodes from which no safe continuation was found
-is remembered and not explored again (an approximation: the state after draining a
-set also depends on the order, which the memo ignores).
+Every candidate is simulated (steps.run_batch); the first safe one is descended into.
+A set of remaining nodes from which no safe continuation was found is remembered and
+not explored again (an approximation: the state after draining a set also depends on
+the order, which the memo ignores). A candidate is played on the level's world itself,
+not on a copy: most levels take their first candidate, and copying the world at each
+of them (with the copy-on-write costs it sets off) was a tenth of a 500-node plan. The
+world of a level is kept every CHECKPOINT_EVERY levels and wherever a candidate failed;
+a level whose world was played on is rebuilt from the checkpoint below it by playing the
+batches of the path again (a step's simulation is a function of the world it starts
+from, so the rebuilt world is the one that was lost).
 
 Before searching, forced.py tries to prove that no order is safe (a tracked hard
 constraint whose closed domains pin the global minimum while the open ones lack room
@@ -60,6 +66,7 @@ from kubectl_tspread.model import HOSTNAME_KEY
 DFS_CANDIDATES = 8
 BACKTRACK_FLOOR = 64
 GREEDY_CANDIDATES = 3
+CHECKPOINT_EVERY = 8
 
 
 class Search:
@@ -97,20 +104,31 @@ class Search:
         """The depth-first search, with an explicit stack (a zone of a big cluster is
         1,700 levels deep, past Python's recursion limit): each level tries its candidate
         batches in order and descends into the first safe one; a level whose candidates all
-        fail marks its remaining set as failed (unless the budget ran out)."""
+        fail marks its remaining set as failed (unless the budget ran out). `root` is never
+        played on (it is the fallback's start when no step is safe)."""
         levels: list[tuple[frozenset[str], Iterator[list[str]]]] = []
-        worlds: list[World] = []
-        world: World | None = root
+        path: list[list[str]] = []  # path[d]: the batch that led from level d to level d + 1
+        marks: list[tuple[int, World]] = [(0, root)]  # (level, its world, never played on)
+        deepest = len(root.done)
+        live: World | None = root.copy()  # the world of the deepest level entered, unplayed
+        entering = True
         while True:
-            if world is not None:  # entering a level
-                remaining = world.todo_nodes(self.ctx.targets)
+            if entering:
+                entering = False
+                remaining = live.todo_nodes(self.ctx.targets)
                 if not remaining:
-                    return world
+                    return live
                 key = frozenset(remaining)
-                if key not in self.failed:
-                    levels.append((key, itertools.islice(self.batches(world, remaining), DFS_CANDIDATES)))
-                    worlds.append(world)
-                world = None
+                if key in self.failed:
+                    live = None
+                    if path:
+                        path.pop()
+                else:
+                    # the candidates are made now, from the level's world before any is played
+                    levels.append((key, iter(list(itertools.islice(self.batches(live, remaining),
+                                                                   DFS_CANDIDATES)))))
+                    if len(path) - marks[-1][0] >= CHECKPOINT_EVERY:
+                        marks.append((len(path), live.copy()))
             if not levels:
                 return None
             key, batches = levels[-1]
@@ -119,17 +137,41 @@ class Search:
                 if self.explored < self.budget:
                     self.failed.add(key)
                 levels.pop()
-                worlds.pop()
+                live = None
+                if path:
+                    path.pop()
+                while marks[-1][0] > len(path):
+                    marks.pop()
                 continue
             if self.explored >= self.budget:
                 self.exhausted = True
                 return None
-            w = worlds[-1].copy()
+            w = live if live is not None else self._rebuild(marks, path)
+            live = None
             self.explored += 1
             if run_batch(self.ctx, w, batch):
-                if len(w.done) > len(self.deepest.done):
-                    self.deepest = w
-                world = w
+                if len(w.done) > deepest:
+                    self.deepest, deepest = w, len(w.done)
+                path.append(batch)
+                live, entering = w, True
+            elif w is self.deepest:
+                # it was the frontier: the fallback starts from the level's world as it was
+                self.deepest = self._checkpoint(marks, path)
+
+    def _rebuild(self, marks: list[tuple[int, World]], path: list[list[str]]) -> World:
+        """A world to play on for level len(path)."""
+        return self._checkpoint(marks, path).copy()
+
+    def _checkpoint(self, marks: list[tuple[int, World]], path: list[list[str]]) -> World:
+        """The checkpoint of level len(path), first made, if the level has none, by playing
+        the path's batches on a copy of the one below."""
+        level, mark = marks[-1]
+        if level < len(path):
+            mark = mark.copy()
+            for batch in path[level:]:
+                run_batch(self.ctx, mark, batch)  # safe the first time, and the same again
+            marks.append((len(path), mark))
+        return mark
 
     def _greedy(self, world: World) -> World:
         """From the longest safe prefix the depth-first search found, pick at each level
