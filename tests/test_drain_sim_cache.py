@@ -3,12 +3,15 @@ indexes) must answer exactly what a fresh computation on the same simulated stat
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from conftest import make_constraint, make_pod, make_snapshot
 from drain_builders import nodes_in, web
 from kubectl_tspread.drain.placement import _nonzero
 from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.drain.steps import DomainCounts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY
@@ -62,6 +65,22 @@ def test_spread_state_memo_matches_fresh_compute_after_every_mutation(constraint
     _same(sim, probe)
     for _ in _mutations(sim):
         _same(sim, probe)
+
+
+@pytest.mark.parametrize("constraints", [c for _, c in CASES], ids=[i for i, _ in CASES])
+def test_a_judged_distribution_summarises_the_counts_it_reads(constraints):
+    """A step's table row summarises a spread past six domains by its fewest and most pods,
+    taken from the state's count histogram: after every mutation they are the counts'."""
+    sim = SimCluster(make_snapshot(_nodes(), _pods(constraints)))
+    probe = sim.replacement_for(sim.pods["default/web-2"])
+    histograms = 0
+    for _ in itertools.chain([None], _mutations(sim)):
+        for cs in sim.spread_state(probe).constraints:
+            pods = [d.pods for d in cs.domains.values()]
+            for dc in (DomainCounts(cs.domains, cs.count_histogram), DomainCounts(cs.domains)):
+                assert dc.extremes() == (min(pods), max(pods))
+            histograms += cs.count_histogram is not None
+    assert histograms  # the shifted states do carry one
 
 
 def test_fork_does_not_see_the_other_branch():

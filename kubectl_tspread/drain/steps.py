@@ -21,6 +21,7 @@ import operator
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from kubectl_tspread.drain import counts
 from kubectl_tspread.drain import pdb as pdbmod
 from kubectl_tspread.drain.diagnose import strand_reason
 from kubectl_tspread.drain.model import (
@@ -322,7 +323,7 @@ def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
             continue
         c = cs.constraint
         after = ConstraintAfter(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
-                                c.when_unsatisfiable, DomainCounts(cs.domains),
+                                c.when_unsatisfiable, DomainCounts(cs.domains, cs.count_histogram),
                                 cs.global_min, cs.skew, t.limit, cs.status)
         ctx.judged[i] = (cs, after)
         out.append(after)
@@ -334,10 +335,18 @@ class DomainCounts(Mapping):
     every tracked constraint, a hostname one has thousands of domains, and only the steps
     a user looks at are ever rendered."""
 
-    __slots__ = ("_domains",)
+    __slots__ = ("_domains", "_histogram")
 
-    def __init__(self, domains: Mapping[str, spread.Domain]):
+    def __init__(self, domains: Mapping[str, spread.Domain], histogram: Mapping[int, int] | None = None):
         self._domains = domains
+        self._histogram = histogram  # {pods: domains holding that many} (counts.histogram), if known
+
+    def extremes(self) -> tuple[int, int]:
+        """(fewest, most) pods of a domain; from the state's count histogram when it has one
+        (a table row summarises a hostname spread's 5,000 domains by these two numbers)."""
+        if self._histogram is None:
+            self._histogram = counts.histogram(self._domains)
+        return min(self._histogram), max(self._histogram)
 
     def __getitem__(self, value: str) -> int:
         return self._domains[value].pods

@@ -34,12 +34,19 @@ def format_counts(counts, full: bool = False) -> str:
     if not counts:
         return "<no domains>"
     if len(counts) > SUMMARY_DOMAINS and not full:
+        extremes = getattr(counts, "extremes", None)  # drain's DomainCounts knows them without a walk
+        if extremes is not None:
+            return _summary_line(len(counts), *extremes())
         return _summary(list(counts.values()))
     return " ".join(f"{k}={counts[k]}" for k in sorted(counts))
 
 
 def _summary(pods: list[int]) -> str:
-    return f"{len(pods)} domains, min {min(pods)}, max {max(pods)}"
+    return _summary_line(len(pods), min(pods), max(pods))
+
+
+def _summary_line(domains: int, low: int, high: int) -> str:
+    return f"{domains} domains, min {low}, max {high}"
 
 
 def distribution_string(cs, full: bool = False) -> str:
