@@ -275,11 +275,13 @@ def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str,
     """`new` is `old` with one matching pod more (+1) or less (-1) on `node`
     (drain/counts.py): carry `old`'s arrays over, if it has any."""
     # the old state's arrays are handed over, not kept: in a search that mostly goes deeper
-    # the old state is rarely placed for again, and the memo stays the size of the live states
+    # the old state is rarely placed for again, and the memo stays the size of the live states.
+    # Handed over, they are changed in place: no other entry holds them, and every reader
+    # (counts_of's callers) takes what it needs from them before returning
     hit = _ARRAYS.pop(id(old), None)
     if hit is None or hit[0] is not old:
         return
-    table, per_node, per_value = hit[1], hit[2].copy(), hit[3]
+    table, per_node, per_value = hit[1], hit[2], hit[3]
     i = table.pos.get(node)
     if i is not None:
         per_node[i] += delta
@@ -288,7 +290,6 @@ def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str,
         _, ids, _, _ = table._values[new.constraint.topology_key]
         j = ids.get(value)
         if j is not None:
-            per_value = per_value.copy()
             per_value[j] += delta
     _remember(new, table, per_node, per_value)
 
