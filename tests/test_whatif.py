@@ -72,7 +72,7 @@ def clusters(draw):
 def _tables(index: ClusterIndex) -> dict:
     """Every list of the index as sorted pod keys (views may order pods differently)."""
     out = {"nodes": sorted((n.name, repr(n)) for n in index.nodes.values())}
-    for name in ("pods_by_node", "pods_by_namespace", "pods_by_owner_uid", "_by_label", "anti_affinity_by_node"):
+    for name in ("pods_by_node", "pods_by_namespace", "_by_label", "anti_affinity_by_node"):
         out[name] = {k: sorted(repr(p) for p in v) for k, v in getattr(index, name).items() if v}
     return out
 

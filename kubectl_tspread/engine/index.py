@@ -23,7 +23,6 @@ class ClusterIndex:
         self.nodes: dict[str, Node] = {n.name: n for n in snapshot.nodes}
         self.pods_by_node: dict[str, list[Pod]] = defaultdict(list)
         self.pods_by_namespace: dict[str, list[Pod]] = defaultdict(list)
-        self.pods_by_owner_uid: dict[str, list[Pod]] = defaultdict(list)
         # (namespace, label key, value) -> pods: the posting lists selector matching starts from
         self._by_label: dict[tuple[str, str, str], list[Pod]] = defaultdict(list)
         # node name -> its bound pods with required anti-affinity (InterPodAffinity's existing-pod
@@ -44,8 +43,6 @@ class ClusterIndex:
                 self.pods_by_node[p.node_name].append(p)
                 if p.pod_anti_affinity:
                     self.anti_affinity_by_node[p.node_name].append(p)
-            if p.owner is not None and p.owner.uid:
-                self.pods_by_owner_uid[p.owner.uid].append(p)
             for k, v in p.labels.items():
                 self._by_label[(p.namespace, k, v)].append(p)
         self.workloads_by_uid: dict[str, Workload] = {w.uid: w for w in snapshot.workloads if w.uid}
@@ -225,8 +222,6 @@ class ClusterIndex:
             out.append((self.pods_by_node, pod.node_name))
             if pod.pod_anti_affinity:
                 out.append((self.anti_affinity_by_node, pod.node_name))
-        if pod.owner is not None and pod.owner.uid:
-            out.append((self.pods_by_owner_uid, pod.owner.uid))
         out.extend((self._by_label, (pod.namespace, k, v)) for k, v in pod.labels.items())
         return out
 
@@ -265,4 +260,4 @@ class ClusterIndex:
 
 # the pod lists an index keeps: copies and views copy these
 STALE_LIMIT = 256
-_TABLES = ("pods_by_node", "pods_by_namespace", "pods_by_owner_uid", "_by_label", "anti_affinity_by_node")
+_TABLES = ("pods_by_node", "pods_by_namespace", "_by_label", "anti_affinity_by_node")
