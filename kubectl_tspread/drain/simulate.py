@@ -394,7 +394,10 @@ class PodMap(Mapping):
 
     def copy(self) -> "PodMap":
         if len(self._own) + len(self._gone) > self.FLATTEN:
-            merged = {p.key: p for p in self.values()}
+            merged = dict(self._base)  # copied in C, not rebuilt pod by pod
+            for key in self._gone:
+                del merged[key]
+            merged.update(self._own)
             self._base, self._own, self._gone = merged, {}, set()
         return PodMap(self._base, dict(self._own), set(self._gone))
 
