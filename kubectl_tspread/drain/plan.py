@@ -29,7 +29,7 @@ from kubectl_tspread.drain.placement import Placer
 from kubectl_tspread.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
     kubectl_warnings
 from kubectl_tspread.drain.search import Search
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.drain.simulate import SimCluster, spread_key_of
 from kubectl_tspread.drain.steps import Context, Tracked, World, run_batch
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.errors import NotFoundError, UsageError
@@ -83,12 +83,17 @@ def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dic
     (two revisions with `matchLabelKeys: [pod-template-hash]` are two constraints), with its
     limit: maxSkew, or the pre-drain skew when a hard constraint is already above it."""
     seen: set[tuple] = set()
+    judged: set[tuple] = set()  # (workload, namespace, spread key): pods alike make the same state
     out = []
     for d in decisions:
         if d.action not in (EVICT, ALREADY_EVICTED) or not d.replaced or not d.pod.spread:
             continue
-        probe = probe_pod(d.pod)
         workload = workload_of.get(d.pod.key) or f"Pod/{d.pod.name}"
+        alike = (workload, d.pod.namespace, spread_key_of(d.pod))
+        if alike in judged:
+            continue
+        judged.add(alike)
+        probe = probe_pod(d.pod)
         state = sim.spread_state(probe)
         for i, cs in enumerate(state.constraints):
             k = (workload, d.pod.namespace, i, cs.constraint, str(cs.selector))
