@@ -335,3 +335,25 @@ def test_a_plan_marked_safe_is_safe_when_replayed(case):
         _replay(snap, plan)
     else:
         assert plan.stranded or any(c.exceeded for s in plan.steps for c in s.constraints_after)
+
+
+def test_a_pod_is_judged_by_the_decision_made_for_it_on_its_node():
+    """kubectl's decision is looked up by node and pod: a StatefulSet's replacement keeps
+    its pod's name, and once a step puts it on another target node it is no longer the pod
+    decided there (it is evicted and replaced, whatever its original's decision was)."""
+    from kubectl_tspread.drain.plan import build_context
+    from kubectl_tspread.drain.pods import EVICT, SKIP
+    from kubectl_tspread.drain.simulate import SimCluster
+
+    nodes = nodes_in({"a": 2})
+    db = make_pod("db-0", node="a1", owner="StatefulSet/db", labels={"app": "db"})
+    ds = make_pod("agent-a1", node="a1", owner="DaemonSet/agent")
+    sim = SimCluster(make_snapshot(nodes, [db, ds]))
+    ctx = build_context(sim, ["a1", "a2"], PlanOptions(flags=DrainFlags(ignore_daemonsets=True)))
+    assert ctx.decision(db).action == EVICT and ctx.decision(db) is ctx.decisions["a1"][1]
+    assert ctx.decision(ds).action == SKIP
+    moved = replace(db, node_name="a2", uid="repl-1")
+    got = ctx.decision(moved)
+    assert got.pod is moved and got.action == EVICT and got.replaced
+    moved_ds = replace(ds, node_name="a2")
+    assert ctx.decision(moved_ds).action == EVICT  # not the DaemonSet pod decided on a1

@@ -67,6 +67,8 @@ class Context:
     # tracked position -> (constraint state, its ConstraintAfter): a state no pod of the
     # workload moved since is the very same object, and so is its judgement
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
+    # (node, pod key) -> the decision made for the pod there: looked up for every eviction
+    decided: dict[tuple[str, str], PodDecision] | None = field(default=None, repr=False)
 
     def adopt(self, pod: Pod) -> None:
         """Give a replacement its original's workload, PDBs and decision."""
@@ -77,10 +79,16 @@ class Context:
         self.pod_pdbs[pod.key] = self.pod_pdbs.get(src, ())
 
     def decision(self, pod: Pod) -> PodDecision:
-        for d in self.decisions.get(pod.node_name, ()):
-            if d.pod.key == pod.key:
-                return d
-        return PodDecision(pod, EVICT, replaced=True)
+        """The decision made for `pod` on the node it is on now; a replacement that a step
+        put on a target node (a StatefulSet's keeps its name) was never decided: evicted
+        and replaced."""
+        if self.decided is None:
+            self.decided = {}
+            for node, ds in self.decisions.items():
+                for d in ds:
+                    self.decided.setdefault((node, d.pod.key), d)
+        d = self.decided.get((pod.node_name, pod.key))
+        return d if d is not None else PodDecision(pod, EVICT, replaced=True)
 
 
 @dataclass
