@@ -68,7 +68,13 @@ class Context:
     # workload moved since is the very same object, and so is its judgement
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
     # (node, pod key) -> the decision made for the pod there: looked up for every eviction
-    decided: dict[tuple[str, str], PodDecision] | None = field(default=None, repr=False)
+    decided: dict[tuple[str, str], PodDecision] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.decided = {}
+        for node, ds in self.decisions.items():
+            for d in ds:
+                self.decided.setdefault((node, d.pod.key), d)
 
     def adopt(self, pod: Pod) -> None:
         """Give a replacement its original's workload, PDBs and decision."""
@@ -82,11 +88,6 @@ class Context:
         """The decision made for `pod` on the node it is on now; a replacement that a step
         put on a target node (a StatefulSet's keeps its name) was never decided: evicted
         and replaced."""
-        if self.decided is None:
-            self.decided = {}
-            for node, ds in self.decisions.items():
-                for d in ds:
-                    self.decided.setdefault((node, d.pod.key), d)
         d = self.decided.get((pod.node_name, pod.key))
         return d if d is not None else PodDecision(pod, EVICT, replaced=True)
 
