@@ -10,7 +10,7 @@ import pytest
 from conftest import make_constraint, make_pod, make_snapshot
 from drain_builders import nodes_in, web
 from kubectl_tspread.drain.placement import _nonzero
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.drain.simulate import SimCluster, spread_key_of
 from kubectl_tspread.drain.steps import DomainCounts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
@@ -112,3 +112,41 @@ def test_nonzero_usage_follows_the_node_version():
     sim.evict(sim.pods["default/web-1"])
     sim.settle()
     assert sim.nonzero_usage("a1", _nonzero) == (500, 200 * 1024 * 1024)
+
+
+DELETION_CASES = [
+    ("zone DoNotSchedule", [make_constraint()]),
+    ("zone DoNotSchedule, minDomains 3", [make_constraint(min_domains=3)]),
+    ("hostname DoNotSchedule", [make_constraint(HOSTNAME_KEY)]),
+    ("zone hard + hostname soft", [make_constraint(), make_constraint(HOSTNAME_KEY, mode=SCHEDULE_ANYWAY)]),
+    ("zone Honor + hostname hard", [make_constraint(node_taints_policy=HONOR), make_constraint(HOSTNAME_KEY)]),
+]
+
+
+@pytest.mark.parametrize("constraints", [c for _, c in DELETION_CASES], ids=[i for i, _ in DELETION_CASES])
+def test_states_move_with_node_deletions_as_a_fresh_compute_counts(constraints):
+    """A drain that deletes its drained nodes: each node is cordoned, emptied and deleted.
+    The memoised states are moved, not dropped (the template is still memoised after each
+    deletion), and every one equals a fresh compute: the domain loses the node, a zone
+    goes with its last node (zone b, then a), a hostname domain with its node — the
+    empty ones holding the global minimum, so it rises — and with minDomains 3 the
+    minimum is forced to 0 once fewer than three zones are left."""
+    nodes = nodes_in({"a": 3, "b": 2, "c": 2})
+    pods = web({"a1": 2, "a2": 1, "a3": 1, "b1": 1, "b2": 2, "c1": 1, "c2": 3}, constraints)
+    sim = SimCluster(make_snapshot(nodes, pods))
+    probe = sim.replacement_for(sim.pods["default/web-1"])
+    key = spread_key_of(probe)
+    _same(sim, probe)
+    mins = []
+    for name in ("b1", "a1", "b2", "a2", "c1"):
+        sim.cordon([name])
+        for p in sim.pods_on(name):
+            sim.evict(p)
+        sim.settle()
+        _same(sim, probe)
+        mins.append([cs.global_min for cs in sim.spread_state(probe).constraints])
+        sim.delete_node(name)
+        assert key in sim._spread["default"], f"{name}: the state was dropped, not moved"
+        _same(sim, probe)
+        mins.append([cs.global_min for cs in sim.spread_state(probe).constraints])
+    assert len({tuple(m) for m in mins}) > 1  # the deletions did move the minimum

@@ -491,3 +491,32 @@ def test_carried_arrays_let_go_of_the_tables_of_deleted_node_sets(fast_calls):
         held = {id(v[1]) for v in vector._ARRAYS.values()} | {id(v[2]) for v in vector._ENTRIES.values()}
         assert held and held <= live, k
     assert fast_calls["fast"] >= 25
+
+
+def test_fast_path_after_node_deletions_places_like_the_walk(fast_calls):
+    """A drain that deletes its drained nodes makes a node set per step: the fast path's
+    node table (usage rows, filter verdicts, label values) and each state's count arrays
+    are carried over from the table before the deletion, two deletions at a time as in a
+    step of two nodes. Every placement between them is the walk's."""
+    pair = Pair(_snapshot({"a": 50, "b": 40, "c": 30}, 11, bound=300))
+    rng = random.Random(11)
+    placed = 0
+    for k in range(24):
+        for _ in range(2):
+            node = rng.choice(sorted(n for n in pair.walk.nodes if not n.startswith("added")))
+            pair.both(lambda sim: sim.cordon([node]))
+            for key in sorted(p.key for p in pair.walk.pods_on(node)):
+                pair.both(lambda sim: sim.evict(sim.pods[key]))
+            pair.both(lambda sim: sim.settle())
+            pair.both(lambda sim: sim.delete_node(node))
+        for j in range(6):
+            template = rng.choice(NAMES)
+            pod = _pod(template, f"new-{k}-{j}")
+            fast, walk = pair.place(pod)
+            _same(fast, walk, pair, f"round {k}, pod {j}: {template}")
+            if walk.node is not None:
+                placed += 1
+                pair.both(lambda sim: sim.bind(pod, walk.node))
+    assert placed > 60 and fast_calls["fast"] >= placed * 0.8
+    # the tables were derived (not built afresh) after the first deletion
+    assert any(t.parent is not None for t in pair.fast_placer._tables.values())

@@ -94,35 +94,55 @@ class _Overlay(Mapping):
 
 
 class Shifted(_Overlay):
-    """A constraint's domains after shifts. No domain is ever added or removed by a shift,
-    so the keys and their order are the original map's (domains in value order)."""
+    """A constraint's domains after shifts. A shift never adds or removes a domain; a
+    deleted node takes its domain with it when it was the last (`without_node`): the entry
+    is then GONE. The keys are the original map's, in its order (domains in value order),
+    less the GONE ones."""
 
     __slots__ = ()
 
     def __getitem__(self, value: str) -> spread.Domain:
         d = self.changes.get(value)
-        return d if d is not None else self.base[value]
+        if d is None:
+            return self.base[value]
+        if d is GONE:
+            raise KeyError(value)
+        return d
 
     def get(self, value, default=None):
         d = self.changes.get(value)
-        return d if d is not None else self.base.get(value, default)
+        if d is None:
+            return self.base.get(value, default)
+        return default if d is GONE else d
 
     def __contains__(self, value) -> bool:
-        return value in self.base
+        return self.changes.get(value) is not GONE and value in self.base
+
+    def _gone(self) -> int:
+        return sum(1 for d in self.changes.values() if d is GONE)
 
     def __iter__(self):
-        return iter(self.base)
+        if not self._gone():
+            return iter(self.base)
+        changes = self.changes
+        return (v for v in self.base if changes.get(v) is not GONE)
 
     def __len__(self) -> int:
-        return len(self.base)
+        return len(self.base) - self._gone()
 
     def values(self):
         changes = self.changes
-        return [changes.get(v, d) for v, d in self.base.items()]
+        out = [changes.get(v, d) for v, d in self.base.items()]
+        return [d for d in out if d is not GONE] if self._gone() else out
 
     def items(self):
         changes = self.changes
-        return [(v, changes.get(v, d)) for v, d in self.base.items()]
+        out = [(v, changes.get(v, d)) for v, d in self.base.items()]
+        return [(v, d) for v, d in out if d is not GONE] if self._gone() else out
+
+
+# a domain a deleted node took with it (Shifted)
+GONE = object()
 
 
 class NodeCounts(_Overlay):
@@ -205,6 +225,46 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.Constra
     skew = high - low
     out = _state(cs, counts, domains, low, skew, spread.status(cs.constraint, skew), hist)
     vector.shifted(cs, out, node, delta)
+    return out
+
+
+def without_node(st: spread.SpreadState, name: str, moved: Mapping[int, spread.Partition]) -> spread.SpreadState | None:
+    """`st` once the Node `name`, holding none of the pods it counts, is deleted. `moved`
+    maps id(node_domain) of each partition before the deletion to the partition after it
+    (partition.without_node); None when a constraint's partition is not among them."""
+    out = []
+    for cs in st.constraints:
+        part = moved.get(id(cs.node_domain))
+        if part is None:
+            return None
+        out.append(_without(cs, name, part))
+    return _with_constraints(st, tuple(out))
+
+
+def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> spread.ConstraintState:
+    value = cs.node_domain.get(name)
+    domains, hist = cs.domains, cs.count_histogram
+    global_min, forced, skew, status = cs.global_min, cs.min_forced_zero, cs.skew, cs.status
+    if value is not None:
+        old = domains[value]
+        left = part.members.get(value)
+        if left is not None:
+            domains = Shifted.with_change(domains, value, spread.Domain(value, old.pods, left))
+        else:  # its last node: the domain is gone, and with it maybe the minimum or minDomains
+            hist = dict(hist if hist is not None else histogram(domains))
+            n = hist[old.pods] - 1
+            if n:
+                hist[old.pods] = n
+            else:
+                del hist[old.pods]
+            domains = Shifted.with_change(domains, value, GONE)
+            forced = len(domains) < cs.constraint.min_domains
+            global_min = 0 if forced or not hist else min(hist)
+            skew = max(hist, default=0) - global_min
+            status = spread.status(cs.constraint, skew)
+    out = _new_state(cs.constraint, cs.selector, cs.namespace, cs.self_match, domains, part.node_domain,
+                     part.excluded, global_min, forced, skew, status, cs.node_counts, cs.matched, hist)
+    vector.handed_over(cs, out)
     return out
 
 

@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterable
 from kubectl_tspread.drain import counts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.partition import without_node
 from kubectl_tspread.model import HONOR, ZONE_KEY, Node, Pod, Snapshot, positional_constructor
 
 REPLACEMENT_UID_PREFIX = "tspread-replacement-"
@@ -91,6 +92,9 @@ class SimCluster:
         # a Node object added, replaced or removed); cordons and binds only take room away
         self.freed = 0
         self._scan: tuple[str, ...] | None = None
+        # the scan order before the last node deletion, while the current one is its rows less
+        # that node (vector.tables_for derives the new node table from the old one's)
+        self._table_parent: tuple[str, ...] | None = None
         # the node versions as an array in scan order (drain/vector.py), kept up to date by _touch
         self._versions = None
         # node name -> a number naming its Node object, renewed when a cordon replaces it (and
@@ -111,6 +115,7 @@ class SimCluster:
         other._partitions = dict(self._partitions)
         other._nonzero = self._nonzero
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
+        other._table_parent = self._table_parent
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
         other._node_stamps = dict(self._node_stamps)
         other._node_array = None if self._node_array is None else self._node_array.copy()
@@ -180,14 +185,47 @@ class SimCluster:
         self.index.nodes = dict(sorted(self.index.nodes.items()))
         self._node_set_changed(node.name)
 
-    def _node_set_changed(self, name: str) -> None:
-        """A Node object added, replaced or removed: the walk order and every domain may change."""
+    def _node_set_changed(self, name: str, deleted: bool = False) -> None:
+        """A Node object added, replaced or removed: the walk order and every domain may
+        change. A deletion moves the memoised states (`_without_node`); anything else
+        drops them."""
+        if not deleted:
+            self._table_parent = None
+        elif self._scan is not None:  # else an earlier deletion of this step set it
+            self._table_parent = self._scan
         self._scan = self._versions = self._node_array = None
         self.freed += 1
         self._touch(name)
+        if deleted:
+            self._without_node(name)
+            return
         self._spread.clear()
         self._honor.clear()
         self._partitions.clear()
+
+    def _without_node(self, name: str) -> None:
+        """The partitions and memoised spread states once the Node `name` (its pods already
+        dropped) is gone: each partition loses the node, and each state the node's domain
+        when it was its last node (drain/counts.without_node). A drain that deletes its
+        drained nodes does so at every step, and recomputing every state from the index
+        (hundreds are judged per step) cost eight times the step itself."""
+        moved: dict[int, spread.Partition] = {}
+        partitions = {}
+        for key, part in self._partitions.items():
+            new = moved.get(id(part.node_domain))
+            if new is None:
+                new = moved[id(part.node_domain)] = without_node(part, name)
+            partitions[key] = new
+        self._partitions = partitions
+        for namespace, states in self._spread.items():
+            for key, st in list(states.items()):
+                new = counts.without_node(st, name, moved)
+                if new is not None:
+                    states[key] = new
+                    continue
+                del states[key]  # not from this memo's partitions: computed again when asked
+                self._honor.discard((namespace, key))
+                self._templates_seen[namespace] = next(_VERSIONS)
 
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
@@ -273,7 +311,7 @@ class SimCluster:
             self._drop(p)
         self.nodes.pop(name, None)
         self.index.nodes.pop(name, None)
-        self._node_set_changed(name)
+        self._node_set_changed(name, deleted=True)
 
     def _drop(self, pod: Pod) -> None:
         if pod.node_name:

@@ -108,6 +108,32 @@ class NodeTable:
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
         # shape key -> (ok per node, the version each row was computed at)
         self.shapes: dict[tuple, tuple] = {}
+        self.parent: tuple | None = None  # (the table this one was derived from, its rows' positions)
+
+    @classmethod
+    def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
+        """The table of `sim`'s node set when it is `old`'s less deleted nodes: every row
+        is carried over (rows are keyed by node versions, which a deletion leaves alone),
+        so a drain that deletes a node per step does not re-read every node's pods and
+        filter verdicts for each."""
+        new = cls.__new__(cls)
+        order = sim.scan_order()
+        perm = np.array([old.pos[name] for name in order], dtype=np.int64)
+        new.order, new.size, new.pos = order, len(order), sim.version_positions()
+        new.rank = old.rank[perm]  # ranks keep their order: argmin over them is unchanged
+        new.alloc = {r: a[perm] for r, a in old.alloc.items()}
+        new.row_version = old.row_version[perm]
+        new.used = {r: a[perm] for r, a in old.used.items()}
+        new.nonzero_cpu, new.nonzero_mem = old.nonzero_cpu[perm], old.nonzero_mem[perm]
+        # a value whose last node went keeps its id: no node refers to it any more
+        new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
+                       in old._values.items()}
+        new._sorted = dict(old._sorted)
+        new.shapes = {shape: (ok[perm], at[perm]) for shape, (ok, at) in old.shapes.items()}
+        # the states' count arrays made on `old` move over the same way (counts_of); `old`
+        # lets go of its own parent, so a table per step never makes a chain of them
+        new.parent, old.parent = (old, perm), None
+        return new
 
     def values(self, sim: "SimCluster", key: str) -> tuple:
         """(value id per node — len(values) when the node lacks the key —, value -> id,
@@ -179,9 +205,12 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
     order = sim.scan_order()
     table = tables.get(id(order))
     if table is None or table.order is not order:
+        parent = sim._table_parent
+        old = tables.get(id(parent)) if parent is not None else None
+        made = NodeTable.derived(old, sim) if old is not None and old.order is parent else NodeTable(sim)
         if len(tables) >= 8:
             tables.clear()
-        table = tables[id(order)] = NodeTable(sim)
+        table = tables[id(order)] = made
         _forget_dropped_tables(tables)
     return table
 
@@ -214,8 +243,15 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     the missing slot) of one constraint state."""
     vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
     hit = _ARRAYS.get(id(cs))
-    if hit is not None and hit[0] is cs and hit[1] is table:
-        return vid, hit[2], hit[3]
+    if hit is not None and hit[0] is cs:
+        if hit[1] is table:
+            return vid, hit[2], hit[3]
+        if table.parent is not None and hit[1] is table.parent[0]:
+            # made on the table before a node deletion: the value ids are the same, the rows
+            # are the surviving nodes' (a deleted node held no counted pod)
+            per_node, per_value = hit[2][table.parent[1]], hit[3]
+            _remember(cs, table, per_node, per_value)
+            return vid, per_node, per_value
     pos, node_domain, missing = table.pos, cs.node_domain, len(names)
     counts = cs.node_counts
     # drain/counts.NodeCounts (not imported: it imports this module) is a shared base map
@@ -263,6 +299,14 @@ def _entries(table: NodeTable, base, node_domain, ids: dict, missing: int):
         _ENTRIES.clear()
     _ENTRIES[key] = (base, node_domain, table) + arrays
     return arrays
+
+
+def handed_over(old: spread.ConstraintState, new: spread.ConstraintState) -> None:
+    """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s
+    arrays (still on the table before the deletion; counts_of moves them to the new one)."""
+    hit = _ARRAYS.pop(id(old), None)
+    if hit is not None and hit[0] is old:
+        _remember(new, hit[1], hit[2], hit[3])
 
 
 def _remember(cs: spread.ConstraintState, table: NodeTable, per_node, per_value) -> None:

@@ -62,6 +62,27 @@ def forget_cordon_sensitive(partitions: dict[tuple, Partition]) -> None:
         del partitions[key]
 
 
+def without_node(part: Partition, name: str) -> Partition:
+    """`part` once the Node `name` is deleted: its domain loses it, and is gone with its last
+    node (a drain that deletes the drained nodes removes one per step; judging every node
+    again for each would cost the whole cluster per step)."""
+    value = part.node_domain.get(name)
+    if value is None:
+        if not any(e.name == name for e in part.excluded):
+            return part
+        return Partition(part.node_domain, tuple(e for e in part.excluded if e.name != name), part.members,
+                         part.zeros)
+    node_domain = dict(part.node_domain)  # copied in C; deleting keeps the name order
+    del node_domain[name]
+    members, zeros = dict(part.members), dict(part.zeros)
+    left = tuple(n for n in members[value] if n != name)
+    if left:
+        members[value], zeros[value] = left, Domain(value, 0, left)
+    else:
+        del members[value], zeros[value]
+    return Partition(node_domain, part.excluded, members, zeros)
+
+
 def partition_key(pod: Pod, c: SpreadConstraint, all_keys: Sequence[str]) -> tuple:
     affinity = (tuple(sorted(pod.node_selector.items())), pod.node_affinity) \
         if c.node_affinity_policy == HONOR else None
