@@ -150,3 +150,39 @@ def test_states_move_with_node_deletions_as_a_fresh_compute_counts(constraints):
         _same(sim, probe)
         mins.append([cs.global_min for cs in sim.spread_state(probe).constraints])
     assert len({tuple(m) for m in mins}) > 1  # the deletions did move the minimum
+
+
+HONOR_CASES = [
+    ("zone Honor", [make_constraint(node_taints_policy=HONOR)]),
+    ("zone Honor, minDomains 3", [make_constraint(node_taints_policy=HONOR, min_domains=3)]),
+    ("hostname Honor", [make_constraint(HOSTNAME_KEY, node_taints_policy=HONOR)]),
+    ("zone Honor + hostname Ignore", [make_constraint(node_taints_policy=HONOR), make_constraint(HOSTNAME_KEY)]),
+]
+
+
+@pytest.mark.parametrize("constraints", [c for _, c in HONOR_CASES], ids=[i for i, _ in HONOR_CASES])
+def test_states_move_with_cordons_under_honor_as_a_fresh_compute_counts(constraints):
+    """Under nodeTaintsPolicy Honor a cordoned node makes no domain: its pods, still there,
+    stop counting in it, and zone b goes with its last node. The memoised states move
+    with each cordon (the template stays memoised) and equal a fresh compute, through
+    the evictions, settles and deletions that follow."""
+    nodes = nodes_in({"a": 3, "b": 2, "c": 2})
+    pods = web({"a1": 2, "a2": 1, "a3": 1, "b1": 1, "b2": 2, "c1": 1, "c2": 3}, constraints)
+    sim = SimCluster(make_snapshot(nodes, pods))
+    probe = sim.replacement_for(sim.pods["default/web-1"])
+    key = spread_key_of(probe)
+    _same(sim, probe)
+    seen = set()
+    for name in ("b1", "a1", "b2", "c1"):
+        sim.cordon([name])
+        assert key in sim._spread["default"], f"{name}: the state was dropped, not moved"
+        _same(sim, probe)
+        seen.add(tuple((len(cs.domains), cs.global_min, cs.skew) for cs in sim.spread_state(probe).constraints))
+        for p in sim.pods_on(name)[:1]:
+            sim.evict(p)
+            _same(sim, probe)
+        sim.settle()
+        _same(sim, probe)
+    sim.delete_node("b1")
+    _same(sim, probe)
+    assert len(seen) > 2  # the cordons did move the domains and counts

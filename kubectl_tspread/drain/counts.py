@@ -3,9 +3,10 @@ recomputed: a counted pod (bound, not terminating, matched by the constraint's m
 selector) that comes or goes shifts its node's count and its domain's by one.
 
 A state depends on the pods only through those counts (which nodes make which
-domains is the partition, changed only by cordons and node deletions, which the
-simulator handles by dropping states), so `shifted` gives exactly what
-`spread.compute` would on the new cluster (tests/test_drain_sim_cache.py checks it).
+domains is the partition, changed only by node deletions and by cordons under
+nodeTaintsPolicy Honor: `without_node` moves the states with the node), so `shifted`
+and `without_node` give exactly what `spread.compute` would on the new cluster
+(tests/test_drain_sim_cache.py checks it).
 
 Cost per shift: one copy of the changes made to the constraint's node-count and domain
 maps since they were last merged (`NodeCounts`, `Shifted`: a big workload is on
@@ -229,42 +230,56 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.Constra
 
 
 def without_node(st: spread.SpreadState, name: str, moved: Mapping[int, spread.Partition]) -> spread.SpreadState | None:
-    """`st` once the Node `name`, holding none of the pods it counts, is deleted. `moved`
-    maps id(node_domain) of each partition before the deletion to the partition after it
-    (partition.without_node); None when a constraint's partition is not among them."""
-    out = []
+    """`st` once the Node `name` no longer makes a domain: deleted (its pods dropped first),
+    or cordoned under nodeTaintsPolicy Honor (its pods then no longer count in the domain,
+    only on the node). `moved` maps id(node_domain) of each partition before the change to
+    the partition after it (partition.without_node); a constraint whose partition is not
+    among them makes this None. A constraint whose partition did not change is kept."""
+    out, changed = [], False
     for cs in st.constraints:
         part = moved.get(id(cs.node_domain))
         if part is None:
             return None
-        out.append(_without(cs, name, part))
-    return _with_constraints(st, tuple(out))
+        if part.node_domain is not cs.node_domain or part.excluded is not cs.excluded_nodes:
+            cs = _without(cs, name, part)
+            changed = True
+        out.append(cs)
+    return _with_constraints(st, tuple(out)) if changed else st
 
 
 def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> spread.ConstraintState:
     value = cs.node_domain.get(name)
     domains, hist = cs.domains, cs.count_histogram
     global_min, forced, skew, status = cs.global_min, cs.min_forced_zero, cs.skew, cs.status
+    leaving = cs.node_counts.get(name, 0) if value is not None else 0
     if value is not None:
         old = domains[value]
         left = part.members.get(value)
-        if left is not None:
+        if left is not None and not leaving:
             domains = Shifted.with_change(domains, value, spread.Domain(value, old.pods, left))
-        else:  # its last node: the domain is gone, and with it maybe the minimum or minDomains
+        else:  # the count moves, or the domain is gone: the minimum, minDomains and skew with it
             hist = dict(hist if hist is not None else histogram(domains))
             n = hist[old.pods] - 1
             if n:
                 hist[old.pods] = n
             else:
                 del hist[old.pods]
-            domains = Shifted.with_change(domains, value, GONE)
+            if left is not None:
+                pods = old.pods - leaving
+                hist[pods] = hist.get(pods, 0) + 1
+                domains = Shifted.with_change(domains, value, spread.Domain(value, pods, left))
+            else:
+                domains = Shifted.with_change(domains, value, GONE)
             forced = len(domains) < cs.constraint.min_domains
             global_min = 0 if forced or not hist else min(hist)
             skew = max(hist, default=0) - global_min
             status = spread.status(cs.constraint, skew)
     out = _new_state(cs.constraint, cs.selector, cs.namespace, cs.self_match, domains, part.node_domain,
                      part.excluded, global_min, forced, skew, status, cs.node_counts, cs.matched, hist)
-    vector.handed_over(cs, out)
+    if leaving:
+        vector.forget(cs)  # its per-domain counts moved: made again when next placed for
+    else:
+        vector.handed_over(cs, out)
     return out
 
 

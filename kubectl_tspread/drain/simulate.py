@@ -22,9 +22,10 @@ Speed (the drain planner plays thousands of steps on clusters of 150k pods):
 - `copy` forks the index (`ClusterIndex.copy`) instead of re-indexing every pod;
 - `spread_state` memoises `spread.compute` per spread-relevant pod template; a pod
   counted or uncounted shifts the states of its namespace whose (merged) selectors
-  match its labels (drain/counts.py), a cordon drops the states with a
-  nodeTaintsPolicy Honor constraint (a cordoned node keeps its labels, so nothing
-  else about the domains changes), a deleted node everything;
+  match its labels (drain/counts.py); a cordon moves the states with a
+  nodeTaintsPolicy Honor constraint (the node leaves their domains; a cordoned node
+  keeps its labels, so nothing else about the domains changes) and a deleted node
+  every state (`counts.without_node`); a Node object added or replaced drops them all;
 - `nonzero_usage` remembers a node's summed scoring requests per node version.
 
 The scheduler's node walk: `scan_order` is the order kube-scheduler's node tree lists
@@ -46,7 +47,8 @@ from typing import Any, Callable, Iterable
 from kubectl_tspread.drain import counts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.engine.partition import without_node
+from kubectl_tspread.engine.nodematch import untolerated_taint
+from kubectl_tspread.engine.partition import EXCLUDED_TAINT, without_node
 from kubectl_tspread.model import HONOR, ZONE_KEY, Node, Pod, Snapshot, positional_constructor
 
 REPLACEMENT_UID_PREFIX = "tspread-replacement-"
@@ -75,7 +77,7 @@ class SimCluster:
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
         # (namespace, template) of the memoised states with a nodeTaintsPolicy Honor constraint:
-        # the ones a cordon drops (every other state survives it)
+        # the ones a cordon moves (every other state is unchanged by it)
         self._honor: set[tuple[str, object]] = set()
         # namespace -> a number naming its set of memoised templates (renewed when one is added
         # or dropped), and (namespace, that number, labels) -> the templates a pod with those
@@ -275,12 +277,33 @@ class SimCluster:
             if new is not None:
                 states[key] = new
 
-    def _forget_honor_taints(self) -> None:
-        spread.forget_cordon_sensitive(self._partitions)
-        for namespace, key in self._honor:
-            self._spread[namespace].pop(key, None)
+    def _cordoned_under_honor(self, name: str) -> None:
+        """After a cordon: under nodeTaintsPolicy Honor a node whose taints the pod does not
+        tolerate makes no domain, so each Honor partition drops the node (unless its pods
+        tolerate the cordon) and the states on it move with it (counts.without_node: the
+        node's pods no longer count in its domain). Every other partition and state is
+        unchanged (a cordoned node keeps its labels)."""
+        node = self.nodes[name]
+        moved: dict[int, spread.Partition] = {}
+        for key, part in list(self._partitions.items()):
+            new = moved.get(id(part.node_domain))
+            if new is None:
+                new = part
+                # the key's tolerations (partition_key keeps them under Honor) decide
+                if key[3] == HONOR and name in part.node_domain and \
+                        untolerated_taint(node.effective_taints, key[5]) is not None:
+                    new = without_node(part, name, EXCLUDED_TAINT)
+                moved[id(part.node_domain)] = new
+            self._partitions[key] = new
+        for namespace, key in list(self._honor):
+            states = self._spread[namespace]
+            new = counts.without_node(states[key], name, moved)
+            if new is not None:
+                states[key] = new
+                continue
+            del states[key]  # not from this memo's partitions: computed again when asked
+            self._honor.discard((namespace, key))
             self._templates_seen[namespace] = next(_VERSIONS)
-        self._honor.clear()
 
     def _touch(self, node: str) -> None:
         if node:
@@ -302,7 +325,7 @@ class SimCluster:
                 self._node_stamps[name] = stamp = next(_VERSIONS)
                 if self._node_array is not None:
                     self._node_array[self.version_positions()[name]] = stamp
-                self._forget_honor_taints()
+                self._cordoned_under_honor(name)
 
     def delete_node(self, name: str) -> None:
         """Remove a Node object; its pods (only DaemonSet and mirror pods are left on a

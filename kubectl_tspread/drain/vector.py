@@ -301,6 +301,13 @@ def _entries(table: NodeTable, base, node_domain, ids: dict, missing: int):
     return arrays
 
 
+def forget(cs: spread.ConstraintState) -> None:
+    """Drop the arrays of a state replaced by one with other per-domain counts."""
+    hit = _ARRAYS.pop(id(cs), None)
+    if hit is not None and hit[0] is not cs:
+        _ARRAYS[id(cs)] = hit
+
+
 def handed_over(old: spread.ConstraintState, new: spread.ConstraintState) -> None:
     """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s
     arrays (still on the table before the deletion; counts_of moves them to the new one)."""

@@ -55,20 +55,14 @@ class Partition:
     counted: dict[tuple[str, int], Domain] = field(default_factory=dict, compare=False, repr=False)
 
 
-def forget_cordon_sensitive(partitions: dict[tuple, Partition]) -> None:
-    """Drop the partitions a cordon can change: a cordoned node keeps its labels, so only
-    nodeTaintsPolicy Honor (the cordon taint) moves it out of the domains."""
-    for key in [k for k in partitions if k[3] == HONOR]:
-        del partitions[key]
-
-
-def without_node(part: Partition, name: str) -> Partition:
-    """`part` once the Node `name` is deleted: its domain loses it, and is gone with its last
-    node (a drain that deletes the drained nodes removes one per step; judging every node
-    again for each would cost the whole cluster per step)."""
+def without_node(part: Partition, name: str, excluded: str | None = None) -> Partition:
+    """`part` once the Node `name` is deleted, or, with an `excluded` reason, no longer makes
+    a domain (a cordon under nodeTaintsPolicy Honor): its domain loses it, and is gone with
+    its last node. A drain deletes or cordons a node per step; judging every node again for
+    each would cost the whole cluster per step."""
     value = part.node_domain.get(name)
     if value is None:
-        if not any(e.name == name for e in part.excluded):
+        if excluded is not None or not any(e.name == name for e in part.excluded):
             return part
         return Partition(part.node_domain, tuple(e for e in part.excluded if e.name != name), part.members,
                          part.zeros)
@@ -80,7 +74,11 @@ def without_node(part: Partition, name: str) -> Partition:
         members[value], zeros[value] = left, Domain(value, 0, left)
     else:
         del members[value], zeros[value]
-    return Partition(node_domain, part.excluded, members, zeros)
+    out = part.excluded
+    if excluded is not None:  # the excluded nodes are in name order
+        at = bisect_left(out, name, key=lambda e: e.name)
+        out = out[:at] + (ExcludedNode(name, excluded),) + out[at:]
+    return Partition(node_domain, out, members, zeros)
 
 
 def partition_key(pod: Pod, c: SpreadConstraint, all_keys: Sequence[str]) -> tuple:

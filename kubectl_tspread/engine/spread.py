@@ -45,7 +45,7 @@ from kubectl_tspread.engine.defaults import default_constraints
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.partition import (  # noqa: F401  (the records and memo stay importable from here)
     EXCLUDED_MISSING_KEY, EXCLUDED_NODE_AFFINITY, EXCLUDED_TAINT, DerivedPartitions, Domain, ExcludedNode,
-    Partition, build as _partition, forget_cordon_sensitive, partition_key as _partition_key,
+    Partition, build as _partition, partition_key as _partition_key,
 )
 from kubectl_tspread.labels import IN, Requirement, Selector
 from kubectl_tspread.model import HOSTNAME_KEY, Node, Pod, SpreadConstraint
