@@ -252,13 +252,14 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
     return replace(plan, findings=tuple(findings))
 
 
-def _start(children: dict[str, parallel.Child], wanted: Sequence[tuple[str, Snapshot, PlanOptions]],
+def _start(children: dict[str, parallel.Child], wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
            replan: Callable[[Snapshot, PlanOptions], DrainPlan]) -> None:
-    """Start each wanted re-plan in a forked process (at most parallel.MAX_CHILDREN at once)."""
+    """Start each wanted re-plan in a forked process (at most parallel.MAX_CHILDREN at once),
+    which also makes the candidate's edited snapshot."""
     for key, snap, opts in wanted:
         if len(children) >= parallel.MAX_CHILDREN:
             return
-        children[key] = parallel.Child(lambda s=snap, o=opts: _verdict(replan(s, o)))
+        children[key] = parallel.Child(lambda s=snap, o=opts: _verdict(replan(s(), o)))
 
 
 def _verdict(plan: DrainPlan) -> parallel.Verdict:

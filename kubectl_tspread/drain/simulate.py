@@ -219,15 +219,21 @@ class SimCluster:
                 new = moved[id(part.node_domain)] = without_node(part, name)
             partitions[key] = new
         self._partitions = partitions
-        for namespace, states in self._spread.items():
-            for key, st in list(states.items()):
-                new = counts.without_node(st, name, moved)
-                if new is not None:
-                    states[key] = new
-                    continue
-                del states[key]  # not from this memo's partitions: computed again when asked
-                self._honor.discard((namespace, key))
-                self._templates_seen[namespace] = next(_VERSIONS)
+        self._move_states(name, moved, [(ns, key) for ns, states in self._spread.items() for key in states])
+
+    def _move_states(self, name: str, moved: dict[int, spread.Partition], which: list[tuple[str, tuple]]) -> None:
+        """Move the memoised states `which` ((namespace, template) pairs) with the node's
+        partitions (`moved`, as counts.without_node takes it); a state not made from
+        them is dropped, and computed again when asked."""
+        for namespace, key in which:
+            states = self._spread[namespace]
+            new = counts.without_node(states[key], name, moved)
+            if new is not None:
+                states[key] = new
+                continue
+            del states[key]
+            self._honor.discard((namespace, key))
+            self._templates_seen[namespace] = next(_VERSIONS)
 
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
@@ -295,15 +301,7 @@ class SimCluster:
                     new = without_node(part, name, EXCLUDED_TAINT)
                 moved[id(part.node_domain)] = new
             self._partitions[key] = new
-        for namespace, key in list(self._honor):
-            states = self._spread[namespace]
-            new = counts.without_node(states[key], name, moved)
-            if new is not None:
-                states[key] = new
-                continue
-            del states[key]  # not from this memo's partitions: computed again when asked
-            self._honor.discard((namespace, key))
-            self._templates_seen[namespace] = next(_VERSIONS)
+        self._move_states(name, moved, list(self._honor))
 
     def _touch(self, node: str) -> None:
         if node:
