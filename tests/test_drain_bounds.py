@@ -217,3 +217,47 @@ def test_a_search_that_never_backtracks_copies_a_world_every_few_levels(monkeypa
     plan = plan_drain(make_snapshot(nodes_in({"a": 120, "b": 2}), []), targets, PlanOptions(verify_remedies=False))
     assert plan.safe and plan.explored == 120
     assert len(copies) <= 1 + 120 // search.CHECKPOINT_EVERY
+
+
+def test_without_a_backtracking_allowance_a_failed_level_ends_the_search(monkeypatch):
+    """A remedy's re-plan (search_budget 0) may simulate one step per target: once every
+    candidate of a level failed, no complete order fits in what is left, so the search
+    does not go back up (at scale that was most of a re-plan's work); the fallback goes
+    on from that level. Two plain nodes and twelve whose pods are pinned to them: the
+    third level has only pinned nodes left and fails after DFS_CANDIDATES of them, with
+    budget to spare."""
+    snap, pinned = _pinned(12)
+    free = [make_node(f"g{i}", zone="a", allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110})
+            for i in (1, 2)]
+    spare = make_node("spare", zone="a", allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110})
+    pods = [make_pod(f"app-{n.name}", node=n.name, labels={"app": "other"}, owner="ReplicaSet/web-1")
+            for n in free]
+    snap = make_snapshot(snap.nodes + tuple(free) + (spare,), snap.pods + tuple(pods), workloads=[RS])
+    targets = pinned + [n.name for n in free]
+    tried, replaying = [], []
+    real, checkpoint = search.run_batch, search.Search._checkpoint
+
+    def recorded(ctx, world, batch):
+        ok = real(ctx, world, batch)
+        if not replaying:  # a level rebuilt by playing its path again is not a candidate tried
+            tried.append((len(world.done) - len(batch), ok))
+        return ok
+
+    def replayed(self, marks, path):
+        replaying.append(True)
+        try:
+            return checkpoint(self, marks, path)
+        finally:
+            replaying.pop()
+
+    monkeypatch.setattr(search, "run_batch", recorded)
+    monkeypatch.setattr(search.Search, "_checkpoint", replayed)
+    for budget, goes_back in ((0, False), (10_000, True)):
+        tried.clear()
+        plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=budget))
+        assert not plan.safe and len(plan.stranded) == 12
+        first_failed_level = 2  # g1 and g2 drained, then only pinned nodes
+        levels = [depth for depth, _ in tried]
+        failed_at = levels.index(first_failed_level)
+        went_back = any(d < first_failed_level for d in levels[failed_at:])
+        assert went_back == goes_back, (budget, tried)

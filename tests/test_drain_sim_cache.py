@@ -114,6 +114,17 @@ def test_nonzero_usage_follows_the_node_version():
     assert sim.nonzero_usage("a1", _nonzero) == (500, 200 * 1024 * 1024)
 
 
+def _seven_nodes(constraints):
+    """Zones a (3 nodes), b and c (2 each), pods of web on each node; the simulation, a
+    probe replacement and its memo key, checked once against a fresh compute."""
+    nodes = nodes_in({"a": 3, "b": 2, "c": 2})
+    pods = web({"a1": 2, "a2": 1, "a3": 1, "b1": 1, "b2": 2, "c1": 1, "c2": 3}, constraints)
+    sim = SimCluster(make_snapshot(nodes, pods))
+    probe = sim.replacement_for(sim.pods["default/web-1"])
+    _same(sim, probe)
+    return sim, probe, spread_key_of(probe)
+
+
 DELETION_CASES = [
     ("zone DoNotSchedule", [make_constraint()]),
     ("zone DoNotSchedule, minDomains 3", [make_constraint(min_domains=3)]),
@@ -131,12 +142,7 @@ def test_states_move_with_node_deletions_as_a_fresh_compute_counts(constraints):
     goes with its last node (zone b, then a), a hostname domain with its node — the
     empty ones holding the global minimum, so it rises — and with minDomains 3 the
     minimum is forced to 0 once fewer than three zones are left."""
-    nodes = nodes_in({"a": 3, "b": 2, "c": 2})
-    pods = web({"a1": 2, "a2": 1, "a3": 1, "b1": 1, "b2": 2, "c1": 1, "c2": 3}, constraints)
-    sim = SimCluster(make_snapshot(nodes, pods))
-    probe = sim.replacement_for(sim.pods["default/web-1"])
-    key = spread_key_of(probe)
-    _same(sim, probe)
+    sim, probe, key = _seven_nodes(constraints)
     mins = []
     for name in ("b1", "a1", "b2", "a2", "c1"):
         sim.cordon([name])
@@ -166,12 +172,7 @@ def test_states_move_with_cordons_under_honor_as_a_fresh_compute_counts(constrai
     stop counting in it, and zone b goes with its last node. The memoised states move
     with each cordon (the template stays memoised) and equal a fresh compute, through
     the evictions, settles and deletions that follow."""
-    nodes = nodes_in({"a": 3, "b": 2, "c": 2})
-    pods = web({"a1": 2, "a2": 1, "a3": 1, "b1": 1, "b2": 2, "c1": 1, "c2": 3}, constraints)
-    sim = SimCluster(make_snapshot(nodes, pods))
-    probe = sim.replacement_for(sim.pods["default/web-1"])
-    key = spread_key_of(probe)
-    _same(sim, probe)
+    sim, probe, key = _seven_nodes(constraints)
     seen = set()
     for name in ("b1", "a1", "b2", "c1"):
         sim.cordon([name])

@@ -38,7 +38,10 @@ is ~1,700 targets, so anything quadratic in T is hours):
   than T would make a safe plan of T steps unreachable, and backtracking that costs
   more than the forward pass itself rarely pays (a zone drained under
   nodeTaintsPolicy Ignore is a trap whatever the order, and proving it is exhausting
-  the allowance) — small drains keep the full allowance of search_budget;
+  the allowance) — small drains keep the full allowance of search_budget. With no
+  allowance (search_budget 0, a remedy's re-plan) a level whose candidates all fail
+  ends the search: no complete order fits in the steps left, and going back up spent
+  them for nothing (most of a whole-zone re-plan);
 - a level tries at most DFS_CANDIDATES batches: the heuristic puts the likely ones
   first, and when the first few all do harm the rest rarely do better — a deeper
   level of the same branch is then the cheaper place to look;
@@ -77,6 +80,9 @@ class Search:
         self.max_parallel = max(1, max_parallel)
         targets = len(ctx.targets)
         self.budget = targets + min(budget, max(BACKTRACK_FLOOR, targets))
+        # no allowance beyond one step per target (a remedy's re-plan): once a level fails,
+        # no complete order fits in what is left, so the search never backtracks
+        self.backtracks = budget > 0
         self.explored = 0
         self.failed: set[frozenset[str]] = set()
         self.exhausted = False
@@ -134,6 +140,8 @@ class Search:
             key, batches = levels[-1]
             batch = next(batches, None)
             if batch is None:  # every candidate of this level failed
+                if not self.backtracks:
+                    return None  # the fallback goes on from the deepest world
                 if self.explored < self.budget:
                     self.failed.add(key)
                 levels.pop()
