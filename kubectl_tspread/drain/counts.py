@@ -95,10 +95,10 @@ class _Overlay(Mapping):
 
 
 class Shifted(_Overlay):
-    """A constraint's domains after shifts. A shift never adds or removes a domain; a
-    deleted node takes its domain with it when it was the last (`without_node`): the entry
-    is then GONE. The keys are the original map's, in its order (domains in value order),
-    less the GONE ones."""
+    """A constraint's domains after shifts. A shift never adds or removes a domain; a node
+    that leaves the domains (deleted, or cordoned under nodeTaintsPolicy Honor) takes its
+    domain with it when it was the last (`without_node`): the entry is then GONE. The keys
+    are the original map's, in its order (domains in value order), less the GONE ones."""
 
     __slots__ = ()
 
@@ -142,7 +142,7 @@ class Shifted(_Overlay):
         return [(v, d) for v, d in out if d is not GONE] if self._gone() else out
 
 
-# a domain a deleted node took with it (Shifted)
+# a domain whose last node left it (Shifted)
 GONE = object()
 
 
