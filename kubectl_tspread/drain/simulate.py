@@ -211,15 +211,21 @@ class SimCluster:
         when it was its last node (drain/counts.without_node). A drain that deletes its
         drained nodes does so at every step, and recomputing every state from the index
         (hundreds are judged per step) cost eight times the step itself."""
+        moved = self._move_partitions(lambda key, part: without_node(part, name))
+        self._move_states(name, moved, [(ns, key) for ns, states in self._spread.items() for key in states])
+
+    def _move_partitions(self, move: Callable[[tuple, spread.Partition], spread.Partition]
+                         ) -> dict[int, spread.Partition]:
+        """Replace each memoised partition by `move(key, partition)` (made once per partition
+        object); returns id(node_domain) before -> partition after, as counts.without_node
+        takes it."""
         moved: dict[int, spread.Partition] = {}
-        partitions = {}
-        for key, part in self._partitions.items():
+        for key, part in list(self._partitions.items()):
             new = moved.get(id(part.node_domain))
             if new is None:
-                new = moved[id(part.node_domain)] = without_node(part, name)
-            partitions[key] = new
-        self._partitions = partitions
-        self._move_states(name, moved, [(ns, key) for ns, states in self._spread.items() for key in states])
+                new = moved[id(part.node_domain)] = move(key, part)
+            self._partitions[key] = new
+        return moved
 
     def _move_states(self, name: str, moved: dict[int, spread.Partition], which: list[tuple[str, tuple]]) -> None:
         """Move the memoised states `which` ((namespace, template) pairs) with the node's
@@ -289,19 +295,15 @@ class SimCluster:
         tolerate the cordon) and the states on it move with it (counts.without_node: the
         node's pods no longer count in its domain). Every other partition and state is
         unchanged (a cordoned node keeps its labels)."""
-        node = self.nodes[name]
-        moved: dict[int, spread.Partition] = {}
-        for key, part in list(self._partitions.items()):
-            new = moved.get(id(part.node_domain))
-            if new is None:
-                new = part
-                # the key's tolerations (partition_key keeps them under Honor) decide
-                if key[3] == HONOR and name in part.node_domain and \
-                        untolerated_taint(node.effective_taints, key[5]) is not None:
-                    new = without_node(part, name, EXCLUDED_TAINT)
-                moved[id(part.node_domain)] = new
-            self._partitions[key] = new
-        self._move_states(name, moved, list(self._honor))
+        taints = self.nodes[name].effective_taints
+
+        def move(key: tuple, part: spread.Partition) -> spread.Partition:
+            # the key's tolerations (partition_key keeps them under Honor) decide
+            if key[3] == HONOR and name in part.node_domain and untolerated_taint(taints, key[5]) is not None:
+                return without_node(part, name, EXCLUDED_TAINT)
+            return part
+
+        self._move_states(name, self._move_partitions(move), list(self._honor))
 
     def _touch(self, node: str) -> None:
         if node:

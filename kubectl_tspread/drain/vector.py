@@ -303,9 +303,9 @@ def _entries(table: NodeTable, base, node_domain, ids: dict, missing: int):
 
 def forget(cs: spread.ConstraintState) -> None:
     """Drop the arrays of a state replaced by one with other per-domain counts."""
-    hit = _ARRAYS.pop(id(cs), None)
-    if hit is not None and hit[0] is not cs:
-        _ARRAYS[id(cs)] = hit
+    hit = _ARRAYS.get(id(cs))
+    if hit is not None and hit[0] is cs:
+        del _ARRAYS[id(cs)]
 
 
 def handed_over(old: spread.ConstraintState, new: spread.ConstraintState) -> None:
