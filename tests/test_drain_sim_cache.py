@@ -187,3 +187,49 @@ def test_states_move_with_cordons_under_honor_as_a_fresh_compute_counts(constrai
     sim.delete_node("b1")
     _same(sim, probe)
     assert len(seen) > 2  # the cordons did move the domains and counts
+
+
+def _moves(sim: SimCluster, probe, names, delete: bool):
+    """The probe's constraint states before and after each cordon, eviction, settle and
+    deletion of `names`, in turn."""
+    def states():
+        return sim.spread_state(probe).constraints
+
+    for name in names:
+        before = states()
+        sim.cordon([name])
+        yield before, states()
+        for p in sim.pods_on(name):
+            before = states()
+            sim.evict(p)
+            yield before, states()
+        before = states()
+        sim.settle()
+        yield before, states()
+        if delete:
+            before = states()
+            sim.delete_node(name)
+            yield before, states()
+
+
+@pytest.mark.parametrize("constraints,delete",
+                         [(c, True) for _, c in DELETION_CASES] + [(c, False) for _, c in HONOR_CASES],
+                         ids=[f"delete: {i}" for i, _ in DELETION_CASES] + [f"honor: {i}" for i, _ in HONOR_CASES])
+def test_same_counts_only_when_no_node_or_domain_count_moved(constraints, delete):
+    """counts.same_counts lets the order search keep a moved state's shares (search.py):
+    whenever it says yes, every node and every remaining domain holds what it held. It
+    says yes at least once when drained, emptied nodes are deleted (a cordon under Honor
+    here always takes counted pods out of their domain: it must say no)."""
+    from kubectl_tspread.drain import counts
+
+    sim, probe, _ = _seven_nodes(constraints)
+    said_yes = 0
+    for before, after in _moves(sim, probe, ("b1", "a1", "b2", "c1"), delete):
+        for old, new in zip(before, after):
+            if old is new or not counts.same_counts(old, new):
+                continue
+            said_yes += 1
+            assert dict(new.node_counts.items()) == dict(old.node_counts.items())
+            assert {v: d.pods for v, d in new.domains.items()} == \
+                {v: old.domains[v].pods for v in new.domains}
+    assert said_yes or not delete

@@ -283,6 +283,23 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> s
     return out
 
 
+def same_counts(old: spread.ConstraintState, new: spread.ConstraintState) -> bool:
+    """Whether every node and every domain left in `new` holds as many matching pods as in
+    `old`, for a state moved from `old`. Only a node leaving the domains (`without_node`)
+    keeps the node-count map, and it takes its counted pods out of its domain's total: so
+    the same map and the same total over the domains say no domain's count moved (a node
+    that leaves with none and is not its domain's last keeps the very histogram, even an
+    unknown one). False when a histogram to take the total from is unknown."""
+    if new.node_counts is not old.node_counts:
+        return False
+    a, b = old.count_histogram, new.count_histogram
+    if a is b:
+        return True
+    if a is None or b is None:
+        return False
+    return sum(k * v for k, v in a.items()) == sum(k * v for k, v in b.items())
+
+
 def histogram(domains) -> dict[int, int]:
     """{pods: number of domains holding that many}."""
     out: dict[int, int] = {}

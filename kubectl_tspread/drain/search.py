@@ -275,6 +275,11 @@ class Search:
             before, holds, surplus = last
             changed = [(old, cs) for old, cs in zip(before, hard) if old is not cs]
         for old, cs in changed:
+            if old is not None and cs.global_min == old.global_min and counts.same_counts(old, cs):
+                # moved by a node that left the domains with no matching pod (a drained node
+                # deleted, or cordoned under Honor): every share is the same
+                self._shares[id(cs)] = (cs, self._target_shares(old))
+                continue
             if old is not None:
                 for name, at_min, extra in self._target_shares(old):
                     holds[name] -= at_min
