@@ -245,6 +245,55 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
     assert repr(forked.findings) == repr(in_process.findings)
 
 
+
+def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stranding(counting, monkeypatch):
+    """The same trap, and a hostname-spread workload with a pod on every node, whose first
+    replacement strands at once: once the fallback keeps that step, the stranding is the
+    plan's first finding, and its other re-plans (Honor on that constraint, ...) start then,
+    while the plan goes on — not after it. Their verdicts are the ones used, and the answer
+    is the in-process one."""
+    from kubectl_tspread.drain import search
+    nodes = nodes_in({"a": 3, "b": 3, "c": 3})
+    # in a namespace of its own: the re-plan started early edits the pods of the finding's namespace
+    api = [make_pod(f"api-{i}", node=n.name, labels={"app": "api"}, owner="ReplicaSet/api-1", namespace="shop",
+                    spread=[make_constraint(HOSTNAME_KEY, node_taints_policy=IGNORE, selector={"app": "api"})])
+           for i, n in enumerate(nodes)]
+    snap = make_snapshot(nodes, web({n.name: 1 for n in nodes}, [make_constraint(node_taints_policy=IGNORE)]) + api,
+                         workloads=[RS, make_workload("ReplicaSet", "api-1", {"app": "api"}, namespace="shop")])
+    targets = ["b1", "b2", "b3"]
+    children_at_step, real_batch, plans = [], search.run_batch, {}
+
+    def run_batch(ctx, world, batch):
+        plans.setdefault("plan", ctx)  # the plan's own steps, not a re-plan's made in-process
+        if ctx is plans["plan"]:
+            children_at_step.append((len(world.stranded), len(counting)))
+        return real_batch(ctx, world, batch)
+
+    used, real_result = [], parallel.Child.result
+
+    def result(self):
+        got = real_result(self)
+        used.append((self, got))
+        return got
+
+    monkeypatch.setattr(search, "run_batch", run_batch)
+    monkeypatch.setattr(parallel.Child, "result", result)
+    forked = plan_drain(snap, targets)
+    # one child before any stranding; from the first step simulated after one, every child
+    # the remedies use (the first finding's candidates fill the allowance: nothing is left
+    # to start once the plan is done)
+    assert {n for stranded, n in children_at_step if not stranded} == {1}
+    assert [n for stranded, n in children_at_step if stranded][:1] == [len(counting)]
+    assert len(counting) > 1
+    assert forked.stranded[0].step < forked.steps[-1].number  # so they began mid-plan
+    second = counting[1]
+    assert [got is not None for child, got in used if child is second] == [True]
+    assert all(_gone(c.pid) for c in counting)
+    assert forked.findings[0].workload == "ReplicaSet/api-1"
+    assert "HonorTaints" in {r.action for r in forked.findings[0].remedies}
+    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    assert repr(forked.findings) == repr(in_process.findings)
+
 def _dead(pid: int) -> bool:
     """Whether the process no longer runs (gone, or a zombie its new parent has not reaped)."""
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from kubectl_tspread.drain.model import INFO, ORDER_MATTERS, SKEW_EXCEEDED, DrainPlan, Finding, Remedy
+from kubectl_tspread.drain.model import INFO, ORDER_MATTERS, SKEW_EXCEEDED, DrainPlan, Finding, Remedy, Stranded
 from kubectl_tspread.drain.pods import FLAG_FOR, PodDecision
 
 
@@ -18,11 +18,7 @@ def build_findings(plan: DrainPlan, refused: Sequence[PodDecision]) -> list[Find
     groups: dict[tuple[str, str | None], list] = {}
     for s in plan.stranded:
         groups.setdefault((s.reason, s.workload), []).append(s)
-    out = []
-    for (code, workload), items in groups.items():
-        first = min(items, key=lambda s: s.step)
-        params = dict(first.details)
-        out.append(Finding(code, workload, tuple(f"{s.namespace}/{s.name}" for s in items), first.step, params))
+    out = [stranded_finding(items) for items in groups.values()]
     out += _skew_findings(plan, {w for _, w in groups})
     by_code: dict[str, list[PodDecision]] = {}
     for d in refused:
@@ -31,6 +27,14 @@ def build_findings(plan: DrainPlan, refused: Sequence[PodDecision]) -> list[Find
         out.append(Finding(code, None, tuple(d.pod.key for d in ds), None,
                            {"message": ds[0].message, "flag": FLAG_FOR.get(code, "")}))
     return out
+
+
+def stranded_finding(items: Sequence[Stranded]) -> Finding:
+    """The finding of stranded pods of one (code, workload): its pods, and the step and
+    numbers of the first to strand."""
+    first = min(items, key=lambda s: s.step)
+    return Finding(first.reason, first.workload, tuple(f"{s.namespace}/{s.name}" for s in items), first.step,
+                   dict(first.details))
 
 
 def _skew_findings(plan: DrainPlan, explained: set) -> list[Finding]:

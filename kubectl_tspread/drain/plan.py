@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Sequence
 
 from kubectl_tspread.drain import parallel
 from kubectl_tspread.drain import pdb as pdbmod
-from kubectl_tspread.drain.findings import build_findings, order_finding
+from kubectl_tspread.drain.findings import build_findings, order_finding, stranded_finding
 from kubectl_tspread.drain.model import MULTIPLE_PDBS, PDB_BLOCKS, DrainPlan, Eviction, Finding, PlanOptions, Stranded
 from kubectl_tspread.drain.placement import Placer
 from kubectl_tspread.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
@@ -228,13 +228,26 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         findings (their first candidate deletes the drained nodes); otherwise the
         PDB-blocked pods' findings do, if any."""
         from kubectl_tspread.drain.remedies import first_replans, first_trap_replans
+        proven.extend(forced)
         wanted = (first_trap_replans(snapshot, targets, options, forced) if forced else
                   first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
         _start(children, wanted, replan)
 
+    def first_strand(s: Stranded) -> None:
+        """When no order is safe, the plan's first stranded pod makes its first finding: start
+        that finding's other re-plans too (a zone's first stranding comes early in a plan
+        that takes minutes, and its re-plan would otherwise start only after it)."""
+        from kubectl_tspread.drain.remedies import first_replans
+        if not proven:
+            return
+        # its namespace (from the pod) says whose pods a candidate edits
+        wanted = first_replans(snapshot, targets, options, None, [stranded_finding([s])])
+        _start(children, [w for w in wanted if w[0] not in children], replan)
+
+    proven: list = []
     try:
-        on_proof = guess if options.verify_remedies and parallel.available() else None
-        plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof)
+        on_proof, on_strand = (guess, first_strand) if options.verify_remedies and parallel.available() else (None, None)
+        plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand)
         findings = build_findings(plan, refused)
         if plan.safe:
             findings += order_finding(plan, lambda: given_order_safe(snapshot, targets, options))
@@ -268,12 +281,14 @@ def _verdict(plan: DrainPlan) -> parallel.Verdict:
 
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
           placer: Placer, ctx: Context | None = None,
-          on_proof: Callable[[list], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
+          on_proof: Callable[[list], None] | None = None,
+          on_strand: Callable[[Stranded], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
-    the first step is simulated, whether (and why) no order is safe (Search.on_proof)."""
+    the first step is simulated, whether (and why) no order is safe (Search.on_proof);
+    `on_strand`, the plan's first stranded pod once it is known (Search.on_strand)."""
     ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
     settled = _settle(ctx, world)
-    search = Search(ctx, options.max_parallel, options.search_budget, on_proof)
+    search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand)
     final, found = search.run(world)
     stranded = final.stranded + _blocked_stranded(ctx, final)
     # Pending pods that fit nowhere before the first step are not the drain's doing: they

@@ -62,7 +62,7 @@ from typing import Callable, Iterator
 
 from kubectl_tspread.drain import counts
 from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
-from kubectl_tspread.drain.model import Step
+from kubectl_tspread.drain.model import Step, Stranded
 from kubectl_tspread.drain.steps import Context, World, run_batch, tracked_states
 from kubectl_tspread.model import HOSTNAME_KEY
 
@@ -74,9 +74,13 @@ CHECKPOINT_EVERY = 8
 
 class Search:
     def __init__(self, ctx: Context, max_parallel: int, budget: int,
-                 on_proof: Callable[[list[ForcedHarm]], None] | None = None):
+                 on_proof: Callable[[list[ForcedHarm]], None] | None = None,
+                 on_strand: Callable[[Stranded], None] | None = None):
         self.ctx = ctx
         self.on_proof = on_proof  # told forced.py's answer before any step is simulated
+        # told the plan's first stranded pod as soon as the fallback keeps a step that strands
+        # it (the fallback never goes back, so it stays the first)
+        self.on_strand = on_strand
         self.max_parallel = max(1, max_parallel)
         targets = len(ctx.targets)
         self.budget = targets + min(budget, max(BACKTRACK_FLOOR, targets))
@@ -201,6 +205,9 @@ class Search:
                     best, best_cost = w, cost
                 if cost <= floor:
                     break
+            if self.on_strand is not None and best.stranded:  # type: ignore[union-attr]
+                self.on_strand(best.stranded[0])  # type: ignore[union-attr]
+                self.on_strand = None
             world = best  # type: ignore[assignment]
 
     def batches(self, world: World, remaining: list[str]) -> Iterator[list[str]]:
