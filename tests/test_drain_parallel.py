@@ -208,15 +208,33 @@ def test_children_that_fail_are_computed_in_process(snap, targets, counting, mon
     assert repr(failed.findings) == repr(in_process.findings)
 
 
-def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(counting, monkeypatch):
-    """Zone b drained under nodeTaintsPolicy Ignore with maxSkew 1: forced.py proves no order
-    safe, so the first remedy re-plan (delete the drained nodes) is started before any step
-    is simulated, its verdict is the one used, and the answer is the in-process one."""
-    from kubectl_tspread.drain import search
+def _zone_trap(extra=lambda nodes: (), workloads=()):
+    """Zone b (3 of 9 nodes) drained under nodeTaintsPolicy Ignore with maxSkew 1, one web
+    pod per node, and the pods `extra(nodes)` makes: forced.py proves that no order is safe."""
     nodes = nodes_in({"a": 3, "b": 3, "c": 3})
-    snap = make_snapshot(nodes, web({n.name: 1 for n in nodes}, [make_constraint(node_taints_policy=IGNORE)]),
-                         workloads=[RS])
-    targets = ["b1", "b2", "b3"]
+    pods = web({n.name: 1 for n in nodes}, [make_constraint(node_taints_policy=IGNORE)])
+    return make_snapshot(nodes, pods + list(extra(nodes)), workloads=[RS, *workloads]), ["b1", "b2", "b3"]
+
+
+@pytest.fixture
+def results(monkeypatch):
+    """(child, verdict) of every Child.result() read, in order."""
+    used, real = [], parallel.Child.result
+
+    def result(self):
+        got = real(self)
+        used.append((self, got))
+        return got
+
+    monkeypatch.setattr(parallel.Child, "result", result)
+    return used
+
+
+def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(counting, results, monkeypatch):
+    """The zone trap: the first remedy re-plan (delete the drained nodes) is started before
+    any step is simulated, its verdict is the one used, and the answer is the in-process one."""
+    from kubectl_tspread.drain import search
+    snap, targets = _zone_trap()
     before_first_step, real_batch = [], search.run_batch
 
     def run_batch(*args):
@@ -224,19 +242,11 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
             before_first_step.append([c for c in counting])
         return real_batch(*args)
 
-    used, real_result = [], parallel.Child.result
-
-    def result(self):
-        got = real_result(self)
-        used.append((self, got))
-        return got
-
     monkeypatch.setattr(search, "run_batch", run_batch)
-    monkeypatch.setattr(parallel.Child, "result", result)
     forked = plan_drain(snap, targets)
     assert len(before_first_step[0]) == 1  # the trap's first re-plan, and no PDB guess
     first = before_first_step[0][0]
-    assert [got is not None for child, got in used if child is first] == [True]
+    assert [got is not None for child, got in results if child is first] == [True]
     assert all(_gone(c.pid) for c in counting)
     assert not forked.safe
     actions = {r.action for f in forked.findings for r in f.remedies}
@@ -245,22 +255,22 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
     assert repr(forked.findings) == repr(in_process.findings)
 
 
-
-def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stranding(counting, monkeypatch):
-    """The same trap, and a hostname-spread workload with a pod on every node, whose first
+def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stranding(counting, results,
+                                                                                      monkeypatch):
+    """The zone trap, and a hostname-spread workload with a pod on every node, whose first
     replacement strands at once: once the fallback keeps that step, the stranding is the
     plan's first finding, and its other re-plans (Honor on that constraint, ...) start then,
     while the plan goes on — not after it. Their verdicts are the ones used, and the answer
     is the in-process one."""
     from kubectl_tspread.drain import search
-    nodes = nodes_in({"a": 3, "b": 3, "c": 3})
-    # in a namespace of its own: the re-plan started early edits the pods of the finding's namespace
-    api = [make_pod(f"api-{i}", node=n.name, labels={"app": "api"}, owner="ReplicaSet/api-1", namespace="shop",
-                    spread=[make_constraint(HOSTNAME_KEY, node_taints_policy=IGNORE, selector={"app": "api"})])
-           for i, n in enumerate(nodes)]
-    snap = make_snapshot(nodes, web({n.name: 1 for n in nodes}, [make_constraint(node_taints_policy=IGNORE)]) + api,
-                         workloads=[RS, make_workload("ReplicaSet", "api-1", {"app": "api"}, namespace="shop")])
-    targets = ["b1", "b2", "b3"]
+
+    def api(nodes):
+        # in a namespace of its own: the re-plan started early edits the pods of the finding's namespace
+        return [make_pod(f"api-{i}", node=n.name, labels={"app": "api"}, owner="ReplicaSet/api-1", namespace="shop",
+                         spread=[make_constraint(HOSTNAME_KEY, node_taints_policy=IGNORE, selector={"app": "api"})])
+                for i, n in enumerate(nodes)]
+
+    snap, targets = _zone_trap(api, [make_workload("ReplicaSet", "api-1", {"app": "api"}, namespace="shop")])
     children_at_step, real_batch, plans = [], search.run_batch, {}
 
     def run_batch(ctx, world, batch):
@@ -269,15 +279,7 @@ def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stran
             children_at_step.append((len(world.stranded), len(counting)))
         return real_batch(ctx, world, batch)
 
-    used, real_result = [], parallel.Child.result
-
-    def result(self):
-        got = real_result(self)
-        used.append((self, got))
-        return got
-
     monkeypatch.setattr(search, "run_batch", run_batch)
-    monkeypatch.setattr(parallel.Child, "result", result)
     forked = plan_drain(snap, targets)
     # one child before any stranding; from the first step simulated after one, every child
     # the remedies use (the first finding's candidates fill the allowance: nothing is left
@@ -287,12 +289,13 @@ def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stran
     assert len(counting) > 1
     assert forked.stranded[0].step < forked.steps[-1].number  # so they began mid-plan
     second = counting[1]
-    assert [got is not None for child, got in used if child is second] == [True]
+    assert [got is not None for child, got in results if child is second] == [True]
     assert all(_gone(c.pid) for c in counting)
     assert forked.findings[0].workload == "ReplicaSet/api-1"
     assert "HonorTaints" in {r.action for r in forked.findings[0].remedies}
     in_process = _no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
+
 
 def _dead(pid: int) -> bool:
     """Whether the process no longer runs (gone, or a zombie its new parent has not reaped)."""
