@@ -450,6 +450,31 @@ def test_shifted_states_and_carried_arrays_equal_fresh_ones_past_the_merge():
     assert any(b < a for a, b in zip(overlay_sizes, overlay_sizes[1:]))
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_a_merged_overlay_is_its_items_in_iteration_order(seed):
+    """with_change merges an overlay past MERGE_AFTER changes through merged(): the same
+    entries, in the order iterating the overlay gives, for node counts (counts dropping to
+    0, nodes new to the map, zeros of the base kept) and domains (a domain GONE with its
+    last node)."""
+    rng = random.Random(seed)
+    base = {f"n{i}": rng.randint(0, 3) for i in range(30)}
+    nodes = counts.NodeCounts(base, {})
+    for _ in range(40):
+        node = f"n{rng.randint(0, 45)}"  # n30.. are new to the map
+        nodes = counts.NodeCounts.with_change(nodes, node, max(0, nodes.get(node, 0) + rng.choice((-1, 1))))
+        assert nodes.merged() == dict(nodes.items())
+        assert list(nodes.merged()) == list(nodes)
+    doms = counts.Shifted(_domains([(f"z{i}", rng.randint(0, 5)) for i in range(20)]), {})
+    for _ in range(40):
+        value = f"z{rng.randint(0, 19)}"
+        if value not in doms:
+            continue
+        change = counts.GONE if rng.random() < 0.2 else Domain(value, rng.randint(0, 5), (f"{value}-node",))
+        doms = counts.Shifted.with_change(doms, value, change)
+        assert doms.merged() == dict(doms.items())
+        assert list(doms.merged()) == list(doms)
+
+
 # -- DomainCounts ----------------------------------------------------------------------
 
 def _domains(pairs):

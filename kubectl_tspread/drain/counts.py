@@ -87,11 +87,19 @@ class _Overlay(Mapping):
     @classmethod
     def with_change(cls, mapping: Mapping, key: str, value):
         """`mapping` (a plain map or one of these) with `key` set to `value`."""
-        if isinstance(mapping, cls) and len(mapping.changes) < cls.MERGE_AFTER:
-            changes = dict(mapping.changes)
-            changes[key] = value
-            return cls(mapping.base, changes, mapping.memo)
+        if isinstance(mapping, cls):
+            if len(mapping.changes) < cls.MERGE_AFTER:
+                changes = dict(mapping.changes)
+                changes[key] = value
+                return cls(mapping.base, changes, mapping.memo)
+            return cls(mapping.merged(), {key: value})
         return cls(dict(mapping.items()), {key: value})
+
+    def merged(self) -> dict:
+        """The plain map with the changes applied, in the order iteration gives: a C-level
+        copy of the base and one update per change (a hostname spread's base has 5,000
+        domains, and building it entry by entry through the overlay was ~5 % of a plan)."""
+        raise NotImplementedError
 
 
 class Shifted(_Overlay):
@@ -141,6 +149,15 @@ class Shifted(_Overlay):
         out = [(v, changes.get(v, d)) for v, d in self.base.items()]
         return [(v, d) for v, d in out if d is not GONE] if self._gone() else out
 
+    def merged(self) -> dict:
+        out = dict(self.base)
+        for value, d in self.changes.items():  # a change never adds a domain: keys keep their place
+            if d is GONE:
+                del out[value]
+            else:
+                out[value] = d
+        return out
+
 
 # a domain whose last node left it (Shifted)
 GONE = object()
@@ -181,6 +198,15 @@ class NodeCounts(_Overlay):
 
     def items(self):
         return [(node, self[node]) for node in self]
+
+    def merged(self) -> dict:
+        out = dict(self.base)
+        for node, n in self.changes.items():  # the base's nodes in place, then the new ones, as __iter__
+            if n:
+                out[node] = n
+            else:
+                out.pop(node, None)
+        return out
 
     def among(self, nodes: frozenset) -> set[str]:
         """The nodes of `nodes` with a count, without walking the whole map (the plain
