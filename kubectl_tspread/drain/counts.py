@@ -240,13 +240,7 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.Constra
         return out
     old = cs.domains[value]
     domains = Shifted.with_change(cs.domains, value, spread.Domain(value, old.pods + delta, old.nodes))
-    hist = dict(cs.count_histogram if cs.count_histogram is not None else histogram(cs.domains))
-    left = hist[old.pods] - 1
-    if left:
-        hist[old.pods] = left
-    else:
-        del hist[old.pods]
-    hist[old.pods + delta] = hist.get(old.pods + delta, 0) + 1
+    hist = _moved(cs, old.pods, old.pods + delta)
     high = max(hist)  # the largest domain count: a handful of distinct counts, not the domains
     low = 0 if cs.min_forced_zero else min(hist)
     skew = high - low
@@ -284,18 +278,9 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> s
         if left is not None and not leaving:
             domains = Shifted.with_change(domains, value, spread.Domain(value, old.pods, left))
         else:  # the count moves, or the domain is gone: the minimum, minDomains and skew with it
-            hist = dict(hist if hist is not None else histogram(domains))
-            n = hist[old.pods] - 1
-            if n:
-                hist[old.pods] = n
-            else:
-                del hist[old.pods]
-            if left is not None:
-                pods = old.pods - leaving
-                hist[pods] = hist.get(pods, 0) + 1
-                domains = Shifted.with_change(domains, value, spread.Domain(value, pods, left))
-            else:
-                domains = Shifted.with_change(domains, value, GONE)
+            pods = old.pods - leaving if left is not None else None
+            hist = _moved(cs, old.pods, pods)
+            domains = Shifted.with_change(domains, value, GONE if pods is None else spread.Domain(value, pods, left))
             forced = len(domains) < cs.constraint.min_domains
             global_min = 0 if forced or not hist else min(hist)
             skew = max(hist, default=0) - global_min
@@ -307,6 +292,20 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> s
     else:
         vector.handed_over(cs, out)
     return out
+
+
+def _moved(cs: spread.ConstraintState, was: int, now: int | None) -> dict[int, int]:
+    """A copy of `cs`'s count histogram with one domain moved from `was` pods to `now`
+    (None: the domain is gone)."""
+    hist = dict(cs.count_histogram if cs.count_histogram is not None else histogram(cs.domains))
+    left = hist[was] - 1
+    if left:
+        hist[was] = left
+    else:
+        del hist[was]
+    if now is not None:
+        hist[now] = hist.get(now, 0) + 1
+    return hist
 
 
 def same_counts(old: spread.ConstraintState, new: spread.ConstraintState) -> bool:

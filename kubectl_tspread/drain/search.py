@@ -285,7 +285,7 @@ class Search:
             if old is not None and cs.global_min == old.global_min and counts.same_counts(old, cs):
                 # moved by a node that left the domains with no matching pod (a drained node
                 # deleted, or cordoned under Honor): every share is the same
-                self._shares[id(cs)] = (cs, self._target_shares(old))
+                self._keep_shares(cs, self._target_shares(old))
                 continue
             if old is not None:
                 for name, at_min, extra in self._target_shares(old):
@@ -312,10 +312,13 @@ class Search:
                 continue
             pods = domains[value].pods
             out.append((name, 1 if pods <= cs.global_min else 0, pods - cs.global_min))
+        self._keep_shares(cs, out)
+        return out
+
+    def _keep_shares(self, cs, shares: list[tuple[str, int, int]]) -> None:
         if len(self._shares) >= 65536:
             self._shares.clear()
-        self._shares[id(cs)] = (cs, out)
-        return out
+        self._shares[id(cs)] = (cs, shares)
 
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
