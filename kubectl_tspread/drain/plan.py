@@ -228,23 +228,20 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         findings (their first candidate deletes the drained nodes); otherwise the
         PDB-blocked pods' findings do, if any."""
         from kubectl_tspread.drain.remedies import first_replans, first_trap_replans
-        proven.extend(forced)
         wanted = (first_trap_replans(snapshot, targets, options, forced) if forced else
                   first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
         _start(children, wanted, replan)
 
     def first_strand(s: Stranded) -> None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
-        that finding's other re-plans too (a zone's first stranding comes early in a plan
-        that takes minutes, and its re-plan would otherwise start only after it)."""
+        that finding's other re-plans too (in a zone's plan it comes after about half of the
+        plan's time, and its re-plans would otherwise start only once the whole plan is done).
+        Search calls it only when forced.py proved that no order is safe."""
         from kubectl_tspread.drain.remedies import first_replans
-        if not proven:
-            return
         # its namespace (from the pod) says whose pods a candidate edits
         wanted = first_replans(snapshot, targets, options, None, [stranded_finding([s])])
         _start(children, [w for w in wanted if w[0] not in children], replan)
 
-    proven: list = []
     try:
         on_proof, on_strand = (guess, first_strand) if options.verify_remedies and parallel.available() else (None, None)
         plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand)
@@ -285,7 +282,8 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
           on_strand: Callable[[Stranded], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
     the first step is simulated, whether (and why) no order is safe (Search.on_proof);
-    `on_strand`, the plan's first stranded pod once it is known (Search.on_strand)."""
+    `on_strand`, when no order is safe, the plan's first stranded pod once it is known
+    (Search.on_strand)."""
     ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
     settled = _settle(ctx, world)
     search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand)

@@ -78,8 +78,9 @@ class Search:
                  on_strand: Callable[[Stranded], None] | None = None):
         self.ctx = ctx
         self.on_proof = on_proof  # told forced.py's answer before any step is simulated
-        # told the plan's first stranded pod as soon as the fallback keeps a step that strands
-        # it (the fallback never goes back, so it stays the first)
+        # when forced.py proved that no order is safe: told the plan's first stranded pod as
+        # soon as the fallback keeps a step that strands it (the fallback never goes back, so
+        # it stays the first)
         self.on_strand = on_strand
         self.max_parallel = max(1, max_parallel)
         targets = len(ctx.targets)
@@ -205,7 +206,7 @@ class Search:
                     best, best_cost = w, cost
                 if cost <= floor:
                     break
-            if self.on_strand is not None and best.stranded:  # type: ignore[union-attr]
+            if self.on_strand is not None and self.forced and best.stranded:  # type: ignore[union-attr]
                 self.on_strand(best.stranded[0])  # type: ignore[union-attr]
                 self.on_strand = None
             world = best  # type: ignore[assignment]
