@@ -30,11 +30,11 @@ class ClusterIndex:
         self.anti_affinity_by_node: dict[str, list[Pod]] = defaultdict(list)
         # in a what-if view (`patched`): the (table id, key) lists already copied from the parent
         self._owned: set[tuple[int, Any]] | None = None
-        # with `lazy_removals()`: (table name, key) -> (the pods removed from that long list but
-        # still in it, by id; the pods added but not in it yet), applied by `candidates`;
+        # with `lazy_removals()`: namespace -> (the pods removed from its namespace and label
+        # lists but still in them, by id; the pods added but not in them yet), applied by `candidates`;
         # a view shares them until either side writes (`_stale_owned`: the ones it copied)
-        self._stale: dict[tuple[str, Any], tuple[dict[int, Pod], dict[int, Pod]]] | None = None
-        self._stale_owned: set[tuple[str, Any]] = set()
+        self._stale: dict[str, tuple[dict[int, Pod], dict[int, Pod]]] | None = None
+        self._stale_owned: set[str] = set()
         for p in snapshot.pods:  # what _slots lists, inline: this loop runs over every pod
             if p.finished:
                 continue
@@ -93,18 +93,18 @@ class ClusterIndex:
     def candidates(self, namespace: str, selector: Selector) -> Iterable[Pod]:
         """Pods of `namespace` that may match `selector` (a superset; callers still call matches)."""
         best: list[Pod] | None = None
-        slot: tuple[str, Any] = ("pods_by_namespace", namespace)
         for r in selector.requirements:
             if r.op == IN and len(r.values) == 1:
-                key = (namespace, r.key, r.values[0])
-                lst = self._by_label.get(key, [])
+                lst = self._by_label.get((namespace, r.key, r.values[0]), [])
                 if best is None or len(lst) < len(best):
-                    best, slot = lst, ("_by_label", key)
+                    best = lst
         if best is None:
             best = self.pods_by_namespace.get(namespace, [])
-        change = self._stale.get(slot) if self._stale else None
+        change = self._stale.get(namespace) if self._stale else None
         if change is None:
             return best
+        # the namespace's changes: its pods gone from every list they are in, and its pods
+        # added (all of them, whatever the labels: a superset is all this promises)
         gone, extra = change
         kept = [p for p in best if id(p) not in gone] if gone else best
         return kept + list(extra.values()) if extra else kept
@@ -144,42 +144,34 @@ class ClusterIndex:
         what-if callers (drain/simulate.py) keep their own pod list."""
         if pod.finished:
             return
-        for table, key in self._slots(pod):
-            name = self._lazy_name(table)
-            if name is not None:
-                self._lazy_change(table, name, key, pod, added=True)
-            else:
-                self._writable(table, key).append(pod)
+        lazy = self._stale is not None
+        if lazy:
+            self._lazy_change(pod, added=True)
+        for table, key in self._slots(pod, lazy):
+            self._writable(table, key).append(pod)
         if pod.node_name:
             self.node_cache.pop(pod.node_name, None)
 
-    def _lazy_name(self, table: dict) -> str | None:
-        """The name of `table` when removals from it are lazy (see lazy_removals)."""
-        if self._stale is None:
-            return None
-        if table is self.pods_by_namespace:
-            return "pods_by_namespace"
-        return "_by_label" if table is self._by_label else None
-
     def lazy_removals(self) -> None:
         """From now on the namespace and label lists (thousands of pods each) are not edited
-        per pod: a removal is marked and an addition kept aside (per list: the ids gone, the
-        pods added), `candidates` applies both, and a list is rebuilt once STALE_LIMIT
-        changes pile up. A simulation that moves pods by the thousand would otherwise
-        search, or copy, those lists for each move. Only `candidates` reads them then."""
+        per pod: one change record per namespace (the pods gone from its lists, by id; the
+        pods added, kept aside) stands for all of them, `candidates` applies it, and the
+        namespace's lists are rebuilt together once STALE_LIMIT changes pile up. A
+        simulation that moves pods by the thousand would otherwise search, or copy, those
+        lists for each move, and keep a record per label. Only `candidates` reads them then."""
         if self._stale is None:
             self._stale, self._stale_owned = {}, set()
 
-    def _lazy_change(self, table: dict, name: str, key: Any, pod: Pod, added: bool) -> None:
-        slot = (name, key)
-        got = self._stale.get(slot)
-        if slot not in self._stale_owned:  # shared with a view (or new): copy before the first write
-            self._stale_owned.add(slot)
-            got = self._stale[slot] = ({}, {}) if got is None else (dict(got[0]), dict(got[1]))
+    def _lazy_change(self, pod: Pod, added: bool) -> None:
+        namespace = pod.namespace
+        got = self._stale.get(namespace)
+        if namespace not in self._stale_owned:  # shared with a view (or new): copy before the first write
+            self._stale_owned.add(namespace)
+            got = self._stale[namespace] = ({}, {}) if got is None else (dict(got[0]), dict(got[1]))
         gone, extra = got
         if added:
             if gone.get(id(pod)) is pod:
-                del gone[id(pod)]  # back: it never left the list
+                del gone[id(pod)]  # back: it never left the lists
             else:
                 extra[id(pod)] = pod
         elif extra.get(id(pod)) is pod:
@@ -187,21 +179,36 @@ class ClusterIndex:
         else:
             gone[id(pod)] = pod  # holding the pod keeps its id from being reused
         if len(gone) + len(extra) >= STALE_LIMIT:
-            lst = self._writable(table, key)
+            self._rebuild(namespace, gone, extra)
+
+    def _rebuild(self, namespace: str, gone: dict[int, Pod], extra: dict[int, Pod]) -> None:
+        """Apply a namespace's change record to its list and to the label lists of the pods
+        in it (a gone pod is in each of them: every list of a namespace is rebuilt at once)."""
+        filtered = {(namespace, k, v) for p in gone.values() for k, v in p.labels.items()}
+        added: dict[tuple, list[Pod]] = defaultdict(list)
+        for p in extra.values():
+            for k, v in p.labels.items():
+                added[(namespace, k, v)].append(p)
+        for key in filtered | added.keys():
+            self._apply(self._by_label, key, gone if key in filtered else None, added.get(key, ()))
+        self._apply(self.pods_by_namespace, namespace, gone, extra.values())
+        self._stale.pop(namespace, None)
+        self._stale_owned.discard(namespace)
+
+    def _apply(self, table: dict, key: Any, gone: dict[int, Pod] | None, added) -> None:
+        lst = self._writable(table, key)
+        if gone:
             lst[:] = [p for p in lst if id(p) not in gone]
-            lst.extend(extra.values())
-            self._stale.pop(slot, None)
-            self._stale_owned.discard(slot)
+        lst.extend(added)
 
     def remove_pod(self, pod: Pod) -> None:
         """Drop a pod added by the constructor or `add_pod` (matched by identity, then equality)."""
         if pod.node_name:
             self.node_cache.pop(pod.node_name, None)
-        for table, key in self._slots(pod):
-            name = self._lazy_name(table)
-            if name is not None:
-                self._lazy_change(table, name, key, pod, added=False)
-                continue
+        lazy = self._stale is not None
+        if lazy:
+            self._lazy_change(pod, added=False)
+        for table, key in self._slots(pod, lazy):
             if not table.get(key):
                 continue
             lst = self._writable(table, key)
@@ -215,14 +222,16 @@ class ClusterIndex:
             elif pod in lst:
                 lst.remove(pod)
 
-    def _slots(self, pod: Pod) -> list[tuple[dict, Any]]:
-        """(table, key) of every list the pod belongs in."""
-        out: list[tuple[dict, Any]] = [(self.pods_by_namespace, pod.namespace)]
+    def _slots(self, pod: Pod, lazy: bool = False) -> list[tuple[dict, Any]]:
+        """(table, key) of every list the pod belongs in; with `lazy`, only the per-node ones
+        (the namespace's change record stands for the others)."""
+        out: list[tuple[dict, Any]] = [] if lazy else [(self.pods_by_namespace, pod.namespace)]
         if pod.node_name:
             out.append((self.pods_by_node, pod.node_name))
             if pod.pod_anti_affinity:
                 out.append((self.anti_affinity_by_node, pod.node_name))
-        out.extend((self._by_label, (pod.namespace, k, v)) for k, v in pod.labels.items())
+        if not lazy:
+            out.extend((self._by_label, (pod.namespace, k, v)) for k, v in pod.labels.items())
         return out
 
     def _writable(self, table: dict, key: Any) -> list[Pod]:
