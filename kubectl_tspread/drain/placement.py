@@ -55,7 +55,7 @@ from typing import Mapping
 
 from kubectl_tspread.drain import vector
 from kubectl_tspread.engine import filters, interpod, resources, spread
-from kubectl_tspread.drain.simulate import SimCluster, identity_memo, spread_key_of
+from kubectl_tspread.drain.simulate import SPREAD_KEY_READS, SimCluster, interned, parts_memo, spread_key_of
 from kubectl_tspread.model import Node, Pod
 
 SPREAD_WEIGHT = 2
@@ -135,9 +135,12 @@ def template_key(pod: Pod) -> tuple:
     return (pod.namespace, spread_key_of(pod), filter_key(pod), pod.pod_affinity, pod.pod_anti_affinity)
 
 
+# what template_key reads
+TEMPLATE_KEY_READS = ("namespace", "tolerations", "node_name", "node_selector", "node_affinity", "host_ports",
+                      "volumes", "requests", "pod_affinity", "pod_anti_affinity") + SPREAD_KEY_READS
 # a stranded replacement is retried at every step, and building its key costs more than
-# the failed-verdict lookup it feeds
-template_of = identity_memo(template_key)
+# the failed-verdict lookup it feeds: a number per distinct key
+template_of = parts_memo(interned(template_key), TEMPLATE_KEY_READS)
 
 
 class Placer:

@@ -40,6 +40,7 @@ unknown: the simulation starts it at 0.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any, Callable, Iterable
@@ -494,21 +495,51 @@ def node_tree_order(nodes: Iterable[Node]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def identity_memo(fn: Callable[[Pod], Any], limit: int = 65536) -> Callable[[Pod], Any]:
-    """`fn(pod)` remembered per pod object: the planner asks again and again about the same
-    immutable records, and the keys sort labels and selectors. The memo holds each pod, so
-    its id cannot be reused while the entry lives; it empties itself at `limit` entries."""
-    memo: dict[int, tuple[Pod, Any]] = {}
+def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], limit: int = 65536) -> Callable[[Pod], Any]:
+    """`fn(pod)` for a function that reads only the fields `reads` of the pod, remembered
+    per pod object and per the field values' objects: the records a simulation makes from
+    one another (`pod_with`: a replacement, its bound and its terminating self) share those
+    objects, and so do a workload's pods as the loader builds them (labels, constraints,
+    requests). Every new record would otherwise build and hash its keys again (a zone's
+    plan places 124,000 replacements). The memo holds the objects it was keyed by, so their
+    ids cannot be reused while an entry lives; both maps empty themselves at `limit`."""
+    by_pod: dict[int, tuple[Pod, Any]] = {}
+    by_parts: dict[tuple[int, ...], tuple[tuple, Any]] = {}
+    parts_of = operator.attrgetter(*reads)
 
     def get(pod: Pod) -> Any:
-        hit = memo.get(id(pod))
+        hit = by_pod.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
-        if len(memo) >= limit:
-            memo.clear()
-        value = fn(pod)
-        memo[id(pod)] = (pod, value)
+        parts = parts_of(pod)
+        key = tuple(map(id, parts))
+        got = by_parts.get(key)
+        if got is not None and all(map(operator.is_, got[0], parts)):
+            value = got[1]
+        else:
+            value = fn(pod)
+            if len(by_parts) >= limit:
+                by_parts.clear()
+            by_parts[key] = (parts, value)
+        if len(by_pod) >= limit:
+            by_pod.clear()
+        by_pod[id(pod)] = (pod, value)
         return value
+
+    return get
+
+
+def interned(fn: Callable[[Pod], Any]) -> Callable[[Pod], int]:
+    """`fn(pod)` (a hashable key) as a small number, the same for equal keys: the keys
+    hash their constraints, selectors and tolerations again at every lookup."""
+    ids: dict[Any, int] = {}
+
+    def get(pod: Pod) -> int:
+        key = fn(pod)
+        got = ids.get(key)
+        if got is None:
+            got = ids[key] = len(ids)
+        return got
 
     return get
 
@@ -523,19 +554,8 @@ def pod_with(pod: Pod, **changes) -> Pod:
     return _new_pod(*[changes[n] if n in changes else getattr(pod, n) for n in _POD_FIELDS])
 
 
-_KEY_IDS: dict[tuple, int] = {}
-
-
-def _spread_key_id(pod: Pod) -> int:
-    """`spread_key(pod)` as a small number: the key tuples hash their constraints, selectors
-    and tolerations again at every lookup, and the memo is looked up a thousand times a step."""
-    key = spread_key(pod)
-    got = _KEY_IDS.get(key)
-    if got is None:
-        got = _KEY_IDS[key] = len(_KEY_IDS)
-    return got
-
-
+# what spread_key reads
+SPREAD_KEY_READS = ("labels", "spread", "owner", "node_selector", "node_affinity", "tolerations")
 # the judge asks for the state of every tracked constraint's probe pod after every step
-# (a thousand probes in a 10 % drain of a big cluster)
-spread_key_of = identity_memo(_spread_key_id)
+# (a thousand probes in a 10 % drain of a big cluster), and every placement for its pod's
+spread_key_of = parts_memo(interned(spread_key), SPREAD_KEY_READS)
