@@ -135,25 +135,40 @@ def template_key(pod: Pod) -> tuple:
     return (pod.namespace, spread_key_of(pod), filter_key(pod), pod.pod_affinity, pod.pod_anti_affinity)
 
 
+# what filter_key reads (and shape_key, all but the requests)
+FILTER_KEY_READS = ("namespace", "tolerations", "node_name", "node_selector", "node_affinity", "host_ports",
+                    "volumes", "requests")
 # what template_key reads
-TEMPLATE_KEY_READS = ("namespace", "tolerations", "node_name", "node_selector", "node_affinity", "host_ports",
-                      "volumes", "requests", "pod_affinity", "pod_anti_affinity") + SPREAD_KEY_READS
+TEMPLATE_KEY_READS = FILTER_KEY_READS + ("pod_affinity", "pod_anti_affinity") + SPREAD_KEY_READS
 # a stranded replacement is retried at every step, and building its key costs more than
 # the failed-verdict lookup it feeds: a number per distinct key
 template_of = parts_memo(interned(template_key), TEMPLATE_KEY_READS)
+_SHAPE_IDS: dict[tuple, int] = {}
+_FILTER_IDS: dict[tuple, int] = {}
+
+
+def _keys(pod: Pod) -> tuple[tuple, int, int]:
+    """(shape_key, a number per distinct shape key, a number per distinct filter_key)."""
+    shape = shape_key(pod)
+    key = filter_key(pod, shape)
+    return shape, _SHAPE_IDS.setdefault(shape, len(_SHAPE_IDS)), _FILTER_IDS.setdefault(key, len(_FILTER_IDS))
+
+
+# every placement keys the filter caches by these: made once per template, not per pod record
+keys_of = parts_memo(_keys, FILTER_KEY_READS)
 
 
 class Placer:
     """Places replacements on a SimCluster; keeps the per-template filter cache."""
 
     def __init__(self) -> None:
-        # filter key -> node -> (node version, non-spread failures, first failure)
-        self._cache: dict[object, dict[str, tuple[int, tuple[spread.FilterFailure, ...], object]]] = {}
-        self._cycles: dict[object, filters.Cycle] = {}
-        # shape key -> node -> (node version, failures before NodeResourcesFit, after it)
-        self._shapes: dict[tuple, dict[str, tuple[int, tuple, tuple]]] = {}
-        self._failed: dict[tuple, tuple[int, Placement]] = {}  # template -> (sim stamp, no-node verdict)
-        self._bare: dict[tuple, tuple[int, Placement]] = {}  # the same, without the diagnosis
+        # filter key (keys_of's number) -> node -> (node version, non-spread failures, first failure)
+        self._cache: dict[int, dict[str, tuple[int, tuple[spread.FilterFailure, ...], object]]] = {}
+        self._cycles: dict[int, filters.Cycle] = {}
+        # shape key (keys_of's number) -> node -> (node version, failures before NodeResourcesFit, after it)
+        self._shapes: dict[int, dict[str, tuple[int, tuple, tuple]]] = {}
+        self._failed: dict[int, tuple[int, Placement]] = {}  # template_of -> (sim stamp, no-node verdict)
+        self._bare: dict[int, tuple[int, Placement]] = {}  # the same, without the diagnosis
         self._tables: dict[int, vector.NodeTable] = {}  # vector.py's arrays, per node set
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
@@ -198,14 +213,13 @@ class Placer:
 
     def _place(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement:
         state = sim.spread_state(pod)
-        shape = shape_key(pod)
-        key = filter_key(pod, shape)
+        shape, shape_id, key = keys_of(pod)
         cycle = _LazyCycle(self, sim, key, pod, state)
         # the template's verdicts by node: hashing the key once, not once per node
         cache = self._cache.setdefault(key, {}) if not sim.affinity_sensitive else {}
-        cycle.shapes = self._shapes.setdefault(shape, {}) if not sim.affinity_sensitive else None
+        cycle.shapes = self._shapes.setdefault(shape_id, {}) if not sim.affinity_sensitive else None
         if vector.ENABLED:
-            fast = self._vector(sim, pod, state, shape, cycle, diagnose)
+            fast = self._vector(sim, pod, state, shape, shape_id, cycle, diagnose)
             if fast is _NOWHERE:
                 if not diagnose:
                     return Placement(pod, None, (), {})
@@ -302,7 +316,7 @@ class Placer:
         cache[name] = (hit[0], others, first)
         return others, first
 
-    def _vector(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, shape: tuple,
+    def _vector(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, shape: tuple, shape_id: int,
                 cycle: "_LazyCycle", diagnose: bool = True) -> Placement | None:
         """The placement from vector.py's arrays; None when that path does not apply,
         _NOWHERE when no node is feasible and the walk is to diagnose it (or no diagnosis
@@ -329,7 +343,7 @@ class Placer:
         # a shape without host ports or claims is judged on the Node object alone (taints,
         # cordon, labels): its verdicts change with a cordon, not with every pod bound
         node_only = not pod.host_ports and not shape[-1]
-        fit = table.shape_ok(shape, sim.node_object_array() if node_only else version, row) & vector.fit_ok(table, pod)
+        fit = table.shape_ok(shape_id, sim.node_object_array() if node_only else version, row) & vector.fit_ok(table, pod)
         allowed = vector.spread_allowed(table, sim, state)
         mask = fit & vector.spread_ok(allowed) if allowed else fit
         start = sim.next_start % total

@@ -105,9 +105,9 @@ class World:
     pending: list[tuple[Pod, Pod]] = field(default_factory=list)  # (stranded replacement, evicted pod)
     done: set[str] = field(default_factory=set)  # targets already played
     # placement template -> position in `pending` of its first pod (retry_pending's shortcut)
-    first_pending: dict[tuple, int] = field(default_factory=dict)
+    first_pending: dict[int, int] = field(default_factory=dict)
     # placement template -> (its hard constraint states, sim.freed) when it last found no node
-    stuck: dict[tuple, tuple[tuple, int]] = field(default_factory=dict)
+    stuck: dict[int, tuple[tuple, int]] = field(default_factory=dict)
 
     def copy(self) -> "World":
         # a pending replacement is never changed while it waits: the copy shares the records;

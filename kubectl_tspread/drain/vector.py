@@ -106,8 +106,8 @@ class NodeTable:
         self.nonzero_mem = np.zeros(n, dtype=np.int64)
         self._values: dict[str, tuple] = {}
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
-        # shape key -> (ok per node, the version each row was computed at)
-        self.shapes: dict[tuple, tuple] = {}
+        # shape key (placement.keys_of's number) -> (ok per node, the version each row was computed at)
+        self.shapes: dict[int, tuple] = {}
         self.parent: tuple | None = None  # (the table this one was derived from, its rows' positions)
 
     @classmethod
@@ -186,7 +186,7 @@ class NodeTable:
             self.nonzero_cpu[i], self.nonzero_mem[i] = nz_cpu, nz_mem
             self.row_version[i] = version[i]
 
-    def shape_ok(self, shape: tuple, version, row: Callable[[str], bool]):
+    def shape_ok(self, shape: int, version, row: Callable[[str], bool]):
         """Whether each node passes the filters other than spread and NodeResourcesFit
         for pods of `shape`; `row(name)` judges one node (refreshed per node version)."""
         got = self.shapes.get(shape)
