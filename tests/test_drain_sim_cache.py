@@ -3,18 +3,19 @@ indexes) must answer exactly what a fresh computation on the same simulated stat
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
 
 from conftest import make_constraint, make_pod, make_snapshot
 from drain_builders import nodes_in, web
-from kubectl_tspread.drain.placement import _nonzero
-from kubectl_tspread.drain.simulate import SimCluster, spread_key_of
+from kubectl_tspread.drain.placement import _nonzero, keys_of, template_of
+from kubectl_tspread.drain.simulate import SimCluster, pod_with, spread_key_of
 from kubectl_tspread.drain.steps import DomainCounts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY
+from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, HostPort, Toleration, Volume
 
 
 def _nodes():
@@ -233,3 +234,42 @@ def test_same_counts_only_when_no_node_or_domain_count_moved(constraints, delete
             assert {v: d.pods for v, d in new.domains.items()} == \
                 {v: old.domains[v].pods for v in new.domains}
     assert said_yes or not delete
+
+
+def test_spread_state_of_a_pod_like_another_is_that_state_with_its_own_pod():
+    sim = SimCluster(make_snapshot(_nodes(), _pods([make_constraint(), make_constraint(HOSTNAME_KEY)])))
+    first = sim.replacement_for(sim.pods["default/web-1"])
+    second = sim.replacement_for(sim.pods["default/web-2"])
+    st = sim.spread_state(first)
+    other = sim.spread_state(second)
+    assert other.pod is second
+    for f in dataclasses.fields(spread.SpreadState):  # `hard` included: it is not compared by ==
+        if f.name != "pod":
+            assert getattr(other, f.name) == getattr(st, f.name), f.name
+    assert other == spread.compute(sim.index, second)
+
+
+def test_template_keys_follow_every_field_they_read():
+    """parts_memo keys a pod by the objects of the fields it reads: a record that shares
+    them shares the key, and a change to any of them gives the key of a fresh record."""
+    pod = make_pod("web-1", node="", labels={"app": "web"}, requests={"cpu": 500}, namespace="default")
+    same = pod_with(pod, name="web-2", uid="u2")  # what the keys do not read
+    assert template_of(same) == template_of(pod) and spread_key_of(same) == spread_key_of(pod)
+    assert keys_of(same) == keys_of(pod)
+    # an equal namespace string that is another object is the same namespace
+    assert template_of(pod_with(pod, namespace="".join(["def", "ault"]))) == template_of(pod)
+    changes = {
+        "namespace": "other", "labels": {"app": "api"}, "node_name": "a1", "requests": {"cpu": 600},
+        "tolerations": (Toleration(key="k", operator="Exists"),), "node_selector": {"disk": "ssd"},
+        "spread": (make_constraint(),), "host_ports": (HostPort(8080),), "volumes": (Volume("data", pvc="claim"),),
+    }
+    for name, value in changes.items():
+        changed = pod_with(pod, **{name: value})
+        fresh = make_pod("web-1", node=changed.node_name, labels=dict(changed.labels), requests=dict(changed.requests),
+                         namespace=changed.namespace)
+        fresh = pod_with(fresh, tolerations=changed.tolerations, node_selector=dict(changed.node_selector),
+                         spread=changed.spread, host_ports=changed.host_ports, volumes=changed.volumes)
+        assert template_of(changed) != template_of(pod), name
+        assert template_of(changed) == template_of(fresh), name
+        assert keys_of(changed) == keys_of(fresh), name
+        assert spread_key_of(changed) == spread_key_of(fresh), name

@@ -136,13 +136,13 @@ def template_key(pod: Pod) -> tuple:
 
 
 # what filter_key reads (and shape_key, all but the requests)
-FILTER_KEY_READS = ("namespace", "tolerations", "node_name", "node_selector", "node_affinity", "host_ports",
-                    "volumes", "requests")
+FILTER_KEY_READS = ("tolerations", "node_selector", "node_affinity", "host_ports", "volumes", "requests")
+FILTER_KEY_STRINGS = ("namespace", "node_name")
 # what template_key reads
 TEMPLATE_KEY_READS = FILTER_KEY_READS + ("pod_affinity", "pod_anti_affinity") + SPREAD_KEY_READS
 # a stranded replacement is retried at every step, and building its key costs more than
 # the failed-verdict lookup it feeds: a number per distinct key
-template_of = parts_memo(interned(template_key), TEMPLATE_KEY_READS)
+template_of = parts_memo(interned(template_key), TEMPLATE_KEY_READS, FILTER_KEY_STRINGS)
 _SHAPE_IDS: dict[tuple, int] = {}
 _FILTER_IDS: dict[tuple, int] = {}
 
@@ -155,7 +155,7 @@ def _keys(pod: Pod) -> tuple[tuple, int, int]:
 
 
 # every placement keys the filter caches by these: made once per template, not per pod record
-keys_of = parts_memo(_keys, FILTER_KEY_READS)
+keys_of = parts_memo(_keys, FILTER_KEY_READS, FILTER_KEY_STRINGS)
 
 
 class Placer:

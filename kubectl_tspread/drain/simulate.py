@@ -245,7 +245,7 @@ class SimCluster:
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
         st = self.shared_spread_state(pod)
-        return st if st.pod is pod else replace(st, pod=pod)
+        return st if st.pod is pod else _with_pod(st, pod)
 
     def shared_spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread_state(pod)` as memoised for pods like `pod`: its `pod` may be another of
@@ -495,24 +495,32 @@ def node_tree_order(nodes: Iterable[Node]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], limit: int = 65536) -> Callable[[Pod], Any]:
-    """`fn(pod)` for a function that reads only the fields `reads` of the pod, remembered
-    per pod object and per the field values' objects: the records a simulation makes from
-    one another (`pod_with`: a replacement, its bound and its terminating self) share those
-    objects, and so do a workload's pods as the loader builds them (labels, constraints,
-    requests). Every new record would otherwise build and hash its keys again (a zone's
-    plan places 124,000 replacements). The memo holds the objects it was keyed by, so their
-    ids cannot be reused while an entry lives; both maps empty themselves at `limit`."""
+def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple[str, ...] = (),
+               limit: int = 65536) -> Callable[[Pod], Any]:
+    """`fn(pod)` for a function that reads only the fields `reads` and `by_value` of the pod,
+    remembered per pod object and per the objects of the `reads` fields (and the values of
+    the `by_value` ones: strings, which equal pods need not share but which hash cheaply):
+    the records a simulation makes from one another (`pod_with`: a replacement, its bound
+    and its terminating self) share those objects, and so do a workload's pods as the
+    loader builds them (labels, constraints, requests). Every new record would otherwise
+    build and hash its keys again (a zone's plan places 124,000 replacements). The memo
+    holds the objects it was keyed by, so their ids cannot be reused while an entry lives;
+    both maps empty themselves at `limit`."""
     by_pod: dict[int, tuple[Pod, Any]] = {}
-    by_parts: dict[tuple[int, ...], tuple[tuple, Any]] = {}
+    by_parts: dict[tuple, tuple[tuple, Any]] = {}
     parts_of = operator.attrgetter(*reads)
+    values_of = operator.attrgetter(*by_value) if by_value else (lambda pod: ())
+    if len(reads) == 1:
+        parts_of = (lambda get: lambda pod: (get(pod),))(parts_of)
+    if len(by_value) == 1:
+        values_of = (lambda get: lambda pod: (get(pod),))(values_of)
 
     def get(pod: Pod) -> Any:
         hit = by_pod.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
         parts = parts_of(pod)
-        key = tuple(map(id, parts))
+        key = (*values_of(pod), *map(id, parts))
         got = by_parts.get(key)
         if got is not None and all(map(operator.is_, got[0], parts)):
             value = got[1]
@@ -542,6 +550,15 @@ def interned(fn: Callable[[Pod], Any]) -> Callable[[Pod], int]:
         return got
 
     return get
+
+
+def _with_pod(st: spread.SpreadState, pod: Pod) -> spread.SpreadState:
+    """replace(st, pod=pod) without its per-call field introspection (once per placement)."""
+    new = object.__new__(spread.SpreadState)
+    for name, value in (("pod", pod), ("constraints", st.constraints),
+                        ("require_all_soft_keys", st.require_all_soft_keys), ("hard", st.hard)):
+        object.__setattr__(new, name, value)
+    return new
 
 
 _POD_FIELDS = tuple(f.name for f in fields(Pod))
