@@ -10,6 +10,7 @@ import pytest
 
 from conftest import make_constraint, make_pod, make_snapshot
 from drain_builders import nodes_in, web
+from kubectl_tspread.drain import vector
 from kubectl_tspread.drain.placement import _nonzero, keys_of, template_of
 from kubectl_tspread.drain.simulate import SimCluster, pod_with, spread_key_of
 from kubectl_tspread.drain.steps import DomainCounts
@@ -273,3 +274,26 @@ def test_template_keys_follow_every_field_they_read():
         assert template_of(changed) == template_of(fresh), name
         assert keys_of(changed) == keys_of(fresh), name
         assert spread_key_of(changed) == spread_key_of(fresh), name
+
+
+def test_usage_rows_move_with_every_mutation_as_a_fresh_sum():
+    """SimCluster.usage_of keeps each node's sums by the pods put and dropped: after each kind
+    of mutation they are what summing the node's pods again gives (terminating pods hold
+    their requests until gone)."""
+    sim = SimCluster(make_snapshot(_nodes(), _pods([make_constraint()])))
+    row_of = vector.usage_rows(_nonzero)
+
+    def fresh(node):
+        rows = [row_of(p) for p in sim.index.pods_by_node.get(node, ())]
+        return tuple(map(sum, zip(*rows))) if rows else row_of.zero
+
+    names = sorted(sim.nodes)
+    kept = {n: sim.usage_of(n, row_of) for n in names}  # kept from here on, moved by each mutation
+    assert kept["a1"] == (1000, 0, 0, 1000, 2 * 200 * 1024 * 1024, 2)
+    for what in _mutations(sim):
+        for n in names:
+            assert sim.usage_of(n, row_of) == fresh(n), (what, n)
+        fork = sim.copy()
+        fork.settle()
+        for n in names:
+            assert sim.usage_of(n, row_of) == fresh(n), ("fork settled", what, n)

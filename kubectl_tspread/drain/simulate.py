@@ -90,6 +90,10 @@ class SimCluster:
         self._terminating: dict[str, Pod] = {p.key: p for p in self.pods.values() if p.terminating}
         # (node, version) -> (cpu, memory): versions are unique across copies, so copies share it
         self._nonzero: dict[tuple[str, int], tuple[int, int]] = {}
+        # node -> the sums of `_row_of` over its pods (usage_of), made when first asked and then
+        # moved by each pod put on or dropped from the node
+        self._usage: dict[str, tuple[int, ...]] = {}
+        self._row_of: Callable[[Pod], tuple[int, ...]] | None = None
         self.next_start = 0
         # counts the changes that can make room on a schedulable node (a pod gone from one,
         # a Node object added, replaced or removed); cordons and binds only take room away
@@ -117,6 +121,7 @@ class SimCluster:
         other._templates_seen, other._shifts = dict(self._templates_seen), self._shifts
         other._partitions = dict(self._partitions)
         other._nonzero = self._nonzero
+        other._usage, other._row_of = dict(self._usage), self._row_of
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
         other._table_parent = self._table_parent
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
@@ -273,6 +278,25 @@ class SimCluster:
             hit = self._nonzero[key] = (cpu, mem)
         return hit
 
+    def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]:
+        """Σ row_of(pod) over the pods on `node` (terminating ones included: they hold their
+        resources), kept up to date by every pod put or dropped instead of summed again
+        after each (drain/vector.py re-reads a node's row after every bind)."""
+        if row_of is not self._row_of:
+            self._usage, self._row_of = {}, row_of
+        hit = self._usage.get(node)
+        if hit is None:
+            rows = [row_of(p) for p in self.index.pods_by_node.get(node, ())]
+            hit = self._usage[node] = tuple(map(sum, zip(*rows))) if rows else row_of.zero  # type: ignore[attr-defined]
+        return hit
+
+    def _charge(self, pod: Pod, sign: int) -> None:
+        """`pod` came onto (+1) or left (-1) its node: move the node's usage sums, if kept."""
+        node = pod.node_name
+        old = self._usage.get(node) if node else None
+        if old is not None and not pod.finished:
+            self._usage[node] = tuple(a + sign * b for a, b in zip(old, self._row_of(pod)))
+
     def _shift_spread(self, pod: Pod, delta: int) -> None:
         """A pod came (+1) or went (-1): shift the memoised states that count it."""
         states = self._spread.get(pod.namespace)
@@ -345,6 +369,7 @@ class SimCluster:
         self.pods.pop(pod.key, None)
         self._terminating.pop(pod.key, None)
         self.index.remove_pod(pod)
+        self._charge(pod, -1)
         self._touch(pod.node_name)
         self._shift_spread(pod, -1)
 
@@ -353,6 +378,7 @@ class SimCluster:
         if pod.terminating:
             self._terminating[pod.key] = pod
         self.index.add_pod(pod)
+        self._charge(pod, +1)
         self._touch(pod.node_name)
         self._shift_spread(pod, +1)
 
