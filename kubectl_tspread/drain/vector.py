@@ -102,8 +102,12 @@ class NodeTable:
                       for r in FIT_RESOURCES + ("pods",)}
         self.row_version = np.full(n, -1, dtype=np.int64)
         self.used = {r: np.zeros(n, dtype=np.int64) for r in FIT_RESOURCES + ("pods",)}
-        self.nonzero_cpu = np.zeros(n, dtype=np.int64)
-        self.nonzero_mem = np.zeros(n, dtype=np.int64)
+        # LeastAllocated's inputs, cpu and memory as two rows: the nodes' nonzero requests, their
+        # allocatable, whether that is unusable (≤ 0), and a divisor that is never 0
+        self.nonzero = np.zeros((2, n), dtype=np.int64)
+        self.score_alloc = np.stack([self.alloc["cpu"], self.alloc["memory"]])
+        self.score_unusable = self.score_alloc <= 0
+        self.score_divisor = np.where(self.score_unusable, 1, self.score_alloc)
         self._values: dict[str, tuple] = {}
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
         # shape key (placement.keys_of's number) -> (ok per node, the version each row was computed at)
@@ -124,7 +128,9 @@ class NodeTable:
         new.alloc = {r: a[perm] for r, a in old.alloc.items()}
         new.row_version = old.row_version[perm]
         new.used = {r: a[perm] for r, a in old.used.items()}
-        new.nonzero_cpu, new.nonzero_mem = old.nonzero_cpu[perm], old.nonzero_mem[perm]
+        new.nonzero = old.nonzero[:, perm]
+        new.score_alloc, new.score_unusable = old.score_alloc[:, perm], old.score_unusable[:, perm]
+        new.score_divisor = old.score_divisor[:, perm]
         # a value whose last node went keeps its id: no node refers to it any more
         new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
                        in old._values.items()}
@@ -170,7 +176,7 @@ class NodeTable:
         date (SimCluster.usage_of: summing a node's pods again after every bind was ~7 % of a
         500-node plan)."""
         order, used, row_of = self.order, self.used, usage_rows(nonzero)
-        columns = [used[r] for r in FIT_RESOURCES] + [self.nonzero_cpu, self.nonzero_mem, used["pods"]]
+        columns = [used[r] for r in FIT_RESOURCES] + [self.nonzero[0], self.nonzero[1], used["pods"]]
         for i in np.flatnonzero(self.row_version != version).tolist():
             for column, total in zip(columns, sim.usage_of(order[i], row_of)):
                 column[i] = total
@@ -449,14 +455,12 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
 
 
 def least_allocated(table: NodeTable, want: tuple[int, int], found):
-    """placement.least_allocated for the nodes at positions `found`."""
-    total = 0
-    for used, a, w in ((table.nonzero_cpu, table.alloc["cpu"], want[0]),
-                       (table.nonzero_mem, table.alloc["memory"], want[1])):
-        req, alloc = used[found] + w, a[found]
-        bad = (alloc <= 0) | (req > alloc)
-        total = total + np.where(bad, 0, (alloc - req) * 100 // np.where(alloc > 0, alloc, 1))
-    return total // 2
+    """placement.least_allocated for the nodes at positions `found` (cpu and memory at once)."""
+    alloc = table.score_alloc[:, found]
+    requested = table.nonzero[:, found] + np.array(want, dtype=np.int64)[:, None]
+    unusable = table.score_unusable[:, found] | (requested > alloc)
+    score = np.where(unusable, 0, (alloc - requested) * 100 // table.score_divisor[:, found])
+    return (score[0] + score[1]) // 2
 
 
 def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":
