@@ -297,3 +297,34 @@ def test_usage_rows_move_with_every_mutation_as_a_fresh_sum():
         fork.settle()
         for n in names:
             assert sim.usage_of(n, row_of) == fresh(n), ("fork settled", what, n)
+
+
+@pytest.mark.parametrize("constraints", [c for _, c in CASES], ids=[i for i, _ in CASES])
+def test_tracked_states_follow_every_mutation_in_every_branch(constraints):
+    """tracked_states answers again from its memo while SimCluster.spread_epoch says no
+    memoised state moved: after each kind of mutation, and in a fork and its parent that
+    went different ways, it is still the state a fresh compute gives."""
+    from kubectl_tspread.drain.model import PlanOptions
+    from kubectl_tspread.drain.plan import build_context
+    from kubectl_tspread.drain.pods import DrainFlags
+    from kubectl_tspread.drain.steps import tracked_states
+
+    sim = SimCluster(make_snapshot(_nodes(), _pods(constraints)))
+    ctx = build_context(sim, ["a1"], PlanOptions(flags=DrainFlags(ignore_daemonsets=True)))
+    assert ctx.tracked
+
+    def check(s: SimCluster, what: str) -> None:
+        got = tracked_states(ctx, s)
+        assert tracked_states(ctx, s) is got  # nothing moved in between: the memo answers
+        for t, cs in zip(ctx.tracked, got):
+            fresh = spread.compute(s.index, t.pod).constraints[t.position]
+            assert (cs.global_min, cs.skew, DomainCounts(cs.domains) == DomainCounts(fresh.domains)) == \
+                (fresh.global_min, fresh.skew, True), what
+
+    check(sim, "start")
+    for what in _mutations(sim):
+        fork = sim.copy()
+        check(sim, what)
+        fork.evict(next(p for p in fork.pods.values() if p.node_name and p.labels.get("app") == "web"))
+        check(fork, f"fork of {what}, one more eviction")
+        check(sim, f"{what}, after the fork moved")

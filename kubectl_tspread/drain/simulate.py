@@ -77,6 +77,9 @@ class SimCluster:
         # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
+        # names the set of memoised states: renewed whenever one is added, replaced or dropped
+        # (copies share it until either changes one), so a reader of many can tell nothing moved
+        self.spread_epoch = next(_VERSIONS)
         # (namespace, template) of the memoised states with a nodeTaintsPolicy Honor constraint:
         # the ones a cordon moves (every other state is unchanged by it)
         self._honor: set[tuple[str, object]] = set()
@@ -117,6 +120,7 @@ class SimCluster:
         other._terminating = dict(self._terminating)
         other.index = self.index.copy()
         other._spread = {ns: dict(states) for ns, states in self._spread.items()}
+        other.spread_epoch = self.spread_epoch
         other._honor = set(self._honor)
         other._templates_seen, other._shifts = dict(self._templates_seen), self._shifts
         other._partitions = dict(self._partitions)
@@ -208,6 +212,7 @@ class SimCluster:
             self._without_node(name)
             return
         self._spread.clear()
+        self.spread_epoch = next(_VERSIONS)
         self._honor.clear()
         self._partitions.clear()
 
@@ -239,10 +244,14 @@ class SimCluster:
         them is dropped, and computed again when asked."""
         for namespace, key in which:
             states = self._spread[namespace]
-            new = counts.without_node(states[key], name, moved)
+            old = states[key]
+            new = counts.without_node(old, name, moved)
             if new is not None:
-                states[key] = new
+                if new is not old:
+                    states[key] = new
+                    self.spread_epoch = next(_VERSIONS)
                 continue
+            self.spread_epoch = next(_VERSIONS)
             del states[key]
             self._honor.discard((namespace, key))
             self._templates_seen[namespace] = next(_VERSIONS)
@@ -260,7 +269,7 @@ class SimCluster:
         st = states.get(key)
         if st is None:
             st = states[key] = spread.compute(self.index, pod, partitions=self._partitions)
-            self._templates_seen[pod.namespace] = next(_VERSIONS)
+            self._templates_seen[pod.namespace] = self.spread_epoch = next(_VERSIONS)
             if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints):
                 self._honor.add((pod.namespace, key))
         return st
@@ -313,6 +322,7 @@ class SimCluster:
             new = counts.shifted_state(states[key], pod, delta)
             if new is not None:
                 states[key] = new
+                self.spread_epoch = next(_VERSIONS)
 
     def _cordoned_under_honor(self, name: str) -> None:
         """After a cordon: under nodeTaintsPolicy Honor a node whose taints the pod does not

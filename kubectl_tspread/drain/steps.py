@@ -67,6 +67,8 @@ class Context:
     # tracked position -> (constraint state, its ConstraintAfter): a state no pod of the
     # workload moved since is the very same object, and so is its judgement
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
+    # (SimCluster.spread_epoch, tracked_states' answer then)
+    tracked_memo: tuple[int, list] | None = None
     # (node, pod key) -> the decision made for the pod there: looked up for every eviction
     decided: dict[tuple[str, str], PodDecision] = field(init=False, repr=False)
 
@@ -377,7 +379,12 @@ class DomainCounts(Mapping):
 
 def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState]:
     """The state of each tracked constraint (in `ctx.tracked` order) on the current
-    simulated state: one spread state per probe pod, shared by its constraints."""
+    simulated state: one spread state per probe pod, shared by its constraints. The same
+    list again while no memoised state moved (SimCluster.spread_epoch): the order search
+    reads it at each level, right after the judge of the step before. Callers read it only."""
+    last = ctx.tracked_memo
+    if last is not None and last[0] == sim.spread_epoch:
+        return last[1]
     states: dict[int, spread.SpreadState] = {}
     out = []
     for t in ctx.tracked:
@@ -385,4 +392,5 @@ def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState
         if st is None:
             st = states[id(t.pod)] = sim.shared_spread_state(t.pod)
         out.append(st.constraints[t.position])
+    ctx.tracked_memo = (sim.spread_epoch, out)  # after any state the calls made
     return out
