@@ -162,15 +162,21 @@ class Pair:
 def fast_calls(monkeypatch):
     """Restores vector.ENABLED; counts the placements the fast path answered."""
     monkeypatch.setattr(vector, "ENABLED", vector.ENABLED)
-    calls = {"fast": 0, "declined": 0}
-    real = Placer._vector
+    calls = {"fast": 0, "declined": 0, "window": 0, "past window": 0}
+    real, real_window = Placer._vector, vector.walk_window
 
     def counted(self, *args):
         got = real(self, *args)
         calls["fast" if isinstance(got, Placement) else "declined"] += 1  # None or "no node": the walk
         return got
 
+    def window(*args):
+        got = real_window(*args)
+        calls["window" if got is not None else "past window"] += 1
+        return got
+
     monkeypatch.setattr(Placer, "_vector", counted)
+    monkeypatch.setattr(vector, "walk_window", window)
     return calls
 
 
@@ -245,6 +251,20 @@ def test_fast_path_places_exactly_like_the_walk(zones, seed, fast_calls):
     assert placed > 80
     # the fast path answered most placements (otherwise this compares the walk with itself)
     assert fast_calls["fast"] >= placed * 0.8
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_a_placement_judged_on_a_window_of_nodes_is_the_walks(seed, fast_calls):
+    """365 nodes, 175 wanted: the fast path first judges the nodes from the start index
+    that the template's last walk suggests (wrapping past the last node), and goes on over
+    every node when fewer than wanted pass there. Either way the walk's answer."""
+    zones = {"a": 160, "b": 120, "c": 80}
+    total = sum(zones.values()) + ODD_NODES
+    assert 2 * num_feasible_to_find(total) < total  # the window is smaller than the whole walk
+    pair = Pair(_snapshot(zones, seed, bound=600))
+    placed = _play(pair, random.Random(seed), moves=160)
+    assert placed > 60
+    assert fast_calls["window"] >= placed * 0.5 and fast_calls["past window"] > 0
 
 
 def test_the_walk_index_wraps_the_same_way(fast_calls):

@@ -77,6 +77,8 @@ MIN_FEASIBLE_NODES = 100
 MIN_FEASIBLE_PERCENT = 5
 BASE_PERCENT = 50
 NODES_PER_PERCENT = 125
+# how much further than a template's last walk went its next placement's window reaches
+WINDOW_MARGIN = 1.25
 
 
 def num_feasible_to_find(total: int, percentage: int = 0) -> int:
@@ -170,6 +172,9 @@ class Placer:
         self._failed: dict[int, tuple[int, Placement]] = {}  # template_of -> (sim stamp, no-node verdict)
         self._bare: dict[int, tuple[int, Placement]] = {}  # the same, without the diagnosis
         self._tables: dict[int, vector.NodeTable] = {}  # vector.py's arrays, per node set
+        # template_of -> how far its last walk went, in nodes examined per node wanted (with a
+        # margin): the window its next placement judges first (vector.window)
+        self._reach: dict[int, float] = {}
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
         """Whether a pod like `pod` already found no node on this very state."""
@@ -333,7 +338,6 @@ class Placer:
             return None
         table = vector.tables_for(sim, self._tables)
         version = sim.version_array()
-        table.refresh_usage(sim, version, _nonzero)
         shapes, nodes = cycle.shapes, sim.nodes
 
         def row(name: str) -> bool:
@@ -343,17 +347,38 @@ class Placer:
         # a shape without host ports or claims is judged on the Node object alone (taints,
         # cordon, labels): its verdicts change with a cordon, not with every pod bound
         node_only = not pod.host_ports and not shape[-1]
-        fit = table.shape_ok(shape_id, sim.node_object_array() if node_only else version, row) & vector.fit_ok(table, pod)
-        allowed = vector.spread_allowed(table, sim, state)
-        mask = fit & vector.spread_ok(allowed) if allowed else fit
-        start = sim.next_start % total
-        found, examined = vector.walk(mask, start, num_feasible_to_find(total), total)
-        if not len(found):
-            if not diagnose or not state.hard or not fit.any():
-                return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
-            fits, _ = vector.walk(fit, start, total, total)  # every fit node, in walk order
-            return Placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
-                             vector.refusals(state, allowed, fit))
+        shape_version = sim.node_object_array() if node_only else version
+        values = vector.spread_values(table, sim, state)
+        start, want = sim.next_start % total, num_feasible_to_find(total)
+        walked, template = None, template_of(pod)
+        # the nodes the walk most likely stops within first (as far as the template's last
+        # walk went, and a quarter more); all of them when that was not enough, or when a hard
+        # constraint refuses every domain (no node is feasible)
+        reach = self._reach.get(template, 2.0)
+        rows = vector.window(start, int(want * reach), want, total) if all(ok.any() for _, ok in values) else None
+        if rows is not None:
+            masks = []
+            for run in rows:
+                table.refresh_usage(sim, version, _nonzero, run)
+                mask = table.shape_ok(shape_id, shape_version, row, run) & vector.fit_ok(table, pod, run)
+                for ok in vector.spread_allowed(values, run):
+                    mask &= ok
+                masks.append(mask)
+            walked = vector.walk_window(masks[0] if len(masks) == 1 else vector.np.concatenate(masks), rows, want)
+        if walked is None:
+            table.refresh_usage(sim, version, _nonzero)
+            fit = table.shape_ok(shape_id, shape_version, row) & vector.fit_ok(table, pod)
+            allowed = vector.spread_allowed(values)
+            mask = fit & vector.spread_ok(allowed) if allowed else fit
+            walked = vector.walk(mask, start, want, total)
+            if not len(walked[0]):
+                if not diagnose or not state.hard or not fit.any():
+                    return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
+                fits, _ = vector.walk(fit, start, total, total)  # every fit node, in walk order
+                return Placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
+                                 vector.refusals(state, allowed, fit))
+        found, examined = walked
+        self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         sim.next_start = (start + examined) % total
         order = table.order
         if len(found) == 1:
