@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from conftest import make_constraint, make_pod, make_snapshot, make_workload
+from conftest import make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in, web
 from kubectl_tspread.drain import parallel
-from kubectl_tspread.drain.model import Finding, Remedy
+from kubectl_tspread.drain.model import Finding, PlanOptions, Remedy
 from kubectl_tspread.drain.plan import plan_drain
 from kubectl_tspread.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, Pdb
@@ -330,3 +330,52 @@ def test_a_child_dies_with_a_killed_planner():
         assert _dead(child)
     finally:
         planner.kill()
+
+
+ORDER_CAPS = {"a1": 1, "a2": 3, "b1": 3, "b2": 2, "b3": 3, "c1": 1, "c2": 3, "c3": 3}
+
+
+def _order_snapshot():
+    """zones a=2 b=4 c=2 pods of maxSkew 2: draining c2 first strands a pod, b2 first is
+    safe (tests/test_drain_plan.py, test_order_matters_when_the_minimum_domain_must_go_last)."""
+    nodes = [make_node(n, zone=n[0], allocatable={"cpu": 4000, "memory": 16 * 1024 ** 3, "pods": cap})
+             for n, cap in ORDER_CAPS.items()]
+    pods = web({"a2": 2, "b1": 3, "b2": 1, "c1": 1, "c2": 1}, [make_constraint(max_skew=2)])
+    return make_snapshot(nodes, pods, workloads=[RS])
+
+
+@pytest.mark.parametrize("targets, matters", [
+    pytest.param(["c2", "a1", "b2"], True, id="the given order strands a pod: OrderMatters"),
+    pytest.param(["a1", "c2", "b2"], None, id="another given order"),
+])
+def test_the_given_order_is_checked_in_a_child_with_the_same_answer(targets, matters, counting, monkeypatch):
+    """A plan that may be safe starts the given order's check in a child before its first
+    step; a safe plan in another order reads it (the same findings as in process)."""
+    read = []
+    real = parallel.Child.result
+
+    def result(self):
+        got = real(self)
+        read.append(got)
+        return got
+
+    monkeypatch.setattr(parallel.Child, "result", result)
+    snap = _order_snapshot()
+    forked = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+    assert counting, "no child started for the given order"
+    assert all(_gone(c.pid) for c in counting)
+    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    assert repr(forked) == repr(in_process)
+    assert forked.safe and [s.nodes for s in forked.steps] == [("b2",), ("a1",), ("c2",)]
+    if matters:
+        assert read and read[0] is not None and read[0].safe is False
+        assert [f.code for f in forked.findings] == ["OrderMatters"]
+
+
+def test_no_child_checks_the_given_order_when_no_order_is_safe(counting, monkeypatch):
+    """forked.py's proof (a zone drained under Ignore) says the plan cannot be safe: the
+    given order is never asked about, so no child is started for it."""
+    snap = make_snapshot(nodes_in({"a": 2, "b": 2, "c": 2}),
+                         web({"a1": 1, "a2": 1, "b1": 1, "c1": 1}, [make_constraint(max_skew=1)]), workloads=[RS])
+    plan = plan_drain(snap, ["a1", "a2"], PlanOptions(verify_remedies=False))
+    assert not plan.safe and not counting

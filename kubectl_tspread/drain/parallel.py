@@ -1,13 +1,15 @@
-"""Remedy re-plans in forked processes, so they use the machine's other cores.
+"""Remedy re-plans, and the given order's check, in forked processes, so they use the
+machine's other cores.
 
 Verifying a remedy is a whole re-plan of the drain on the edited cluster, as costly as
-the plan itself, and a big drain's remedies take two of them. Each re-plan is a pure
-function of the untouched simulation (drain/plan.py forks it per candidate): a child
-process made with fork() inherits that simulation as it is, computes the re-plan and
-sends back its verdict (safe, and the findings), pickled through a pipe. The parent
-uses the verdict exactly where it would have computed it itself; a child that fails
-for any reason is replaced by that in-process computation, so the answer never
-depends on whether the fork worked.
+the plan itself, and a big drain's remedies take two of them; a safe plan whose order
+differs from the given one simulates the given order too (findings.order_finding), as
+costly again. Each is a pure function of the snapshot and the untouched simulation
+(drain/plan.py forks it per candidate): a child process made with fork() inherits that
+simulation as it is, computes the re-plan or the check and sends back its verdict (safe,
+and the findings), pickled through a pipe. The parent uses the verdict exactly where it
+would have computed it itself; a child that fails for any reason is replaced by that
+in-process computation, so the answer never depends on whether the fork worked.
 
 Only on Linux (fork is the only start method that shares the simulation without
 pickling it, and macOS's fork is unsafe with system frameworks) and with more than one
@@ -31,7 +33,7 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 @dataclass(frozen=True)
 class Verdict:
-    """What remedy verification reads of a re-plan."""
+    """What remedy verification reads of a re-plan (the given order's check: `safe` only)."""
 
     safe: bool
     findings: tuple[Finding, ...]

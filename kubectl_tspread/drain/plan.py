@@ -242,12 +242,30 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         wanted = first_replans(snapshot, targets, options, None, [stranded_finding([s])])
         _start(children, [w for w in wanted if w[0] not in children], replan)
 
+    order_child: list[parallel.Child] = []
+
+    def proof(forced: list) -> None:
+        """Told before the first step whether no order is safe. When one may be, the plan may
+        come out safe, and a safe plan in another order than the one given asks whether the
+        given order is safe too: a whole second simulation (order_finding), as long as the
+        plan itself. Start it now on another core; the plan cancels it if unneeded."""
+        if options.verify_remedies:
+            guess(forced)
+        if not forced:
+            order_child.append(parallel.Child(
+                lambda: parallel.Verdict(given_order_safe(snapshot, targets, options), ())))
+
+    def given_safe() -> bool:
+        got = order_child[0].result() if order_child else None
+        return got.safe if got is not None else given_order_safe(snapshot, targets, options)
+
     try:
-        on_proof, on_strand = (guess, first_strand) if options.verify_remedies and parallel.available() else (None, None)
+        on_proof = proof if parallel.available() else None
+        on_strand = first_strand if options.verify_remedies and parallel.available() else None
         plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand)
         findings = build_findings(plan, refused)
         if plan.safe:
-            findings += order_finding(plan, lambda: given_order_safe(snapshot, targets, options))
+            findings += order_finding(plan, given_safe)
         if options.verify_remedies and not plan.safe:
             from kubectl_tspread.drain.remedies import attach_remedies, first_replans
             if parallel.available():
@@ -257,7 +275,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
                 _start(children, [w for w in wanted if w[0] not in children], replan)
             findings = attach_remedies(snapshot, targets, options, plan, findings, replan, ready=children)
     finally:
-        for child in children.values():
+        for child in [*children.values(), *order_child]:
             child.cancel()
     return replace(plan, findings=tuple(findings))
 
@@ -310,7 +328,7 @@ def given_order_safe(snapshot: Snapshot, targets: Sequence[str], options: PlanOp
     ctx, world = _new_world(snapshot, targets, options)
     _settle(ctx, world)
     step = max(1, options.max_parallel)
-    ok = True
     for i in range(0, len(targets), step):
-        ok = run_batch(ctx, world, list(targets[i:i + step])) and ok
-    return ok and world.safe
+        if not run_batch(ctx, world, list(targets[i:i + step])):
+            return False  # one unsafe batch is enough to answer
+    return world.safe
