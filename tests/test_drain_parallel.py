@@ -379,3 +379,12 @@ def test_no_child_checks_the_given_order_when_no_order_is_safe(counting, monkeyp
                          web({"a1": 1, "a2": 1, "b1": 1, "c1": 1}, [make_constraint(max_skew=1)]), workloads=[RS])
     plan = plan_drain(snap, ["a1", "a2"], PlanOptions(verify_remedies=False))
     assert not plan.safe and not counting
+
+
+def test_no_child_checks_the_given_order_when_a_pod_can_never_be_evicted(counting, monkeypatch):
+    """A PDB that allows no disruption blocks a pod on a target: the plan cannot be safe,
+    so the given order is never asked about and no child is started for it."""
+    snap = _order_snapshot()
+    snap = make_snapshot(snap.nodes, snap.pods, workloads=[RS], pdbs=[_pdb("web", 0)])
+    plan = plan_drain(snap, ["c2", "a1", "b2"], PlanOptions(verify_remedies=False))
+    assert not plan.safe and any(s.reason == "PdbBlocks" for s in plan.stranded) and not counting

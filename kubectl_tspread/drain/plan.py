@@ -245,13 +245,14 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
     order_child: list[parallel.Child] = []
 
     def proof(forced: list) -> None:
-        """Told before the first step whether no order is safe. When one may be, the plan may
-        come out safe, and a safe plan in another order than the one given asks whether the
-        given order is safe too: a whole second simulation (order_finding), as long as the
-        plan itself. Start it now on another core; the plan cancels it if unneeded."""
+        """Told before the first step whether no order is safe. When one may be, and no pod
+        is left that can never be evicted (PDB-blocked, or refused as kubectl would), the
+        plan may come out safe, and a safe plan in another order than the one given asks
+        whether the given order is safe too: a whole second simulation (order_finding), as
+        long as the plan itself. Start it now on another core; the plan cancels it if unneeded."""
         if options.verify_remedies:
             guess(forced)
-        if not forced:
+        if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
             order_child.append(parallel.Child(
                 lambda: parallel.Verdict(given_order_safe(snapshot, targets, options), ())))
 
