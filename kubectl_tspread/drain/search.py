@@ -97,6 +97,8 @@ class Search:
         self._targets = frozenset(ctx.targets)
         self._shares: dict[int, tuple[object, list[tuple[str, int, int]]]] = {}
         self._totals: tuple[list, dict[str, int], dict[str, int]] | None = None  # _share_totals
+        self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
+        self._nodes_of: dict[int, tuple[object, tuple]] = {}  # _domain_nodes
 
     def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order). When forced.py proves that no order is safe,
@@ -245,7 +247,10 @@ class Search:
         return n.labels.get(self.zone_key, node)
 
     def order(self, world: World, remaining: list[str]) -> list[str]:
-        hard = [cs for cs in tracked_states(self.ctx, world.sim) if cs.constraint.hard]
+        tracked = tracked_states(self.ctx, world.sim)
+        if self._hard is None or self._hard[0] is not tracked:  # the same list while no state moved
+            self._hard = (tracked, [cs for cs in tracked if cs.constraint.hard])
+        hard = self._hard[1]
         holds_min, surplus = self._share_totals(hard)
         nodes = world.sim.nodes
         todo = set(remaining)
@@ -256,10 +261,10 @@ class Search:
         for cs in hard:
             if cs.constraint.topology_key == HOSTNAME_KEY:
                 continue
-            for dom in cs.domains.values():
-                k = id(dom.nodes)
+            for members in self._domain_nodes(cs):
+                k = id(members)
                 if k not in last_open:
-                    last_open[k] = _only_open(dom.nodes, nodes)
+                    last_open[k] = _only_open(members, nodes)
                 name = last_open[k]
                 if name is not None and name in todo:
                     empties[name] += 1
@@ -268,6 +273,18 @@ class Search:
             return (empties.get(name, 0), holds_min.get(name, 0), -surplus.get(name, 0), name)
 
         return sorted(remaining, key=key)
+
+    def _domain_nodes(self, cs) -> tuple[tuple[str, ...], ...]:
+        """The node list of each domain of `cs`, per state object (most are the same from one
+        level to the next, and walking a state's domains through its overlay costs more)."""
+        got = self._nodes_of.get(id(cs))
+        if got is not None and got[0] is cs:
+            return got[1]
+        lists = tuple(dom.nodes for dom in cs.domains.values())
+        if len(self._nodes_of) >= 65536:
+            self._nodes_of.clear()
+        self._nodes_of[id(cs)] = (cs, lists)
+        return lists
 
     def _share_totals(self, hard: list) -> tuple[dict[str, int], dict[str, int]]:
         """Per target node, over the hard constraints: in how many its domain holds the
@@ -306,13 +323,17 @@ class Search:
         got = self._shares.get(id(cs))
         if got is not None and got[0] is cs:
             return got[1]
-        out, node_domain, domains = [], cs.node_domain, cs.domains
+        out, node_domain, domains, low = [], cs.node_domain, cs.domains, cs.global_min
+        by_value: dict[str, tuple[int, int]] = {}  # a zone's thousand nodes share three domains
         for name in counts.nodes_among(cs.node_counts, self._targets):
             value = node_domain.get(name)
             if value is None:
                 continue
-            pods = domains[value].pods
-            out.append((name, 1 if pods <= cs.global_min else 0, pods - cs.global_min))
+            share = by_value.get(value)
+            if share is None:
+                pods = domains[value].pods
+                share = by_value[value] = (1 if pods <= low else 0, pods - low)
+            out.append((name, share[0], share[1]))
         self._keep_shares(cs, out)
         return out
 
