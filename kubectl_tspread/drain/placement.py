@@ -352,8 +352,10 @@ class Placer:
         start, want = sim.next_start % total, num_feasible_to_find(total)
         walked, template = None, template_of(pod)
         # the nodes the walk most likely stops within first (as far as the template's last
-        # walk went, and a quarter more); all of them when that was not enough, or when a hard
-        # constraint refuses every domain (no node is feasible)
+        # walk went, and a quarter more); all of them when that was not enough, when a hard
+        # constraint refuses every domain (no node is feasible), or when the template's last
+        # placement found no node (a zone's trap strands thousands, and the window only delays
+        # the walk over every node that says so)
         reach = self._reach.get(template, 2.0)
         rows = vector.window(start, int(want * reach), want, total) if all(ok.any() for _, ok in values) else None
         if rows is not None:
@@ -372,6 +374,7 @@ class Placer:
             mask = fit & vector.spread_ok(allowed) if allowed else fit
             walked = vector.walk(mask, start, want, total)
             if not len(walked[0]):
+                self._reach[template] = 0.0
                 if not diagnose or not state.hard or not fit.any():
                     return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
                 fits, _ = vector.walk(fit, start, total, total)  # every fit node, in walk order
