@@ -261,3 +261,42 @@ def test_without_a_backtracking_allowance_a_failed_level_ends_the_search(monkeyp
         failed_at = levels.index(first_failed_level)
         went_back = any(d < first_failed_level for d in levels[failed_at:])
         assert went_back == goes_back, (budget, tried)
+
+
+def _small_nodes_trap(per_zone: int, pods_per_node: int):
+    """_zone_trap on nodes that hold `pods_per_node` pods: zone b's open nodes take the
+    replacements (the other zones are at the skew limit) until they are full, then every
+    level strands some, with candidates left to compare."""
+    c = make_constraint(max_skew=1, node_taints_policy=IGNORE)
+    nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": pods_per_node})
+             for z in "abc" for i in range(1, per_zone + 1)]
+    pods = [make_pod(f"web-{n.name}", node=n.name, labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1")
+            for n in nodes]
+    return make_snapshot(nodes, pods, workloads=[RS]), [f"b{i}" for i in range(1, per_zone + 1)]
+
+
+@pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (12, 3), (10, 110)])
+def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, pods_per_node, monkeypatch):
+    """The fallback plays a level's first candidate on the level's world itself while levels
+    take their first candidate, and rebuilds a world from a checkpoint (replaying the batches
+    since) when one does harm. Whatever the checkpoint spacing (1: a checkpoint at every
+    level, so nothing is ever replayed), the plan is the same."""
+    snap, targets = _small_nodes_trap(per_zone, pods_per_node)
+    replays = []
+    real = search.Search._replayed
+
+    def replayed(self, mark, since):
+        replays.append(len(since))
+        return real(self, mark, since)
+
+    monkeypatch.setattr(search.Search, "_replayed", replayed)
+    plans = {}
+    for every in (1, 3, 100):
+        monkeypatch.setattr(search, "CHECKPOINT_EVERY", every)
+        replays.clear()
+        plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+        plans[every] = repr(plan)
+        if every > 1 and pods_per_node < 100:
+            assert max(replays, default=0) > 0, "no world was rebuilt by replaying batches"
+    assert not plan.safe and plan.stranded
+    assert plans[1] == plans[3] == plans[100]

@@ -192,26 +192,58 @@ class Search:
         """From the longest safe prefix the depth-first search found, pick at each level
         the least bad of the first GREEDY_CANDIDATES candidates; one that does no new harm
         at the largest batch size is taken at once (so a level costs one simulation unless
-        harm is unavoidable, and never more than GREEDY_CANDIDATES)."""
+        harm is unavoidable, and never more than GREEDY_CANDIDATES).
+
+        While levels take their first candidate, the next first candidate is played on the
+        level's world itself, not on a copy (a zone's plan has ~1,800 such levels before
+        its first harm, and a copy of a big cluster's world costs ~3 ms): a copy is kept
+        every CHECKPOINT_EVERY levels, and a level whose first candidate does harm rebuilds
+        its world from it, by playing the batches since again, for the other candidates."""
+        mark: World | None = None  # a copy of the world of an earlier level, while playing in place
+        since: list[list[str]] = []  # the batches that led from `mark` to this level's world
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
             if not remaining:
                 return world
-            best, best_cost = None, None
+            best, best_cost, first_taken = None, None, False
             floor = (0, 0, -min(self.max_parallel, len(remaining)))
-            for batch in itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES):
-                w = world.copy()
+            # made from the level's world before any candidate is played on it
+            candidates = list(itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES))
+            before = _before(world)
+            level: World | None = world  # the level's world, while nothing was played on it
+            for i, batch in enumerate(candidates):
+                if i == 0 and mark is not None:
+                    w, level = world, None
+                else:
+                    if level is None:
+                        level = self._replayed(mark, since)  # type: ignore[arg-type]
+                    w = level.copy()
                 self.explored += 1
                 run_batch(self.ctx, w, batch)
-                cost = _badness(world, w, len(batch))
+                cost = _badness(before, w, len(batch))
                 if best_cost is None or cost < best_cost:
                     best, best_cost = w, cost
                 if cost <= floor:
+                    first_taken = i == 0
                     break
             if self.on_strand is not None and self.forced and best.stranded:  # type: ignore[union-attr]
                 self.on_strand(best.stranded[0])  # type: ignore[union-attr]
                 self.on_strand = None
             world = best  # type: ignore[assignment]
+            if not first_taken:
+                mark, since = None, []  # harm: the next level plays on copies
+            elif mark is None or len(since) + 1 >= CHECKPOINT_EVERY:
+                mark, since = world.copy(), []
+            else:
+                since.append(candidates[0])
+
+    def _replayed(self, mark: World, since: list[list[str]]) -> World:
+        """The world `since`'s batches lead to from `mark` (played on a copy of it: a step's
+        simulation is a function of the world it starts from)."""
+        w = mark.copy()
+        for batch in since:
+            run_batch(self.ctx, w, batch)
+        return w
 
     def batches(self, world: World, remaining: list[str]) -> Iterator[list[str]]:
         order = self.order(world, remaining)
@@ -370,10 +402,15 @@ def _excess(step: Step) -> int:
     return sum(c.skew - c.limit for c in step.constraints_after if c.exceeded)
 
 
-def _badness(before: World, after: World, size: int) -> tuple[int, int, int]:
-    stranded = len(after.stranded) - len(before.stranded)
+def _before(world: World) -> tuple[int, int, int]:
+    """What _badness reads of a level's world: (stranded pods, the last step's excess, steps)."""
+    return len(world.stranded), _excess(world.steps[-1]) if world.steps else 0, len(world.steps)
+
+
+def _badness(before: tuple[int, int, int], after: World, size: int) -> tuple[int, int, int]:
+    stranded_before, was, steps_before = before
+    stranded = len(after.stranded) - stranded_before
     # new harm only: a constraint a strand left above its limit stays there, whatever comes next
-    was = _excess(before.steps[-1]) if before.steps else 0
-    excess = max([0] + [_excess(s) - was for s in after.steps[len(before.steps):]])
+    excess = max([0] + [_excess(s) - was for s in after.steps[steps_before:]])
     # prefer progress: a bigger batch at equal harm
     return (stranded, excess, -size)
