@@ -459,34 +459,43 @@ def walk(mask, start: int, want: int, total: int):
 
 def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, found):
     """spread.score_nodes over the nodes at positions `found` (0 for all without soft
-    constraints), as an array in the same order."""
+    constraints), as an array in the same order. Each soft key's value ids are gathered
+    once; the masks for nodes without a key are skipped when every node has it (a hostname
+    key always), with the same float operations in the same order where they apply."""
     soft = state.soft
     if not soft:
         return np.zeros(len(found), dtype=np.int64)
     keyed = [(cs, table.values(sim, cs.constraint.topology_key)) for cs in soft]
-    considered = np.ones(len(found), dtype=bool)
+    ids = [vid.take(found) for _, (vid, _, _, _) in keyed]
+    lacking = [at == len(names) for at, (_, (_, _, names, _)) in zip(ids, keyed)]
+    considered = None  # every found node
     if state.require_all_soft_keys:
-        for _, (vid, _, names, _) in keyed:
-            considered &= vid[found] != len(names)
-    kept = found[considered]
+        lack = np.logical_or.reduce(lacking) if len(lacking) > 1 else lacking[0]
+        if lack.any():
+            considered = ~lack
+            ids, lacking = [at[considered] for at in ids], [mask[considered] for mask in lacking]
+    kept = found if considered is None else found[considered]
     total = np.zeros(len(kept), dtype=np.float64)
-    for cs, (vid, ids, names, as_empty) in keyed:
-        key = cs.constraint.topology_key
-        if key == HOSTNAME_KEY:
+    for (cs, (vid, _, names, as_empty)), at, lack in zip(keyed, ids, lacking):
+        if cs.constraint.topology_key == HOSTNAME_KEY:
             size = len(kept)
-            cnt = counts_of(table, sim, cs)[1][kept]
+            cnt = counts_of(table, sim, cs)[1].take(kept)
         else:
-            size = int(np.count_nonzero(np.bincount(as_empty[kept], minlength=len(names) + 1)))
-            cnt = counts_of(table, sim, cs)[2][vid[kept]]
+            size = int(np.count_nonzero(np.bincount(as_empty.take(kept), minlength=len(names) + 1)))
+            cnt = counts_of(table, sim, cs)[2].take(at)
         w = math.log(size + 2)
-        has = vid[kept] != len(names)
-        total = np.where(has, total + (cnt * w + (cs.constraint.max_skew - 1)), total)
+        added = total + (cnt * w + (cs.constraint.max_skew - 1))
+        total = np.where(lack, total, added) if lack.any() else added
     raw = np.floor(total + 0.5).astype(np.int64)
-    out = np.zeros(len(found), dtype=np.int64)
     if not len(raw):
-        return out
+        return np.zeros(len(found), dtype=np.int64)
     hi, lo = int(raw.max()), int(raw.min())
-    out[considered] = spread.MAX_NODE_SCORE if hi == 0 else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
+    scores = np.full(len(raw), spread.MAX_NODE_SCORE, dtype=np.int64) if hi == 0 \
+        else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
+    if considered is None:
+        return scores
+    out = np.zeros(len(found), dtype=np.int64)
+    out[considered] = scores
     return out
 
 
