@@ -300,3 +300,37 @@ def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, 
             assert max(replays, default=0) > 0, "no world was rebuilt by replaying batches"
     assert not plan.safe and plan.stranded
     assert plans[1] == plans[3] == plans[100]
+
+
+@pytest.mark.parametrize("case", ["zone b, small nodes", "10 % with hostname spread"])
+def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, monkeypatch):
+    """Search._share_totals moves each node's totals by the domains whose count or target
+    nodes changed since the last level (per domain: a set of target nodes, or a walk for a
+    hostname key): at every level they are what a search with no memory computes."""
+    if case.startswith("zone"):
+        snap, targets = _small_nodes_trap(12, 2)
+    else:
+        zone = make_constraint(max_skew=1, node_taints_policy=IGNORE)
+        host = make_constraint(HOSTNAME_KEY, max_skew=1, node_taints_policy=IGNORE)
+        nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 6})
+                 for z in "abc" for i in range(1, 9)]
+        pods = [make_pod(f"{app}-{n.name}-{k}", node=n.name, labels={"app": app}, spread=[zone, host],
+                         owner=f"ReplicaSet/{app}-1")
+                for n in nodes for app in ("web", "api") for k in range(1 + (len(n.name) + ord(n.name[-1])) % 2)]
+        snap = make_snapshot(nodes, pods, workloads=[make_workload("ReplicaSet", "web-1", {"app": "web"}),
+                                                    make_workload("ReplicaSet", "api-1", {"app": "api"})])
+        targets = ["a1", "b2", "c3", "a4", "b5", "c6"]
+    checked = []
+    real = search.Search._share_totals
+
+    def totals(self, hard):
+        got = real(self, hard)
+        fresh = real(search.Search(self.ctx, self.max_parallel, 0), hard)
+        nonzero = [{k: v for k, v in d.items() if v} for d in (*got, *fresh)]
+        assert nonzero[:2] == nonzero[2:], f"level {len(checked)}"
+        checked.append(1)
+        return got
+
+    monkeypatch.setattr(search.Search, "_share_totals", totals)
+    plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+    assert len(checked) >= len(targets)

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from typing import Callable, Iterator
+from typing import Callable, Collection, Iterator
 
 from kubectl_tspread.drain import counts
 from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
@@ -70,6 +70,9 @@ DFS_CANDIDATES = 8
 BACKTRACK_FLOOR = 64
 GREEDY_CANDIDATES = 3
 CHECKPOINT_EVERY = 8
+# a constraint with at most this many domains has its target shares made per domain, by set
+# intersection (Search._target_shares)
+FEW_DOMAINS = 16
 
 
 class Search:
@@ -95,10 +98,11 @@ class Search:
         self.deepest: World | None = None  # the world after the longest safe prefix found
         self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
         self._targets = frozenset(ctx.targets)
-        self._shares: dict[int, tuple[object, list[tuple[str, int, int]]]] = {}
+        self._shares: dict[int, tuple[object, dict]] = {}  # _target_shares, per state object
         self._totals: tuple[list, dict[str, int], dict[str, int]] | None = None  # _share_totals
         self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
         self._nodes_of: dict[int, tuple[object, tuple]] = {}  # _domain_nodes
+        self._sets: dict[int, tuple[tuple, frozenset]] = {}  # _member_set
 
     def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order). When forced.py proves that no order is safe,
@@ -337,42 +341,73 @@ class Search:
                 # deleted, or cordoned under Honor): every share is the same
                 self._keep_shares(cs, self._target_shares(old))
                 continue
-            if old is not None:
-                for name, at_min, extra in self._target_shares(old):
-                    holds[name] -= at_min
-                    surplus[name] -= extra
-            for name, at_min, extra in self._target_shares(cs):
-                holds[name] += at_min
-                surplus[name] += extra
+            was = self._target_shares(old) if old is not None else {}
+            now = self._target_shares(cs)
+            for value, (at_min, extra, names) in now.items():
+                before = was.get(value)
+                if before is not None and before[2] == names:
+                    # the same target nodes there: only what the domain's count moved
+                    at_min, extra = at_min - before[0], extra - before[1]
+                elif before is not None:
+                    _add(holds, surplus, before, -1)
+                if at_min or extra:
+                    _add(holds, surplus, (at_min, extra, names), 1)
+            for value, before in was.items():
+                if value not in now:
+                    _add(holds, surplus, before, -1)
         self._totals = (hard, holds, surplus)
         return holds, surplus
 
-    def _target_shares(self, cs) -> list[tuple[str, int, int]]:
-        """(target node, 1 if its domain holds the global minimum, its domain's surplus over
-        the minimum) for each target node holding pods of `cs`, per state object: a state
-        no pod of the workload moved since is the same object, and a level re-reads
-        hundreds of them."""
+    def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
+        """Per domain of `cs` holding pods of it on target nodes: (1 if the domain holds the
+        global minimum, its surplus over the minimum, those target nodes); per state object: a
+        state no pod of the workload moved since is the same object, and a level re-reads
+        hundreds of them. A few domains (a zone's) are each an intersection of node sets; many
+        (a hostname's) a walk over the target nodes holding pods."""
         got = self._shares.get(id(cs))
         if got is not None and got[0] is cs:
             return got[1]
-        out, node_domain, domains, low = [], cs.node_domain, cs.domains, cs.global_min
-        by_value: dict[str, tuple[int, int]] = {}  # a zone's thousand nodes share three domains
-        for name in counts.nodes_among(cs.node_counts, self._targets):
-            value = node_domain.get(name)
-            if value is None:
-                continue
-            share = by_value.get(value)
-            if share is None:
+        among = counts.nodes_among(cs.node_counts, self._targets)
+        domains, low = cs.domains, cs.global_min
+        out: dict[str, tuple[int, int, Collection[str]]] = {}
+        if len(domains) <= FEW_DOMAINS:
+            for d in domains.values():
+                names = among.intersection(self._member_set(d.nodes))
+                if names:
+                    out[d.value] = (1 if d.pods <= low else 0, d.pods - low, frozenset(names))
+        else:
+            node_domain, groups = cs.node_domain, defaultdict(list)
+            for name in among:
+                value = node_domain.get(name)
+                if value is not None:
+                    groups[value].append(name)
+            for value, names in groups.items():
                 pods = domains[value].pods
-                share = by_value[value] = (1 if pods <= low else 0, pods - low)
-            out.append((name, share[0], share[1]))
+                out[value] = (1 if pods <= low else 0, pods - low, tuple(names))
         self._keep_shares(cs, out)
         return out
 
-    def _keep_shares(self, cs, shares: list[tuple[str, int, int]]) -> None:
+    def _member_set(self, nodes: tuple[str, ...]) -> frozenset[str]:
+        """A domain's node list as a set, per list object (a partition's lists are shared)."""
+        got = self._sets.get(id(nodes))
+        if got is None or got[0] is not nodes:
+            if len(self._sets) >= 65536:
+                self._sets.clear()
+            got = self._sets[id(nodes)] = (nodes, frozenset(nodes))
+        return got[1]
+
+    def _keep_shares(self, cs, shares: dict) -> None:
         if len(self._shares) >= 65536:
             self._shares.clear()
         self._shares[id(cs)] = (cs, shares)
+
+
+def _add(holds: dict[str, int], surplus: dict[str, int], share: tuple, sign: int) -> None:
+    at_min, extra, names = share
+    at_min, extra = sign * at_min, sign * extra
+    for name in names:
+        holds[name] += at_min
+        surplus[name] += extra
 
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
