@@ -538,14 +538,25 @@ def test_carried_arrays_let_go_of_the_tables_of_deleted_node_sets(fast_calls):
     assert fast_calls["fast"] >= 25
 
 
-def test_fast_path_after_node_deletions_places_like_the_walk(fast_calls):
+def test_fast_path_after_node_deletions_places_like_the_walk(fast_calls, monkeypatch):
     """A drain that deletes its drained nodes makes a node set per step: the fast path's
-    node table (usage rows, filter verdicts, label values) and each state's count arrays
-    are carried over from the table before the deletion, two deletions at a time as in a
-    step of two nodes. Every placement between them is the walk's."""
+    node table (usage rows, filter verdicts, label values) is carried over from the table
+    before the deletion, and each state's count arrays from whichever table of the same
+    node set they were made on, two deletions at a time as in a step of two nodes. Every
+    placement between them is the walk's."""
     pair = Pair(_snapshot({"a": 50, "b": 40, "c": 30}, 11, bound=300))
     rng = random.Random(11)
     placed = 0
+    moved_past = []  # how many deletions each carried count array skipped over
+    real_rows = vector.NodeTable.rows_of
+
+    def rows_of(self, other):
+        got = real_rows(self, other)
+        if got is not None:
+            moved_past.append(self.size - other.size)
+        return got
+
+    monkeypatch.setattr(vector.NodeTable, "rows_of", rows_of)
     for k in range(24):
         for _ in range(2):
             node = rng.choice(sorted(n for n in pair.walk.nodes if not n.startswith("added")))
@@ -563,5 +574,7 @@ def test_fast_path_after_node_deletions_places_like_the_walk(fast_calls):
                 placed += 1
                 pair.both(lambda sim: sim.bind(pod, walk.node))
     assert placed > 60 and fast_calls["fast"] >= placed * 0.8
-    # the tables were derived (not built afresh) after the first deletion
-    assert any(t.parent is not None for t in pair.fast_placer._tables.values())
+    # the tables were derived (not built afresh) after the first deletion, and count arrays
+    # made before several deletions were carried over them
+    assert any(t.root is not t for t in pair.fast_placer._tables.values())
+    assert max(moved_past) >= 2

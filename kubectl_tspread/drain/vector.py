@@ -112,7 +112,10 @@ class NodeTable:
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
         # shape key (placement.keys_of's number) -> (ok per node, the version each row was computed at)
         self.shapes: dict[int, tuple] = {}
-        self.parent: tuple | None = None  # (the table this one was derived from, its rows' positions)
+        # the table of the whole node set this one was derived from (by node deletions), and
+        # each row's position there: arrays made on one table of a root move to another
+        self.root, self.root_pos = self, np.arange(n, dtype=np.int64)
+        self._inverse = None  # root position -> this table's row (-1: not here), made when asked
 
     @classmethod
     def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
@@ -128,18 +131,29 @@ class NodeTable:
         new.alloc = {r: a[perm] for r, a in old.alloc.items()}
         new.row_version = old.row_version[perm]
         new.used = {r: a[perm] for r, a in old.used.items()}
-        new.nonzero = old.nonzero[:, perm]
-        new.score_alloc, new.score_unusable = old.score_alloc[:, perm], old.score_unusable[:, perm]
-        new.score_divisor = old.score_divisor[:, perm]
+        # take(axis=1): [:, perm] would make them Fortran-ordered, and every take of their
+        # columns per placement three times slower
+        new.nonzero = old.nonzero.take(perm, axis=1)
+        new.score_alloc, new.score_unusable = old.score_alloc.take(perm, axis=1), old.score_unusable.take(perm, axis=1)
+        new.score_divisor = old.score_divisor.take(perm, axis=1)
         # a value whose last node went keeps its id: no node refers to it any more
         new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
                        in old._values.items()}
         new._sorted = dict(old._sorted)
         new.shapes = {shape: (ok[perm], at[perm]) for shape, (ok, at) in old.shapes.items()}
-        # the states' count arrays made on `old` move over the same way (counts_of); `old`
-        # lets go of its own parent, so a table per step never makes a chain of them
-        new.parent, old.parent = (old, perm), None
+        # the states' count arrays made on `old`, or on any table of the same root, move over
+        # the same way (counts_of)
+        new.root, new.root_pos, new._inverse = old.root, old.root_pos[perm], None
         return new
+
+    def rows_of(self, other: "NodeTable"):
+        """The positions in this table of `other`'s rows (tables of one root), or None when
+        some node of `other` is not here."""
+        if self._inverse is None:
+            self._inverse = np.full(self.root.size, -1, dtype=np.int64)
+            self._inverse[self.root_pos] = np.arange(self.size, dtype=np.int64)
+        rows = self._inverse[other.root_pos]
+        return rows if not len(rows) or rows.min() >= 0 else None
 
     def values(self, sim: "SimCluster", key: str) -> tuple:
         """(value id per node — len(values) when the node lacks the key —, value -> id,
@@ -229,6 +243,9 @@ def usage_rows(nonzero: Callable[[Pod], tuple[int, int]]) -> Callable[[Pod], tup
     return got
 
 
+TABLES_KEPT = 8
+
+
 def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
     """The table of the simulation's node set (one per scan order, kept by the Placer)."""
     order = sim.scan_order()
@@ -237,8 +254,8 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
         parent = sim._table_parent
         old = tables.get(id(parent)) if parent is not None else None
         made = NodeTable.derived(old, sim) if old is not None and old.order is parent else NodeTable(sim)
-        if len(tables) >= 8:
-            tables.clear()
+        while len(tables) >= TABLES_KEPT:  # the oldest go (a drain deleting nodes makes one per step)
+            del tables[next(iter(tables))]
         table = tables[id(order)] = made
         _forget_dropped_tables(tables)
     return table
@@ -273,12 +290,15 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
     hit = _ARRAYS.get(id(cs))
     if hit is not None and hit[0] is cs:
-        if hit[1] is table:
+        made_on = hit[1]
+        if made_on is table:
             return vid, hit[2], hit[3]
-        if table.parent is not None and hit[1] is table.parent[0]:
-            # made on the table before a node deletion: the value ids are the same, the rows
-            # are the surviving nodes' (a deleted node held no counted pod)
-            per_node, per_value = hit[2][table.parent[1]], hit[3]
+        rows = made_on.rows_of(table) if made_on.root is table.root else None
+        if rows is not None:
+            # made on a table of the same node set before node deletions: the value ids are
+            # the same, the rows are the surviving nodes' (a node deleted since held no pod the
+            # state counts: it would have moved the state, which would be another object)
+            per_node, per_value = hit[2][rows], hit[3]
             _remember(cs, table, per_node, per_value)
             return vid, per_node, per_value
     pos, node_domain, missing = table.pos, cs.node_domain, len(names)
