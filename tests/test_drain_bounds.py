@@ -334,3 +334,32 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, mon
     monkeypatch.setattr(search.Search, "_share_totals", totals)
     plan_drain(snap, targets, PlanOptions(verify_remedies=False))
     assert len(checked) >= len(targets)
+
+
+@pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (8, 110)])
+def test_each_steps_judgement_made_from_the_last_is_a_fresh_one(per_zone, pods_per_node, monkeypatch):
+    """judge re-judges only the constraints whose state changed since its last answer (on
+    any branch) and moves the total excess with them: after every simulated step, the
+    answer and its excess are those of a judge with no memory."""
+    import dataclasses
+
+    from kubectl_tspread.drain import steps
+
+    snap, targets = _small_nodes_trap(per_zone, pods_per_node)
+    real, checked = steps.judge, []
+
+    def judge(ctx, sim):
+        got = real(ctx, sim)
+        fresh_ctx = dataclasses.replace(ctx, judged={}, last_judged=None, excesses={})
+        fresh = real(fresh_ctx, sim)
+        assert [(a.workload, a.topology_key, dict(a.distribution), a.global_min, a.skew, a.limit, a.status)
+                for a in got] == \
+            [(a.workload, a.topology_key, dict(a.distribution), a.global_min, a.skew, a.limit, a.status)
+             for a in fresh]
+        assert steps.excess(ctx, got) == sum(a.skew - a.limit for a in fresh if a.exceeded)
+        checked.append(steps.excess(ctx, got))
+        return got
+
+    monkeypatch.setattr(steps, "judge", judge)
+    plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+    assert len(checked) >= len(targets) and any(checked) and not plan.safe

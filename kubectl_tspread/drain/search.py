@@ -63,7 +63,7 @@ from typing import Callable, Collection, Iterator
 from kubectl_tspread.drain import counts
 from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
 from kubectl_tspread.drain.model import Step, Stranded
-from kubectl_tspread.drain.steps import Context, World, run_batch, tracked_states
+from kubectl_tspread.drain.steps import Context, World, excess, run_batch, tracked_states
 from kubectl_tspread.model import HOSTNAME_KEY
 
 DFS_CANDIDATES = 8
@@ -213,7 +213,7 @@ class Search:
             floor = (0, 0, -min(self.max_parallel, len(remaining)))
             # made from the level's world before any candidate is played on it
             candidates = list(itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES))
-            before = _before(world)
+            before = _before(self.ctx, world)
             level: World | None = world  # the level's world, while nothing was played on it
             for i, batch in enumerate(candidates):
                 if i == 0 and mark is not None:
@@ -224,7 +224,7 @@ class Search:
                     w = level.copy()
                 self.explored += 1
                 run_batch(self.ctx, w, batch)
-                cost = _badness(before, w, len(batch))
+                cost = _badness(self.ctx, before, w, len(batch))
                 if best_cost is None or cost < best_cost:
                     best, best_cost = w, cost
                 if cost <= floor:
@@ -432,20 +432,20 @@ def zone_key(ctx: Context) -> str | None:
     return None
 
 
-def _excess(step: Step) -> int:
+def _excess(ctx: Context, step: Step) -> int:
     """How far the hard constraints are above their limits after `step`."""
-    return sum(c.skew - c.limit for c in step.constraints_after if c.exceeded)
+    return excess(ctx, step.constraints_after)
 
 
-def _before(world: World) -> tuple[int, int, int]:
+def _before(ctx: Context, world: World) -> tuple[int, int, int]:
     """What _badness reads of a level's world: (stranded pods, the last step's excess, steps)."""
-    return len(world.stranded), _excess(world.steps[-1]) if world.steps else 0, len(world.steps)
+    return len(world.stranded), _excess(ctx, world.steps[-1]) if world.steps else 0, len(world.steps)
 
 
-def _badness(before: tuple[int, int, int], after: World, size: int) -> tuple[int, int, int]:
+def _badness(ctx: Context, before: tuple[int, int, int], after: World, size: int) -> tuple[int, int, int]:
     stranded_before, was, steps_before = before
     stranded = len(after.stranded) - stranded_before
     # new harm only: a constraint a strand left above its limit stays there, whatever comes next
-    excess = max([0] + [_excess(s) - was for s in after.steps[steps_before:]])
+    over = max([0] + [_excess(ctx, s) - was for s in after.steps[steps_before:]])
     # prefer progress: a bigger batch at equal harm
-    return (stranded, excess, -size)
+    return (stranded, over, -size)

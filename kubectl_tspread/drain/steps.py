@@ -17,8 +17,9 @@ constraint ends above its limit and no pod had to be left for lack of budget.
 
 from __future__ import annotations
 
+import itertools
 import operator
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kubectl_tspread.drain import counts
@@ -69,6 +70,10 @@ class Context:
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
     # (SimCluster.spread_epoch, tracked_states' answer then)
     tracked_memo: tuple[int, list] | None = None
+    # (tracked_states' list, judge's answer for it, its excess), and id(answer) -> (answer,
+    # excess) for the answers steps hold (the search's badness reads their excess)
+    last_judged: tuple[list, tuple, int] | None = None
+    excesses: dict[int, tuple[tuple, int]] = field(default_factory=dict)
     # (node, pod key) -> the decision made for the pod there: looked up for every eviction
     decided: dict[tuple[str, str], PodDecision] = field(init=False, repr=False)
 
@@ -315,7 +320,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
         evictions.append(Eviction(p.namespace, p.name, p.node_name, ctx.workload_of.get(p.key), d.replaced,
                                   node, accepting, ctx.pod_pdbs.get(p.key, ()), d.message))
     after = judge(ctx, sim)
-    if any(c.exceeded for c in after):
+    if excess(ctx, after) > 0:
         safe = False
     harmless = safe
     if first and any(d.pod.key in ctx.blocked for n in batch for d in ctx.decisions.get(n, ())):
@@ -330,20 +335,57 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
 
 
 def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
-    """Every tracked constraint on the current simulated state."""
-    out = []
-    for i, (t, cs) in enumerate(zip(ctx.tracked, tracked_states(ctx, sim))):
-        last = ctx.judged.get(i)
-        if last is not None and last[0] is cs:
-            out.append(last[1])
-            continue
-        c = cs.constraint
-        after = ConstraintAfter(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
-                                c.when_unsatisfiable, DomainCounts(cs.domains, cs.count_histogram),
-                                cs.global_min, cs.skew, t.limit, cs.status)
-        ctx.judged[i] = (cs, after)
-        out.append(after)
-    return tuple(out)
+    """Every tracked constraint on the current simulated state. Made from the last answer:
+    only the constraints whose state object changed since are judged again (a step moves
+    a few workloads; a zone's drain tracks about a thousand constraints), and the total
+    excess over the limits moves with them (`excess`)."""
+    states = tracked_states(ctx, sim)
+    last = ctx.last_judged
+    if last is not None and last[0] is states:
+        return last[1]
+    if last is None:
+        changed: Iterable[int] = range(len(states))
+        after: list = [None] * len(states)
+        total = 0
+    else:
+        changed = list(itertools.compress(itertools.count(), map(operator.is_not, last[0], states)))
+        after, total = list(last[1]), last[2]
+    for i in changed:
+        old = after[i]
+        if old is not None and old.exceeded:
+            total -= old.skew - old.limit
+        new = after[i] = _judged(ctx, i, states[i])
+        if new.exceeded:
+            total += new.skew - new.limit
+    out = tuple(after)
+    ctx.last_judged = (states, out, total)
+    if len(ctx.excesses) >= 65536:
+        ctx.excesses.clear()
+    ctx.excesses[id(out)] = (out, total)
+    return out
+
+
+def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter:
+    """The judgement of tracked constraint `i` in state `cs` (the same object again while no
+    pod of its workload moved)."""
+    last = ctx.judged.get(i)
+    if last is not None and last[0] is cs:
+        return last[1]
+    t, c = ctx.tracked[i], cs.constraint
+    after = ConstraintAfter(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
+                            c.when_unsatisfiable, DomainCounts(cs.domains, cs.count_histogram),
+                            cs.global_min, cs.skew, t.limit, cs.status)
+    ctx.judged[i] = (cs, after)
+    return after
+
+
+def excess(ctx: Context, after: tuple[ConstraintAfter, ...]) -> int:
+    """How far the DoNotSchedule constraints of `after` (a judge's answer) are above their
+    limits, in total: > 0 exactly when one is exceeded."""
+    got = ctx.excesses.get(id(after))
+    if got is not None and got[0] is after:
+        return got[1]
+    return sum(c.skew - c.limit for c in after if c.exceeded)
 
 
 class DomainCounts(Mapping):
