@@ -186,9 +186,7 @@ class Search:
         the path's batches on a copy of the one below."""
         level, mark = marks[-1]
         if level < len(path):
-            mark = mark.copy()
-            for batch in path[level:]:
-                run_batch(self.ctx, mark, batch)  # safe the first time, and the same again
+            mark = self._replayed(mark, path[level:])  # safe the first time, and the same again
             marks.append((len(path), mark))
         return mark
 
