@@ -358,20 +358,20 @@ class Placer:
         # the walk over every node that says so)
         reach = self._reach.get(template, 2.0)
         rows = vector.window(start, int(want * reach), want, total) if all(ok.any() for _, ok in values) else None
+
+        def judged(run: slice = slice(None)):
+            """(fit per node of `run`: every filter but spread; spread's verdict per hard
+            constraint; both)."""
+            table.refresh_usage(sim, version, _nonzero, run)
+            fit = table.shape_ok(shape_id, shape_version, row, run) & vector.fit_ok(table, pod, run)
+            allowed = vector.spread_allowed(values, run)
+            return fit, allowed, fit & vector.spread_ok(allowed) if allowed else fit
+
         if rows is not None:
-            masks = []
-            for run in rows:
-                table.refresh_usage(sim, version, _nonzero, run)
-                mask = table.shape_ok(shape_id, shape_version, row, run) & vector.fit_ok(table, pod, run)
-                for ok in vector.spread_allowed(values, run):
-                    mask &= ok
-                masks.append(mask)
+            masks = [judged(run)[2] for run in rows]
             walked = vector.walk_window(masks[0] if len(masks) == 1 else vector.np.concatenate(masks), rows, want)
         if walked is None:
-            table.refresh_usage(sim, version, _nonzero)
-            fit = table.shape_ok(shape_id, shape_version, row) & vector.fit_ok(table, pod)
-            allowed = vector.spread_allowed(values)
-            mask = fit & vector.spread_ok(allowed) if allowed else fit
+            fit, allowed, mask = judged()
             walked = vector.walk(mask, start, want, total)
             if not len(walked[0]):
                 self._reach[template] = 0.0

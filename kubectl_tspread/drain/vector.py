@@ -192,9 +192,7 @@ class NodeTable:
         500-node plan)."""
         order, used, row_of = self.order, self.used, usage_rows(nonzero)
         columns = [used[r] for r in FIT_RESOURCES] + [self.nonzero[0], self.nonzero[1], used["pods"]]
-        first = rows.start or 0
-        for i in np.flatnonzero(self.row_version[rows] != version[rows]).tolist():
-            i += first
+        for i in _stale(self.row_version, version, rows):
             for column, total in zip(columns, sim.usage_of(order[i], row_of)):
                 column[i] = total
             self.row_version[i] = version[i]
@@ -207,12 +205,18 @@ class NodeTable:
         if got is None:
             got = self.shapes[shape] = (np.zeros(self.size, dtype=bool), np.full(self.size, -1, dtype=np.int64))
         ok, at = got
-        order, first = self.order, rows.start or 0
-        for i in np.flatnonzero(at[rows] != version[rows]).tolist():
-            i += first
+        order = self.order
+        for i in _stale(at, version, rows):
             ok[i] = row(order[i])
             at[i] = version[i]
         return ok[rows]
+
+
+def _stale(at, version, rows: slice) -> list[int]:
+    """The positions in `rows` (a slice of the table) whose row was made at another version
+    than the node's now."""
+    first = rows.start or 0
+    return [i + first for i in np.flatnonzero(at[rows] != version[rows]).tolist()]
 
 
 _ROW_FUNCTIONS: dict[object, Callable[[Pod], tuple[int, ...]]] = {}
