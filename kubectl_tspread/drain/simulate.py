@@ -26,7 +26,8 @@ Speed (the drain planner plays thousands of steps on clusters of 150k pods):
   nodeTaintsPolicy Honor constraint (the node leaves their domains; a cordoned node
   keeps its labels, so nothing else about the domains changes) and a deleted node
   every state (`counts.without_node`); a Node object added or replaced drops them all;
-- `nonzero_usage` remembers a node's summed scoring requests per node version.
+- `usage_of` keeps each node's summed requests (and `nonzero_usage` its scoring ones) as
+  pods come and go.
 
 The scheduler's node walk: `scan_order` is the order kube-scheduler's node tree lists
 nodes in (round robin over zones — region and zone labels, GA or beta — in the order
@@ -45,7 +46,7 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any, Callable, Iterable
 
-from kubectl_tspread.drain import counts
+from kubectl_tspread.drain import counts, vector
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import untolerated_taint
@@ -91,8 +92,6 @@ class SimCluster:
         self._partitions: dict[tuple, spread.Partition] = {}
         # the terminating pods `settle` removes, without a walk over every pod per step
         self._terminating: dict[str, Pod] = {p.key: p for p in self.pods.values() if p.terminating}
-        # (node, version) -> (cpu, memory): versions are unique across copies, so copies share it
-        self._nonzero: dict[tuple[str, int], tuple[int, int]] = {}
         # node -> the sums of `_row_of` over its pods (usage_of), made when first asked and then
         # moved by each pod put on or dropped from the node
         self._usage: dict[str, tuple[int, ...]] = {}
@@ -124,7 +123,6 @@ class SimCluster:
         other._honor = set(self._honor)
         other._templates_seen, other._shifts = dict(self._templates_seen), self._shifts
         other._partitions = dict(self._partitions)
-        other._nonzero = self._nonzero
         other._usage, other._row_of = dict(self._usage), self._row_of
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
         other._table_parent = self._table_parent
@@ -275,17 +273,8 @@ class SimCluster:
         return st
 
     def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]:
-        """Σ nonzero(pod) over the pods bound to `node` (cpu, memory), per node version."""
-        key = (node, self.version.get(node, 0))
-        hit = self._nonzero.get(key)
-        if hit is None:
-            cpu = mem = 0
-            for p in self.index.pods_by_node.get(node, ()):
-                c, m = nonzero(p)
-                cpu += c
-                mem += m
-            hit = self._nonzero[key] = (cpu, mem)
-        return hit
+        """Σ nonzero(pod) over the pods on `node` (cpu, memory): usage_of's nonzero columns."""
+        return self.usage_of(node, vector.usage_rows(nonzero))[vector.NONZERO_COLUMNS]
 
     def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]:
         """Σ row_of(pod) over the pods on `node` (terminating ones included: they hold their

@@ -219,6 +219,8 @@ def _stale(at, version, rows: slice) -> list[int]:
     return [i + first for i in np.flatnonzero(at[rows] != version[rows]).tolist()]
 
 
+# where usage_rows' rows hold the nonzero cpu and memory
+NONZERO_COLUMNS = slice(len(FIT_RESOURCES), len(FIT_RESOURCES) + 2)
 _ROW_FUNCTIONS: dict[object, Callable[[Pod], tuple[int, ...]]] = {}
 
 
