@@ -81,6 +81,11 @@ class ConstraintAfter:
     def exceeded(self) -> bool:
         return self.when_unsatisfiable == "DoNotSchedule" and self.skew > self.limit
 
+    @property
+    def excess(self) -> int:
+        """How far the skew is above the limit when exceeded, else 0."""
+        return self.skew - self.limit if self.exceeded else 0
+
 
 @dataclass(frozen=True, slots=True)
 class PdbUse:

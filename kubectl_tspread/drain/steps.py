@@ -352,11 +352,10 @@ def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
         after, total = list(last[1]), last[2]
     for i in changed:
         old = after[i]
-        if old is not None and old.exceeded:
-            total -= old.skew - old.limit
+        if old is not None:
+            total -= old.excess
         new = after[i] = _judged(ctx, i, states[i])
-        if new.exceeded:
-            total += new.skew - new.limit
+        total += new.excess
     out = tuple(after)
     ctx.last_judged = (states, out, total)
     if len(ctx.excesses) >= 65536:
@@ -385,7 +384,7 @@ def excess(ctx: Context, after: tuple[ConstraintAfter, ...]) -> int:
     got = ctx.excesses.get(id(after))
     if got is not None and got[0] is after:
         return got[1]
-    return sum(c.skew - c.limit for c in after if c.exceeded)
+    return sum(c.excess for c in after)
 
 
 class DomainCounts(Mapping):
