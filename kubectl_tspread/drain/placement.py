@@ -55,7 +55,7 @@ from typing import Mapping
 
 from kubectl_tspread.drain import vector
 from kubectl_tspread.engine import filters, interpod, resources, spread
-from kubectl_tspread.drain.simulate import SPREAD_KEY_READS, SimCluster, interned, parts_memo, spread_key_of
+from kubectl_tspread.drain.simulate import SPREAD_KEY_READS, SimCluster, interned, numbering, parts_memo, spread_key_of
 from kubectl_tspread.model import Node, Pod
 
 SPREAD_WEIGHT = 2
@@ -145,15 +145,13 @@ TEMPLATE_KEY_READS = FILTER_KEY_READS + ("pod_affinity", "pod_anti_affinity") + 
 # a stranded replacement is retried at every step, and building its key costs more than
 # the failed-verdict lookup it feeds: a number per distinct key
 template_of = parts_memo(interned(template_key), TEMPLATE_KEY_READS, FILTER_KEY_STRINGS)
-_SHAPE_IDS: dict[tuple, int] = {}
-_FILTER_IDS: dict[tuple, int] = {}
+_shape_number, _filter_number = numbering(), numbering()
 
 
 def _keys(pod: Pod) -> tuple[tuple, int, int]:
     """(shape_key, a number per distinct shape key, a number per distinct filter_key)."""
     shape = shape_key(pod)
-    key = filter_key(pod, shape)
-    return shape, _SHAPE_IDS.setdefault(shape, len(_SHAPE_IDS)), _FILTER_IDS.setdefault(key, len(_FILTER_IDS))
+    return shape, _shape_number(shape), _filter_number(filter_key(pod, shape))
 
 
 # every placement keys the filter caches by these: made once per template, not per pod record

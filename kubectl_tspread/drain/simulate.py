@@ -562,19 +562,24 @@ def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple
     return get
 
 
-def interned(fn: Callable[[Pod], Any]) -> Callable[[Pod], int]:
-    """`fn(pod)` (a hashable key) as a small number, the same for equal keys: the keys
-    hash their constraints, selectors and tolerations again at every lookup."""
+def numbering() -> Callable[[Any], int]:
+    """key -> a small number, the same for equal keys (given in the order first seen): the
+    keys hash their constraints, selectors and tolerations again at every lookup."""
     ids: dict[Any, int] = {}
 
-    def get(pod: Pod) -> int:
-        key = fn(pod)
+    def number(key: Any) -> int:
         got = ids.get(key)
         if got is None:
             got = ids[key] = len(ids)
         return got
 
-    return get
+    return number
+
+
+def interned(fn: Callable[[Pod], Any]) -> Callable[[Pod], int]:
+    """`fn(pod)` (a hashable key) as a `numbering` number."""
+    number = numbering()
+    return lambda pod: number(fn(pod))
 
 
 def _with_pod(st: spread.SpreadState, pod: Pod) -> spread.SpreadState:
