@@ -302,11 +302,16 @@ def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, 
     assert plans[1] == plans[3] == plans[100]
 
 
+@pytest.mark.parametrize("arrays", [True, False], ids=["arrays", "lists"])
 @pytest.mark.parametrize("case", ["zone b, small nodes", "10 % with hostname spread"])
-def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, monkeypatch):
+def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arrays, monkeypatch):
     """Search._share_totals moves each node's totals by the domains whose count or target
     nodes changed since the last level (per domain: a set of target nodes, or a walk for a
-    hostname key): at every level they are what a search with no memory computes."""
+    hostname key): at every level they are what a search with no memory computes, in numpy
+    arrays and in lists alike."""
+    from kubectl_tspread.drain import vector
+
+    monkeypatch.setattr(vector, "ENABLED", arrays and vector.np is not None)
     if case.startswith("zone"):
         snap, targets = _small_nodes_trap(12, 2)
     else:
@@ -326,14 +331,39 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, mon
     def totals(self, hard):
         got = real(self, hard)
         fresh = real(search.Search(self.ctx, self.max_parallel, 0), hard)
-        nonzero = [{k: v for k, v in d.items() if v} for d in (*got, *fresh)]
-        assert nonzero[:2] == nonzero[2:], f"level {len(checked)}"
+        assert got.as_dicts() == fresh.as_dicts(), f"level {len(checked)}"
         checked.append(1)
         return got
 
     monkeypatch.setattr(search.Search, "_share_totals", totals)
     plan_drain(snap, targets, PlanOptions(verify_remedies=False))
     assert len(checked) >= len(targets)
+
+
+def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
+    """_Totals.ordered sorts the remaining nodes as sorted() with the heuristic's key tuple
+    would: with arrays (lexsort) and with lists, on random totals with many ties."""
+    import random
+
+    from kubectl_tspread.drain import vector
+
+    rng = random.Random(7)
+    names = tuple(f"node-{rng.randrange(10_000):05d}-{i}" for i in range(300))
+    holds = {n: rng.randrange(3) for n in names}
+    surplus = {n: rng.randrange(-2, 3) for n in names}
+    empties = {n: 1 for n in rng.sample(names, 20)}
+    remaining = rng.sample(names, 200)
+    want = sorted(remaining, key=lambda n: (empties.get(n, 0), holds[n], -surplus[n], n))
+    for arrays in ([True, False] if vector.np is not None else [False]):
+        saved, vector.ENABLED = vector.ENABLED, arrays
+        try:
+            totals = search._Totals(names)
+        finally:
+            vector.ENABLED = saved
+        for n in names:
+            totals.add(totals.positions([n]), holds[n], surplus[n])
+        assert totals.ordered(remaining, empties) == want, arrays
+        assert totals.as_dicts() == ({n: v for n, v in holds.items() if v}, {n: v for n, v in surplus.items() if v})
 
 
 @pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (8, 110)])

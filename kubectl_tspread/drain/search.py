@@ -60,7 +60,7 @@ import itertools
 from collections import defaultdict
 from typing import Callable, Collection, Iterator
 
-from kubectl_tspread.drain import counts
+from kubectl_tspread.drain import counts, vector
 from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
 from kubectl_tspread.drain.model import Step, Stranded
 from kubectl_tspread.drain.steps import Context, World, excess, run_batch, tracked_states
@@ -99,7 +99,8 @@ class Search:
         self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
         self._targets = frozenset(ctx.targets)
         self._shares: dict[int, tuple[object, dict]] = {}  # _target_shares, per state object
-        self._totals: tuple[list, dict[str, int], dict[str, int]] | None = None  # _share_totals
+        self._totals = _Totals(ctx.targets)  # _share_totals, as of the list of states in _totaled
+        self._totaled: list | None = None
         self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
         self._nodes_of: dict[int, tuple[object, tuple]] = {}  # _domain_nodes
         self._sets: dict[int, tuple[tuple, frozenset]] = {}  # _member_set
@@ -285,7 +286,7 @@ class Search:
         if self._hard is None or self._hard[0] is not tracked:  # the same list while no state moved
             self._hard = (tracked, [cs for cs in tracked if cs.constraint.hard])
         hard = self._hard[1]
-        holds_min, surplus = self._share_totals(hard)
+        totals = self._share_totals(hard)
         nodes = world.sim.nodes
         todo = set(remaining)
         empties: dict[str, int] = defaultdict(int)
@@ -302,11 +303,7 @@ class Search:
                 name = last_open[k]
                 if name is not None and name in todo:
                     empties[name] += 1
-
-        def key(name: str):
-            return (empties.get(name, 0), holds_min.get(name, 0), -surplus.get(name, 0), name)
-
-        return sorted(remaining, key=key)
+        return totals.ordered(remaining, empties)
 
     def _domain_nodes(self, cs) -> tuple[tuple[str, ...], ...]:
         """The node list of each domain of `cs`, per state object (most are the same from one
@@ -320,18 +317,16 @@ class Search:
         self._nodes_of[id(cs)] = (cs, lists)
         return lists
 
-    def _share_totals(self, hard: list) -> tuple[dict[str, int], dict[str, int]]:
+    def _share_totals(self, hard: list) -> "_Totals":
         """Per target node, over the hard constraints: in how many its domain holds the
         global minimum, and the sum of its domains' surplus over it. Kept from the previous
         call and moved by the states that changed since (a level moves the pods of a few
         workloads; hundreds of constraints are tracked)."""
-        last = self._totals
-        if last is None or len(last[0]) != len(hard):
-            holds: dict[str, int] = defaultdict(int)
-            surplus: dict[str, int] = defaultdict(int)
+        totals, before = self._totals, self._totaled
+        if before is None or len(before) != len(hard):
+            totals.clear()
             changed = [(None, cs) for cs in hard]
         else:
-            before, holds, surplus = last
             changed = [(old, cs) for old, cs in zip(before, hard) if old is not cs]
         for old, cs in changed:
             if old is not None and cs.global_min == old.global_min and counts.same_counts(old, cs):
@@ -341,38 +336,41 @@ class Search:
                 continue
             was = self._target_shares(old) if old is not None else {}
             now = self._target_shares(cs)
-            for value, (at_min, extra, names) in now.items():
+            for value, share in now.items():
                 before = was.get(value)
-                if before is not None and before[2] == names:
+                at_min, extra = share[0], share[1]
+                if before is not None and before[2] == share[2]:
                     # the same target nodes there: only what the domain's count moved
                     at_min, extra = at_min - before[0], extra - before[1]
                 elif before is not None:
-                    _add(holds, surplus, before, -1)
+                    totals.add(before[3], -before[0], -before[1])
                 if at_min or extra:
-                    _add(holds, surplus, (at_min, extra, names), 1)
+                    totals.add(share[3], at_min, extra)
             for value, before in was.items():
                 if value not in now:
-                    _add(holds, surplus, before, -1)
-        self._totals = (hard, holds, surplus)
-        return holds, surplus
+                    totals.add(before[3], -before[0], -before[1])
+        self._totaled = hard
+        return totals
 
-    def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
+    def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str], object]]:
         """Per domain of `cs` holding pods of it on target nodes: (1 if the domain holds the
-        global minimum, its surplus over the minimum, those target nodes); per state object: a
-        state no pod of the workload moved since is the same object, and a level re-reads
-        hundreds of them. A few domains (a zone's) are each an intersection of node sets; many
-        (a hostname's) a walk over the target nodes holding pods."""
+        global minimum, its surplus over the minimum, those target nodes, their positions in
+        _Totals); per state object: a state no pod of the workload moved since is the same
+        object, and a level re-reads hundreds of them. A few domains (a zone's) are each an
+        intersection of node sets; many (a hostname's) a walk over the target nodes holding
+        pods."""
         got = self._shares.get(id(cs))
         if got is not None and got[0] is cs:
             return got[1]
         among = counts.nodes_among(cs.node_counts, self._targets)
         domains, low = cs.domains, cs.global_min
-        out: dict[str, tuple[int, int, Collection[str]]] = {}
+        out: dict[str, tuple[int, int, Collection[str], object]] = {}
+        positions = self._totals.positions
         if len(domains) <= FEW_DOMAINS:
             for d in domains.values():
                 names = among.intersection(self._member_set(d.nodes))
                 if names:
-                    out[d.value] = (1 if d.pods <= low else 0, d.pods - low, frozenset(names))
+                    out[d.value] = (1 if d.pods <= low else 0, d.pods - low, frozenset(names), positions(names))
         else:
             node_domain, groups = cs.node_domain, defaultdict(list)
             for name in among:
@@ -381,7 +379,7 @@ class Search:
                     groups[value].append(name)
             for value, names in groups.items():
                 pods = domains[value].pods
-                out[value] = (1 if pods <= low else 0, pods - low, tuple(names))
+                out[value] = (1 if pods <= low else 0, pods - low, tuple(names), positions(names))
         self._keep_shares(cs, out)
         return out
 
@@ -400,12 +398,69 @@ class Search:
         self._shares[id(cs)] = (cs, shares)
 
 
-def _add(holds: dict[str, int], surplus: dict[str, int], share: tuple, sign: int) -> None:
-    at_min, extra, names = share
-    at_min, extra = sign * at_min, sign * extra
-    for name in names:
-        holds[name] += at_min
-        surplus[name] += extra
+class _Totals:
+    """The order heuristic's totals per target node (a position in the drain's targets):
+    in how many hard constraints its domain holds the global minimum, and its domains'
+    surplus over it. A level moves the totals of dozens of domains' target nodes (a zone's
+    hundreds each) and sorts every remaining node by them: numpy arrays when vector.py is
+    on, lists otherwise."""
+
+    def __init__(self, names: tuple[str, ...]):
+        self.names = names
+        self.pos = {name: i for i, name in enumerate(names)}
+        self.arrays = vector.ENABLED
+        if self.arrays:
+            np = vector.np
+            by_name = sorted(range(len(names)), key=names.__getitem__)
+            self.rank = np.empty(len(names), dtype=np.int64)
+            self.rank[by_name] = np.arange(len(names))
+        self.clear()
+
+    def clear(self) -> None:
+        """Every total back to 0."""
+        n = len(self.names)
+        if self.arrays:
+            np = vector.np
+            self.holds, self.surplus = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        else:
+            self.holds, self.surplus = [0] * n, [0] * n
+
+    def positions(self, names: Collection[str]):
+        """The positions of `names` (distinct target nodes), as `add` takes them."""
+        at = map(self.pos.__getitem__, names)
+        return vector.np.fromiter(at, dtype=vector.np.int64, count=len(names)) if self.arrays else tuple(at)
+
+    def add(self, at, holds: int, surplus: int) -> None:
+        """Move the totals of the nodes at `at` (`positions`) by `holds` and `surplus`."""
+        if self.arrays:
+            self.holds[at] += holds  # the positions are distinct: no update is lost
+            self.surplus[at] += surplus
+            return
+        for i in at:
+            self.holds[i] += holds
+            self.surplus[i] += surplus
+
+    def ordered(self, remaining: list[str], empties: dict[str, int]) -> list[str]:
+        """`remaining` (target nodes) sorted by (empties, holds, -surplus, name)."""
+        pos, holds, surplus = self.pos, self.holds, self.surplus
+        if not self.arrays:
+            def key(name: str):
+                i = pos[name]
+                return (empties.get(name, 0), holds[i], -surplus[i], name)
+
+            return sorted(remaining, key=key)
+        np = vector.np
+        at = np.fromiter(map(pos.__getitem__, remaining), dtype=np.int64, count=len(remaining))
+        emptied = np.fromiter((empties.get(name, 0) for name in remaining), dtype=np.int64, count=len(remaining)) \
+            if empties else np.zeros(len(remaining), dtype=np.int64)
+        # lexsort's last key is the first compared; names are distinct, so no tie is left
+        order = np.lexsort((self.rank[at], -surplus[at], holds[at], emptied))
+        return [remaining[i] for i in order.tolist()]
+
+    def as_dicts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """({node: holds}, {node: surplus}) of the nodes with a non-zero total."""
+        return ({n: int(self.holds[i]) for i, n in enumerate(self.names) if self.holds[i]},
+                {n: int(self.surplus[i]) for i, n in enumerate(self.names) if self.surplus[i]})
 
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
