@@ -470,6 +470,33 @@ def test_shifted_states_and_carried_arrays_equal_fresh_ones_past_the_merge():
     assert any(b < a for a, b in zip(overlay_sizes, overlay_sizes[1:]))
 
 
+def test_arrays_built_from_a_shifted_states_base_and_changes_equal_fresh_ones():
+    """counts_of builds a state it has no arrays for from its node-count map's base entries
+    plus the changes shifted in since (gathered, then added in two array operations): the
+    same arrays as a state computed from scratch, with changes on nodes of one domain,
+    removed counts (0) and a node outside the zone domains among them."""
+    sim, cons, rng = _many_hosts()
+    probe = make_pod("probe", labels={"app": "web"}, spread=cons)
+    table = vector.tables_for(sim, {})
+    rebuilt = 0
+    for k in range(2 * counts.Shifted.MERGE_AFTER):
+        running = sorted(p.key for p in sim.pods.values() if p.node_name and not p.terminating)
+        if k % 3 == 2 and running:
+            sim.evict(sim.pods[rng.choice(running)])
+            sim.settle()
+        else:
+            node = "nozone" if k % 7 == 0 else rng.choice(["a00", "a01", *sorted(sim.nodes)])
+            sim.bind(make_pod(f"new-{k}", labels={"app": "web"}, spread=cons), node)
+        state, fresh = sim.spread_state(probe), spread.compute(sim.index, probe)
+        for cs, want in zip(state.constraints, fresh.constraints):
+            vector._ARRAYS.pop(id(cs), None)  # no arrays to carry: built from base and changes
+            built, expected = vector.counts_of(table, sim, cs), vector.counts_of(table, sim, want)
+            np.testing.assert_array_equal(built[1], expected[1], err_msg=f"{k} per node")
+            np.testing.assert_array_equal(built[2], expected[2], err_msg=f"{k} per value")
+            rebuilt += bool(getattr(cs.node_counts, "changes", None))
+    assert rebuilt > counts.Shifted.MERGE_AFTER  # most of them had changes to add
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_a_merged_overlay_is_its_items_in_iteration_order(seed):
     """with_change merges an overlay past MERGE_AFTER changes through merged(): the same

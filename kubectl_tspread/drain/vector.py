@@ -317,13 +317,22 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     per_node[where] = weights
     per_value = np.bincount(at, weights, minlength=missing + 1).astype(np.int64) if len(at) \
         else np.zeros(missing + 1, dtype=np.int64)
-    for node, n in changes.items():
-        i = pos.get(node)
-        delta = n - base.get(node, 0)
-        if i is not None and delta:
-            per_node[i] += delta
-            v = node_domain.get(node)
-            per_value[ids[v] if v is not None and v in ids else missing] += delta
+    if changes:
+        # gathered first, then added in two array operations: a state shifted since its map
+        # was merged carries up to 64 changes, and a numpy element update costs as much as
+        # a whole small array operation
+        rows, deltas, at = [], [], []
+        for node, n in changes.items():
+            i = pos.get(node)
+            delta = n - base.get(node, 0)
+            if i is not None and delta:
+                rows.append(i)
+                deltas.append(delta)
+                v = node_domain.get(node)
+                at.append(ids[v] if v is not None and v in ids else missing)
+        if rows:
+            per_node[rows] += deltas  # a node appears once among the changes
+            np.add.at(per_value, at, deltas)  # a domain may appear several times
     per_value[-1] = 0  # pods on nodes outside the constraint's domains count nowhere
     _remember(cs, table, per_node, per_value)
     return vid, per_node, per_value
