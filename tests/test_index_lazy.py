@@ -3,6 +3,7 @@ additions kept aside, and `candidates` / `matching_pods` must still answer exact
 index edited in place answers — across views (`copy`), pods coming back, and the rebuild
 once STALE_LIMIT changes pile up."""
 
+import dataclasses
 import random
 
 import pytest
@@ -22,8 +23,10 @@ def _pods(n: int):
 
 
 def _answers(index: ClusterIndex) -> dict:
-    return {(ns, str(sel)): sorted(p.key for p in index.matching_pods(ns, sel))
-            for ns in ("default", "other") for sel in SELECTORS}
+    out = {(ns, str(sel)): sorted(p.key for p in index.matching_pods(ns, sel))
+           for ns in ("default", "other") for sel in SELECTORS}
+    out.update({("node", n): sorted((p.key, p.terminating) for p in pods) for n, pods in index.pods_by_node.items()})
+    return out
 
 
 @pytest.mark.parametrize("limit", [3, 128], ids=["rebuilt every 3 changes", "rebuilt at the default limit"])
@@ -43,6 +46,15 @@ def test_lazy_changes_answer_like_edits_in_place(seed, limit, monkeypatch):
             present.append(pod)
             eager.add_pod(pod)
             lazy.add_pod(pod)
+        elif present and rng.random() < 0.2:
+            # marked terminating where it is (replace_pod), or any other record in its place
+            old = present.pop(rng.randrange(len(present)))
+            new = dataclasses.replace(old, terminating=True) if rng.random() < 0.7 else \
+                dataclasses.replace(old, node_name=f"n{(int(old.node_name[1:]) + 1) % 4}" if old.node_name else "")
+            present.append(new)
+            eager.remove_pod(old)
+            eager.add_pod(new)
+            lazy.replace_pod(old, new)
         elif present and rng.random() < 0.6:
             pod = present.pop(rng.randrange(len(present)))
             gone.append(pod)

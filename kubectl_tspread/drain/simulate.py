@@ -383,10 +383,23 @@ class SimCluster:
 
     def evict(self, pod: Pod) -> None:
         current = self.pods.get(pod.key, pod)
-        self._drop(current)
         if current.owner is not None and current.owner.kind == "StatefulSet":
+            self._drop(current)
             return
-        self._put(pod_with(current, terminating=True))
+        marked = pod_with(current, terminating=True)
+        if not counts.counted(current):  # unbound, or terminating already: nothing is kept in place
+            self._drop(current)
+            self._put(marked)
+            return
+        # marked terminating where it is, in one change: it leaves the spread counts and still
+        # holds its requests (the node's usage sums stay); what _drop and _put would do
+        node = self.nodes.get(current.node_name)
+        if node is not None and not node.unschedulable:
+            self.freed += 1
+        self.pods[marked.key] = self._terminating[marked.key] = marked
+        self.index.replace_pod(current, marked)
+        self._touch(current.node_name)
+        self._shift_spread(current, -1)
 
     def settle(self) -> None:
         """Terminating pods are gone (the executor waits for this between steps)."""

@@ -212,15 +212,33 @@ class ClusterIndex:
             if not table.get(key):
                 continue
             lst = self._writable(table, key)
-            # from the end (a simulation mostly removes pods it added a moment ago), by
-            # identity and in C: a namespace's list holds thousands of pods, and `in`
-            # would call the dataclass __eq__ on each of them
-            hit = next(itertools.compress(itertools.count(), map(operator.is_, reversed(lst),
-                                                                 itertools.repeat(pod))), None)
+            hit = _last_index(lst, pod)
             if hit is not None:
-                del lst[len(lst) - 1 - hit]
+                del lst[hit]
             elif pod in lst:
                 lst.remove(pod)
+
+    def replace_pod(self, old: Pod, new: Pod) -> None:
+        """`new` in place of `old`, a record of the same pod on the same node (a simulated
+        eviction marks a pod terminating where it is): one edit of the node's lists instead
+        of a removal and an addition. Anything else is a removal and an addition."""
+        if self._stale is None or old.node_name != new.node_name or not old.node_name \
+                or old.finished or new.finished or bool(old.pod_anti_affinity) != bool(new.pod_anti_affinity):
+            self.remove_pod(old)
+            self.add_pod(new)
+            return
+        self.node_cache.pop(old.node_name, None)
+        self._lazy_change(old, added=False)
+        self._lazy_change(new, added=True)
+        for table, key in self._slots(old, lazy=True):
+            lst = self._writable(table, key)
+            hit = _last_index(lst, old)
+            if hit is None and old in lst:  # an equal record, as remove_pod finds it
+                hit = lst.index(old)
+            if hit is None:
+                lst.append(new)
+            else:
+                lst[hit] = new
 
     def _slots(self, pod: Pod, lazy: bool = False) -> list[tuple[dict, Any]]:
         """(table, key) of every list the pod belongs in; with `lazy`, only the per-node ones
@@ -269,4 +287,12 @@ class ClusterIndex:
 
 # the pod lists an index keeps: copies and views copy these
 STALE_LIMIT = 256
+
+
+def _last_index(lst: list, pod: Pod) -> int | None:
+    """The position of `pod` itself in `lst`, searched from the end (a simulation mostly
+    removes pods it added a moment ago), by identity and in C: a namespace's list holds
+    thousands of pods, and `in` would call the dataclass __eq__ on each of them."""
+    hit = next(itertools.compress(itertools.count(), map(operator.is_, reversed(lst), itertools.repeat(pod))), None)
+    return None if hit is None else len(lst) - 1 - hit
 _TABLES = ("pods_by_node", "pods_by_namespace", "_by_label", "anti_affinity_by_node")
