@@ -342,7 +342,8 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arr
 
 def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
     """_Totals.ordered sorts the remaining nodes as sorted() with the heuristic's key tuple
-    would: with arrays (lexsort) and with lists, on random totals with many ties."""
+    would: with numpy arrays (lexsort) and with lists (sorted()), on random totals with many
+    ties, moved one node at a time and by sets of nodes."""
     import random
 
     from kubectl_tspread.drain import vector
@@ -360,8 +361,11 @@ def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
             totals = search._Totals(names)
         finally:
             vector.ENABLED = saved
-        for n in names:
-            totals.add(totals.positions([n]), holds[n], surplus[n])
+        for n in names:  # one node at a time, then as sets past _Totals.SMALL, taken out again
+            totals.add([n], holds[n], surplus[n])
+        big = frozenset(rng.sample(names, 50))
+        totals.add(big, 2, 3)
+        totals.add(big, -2, -3)
         assert totals.ordered(remaining, empties) == want, arrays
         assert totals.as_dicts() == ({n: v for n, v in holds.items() if v}, {n: v for n, v in surplus.items() if v})
 

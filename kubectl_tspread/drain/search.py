@@ -336,41 +336,38 @@ class Search:
                 continue
             was = self._target_shares(old) if old is not None else {}
             now = self._target_shares(cs)
-            for value, share in now.items():
+            for value, (at_min, extra, names) in now.items():
                 before = was.get(value)
-                at_min, extra = share[0], share[1]
-                if before is not None and before[2] == share[2]:
+                if before is not None and before[2] == names:
                     # the same target nodes there: only what the domain's count moved
                     at_min, extra = at_min - before[0], extra - before[1]
                 elif before is not None:
-                    totals.add(before[3], -before[0], -before[1])
+                    totals.add(before[2], -before[0], -before[1])
                 if at_min or extra:
-                    totals.add(share[3], at_min, extra)
+                    totals.add(names, at_min, extra)
             for value, before in was.items():
                 if value not in now:
-                    totals.add(before[3], -before[0], -before[1])
+                    totals.add(before[2], -before[0], -before[1])
         self._totaled = hard
         return totals
 
-    def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str], object]]:
+    def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
         """Per domain of `cs` holding pods of it on target nodes: (1 if the domain holds the
-        global minimum, its surplus over the minimum, those target nodes, their positions in
-        _Totals); per state object: a state no pod of the workload moved since is the same
-        object, and a level re-reads hundreds of them. A few domains (a zone's) are each an
-        intersection of node sets; many (a hostname's) a walk over the target nodes holding
-        pods."""
+        global minimum, its surplus over the minimum, those target nodes); per state object: a
+        state no pod of the workload moved since is the same object, and a level re-reads
+        hundreds of them. A few domains (a zone's) are each an intersection of node sets; many
+        (a hostname's) a walk over the target nodes holding pods."""
         got = self._shares.get(id(cs))
         if got is not None and got[0] is cs:
             return got[1]
         among = counts.nodes_among(cs.node_counts, self._targets)
         domains, low = cs.domains, cs.global_min
-        out: dict[str, tuple[int, int, Collection[str], object]] = {}
-        positions = self._totals.positions
+        out: dict[str, tuple[int, int, Collection[str]]] = {}
         if len(domains) <= FEW_DOMAINS:
             for d in domains.values():
                 names = among.intersection(self._member_set(d.nodes))
                 if names:
-                    out[d.value] = (1 if d.pods <= low else 0, d.pods - low, frozenset(names), positions(names))
+                    out[d.value] = (1 if d.pods <= low else 0, d.pods - low, frozenset(names))
         else:
             node_domain, groups = cs.node_domain, defaultdict(list)
             for name in among:
@@ -379,7 +376,7 @@ class Search:
                     groups[value].append(name)
             for value, names in groups.items():
                 pods = domains[value].pods
-                out[value] = (1 if pods <= low else 0, pods - low, tuple(names), positions(names))
+                out[value] = (1 if pods <= low else 0, pods - low, tuple(names))
         self._keep_shares(cs, out)
         return out
 
@@ -401,14 +398,17 @@ class Search:
 class _Totals:
     """The order heuristic's totals per target node (a position in the drain's targets):
     in how many hard constraints its domain holds the global minimum, and its domains'
-    surplus over it. A level moves the totals of dozens of domains' target nodes (a zone's
-    hundreds each) and sorts every remaining node by them: numpy arrays when vector.py is
-    on, lists otherwise."""
+    surplus over it. With vector.py on they are numpy arrays: a zone's domain holds hundreds
+    of target nodes, moved by one indexed add (their positions made once per node set), and
+    the remaining nodes are sorted by one lexsort; otherwise lists and sorted()."""
+
+    SMALL = 8  # node sets up to this size are moved one node at a time
 
     def __init__(self, names: tuple[str, ...]):
         self.names = names
         self.pos = {name: i for i, name in enumerate(names)}
         self.arrays = vector.ENABLED
+        self._at: dict[int, tuple[Collection[str], object]] = {}  # id(node set) -> (it, its positions)
         if self.arrays:
             np = vector.np
             by_name = sorted(range(len(names)), key=names.__getitem__)
@@ -425,20 +425,25 @@ class _Totals:
         else:
             self.holds, self.surplus = [0] * n, [0] * n
 
-    def positions(self, names: Collection[str]):
-        """The positions of `names` (distinct target nodes), as `add` takes them."""
-        at = map(self.pos.__getitem__, names)
-        return vector.np.fromiter(at, dtype=vector.np.int64, count=len(names)) if self.arrays else tuple(at)
-
-    def add(self, at, holds: int, surplus: int) -> None:
-        """Move the totals of the nodes at `at` (`positions`) by `holds` and `surplus`."""
-        if self.arrays:
-            self.holds[at] += holds  # the positions are distinct: no update is lost
-            self.surplus[at] += surplus
+    def add(self, names: Collection[str], holds: int, surplus: int) -> None:
+        """Move the totals of the target nodes `names` (distinct) by `holds` and `surplus`."""
+        h, s = self.holds, self.surplus
+        if not self.arrays or len(names) <= self.SMALL:
+            pos = self.pos
+            for name in names:
+                i = pos[name]
+                h[i] += holds
+                s[i] += surplus
             return
-        for i in at:
-            self.holds[i] += holds
-            self.surplus[i] += surplus
+        got = self._at.get(id(names))
+        if got is None or got[0] is not names:
+            if len(self._at) >= 65536:
+                self._at.clear()
+            np = vector.np
+            got = self._at[id(names)] = (names, np.fromiter(map(self.pos.__getitem__, names), dtype=np.int64,
+                                                            count=len(names)))
+        h[got[1]] += holds  # distinct positions: no update is lost
+        s[got[1]] += surplus
 
     def ordered(self, remaining: list[str], empties: dict[str, int]) -> list[str]:
         """`remaining` (target nodes) sorted by (empties, holds, -surplus, name)."""
@@ -449,18 +454,18 @@ class _Totals:
                 return (empties.get(name, 0), holds[i], -surplus[i], name)
 
             return sorted(remaining, key=key)
-        np = vector.np
-        at = np.fromiter(map(pos.__getitem__, remaining), dtype=np.int64, count=len(remaining))
-        emptied = np.fromiter((empties.get(name, 0) for name in remaining), dtype=np.int64, count=len(remaining)) \
-            if empties else np.zeros(len(remaining), dtype=np.int64)
+        np, n = vector.np, len(remaining)
+        at = np.fromiter(map(pos.__getitem__, remaining), dtype=np.int64, count=n)
+        emptied = np.fromiter(map(empties.get, remaining, itertools.repeat(0, n)), dtype=np.int64, count=n) \
+            if empties else np.zeros(n, dtype=np.int64)
         # lexsort's last key is the first compared; names are distinct, so no tie is left
         order = np.lexsort((self.rank[at], -surplus[at], holds[at], emptied))
         return [remaining[i] for i in order.tolist()]
 
     def as_dicts(self) -> tuple[dict[str, int], dict[str, int]]:
         """({node: holds}, {node: surplus}) of the nodes with a non-zero total."""
-        return ({n: int(self.holds[i]) for i, n in enumerate(self.names) if self.holds[i]},
-                {n: int(self.surplus[i]) for i, n in enumerate(self.names) if self.surplus[i]})
+        return ({n: int(h) for n, h in zip(self.names, self.holds) if h},
+                {n: int(s) for n, s in zip(self.names, self.surplus) if s})
 
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
