@@ -73,6 +73,11 @@ PLAIN_CASES = [
     ("a column that is empty everywhere, in the middle", ["A", "", "C"], [["x", "", "zz"], ["yyy", "", ""]], False),
     ("the last column empty: no trailing spaces", ["A", "B"], [["x", ""], ["y", ""]], False),
     ("wide characters count two cells", ["NAME", "ZONE"], [["节点-1", "a"], ["n", "区域"]], False),
+    # plain() measures an ASCII-only column by len() and any other by rich's cell widths
+    ("an ASCII column beside non-ASCII ones", ["NODE", "BAR", "ZONE"],
+     [["node-1", "██", "a"], ["n", "区域区域", "b"], ["node-222", "é", "c"]], False),
+    ("combining accents take no cell: fewer cells than characters", ["NAME", "X"],
+     [["cafe\u0301s-e\u0301te\u0301", "1"], ["cafes-ete+", "2"], ["n", "3"]], False),
     ("a single column", ["NODE"], [["n1"], ["node-22"]], False),
     ("cells with inner and leading spaces", ["A", "B"], [["  > maxSkew", "x y"], ["-", "  "]], True),
     ("header only", ["NAMESPACE", "WORKLOAD"], [], False),
