@@ -522,6 +522,26 @@ def test_a_merged_overlay_is_its_items_in_iteration_order(seed):
         assert list(doms.merged()) == list(doms)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_a_shifted_overlay_knows_its_length_with_domains_gone(seed):
+    """Shifted counts its GONE changes once per overlay: the length (and the keys, values
+    and items, which depend on it) must stay those of the merged map, read before and after
+    each change, including when a change brings a GONE domain's entry back."""
+    rng = random.Random(seed)
+    doms = counts.Shifted(_domains([(f"z{i}", rng.randint(0, 5)) for i in range(20)]), {})
+    gone = 0
+    for _ in range(60):
+        value = f"z{rng.randint(0, 19)}"
+        change = counts.GONE if rng.random() < 0.4 else Domain(value, rng.randint(0, 5), (f"{value}-node",))
+        merged = doms.merged()
+        assert len(doms) == len(merged) and list(doms) == list(merged)
+        assert doms.values() == list(merged.values()) and doms.items() == list(merged.items())
+        doms = counts.Shifted.with_change(doms, value, change)
+        gone = max(gone, sum(d is counts.GONE for d in doms.changes.values()))
+        assert len(doms) == len(doms.merged()) == len(doms) and list(doms) == list(doms.merged())
+    assert gone >= 2, "the walk should have taken several domains away at once"
+
+
 # -- DomainCounts ----------------------------------------------------------------------
 
 def _domains(pairs):

@@ -108,7 +108,7 @@ class Shifted(_Overlay):
     domain with it when it was the last (`without_node`): the entry is then GONE. The keys
     are the original map's, in its order (domains in value order), less the GONE ones."""
 
-    __slots__ = ()
+    __slots__ = ("_gone_count",)
 
     def __getitem__(self, value: str) -> spread.Domain:
         d = self.changes.get(value)
@@ -128,7 +128,14 @@ class Shifted(_Overlay):
         return self.changes.get(value) is not GONE and value in self.base
 
     def _gone(self) -> int:
-        return sum(1 for d in self.changes.values() if d is GONE)
+        """How many domains the changes took away, counted at the first call: an overlay never
+        changes once made (with_change makes a new one), and rendering a plan asks the length
+        of each of thousands of them several times."""
+        try:
+            return self._gone_count
+        except AttributeError:  # not counted yet (nor in an overlay unpickled from before this slot)
+            self._gone_count = n = sum(1 for d in self.changes.values() if d is GONE)
+            return n
 
     def __iter__(self):
         if not self._gone():
