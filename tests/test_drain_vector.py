@@ -542,6 +542,39 @@ def test_a_shifted_overlay_knows_its_length_with_domains_gone(seed):
     assert gone >= 2, "the walk should have taken several domains away at once"
 
 
+# -- Accepting ---------------------------------------------------------------------------
+
+def _accepting_parts(rng, values: int, nodes: int):
+    """NodeTable.by_name's answer for one key: value ids in first-seen order (not name order),
+    id `values` for a node without the key."""
+    names = [f"v{n:03d}" for n in rng.sample(range(1000), values)]
+    vid = np.array([rng.randrange(values + 1) for _ in range(nodes)], dtype=np.int64)
+    by_name = sorted(range(values), key=names.__getitem__)
+    rank = np.empty(values, dtype=np.int64)
+    rank[by_name] = np.arange(values)
+    return (vid, values, rank, [names[j] for j in by_name]), names
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_accepting_names_and_counts_the_domains_of_the_feasible_nodes(seed):
+    """Each key's domains, named or only counted, read in any order, are the sorted set of
+    the values the feasible nodes hold (nodes without the key add none)."""
+    rng = random.Random(seed)
+    nodes = 60
+    made = {key: _accepting_parts(rng, values, nodes) for key, values in (("zone", 3), ("host", 50), ("rack", 1))}
+    found = sorted(rng.sample(range(nodes), rng.choice((0, 1, 7, 30))))
+    vids = {key: parts[0] for key, (parts, _) in made.items()}
+    expected = {key: tuple(sorted({names[vids[key][i]] for i in found if vids[key][i] < len(names)}))
+                for key, (_, names) in made.items()}
+    for order in (["zone", "host", "rack"], ["rack", "zone", "host"]):
+        acc = vector.Accepting({key: parts for key, (parts, _) in made.items()}, np.array(found, dtype=np.int32))
+        counted = {key: acc.domain_count(key) for key in order[:2]}  # before any name is made
+        assert counted == {key: len(expected[key]) for key in order[:2]}
+        assert {key: tuple(acc[key]) for key in order} == expected
+        assert {key: acc.domain_count(key) for key in order} == {key: len(v) for key, v in expected.items()}
+        assert dict(acc) == expected and list(acc) == ["zone", "host", "rack"]
+
+
 # -- DomainCounts ----------------------------------------------------------------------
 
 def _domains(pairs):

@@ -42,6 +42,32 @@ def test_accepting_domains_past_the_summary_size(wide, accepting):
     assert row.rstrip().endswith(accepting)
 
 
+@pytest.mark.parametrize("wide", [False, True], ids=["default", "-o wide"])
+def test_the_simulations_lazy_accepting_map_prints_like_the_dict(wide):
+    """vector.Accepting counts a hostname key's domains without naming them: the same text."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from kubectl_tspread.drain.vector import Accepting
+
+    hosts = list(HOSTS) + ["node-x"]  # in name order, as NodeTable.by_name gives them
+    zone = np.array([0, 1] * (len(HOSTS) // 2) + [0] * (len(HOSTS) % 2) + [2])
+    parts = {"topology.kubernetes.io/zone": (zone, 3, np.arange(3), ["a", "b", "c"]),
+             "kubernetes.io/hostname": (np.arange(len(hosts)), len(hosts), np.arange(len(hosts)), hosts)}
+    feasible = np.arange(len(HOSTS), dtype=np.int32)  # all but node-x, the only node of zone c
+    texts = []
+    for accepting in (Accepting(parts, feasible), _plan().steps[0].evictions[0].accepting_domains):
+        plan = _plan()
+        step = plan.steps[0]
+        evictions = (replace(step.evictions[0], accepting_domains=accepting),)
+        plan = replace(plan, steps=(replace(step, evictions=evictions),))
+        out = io.StringIO()
+        print_plan(make_console("never", out, width=400), plan, wide=wide)
+        texts.append(out.getvalue())
+    assert texts[0] == texts[1]
+
+
 @pytest.mark.parametrize("wide, shown, hidden", [
     (False, ["Deployment/web", "Deployment/db"], ["Deployment/api"]),
     (True, ["Deployment/web", "Deployment/db", "Deployment/api"], []),

@@ -561,17 +561,30 @@ class Accepting(Mapping):
     def __init__(self, parts: dict, found):
         self._parts, self._found, self._made = parts, found, None
 
-    def _dict(self) -> dict[str, Names]:
-        if self._made is None:
-            out = {}
-            for key, (vid, count, rank, ordered) in self._parts.items():
-                ids = np.flatnonzero(np.bincount(vid[self._found], minlength=count + 1))
-                out[key] = Names(ordered, np.sort(rank[ids[ids < count]]))  # the missing slot left out
-            self._made = out
-        return self._made
+    def _seen(self, key: str):
+        """Whether a feasible node holds each of `key`'s values, by value id (nodes without
+        the key left out)."""
+        vid, count, _, _ = self._parts[key]
+        seen = np.zeros(count + 1, dtype=bool)
+        seen[vid.take(self._found)] = True
+        return seen[:count]
 
     def __getitem__(self, key: str) -> Names:
-        return self._dict()[key]
+        """Each key is worked out on its own: the table reads a zone key's names, and of a
+        hostname key only how many (`domain_count`)."""
+        if self._made is None:
+            self._made = {}
+        names = self._made.get(key)
+        if names is None:
+            _, _, rank, ordered = self._parts[key]
+            names = self._made[key] = Names(ordered, np.sort(rank[np.flatnonzero(self._seen(key))]))
+        return names
+
+    def domain_count(self, key: str) -> int:
+        """len(self[key]) without naming the domains: past a few the table shows only the
+        count, and a hostname key has hundreds."""
+        names = self._made.get(key) if self._made is not None else None
+        return len(names) if names is not None else int(np.count_nonzero(self._seen(key)))
 
     def __iter__(self):
         return iter(self._parts)
@@ -580,6 +593,6 @@ class Accepting(Mapping):
         return len(self._parts)
 
     def __repr__(self) -> str:
-        return repr(self._dict())
+        return repr({key: self[key] for key in self._parts})
 
 

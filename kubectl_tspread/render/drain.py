@@ -111,7 +111,7 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
                 rows.append(lead + ["-", "-", "-", "-"])
                 continue
             to = e.predicted_node or ("<stranded>" if e.replaced else "<deleted, not replaced>")
-            accepts = " ".join(f"{_short(k)}:{_domains(v, wide)}" for k, v in e.accepting_domains.items())
+            accepts = " ".join(f"{_short(k)}:{_domains(e.accepting_domains, k, wide)}" for k in e.accepting_domains)
             rows.append(lead + [f"{e.namespace}/{e.name}", e.workload or "-", to, accepts or "-"])
     if rows:
         print_block(console, table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
@@ -137,12 +137,15 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
     _print_findings(console, plan)
 
 
-def _domains(values, wide: bool) -> str:
+def _domains(accepting, key: str, wide: bool) -> str:
     """A key's accepting domains: listed, or counted past SUMMARY_DOMAINS (a hostname key
     accepts hundreds of nodes) unless -o wide."""
-    if len(values) > SUMMARY_DOMAINS and not wide:
-        return f"{len(values)} domains"
-    return ",".join(values) or "-"
+    if not wide:
+        count = getattr(accepting, "domain_count", None)  # drain/vector.Accepting counts without naming
+        domains = count(key) if count is not None else len(accepting[key])
+        if domains > SUMMARY_DOMAINS:
+            return f"{domains} domains"
+    return ",".join(accepting[key]) or "-"
 
 
 def _print_skips_and_pdbs(console, plan, wide: bool) -> None:
