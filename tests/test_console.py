@@ -105,3 +105,12 @@ def test_colored_console_keeps_rich_styles():
     stream = io.StringIO()
     print_block(make_console("always", stream), table(["A"], [[_text("VIOLATED")]]))
     assert "\x1b[" in stream.getvalue() and "VIOLATED" in stream.getvalue()
+
+
+def test_rows_given_as_lists_tuples_or_iterators_lay_out_alike():
+    """table() keeps each row as a tuple (the garbage collector stops tracking a tuple of
+    strings; a drain plan's 200,000 row lists made it walk the whole plan in memory)."""
+    rows = [["a", "1"], ["bbb", "22"]]
+    texts = {table(["A", "B"], shape).plain() for shape in
+             (rows, [tuple(r) for r in rows], (iter(r) for r in rows))}
+    assert texts == {"A     B\na     1\nbbb   22\n"}

@@ -46,7 +46,9 @@ class Rows:
 
     def __init__(self, headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: bool,
                  styles: Sequence[str | None] | None):
-        self.headers, self.rows = list(headers), [list(r) for r in rows]
+        # tuples: the garbage collector stops tracking a tuple of strings, while 200,000 row lists
+        # (a big drain plan) made it walk everything in memory, the plan too, again and again
+        self.headers, self.rows = list(headers), [tuple(r) for r in rows]
         self.no_headers, self.styles = no_headers, styles
 
     def rich(self):

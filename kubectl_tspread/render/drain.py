@@ -101,18 +101,18 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
                   f"already evicted: {', '.join(plan.already_evicted) or '-'}.\n")
     for e in plan.settled:
         out.write(f"pending before the drain: {e.namespace}/{e.name} -> {e.predicted_node or '<no node fits>'}\n")
-    rows = []
+    rows = []  # of tuples, as table() keeps them (see Rows)
     for s in plan.steps:
         first = True
         for e in s.evictions or [None]:
-            lead = [str(s.number), ",".join(s.nodes)] if first else ["", ""]
+            lead = (str(s.number), ",".join(s.nodes)) if first else ("", "")
             first = False
             if e is None:
-                rows.append(lead + ["-", "-", "-", "-"])
+                rows.append(lead + ("-", "-", "-", "-"))
                 continue
             to = e.predicted_node or ("<stranded>" if e.replaced else "<deleted, not replaced>")
             accepts = " ".join(f"{_short(k)}:{_domains(e.accepting_domains, k, wide)}" for k in e.accepting_domains)
-            rows.append(lead + [f"{e.namespace}/{e.name}", e.workload or "-", to, accepts or "-"])
+            rows.append(lead + (f"{e.namespace}/{e.name}", e.workload or "-", to, accepts or "-"))
     if rows:
         print_block(console, table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
     else:
@@ -126,8 +126,8 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
             if not wide and (c.when_unsatisfiable != "DoNotSchedule" or (c.workload not in moved and not c.exceeded)):
                 continue
             state = "OVER LIMIT" if c.exceeded else c.status
-            crow.append([str(s.number), c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
-                         format_counts(c.distribution, full=wide), str(c.skew), state])
+            crow.append((str(s.number), c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
+                         format_counts(c.distribution, full=wide), str(c.skew), state))
     if crow:
         out.write("\nConstraints after each step:\n")
         print_block(console, table(["STEP", "WORKLOAD", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"], crow,
