@@ -82,3 +82,22 @@ def test_constraints_listed_per_step(wide, shown, hidden):
         assert w not in table
     # the moved workload's ScheduleAnyway constraint too, in wide
     assert table.count("Deployment/web") == (2 if wide else 1)
+
+
+def test_a_constraint_shared_by_steps_and_its_successor_each_show_their_own_row():
+    """Steps keep a constraint object while its workload does not move: each step still shows
+    its own number, and a later object of the same constraint its own counts and status."""
+    from dataclasses import replace
+
+    plan = _plan()
+    step = plan.steps[0]
+    same = _constraint("Deployment/db", skew=2)  # over its limit: shown at every step
+    later = replace(same, distribution={"a": 5, "b": 1}, skew=4)
+    steps = tuple(replace(step, number=n, constraints_after=(c,)) for n, c in ((1, same), (2, same), (3, later)))
+    text = io.StringIO()
+    print_plan(make_console("never", text, width=400), replace(plan, steps=steps))
+    table = text.getvalue().split("Constraints after each step:", 1)[1].split("\n\n", 1)[0]
+    rows = [line.split() for line in table.strip().splitlines()[1:]]
+    assert rows == [["1", "Deployment/db", "zone", "maxSkew=1", "a=2", "b=1", "2", "OVER", "LIMIT"],
+                    ["2", "Deployment/db", "zone", "maxSkew=1", "a=2", "b=1", "2", "OVER", "LIMIT"],
+                    ["3", "Deployment/db", "zone", "maxSkew=1", "a=5", "b=1", "4", "OVER", "LIMIT"]]

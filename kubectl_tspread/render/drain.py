@@ -117,17 +117,7 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
         print_block(console, table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
     else:
         out.write("Nothing to drain.\n")
-    crow = []
-    for s in plan.steps:
-        moved = {e.workload for e in s.evictions}
-        for c in s.constraints_after:
-            # by default a step shows the DoNotSchedule constraints of the workloads it moves,
-            # and any constraint over its limit (a big drain tracks hundreds per step)
-            if not wide and (c.when_unsatisfiable != "DoNotSchedule" or (c.workload not in moved and not c.exceeded)):
-                continue
-            state = "OVER LIMIT" if c.exceeded else c.status
-            crow.append((str(s.number), c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
-                         format_counts(c.distribution, full=wide), str(c.skew), state))
+    crow = _constraint_rows(plan, wide)
     if crow:
         out.write("\nConstraints after each step:\n")
         print_block(console, table(["STEP", "WORKLOAD", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"], crow,
@@ -135,6 +125,27 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
     _print_skips_and_pdbs(console, plan, wide)
     out.write("\n" + verdict_line(plan) + "\n")
     _print_findings(console, plan)
+
+
+def _constraint_rows(plan, wide: bool) -> list[tuple[str, ...]]:
+    """The rows of "Constraints after each step". A constraint no pod of its workload moved
+    since an earlier step is that step's very object (steps._judged): its cells are made
+    once, not at each of the hundreds of steps that show it."""
+    rows, cells = [], {}  # id(constraint) -> its row's cells after STEP (the plan keeps it alive)
+    for s in plan.steps:
+        moved = {e.workload for e in s.evictions}
+        for c in s.constraints_after:
+            # by default a step shows the DoNotSchedule constraints of the workloads it moves,
+            # and any constraint over its limit (a big drain tracks hundreds per step)
+            if not wide and (c.when_unsatisfiable != "DoNotSchedule" or (c.workload not in moved and not c.exceeded)):
+                continue
+            tail = cells.get(id(c))
+            if tail is None:
+                tail = cells[id(c)] = (c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
+                                       format_counts(c.distribution, full=wide), str(c.skew),
+                                       "OVER LIMIT" if c.exceeded else c.status)
+            rows.append((str(s.number),) + tail)
+    return rows
 
 
 def _domains(accepting, key: str, wide: bool) -> str:
