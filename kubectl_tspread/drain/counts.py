@@ -133,7 +133,7 @@ class Shifted(_Overlay):
         of each of thousands of them several times."""
         try:
             return self._gone_count
-        except AttributeError:  # not counted yet (nor in an overlay unpickled from before this slot)
+        except AttributeError:  # not counted yet
             self._gone_count = n = sum(1 for d in self.changes.values() if d is GONE)
             return n
 
