@@ -120,3 +120,24 @@ def test_no_proof_for_pods_that_tolerate_the_cordon():
     snap = _one_per_node(3, make_constraint(max_skew=1, node_taints_policy=IGNORE))
     snap = replace(snap, pods=tuple(replace(p, tolerations=(cordon,)) for p in snap.pods))
     assert _forced(snap, ["b1", "b2", "b3"]) == []
+
+
+def test_whether_the_proofs_constraints_count_a_pod_is_remembered_per_namespace_and_labels():
+    """_counted_by answers per (namespace, labels object) what asking every constraint state
+    would: pods sharing a labels object, pods with equal labels in another namespace, and
+    labels no constraint selects."""
+    from kubectl_tspread.drain.counts import counts_in
+    from kubectl_tspread.drain.forced import _counted_by
+    from kubectl_tspread.drain.simulate import SimCluster
+
+    web, api = {"app": "web"}, {"app": "api", "tier": "x"}
+    pods = [make_pod(f"p{i}", node="a1", labels=labels, namespace=ns,
+                     spread=[make_constraint(selector={"app": labels["app"]})])
+            for i, (labels, ns) in enumerate([(web, "default"), (web, "default"), (dict(web), "other"),
+                                              (api, "default"), ({"app": "db"}, "default")])]
+    sim = SimCluster(make_snapshot(nodes_in({"a": 1, "b": 1}), pods))
+    states = [cs for p in pods[:4] for cs in sim.spread_state(p).constraints if p.namespace == "default"]
+    counted = _counted_by(states)
+    for p in pods * 2:
+        assert counted(p) == any(counts_in(cs, p) for cs in states), p.name
+    assert [counted(p) for p in pods] == [True, True, False, True, False]
