@@ -101,7 +101,9 @@ class NodeTable:
         self.alloc = {r: np.array([nodes[name].allocatable.get(r, 0) for name in order], dtype=np.int64)
                       for r in FIT_RESOURCES + ("pods",)}
         self.row_version = np.full(n, -1, dtype=np.int64)
-        self.used = {r: np.zeros(n, dtype=np.int64) for r in FIT_RESOURCES + ("pods",)}
+        # what each node has left of each resource (allocatable less its pods' requests): the
+        # fit test is then one comparison per resource
+        self.free = {r: a.copy() for r, a in self.alloc.items()}
         # LeastAllocated's inputs, cpu and memory as two rows: the nodes' nonzero requests, their
         # allocatable, whether that is unusable (≤ 0), and a divisor that is never 0
         self.nonzero = np.zeros((2, n), dtype=np.int64)
@@ -130,7 +132,7 @@ class NodeTable:
         new.rank = old.rank[perm]  # ranks keep their order: argmin over them is unchanged
         new.alloc = {r: a[perm] for r, a in old.alloc.items()}
         new.row_version = old.row_version[perm]
-        new.used = {r: a[perm] for r, a in old.used.items()}
+        new.free = {r: a[perm] for r, a in old.free.items()}
         # take(axis=1): [:, perm] would make them Fortran-ordered, and every take of their
         # columns per placement three times slower
         new.nonzero = old.nonzero.take(perm, axis=1)
@@ -190,11 +192,15 @@ class NodeTable:
         resources.node_usage and sim.nonzero_usage sum, as the simulation keeps them up to
         date (SimCluster.usage_of: summing a node's pods again after every bind was ~7 % of a
         500-node plan)."""
-        order, used, row_of = self.order, self.used, usage_rows(nonzero)
-        columns = [used[r] for r in FIT_RESOURCES] + [self.nonzero[0], self.nonzero[1], used["pods"]]
+        order, row_of = self.order, usage_rows(nonzero)
+        # usage_rows' columns: FIT_RESOURCES, the nonzero cpu and memory, the pod count
+        left = [(self.free[r], self.alloc[r]) for r in FIT_RESOURCES + ("pods",)]
+        requested = self.nonzero
         for i in _stale(self.row_version, version, rows):
-            for column, total in zip(columns, sim.usage_of(order[i], row_of)):
-                column[i] = total
+            usage = sim.usage_of(order[i], row_of)
+            for (free, alloc), total in zip(left, usage[:len(FIT_RESOURCES)] + usage[-1:]):
+                free[i] = alloc[i] - total
+            requested[0, i], requested[1, i] = usage[NONZERO_COLUMNS]
             self.row_version[i] = version[i]
 
     def shape_ok(self, shape: int, version, row: Callable[[str], bool], rows: slice = slice(None)):
@@ -473,10 +479,10 @@ def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
 
 def fit_ok(table: NodeTable, pod: Pod, rows: slice = slice(None)):
     """NodeResourcesFit (resources._shortages is empty) for every node of `rows`."""
-    used, alloc = table.used, table.alloc
-    ok = used["pods"][rows] + 1 <= alloc["pods"][rows]
+    free = table.free
+    ok = free["pods"][rows] >= 1
     for name, want in resources._checked(pod.requests):
-        ok &= want <= alloc[name][rows] - used[name][rows]
+        ok &= free[name][rows] >= want
     return ok
 
 
