@@ -470,6 +470,32 @@ def test_shifted_states_and_carried_arrays_equal_fresh_ones_past_the_merge():
     assert any(b < a for a, b in zip(overlay_sizes, overlay_sizes[1:]))
 
 
+def test_states_moved_on_two_branches_after_a_copy_keep_their_own_arrays():
+    """After SimCluster.copy the first move of a state copies its arrays (the other branch
+    may still place for the state): each branch's states have arrays carried over, not
+    rebuilt, equal to a fresh computation's, and moving one branch never changes the other's."""
+    sim, cons, rng = _many_hosts()
+    probe = make_pod("probe", labels={"app": "web"}, spread=cons)
+    table = vector.tables_for(sim, {})
+    for cs in sim.spread_state(probe).constraints:
+        vector.counts_of(table, sim, cs)
+    branches = [sim, sim.copy()]
+    for k in range(12):
+        for b, branch in enumerate(list(branches)):
+            node = sorted(branch.nodes)[(7 * k + 31 * b) % len(branch.nodes)]
+            branch.bind(make_pod(f"new-{k}-{b}", labels={"app": "web"}, spread=cons), node)
+        if k in (3, 7):
+            branches.append(branches[-1].copy())  # another branch, from the middle
+        for branch in branches:
+            state, fresh = branch.spread_state(probe), spread.compute(branch.index, probe)
+            for cs, want in zip(state.constraints, fresh.constraints):
+                carried = vector._ARRAYS.get(id(cs))
+                assert carried is not None and carried[0] is cs, k  # carried over, not rebuilt
+                built = vector.counts_of(table, branch, want)
+                np.testing.assert_array_equal(carried[2], built[1], err_msg=f"{k} per node")
+                np.testing.assert_array_equal(carried[3], built[2], err_msg=f"{k} per value")
+
+
 def test_arrays_built_from_a_shifted_states_base_and_changes_equal_fresh_ones():
     """counts_of builds a state it has no arrays for from its node-count map's base entries
     plus the changes shifted in since (gathered, then added in two array operations): the

@@ -112,6 +112,7 @@ class SimCluster:
         self._node_array = None
 
     def copy(self) -> "SimCluster":
+        vector.forked()  # both may move the states they share now
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
         other.stamp = self.stamp

@@ -31,6 +31,7 @@ refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Callable
@@ -289,11 +290,22 @@ def fits_fast_path(pod: Pod) -> bool:
     return all(name in FIT_RESOURCES for name, _ in resources._checked(pod.requests))
 
 
-# id(constraint state) -> (the state, its table, matching pods per node, per value id): a
-# state's arrays are built once from its node counts (a workload's nodes, thousands for a
-# big one) and then carried over by `shifted` as the simulation moves pods one by one
+# id(constraint state) -> (the state, its table, matching pods per node, per value id, the
+# simulation copy count when they were attached): a state's arrays are built once from its
+# node counts (a workload's nodes, thousands for a big one) and then carried over by
+# `shifted` as the simulation moves pods one by one. Past ARRAYS_KEPT the oldest quarter goes
+# (the arrays carried over to a state are its entry's, at the end)
 _ARRAYS: dict[int, tuple] = {}
 ARRAYS_KEPT = 4096
+_COPIES = [0]  # simulation copies made so far (`forked`)
+
+
+def forked() -> None:
+    """A simulation was copied (SimCluster.copy): every state it holds may now be moved on
+    two branches of the search, so the next move of each copies its arrays instead of
+    taking them (the branch a losing candidate played leaves the other's states without
+    arrays, rebuilt from their counts: tens of thousands in a zone's plan)."""
+    _COPIES[0] += 1
 
 
 def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
@@ -381,28 +393,41 @@ def forget(cs: spread.ConstraintState) -> None:
 def handed_over(old: spread.ConstraintState, new: spread.ConstraintState) -> None:
     """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s
     arrays (still on the table before the deletion; counts_of moves them to the new one)."""
+    taken = _taken(old)
+    if taken is not None:
+        _remember(new, *taken)
+
+
+def _taken(old: spread.ConstraintState) -> tuple | None:
+    """(table, per node, per value id) of `old`'s arrays for a state moved from it, or None:
+    taken from `old` while no simulation copy was made since they were attached to it (a
+    search that goes deeper rarely places for an old state again, and the memo stays the
+    size of the live states), copies otherwise (another branch may still hold `old`)."""
     hit = _ARRAYS.pop(id(old), None)
-    if hit is not None and hit[0] is old:
-        _remember(new, hit[1], hit[2], hit[3])
+    if hit is None or hit[0] is not old:
+        return None
+    if hit[4] != _COPIES[0]:
+        _ARRAYS[id(old)] = hit
+        return hit[1], hit[2].copy(), hit[3].copy()
+    return hit[1], hit[2], hit[3]
 
 
 def _remember(cs: spread.ConstraintState, table: NodeTable, per_node, per_value) -> None:
     if len(_ARRAYS) >= ARRAYS_KEPT:
-        _ARRAYS.clear()
-    _ARRAYS[id(cs)] = (cs, table, per_node, per_value)
+        for key in list(itertools.islice(_ARRAYS, ARRAYS_KEPT // 4)):
+            del _ARRAYS[key]
+    _ARRAYS[id(cs)] = (cs, table, per_node, per_value, _COPIES[0])
 
 
 def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
     """`new` is `old` with one matching pod more (+1) or less (-1) on `node`
     (drain/counts.py): carry `old`'s arrays over, if it has any."""
-    # the old state's arrays are handed over, not kept: in a search that mostly goes deeper
-    # the old state is rarely placed for again, and the memo stays the size of the live states.
-    # Handed over, they are changed in place: no other entry holds them, and every reader
+    # taken over, they are changed in place: no other entry holds them, and every reader
     # (counts_of's callers) takes what it needs from them before returning
-    hit = _ARRAYS.pop(id(old), None)
-    if hit is None or hit[0] is not old:
+    taken = _taken(old)
+    if taken is None:
         return
-    table, per_node, per_value = hit[1], hit[2], hit[3]
+    table, per_node, per_value = taken
     i = table.pos.get(node)
     if i is not None:
         per_node[i] += delta
