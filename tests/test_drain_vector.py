@@ -436,6 +436,20 @@ def _many_hosts():
     return SimCluster(make_snapshot(nodes, pods)), cons, rng
 
 
+def _moved_at_random(sim, cons, rng, moves: int, node_for=None):
+    """Yield k after each of `moves` random moves: every third evicts a running pod (then
+    settled), the others bind a new web pod to node_for(k) (a random node by default)."""
+    for k in range(moves):
+        running = sorted(p.key for p in sim.pods.values() if p.node_name and not p.terminating)
+        if k % 3 == 2 and running:
+            sim.evict(sim.pods[rng.choice(running)])
+            sim.settle()
+        else:
+            pod = make_pod(f"new-{k}", labels={"app": "web"}, spread=cons)
+            sim.bind(pod, node_for(k) if node_for is not None else rng.choice(sorted(sim.nodes)))
+        yield k
+
+
 def test_shifted_states_and_carried_arrays_equal_fresh_ones_past_the_merge():
     sim, cons, rng = _many_hosts()
     probe = make_pod("probe", labels={"app": "web"}, spread=cons)
@@ -443,14 +457,7 @@ def test_shifted_states_and_carried_arrays_equal_fresh_ones_past_the_merge():
     for cs in sim.spread_state(probe).constraints:
         vector.counts_of(table, sim, cs)  # arrays the shifts carry over from now on
     overlay_sizes = []
-    for k in range(3 * counts.Shifted.MERGE_AFTER):
-        running = sorted(p.key for p in sim.pods.values() if p.node_name and not p.terminating)
-        if k % 3 == 2 and running:
-            sim.evict(sim.pods[rng.choice(running)])
-            sim.settle()
-        else:
-            pod = make_pod(f"new-{k}", labels={"app": "web"}, spread=cons)
-            sim.bind(pod, rng.choice(sorted(sim.nodes)))
+    for k in _moved_at_random(sim, cons, rng, 3 * counts.Shifted.MERGE_AFTER):
         state, fresh = sim.spread_state(probe), spread.compute(sim.index, probe)
         for cs, want in zip(state.constraints, fresh.constraints):
             key = cs.constraint.topology_key
@@ -505,14 +512,10 @@ def test_arrays_built_from_a_shifted_states_base_and_changes_equal_fresh_ones():
     probe = make_pod("probe", labels={"app": "web"}, spread=cons)
     table = vector.tables_for(sim, {})
     rebuilt = 0
-    for k in range(2 * counts.Shifted.MERGE_AFTER):
-        running = sorted(p.key for p in sim.pods.values() if p.node_name and not p.terminating)
-        if k % 3 == 2 and running:
-            sim.evict(sim.pods[rng.choice(running)])
-            sim.settle()
-        else:
-            node = "nozone" if k % 7 == 0 else rng.choice(["a00", "a01", *sorted(sim.nodes)])
-            sim.bind(make_pod(f"new-{k}", labels={"app": "web"}, spread=cons), node)
+    def on(k: int) -> str:  # a node outside the zone domains, or one of a00 and a01 often
+        return "nozone" if k % 7 == 0 else rng.choice(["a00", "a01", *sorted(sim.nodes)])
+
+    for k in _moved_at_random(sim, cons, rng, 2 * counts.Shifted.MERGE_AFTER, on):
         state, fresh = sim.spread_state(probe), spread.compute(sim.index, probe)
         for cs, want in zip(state.constraints, fresh.constraints):
             vector._ARRAYS.pop(id(cs), None)  # no arrays to carry: built from base and changes
