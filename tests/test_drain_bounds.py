@@ -91,6 +91,31 @@ def test_remedies_are_verified_by_a_bounded_number_of_re_plans(extra_targets, re
     assert all(r.verified for f in found for r in f.remedies)
 
 
+def test_each_domains_node_to_copy_is_looked_up_once_for_all_findings(monkeypatch):
+    """AddNode's node to copy is found once per (key, domain) for every finding of a drain
+    (a zone's hundreds of findings try the same zones, and each look walks every node), and
+    it is the node _template_node picks."""
+    snap, targets = _zone_trap(2)
+    real, looked = remedies._template_node, []
+
+    def template_node(*args):
+        looked.append(args[2:])
+        return real(*args)
+
+    monkeypatch.setattr(remedies, "_template_node", template_node)
+
+    def replan(s, opts):
+        return DrainPlan(nodes=tuple(targets), safe=True, steps=(), stranded=(), findings=())
+
+    found = remedies.attach_remedies(snap, targets, PlanOptions(), DrainPlan(
+        nodes=tuple(targets), safe=False, steps=(), stranded=(), findings=()), _findings(6), replan)
+    assert looked and len(looked) == len(set(looked))
+    added = [r.params for f in found for r in f.remedies if r.action == "AddNode"]
+    assert len(added) > len(set(looked))  # the same domains, for several findings
+    for params in added:
+        assert params["like"] == real(snap, targets, params["topologyKey"], params["domain"]).name
+
+
 def test_a_drain_deeper_than_the_recursion_limit_is_planned(monkeypatch):
     """The order search keeps its levels on an explicit stack: draining a zone of a big
     cluster is one level per node, past Python's recursion limit (a RecursionError before)."""

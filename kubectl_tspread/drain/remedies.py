@@ -68,7 +68,7 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
             return plan_drain(snap, targets, opts)
     cache: dict[str, Any] = {}
     allowance = replan_allowance(len(targets))
-    workloads = _WorkloadPods(snapshot)
+    workloads = _Lookups(snapshot)
     out = []
     for f in findings:
         if f.severity == INFO:
@@ -100,7 +100,7 @@ def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
     """(key, snapshot maker, options) of the re-plans attach_remedies makes first, in its order:
     the first `replan_allowance` distinct candidates (it may skip some of them, never
     reach past them)."""
-    workloads = _WorkloadPods(snapshot)
+    workloads = _Lookups(snapshot)
     allowance = replan_allowance(len(targets))
     out: dict[str, tuple[str, Snapshot, PlanOptions]] = {}
     for f in findings:
@@ -122,12 +122,12 @@ def first_trap_replans(snapshot: Snapshot, targets: Sequence[str], options: Plan
         return []
     harm = forced[0]
     f = Finding(CORDONED_DOMAIN_TRAP, harm.workload, (), None, {"topologyKey": harm.topology_key})
-    key, action, _, snap, opts = next(_keyed(snapshot, targets, options, None, f, _WorkloadPods(snapshot)))
+    key, action, _, snap, opts = next(_keyed(snapshot, targets, options, None, f, _Lookups(snapshot)))
     return [(key, snap, opts)] if action == "DeleteDrainedNodes" else []
 
 
 def _keyed(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
-           f: Finding, workloads: "_WorkloadPods") -> Iterator[tuple[str, str, dict, Callable[[], Snapshot],
+           f: Finding, workloads: "_Lookups") -> Iterator[tuple[str, str, dict, Callable[[], Snapshot],
                                                                        PlanOptions]]:
     """`candidates` with each one's cache key and the options its re-plan runs with."""
     budget = min(options.search_budget, REMEDY_SEARCH_BUDGET)
@@ -151,7 +151,7 @@ def _clears(f: Finding, replanned: DrainPlan) -> bool:
 
 
 def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
-               f: Finding, workloads: "_WorkloadPods") -> Iterator[Candidate]:
+               f: Finding, workloads: "_Lookups") -> Iterator[Candidate]:
     """(action, params, the edited snapshot — made when called —, options) per candidate.
     A zone drain has hundreds of findings and verifies the candidates of the first few:
     building every edited copy of 150,000 pods for the others cost minutes."""
@@ -185,20 +185,24 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
         for s in range(base + 1, base + 1 + MAX_SKEW_TRIES):
             yield ("RaiseMaxSkew", {"workload": f.workload, "topologyKey": key, "maxSkew": s},
                    edited(max_skew=s), options)
-    for domain_key, value, like in _node_domains(snapshot, targets, f):
+    for domain_key, value, like in _node_domains(snapshot, targets, f, workloads):
         yield ("AddNode", {"topologyKey": domain_key, "domain": value, "like": like.name},
                lambda like=like, value=value, domain_key=domain_key: _with_node(snapshot, like, value, domain_key),
                options)
 
 
-class _WorkloadPods:
-    """The keys of each workload's pods, found once per (namespace, workload): workload
-    lookups need the snapshot's workloads, never an index over every pod."""
+class _Lookups:
+    """What the candidates look up in the snapshot, found once per attach_remedies: the keys
+    of each workload's pods, per (namespace, workload) (workload lookups need the snapshot's
+    workloads, never an index over every pod), and the node to copy into each domain (a
+    zone's drain has hundreds of findings, each trying the same few zones, and each look
+    walked every node)."""
 
     def __init__(self, snapshot: Snapshot):
         self.snapshot = snapshot
         self.index = ClusterIndex(replace(snapshot, pods=()))
         self.memo: dict[tuple[str, str | None], frozenset[str]] = {}
+        self.like: dict[tuple[str, str], Node | None] = {}
 
     def keys(self, namespace: str, workload: str | None) -> frozenset[str]:
         got = self.memo.get((namespace, workload))
@@ -207,6 +211,12 @@ class _WorkloadPods:
                 p.key for p in self.snapshot.pods
                 if p.namespace == namespace and workload_ref(self.index, p) == workload)
         return got
+
+    def template_node(self, targets: Sequence[str], key: str, value: str) -> Node | None:
+        """_template_node, per (key, value): the targets are the same for every finding."""
+        if (key, value) not in self.like:
+            self.like[(key, value)] = _template_node(self.snapshot, targets, key, value)
+        return self.like[(key, value)]
 
 
 def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **changes) -> Snapshot:
@@ -226,7 +236,8 @@ def _without_pdb(snapshot: Snapshot, key: str) -> Snapshot:
     return replace(snapshot, pdbs=tuple(b for b in snapshot.pdbs if f"{b.namespace}/{b.name}" != key))
 
 
-def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding) -> Iterator[tuple[str, str, Node]]:
+def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding,
+                  lookups: _Lookups) -> Iterator[tuple[str, str, Node]]:
     """(key, domain, node to copy) to try adding a node in, at most MAX_DOMAINS_TRIED."""
     key = f.params.get("topologyKey") or ZONE_KEY
     dist = f.params.get("distribution") or {}
@@ -239,7 +250,7 @@ def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding) -> Ite
         values = sorted({n.labels[key] for n in snapshot.nodes if key in n.labels})
     tried = 0
     for v in values:
-        like = _template_node(snapshot, targets, key, v)
+        like = lookups.template_node(targets, key, v)
         if like is None:
             continue
         yield key, v, like
