@@ -287,6 +287,7 @@ class ClusterIndex:
 
 # the pod lists an index keeps: copies and views copy these
 STALE_LIMIT = 256
+_TABLES = ("pods_by_node", "pods_by_namespace", "_by_label", "anti_affinity_by_node")
 
 
 def _last_index(lst: list, pod: Pod) -> int | None:
@@ -295,4 +296,3 @@ def _last_index(lst: list, pod: Pod) -> int | None:
     thousands of pods, and `in` would call the dataclass __eq__ on each of them."""
     hit = next(itertools.compress(itertools.count(), map(operator.is_, reversed(lst), itertools.repeat(pod))), None)
     return None if hit is None else len(lst) - 1 - hit
-_TABLES = ("pods_by_node", "pods_by_namespace", "_by_label", "anti_affinity_by_node")
