@@ -403,13 +403,14 @@ def test_each_steps_judgement_made_from_the_last_is_a_fresh_one(per_zone, pods_p
     import dataclasses
 
     from kubectl_tspread.drain import steps
+    from kubectl_tspread.drain.simulate import ObjectMemo
 
     snap, targets = _small_nodes_trap(per_zone, pods_per_node)
     real, checked = steps.judge, []
 
     def judge(ctx, sim):
         got = real(ctx, sim)
-        fresh_ctx = dataclasses.replace(ctx, judged={}, last_judged=None, excesses={})
+        fresh_ctx = dataclasses.replace(ctx, judged={}, last_judged=None, excesses=ObjectMemo())
         fresh = real(fresh_ctx, sim)
         assert [(a.workload, a.topology_key, dict(a.distribution), a.global_min, a.skew, a.limit, a.status)
                 for a in got] == \

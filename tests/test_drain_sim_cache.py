@@ -328,3 +328,21 @@ def test_tracked_states_follow_every_mutation_in_every_branch(constraints):
         fork.evict(next(p for p in fork.pods.values() if p.node_name and p.labels.get("app") == "web"))
         check(fork, f"fork of {what}, one more eviction")
         check(sim, f"{what}, after the fork moved")
+
+
+def test_an_object_memo_answers_per_object_and_starts_over_past_its_limit():
+    """ObjectMemo keeps a value per object, by identity: an equal object is another entry, a
+    value of 0 or an empty tuple is a kept value, and past the limit the memo starts over."""
+    from kubectl_tspread.drain.simulate import ObjectMemo
+
+    memo = ObjectMemo(limit=3)
+    a, b = ["x"], ["x"]
+    assert memo.get(a) is None
+    assert memo.put(a, 0) == 0 and memo.get(a) == 0
+    assert memo.get(b) is None  # equal, not the same object
+    memo.put(b, ())
+    assert memo.get(b) == () and memo.get(a) == 0
+    c, d = object(), object()
+    memo.put(c, "c")
+    memo.put(d, "d")  # the fourth entry: the first three are let go
+    assert (memo.get(a), memo.get(b), memo.get(c), memo.get(d)) == (None, None, None, "d")

@@ -63,6 +63,7 @@ from typing import Callable, Collection, Iterator
 from kubectl_tspread.drain import counts, vector
 from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
 from kubectl_tspread.drain.model import Step, Stranded
+from kubectl_tspread.drain.simulate import ObjectMemo
 from kubectl_tspread.drain.steps import Context, World, excess, run_batch, tracked_states
 from kubectl_tspread.model import HOSTNAME_KEY
 
@@ -98,12 +99,12 @@ class Search:
         self.deepest: World | None = None  # the world after the longest safe prefix found
         self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
         self._targets = frozenset(ctx.targets)
-        self._shares: dict[int, tuple[object, dict]] = {}  # _target_shares, per state object
+        self._shares = ObjectMemo()  # _target_shares, per state object
         self._totals = _Totals(ctx.targets)  # _share_totals, as of the list of states in _totaled
         self._totaled: list | None = None
         self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
-        self._nodes_of: dict[int, tuple[object, tuple]] = {}  # _domain_nodes
-        self._sets: dict[int, tuple[tuple, frozenset]] = {}  # _member_set
+        self._nodes_of = ObjectMemo()  # _domain_nodes, per state object
+        self._sets = ObjectMemo()  # _member_set, per node list
 
     def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order). When forced.py proves that no order is safe,
@@ -308,14 +309,8 @@ class Search:
     def _domain_nodes(self, cs) -> tuple[tuple[str, ...], ...]:
         """The node list of each domain of `cs`, per state object (most are the same from one
         level to the next, and walking a state's domains through its overlay costs more)."""
-        got = self._nodes_of.get(id(cs))
-        if got is not None and got[0] is cs:
-            return got[1]
-        lists = tuple(dom.nodes for dom in cs.domains.values())
-        if len(self._nodes_of) >= 65536:
-            self._nodes_of.clear()
-        self._nodes_of[id(cs)] = (cs, lists)
-        return lists
+        got = self._nodes_of.get(cs)
+        return got if got is not None else self._nodes_of.put(cs, tuple(dom.nodes for dom in cs.domains.values()))
 
     def _share_totals(self, hard: list) -> "_Totals":
         """Per target node, over the hard constraints: in how many its domain holds the
@@ -332,7 +327,7 @@ class Search:
             if old is not None and cs.global_min == old.global_min and counts.same_counts(old, cs):
                 # moved by a node that left the domains with no matching pod (a drained node
                 # deleted, or cordoned under Honor): every share is the same
-                self._keep_shares(cs, self._target_shares(old))
+                self._shares.put(cs, self._target_shares(old))
                 continue
             was = self._target_shares(old) if old is not None else {}
             now = self._target_shares(cs)
@@ -357,9 +352,9 @@ class Search:
         state no pod of the workload moved since is the same object, and a level re-reads
         hundreds of them. A few domains (a zone's) are each an intersection of node sets; many
         (a hostname's) a walk over the target nodes holding pods."""
-        got = self._shares.get(id(cs))
-        if got is not None and got[0] is cs:
-            return got[1]
+        got = self._shares.get(cs)
+        if got is not None:
+            return got
         among = counts.nodes_among(cs.node_counts, self._targets)
         domains, low = cs.domains, cs.global_min
         out: dict[str, tuple[int, int, Collection[str]]] = {}
@@ -377,22 +372,12 @@ class Search:
             for value, names in groups.items():
                 pods = domains[value].pods
                 out[value] = (1 if pods <= low else 0, pods - low, tuple(names))
-        self._keep_shares(cs, out)
-        return out
+        return self._shares.put(cs, out)
 
     def _member_set(self, nodes: tuple[str, ...]) -> frozenset[str]:
         """A domain's node list as a set, per list object (a partition's lists are shared)."""
-        got = self._sets.get(id(nodes))
-        if got is None or got[0] is not nodes:
-            if len(self._sets) >= 65536:
-                self._sets.clear()
-            got = self._sets[id(nodes)] = (nodes, frozenset(nodes))
-        return got[1]
-
-    def _keep_shares(self, cs, shares: dict) -> None:
-        if len(self._shares) >= 65536:
-            self._shares.clear()
-        self._shares[id(cs)] = (cs, shares)
+        got = self._sets.get(nodes)
+        return got if got is not None else self._sets.put(nodes, frozenset(nodes))
 
 
 class _Totals:
@@ -408,7 +393,7 @@ class _Totals:
         self.names = names
         self.pos = {name: i for i, name in enumerate(names)}
         self.arrays = vector.ENABLED
-        self._at: dict[int, tuple[Collection[str], object]] = {}  # id(node set) -> (it, its positions)
+        self._at = ObjectMemo()  # node set -> its positions (arrays only)
         if self.arrays:
             np = vector.np
             by_name = sorted(range(len(names)), key=names.__getitem__)
@@ -435,15 +420,12 @@ class _Totals:
                 h[i] += holds
                 s[i] += surplus
             return
-        got = self._at.get(id(names))
-        if got is None or got[0] is not names:
-            if len(self._at) >= 65536:
-                self._at.clear()
+        at = self._at.get(names)
+        if at is None:
             np = vector.np
-            got = self._at[id(names)] = (names, np.fromiter(map(self.pos.__getitem__, names), dtype=np.int64,
-                                                            count=len(names)))
-        h[got[1]] += holds  # distinct positions: no update is lost
-        s[got[1]] += surplus
+            at = self._at.put(names, np.fromiter(map(self.pos.__getitem__, names), dtype=np.int64, count=len(names)))
+        h[at] += holds  # distinct positions: no update is lost
+        s[at] += surplus
 
     def ordered(self, remaining: list[str], empties: dict[str, int]) -> list[str]:
         """`remaining` (target nodes) sorted by (empties, holds, -surplus, name)."""

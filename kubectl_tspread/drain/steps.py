@@ -36,7 +36,7 @@ from kubectl_tspread.drain.model import (
 )
 from kubectl_tspread.drain.placement import Placer, template_of
 from kubectl_tspread.drain.pods import EVICT, SKIP, PodDecision
-from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, SimCluster
+from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, ObjectMemo, SimCluster
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.model import Pdb, Pod
 
@@ -70,10 +70,10 @@ class Context:
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
     # (SimCluster.spread_epoch, tracked_states' answer then)
     tracked_memo: tuple[int, list] | None = None
-    # (tracked_states' list, judge's answer for it, its excess), and id(answer) -> (answer,
-    # excess) for the answers steps hold (the search's badness reads their excess)
+    # (tracked_states' list, judge's answer for it, its excess), and answer -> excess for the
+    # answers steps hold (the search's badness reads their excess)
     last_judged: tuple[list, tuple, int] | None = None
-    excesses: dict[int, tuple[tuple, int]] = field(default_factory=dict)
+    excesses: ObjectMemo = field(default_factory=ObjectMemo)
     # (node, pod key) -> the decision made for the pod there: looked up for every eviction
     decided: dict[tuple[str, str], PodDecision] = field(init=False, repr=False)
 
@@ -358,9 +358,7 @@ def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
         total += new.excess
     out = tuple(after)
     ctx.last_judged = (states, out, total)
-    if len(ctx.excesses) >= 65536:
-        ctx.excesses.clear()
-    ctx.excesses[id(out)] = (out, total)
+    ctx.excesses.put(out, total)
     return out
 
 
@@ -381,10 +379,8 @@ def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter
 def excess(ctx: Context, after: tuple[ConstraintAfter, ...]) -> int:
     """How far the DoNotSchedule constraints of `after` (a judge's answer) are above their
     limits, in total: > 0 exactly when one is exceeded."""
-    got = ctx.excesses.get(id(after))
-    if got is not None and got[0] is after:
-        return got[1]
-    return sum(c.excess for c in after)
+    got = ctx.excesses.get(after)
+    return got if got is not None else sum(c.excess for c in after)
 
 
 class DomainCounts(Mapping):
