@@ -687,3 +687,77 @@ def test_fast_path_after_node_deletions_places_like_the_walk(fast_calls, monkeyp
     # made before several deletions were carried over them
     assert any(t.root is not t for t in pair.fast_placer._tables.values())
     assert max(moved_past) >= 2
+
+
+# -- the small shortcuts of the placement arrays ---------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+def test_stale_rows_are_the_rows_whose_version_differs(seed):
+    """`_stale` answers "none" from one `any` and otherwise lists the differing positions
+    of the slice, shifted by its start: the same as comparing row by row."""
+    rng = np.random.default_rng(seed)
+    at = rng.integers(0, 5, 40)
+    version = at.copy()
+    if seed % 3:
+        flip = rng.choice(40, size=seed * 2, replace=False)
+        version[flip] += 1
+    for rows in (slice(None), slice(0, 40), slice(7, 23), slice(30, 40), slice(5, 5)):
+        expected = [i for i in range(40)[rows] if at[i] != version[i]]
+        assert vector._stale(at, version, rows) == expected, rows
+
+
+def test_fits_fast_path_is_remembered_per_requests_map_and_right_for_each():
+    """Remembered per requests object, the answer is still the one of that object's
+    resources: a second map with a GPU (or a pod-count-only request) is not taken for the first."""
+    plain = make_pod("a", requests={"cpu": 100, "memory": GI})
+    same_map = make_pod("b", requests=plain.requests)
+    gpu = make_pod("c", requests={"cpu": 100, GPU: 1})
+    storage = make_pod("d", requests={"ephemeral-storage": GI})
+    nothing = make_pod("e")
+    for _ in range(2):  # asked twice: the remembered answers
+        assert [vector.fits_fast_path(p) for p in (plain, same_map, gpu, storage, nothing)] == \
+            [True, True, False, True, True]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_spread_values_refuse_exactly_the_values_over_max_skew(seed):
+    """One comparison of the counts with maxSkew + globalMin − selfMatch gives what
+    `count + selfMatch − globalMin ≤ maxSkew` gives, value by value, for a pod its
+    constraints select and for one they do not; the missing-key slot is always refused."""
+    rng = random.Random(seed)
+    nodes = [make_node(f"{z}{i}", zone=z) for z in "abc" for i in range(4)] + [make_node("nozone")]
+    cons = [_c(ZONE_KEY, "web", skew=1 + seed % 2), _c(HOSTNAME_KEY, "web", skew=2)]
+    pods = [make_pod(f"web-{k}", node=rng.choice(nodes[:-1]).name, labels={"app": "web"}, spread=cons,
+                     owner="ReplicaSet/web-1") for k in range(rng.randrange(8, 30))]
+    # every zone gets a pod and zone a more than maxSkew over the others: a zone is refused, the minimum is not 0
+    pods += [make_pod(f"web-z{k}", node=node, labels={"app": "web"}, spread=cons, owner="ReplicaSet/web-1")
+             for k, node in enumerate(["a0", "b0", "c0"] + ["a1"] * (4 + seed % 2 + max(0, len(pods) - 8)))]
+    sim = SimCluster(make_snapshot(nodes, pods))
+    table = vector.tables_for(sim, Placer()._tables)
+    for labels in ({"app": "web"}, {"app": "other"}):  # selfMatch 1, then 0
+        state = sim.spread_state(make_pod("p", labels=labels, spread=cons, owner="ReplicaSet/web-1"))
+        values = vector.spread_values(table, sim, state)
+        assert len(values) == len(state.hard) == 2
+        for cs, (vid, ok) in zip(state.hard, values):
+            _, _, per_value = vector.counts_of(table, sim, cs)
+            expected = [c + cs.self_match - cs.global_min <= cs.constraint.max_skew for c in per_value.tolist()]
+            expected[-1] = False
+            assert ok.tolist() == expected
+            if cs.constraint.topology_key == ZONE_KEY:  # a refused zone (a), allowed ones, a minimum above 0
+                assert cs.global_min > 0 and expected[0] is False and True in expected[:-1]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fit_nodes_in_walk_order_are_the_walks(seed):
+    """A stranded pod's fit nodes (InWalkOrder) are what `walk` over every node lists: the
+    same count, and, when named, the same nodes in the same rotated order."""
+    rng = np.random.default_rng(seed)
+    total = 50
+    mask = rng.random(total) < (0.0 if seed == 0 else 0.3)
+    start = int(rng.integers(0, total))
+    expected, _ = vector.walk(mask, start, total, total)
+    got = vector.InWalkOrder(mask, start)
+    assert len(got) == len(expected)
+    assert got.tolist() == expected.tolist()
+    names = [f"n{i}" for i in range(total)]
+    assert tuple(vector.Names(names, got)) == tuple(vector.Names(names, expected))

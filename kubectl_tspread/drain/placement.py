@@ -173,6 +173,9 @@ class Placer:
         # template_of -> how far its last walk went, in nodes examined per node wanted (with a
         # margin): the window its next placement judges first (vector.window)
         self._reach: dict[int, float] = {}
+        # filter key -> whether its cycle has neither a PreFilter outcome nor a node-name set
+        # (the vector path's condition; without pod affinity the cycle is one per key)
+        self._plain: dict[int, bool] = {}
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
         """Whether a pod like `pod` already found no node on this very state."""
@@ -328,8 +331,13 @@ class Placer:
         and the walk would examine every node of the cluster for each."""
         if sim.affinity_sensitive or not vector.fits_fast_path(pod):
             return None
-        c = cycle.get()
-        if c.prefilter is not None or c.node_names is not None:
+        # without pod (anti-)affinity a filter key's cycle is made once (_cycle): whether it has
+        # a PreFilter outcome or a node-name set is known per key
+        plain = self._plain.get(cycle.key)
+        if plain is None:
+            c = cycle.get()
+            plain = self._plain[cycle.key] = c.prefilter is None and c.node_names is None
+        if not plain:
             return None
         total = len(sim.scan_order())
         if not total:
@@ -339,7 +347,7 @@ class Placer:
         shapes, nodes = cycle.shapes, sim.nodes
 
         def row(name: str) -> bool:
-            hit = Placer._shape_hit(sim, shapes, c, nodes[name])
+            hit = Placer._shape_hit(sim, shapes, cycle.get(), nodes[name])
             return not hit[1] and not hit[2]
 
         # a shape without host ports or claims is judged on the Node object alone (taints,
@@ -375,7 +383,7 @@ class Placer:
                 self._reach[template] = 0.0
                 if not diagnose or not state.hard or not fit.any():
                     return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
-                fits, _ = vector.walk(fit, start, total, total)  # every fit node, in walk order
+                fits = vector.InWalkOrder(fit, start)  # every fit node, in walk order
                 return Placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
                                  vector.refusals(state, allowed, fit))
         found, examined = walked

@@ -193,11 +193,14 @@ class NodeTable:
         resources.node_usage and sim.nonzero_usage sum, as the simulation keeps them up to
         date (SimCluster.usage_of: summing a node's pods again after every bind was ~7 % of a
         500-node plan)."""
+        stale = _stale(self.row_version, version, rows)
+        if not stale:
+            return
         order, row_of = self.order, usage_rows(nonzero)
         # usage_rows' columns: FIT_RESOURCES, the nonzero cpu and memory, the pod count
         left = [(self.free[r], self.alloc[r]) for r in FIT_RESOURCES + ("pods",)]
         requested = self.nonzero
-        for i in _stale(self.row_version, version, rows):
+        for i in stale:
             usage = sim.usage_of(order[i], row_of)
             for (free, alloc), total in zip(left, usage[:len(FIT_RESOURCES)] + usage[-1:]):
                 free[i] = alloc[i] - total
@@ -221,9 +224,12 @@ class NodeTable:
 
 def _stale(at, version, rows: slice) -> list[int]:
     """The positions in `rows` (a slice of the table) whose row was made at another version
-    than the node's now."""
+    than the node's now (mostly none: `any` first, the positions only then)."""
+    differ = at[rows] != version[rows]
+    if not differ.any():
+        return []
     first = rows.start or 0
-    return [i + first for i in np.flatnonzero(at[rows] != version[rows]).tolist()]
+    return [i + first for i in np.flatnonzero(differ).tolist()]
 
 
 # where usage_rows' rows hold the nonzero cpu and memory
@@ -286,8 +292,20 @@ def _forget_dropped_tables(tables: dict) -> None:
 
 
 def fits_fast_path(pod: Pod) -> bool:
-    """Whether the pod's requests are all among the resources the table tracks."""
-    return all(name in FIT_RESOURCES for name, _ in resources._checked(pod.requests))
+    """Whether the pod's requests are all among the resources the table tracks (remembered
+    per requests map: a workload's pods share one)."""
+    req = pod.requests
+    hit = _FITS.get(id(req))
+    if hit is not None and hit[0] is req:
+        return hit[1]
+    ok = all(name in FIT_RESOURCES for name, _ in resources._checked(req))
+    if len(_FITS) >= ARRAYS_KEPT:
+        _FITS.clear()
+    _FITS[id(req)] = (req, ok)
+    return ok
+
+
+_FITS: dict[int, tuple] = {}  # id(requests) -> (requests, fits_fast_path)
 
 
 # id(constraint state) -> (the state, its table, matching pods per node, per value id, the
@@ -447,7 +465,8 @@ def spread_values(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
     out = []
     for cs in state.hard:
         vid, _, counts = counts_of(table, sim, cs)
-        ok = counts + cs.self_match - cs.global_min <= cs.constraint.max_skew
+        # count + selfMatch − globalMin ≤ maxSkew, in integers: one comparison of the counts
+        ok = counts <= cs.constraint.max_skew + cs.global_min - cs.self_match
         ok[-1] = False  # a node without the key: UnschedulableAndUnresolvable
         out.append((vid, ok))
     return out
@@ -460,7 +479,7 @@ def spread_allowed(values: list[tuple], rows: slice = slice(None)) -> list:
 
 def spread_ok(allowed: list):
     """spread.filter_node's verdict (passes or not) for every node, from `spread_allowed`."""
-    return np.logical_and.reduce(allowed)
+    return allowed[0] if len(allowed) == 1 else np.logical_and.reduce(allowed)
 
 
 def window(start: int, span: int, want: int, total: int) -> list[slice] | None:
@@ -509,6 +528,25 @@ def fit_ok(table: NodeTable, pod: Pod, rows: slice = slice(None)):
     for name, want in resources._checked(pod.requests):
         ok &= free[name][rows] >= want
     return ok
+
+
+class InWalkOrder:
+    """The True positions of a mask in walk order from `start` (wrapping around), put in
+    that order only when read: a stranded pod's fit nodes are counted (drain/diagnose.py),
+    rarely named."""
+
+    __slots__ = ("_idx", "_start")
+
+    def __init__(self, mask, start: int):
+        self._idx, self._start = np.flatnonzero(mask), start
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    def tolist(self) -> list[int]:
+        idx = self._idx
+        k = int(np.searchsorted(idx, self._start))
+        return idx[k:].tolist() + idx[:k].tolist()
 
 
 def walk(mask, start: int, want: int, total: int):
