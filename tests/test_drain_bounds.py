@@ -328,7 +328,7 @@ def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, 
 
 
 @pytest.mark.parametrize("arrays", [True, False], ids=["arrays", "lists"])
-@pytest.mark.parametrize("case", ["zone b, small nodes", "10 % with hostname spread"])
+@pytest.mark.parametrize("case", ["zone b, small nodes", "10 % with hostname spread", "deleting drained nodes"])
 def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arrays, monkeypatch):
     """Search._share_totals moves each node's totals by the domains whose count or target
     nodes changed since the last level (per domain: a set of target nodes, or a walk for a
@@ -361,7 +361,7 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arr
         return got
 
     monkeypatch.setattr(search.Search, "_share_totals", totals)
-    plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+    plan_drain(snap, targets, PlanOptions(verify_remedies=False, delete_drained_nodes=case.startswith("deleting")))
     assert len(checked) >= len(targets)
 
 
@@ -423,3 +423,42 @@ def test_each_steps_judgement_made_from_the_last_is_a_fresh_one(per_zone, pods_p
     monkeypatch.setattr(steps, "judge", judge)
     plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
     assert len(checked) >= len(targets) and any(checked) and not plan.safe
+
+
+@pytest.mark.parametrize("case", ["zone b, small nodes", "10 % with hostname spread", "deleting drained nodes"])
+def test_shares_moved_by_the_changed_nodes_and_domains_are_fresh_ones(case, monkeypatch):
+    """When a state differs from the last level's by a few shifted counts of the same
+    overlays, Search._moved_shares rebuilds only the domains whose count or target nodes
+    changed: each answer is what `_target_shares` computes from scratch (the same domains,
+    counts and target nodes), for a zone's few domains and a hostname key's many."""
+    if case.startswith("zone"):
+        snap, targets = _small_nodes_trap(12, 2)
+    else:
+        zone = make_constraint(max_skew=1, node_taints_policy=IGNORE)
+        host = make_constraint(HOSTNAME_KEY, max_skew=2, node_taints_policy=IGNORE)
+        nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 6})
+                 for z in "abc" for i in range(1, 9)]
+        pods = [make_pod(f"{app}-{n.name}-{k}", node=n.name, labels={"app": app}, spread=[zone, host],
+                         owner=f"ReplicaSet/{app}-1")
+                for n in nodes for app in ("web", "api") for k in range(1 + (len(n.name) + ord(n.name[-1])) % 2)]
+        snap = make_snapshot(nodes, pods, workloads=[make_workload("ReplicaSet", "web-1", {"app": "web"}),
+                                                    make_workload("ReplicaSet", "api-1", {"app": "api"})])
+        targets = ["a1", "b2", "c3", "a4", "b5", "c6"]
+    used = {"few": 0, "many": 0}
+    real = search.Search._moved_shares
+
+    def moved(self, old, cs, was):
+        got = real(self, old, cs, was)
+        if got is not None:
+            now, _ = got
+            fresh = search.Search(self.ctx, self.max_parallel, 0)._target_shares(cs)
+            assert {v: (a, e, set(n)) for v, (a, e, n) in now.items()} == \
+                   {v: (a, e, set(n)) for v, (a, e, n) in fresh.items()}
+            used["few" if len(cs.domains) <= search.FEW_DOMAINS else "many"] += 1
+        return got
+
+    monkeypatch.setattr(search.Search, "_moved_shares", moved)
+    plan_drain(snap, targets, PlanOptions(verify_remedies=False, delete_drained_nodes=case.startswith("deleting")))
+    assert used["few"] > 0
+    if not case.startswith("zone"):
+        assert used["many"] > 0

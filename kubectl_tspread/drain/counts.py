@@ -230,6 +230,22 @@ class NodeCounts(_Overlay):
         return out
 
 
+_ABSENT = object()
+
+
+def changed_keys(old: Mapping, new: Mapping) -> set | None:
+    """The keys whose entry may differ between two maps of one kind (node counts, or a
+    constraint's domains) — a superset: an entry changed to an equal but other object is
+    in it —, or None when that cannot be told without comparing every entry (another
+    plain map underneath). Two overlays of one plain map differ only where their changes do."""
+    if old is new:
+        return set()
+    if type(old) is not type(new) or not isinstance(new, _Overlay) or old.base is not new.base:
+        return None
+    a, b = old.changes, new.changes
+    return {k for k in a.keys() | b.keys() if a.get(k, _ABSENT) is not b.get(k, _ABSENT)}
+
+
 def nodes_among(node_counts: Mapping[str, int], nodes: frozenset) -> set[str]:
     """The nodes of `nodes` holding matching pods."""
     if isinstance(node_counts, NodeCounts):

@@ -330,9 +330,19 @@ class Search:
                 self._shares.put(cs, self._target_shares(old))
                 continue
             was = self._target_shares(old) if old is not None else {}
-            now = self._target_shares(cs)
-            for value, (at_min, extra, names) in now.items():
-                before = was.get(value)
+            moved = self._moved_shares(old, cs, was) if old is not None and self._shares.get(cs) is None else None
+            if moved is not None:
+                now, values = moved
+            else:
+                now = self._target_shares(cs)
+                values = now.keys() | was.keys()
+            for value in values:
+                before, entry = was.get(value), now.get(value)
+                if entry is None:
+                    if before is not None:
+                        totals.add(before[2], -before[0], -before[1])
+                    continue
+                at_min, extra, names = entry
                 if before is not None and before[2] == names:
                     # the same target nodes there: only what the domain's count moved
                     at_min, extra = at_min - before[0], extra - before[1]
@@ -340,11 +350,62 @@ class Search:
                     totals.add(before[2], -before[0], -before[1])
                 if at_min or extra:
                     totals.add(names, at_min, extra)
-            for value, before in was.items():
-                if value not in now:
-                    totals.add(before[2], -before[0], -before[1])
         self._totaled = hard
         return totals
+
+    def _moved_shares(self, old, cs, was: dict) -> tuple[dict, set] | None:
+        """(`_target_shares(cs)`, the domains whose share may differ from `was`, old's shares)
+        worked out from the few nodes and domains whose counts differ between the two states,
+        when those can be told (counts.changed_keys) and the global minimum is the same; None
+        otherwise. A level moves a few pods of each changed workload, and a hostname
+        constraint's shares have an entry per target node holding its pods. A node that left
+        the domains (deleted, or cordoned under Honor) changed its domain's entry (its node
+        list, or the domain is gone): the domains whose entry did not change hold the same nodes."""
+        if cs.global_min != old.global_min:
+            return None
+        few = len(cs.domains) <= FEW_DOMAINS
+        if few != (len(old.domains) <= FEW_DOMAINS):
+            return None
+        nodes = counts.changed_keys(old.node_counts, cs.node_counts)
+        values = counts.changed_keys(old.domains, cs.domains) if nodes is not None else None
+        if values is None:
+            return None
+        targets, node_domain, node_counts = self._targets, cs.node_domain, cs.node_counts
+        moved_nodes: dict[str, list[str]] = {}  # domain -> its target nodes whose count changed
+        for name in nodes:
+            value = node_domain.get(name)
+            if value is not None and name in targets:
+                moved_nodes.setdefault(value, []).append(name)
+                values.add(value)
+        now, low = dict(was), cs.global_min
+        old_domains, domains = old.domains, cs.domains
+        for value in values:
+            d = domains.get(value)
+            if d is None:  # gone
+                now.pop(value, None)
+                continue
+            before, was_d = was.get(value), old_domains.get(value)
+            if was_d is not None and was_d.nodes is d.nodes:
+                # the same nodes: the target nodes holding pods there move by the changed ones
+                names = before[2] if before is not None else ()
+                changed = moved_nodes.get(value)
+                if changed:
+                    kept = set(names)
+                    for name in changed:
+                        if node_counts.get(name):
+                            kept.add(name)
+                        else:
+                            kept.discard(name)
+                    names = frozenset(kept) if few else tuple(kept)
+            else:
+                names = [n for n in d.nodes if n in targets and node_counts.get(n) and node_domain.get(n) == value]
+                names = frozenset(names) if few else tuple(names)
+            if names:
+                now[value] = (1 if d.pods <= low else 0, d.pods - low, names)
+            else:
+                now.pop(value, None)
+        self._shares.put(cs, now)
+        return now, values
 
     def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
         """Per domain of `cs` holding pods of it on target nodes: (1 if the domain holds the
