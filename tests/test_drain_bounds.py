@@ -327,6 +327,23 @@ def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, 
     assert plans[1] == plans[3] == plans[100]
 
 
+def _order_case(case: str, host_skew: int = 1):
+    """(snapshot, targets) of the order heuristic's tests: zone b of a trap of small nodes, or
+    six nodes of three zones holding two workloads with a zone and a hostname constraint."""
+    if case.startswith("zone"):
+        return _small_nodes_trap(12, 2)
+    zone = make_constraint(max_skew=1, node_taints_policy=IGNORE)
+    host = make_constraint(HOSTNAME_KEY, max_skew=host_skew, node_taints_policy=IGNORE)
+    nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 6})
+             for z in "abc" for i in range(1, 9)]
+    pods = [make_pod(f"{app}-{n.name}-{k}", node=n.name, labels={"app": app}, spread=[zone, host],
+                     owner=f"ReplicaSet/{app}-1")
+            for n in nodes for app in ("web", "api") for k in range(1 + (len(n.name) + ord(n.name[-1])) % 2)]
+    snap = make_snapshot(nodes, pods, workloads=[make_workload("ReplicaSet", "web-1", {"app": "web"}),
+                                                make_workload("ReplicaSet", "api-1", {"app": "api"})])
+    return snap, ["a1", "b2", "c3", "a4", "b5", "c6"]
+
+
 @pytest.mark.parametrize("arrays", [True, False], ids=["arrays", "lists"])
 @pytest.mark.parametrize("case", ["zone b, small nodes", "10 % with hostname spread", "deleting drained nodes"])
 def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arrays, monkeypatch):
@@ -337,19 +354,7 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arr
     from kubectl_tspread.drain import vector
 
     monkeypatch.setattr(vector, "ENABLED", arrays and vector.np is not None)
-    if case.startswith("zone"):
-        snap, targets = _small_nodes_trap(12, 2)
-    else:
-        zone = make_constraint(max_skew=1, node_taints_policy=IGNORE)
-        host = make_constraint(HOSTNAME_KEY, max_skew=1, node_taints_policy=IGNORE)
-        nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 6})
-                 for z in "abc" for i in range(1, 9)]
-        pods = [make_pod(f"{app}-{n.name}-{k}", node=n.name, labels={"app": app}, spread=[zone, host],
-                         owner=f"ReplicaSet/{app}-1")
-                for n in nodes for app in ("web", "api") for k in range(1 + (len(n.name) + ord(n.name[-1])) % 2)]
-        snap = make_snapshot(nodes, pods, workloads=[make_workload("ReplicaSet", "web-1", {"app": "web"}),
-                                                    make_workload("ReplicaSet", "api-1", {"app": "api"})])
-        targets = ["a1", "b2", "c3", "a4", "b5", "c6"]
+    snap, targets = _order_case(case)
     checked = []
     real = search.Search._share_totals
 
@@ -431,19 +436,7 @@ def test_shares_moved_by_the_changed_nodes_and_domains_are_fresh_ones(case, monk
     overlays, Search._moved_shares rebuilds only the domains whose count or target nodes
     changed: each answer is what `_target_shares` computes from scratch (the same domains,
     counts and target nodes), for a zone's few domains and a hostname key's many."""
-    if case.startswith("zone"):
-        snap, targets = _small_nodes_trap(12, 2)
-    else:
-        zone = make_constraint(max_skew=1, node_taints_policy=IGNORE)
-        host = make_constraint(HOSTNAME_KEY, max_skew=2, node_taints_policy=IGNORE)
-        nodes = [make_node(f"{z}{i}", zone=z, allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 6})
-                 for z in "abc" for i in range(1, 9)]
-        pods = [make_pod(f"{app}-{n.name}-{k}", node=n.name, labels={"app": app}, spread=[zone, host],
-                         owner=f"ReplicaSet/{app}-1")
-                for n in nodes for app in ("web", "api") for k in range(1 + (len(n.name) + ord(n.name[-1])) % 2)]
-        snap = make_snapshot(nodes, pods, workloads=[make_workload("ReplicaSet", "web-1", {"app": "web"}),
-                                                    make_workload("ReplicaSet", "api-1", {"app": "api"})])
-        targets = ["a1", "b2", "c3", "a4", "b5", "c6"]
+    snap, targets = _order_case(case, host_skew=2)
     used = {"few": 0, "many": 0}
     real = search.Search._moved_shares
 
