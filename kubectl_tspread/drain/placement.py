@@ -173,9 +173,6 @@ class Placer:
         # template_of -> how far its last walk went, in nodes examined per node wanted (with a
         # margin): the window its next placement judges first (vector.window)
         self._reach: dict[int, float] = {}
-        # filter key -> whether its cycle has neither a PreFilter outcome nor a node-name set
-        # (the vector path's condition; without pod affinity the cycle is one per key)
-        self._plain: dict[int, bool] = {}
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
         """Whether a pod like `pod` already found no node on this very state."""
@@ -331,13 +328,12 @@ class Placer:
         and the walk would examine every node of the cluster for each."""
         if sim.affinity_sensitive or not vector.fits_fast_path(pod):
             return None
-        # without pod (anti-)affinity a filter key's cycle is made once (_cycle): whether it has
-        # a PreFilter outcome or a node-name set is known per key
-        plain = self._plain.get(cycle.key)
-        if plain is None:
+        # without pod (anti-)affinity a filter key's cycle is made once (_cycle) and its PreFilter
+        # outcome and node-name set are fixed: read them there without readying it for this pod
+        c = self._cycles.get(cycle.key)
+        if c is None:
             c = cycle.get()
-            plain = self._plain[cycle.key] = c.prefilter is None and c.node_names is None
-        if not plain:
+        if c.prefilter is not None or c.node_names is not None:
             return None
         total = len(sim.scan_order())
         if not total:
