@@ -706,9 +706,9 @@ def test_stale_rows_are_the_rows_whose_version_differs(seed):
         assert vector._stale(at, version, rows) == expected, rows
 
 
-def test_fits_fast_path_is_remembered_per_requests_map_and_right_for_each():
-    """Remembered per requests object, the answer is still the one of that object's
-    resources: a second map with a GPU (or a pod-count-only request) is not taken for the first."""
+def test_fits_fast_path_answers_for_each_requests_map():
+    """What it reads (resources._checked) is remembered per requests object; the answer is
+    still the one of that object's resources: a second map with a GPU is not taken for the first."""
     plain = make_pod("a", requests={"cpu": 100, "memory": GI})
     same_map = make_pod("b", requests=plain.requests)
     gpu = make_pod("c", requests={"cpu": 100, GPU: 1})

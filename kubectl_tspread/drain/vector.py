@@ -292,20 +292,8 @@ def _forget_dropped_tables(tables: dict) -> None:
 
 
 def fits_fast_path(pod: Pod) -> bool:
-    """Whether the pod's requests are all among the resources the table tracks (remembered
-    per requests map: a workload's pods share one)."""
-    req = pod.requests
-    hit = _FITS.get(id(req))
-    if hit is not None and hit[0] is req:
-        return hit[1]
-    ok = all(name in FIT_RESOURCES for name, _ in resources._checked(req))
-    if len(_FITS) >= ARRAYS_KEPT:
-        _FITS.clear()
-    _FITS[id(req)] = (req, ok)
-    return ok
-
-
-_FITS: dict[int, tuple] = {}  # id(requests) -> (requests, fits_fast_path)
+    """Whether the pod's requests are all among the resources the table tracks."""
+    return all(name in FIT_RESOURCES for name, _ in resources._checked(pod.requests))
 
 
 # id(constraint state) -> (the state, its table, matching pods per node, per value id, the
@@ -544,17 +532,19 @@ class InWalkOrder:
         return len(self._idx)
 
     def tolist(self) -> list[int]:
-        idx = self._idx
-        k = int(np.searchsorted(idx, self._start))
-        return idx[k:].tolist() + idx[:k].tolist()
+        return _from(self._idx, self._start).tolist()
+
+
+def _from(idx, start: int):
+    """Sorted positions `idx` in walk order from `start`: those at or past it, then the others."""
+    k = int(np.searchsorted(idx, start))
+    return np.concatenate((idx[k:], idx[:k])) if k else idx
 
 
 def walk(mask, start: int, want: int, total: int):
     """(the feasible positions the scheduler's walk finds, in walk order; how many nodes
     it examined): the first `want` True positions from `start`, wrapping around."""
-    idx = np.flatnonzero(mask)
-    k = int(np.searchsorted(idx, start))
-    rotated = np.concatenate((idx[k:], idx[:k])) if k else idx
+    rotated = _from(np.flatnonzero(mask), start)
     if len(rotated) >= want:
         found = rotated[:want]
         return found, (int(found[-1]) - start) % total + 1
