@@ -366,6 +366,7 @@ class Search:
         few = len(cs.domains) <= FEW_DOMAINS
         if few != (len(old.domains) <= FEW_DOMAINS):
             return None
+        made = frozenset if few else tuple  # as _target_shares makes each domain's target nodes
         nodes = counts.changed_keys(old.node_counts, cs.node_counts)
         values = counts.changed_keys(old.domains, cs.domains) if nodes is not None else None
         if values is None:
@@ -396,10 +397,9 @@ class Search:
                             kept.add(name)
                         else:
                             kept.discard(name)
-                    names = frozenset(kept) if few else tuple(kept)
+                    names = made(kept)
             else:
-                names = [n for n in d.nodes if n in targets and node_counts.get(n) and node_domain.get(n) == value]
-                names = frozenset(names) if few else tuple(names)
+                names = made(n for n in d.nodes if n in targets and node_counts.get(n) and node_domain.get(n) == value)
             if names:
                 now[value] = (1 if d.pods <= low else 0, d.pods - low, names)
             else:
