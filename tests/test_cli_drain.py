@@ -147,3 +147,24 @@ def test_help_names_every_flag(capsys):
     for flag in ("--domain", "--ignore-daemonsets", "--force", "--delete-emptydir-data", "--max-parallel",
                  "--execute", "--yes", "--dry-run", "--timeout", "--log"):
         assert flag in out
+
+
+def test_collector_stays_off_through_the_output_and_comes_back(capsys, dump, monkeypatch):
+    """The plan's objects are not walked by a collection the output would trigger: the
+    collector is off while the plan is printed, and on again once the command returns."""
+    import gc
+
+    from kubectl_tspread import cli_drain
+
+    seen = []
+    real = cli_drain.render_plan
+
+    def spy(plan, out):
+        seen.append(gc.isenabled())
+        return real(plan, out)
+
+    monkeypatch.setattr(cli_drain, "render_plan", spy)
+    assert gc.isenabled()
+    code, out, _ = run(capsys, "drain-safe", "a1", "--from-file", dump())
+    assert code == 0 and "SAFE" in out
+    assert seen == [False] and gc.isenabled()
