@@ -168,3 +168,23 @@ def test_collector_stays_off_through_the_output_and_comes_back(capsys, dump, mon
     code, out, _ = run(capsys, "drain-safe", "a1", "--from-file", dump())
     assert code == 0 and "SAFE" in out
     assert seen == [False] and gc.isenabled()
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_streamed_output_is_the_whole_documents_text(capsys, dump, fmt):
+    """-o json|yaml writes the plan step by step (structured.write): the same bytes as the
+    whole document dumped at once, on a plan of several steps with strandings and findings."""
+    from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
+    from kubectl_tspread.drain.plan import plan_drain, resolve_targets
+    from kubectl_tspread.options import SourceOptions
+    from kubectl_tspread.render import structured
+    from kubectl_tspread.render.drain import drain_plan_view
+    from kubectl_tspread.snapshot import load_snapshot
+
+    path = dump()
+    code, out, _ = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--from-file", path,
+                       "-o", fmt)
+    snap = load_snapshot(SourceOptions(from_file=(path,), all_namespaces=True), DRAIN_KINDS)
+    plan = plan_drain(snap, resolve_targets(snap, (), None, ("topology.kubernetes.io/zone", "a")), PlanOptions())
+    assert code == 3 and len(plan.steps) >= 2 and plan.stranded and plan.findings
+    assert out == structured.dump(drain_plan_view(plan), fmt)
