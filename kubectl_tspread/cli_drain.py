@@ -107,7 +107,7 @@ def render_plan(plan, out) -> None:
     from kubectl_tspread.render.drain import drain_plan_view, print_plan
 
     if out.structured:
-        structured.write(drain_plan_view(plan, stream=True), out.output, lambda text: click.echo(text, nl=False))
+        structured.write(drain_plan_view(plan), out.output, lambda text: click.echo(text, nl=False))
         return
     from kubectl_tspread.render.console import make_console
 

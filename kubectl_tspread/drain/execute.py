@@ -108,7 +108,7 @@ def show_plan(plan: DrainPlan, out) -> None:
     from kubectl_tspread.render.drain import drain_plan_view, print_plan
 
     if out.structured:
-        structured.write(drain_plan_view(plan, stream=True), out.output, sys.stdout.write)
+        structured.write(drain_plan_view(plan), out.output, sys.stdout.write)
     else:
         print_plan(make_console(out.color), plan, wide=out.wide, no_headers=out.no_headers)
     sys.stdout.flush()

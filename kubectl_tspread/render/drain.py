@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render import structured
+from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.structured import API_VERSION
 from kubectl_tspread.render.table import SUMMARY_DOMAINS, format_counts
 
@@ -214,15 +214,14 @@ def _step_view(s) -> dict[str, Any]:
     }
 
 
-def drain_plan_view(plan, stream: bool = False) -> dict[str, Any]:
-    """The DrainPlan document of the issue's contract (plus additive extras). `stream`: its
-    steps as a structured.Stream, each step's view made as it is written (structured.write)."""
-    steps: Any = (structured.Stream(lambda: map(_step_view, plan.steps)) if stream
-                  else [_step_view(s) for s in plan.steps])
+def drain_plan_view(plan) -> dict[str, Any]:
+    """The DrainPlan document of the issue's contract (plus additive extras). Its steps are a
+    structured.Stream: structured.write makes each step's view as it writes it, and
+    structured.dump makes them a list."""
     return {
         "apiVersion": API_VERSION, "kind": "DrainPlan",
         "nodes": list(plan.nodes), "safe": plan.safe,
-        "steps": steps,
+        "steps": structured.Stream(lambda: map(_step_view, plan.steps)),
         "stranded": [{"namespace": s.namespace, "name": s.name, "workload": s.workload, "step": s.step,
                       "reason": s.reason, "details": dict(s.details)} for s in plan.stranded],
         "findings": [{"code": f.code, "severity": f.severity, "message": finding_message(f),

@@ -48,7 +48,7 @@ def _quiet_gc():
     with no_cyclic_gc():
         yield
         # frozen before the collector is back: the first collection after it would otherwise
-        # walk every record made while it was off (0.5 s at 150,000 pods)
+        # walk every record made while it was off (0.4 s at 150,000 pods)
         gc.freeze()
 
 
