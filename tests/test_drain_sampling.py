@@ -89,6 +89,37 @@ def test_node_tree_order(layout, expected):
     assert list(node_tree_order(nodes)) == expected
 
 
+def test_the_scan_order_after_node_deletions_is_the_node_tree_order_of_the_nodes_left():
+    """A node-deleting drain keeps the zone lists across deletions instead of making them
+    anew: deleting a zone's first node must move that zone behind a zone whose first node
+    now comes earlier (the nodes are walked in name order), in every fork too."""
+    import random
+
+    layout = {"a1": "a", "b1": "b", "c1": "c", "a2": "a", "c2": "c", "b3": "b", "a3": "a", "c4": "c", "b5": "b"}
+    nodes = sorted((make_node(name, zone=zone) for name, zone in layout.items()), key=lambda n: n.name)
+    for seed in range(30):
+        sim = SimCluster(make_snapshot(nodes, []))
+        sim.scan_order()
+        left = sorted(layout)
+        rng = random.Random(seed)
+        forks = []
+        while left:
+            name = rng.choice(left)
+            left.remove(name)
+            if rng.random() < 0.3:
+                forks.append((sim.copy(), list(left) + [name]))
+            sim.delete_node(name)
+            expected = node_tree_order([n for n in nodes if n.name in left])
+            assert sim.scan_order() == expected, (seed, name)
+        for fork, names in forks:  # a copy made before a deletion is not moved by it
+            assert fork.scan_order() == node_tree_order([n for n in nodes if n.name in names])
+    # n1 and n9 in zone a, n5 in zone b: a leads until n1 goes, then b does
+    sim = SimCluster(make_snapshot([make_node(n, zone=z) for n, z in (("n9", "a"), ("n5", "b"), ("n1", "a"))], []))
+    assert sim.scan_order() == ("n1", "n5", "n9")
+    sim.delete_node("n1")
+    assert sim.scan_order() == ("n5", "n9")
+
+
 def test_templates_differing_only_in_requests_share_all_but_the_resource_fit():
     """n1 has an untolerated taint, n2 1 cpu: a 100m pod fills the shared verdicts, and a
     2-cpu pod of the same shape still finds n2 short of cpu (as a placer of its own says)."""

@@ -101,6 +101,10 @@ class SimCluster:
         # a Node object added, replaced or removed); cordons and binds only take room away
         self.freed = 0
         self._scan: tuple[str, ...] | None = None
+        # the scan order's makings, kept across node deletions: per zone (in the order of its
+        # first node) its node names in name order, and each node's place in that order
+        self._zones: dict[str, tuple[str, ...]] | None = None
+        self._zone_place: dict[str, int] | None = None
         # the scan order before the last node deletion, while the current one is its rows less
         # that node (vector.tables_for derives the new node table from the old one's)
         self._table_parent: tuple[str, ...] | None = None
@@ -126,6 +130,7 @@ class SimCluster:
         other._partitions = dict(self._partitions)
         other._usage, other._row_of = dict(self._usage), self._row_of
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
+        other._zones, other._zone_place = self._zones, self._zone_place  # replaced, never changed
         other._table_parent = self._table_parent
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
         other._node_stamps = dict(self._node_stamps)
@@ -135,7 +140,10 @@ class SimCluster:
     def scan_order(self) -> tuple[str, ...]:
         """Node names in the scheduler's node-tree order (zones round robin)."""
         if self._scan is None:
-            self._scan = node_tree_order(self.nodes.values())
+            if self._zones is None:
+                self._zones = zone_lists(self.nodes.values())
+                self._zone_place = {name: i for i, name in enumerate(self.nodes)}
+            self._scan = round_robin(self._zones.values())
         return self._scan
 
     def version_positions(self) -> dict[str, int]:
@@ -148,8 +156,10 @@ class SimCluster:
         if self._versions is None:
             import numpy as np
             order = self.scan_order()
-            self._versions = ({name: i for i, name in enumerate(order)},
-                              np.array([self.version.get(name, 0) for name in order], dtype=np.int64))
+            # made in C (a drain deleting a node per step makes them anew at each)
+            self._versions = (dict(zip(order, range(len(order)))),
+                              np.fromiter(map(self.version.get, order, itertools.repeat(0)), dtype=np.int64,
+                                          count=len(order)))
         return self._versions[1]
 
     def node_object_array(self):
@@ -157,7 +167,9 @@ class SimCluster:
         (a cordon; the other node changes renew the scan order itself)."""
         if self._node_array is None:
             import numpy as np
-            self._node_array = np.array([self._node_stamps.get(n, 0) for n in self.scan_order()], dtype=np.int64)
+            order = self.scan_order()
+            self._node_array = np.fromiter(map(self._node_stamps.get, order, itertools.repeat(0)), dtype=np.int64,
+                                           count=len(order))
         return self._node_array
 
     def forked_to(self, snapshot: Snapshot) -> "SimCluster | None":
@@ -202,12 +214,14 @@ class SimCluster:
         drops them."""
         if not deleted:
             self._table_parent = None
+            self._zones = self._zone_place = None
         elif self._scan is not None:  # else an earlier deletion of this step set it
             self._table_parent = self._scan
         self._scan = self._versions = self._node_array = None
         self.freed += 1
         self._touch(name)
         if deleted:
+            self._zones = _without_zone_member(self._zones, self._zone_place, name)
             self._without_node(name)
             return
         self._spread.clear()
@@ -525,13 +539,49 @@ def zone_id(node: Node) -> str:
 
 def node_tree_order(nodes: Iterable[Node]) -> tuple[str, ...]:
     """Names round robin over zones: the first node of every zone, then the second..."""
+    return round_robin(zone_lists(nodes).values())
+
+
+def zone_lists(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
+    """Per zone (in the order of its first node) the names of its nodes, in their order."""
     zones: dict[str, list[str]] = {}
     for n in nodes:
         zones.setdefault(zone_id(n), []).append(n.name)
+    return {zone: tuple(names) for zone, names in zones.items()}
+
+
+def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
+    """The first of every list, then the second of every list long enough, and so on."""
     out: list[str] = []
-    for i in range(max((len(v) for v in zones.values()), default=0)):
-        out.extend(names[i] for names in zones.values() if i < len(names))
+    for row in itertools.zip_longest(*lists):
+        out.extend(name for name in row if name is not None)
     return tuple(out)
+
+
+def _without_zone_member(zones: dict[str, tuple[str, ...]] | None, place: dict[str, int] | None,
+                         name: str) -> dict[str, tuple[str, ...]] | None:
+    """`zone_lists` of the nodes less the deleted `name` (None stays None: made when asked).
+    A zone is ordered by its first node: when that node goes, the zone takes the place its
+    next node has among the other zones' first nodes, as a walk over the remaining nodes
+    would find them. A drain that deletes a node per step made the lists anew each time,
+    a zone id per node of the cluster."""
+    if zones is None or place is None:
+        return None
+    for zone, names in zones.items():
+        if name in names:
+            break
+    else:
+        return zones
+    left = tuple(n for n in names if n != name)
+    if names[0] != name:
+        out = dict(zones)
+        out[zone] = left
+        return out
+    rest = [(z, v) for z, v in zones.items() if z != zone]
+    if left:
+        rest.append((zone, left))
+        rest.sort(key=lambda item: place[item[1][0]])
+    return dict(rest)
 
 
 def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple[str, ...] = (),
