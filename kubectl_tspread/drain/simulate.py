@@ -102,9 +102,8 @@ class SimCluster:
         self.freed = 0
         self._scan: tuple[str, ...] | None = None
         # the scan order's makings, kept across node deletions: per zone (in the order of its
-        # first node) its node names in name order, and each node's place in that order
+        # first node) its node names in name order
         self._zones: dict[str, tuple[str, ...]] | None = None
-        self._zone_place: dict[str, int] | None = None
         # the scan order before the last node deletion, while the current one is its rows less
         # that node (vector.tables_for derives the new node table from the old one's)
         self._table_parent: tuple[str, ...] | None = None
@@ -130,7 +129,7 @@ class SimCluster:
         other._partitions = dict(self._partitions)
         other._usage, other._row_of = dict(self._usage), self._row_of
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
-        other._zones, other._zone_place = self._zones, self._zone_place  # replaced, never changed
+        other._zones = self._zones  # replaced, never changed
         other._table_parent = self._table_parent
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
         other._node_stamps = dict(self._node_stamps)
@@ -142,7 +141,6 @@ class SimCluster:
         if self._scan is None:
             if self._zones is None:
                 self._zones = zone_lists(self.nodes.values())
-                self._zone_place = {name: i for i, name in enumerate(self.nodes)}
             self._scan = round_robin(self._zones.values())
         return self._scan
 
@@ -214,14 +212,14 @@ class SimCluster:
         drops them."""
         if not deleted:
             self._table_parent = None
-            self._zones = self._zone_place = None
+            self._zones = None
         elif self._scan is not None:  # else an earlier deletion of this step set it
             self._table_parent = self._scan
         self._scan = self._versions = self._node_array = None
         self.freed += 1
         self._touch(name)
         if deleted:
-            self._zones = _without_zone_member(self._zones, self._zone_place, name)
+            self._zones = _without_zone_member(self._zones, name)
             self._without_node(name)
             return
         self._spread.clear()
@@ -558,14 +556,14 @@ def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _without_zone_member(zones: dict[str, tuple[str, ...]] | None, place: dict[str, int] | None,
+def _without_zone_member(zones: dict[str, tuple[str, ...]] | None,
                          name: str) -> dict[str, tuple[str, ...]] | None:
-    """`zone_lists` of the nodes less the deleted `name` (None stays None: made when asked).
-    A zone is ordered by its first node: when that node goes, the zone takes the place its
-    next node has among the other zones' first nodes, as a walk over the remaining nodes
-    would find them. A drain that deletes a node per step made the lists anew each time,
-    a zone id per node of the cluster."""
-    if zones is None or place is None:
+    """`zone_lists` of the nodes (kept in name order) less the deleted `name` (None stays
+    None: made when asked). A zone is ordered by its first node: when that node goes, the
+    zone takes the place its next node's name has among the other zones' first nodes, as a
+    walk over the remaining nodes would find them. A drain that deletes a node per step
+    made the lists anew each time, a zone id per node of the cluster."""
+    if zones is None:
         return None
     for zone, names in zones.items():
         if name in names:
@@ -580,7 +578,7 @@ def _without_zone_member(zones: dict[str, tuple[str, ...]] | None, place: dict[s
     rest = [(z, v) for z, v in zones.items() if z != zone]
     if left:
         rest.append((zone, left))
-        rest.sort(key=lambda item: place[item[1][0]])
+        rest.sort(key=lambda item: item[1][0])
     return dict(rest)
 
 
