@@ -1,7 +1,8 @@
-"""ClusterIndex.lazy_removals: the namespace and label lists are changed by marks and
-additions kept aside, and `candidates` / `matching_pods` must still answer exactly what an
-index edited in place answers — across views (`copy`), pods coming back, and the rebuild
-once STALE_LIMIT changes pile up."""
+"""ClusterIndex.follow_nodes_only: the namespace and label lists stay as built and, once a pod
+moved, `candidates` reads the namespace's pods off the per-node and unbound lists; and
+`candidates` / `matching_pods` must still answer exactly what an index edited in place
+answers — before any move and after, across views (`copy`) taken at any moment, for pods
+coming back, bound, unbound and marked terminating."""
 
 import dataclasses
 import random
@@ -9,7 +10,6 @@ import random
 import pytest
 
 from conftest import make_node, make_pod, make_snapshot
-from kubectl_tspread.engine import index as indexmod
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.labels import Selector
 
@@ -29,17 +29,18 @@ def _answers(index: ClusterIndex) -> dict:
     return out
 
 
-@pytest.mark.parametrize("limit", [3, 128], ids=["rebuilt every 3 changes", "rebuilt at the default limit"])
-@pytest.mark.parametrize("seed", range(3))
-def test_lazy_changes_answer_like_edits_in_place(seed, limit, monkeypatch):
-    monkeypatch.setattr(indexmod, "STALE_LIMIT", limit)
+@pytest.mark.parametrize("seed", range(6))
+def test_lazy_changes_answer_like_edits_in_place(seed):
     rng = random.Random(seed)
     pods = _pods(60)
+    # some pods start unbound: the lazy index lists them apart from the nodes' lists
+    pods = [dataclasses.replace(p, node_name="") if i % 9 == 4 else p for i, p in enumerate(pods)]
     snap = make_snapshot([make_node(f"n{i}") for i in range(4)], pods)
     eager, lazy = ClusterIndex(snap), ClusterIndex(snap)
-    lazy.lazy_removals()
+    lazy.follow_nodes_only()
+    assert _answers(lazy) == _answers(eager)  # as built: the namespace and label lists answer
     present, gone = list(pods), []
-    views = []
+    views = [(lazy.copy(), _answers(eager))]
     for step in range(300):
         if gone and rng.random() < 0.4:
             pod = gone.pop(rng.randrange(len(gone)))  # the same object back
@@ -70,3 +71,25 @@ def test_lazy_changes_answer_like_edits_in_place(seed, limit, monkeypatch):
         assert _answers(lazy) == _answers(eager), step
     for view, answers in views:
         assert _answers(view) == answers
+
+
+def test_a_lazy_index_answers_from_the_pods_once_one_moved():
+    """After a move, a namespace's answer is made from the pods where they are now (the
+    namespace and label lists being stale), made once per state of the pods, and a view
+    taken before the move keeps the answer of its moment."""
+    pods = _pods(20)
+    snap = make_snapshot([make_node(f"n{i}") for i in range(4)], pods)
+    lazy = ClusterIndex(snap)
+    lazy.follow_nodes_only()
+    before = lazy.copy()
+    web = Selector.parse("app=web")
+    want = sorted(p.key for p in lazy.matching_pods("default", web))
+    gone = next(p for p in pods if p.namespace == "default" and p.labels["app"] == "web")
+    lazy.remove_pod(gone)
+    assert sorted(p.key for p in lazy.matching_pods("default", web)) == sorted(set(want) - {gone.key})
+    assert lazy.candidates("default", web) is lazy.candidates("default", web)  # made once for this state
+    moved = dataclasses.replace(gone, node_name="")
+    lazy.add_pod(moved)  # back, unbound
+    assert moved in lazy.matching_pods("default", web)
+    assert sorted(p.key for p in before.matching_pods("default", web)) == want
+    assert gone in before.matching_pods("default", web)

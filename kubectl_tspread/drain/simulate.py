@@ -68,7 +68,7 @@ class SimCluster:
         self.nodes: dict[str, Node] = {n.name: n for n in sorted(snapshot.nodes, key=lambda n: n.name)}
         pods = {p.key: p for p in snapshot.pods if not p.finished}
         self.index = ClusterIndex(replace(snapshot, nodes=tuple(self.nodes.values()), pods=tuple(pods.values())))
-        self.index.lazy_removals()
+        self.index.follow_nodes_only()
         self.pods = PodMap(pods)
         self.version: dict[str, int] = {}
         # names this state of the whole simulation (forks share it until either changes): a

@@ -30,11 +30,14 @@ class ClusterIndex:
         self.anti_affinity_by_node: dict[str, list[Pod]] = defaultdict(list)
         # in a what-if view (`patched`): the (table id, key) lists already copied from the parent
         self._owned: set[tuple[int, Any]] | None = None
-        # with `lazy_removals()`: namespace -> (the pods removed from its namespace and label
-        # lists but still in them, by id; the pods added but not in them yet), applied by `candidates`;
-        # a view shares them until either side writes (`_stale_owned`: the ones it copied)
-        self._stale: dict[str, tuple[dict[int, Pod], dict[int, Pod]]] | None = None
-        self._stale_owned: set[str] = set()
+        # with `follow_nodes_only()`: the namespace and label lists are left as built, the
+        # unbound pods are listed here (under ""), and `candidates` answers from the per-node
+        # lists once a pod moved: `_stamp` names the pod set (0: as built; copies share it
+        # until either changes), `_scans` holds namespace -> (stamp, its pods) so made
+        self._lazy = False
+        self._unbound: dict[str, list[Pod]] = defaultdict(list)
+        self._stamp = 0
+        self._scans: dict[str, tuple[int, list[Pod]]] = {}
         for p in snapshot.pods:  # what _slots lists, inline: this loop runs over every pod
             if p.finished:
                 continue
@@ -57,8 +60,6 @@ class ClusterIndex:
         to it, so a fork costs the number of lists, not of pods."""
         other = self._view()
         self._owned = set()  # every list is now shared by the two
-        if self._stale is not None:
-            self._stale_owned = set()
         return other
 
     def _view(self) -> "ClusterIndex":
@@ -68,9 +69,6 @@ class ClusterIndex:
         other.nodes = dict(self.nodes)
         other.node_cache = dict(self.node_cache)  # its entries are immutable; the dict is per index
         other._owned = set()
-        if self._stale is not None:
-            # the (gone, added) pairs are shared until either side writes one (copied first)
-            other._stale, other._stale_owned = dict(self._stale), set()
         for name in _TABLES:
             setattr(other, name, defaultdict(list, getattr(self, name)))
         return other
@@ -98,16 +96,23 @@ class ClusterIndex:
                 lst = self._by_label.get((namespace, r.key, r.values[0]), [])
                 if best is None or len(lst) < len(best):
                     best = lst
-        if best is None:
-            best = self.pods_by_namespace.get(namespace, [])
-        change = self._stale.get(namespace) if self._stale else None
-        if change is None:
-            return best
-        # the namespace's changes: its pods gone from every list they are in, and its pods
-        # added (all of them, whatever the labels: a superset is all this promises)
-        gone, extra = change
-        kept = [p for p in best if id(p) not in gone] if gone else best
-        return kept + list(extra.values()) if extra else kept
+        if not self._stamp:
+            return best if best is not None else self.pods_by_namespace.get(namespace, [])
+        return self._namespace_scan(namespace)
+
+    def _namespace_scan(self, namespace: str) -> list[Pod]:
+        """With `follow_nodes_only()`, once a pod moved: the namespace's pods, read off the
+        per-node lists and the unbound one (a superset of any selector's). A simulation asks this a
+        few dozen times in all, early (new workloads' first spread states), while it moves
+        pods by the hundred thousand: keeping every namespace and label list up to date for
+        those few answers cost more than reading them off all the pods each time."""
+        hit = self._scans.get(namespace)
+        if hit is not None and hit[0] == self._stamp:
+            return hit[1]
+        pods = [p for lst in itertools.chain(self.pods_by_node.values(), self._unbound.values())
+                for p in lst if p.namespace == namespace]
+        self._scans[namespace] = (self._stamp, pods)
+        return pods
 
     def matching_pods(self, namespace: str, selector: Selector) -> list[Pod]:
         """Pods of `namespace` (finished ones excluded) whose labels match `selector`."""
@@ -144,71 +149,32 @@ class ClusterIndex:
         what-if callers (drain/simulate.py) keep their own pod list."""
         if pod.finished:
             return
-        lazy = self._stale is not None
-        if lazy:
-            self._lazy_change(pod, added=True)
-        for table, key in self._slots(pod, lazy):
+        if self._lazy:
+            self._stamp = next(_STAMPS)
+        for table, key in self._slots(pod, self._lazy):
             self._writable(table, key).append(pod)
         if pod.node_name:
             self.node_cache.pop(pod.node_name, None)
 
-    def lazy_removals(self) -> None:
-        """From now on the namespace and label lists (thousands of pods each) are not edited
-        per pod: one change record per namespace (the pods gone from its lists, by id; the
-        pods added, kept aside) stands for all of them, `candidates` applies it, and the
-        namespace's lists are rebuilt together once STALE_LIMIT changes pile up. A
-        simulation that moves pods by the thousand would otherwise search, or copy, those
-        lists for each move, and keep a record per label. Only `candidates` reads them then."""
-        if self._stale is None:
-            self._stale, self._stale_owned = {}, set()
-
-    def _lazy_change(self, pod: Pod, added: bool) -> None:
-        namespace = pod.namespace
-        got = self._stale.get(namespace)
-        if namespace not in self._stale_owned:  # shared with a view (or new): copy before the first write
-            self._stale_owned.add(namespace)
-            got = self._stale[namespace] = ({}, {}) if got is None else (dict(got[0]), dict(got[1]))
-        gone, extra = got
-        if added:
-            if gone.get(id(pod)) is pod:
-                del gone[id(pod)]  # back: it never left the lists
-            else:
-                extra[id(pod)] = pod
-        elif extra.get(id(pod)) is pod:
-            del extra[id(pod)]
-        else:
-            gone[id(pod)] = pod  # holding the pod keeps its id from being reused
-        if len(gone) + len(extra) >= STALE_LIMIT:
-            self._rebuild(namespace, gone, extra)
-
-    def _rebuild(self, namespace: str, gone: dict[int, Pod], extra: dict[int, Pod]) -> None:
-        """Apply a namespace's change record to its list and to the label lists of the pods
-        in it (a gone pod is in each of them: every list of a namespace is rebuilt at once)."""
-        filtered = {(namespace, k, v) for p in gone.values() for k, v in p.labels.items()}
-        added: dict[tuple, list[Pod]] = defaultdict(list)
-        for p in extra.values():
-            for k, v in p.labels.items():
-                added[(namespace, k, v)].append(p)
-        for key in filtered | added.keys():
-            self._apply(self._by_label, key, gone if key in filtered else None, added.get(key, ()))
-        self._apply(self.pods_by_namespace, namespace, gone, extra.values())
-        self._stale.pop(namespace, None)
-        self._stale_owned.discard(namespace)
-
-    def _apply(self, table: dict, key: Any, gone: dict[int, Pod] | None, added) -> None:
-        lst = self._writable(table, key)
-        if gone:
-            lst[:] = [p for p in lst if id(p) not in gone]
-        lst.extend(added)
+    def follow_nodes_only(self) -> None:
+        """From now on only the per-node lists (and a list of the unbound pods) follow the
+        pods: the namespace and label lists (thousands of pods each) stay as built, and
+        `candidates` answers from them until a pod moves, then from the per-node lists
+        (`_namespace_scan`). A simulation that moves pods by the thousand would otherwise
+        edit, or copy, those lists for each move; only `candidates` reads them then."""
+        if not self._lazy:
+            self._lazy = True
+            for p in self.snapshot.pods:
+                if not p.finished and not p.node_name:
+                    self._unbound[""].append(p)
 
     def remove_pod(self, pod: Pod) -> None:
         """Drop a pod added by the constructor or `add_pod` (matched by identity, then equality)."""
         if pod.node_name:
             self.node_cache.pop(pod.node_name, None)
-        lazy = self._stale is not None
-        if lazy:
-            self._lazy_change(pod, added=False)
-        for table, key in self._slots(pod, lazy):
+        if self._lazy:
+            self._stamp = next(_STAMPS)
+        for table, key in self._slots(pod, self._lazy):
             if not table.get(key):
                 continue
             lst = self._writable(table, key)
@@ -222,14 +188,13 @@ class ClusterIndex:
         """`new` in place of `old`, a record of the same pod on the same node (a simulated
         eviction marks a pod terminating where it is): one edit of the node's lists instead
         of a removal and an addition. Anything else is a removal and an addition."""
-        if self._stale is None or old.node_name != new.node_name or not old.node_name \
+        if not self._lazy or old.node_name != new.node_name or not old.node_name \
                 or old.finished or new.finished or bool(old.pod_anti_affinity) != bool(new.pod_anti_affinity):
             self.remove_pod(old)
             self.add_pod(new)
             return
         self.node_cache.pop(old.node_name, None)
-        self._lazy_change(old, added=False)
-        self._lazy_change(new, added=True)
+        self._stamp = next(_STAMPS)
         for table, key in self._slots(old, lazy=True):
             lst = self._writable(table, key)
             hit = _last_index(lst, old)
@@ -241,13 +206,15 @@ class ClusterIndex:
                 lst[hit] = new
 
     def _slots(self, pod: Pod, lazy: bool = False) -> list[tuple[dict, Any]]:
-        """(table, key) of every list the pod belongs in; with `lazy`, only the per-node ones
-        (the namespace's change record stands for the others)."""
+        """(table, key) of every list the pod belongs in; with `lazy`, only the per-node ones,
+        or the unbound list (`follow_nodes_only`)."""
         out: list[tuple[dict, Any]] = [] if lazy else [(self.pods_by_namespace, pod.namespace)]
         if pod.node_name:
             out.append((self.pods_by_node, pod.node_name))
             if pod.pod_anti_affinity:
                 out.append((self.anti_affinity_by_node, pod.node_name))
+        elif lazy:
+            out.append((self._unbound, ""))
         if not lazy:
             out.extend((self._by_label, (pod.namespace, k, v)) for k, v in pod.labels.items())
         return out
@@ -286,8 +253,9 @@ class ClusterIndex:
 
 
 # the pod lists an index keeps: copies and views copy these
-STALE_LIMIT = 256
-_TABLES = ("pods_by_node", "pods_by_namespace", "_by_label", "anti_affinity_by_node")
+_TABLES = ("pods_by_node", "pods_by_namespace", "_by_label", "anti_affinity_by_node", "_unbound")
+# names the pod sets of lazy indexes (ClusterIndex._stamp), unique across copies
+_STAMPS = itertools.count(1)
 
 
 def _last_index(lst: list, pod: Pod) -> int | None:
