@@ -31,13 +31,16 @@ class ClusterIndex:
         # in a what-if view (`patched`): the (table id, key) lists already copied from the parent
         self._owned: set[tuple[int, Any]] | None = None
         # with `follow_nodes_only()`: the namespace and label lists are left as built, the
-        # unbound pods are listed here (under ""), and `candidates` answers from the per-node
-        # lists once a pod moved: `_stamp` names the pod set (0: as built; copies share it
-        # until either changes), `_scans` holds namespace -> (stamp, its pods) so made
+        # unbound pods are listed here (under ""), the nodes whose list changed since are in
+        # `_touched`, and once a pod moved `candidates` answers from the built lists on the
+        # other nodes and from the per-node lists on those: `_stamp` names the pod set (0: as
+        # built; copies share it until either changes), `_scans` holds such answers by
+        # (namespace, built list) -> (stamp, the pods)
         self._lazy = False
         self._unbound: dict[str, list[Pod]] = defaultdict(list)
+        self._touched: set[str] = set()
         self._stamp = 0
-        self._scans: dict[str, tuple[int, list[Pod]]] = {}
+        self._scans: dict[tuple[str, int], tuple[int, list[Pod]]] = {}
         for p in snapshot.pods:  # what _slots lists, inline: this loop runs over every pod
             if p.finished:
                 continue
@@ -69,6 +72,8 @@ class ClusterIndex:
         other.nodes = dict(self.nodes)
         other.node_cache = dict(self.node_cache)  # its entries are immutable; the dict is per index
         other._owned = set()
+        if self._lazy:
+            other._touched = set(self._touched)
         for name in _TABLES:
             setattr(other, name, defaultdict(list, getattr(self, name)))
         return other
@@ -96,22 +101,26 @@ class ClusterIndex:
                 lst = self._by_label.get((namespace, r.key, r.values[0]), [])
                 if best is None or len(lst) < len(best):
                     best = lst
-        if not self._stamp:
-            return best if best is not None else self.pods_by_namespace.get(namespace, [])
-        return self._namespace_scan(namespace)
+        if best is None:
+            best = self.pods_by_namespace.get(namespace, [])
+        return best if not self._stamp else self._moved_since_built(namespace, best)
 
-    def _namespace_scan(self, namespace: str) -> list[Pod]:
-        """With `follow_nodes_only()`, once a pod moved: the namespace's pods, read off the
-        per-node lists and the unbound one (a superset of any selector's). A simulation asks this a
-        few dozen times in all, early (new workloads' first spread states), while it moves
-        pods by the hundred thousand: keeping every namespace and label list up to date for
-        those few answers cost more than reading them off all the pods each time."""
-        hit = self._scans.get(namespace)
+    def _moved_since_built(self, namespace: str, built: list[Pod]) -> list[Pod]:
+        """With `follow_nodes_only()`, once a pod moved: `built` (a list of the namespace's
+        pods as built) on the nodes whose pods never changed since, the namespace's pods on
+        the others and the unbound ones. A simulation asks this a few dozen times in all,
+        early (new workloads' first spread states), while it moves pods by the hundred
+        thousand: keeping every namespace and label list up to date for those few answers
+        cost more than this. Made once per pod set."""
+        key = (namespace, id(built))
+        hit = self._scans.get(key)
         if hit is not None and hit[0] == self._stamp:
             return hit[1]
-        pods = [p for lst in itertools.chain(self.pods_by_node.values(), self._unbound.values())
-                for p in lst if p.namespace == namespace]
-        self._scans[namespace] = (self._stamp, pods)
+        touched, by_node = self._touched, self.pods_by_node
+        pods = [p for p in built if p.node_name and p.node_name not in touched]
+        pods += [p for n in touched for p in by_node.get(n, ()) if p.namespace == namespace]
+        pods += [p for p in self._unbound.get("", ()) if p.namespace == namespace]
+        self._scans[key] = (self._stamp, pods)
         return pods
 
     def matching_pods(self, namespace: str, selector: Selector) -> list[Pod]:
@@ -150,7 +159,7 @@ class ClusterIndex:
         if pod.finished:
             return
         if self._lazy:
-            self._stamp = next(_STAMPS)
+            self._moved(pod.node_name)
         for table, key in self._slots(pod, self._lazy):
             self._writable(table, key).append(pod)
         if pod.node_name:
@@ -173,7 +182,7 @@ class ClusterIndex:
         if pod.node_name:
             self.node_cache.pop(pod.node_name, None)
         if self._lazy:
-            self._stamp = next(_STAMPS)
+            self._moved(pod.node_name)
         for table, key in self._slots(pod, self._lazy):
             if not table.get(key):
                 continue
@@ -194,7 +203,7 @@ class ClusterIndex:
             self.add_pod(new)
             return
         self.node_cache.pop(old.node_name, None)
-        self._stamp = next(_STAMPS)
+        self._moved(old.node_name)
         for table, key in self._slots(old, lazy=True):
             lst = self._writable(table, key)
             hit = _last_index(lst, old)
@@ -204,6 +213,12 @@ class ClusterIndex:
                 lst.append(new)
             else:
                 lst[hit] = new
+
+    def _moved(self, node: str) -> None:
+        """A pod came to or went from `node` (empty: unbound) in a `follow_nodes_only()` index."""
+        self._stamp = next(_STAMPS)
+        if node:
+            self._touched.add(node)
 
     def _slots(self, pod: Pod, lazy: bool = False) -> list[tuple[dict, Any]]:
         """(table, key) of every list the pod belongs in; with `lazy`, only the per-node ones,
