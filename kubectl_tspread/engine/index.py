@@ -168,9 +168,10 @@ class ClusterIndex:
     def follow_nodes_only(self) -> None:
         """From now on only the per-node lists (and a list of the unbound pods) follow the
         pods: the namespace and label lists (thousands of pods each) stay as built, and
-        `candidates` answers from them until a pod moves, then from the per-node lists
-        (`_namespace_scan`). A simulation that moves pods by the thousand would otherwise
-        edit, or copy, those lists for each move; only `candidates` reads them then."""
+        `candidates` answers from them until a pod moves, then from them on the nodes no pod
+        moved on and from the per-node and unbound lists for the rest (`_moved_since_built`).
+        A simulation that moves pods by the thousand would otherwise edit, or copy, those
+        lists for each move; only `candidates` reads them then."""
         if not self._lazy:
             self._lazy = True
             for p in self.snapshot.pods:
