@@ -466,6 +466,7 @@ def test_shifted_states_and_carried_arrays_equal_fresh_ones_past_the_merge():
             assert cs.count_histogram == counts.histogram(want.domains), (k, key)
             carried = vector._ARRAYS.get(id(cs))
             assert carried is not None and carried[0] is cs, (k, key)  # carried over, not rebuilt
+            assert (carried[2] is None) == (key != HOSTNAME_KEY), (k, key)  # per node: hostname only
             built = vector.counts_of(table, sim, want)  # `want` is new: built from its counts
             np.testing.assert_array_equal(carried[2], built[1], err_msg=f"{k} {key} per node")
             np.testing.assert_array_equal(carried[3], built[2], err_msg=f"{k} {key} per value")
@@ -501,6 +502,53 @@ def test_states_moved_on_two_branches_after_a_copy_keep_their_own_arrays():
                 built = vector.counts_of(table, branch, want)
                 np.testing.assert_array_equal(carried[2], built[1], err_msg=f"{k} per node")
                 np.testing.assert_array_equal(carried[3], built[2], err_msg=f"{k} per value")
+
+
+@pytest.mark.parametrize("plays", [("delete", "delete", "bind"), ("delete", "place", "bind"),
+                                   ("delete", "place", "delete", "place", "bind"), ("delete", "bind", "delete", "bind")])
+def test_states_handed_over_after_a_copy_share_arrays_until_one_moves(plays):
+    """A node deletion hands each state over with the same counts; after SimCluster.copy the
+    old state (still the other branch's) and the new one hold the very same arrays, marked
+    shared, and so do the states handed over from the new one and the new one carried to
+    the next node table by a placement: the first move copies them, so binding on the
+    branch that deletes never changes what the other branch reads, and every state's
+    arrays equal a fresh computation's."""
+    sim, cons, rng = _many_hosts()
+    probe = make_pod("probe", labels={"app": "web"}, spread=cons)
+    tables: dict = {}
+
+    def placed_for(branch):  # what a placement reads, on the branch's current table
+        table = vector.tables_for(branch, tables)
+        return [(cs, vector.counts_of(table, branch, cs)) for cs in branch.spread_state(probe).constraints]
+
+    def check(branch, k):
+        fresh = spread.compute(branch.index, probe)
+        table = vector.tables_for(branch, tables)
+        for (cs, got), want in zip(placed_for(branch), fresh.constraints):
+            built = vector.counts_of(table, branch, want)
+            np.testing.assert_array_equal(got[1], built[1], err_msg=f"{k} per node")
+            np.testing.assert_array_equal(got[2], built[2], err_msg=f"{k} per value")
+
+    placed_for(sim)
+    empty = iter(sorted(set(sim.nodes) - {p.node_name for p in sim.pods.values()}))
+    child = sim.copy()
+    shared = bound = 0
+    for k, play in enumerate(plays):
+        if play == "delete":
+            before = [(cs, vector._ARRAYS.get(id(cs))) for cs in child.spread_state(probe).constraints]
+            child.delete_node(next(empty))  # holds no web pod: every state is handed over
+            for (old, hit), cs in zip(before, child.spread_state(probe).constraints):
+                now = vector._ARRAYS.get(id(cs))
+                assert cs is not old and now is not None and now[3] is hit[3], k  # the same, not copies
+                shared += now[5] and not bound
+        elif play == "place":
+            placed_for(child)  # carried to the child's new table
+        else:
+            bound += 1
+            child.bind(make_pod(f"new-{k}", labels={"app": "web"}, spread=cons), sorted(child.nodes)[3 + 5 * k])
+            check(sim, k)  # the branch that kept the old states reads them as they were
+            check(child, k)
+    assert shared  # the copy made them shared
 
 
 def test_arrays_built_from_a_shifted_states_base_and_changes_equal_fresh_ones():
@@ -761,3 +809,28 @@ def test_fit_nodes_in_walk_order_are_the_walks(seed):
     assert got.tolist() == expected.tolist()
     names = [f"n{i}" for i in range(total)]
     assert tuple(vector.Names(names, got)) == tuple(vector.Names(names, expected))
+
+
+def test_a_full_array_memo_drops_the_states_nothing_else_holds_first(monkeypatch):
+    """Past ARRAYS_KEPT entries the memo first drops the entries of states nothing else
+    holds (a search's losing branches leave thousands), then the oldest; the states still
+    held keep their arrays however old their entries, and the memo stays within its size."""
+    monkeypatch.setattr(vector, "_ARRAYS", {})
+    monkeypatch.setattr(vector, "ARRAYS_KEPT", 8)
+
+    class State:  # any object stands for a constraint state here
+        pass
+
+    held = [State() for _ in range(3)]
+    for s in held:
+        vector._remember(s, None, None, np.zeros(2, dtype=np.int64))
+    for _ in range(40):
+        vector._remember(State(), None, None, np.zeros(2, dtype=np.int64))  # held by its entry only
+        assert len(vector._ARRAYS) <= 8
+    assert all(vector._ARRAYS.get(id(s), (None,))[0] is s for s in held)
+    many = [State() for _ in range(12)]  # more held states than places: the oldest go
+    for s in many:
+        vector._remember(s, None, None, np.zeros(2, dtype=np.int64))
+        assert len(vector._ARRAYS) <= 8
+    assert vector._ARRAYS.get(id(many[-1]), (None,))[0] is many[-1]
+    assert not any(vector._ARRAYS.get(id(s), (None,))[0] is s for s in held)

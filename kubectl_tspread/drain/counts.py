@@ -304,7 +304,8 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> s
             pods = old.pods - leaving if left is not None else None
             hist = _moved(cs, old.pods, pods)
             domains = Shifted.with_change(domains, value, GONE if pods is None else spread.Domain(value, pods, left))
-            forced = len(domains) < cs.constraint.min_domains
+            # the histogram counts the domains left (the overlay's length walks its changes)
+            forced = sum(hist.values()) < cs.constraint.min_domains
             global_min = 0 if forced or not hist else min(hist)
             skew = max(hist, default=0) - global_min
             status = spread.status(cs.constraint, skew)

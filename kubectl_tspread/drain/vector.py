@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Callable
 
@@ -297,13 +298,17 @@ def fits_fast_path(pod: Pod) -> bool:
 
 
 # id(constraint state) -> (the state, its table, matching pods per node, per value id, the
-# simulation copy count when they were attached): a state's arrays are built once from its
-# node counts (a workload's nodes, thousands for a big one) and then carried over by
-# `shifted` as the simulation moves pods one by one. Past ARRAYS_KEPT the oldest quarter goes
-# (the arrays carried over to a state are its entry's, at the end)
+# simulation copy count when they were attached, whether another state's entry holds the
+# same arrays): a state's arrays are built once from its node counts (a workload's nodes,
+# thousands for a big one) and then carried over by `shifted` as the simulation moves pods
+# one by one. Past ARRAYS_KEPT the oldest quarter goes (the arrays carried over to a state
+# are its entry's, at the end). Arrays are changed in place only by `shifted`, and only when
+# their entry is the state's own: attached since the last copy, and not shared
 _ARRAYS: dict[int, tuple] = {}
 ARRAYS_KEPT = 4096
 _COPIES = [0]  # simulation copies made so far (`forked`)
+# how many references an object has (CPython); where that is unknown, every entry looks held
+_refs = getattr(sys, "getrefcount", lambda obj: 3)
 
 
 def forked() -> None:
@@ -316,7 +321,10 @@ def forked() -> None:
 
 def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     """(value id per node, matching pods per node, matching pods per value id with 0 at
-    the missing slot) of one constraint state."""
+    the missing slot) of one constraint state. The pods per node are only kept for a
+    hostname constraint (None for any other), the only one whose score reads them: the
+    search copies a state's arrays at its first move after each copy of the simulation,
+    and a 5,000-node row per zone constraint was half of that."""
     vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
     hit = _ARRAYS.get(id(cs))
     if hit is not None and hit[0] is cs:
@@ -328,8 +336,8 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
             # made on a table of the same node set before node deletions: the value ids are
             # the same, the rows are the surviving nodes' (a node deleted since held no pod the
             # state counts: it would have moved the state, which would be another object)
-            per_node, per_value = hit[2][rows], hit[3]
-            _remember(cs, table, per_node, per_value)
+            per_node, per_value = (hit[2][rows] if hit[2] is not None else None), hit[3]
+            _remember(cs, table, per_node, per_value, hit[5])  # per value: still the other's too
             return vid, per_node, per_value
     pos, node_domain, missing = table.pos, cs.node_domain, len(names)
     counts = cs.node_counts
@@ -337,8 +345,10 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     # plus the few counts changed since: the base's entries are turned into arrays once
     base, changes = (counts.base, counts.changes) if hasattr(counts, "changes") else (counts, {})
     where, weights, at = _entries(table, base, node_domain, ids, missing)
-    per_node = np.zeros(table.size, dtype=np.int64)
-    per_node[where] = weights
+    per_node = None
+    if cs.constraint.topology_key == HOSTNAME_KEY:
+        per_node = np.zeros(table.size, dtype=np.int64)
+        per_node[where] = weights
     per_value = np.bincount(at, weights, minlength=missing + 1).astype(np.int64) if len(at) \
         else np.zeros(missing + 1, dtype=np.int64)
     if changes:
@@ -355,7 +365,8 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
                 v = node_domain.get(node)
                 at.append(ids[v] if v is not None and v in ids else missing)
         if rows:
-            per_node[rows] += deltas  # a node appears once among the changes
+            if per_node is not None:
+                per_node[rows] += deltas  # a node appears once among the changes
             np.add.at(per_value, at, deltas)  # a domain may appear several times
     per_value[-1] = 0  # pods on nodes outside the constraint's domains count nowhere
     _remember(cs, table, per_node, per_value)
@@ -398,31 +409,58 @@ def forget(cs: spread.ConstraintState) -> None:
 
 def handed_over(old: spread.ConstraintState, new: spread.ConstraintState) -> None:
     """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s
-    arrays (still on the table before the deletion; counts_of moves them to the new one)."""
-    taken = _taken(old)
-    if taken is not None:
-        _remember(new, *taken)
+    arrays (still on the table before the deletion; counts_of moves them to the new one).
+    When a simulation copy was made since they were attached, `old` may still be read on
+    another branch: both then hold the very same arrays, marked shared, and the first
+    state moved from either copies them (`_taken`). A drain that deletes its nodes hands
+    every state over at each deletion, most of them again at the next one before any
+    shift: copying them there was ~2 % of such a plan."""
+    hit = _ARRAYS.get(id(old))
+    if hit is None or hit[0] is not old:
+        return
+    if hit[4] == _COPIES[0]:  # `old` is this branch's alone: its entry moves
+        del _ARRAYS[id(old)]
+        _remember(new, hit[1], hit[2], hit[3], hit[5])
+    else:
+        _remember(new, hit[1], hit[2], hit[3], True)
 
 
 def _taken(old: spread.ConstraintState) -> tuple | None:
     """(table, per node, per value id) of `old`'s arrays for a state moved from it, or None:
-    taken from `old` while no simulation copy was made since they were attached to it (a
-    search that goes deeper rarely places for an old state again, and the memo stays the
-    size of the live states), copies otherwise (another branch may still hold `old`)."""
+    taken from `old` while they are its own (no simulation copy was made since they were
+    attached, and no other state holds them: a search that goes deeper rarely places for an
+    old state again, and the memo stays the size of the live states), copies otherwise
+    (another branch may still hold `old`, or another state the arrays)."""
     hit = _ARRAYS.pop(id(old), None)
     if hit is None or hit[0] is not old:
         return None
     if hit[4] != _COPIES[0]:
         _ARRAYS[id(old)] = hit
-        return hit[1], hit[2].copy(), hit[3].copy()
-    return hit[1], hit[2], hit[3]
+    elif not hit[5]:
+        return hit[1], hit[2], hit[3]
+    return hit[1], (hit[2].copy() if hit[2] is not None else None), hit[3].copy()
 
 
-def _remember(cs: spread.ConstraintState, table: NodeTable, per_node, per_value) -> None:
+def _remember(cs: spread.ConstraintState, table: NodeTable, per_node, per_value, shared: bool = False) -> None:
     if len(_ARRAYS) >= ARRAYS_KEPT:
-        for key in list(itertools.islice(_ARRAYS, ARRAYS_KEPT // 4)):
+        _make_room()
+    _ARRAYS[id(cs)] = (cs, table, per_node, per_value, _COPIES[0], shared)
+
+
+def _make_room() -> None:
+    """Drop the entries of states that nothing but their entry holds any more (the states a
+    search's losing branches and a step's moves left behind), then, while fewer than a
+    quarter of the places are free, the oldest entries. Dropping the oldest quarter alone
+    dropped live states too: in a drain that deletes its nodes every state moves at each
+    deletion and the memo filled every few dozen deletions, so that ~20,000 states of a
+    zone's re-plan had their arrays built again from their counts."""
+    dead = [key for key, hit in _ARRAYS.items() if _refs(hit[0]) <= 2]  # the entry's and the call's
+    for key in dead:
+        del _ARRAYS[key]
+    short = len(_ARRAYS) - (ARRAYS_KEPT - ARRAYS_KEPT // 4)
+    if short > 0:
+        for key in list(itertools.islice(_ARRAYS, short)):
             del _ARRAYS[key]
-    _ARRAYS[id(cs)] = (cs, table, per_node, per_value, _COPIES[0])
 
 
 def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
@@ -434,9 +472,10 @@ def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str,
     if taken is None:
         return
     table, per_node, per_value = taken
-    i = table.pos.get(node)
-    if i is not None:
-        per_node[i] += delta
+    if per_node is not None:
+        i = table.pos.get(node)
+        if i is not None:
+            per_node[i] += delta
     value = new.node_domain.get(node)
     if value is not None:
         _, ids, _, _ = table._values[new.constraint.topology_key]
