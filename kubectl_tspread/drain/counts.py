@@ -312,7 +312,7 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> s
     out = _new_state(cs.constraint, cs.selector, cs.namespace, cs.self_match, domains, part.node_domain,
                      part.excluded, global_min, forced, skew, status, cs.node_counts, cs.matched, hist)
     if leaving:
-        vector.forget(cs)  # its per-domain counts moved: made again when next placed for
+        vector.moved_out(cs, out, value, leaving)  # type: ignore[arg-type]  # leaving: value is set
     else:
         vector.handed_over(cs, out)
     return out
