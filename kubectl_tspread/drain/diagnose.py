@@ -24,26 +24,22 @@ from kubectl_tspread.engine import spread
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY
 
 
-def closed_domains(sim: SimCluster, cs: spread.ConstraintState) -> list[spread.Domain]:
+def closed_domains(sim: SimCluster, cs: spread.ConstraintState, holding: int | None = None) -> list[spread.Domain]:
     """Domains of `cs` whose every node is cordoned: they still count, and nothing can be
-    placed in them (none under Honor, where cordoned nodes make no domain)."""
+    placed in them (none under Honor, where cordoned nodes make no domain). With `holding`,
+    only those whose count is that, looked at before the nodes are walked."""
     if cs.constraint.node_taints_policy == HONOR:
         return []
-    return [d for d in cs.domains.values() if _closed(sim, d)]
-
-
-def _closed(sim: SimCluster, d: spread.Domain) -> bool:
-    return bool(d.nodes) and all(sim.nodes[n].unschedulable for n in d.nodes if n in sim.nodes)
+    return [d for d in cs.domains.values()
+            if (holding is None or d.pods == holding)
+            and d.nodes and all(sim.nodes[n].unschedulable for n in d.nodes if n in sim.nodes)]
 
 
 def cordoned_min_domains(sim: SimCluster, cs: spread.ConstraintState) -> list[str]:
     """Closed domains of `cs` whose count is the global minimum. The count is looked at
     first: a stranded replacement asks this of each refusing constraint, a hostname one has
     a domain per node, and a zone being drained has hundreds of cordoned nodes to walk."""
-    if cs.constraint.node_taints_policy == HONOR:
-        return []
-    low = cs.global_min
-    return [d.value for d in cs.domains.values() if d.pods == low and _closed(sim, d)]
+    return [d.value for d in closed_domains(sim, cs, holding=cs.global_min)]
 
 
 def strand_reason(sim: SimCluster, pl: Placement) -> tuple[str, dict[str, Any]]:

@@ -412,9 +412,7 @@ def moved_out(old: spread.ConstraintState, new: spread.ConstraintState, value: s
     if taken is None:
         return
     table, per_node, per_value = taken
-    j = table._values[new.constraint.topology_key][1].get(value)
-    if j is not None:
-        per_value[j] -= leaving
+    _add_to_domain(table, new, per_value, value, -leaving)
     _remember(new, table, per_node, per_value)
 
 
@@ -489,11 +487,16 @@ def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str,
             per_node[i] += delta
     value = new.node_domain.get(node)
     if value is not None:
-        _, ids, _, _ = table._values[new.constraint.topology_key]
-        j = ids.get(value)
-        if j is not None:
-            per_value[j] += delta
+        _add_to_domain(table, new, per_value, value, delta)
     _remember(new, table, per_node, per_value)
+
+
+def _add_to_domain(table: NodeTable, cs: spread.ConstraintState, per_value, value: str, delta: int) -> None:
+    """Move the count of `cs`'s domain `value` in its per-value-id array by `delta` (a value
+    the table has no id for counts nowhere)."""
+    j = table._values[cs.constraint.topology_key][1].get(value)
+    if j is not None:
+        per_value[j] += delta
 
 
 def spread_values(table: NodeTable, sim: "SimCluster", state: spread.SpreadState) -> list[tuple]:
