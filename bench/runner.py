@@ -130,9 +130,9 @@ def measure_case(case: Case, size: str, env: dict, served: Served | None, work_d
 
 
 def _runs_for(asked: int, warmup_wall: float) -> int:
-    """Fewer runs of a command that takes minutes: the harness must fit its time budget."""
-    if warmup_wall > 60:
-        return min(asked, 1)
+    """Fewer runs of a command that takes over half a minute (the harness must fit its time
+    budget), but still three: a median needs them (the whole zone's wall time moved by 20 %
+    between runs of the same code)."""
     if warmup_wall > 30:
         return min(asked, 3)
     return asked
@@ -183,7 +183,7 @@ def parse_args(argv: list[str] | None):
                                  "floor and the baselines on synthetic clusters served from 127.0.0.1.")
     ap.add_argument("--sizes", default="small,large", help="comma list of: " + ", ".join(generate.SIZES))
     ap.add_argument("--runs", type=int, default=None, help="runs per case (default: 3 at large, 5 otherwise; "
-                    "the baselines 1 at large)")
+                    "at most 3 of a command whose warm-up took over 30 s; the baselines 1 at large)")
     ap.add_argument("--only", default="", help="comma list of case names: " + ", ".join(CASE_NAMES))
     ap.add_argument("--cache-dir", default=CACHE_DIR, help="where generated clusters are kept (default: bench-out/)")
     ap.add_argument("--write", action="store_true", help="write docs/PERFORMANCE.md even with --only")

@@ -143,3 +143,14 @@ def test_only_option_names_every_case(tiny_cluster, tmp_path):
 
     cases = sized_cases(tiny_cluster, "kubeconfig", "dump.json", False, None, str(tmp_path)) + fixed_cases(None)
     assert sorted(c.name for c in cases) == sorted(runner.CASE_NAMES)
+
+
+@pytest.mark.parametrize("asked, warmup, runs", [
+    (5, 0.0, 5),  # a case without a warm-up (a baseline) keeps what was asked
+    (5, 29.0, 5),
+    (5, 31.0, 3),  # over half a minute: three
+    (3, 125.0, 3),  # minutes (a whole zone at 150k pods): still three, a median needs them
+    (1, 125.0, 1),  # --runs 1 is honoured
+])
+def test_long_commands_still_get_a_median_of_three(asked, warmup, runs):
+    assert runner._runs_for(asked, warmup) == runs
