@@ -91,7 +91,7 @@ def _render_distribution(report, out, detail: bool) -> None:
     from kubectl_tspread.render.console import make_console
 
     if out.structured:
-        click.echo(structured.dump(structured.distribution_view(report), out.output), nl=False)
+        structured.write(structured.distribution_view(report), out.output, lambda text: click.echo(text, nl=False))
         return
     from kubectl_tspread.render import table
 

@@ -89,9 +89,9 @@ def _render(reports, out) -> None:
     from kubectl_tspread.render import pending as view
 
     if out.structured:
-        from kubectl_tspread.render.structured import dump
+        from kubectl_tspread.render.structured import write
 
-        click.echo(dump(view.pending_view(reports), out.output), nl=False)
+        write(view.pending_view(reports), out.output, lambda text: click.echo(text, nl=False))
         return
     if not reports.reports and not reports.not_pending:
         where = "any namespace" if reports.namespace is None else f'namespace "{reports.namespace}"'

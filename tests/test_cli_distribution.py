@@ -152,3 +152,21 @@ def test_closed_pipe_ends_quietly_without_a_traceback():
     err = p.stderr.read()
     assert p.wait() in (0, 1)  # 1 when click sees EPIPE itself, 0 when it surfaces at exit
     assert err == b""
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_structured_output_is_written_workload_by_workload_as_the_whole_document(capsys, fmt):
+    """-o json|yaml writes each workload's view as it makes it (structured.write): the same bytes
+    as the whole document dumped at once."""
+    from kubectl_tspread.distribution import compute_distribution
+    from kubectl_tspread.engine.index import ClusterIndex
+    from kubectl_tspread.render import structured
+    from kubectl_tspread.snapshot.demo import load_demo
+    from kubectl_tspread.targets import resolve
+
+    code, out, err = run(capsys, "distribution", "--demo", "-A", "-o", fmt)
+    index = ClusterIndex(load_demo(all_namespaces=True))
+    doc = structured.distribution_view(compute_distribution(index, resolve(index, None, None, None)))
+    assert isinstance(doc["workloads"], structured.Stream) and len(list(doc["workloads"])) >= 2
+    assert err == "" and code in (0, 3)
+    assert out == structured.dump(doc, fmt)

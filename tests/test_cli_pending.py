@@ -211,3 +211,27 @@ def test_live_path_falls_back_to_the_namespace_when_rbac_stops_there(capsys, tmp
     assert err.startswith("warning: read namespace default only") and err.count("\n") == 1
     # without the other namespace's pod the node looks free: the warning says verdicts may be optimistic
     assert json.loads(out)["pods"][0]["schedulable"] is True
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_structured_output_is_written_pod_by_pod_as_the_whole_document(capsys, fmt):
+    """-o json|yaml writes each pod's view as it makes it (structured.write): the same bytes as
+    the whole document dumped at once. On the demo two pods' suggestions name the same template's
+    requests, which YAML wrote as an anchor in one pod and an alias in the other while the
+    details shared the object; a document written pod by pod cannot, so details are copies."""
+    from kubectl_tspread.cli_pending import select_pods
+    from kubectl_tspread.engine.index import ClusterIndex
+    from kubectl_tspread.pending import explain_pods
+    from kubectl_tspread.render import structured
+    from kubectl_tspread.render.pending import pending_view
+    from kubectl_tspread.snapshot.demo import load_demo
+
+    code, out, err = run(capsys, "why-pending", "--demo", "-A", "-o", fmt)
+    index = ClusterIndex(load_demo(all_namespaces=True))
+    reports = explain_pods(index, select_pods(index, None, None, None), with_fixes=True, namespace=None)
+    doc = pending_view(reports)
+    assert isinstance(doc["pods"], structured.Stream) and len(list(doc["pods"])) >= 2
+    assert (code, err) == (0, "")
+    assert out == structured.dump(doc, fmt)
+    if fmt == "yaml":
+        assert "&id" not in out

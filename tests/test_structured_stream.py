@@ -70,3 +70,52 @@ def test_a_document_without_a_stream_is_written_whole():
     doc = {"kind": "DistributionReport", "workloads": []}
     structured.write(doc, "json", pieces.append)
     assert pieces == [structured.dump(doc, "json")]
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "whole"])
+def test_no_piece_is_longer_than_PIECE(monkeypatch, fmt, streamed):
+    # a write of over 2 GiB reaches the OS in one call and is cut there without an error;
+    # write() hands `out` slices of at most PIECE characters, the same text in all
+    monkeypatch.setattr(structured, "PIECE", 7)
+    doc = _doc(ITEMS) if streamed else structured.listed(_doc(ITEMS))
+    pieces: list[str] = []
+    structured.write(doc, fmt, pieces.append)
+    assert "".join(pieces) == structured.dump(_doc(ITEMS), fmt)
+    assert max(map(len, pieces)) == 7 and min(map(len, pieces)) >= 1
+
+
+def _big(n: int) -> dict:
+    return {"kind": "Big", "items": ["x" * 1000] * n}
+
+
+def _big_size(n: int) -> int:
+    # '{\n  "kind": "Big",\n  "items": [\n' + n × '    "x…x",\n' less the last comma + '  ]\n}\n'
+    return 32 + n * 1008 - 1 + 6
+
+
+def test_the_big_documents_size_is_counted_right():
+    for n in (1, 3):
+        assert len(structured.dump(_big(n), "json").encode()) == _big_size(n)
+
+
+@pytest.mark.slow
+def test_a_document_over_2_gib_reaches_a_pipe_whole():
+    """The real failure: CPython gives one write of 2.2 GB to the OS, which moves 2,147,479,552
+    bytes of it, and the rest is lost with exit 0. Through write() and click.echo every byte
+    arrives (~15 s; the child holds the 2.2 GB text twice)."""
+    import subprocess
+
+    n = 2**31 // 1008 + 1000
+    assert _big_size(n) > 2**31
+    code = ("import click\nfrom kubectl_tspread.render import structured\n"
+            f"doc = {{'kind': 'Big', 'items': ['x' * 1000] * {n}}}\n"
+            "structured.write(doc, 'json', lambda t: click.echo(t, nl=False))\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    received, tail = 0, b""
+    while chunk := proc.stdout.read(1 << 24):
+        received += len(chunk)
+        tail = (tail + chunk)[-64:]
+    assert proc.wait() == 0
+    assert received == _big_size(n)
+    assert tail.endswith(b'xxx"\n  ]\n}\n')
