@@ -65,11 +65,13 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     every replacement has a node and no PDB is asked for more than it allows. When no
     such order exists the traps are named, with remedies verified on the simulation.
 
+    On a terminal, a transient line on stderr shows what is under way while it plans.
     Exit 0 when the plan is safe, 3 when it is not, 1 on error. Read-only unless --execute.
     """
     from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
     from kubectl_tspread.drain.plan import plan_drain, resolve_targets
     from kubectl_tspread.drain.pods import DrainFlags
+    from kubectl_tspread.drain.progress import READING, PlanStatus
     from kubectl_tspread.gcpause import no_cyclic_gc
     from kubectl_tspread.labels import Selector
     from kubectl_tspread.snapshot import load_snapshot
@@ -85,20 +87,27 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
         raise UsageError("name the nodes to drain: NODE..., -l SELECTOR or --domain KEY=VALUE")
     # a node holds pods of every namespace: the plan always reads them all
     src = dataclasses.replace(source, all_namespaces=True)
-    snap = load_snapshot(src, DRAIN_KINDS)
-    targets = resolve_targets(snap, nodes, sel, domain)
     options = PlanOptions(DrainFlags(ignore_daemonsets, force, delete_emptydir_data), max_parallel=max_parallel)
-    if execute:
-        from kubectl_tspread.drain.execute import execute as run_drain
+    # on a terminal, a transient line on stderr says what is under way until the plan is printed
+    with PlanStatus(color=out.color) as status:
+        status.show(READING)
+        watch = status if status.interactive else None  # off a terminal the planner is told nothing
+        snap = load_snapshot(src, DRAIN_KINDS)
+        targets = resolve_targets(snap, nodes, sel, domain)
+        if execute:
+            from kubectl_tspread.drain.execute import execute as run_drain
 
-        return run_drain(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
-                         log_file=log_file)
-    # the collector stays off through the output too: the plan's millions of objects would
-    # otherwise all be walked by the first collection its rendering triggers (1.7 s of a
-    # whole zone's 3.6 s of output at 150,000 pods), and the process ends right after
-    with no_cyclic_gc():
-        plan = plan_drain(snap, targets, options)
-        render_plan(plan, out)
+            plan = plan_drain(snap, targets, options, watch)
+            status.close()
+            return run_drain(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
+                             log_file=log_file, plan=plan)
+        # the collector stays off through the output too: the plan's millions of objects would
+        # otherwise all be walked by the first collection its rendering triggers (1.7 s of a
+        # whole zone's 3.6 s of output at 150,000 pods), and the process ends right after
+        with no_cyclic_gc():
+            plan = plan_drain(snap, targets, options, watch)
+            status.close()
+            render_plan(plan, out)
     return EXIT_OK if plan.safe else EXIT_FOUND
 
 

@@ -78,10 +78,12 @@ class Terminated(KeyboardInterrupt):
 
 def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, out, *, source, yes: bool,
             dry_run: str, timeout: float | None, log_file: str | None,
-            settings: ExecuteSettings | None = None) -> int:
+            settings: ExecuteSettings | None = None, plan: DrainPlan | None = None) -> int:
+    """Show the plan (`plan` when already made of `snapshot`), ask, then carry it out."""
     s = settings or SETTINGS
     stderr = s.stderr or sys.stderr
-    plan = plan_drain(snapshot, targets, options)
+    if plan is None:
+        plan = plan_drain(snapshot, targets, options)
     show_plan(plan, out)
     if not plan.safe:
         raise TspreadError("the plan is not safe, so nothing was changed; apply a remedy listed above "

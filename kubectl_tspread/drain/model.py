@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from kubectl_tspread.drain.pods import DrainFlags
 
@@ -21,6 +21,13 @@ SKEW_EXCEEDED = "SkewExceeded"  # a DoNotSchedule constraint ends a step above i
 ORDER_MATTERS = "OrderMatters"  # info: the given order is unsafe, the plan's order is safe
 
 ERROR, INFO = "error", "info"
+
+# what plan_drain tells its `on_progress(phase, done, total)` as it goes, for a person watching
+# (a whole zone of a 5,000-node cluster takes minutes to plan); done and total count
+SIMULATE = "simulate"  # target nodes the order search has played, of all the targets
+VERIFY = "verify"  # remedy re-plans done, of those planned first (it may need fewer)
+CHECK_ORDER = "order"  # the order given is simulated too (None, None)
+PlanProgress = Callable[[str, "int | None", "int | None"], None]
 
 # what a plan reads: pods of every namespace (a node holds many), their controllers and
 # Services (default constraints), PDBs (budgets) and volumes (VolumeBinding/VolumeZone)

@@ -24,7 +24,8 @@ from typing import Callable, Iterable, Sequence
 from kubectl_tspread.drain import parallel
 from kubectl_tspread.drain import pdb as pdbmod
 from kubectl_tspread.drain.findings import build_findings, order_finding, stranded_finding
-from kubectl_tspread.drain.model import MULTIPLE_PDBS, PDB_BLOCKS, DrainPlan, Eviction, Finding, PlanOptions, Stranded
+from kubectl_tspread.drain.model import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, SIMULATE, VERIFY, DrainPlan, Eviction, \
+    Finding, PlanOptions, PlanProgress, Stranded
 from kubectl_tspread.drain.placement import Placer
 from kubectl_tspread.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
     kubectl_warnings
@@ -194,16 +195,22 @@ def _blocked_stranded(ctx: Context, world: World) -> list[Stranded]:
     return out
 
 
-def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions = PlanOptions()) -> DrainPlan:
+def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions = PlanOptions(),
+               on_progress: PlanProgress | None = None) -> DrainPlan:
     """Plan the drain of `targets` (node names, as resolve_targets gives them)."""
     # with the snapshot frozen out of the collector's sight after loading, the simulation's
     # objects are the whole tracked heap: every collection walked them all, and a 500-node
     # drain spent more than half its time there
     with no_cyclic_gc():
-        return _plan_drain(snapshot, targets, options)
+        return _plan_drain(snapshot, targets, options, on_progress or _silent)
 
 
-def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> DrainPlan:
+def _silent(phase: str, done: int | None, total: int | None) -> None:
+    pass
+
+
+def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
+                on_progress: PlanProgress) -> DrainPlan:
     missing = [t for t in targets if snapshot.node(t) is None]
     if missing:
         raise NotFoundError(f'node "{missing[0]}" not found ({snapshot.source or "snapshot"}); '
@@ -257,24 +264,34 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
                 lambda: parallel.Verdict(given_order_safe(snapshot, targets, options), ())))
 
     def given_safe() -> bool:
+        on_progress(CHECK_ORDER, None, None)
         got = order_child[0].result() if order_child else None
         return got.safe if got is not None else given_order_safe(snapshot, targets, options)
 
     try:
         on_proof = proof if parallel.available() else None
         on_strand = first_strand if options.verify_remedies and parallel.available() else None
-        plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand)
+        total = len(targets)
+        on_progress(SIMULATE, 0, total)
+        plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand,
+                              None if on_progress is _silent else lambda done: on_progress(SIMULATE, done, total))
         findings = build_findings(plan, refused)
         if plan.safe:
             findings += order_finding(plan, given_safe)
         if options.verify_remedies and not plan.safe:
             from kubectl_tspread.drain.remedies import attach_remedies, first_replans
-            if parallel.available():
-                wanted = first_replans(snapshot, targets, options, plan, findings)
+            forking = parallel.available()
+            # the re-plans to make first: started on other cores, and counted for the display
+            wanted = first_replans(snapshot, targets, options, plan, findings) \
+                if forking or on_progress is not _silent else []
+            if forking:
                 for key in [k for k in children if k not in {w[0] for w in wanted}]:
                     children.pop(key).cancel()  # guessed wrong: free its core
                 _start(children, [w for w in wanted if w[0] not in children], replan)
-            findings = attach_remedies(snapshot, targets, options, plan, findings, replan, ready=children)
+            if wanted:
+                on_progress(VERIFY, 0, len(wanted))
+            findings = attach_remedies(snapshot, targets, options, plan, findings, replan, ready=children,
+                                       on_replan=lambda done: on_progress(VERIFY, done, len(wanted)))
     finally:
         for child in [*children.values(), *order_child]:
             child.cancel()
@@ -298,14 +315,15 @@ def _verdict(plan: DrainPlan) -> parallel.Verdict:
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
           placer: Placer, ctx: Context | None = None,
           on_proof: Callable[[list], None] | None = None,
-          on_strand: Callable[[Stranded], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
+          on_strand: Callable[[Stranded], None] | None = None,
+          on_level: Callable[[int], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
     the first step is simulated, whether (and why) no order is safe (Search.on_proof);
     `on_strand`, when no order is safe, the plan's first stranded pod once it is known
-    (Search.on_strand)."""
+    (Search.on_strand); `on_level`, the targets played at each level (Search.on_level)."""
     ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
     settled = _settle(ctx, world)
-    search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand)
+    search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand, on_level)
     final, found = search.run(world)
     stranded = final.stranded + _blocked_stranded(ctx, final)
     # Pending pods that fit nowhere before the first step are not the drain's doing: they

@@ -1,4 +1,5 @@
-"""What `drain-safe --execute` tells the user while it works, three ways at once.
+"""What `drain-safe --execute` tells the user while it works, three ways at once (and, at the
+end, PlanStatus: what any drain-safe shows on a terminal while it plans).
 
 - On an interactive stderr: rich progress bars (steps, evictions, replacements Ready),
   transient, with each action printed above them as it happens.
@@ -20,6 +21,8 @@ import sys
 import threading
 from datetime import datetime, timezone
 from typing import IO, Any, Callable, Iterable
+
+from kubectl_tspread.drain.model import CHECK_ORDER, SIMULATE, VERIFY
 
 # actions (the "action" field of a log line)
 PLAN = "plan"
@@ -145,19 +148,91 @@ class Progress:
                 self._bars.update(self._tasks[key], description=description, total=max(total, 1), completed=done)
 
     def _start_bars(self) -> None:
-        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bars, SpinnerColumn, TextColumn, \
             TimeElapsedColumn
 
-        from kubectl_tspread.render.console import use_color
-
-        colored = use_color(self.color, self.stream)
-        # the bars need a terminal's cursor moves even when --color never / NO_COLOR drop the colors
-        console = Console(file=self.stream, stderr=self.stream is sys.stderr, force_terminal=True,
-                          color_system="standard" if colored else None, no_color=not colored)
         self._bars = Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), console=console, transient=True)
+                          TimeElapsedColumn(), console=_bar_console(self.stream, self.color), transient=True)
         self._bars.start()
+
+
+def _bar_console(stream: IO[str], color: str) -> Any:
+    from rich.console import Console
+
+    from kubectl_tspread.render.console import use_color
+
+    colored = use_color(color, stream)
+    # the bars need a terminal's cursor moves even when --color never / NO_COLOR drop the colors
+    return Console(file=stream, stderr=stream is sys.stderr, force_terminal=True,
+                   color_system="standard" if colored else None, no_color=not colored)
+
+
+# what PlanStatus shows for each phase of plan_drain (drain/model.py), and what it counts
+READING = "reading the cluster"
+_PHASES = {SIMULATE: ("simulating the drain", "nodes"), VERIFY: ("verifying remedies", "re-plans"),
+           CHECK_ORDER: ("checking the order given", "")}
+
+
+class PlanStatus:
+    """What drain-safe shows while it reads the cluster and plans, which takes minutes for a
+    whole zone of a big cluster: on an interactive stderr, one transient line for the phase
+    under way, e.g. `⠸ simulating the drain ━━━━━━━━━━━━━━━━╸━━━━━━━━━━━━ 911/1667 nodes 0:00:41`;
+    nothing at all otherwise (stdout, pipes and logs stay as they were).
+
+    Use as a context manager (the line is gone on the way out, on error too); call it as
+    plan_drain's `on_progress`. The line redraws itself four times a second, so the spinner
+    and the time move while a phase reports nothing (loading, waiting for re-plans), and it
+    is drawn at once whenever the phase changes."""
+
+    def __init__(self, stream: IO[str] | None = None, interactive: bool | None = None, color: str = "auto"):
+        self.stream = stream if stream is not None else sys.stderr
+        self.interactive = is_interactive(self.stream) if interactive is None else interactive
+        self.color = color
+        self._bars: Any = None
+        self._task: Any = None
+        self._label = ""
+        self._lock = threading.RLock()
+
+    def __enter__(self) -> "PlanStatus":
+        if self.interactive:
+            from rich.progress import BarColumn, Progress as Bars, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            # the plan forks its re-plans while this line lives: nothing here may touch stdout
+            self._bars = Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                              TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
+                              console=_bar_console(self.stream, self.color), transient=True,
+                              refresh_per_second=4, redirect_stdout=False, redirect_stderr=False)
+            self._bars.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Take the line away (before the plan is printed); again is harmless."""
+        with self._lock:
+            if self._bars is not None:
+                self._bars.stop()
+                self._bars = None
+
+    def __call__(self, phase: str, done: int | None, total: int | None) -> None:
+        label, unit = _PHASES.get(phase, (phase, ""))
+        self.show(label, done, total, unit)
+
+    def show(self, label: str, done: int | None = None, total: int | None = None, unit: str = "") -> None:
+        """The phase `label`, `done` of `total` `unit` when counted (a bar), else a spinner alone."""
+        with self._lock:
+            if self._bars is None:
+                return
+            count = f"{done}/{total} {unit}".rstrip() if total is not None and done is not None else ""
+            if label != self._label or self._task is None:
+                if self._task is not None:
+                    self._bars.remove_task(self._task)
+                self._task = self._bars.add_task(label, total=total, completed=done or 0, count=count)
+                self._label = label
+                self._bars.refresh()
+            else:
+                self._bars.update(self._task, total=total, completed=done or 0, count=count)
 
 
 def plain_line(event: dict, step_label: str = "") -> str:

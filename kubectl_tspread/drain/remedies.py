@@ -57,12 +57,14 @@ Candidate = tuple[str, dict[str, Any], Callable[[], Snapshot], PlanOptions]
 def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
                     findings: list[Finding],
                     replan: Callable[[Snapshot, PlanOptions], Any] | None = None,
-                    ready: dict[str, Child] | None = None) -> list[Finding]:
+                    ready: dict[str, Child] | None = None,
+                    on_replan: Callable[[int], None] | None = None) -> list[Finding]:
     """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a
     candidate (default: plan_drain without remedies); its findings need not carry the
     info-only order finding, which no remedy is judged by. `ready` holds re-plans already
     under way in other processes (drain/parallel.py), by candidate key: each is used
-    where it would have been computed, or computed here if its process failed."""
+    where it would have been computed, or computed here if its process failed.
+    `on_replan` is told how many re-plans are done after each one."""
     if replan is None:
         def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
             return plan_drain(snap, targets, opts)
@@ -88,6 +90,8 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 if replanned is None:
                     replanned = replan(snap(), opts)
                 cache[key] = replanned
+                if on_replan is not None:
+                    on_replan(len(cache))
             if _clears(f, replanned):
                 kept.append(Remedy(action, params, True, replanned.safe))
                 tried_actions.add(action)

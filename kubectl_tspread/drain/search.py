@@ -79,13 +79,16 @@ FEW_DOMAINS = 16
 class Search:
     def __init__(self, ctx: Context, max_parallel: int, budget: int,
                  on_proof: Callable[[list[ForcedHarm]], None] | None = None,
-                 on_strand: Callable[[Stranded], None] | None = None):
+                 on_strand: Callable[[Stranded], None] | None = None,
+                 on_level: Callable[[int], None] | None = None):
         self.ctx = ctx
         self.on_proof = on_proof  # told forced.py's answer before any step is simulated
         # when forced.py proved that no order is safe: told the plan's first stranded pod as
         # soon as the fallback keeps a step that strands it (the fallback never goes back, so
         # it stays the first)
         self.on_strand = on_strand
+        # told how many targets the world of each level entered has played (a progress display)
+        self.on_level = on_level
         self.max_parallel = max(1, max_parallel)
         targets = len(ctx.targets)
         self.budget = targets + min(budget, max(BACKTRACK_FLOOR, targets))
@@ -175,6 +178,8 @@ class Search:
                     self.deepest, deepest = w, len(w.done)
                 path.append(batch)
                 live, entering = w, True
+                if self.on_level is not None:
+                    self.on_level(len(w.done))
             elif w is self.deepest:
                 # it was the frontier: the fallback starts from the level's world as it was
                 self.deepest = self._checkpoint(marks, path)
@@ -234,6 +239,8 @@ class Search:
                 self.on_strand(best.stranded[0])  # type: ignore[union-attr]
                 self.on_strand = None
             world = best  # type: ignore[assignment]
+            if self.on_level is not None:
+                self.on_level(len(world.done))
             if not first_taken:
                 mark, since = None, []  # harm: the next level plays on copies
             elif mark is None or len(since) + 1 >= CHECKPOINT_EVERY:
