@@ -51,7 +51,29 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class Progress:
+class _Live:
+    """What both displays share: rich bars in `_bars` while they are shown, guarded by `_lock`,
+    taken away by close() on the way out of the `with` block (errors and Ctrl-C too)."""
+
+    _bars: Any
+    _lock: Any
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.stop_bars()
+
+    def stop_bars(self) -> None:
+        """Take the bars away (before a long explanation or the plan itself: they would redraw
+        over it); again is harmless."""
+        with self._lock:
+            if self._bars is not None:
+                self._bars.stop()
+                self._bars = None
+
+
+class Progress(_Live):
     """Use as a context manager; `record` is the one way actions are reported (thread-safe)."""
 
     def __init__(self, stream: IO[str] | None = None, interactive: bool | None = None, log_path: str | None = None,
@@ -80,16 +102,6 @@ class Progress:
         if self.interactive:
             self._start_bars()
         return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def stop_bars(self) -> None:
-        """Before a long explanation: the bars would redraw over it."""
-        with self._lock:
-            if self._bars is not None:
-                self._bars.stop()
-                self._bars = None
 
     def close(self) -> None:
         self.stop_bars()
@@ -173,7 +185,7 @@ _PHASES = {SIMULATE: ("simulating the drain", "nodes"), VERIFY: ("verifying reme
            CHECK_ORDER: ("checking the order given", "")}
 
 
-class PlanStatus:
+class PlanStatus(_Live):
     """What drain-safe shows while it reads the cluster and plans, which takes minutes for a
     whole zone of a big cluster: on an interactive stderr, one transient line for the phase
     under way, e.g. `⠸ simulating the drain ━━━━━━━━━━━━━━━━╸━━━━━━━━━━━━ 911/1667 nodes 0:00:41`;
@@ -204,16 +216,6 @@ class PlanStatus:
                               refresh_per_second=4, redirect_stdout=False, redirect_stderr=False)
             self._bars.start()
         return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Take the line away (before the plan is printed); again is harmless."""
-        with self._lock:
-            if self._bars is not None:
-                self._bars.stop()
-                self._bars = None
 
     def __call__(self, phase: str, done: int | None, total: int | None) -> None:
         label, unit = _PHASES.get(phase, (phase, ""))
