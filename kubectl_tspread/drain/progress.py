@@ -209,7 +209,9 @@ class PlanStatus(_Live):
         if self.interactive:
             from rich.progress import BarColumn, Progress as Bars, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            # the plan forks its re-plans while this line lives: nothing here may touch stdout
+            # stdout is the plan's alone: rich must not wrap it (nor stderr) while the line lives.
+            # Its refresh thread runs while the plan forks re-plans; a child never draws, writes
+            # to either stream or takes this lock, so what that thread held at the fork is harmless
             self._bars = Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                               TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
                               console=_bar_console(self.stream, self.color), transient=True,
