@@ -10,13 +10,14 @@ import pty
 import re
 import subprocess
 import sys
+import threading
 from dataclasses import replace
 
 import pytest
 
 from conftest import make_constraint, make_node, make_snapshot, make_workload
 from drain_builders import nodes_in, web
-from kubectl_tspread.drain import parallel
+from kubectl_tspread.drain import progress
 from kubectl_tspread.drain.model import CHECK_ORDER, SIMULATE, VERIFY, PlanOptions
 from kubectl_tspread.drain.plan import plan_drain
 from kubectl_tspread.drain.progress import READING, PlanStatus
@@ -213,3 +214,37 @@ def test_through_the_cli_the_line_shows_on_a_terminal_and_stdout_is_unchanged():
 def test_through_the_cli_term_dumb_draws_nothing():
     code, out, err = _run(DEMO_ZONE, stderr_on_pty=True, env_extra={"TERM": "dumb"})
     assert code == 3 and out and err == ""
+
+
+def _other_thread_acquires(lock, timeout: float) -> bool:
+    got = []
+
+    def take():
+        ok = lock.acquire(timeout=timeout) if timeout else lock.acquire(blocking=False)
+        got.append(ok)
+        if ok:
+            lock.release()
+
+    t = threading.Thread(target=take)
+    t.start()
+    t.join()
+    return got[0]
+
+
+def test_a_fork_waits_until_no_redraw_is_half_written():
+    """While the line is shown its refresh thread writes to the terminal; a fork taken half-way
+    through a write would leave the stream's lock taken for good in the child. Before a fork
+    the redraw lock is held, and after it released, in the parent and in the child."""
+    with PlanStatus(io.StringIO(), interactive=True, color="never") as status:
+        status(SIMULATE, 1, 2)
+        lock = status._bars.live._lock
+        progress._hold_for_fork()
+        assert not _other_thread_acquires(lock, 0)  # no redraw can start now
+        progress._release_after_fork()
+        assert _other_thread_acquires(lock, 5)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's coverage is not collected
+            os._exit(0 if repr(lock).startswith("<unlocked") else 1)
+        _, code = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(code) == 0
+    assert progress._SHOWN == []  # closed: a later fork holds nothing

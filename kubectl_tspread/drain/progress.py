@@ -51,6 +51,25 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# the bars shown now: their refresh threads write to the terminal while a plan forks re-plans
+_SHOWN: list[Any] = []
+_fork_hooked = False
+
+
+def _hold_for_fork() -> None:
+    """Before fork(): wait until no refresh is half-way through a write. A forked child has
+    only the thread that forked; a lock a refresh thread held at that moment (the stream's
+    buffer) would stay taken in the child forever, and the child hang on its first write."""
+    for bars in _SHOWN:
+        bars.live._lock.acquire()
+
+
+def _release_after_fork() -> None:
+    """After fork(), in the parent and in the child alike."""
+    for bars in reversed(_SHOWN):
+        bars.live._lock.release()
+
+
 class _Live:
     """What both displays share: rich bars in `_bars` while they are shown, guarded by `_lock`,
     taken away by close() on the way out of the `with` block (errors and Ctrl-C too)."""
@@ -64,11 +83,22 @@ class _Live:
     def close(self) -> None:
         self.stop_bars()
 
+    def _show(self, bars: Any) -> None:
+        global _fork_hooked
+        if not _fork_hooked and hasattr(os, "register_at_fork"):
+            os.register_at_fork(before=_hold_for_fork, after_in_parent=_release_after_fork,
+                                after_in_child=_release_after_fork)
+            _fork_hooked = True
+        bars.start()
+        self._bars = bars
+        _SHOWN.append(bars)
+
     def stop_bars(self) -> None:
         """Take the bars away (before a long explanation or the plan itself: they would redraw
         over it); again is harmless."""
         with self._lock:
             if self._bars is not None:
+                _SHOWN.remove(self._bars)
                 self._bars.stop()
                 self._bars = None
 
@@ -163,9 +193,8 @@ class Progress(_Live):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bars, SpinnerColumn, TextColumn, \
             TimeElapsedColumn
 
-        self._bars = Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), console=_bar_console(self.stream, self.color), transient=True)
-        self._bars.start()
+        self._show(Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=_bar_console(self.stream, self.color), transient=True))
 
 
 def _bar_console(stream: IO[str], color: str) -> Any:
@@ -209,14 +238,11 @@ class PlanStatus(_Live):
         if self.interactive:
             from rich.progress import BarColumn, Progress as Bars, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            # stdout is the plan's alone: rich must not wrap it (nor stderr) while the line lives.
-            # Its refresh thread runs while the plan forks re-plans; a child never draws, writes
-            # to either stream or takes this lock, so what that thread held at the fork is harmless
-            self._bars = Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                              TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
-                              console=_bar_console(self.stream, self.color), transient=True,
-                              refresh_per_second=4, redirect_stdout=False, redirect_stderr=False)
-            self._bars.start()
+            # stdout is the plan's alone: rich must not wrap it (nor stderr) while the line lives
+            self._show(Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                            TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
+                            console=_bar_console(self.stream, self.color), transient=True,
+                            refresh_per_second=4, redirect_stdout=False, redirect_stderr=False))
         return self
 
     def __call__(self, phase: str, done: int | None, total: int | None) -> None:
