@@ -59,7 +59,9 @@ _fork_hooked = False
 def _hold_for_fork() -> None:
     """Before fork(): wait until no refresh is half-way through a write. A forked child has
     only the thread that forked; a lock a refresh thread held at that moment (the stream's
-    buffer) would stay taken in the child forever, and the child hang on its first write."""
+    buffer) would stay taken in the child forever, and the child hang on its first write.
+    A terminal whose output is paused (Ctrl-S) holds up a redraw, and so the plan at its next
+    fork, until it resumes: as any program writing to it would wait."""
     for bars in _SHOWN:
         bars.live._lock.acquire()
 
