@@ -17,7 +17,7 @@ import pytest
 
 from conftest import make_constraint, make_node, make_snapshot, make_workload
 from drain_builders import nodes_in, web
-from kubectl_tspread.drain import progress
+from kubectl_tspread.drain import parallel
 from kubectl_tspread.drain.model import CHECK_ORDER, SIMULATE, VERIFY, PlanOptions
 from kubectl_tspread.drain.plan import plan_drain
 from kubectl_tspread.drain.progress import READING, PlanStatus
@@ -216,11 +216,44 @@ def test_through_the_cli_term_dumb_draws_nothing():
     assert code == 3 and out and err == ""
 
 
-def _other_thread_acquires(lock, timeout: float) -> bool:
+def test_while_the_line_is_shown_a_fork_waits_for_its_redraw_and_the_child_gets_it_free():
+    """The refresh thread writes to the terminal while a plan forks re-plans; a child keeps only
+    the forking thread, so a lock held half-way through a write would stay taken in it. Each
+    fork takes the redraw lock first (parallel.FORK_LOCKS) and lets go of it on both sides."""
+    with PlanStatus(io.StringIO(), interactive=True, color="never") as status:
+        status(SIMULATE, 1, 2)
+        lock = status._bars.live._lock
+        assert parallel.FORK_LOCKS == [lock]
+        redrawing = threading.Event()
+        done = threading.Event()
+
+        def redraw():  # a redraw that lasts until told to end
+            with lock:
+                redrawing.set()
+                done.wait(10)
+
+        t = threading.Thread(target=redraw)
+        t.start()
+        redrawing.wait(10)
+        made = []
+        forking = threading.Thread(target=lambda: made.append(parallel.Child(
+            lambda: parallel.Verdict(repr(lock).startswith("<unlocked"), ()))))
+        forking.start()
+        forking.join(0.3)
+        assert forking.is_alive() and not made  # waits for the redraw
+        done.set()
+        t.join()
+        forking.join(10)
+        assert made[0].result() == parallel.Verdict(True, ())  # the child's copy is free
+        assert _other_thread_acquires(lock)  # and the parent's
+    assert parallel.FORK_LOCKS == []  # closed: later forks wait for nothing
+
+
+def _other_thread_acquires(lock) -> bool:
     got = []
 
     def take():
-        ok = lock.acquire(timeout=timeout) if timeout else lock.acquire(blocking=False)
+        ok = lock.acquire(timeout=5)
         got.append(ok)
         if ok:
             lock.release()
@@ -231,20 +264,37 @@ def _other_thread_acquires(lock, timeout: float) -> bool:
     return got[0]
 
 
-def test_a_fork_waits_until_no_redraw_is_half_written():
-    """While the line is shown its refresh thread writes to the terminal; a fork taken half-way
-    through a write would leave the stream's lock taken for good in the child. Before a fork
-    the redraw lock is held, and after it released, in the parent and in the child."""
-    with PlanStatus(io.StringIO(), interactive=True, color="never") as status:
-        status(SIMULATE, 1, 2)
-        lock = status._bars.live._lock
-        progress._hold_for_fork()
-        assert not _other_thread_acquires(lock, 0)  # no redraw can start now
-        progress._release_after_fork()
-        assert _other_thread_acquires(lock, 5)
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child's coverage is not collected
-            os._exit(0 if repr(lock).startswith("<unlocked") else 1)
-        _, code = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(code) == 0
-    assert progress._SHOWN == []  # closed: a later fork holds nothing
+class _Interrupted:
+    """A fork lock whose wait is cut short by Ctrl-C."""
+
+    def acquire(self):
+        raise KeyboardInterrupt
+
+    def release(self):  # pragma: no cover - never held
+        raise AssertionError("released without being held")
+
+
+def test_ctrl_c_while_a_fork_waits_stops_without_a_child_or_a_leaked_pipe(monkeypatch):
+    free = threading.Lock()
+    monkeypatch.setattr(parallel, "FORK_LOCKS", [free, _Interrupted()])
+    fds, children = len(os.listdir("/proc/self/fd")), _children()
+    with pytest.raises(KeyboardInterrupt):
+        parallel.Child(lambda: parallel.Verdict(True, ()))
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert not free.locked()  # what was taken is given back
+    assert _children() == children  # no child was made
+
+
+def _children() -> set[int]:
+    """This process's children, from /proc (field 4 of each stat is the parent's pid)."""
+    me, out = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == me:
+                out.add(int(entry))
+    return out

@@ -28,6 +28,9 @@ from typing import Callable
 from kubectl_tspread.drain.model import Finding
 
 MAX_CHILDREN = 4
+# locks that a fork must not split, taken around each fork() (drain/progress.py adds the redraw
+# lock of the bars it shows: no child may start while a line is half-way written)
+FORK_LOCKS: list = []
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -66,7 +69,19 @@ class Child:
     def __init__(self, fn: Callable[[], Verdict]):
         read, write = os.pipe()
         parent = os.getpid()
-        pid = os.fork()
+        held: list = []
+        try:
+            for lock in list(FORK_LOCKS):
+                lock.acquire()  # Ctrl-C while waiting: nothing is forked, the plan stops as usual
+                held.append(lock)
+            pid = os.fork()
+        except BaseException:
+            os.close(read)
+            os.close(write)
+            raise
+        finally:  # in the parent and in the child alike
+            for lock in reversed(held):
+                lock.release()
         if pid == 0:  # pragma: no cover - the child's coverage is not collected
             os.close(read)
             code = 0

@@ -22,6 +22,7 @@ import threading
 from datetime import datetime, timezone
 from typing import IO, Any, Callable, Iterable
 
+from kubectl_tspread.drain import parallel
 from kubectl_tspread.drain.model import CHECK_ORDER, SIMULATE, VERIFY
 
 # actions (the "action" field of a log line)
@@ -51,27 +52,6 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-# the bars shown now: their refresh threads write to the terminal while a plan forks re-plans
-_SHOWN: list[Any] = []
-_fork_hooked = False
-
-
-def _hold_for_fork() -> None:
-    """Before fork(): wait until no refresh is half-way through a write. A forked child has
-    only the thread that forked; a lock a refresh thread held at that moment (the stream's
-    buffer) would stay taken in the child forever, and the child hang on its first write.
-    A terminal whose output is paused (Ctrl-S) holds up a redraw, and so the plan at its next
-    fork, until it resumes: as any program writing to it would wait."""
-    for bars in _SHOWN:
-        bars.live._lock.acquire()
-
-
-def _release_after_fork() -> None:
-    """After fork(), in the parent and in the child alike."""
-    for bars in reversed(_SHOWN):
-        bars.live._lock.release()
-
-
 class _Live:
     """What both displays share: rich bars in `_bars` while they are shown, guarded by `_lock`,
     taken away by close() on the way out of the `with` block (errors and Ctrl-C too)."""
@@ -86,21 +66,20 @@ class _Live:
         self.stop_bars()
 
     def _show(self, bars: Any) -> None:
-        global _fork_hooked
-        if not _fork_hooked and hasattr(os, "register_at_fork"):
-            os.register_at_fork(before=_hold_for_fork, after_in_parent=_release_after_fork,
-                                after_in_child=_release_after_fork)
-            _fork_hooked = True
         bars.start()
         self._bars = bars
-        _SHOWN.append(bars)
+        # the refresh thread writes to the terminal while a plan forks re-plans: a child keeps
+        # only the forking thread, so a lock that thread held half-way through a write (the
+        # stream's buffer) would stay taken in the child for good. Forks wait for the redraw
+        # (a terminal paused with Ctrl-S holds them until it resumes, as any write to it would)
+        parallel.FORK_LOCKS.append(bars.live._lock)
 
     def stop_bars(self) -> None:
         """Take the bars away (before a long explanation or the plan itself: they would redraw
         over it); again is harmless."""
         with self._lock:
             if self._bars is not None:
-                _SHOWN.remove(self._bars)
+                parallel.FORK_LOCKS.remove(self._bars.live._lock)
                 self._bars.stop()
                 self._bars = None
 
