@@ -174,3 +174,17 @@ def env(tmp_path, monkeypatch):
     for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
         monkeypatch.delenv(var, raising=False)
     return tmp_path
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    """forking.counting: forking on; the children started."""
+    import forking
+    return forking.counting(monkeypatch)
+
+
+@pytest.fixture
+def results(monkeypatch):
+    """forking.results: (child, verdict) of every Child.result() read."""
+    import forking
+    return forking.results(monkeypatch)

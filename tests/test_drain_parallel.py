@@ -13,6 +13,7 @@ import pytest
 
 from conftest import make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in, web
+from forking import gone, no_fork_plan
 from kubectl_tspread.drain import parallel
 from kubectl_tspread.drain.model import Finding, PlanOptions, Remedy
 from kubectl_tspread.drain.plan import plan_drain
@@ -25,15 +26,6 @@ FINDING = Finding("PdbBlocks", "ReplicaSet/web-1", ("default/web-1",), 1, {"pdbs
                   (Remedy("RaisePdbBudget", {"pdb": "default/web"}, True, True),))
 
 
-def _gone(pid: int) -> bool:
-    """Whether the process is reaped (not running, not a zombie)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
 @pytest.mark.parametrize("verdict", [
     pytest.param(parallel.Verdict(True, ()), id="safe, no findings"),
     pytest.param(parallel.Verdict(False, (FINDING,)), id="unsafe, a finding with params and a remedy"),
@@ -42,7 +34,7 @@ def test_a_child_hands_back_its_verdict(verdict):
     child = parallel.Child(lambda: verdict)
     assert child.pid != os.getpid()
     assert child.result() == verdict
-    assert _gone(child.pid)
+    assert gone(child.pid)
     assert child.result() is None  # read once
 
 
@@ -63,7 +55,7 @@ def _exit_without_writing():
 def test_a_failed_child_gives_none(fn):
     child = parallel.Child(fn)
     assert child.result() is None
-    assert _gone(child.pid)
+    assert gone(child.pid)
 
 
 def test_cancel_kills_a_slow_child():
@@ -71,7 +63,7 @@ def test_cancel_kills_a_slow_child():
     began = time.monotonic()
     child.cancel()
     assert time.monotonic() - began < 5
-    assert _gone(child.pid)
+    assert gone(child.pid)
     assert child.result() is None
     child.cancel()  # a second cancel is harmless
 
@@ -85,14 +77,14 @@ def test_an_interrupted_wait_kills_and_reaps_the_child(monkeypatch):
     monkeypatch.setattr(parallel.os, "fdopen", interrupted)
     with pytest.raises(KeyboardInterrupt):
         child.result()
-    assert _gone(child.pid)
+    assert gone(child.pid)
 
 
 def test_cancel_after_result_leaves_the_verdict_alone():
     child = parallel.Child(lambda: parallel.Verdict(False, ()))
     assert child.result() == parallel.Verdict(False, ())
     child.cancel()
-    assert _gone(child.pid)
+    assert gone(child.pid)
 
 
 @pytest.mark.parametrize("no_fork, platform, cpus, expected", [
@@ -116,7 +108,6 @@ def test_available(no_fork, platform, cpus, expected, monkeypatch):
 # -- plans: the same findings and remedies however the re-plans ran ----------------------
 
 RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
-AVAILABLE = parallel.available
 
 
 def _pdb(name: str, allowed: int):
@@ -138,38 +129,6 @@ SCENARIOS = [
 ]
 
 
-class Counting(parallel.Child):
-    """parallel.Child, recording every child started (a class attribute, reset per test)."""
-
-    started: list = []
-
-    def __init__(self, fn):
-        super().__init__(fn)
-        Counting.started.append(self)
-
-
-@pytest.fixture
-def counting(monkeypatch):
-    monkeypatch.delenv("TSPREAD_NO_FORK", raising=False)
-    monkeypatch.setattr(Counting, "started", [])
-    monkeypatch.setattr(parallel, "Child", Counting)
-    # forking on even on a one-CPU runner: the answer must not depend on it either way
-    monkeypatch.setattr(parallel, "available", lambda: True)
-    return Counting.started
-
-
-def _no_fork_plan(snap, targets, monkeypatch):
-    with monkeypatch.context() as m:
-        m.setenv("TSPREAD_NO_FORK", "1")
-        m.setattr(parallel, "available", AVAILABLE)  # the real check, which reads the variable
-        m.setattr(parallel, "Child", _no_child)
-        return plan_drain(snap, targets)
-
-
-def _no_child(fn):
-    raise AssertionError("a child was started with TSPREAD_NO_FORK=1")
-
-
 @pytest.mark.parametrize("snap, targets", [(s, t) for _, s, t in SCENARIOS], ids=[i for i, _, _ in SCENARIOS])
 def test_forked_and_in_process_remedies_are_the_same(snap, targets, counting, monkeypatch):
     used = []
@@ -183,8 +142,8 @@ def test_forked_and_in_process_remedies_are_the_same(snap, targets, counting, mo
     monkeypatch.setattr(parallel.Child, "result", result)
     forked = plan_drain(snap, targets)
     assert counting and any(used), "no re-plan ran in a child"
-    assert all(_gone(c.pid) for c in counting)  # every child reaped, used or cancelled
-    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    assert all(gone(c.pid) for c in counting)  # every child reaped, used or cancelled
+    in_process = no_fork_plan(snap, targets, monkeypatch)
     assert not forked.safe and any(f.remedies for f in forked.findings)
     assert any(f.code in ("PdbBlocks", "PdbDisruptionsExhausted") for f in forked.findings)
     assert repr(forked.findings) == repr(in_process.findings)
@@ -202,8 +161,8 @@ def test_children_that_fail_are_computed_in_process(snap, targets, counting, mon
     monkeypatch.setattr(parallel.Child, "result", result)
     failed = plan_drain(snap, targets)
     assert counting and any(v is not None for v in read)  # a verdict was there, and was dropped
-    assert all(_gone(c.pid) for c in counting)  # cancelled at the end, none left behind
-    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    assert all(gone(c.pid) for c in counting)  # cancelled at the end, none left behind
+    in_process = no_fork_plan(snap, targets, monkeypatch)
     assert any(f.remedies for f in failed.findings)
     assert repr(failed.findings) == repr(in_process.findings)
 
@@ -214,20 +173,6 @@ def _zone_trap(extra=lambda nodes: (), workloads=()):
     nodes = nodes_in({"a": 3, "b": 3, "c": 3})
     pods = web({n.name: 1 for n in nodes}, [make_constraint(node_taints_policy=IGNORE)])
     return make_snapshot(nodes, pods + list(extra(nodes)), workloads=[RS, *workloads]), ["b1", "b2", "b3"]
-
-
-@pytest.fixture
-def results(monkeypatch):
-    """(child, verdict) of every Child.result() read, in order."""
-    used, real = [], parallel.Child.result
-
-    def result(self):
-        got = real(self)
-        used.append((self, got))
-        return got
-
-    monkeypatch.setattr(parallel.Child, "result", result)
-    return used
 
 
 def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(counting, results, monkeypatch):
@@ -247,11 +192,11 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
     assert len(before_first_step[0]) == 1  # the trap's first re-plan, and no PDB guess
     first = before_first_step[0][0]
     assert [got is not None for child, got in results if child is first] == [True]
-    assert all(_gone(c.pid) for c in counting)
+    assert all(gone(c.pid) for c in counting)
     assert not forked.safe
     actions = {r.action for f in forked.findings for r in f.remedies}
     assert "DeleteDrainedNodes" in actions or "HonorTaints" in actions
-    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    in_process = no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
 
 
@@ -290,10 +235,10 @@ def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stran
     assert forked.stranded[0].step < forked.steps[-1].number  # so they began mid-plan
     second = counting[1]
     assert [got is not None for child, got in results if child is second] == [True]
-    assert all(_gone(c.pid) for c in counting)
+    assert all(gone(c.pid) for c in counting)
     assert forked.findings[0].workload == "ReplicaSet/api-1"
     assert "HonorTaints" in {r.action for r in forked.findings[0].remedies}
-    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    in_process = no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
 
 
@@ -363,8 +308,8 @@ def test_the_given_order_is_checked_in_a_child_with_the_same_answer(targets, mat
     snap = _order_snapshot()
     forked = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
     assert counting, "no child started for the given order"
-    assert all(_gone(c.pid) for c in counting)
-    in_process = _no_fork_plan(snap, targets, monkeypatch)
+    assert all(gone(c.pid) for c in counting)
+    in_process = no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked) == repr(in_process)
     assert forked.safe and [s.nodes for s in forked.steps] == [("b2",), ("a1",), ("c2",)]
     if matters:
