@@ -40,6 +40,9 @@ class Verdict:
 
     safe: bool
     findings: tuple[Finding, ...]
+    # a re-plan the plan carried along (drain/shared.py): how many of the plan's steps it took
+    # over; None when it was simulated from the start
+    carried: int | None = None
 
 
 def available() -> bool:

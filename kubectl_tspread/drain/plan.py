@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterable, Sequence
 
-from kubectl_tspread.drain import parallel
+from kubectl_tspread.drain import parallel, shared
 from kubectl_tspread.drain import pdb as pdbmod
 from kubectl_tspread.drain.findings import build_findings, order_finding, stranded_finding
 from kubectl_tspread.drain.model import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, SIMULATE, VERIFY, DrainPlan, Eviction, \
@@ -239,17 +239,47 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
                   first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
         _start(children, wanted, replan)
 
-    def first_strand(s: Stranded) -> None:
+    def first_strand(s: Stranded, world: World) -> shared.Sharer | None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
         that finding's other re-plans too (in a zone's plan it comes after about half of the
         plan's time, and its re-plans would otherwise start only once the whole plan is done).
-        Search calls it only when forced.py proved that no order is safe."""
-        from kubectl_tspread.drain.remedies import first_replans
+        Search calls it only when forced.py proved that no order is safe, with the world it
+        kept. The HonorTaints re-plan is carried along by the plan instead, when
+        drain/shared.py's checks allow."""
+        from kubectl_tspread.drain.remedies import HONOR_TAINTS, first_replan_actions
         # its namespace (from the pod) says whose pods a candidate edits
-        wanted = first_replans(snapshot, targets, options, None, [stranded_finding([s])])
-        _start(children, [w for w in wanted if w[0] not in children], replan)
+        wanted = [w for w in first_replan_actions(snapshot, targets, options, None, [stranded_finding([s])])
+                  if w[0] not in children]
+        sharer = carrying = None
+        # forced.py's proof without the workload the remedy edits: the re-plan's own proof
+        others = [h for h in proved if h.workload != s.workload]
+        for key, action, snap, opts in wanted:
+            if action == HONOR_TAINTS and others and len(children) < parallel.MAX_CHILDREN:
+                sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, others))
+                carrying = key if sharer is not None else None
+                break
+        _start(children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying], replan)
+        return sharer
+
+    def carried(key: str, snap: Callable[[], Snapshot], opts: PlanOptions,
+                forced: list) -> Callable[[shared.Sharer, World | None], None]:
+        """Starts the re-plan `key` in a child from the world the plan hands over."""
+        def fork(sharer: shared.Sharer, world: World | None) -> None:
+            def run() -> parallel.Verdict:
+                at = len(world.steps) if world is not None else None
+                edited = snap()
+                got = shared.carry_on(world, ctx, pristine, snapshot, opts, sharer, edited, forced) \
+                    if world is not None and pristine is not None else None
+                if got is None:
+                    return _verdict(replan(edited, opts))
+                plan, refused = _finish(edited, targets, opts, *got, False, [])
+                return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at)
+
+            children[key] = parallel.Child(run)
+        return fork
 
     order_child: list[parallel.Child] = []
+    proved: list = []
 
     def proof(forced: list) -> None:
         """Told before the first step whether no order is safe. When one may be, and no pod
@@ -257,6 +287,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         plan may come out safe, and a safe plan in another order than the one given asks
         whether the given order is safe too: a whole second simulation (order_finding), as
         long as the plan itself. Start it now on another core; the plan cancels it if unneeded."""
+        proved.extend(forced)
         if options.verify_remedies:
             guess(forced)
         if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
@@ -315,7 +346,7 @@ def _verdict(plan: DrainPlan) -> parallel.Verdict:
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
           placer: Placer, ctx: Context | None = None,
           on_proof: Callable[[list], None] | None = None,
-          on_strand: Callable[[Stranded], None] | None = None,
+          on_strand: Callable[[Stranded, World], shared.Sharer | None] | None = None,
           on_level: Callable[[int], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
     the first step is simulated, whether (and why) no order is safe (Search.on_proof);
@@ -325,6 +356,12 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
     settled = _settle(ctx, world)
     search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand, on_level)
     final, found = search.run(world)
+    return _finish(snapshot, targets, options, ctx, search, final, found, settled)
+
+
+def _finish(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, search: Search,
+            final: World, found: bool, settled: list[Eviction]) -> tuple[DrainPlan, list[PodDecision]]:
+    """_plan's answer from the search's final world."""
     stranded = final.stranded + _blocked_stranded(ctx, final)
     # Pending pods that fit nowhere before the first step are not the drain's doing: they
     # stay in `settled` with no predicted node, and do not make the plan unsafe

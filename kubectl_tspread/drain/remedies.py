@@ -40,6 +40,7 @@ from kubectl_tspread.model import HONOR, HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, 
 _SPREAD_CODES = (CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, SPREAD_BLOCKED, SKEW_EXCEEDED)
 _FLAG_FIELD = {UNMANAGED_POD: ("force", "--force"), LOCAL_STORAGE: ("delete_emptydir_data", "--delete-emptydir-data"),
                DAEMONSET_POD: ("ignore_daemonsets", "--ignore-daemonsets")}
+HONOR_TAINTS = "HonorTaints"
 MAX_SKEW_TRIES = 3
 MAX_DOMAINS_TRIED = 3
 REMEDY_SEARCH_BUDGET = 0
@@ -104,16 +105,22 @@ def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
     """(key, snapshot maker, options) of the re-plans attach_remedies makes first, in its order:
     the first `replan_allowance` distinct candidates (it may skip some of them, never
     reach past them)."""
+    return [(key, snap, opts) for key, _, snap, opts in first_replan_actions(snapshot, targets, options, plan, findings)]
+
+
+def first_replan_actions(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
+                         findings: Sequence[Finding]) -> list[tuple[str, str, Callable[[], Snapshot], PlanOptions]]:
+    """first_replans with each candidate's action: (key, action, snapshot maker, options)."""
     workloads = _Lookups(snapshot)
     allowance = replan_allowance(len(targets))
-    out: dict[str, tuple[str, Snapshot, PlanOptions]] = {}
+    out: dict[str, tuple[str, str, Callable[[], Snapshot], PlanOptions]] = {}
     for f in findings:
         if f.severity == INFO:
             continue
-        for key, _, _, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads):
+        for key, action, _, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads):
             if len(out) >= allowance:
                 return list(out.values())
-            out.setdefault(key, (key, snap, opts))
+            out.setdefault(key, (key, action, snap, opts))
     return list(out.values())
 
 
@@ -183,7 +190,7 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
         def edited(**changes) -> Callable[[], Snapshot]:
             return lambda: _edit_constraint(snapshot, workloads.keys(namespace, f.workload), key, **changes)
 
-        yield ("HonorTaints", {"workload": f.workload, "topologyKey": key}, edited(node_taints_policy=HONOR),
+        yield (HONOR_TAINTS, {"workload": f.workload, "topologyKey": key}, edited(node_taints_policy=HONOR),
                options)
         base = int(f.params.get("maxSkew", 1))
         for s in range(base + 1, base + 1 + MAX_SKEW_TRIES):

@@ -58,13 +58,16 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from typing import Callable, Collection, Iterator
+from typing import TYPE_CHECKING, Callable, Collection, Iterator
 
 from kubectl_tspread.drain import counts, vector
 from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
 from kubectl_tspread.drain.model import Step, Stranded
 from kubectl_tspread.drain.simulate import ObjectMemo
 from kubectl_tspread.drain.steps import Context, World, excess, run_batch, tracked_states
+
+if TYPE_CHECKING:
+    from kubectl_tspread.drain.shared import Sharer
 from kubectl_tspread.model import HOSTNAME_KEY
 
 DFS_CANDIDATES = 8
@@ -79,14 +82,16 @@ FEW_DOMAINS = 16
 class Search:
     def __init__(self, ctx: Context, max_parallel: int, budget: int,
                  on_proof: Callable[[list[ForcedHarm]], None] | None = None,
-                 on_strand: Callable[[Stranded], None] | None = None,
+                 on_strand: Callable[[Stranded, World], "Sharer | None"] | None = None,
                  on_level: Callable[[int], None] | None = None):
         self.ctx = ctx
         self.on_proof = on_proof  # told forced.py's answer before any step is simulated
         # when forced.py proved that no order is safe: told the plan's first stranded pod as
         # soon as the fallback keeps a step that strands it (the fallback never goes back, so
-        # it stays the first)
+        # it stays the first) and the world kept; it may answer a re-plan to carry along from
+        # there (drain/shared.py)
         self.on_strand = on_strand
+        self.sharer: Sharer | None = None
         # told how many targets the world of each level entered has played (a progress display)
         self.on_level = on_level
         self.max_parallel = max(1, max_parallel)
@@ -212,9 +217,12 @@ class Search:
         since: list[list[str]] = []  # the batches that led from `mark` to this level's world
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
+            if self.sharer is not None and (not remaining or self.sharer.due(world, remaining)):
+                self._hand_over(world)  # nothing played on this level's world yet
             if not remaining:
                 return world
-            best, best_cost, first_taken = None, None, False
+            best, best_cost, first_taken, single = None, None, False, True
+            i = 0
             floor = (0, 0, -min(self.max_parallel, len(remaining)))
             # made from the level's world before any candidate is played on it
             candidates = list(itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES))
@@ -229,15 +237,28 @@ class Search:
                     w = level.copy()
                 self.explored += 1
                 run_batch(self.ctx, w, batch)
+                single = single and len(w.steps) - before[2] <= 1
                 cost = _badness(self.ctx, before, w, len(batch))
                 if best_cost is None or cost < best_cost:
                     best, best_cost = w, cost
                 if cost <= floor:
                     first_taken = i == 0
                     break
+            if self.sharer is not None and self.sharer.diverged:
+                # a retry of this level may differ there: hand over the level's world as it
+                # was before its candidates
+                self._hand_over(level if level is not None else self._replayed(mark, since))  # type: ignore[arg-type]
             if self.on_strand is not None and self.forced and best.stranded:  # type: ignore[union-attr]
-                self.on_strand(best.stranded[0])  # type: ignore[union-attr]
+                self.sharer = self.on_strand(best.stranded[0], best)  # type: ignore[union-attr, arg-type]
                 self.on_strand = None
+                if self.sharer is not None and not single:
+                    # a candidate's later steps retried replacements of this level's strandings,
+                    # unwatched: play them again watched (one level's work, the same outcomes)
+                    start = level if level is not None else self._replayed(mark, since)  # type: ignore[arg-type]
+                    for batch in candidates[:i + 1]:
+                        run_batch(self.ctx, start.copy(), batch)
+                    if self.sharer.diverged:
+                        self._hand_over(start)
             world = best  # type: ignore[assignment]
             if self.on_level is not None:
                 self.on_level(len(world.done))
@@ -247,6 +268,12 @@ class Search:
                 mark, since = world.copy(), []
             else:
                 since.append(candidates[0])
+
+    def _hand_over(self, world: World) -> None:
+        """The carried re-plan goes on from `world` on its own (Sharer.fork); nothing more
+        is watched."""
+        sharer, self.sharer = self.sharer, None
+        sharer.fork(world)  # type: ignore[union-attr]
 
     def _replayed(self, mark: World, since: list[list[str]]) -> World:
         """The world `since`'s batches lead to from `mark` (played on a copy of it: a step's
