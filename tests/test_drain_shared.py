@@ -23,7 +23,8 @@ from forking import gone, no_fork_plan
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
 
 APPS = ("web", "api")
-WORKLOADS = [make_workload("ReplicaSet", f"{a}-1", {"app": a}) for a in APPS]
+WORKLOADS = [make_workload("ReplicaSet", f"{a}-1", {"app": a}) for a in APPS] + [
+    make_workload("ReplicaSet", f"canary-{a}", {"app": a}) for a in APPS]
 GPU = Taint("dedicated", "gpu", "NoSchedule")
 CORDON = Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule")
 
@@ -33,13 +34,14 @@ def _node(name: str, zone: str, pods: int, taints=()):
 
 
 def _trap(b_nodes: int = 4, spare: int = 4, per_node: int = 1, pdb: int | None = None, gpu: bool = False,
-          max_skew: int = 1, tolerate_cordon: bool = False):
+          max_skew: int = 1, tolerate_cordon: bool = False, canary: bool = False):
     """Zones a, b, c of `b_nodes` nodes; each node holds `per_node` pods of web and of api
     (zone spread, DoNotSchedule, nodeTaintsPolicy Ignore) and b's nodes have no room left,
     a's and c's `spare` pods more: draining zone b strands replacements from its first step
     (they may only go to b, the zone at the minimum), and forced.py proves it for both
     workloads. `gpu` adds a tainted node to each zone that neither tolerates; `pdb`, a
-    budget for web that splits a node's evictions into steps."""
+    budget for web that splits a node's evictions into steps; `canary`, on b1, pods of other
+    workloads that web's and api's selectors count and that tolerate the gpu taint."""
     nodes, pods = [], []
     for z in "abc":
         for i in range(1, b_nodes + 1):
@@ -54,6 +56,10 @@ def _trap(b_nodes: int = 4, spare: int = 4, per_node: int = 1, pdb: int | None =
                                                                  node_taints_policy=IGNORE)]))
         if gpu:
             nodes.append(_node(f"{z}-gpu", z, 8, taints=(GPU,)))
+    if canary:
+        nodes[b_nodes] = _node("b1", "b", 2 * per_node + 2)
+        pods += [make_pod(f"canary-{app}", node="b1", labels={"app": app}, owner=f"ReplicaSet/canary-{app}",
+                          tolerations=(Toleration("dedicated", "Equal", "gpu", "NoSchedule"),)) for app in APPS]
     pdbs = [Pdb("default", "web", Selector.from_api({"matchLabels": {"app": "web"}}), disruptions_allowed=pdb)] \
         if pdb is not None else []
     targets = [n.name for n in nodes if n.labels[ZONE_KEY] == "b"]
@@ -131,6 +137,8 @@ def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting,
     pytest.param({"tolerate_cordon": True}, "web tolerates the cordon: its replacements may land on drained nodes",
                  id="tolerates the cordon"),
     pytest.param({"b_nodes": 1}, "the first stranding's level cordons zone b's only node", id="one node in b"),
+    pytest.param({"gpu": True, "canary": True}, "a pod the constraint counts may land on a gpu node, which Honor "
+                 "leaves out", id="a counted pod tolerates what the workload does not"),
 ])
 def test_no_carrying_when_the_checks_fail(kw, why, counting, results, monkeypatch):
     snap, targets = _trap(**kw)

@@ -152,7 +152,9 @@ def arm(ctx: Context, world: World, first: Stranded, options: PlanOptions,
                  and t.pod.spread[t.position].topology_key == key]
     if not positions:
         return None
-    probes = {id(ctx.tracked[i].pod): ctx.tracked[i].pod for i in positions}.values()
+    probes = list({id(ctx.tracked[i].pod): ctx.tracked[i].pod for i in positions}.values())
+    if len({p.tolerations for p in probes}) > 1:
+        return None  # revisions that tolerate different nodes: not one set of nodes under Honor
     for pod in probes:
         for c in pod.spread:
             if c.topology_key == key and (not c.hard or c.node_taints_policy != IGNORE):
@@ -169,15 +171,26 @@ def arm(ctx: Context, world: World, first: Stranded, options: PlanOptions,
                 n for n in d.nodes if n in sim.nodes and node_untolerated_taint(probe, sim.nodes[n]) is None)
     if not _kept(open_nodes, set(world.todo_nodes(ctx.targets)), options.max_parallel):
         return None  # an earlier level may already have read them differently
-    if not _evicted_alike(ctx, sim, [states[i] for i in positions]):
+    if not _evicted_alike(ctx, sim, [states[i] for i in positions], probe):
         return None
     return Sharer(ctx, first.workload, first.namespace, key, positions, open_nodes, len(world.steps),
                   options.max_parallel, fork)
 
 
-def _evicted_alike(ctx: Context, sim: SimCluster, states: list[spread.ConstraintState]) -> bool:
+def _evicted_alike(ctx: Context, sim: SimCluster, states: list[spread.ConstraintState], probe: Pod) -> bool:
     """Check 2: every pod the constraints count on a target is evicted in its node's step,
-    and no pod they count that a drain replaces or places tolerates the cordon."""
+    and no pod they count that a drain replaces or places tolerates the cordon, or a taint
+    W does not tolerate (it could land where Honor does not count it)."""
+    closed = [n for n in sim.nodes.values() if not n.unschedulable and node_untolerated_taint(probe, n) is not None]
+    judged: dict[tuple, bool] = {}
+
+    def lands_apart(pod: Pod) -> bool:
+        got = judged.get(pod.tolerations)
+        if got is None:
+            got = judged[pod.tolerations] = filters.tolerates_cordon(pod) or any(
+                node_untolerated_taint(pod, n) is None for n in closed)
+        return got
+
     def counted_by(pod: Pod) -> bool:
         return any(counts.counts_in(cs, pod) for cs in states)
 
@@ -187,9 +200,9 @@ def _evicted_alike(ctx: Context, sim: SimCluster, states: list[spread.Constraint
                 continue
             if counts.counted(d.pod) and (d.action != EVICT or d.pod.key in ctx.blocked):
                 return False
-            if filters.tolerates_cordon(d.pod):
+            if lands_apart(d.pod):
                 return False
-    return not any(counted_by(p) and filters.tolerates_cordon(p) for p in sim.pending())
+    return not any(counted_by(p) and lands_apart(p) for p in sim.pending())
 
 
 def carry_on(world: World, plan_ctx: Context, pristine: SimCluster, snapshot: Snapshot, options: PlanOptions,
