@@ -45,7 +45,7 @@ def _trap(b_nodes: int = 4, spare: int = 4, per_node: int = 1, pdb: int | None =
     nodes, pods = [], []
     for z in "abc":
         for i in range(1, b_nodes + 1):
-            cap = 2 * per_node + (0 if z == "b" else spare)
+            cap = 2 * per_node + (0 if z == "b" else spare) + (len(APPS) if canary and f"{z}{i}" == "b1" else 0)
             nodes.append(_node(f"{z}{i}", z, cap))
             for app in APPS:
                 for k in range(per_node):
@@ -57,7 +57,6 @@ def _trap(b_nodes: int = 4, spare: int = 4, per_node: int = 1, pdb: int | None =
         if gpu:
             nodes.append(_node(f"{z}-gpu", z, 8, taints=(GPU,)))
     if canary:
-        nodes[b_nodes] = _node("b1", "b", 2 * per_node + 2)
         pods += [make_pod(f"canary-{app}", node="b1", labels={"app": app}, owner=f"ReplicaSet/canary-{app}",
                           tolerations=(Toleration("dedicated", "Equal", "gpu", "NoSchedule"),)) for app in APPS]
     pdbs = [Pdb("default", "web", Selector.from_api({"matchLabels": {"app": "web"}}), disruptions_allowed=pdb)] \

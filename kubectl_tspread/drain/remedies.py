@@ -231,10 +231,14 @@ class _Lookups:
 
 
 def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **changes) -> Snapshot:
-    pods = tuple(
-        replace(p, spread=tuple(replace(c, **changes) if c.topology_key == key else c for c in p.spread))
-        if p.key in mine else p for p in snapshot.pods)
+    pods = tuple(replace(p, spread=edited_constraints(p.spread, key, **changes)) if p.key in mine else p
+                 for p in snapshot.pods)
     return replace(snapshot, pods=pods)
+
+
+def edited_constraints(spread: tuple, key: str, **changes) -> tuple:
+    """A pod's constraints with `changes` made to those of topologyKey `key` (a remedy's edit)."""
+    return tuple(replace(c, **changes) if c.topology_key == key else c for c in spread)
 
 
 def _with_pdb_budget(snapshot: Snapshot, key: str) -> Snapshot:

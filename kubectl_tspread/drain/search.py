@@ -65,10 +65,10 @@ from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
 from kubectl_tspread.drain.model import Step, Stranded
 from kubectl_tspread.drain.simulate import ObjectMemo
 from kubectl_tspread.drain.steps import Context, World, excess, run_batch, tracked_states
+from kubectl_tspread.model import HOSTNAME_KEY
 
 if TYPE_CHECKING:
     from kubectl_tspread.drain.shared import Sharer
-from kubectl_tspread.model import HOSTNAME_KEY
 
 DFS_CANDIDATES = 8
 BACKTRACK_FLOOR = 64

@@ -54,7 +54,8 @@ if TYPE_CHECKING:
 
 
 class Sharer:
-    """The checks of the module docstring while the plan carries the re-plan of `key`."""
+    """The checks of the module docstring while the plan carries the HonorTaints re-plan of
+    `workload`'s `topology_key` constraints."""
 
     def __init__(self, ctx: Context, workload: str, namespace: str, topology_key: str, positions: list[int],
                  open_nodes: dict[str, set[str]], seen: int, max_parallel: int,
@@ -231,13 +232,16 @@ def _context(plan_ctx: Context, edited: dict[str, Pod], sharer: Sharer) -> Conte
     """The re-plan's context, as build_context makes it on the edited snapshot: the plan's,
     with W's pods' records edited (its decisions, and its representative pods, whose limits
     _same_start checks), and what the plan learnt of its replacements."""
+    from kubectl_tspread.drain.remedies import edited_constraints
+
     probes: dict[int, Pod] = {}
     tracked = []
     for t in plan_ctx.tracked:
         if t.workload == sharer.workload and t.pod.namespace == sharer.namespace:
             probe = probes.get(id(t.pod))
             if probe is None:
-                probe = probes[id(t.pod)] = pod_with(t.pod, spread=_honored_spread(t.pod.spread, sharer.topology_key))
+                probe = probes[id(t.pod)] = pod_with(
+                    t.pod, spread=edited_constraints(t.pod.spread, sharer.topology_key, node_taints_policy=HONOR))
             t = replace(t, pod=probe)
         tracked.append(t)
     decisions = {n: [replace(d, pod=edited[d.pod.key]) if d.pod.key in edited else d for d in ds]
@@ -246,11 +250,6 @@ def _context(plan_ctx: Context, edited: dict[str, Pod], sharer: Sharer) -> Conte
                   tracked, plan_ctx.blocked, plan_ctx.delete_drained_nodes)
     ctx.origin.update(plan_ctx.origin)
     return ctx
-
-
-def _honored_spread(spread_: tuple, key: str) -> tuple:
-    """The HonorTaints remedy's edit of a pod's constraints (remedies._edit_constraint)."""
-    return tuple(replace(c, node_taints_policy=HONOR) if c.topology_key == key else c for c in spread_)
 
 
 def _same_start(plan_ctx: Context, pristine: SimCluster, ctx: Context, positions: list[int]) -> bool:
