@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 
 import click
 
@@ -105,22 +106,64 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
         # otherwise all be walked by the first collection its rendering triggers (1.7 s of a
         # whole zone's 3.6 s of output at 150,000 pods), and the process ends right after
         with no_cyclic_gc():
-            plan = plan_drain(snap, targets, options, watch)
+            early = _EarlyBody(out)
+            plan = plan_drain(snap, targets, options, watch, before_remedies=early)
             status.close()
-            render_plan(plan, out)
+            render_plan(plan, out, early.text_for(plan))
+            # and frozen before it is back, as the snapshot is once loaded: the collection that
+            # turning it on sets off walked them all anyway (0.8 s before a whole zone's exit)
+            gc.freeze()
     return EXIT_OK if plan.safe else EXIT_FOUND
 
 
-def render_plan(plan, out) -> None:
+def render_plan(plan, out, body: str | None = None) -> None:
+    """Write the plan as `out` asks; `body`: the table's print_plan_body for it, made earlier."""
     from kubectl_tspread.render import structured
-    from kubectl_tspread.render.drain import drain_plan_view, print_plan
+    from kubectl_tspread.render.drain import drain_plan_view, print_plan, print_plan_findings
 
     if out.structured:
         structured.write(drain_plan_view(plan), out.output, lambda text: click.echo(text, nl=False))
         return
     from kubectl_tspread.render.console import make_console
 
-    print_plan(make_console(out.color), plan, wide=out.wide, no_headers=out.no_headers)
+    console = make_console(out.color)
+    if body is None:
+        print_plan(console, plan, wide=out.wide, no_headers=out.no_headers)
+        return
+    console.file.write(body)
+    print_plan_findings(console, plan)
+
+
+class _EarlyBody:
+    """drain-safe's table up to the findings, rendered while the remedies' re-plans run on the
+    other cores: plan_drain hands the plan over before it attaches the remedies, which change
+    only the findings. A whole zone's body (its steps, constraints and stranded pods) took ~2 s
+    after the last re-plan came back, the parent's core idle until then. Only for plain text:
+    a colored table is laid out by rich against the terminal it is written to."""
+
+    def __init__(self, out):
+        self.out, self.plan, self.text = out, None, None
+
+    def __call__(self, plan) -> None:
+        import io
+
+        from kubectl_tspread.render.console import make_console
+        from kubectl_tspread.render.drain import print_plan_body
+
+        if self.out.structured or make_console(self.out.color).color_system is not None:
+            return
+        text = io.StringIO()
+        print_plan_body(make_console("never", text), plan, wide=self.out.wide, no_headers=self.out.no_headers)
+        self.plan, self.text = plan, text.getvalue()
+
+    def text_for(self, plan) -> str | None:
+        """The body made for `plan`, or None when it was made for another or not at all."""
+        from kubectl_tspread.render.drain import BODY_FIELDS
+
+        made = self.plan
+        if made is None or any(getattr(made, f) is not getattr(plan, f) for f in BODY_FIELDS):
+            return None
+        return self.text
 
 
 def register(cli) -> None:

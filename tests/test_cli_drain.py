@@ -159,15 +159,83 @@ def test_collector_stays_off_through_the_output_and_comes_back(capsys, dump, mon
     seen = []
     real = cli_drain.render_plan
 
-    def spy(plan, out):
+    def spy(plan, out, body=None):
         seen.append(gc.isenabled())
-        return real(plan, out)
+        return real(plan, out, body)
 
     monkeypatch.setattr(cli_drain, "render_plan", spy)
     assert gc.isenabled()
+    frozen = gc.get_freeze_count()
     code, out, _ = run(capsys, "drain-safe", "a1", "--from-file", dump())
     assert code == 0 and "SAFE" in out
     assert seen == [False] and gc.isenabled()
+    # the plan's objects were frozen before it came back: no collection walks them at exit
+    assert gc.get_freeze_count() > frozen
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_the_body_rendered_while_remedies_are_verified_is_the_tables_own(capsys, dump, monkeypatch, wide):
+    """An unsafe plan's table up to its findings is rendered before the remedies are verified
+    (plan_drain's before_remedies), while the re-plans run; what is printed is byte for byte
+    print_plan of the plan returned, remedies included."""
+    from kubectl_tspread import cli_drain
+    from kubectl_tspread.drain import remedies
+    from kubectl_tspread.render.console import make_console
+    from kubectl_tspread.render.drain import print_plan
+
+    made_before, got = [], []
+    real_attach, real_render = remedies.attach_remedies, cli_drain.render_plan
+
+    def attach(*args, **kwargs):
+        made_before.append(early[0].text is not None)
+        return real_attach(*args, **kwargs)
+
+    early = []
+    real_early = cli_drain._EarlyBody
+
+    def make_early(out):
+        early.append(real_early(out))
+        return early[-1]
+
+    def render(plan, out, body=None):
+        got.append((plan, body))
+        return real_render(plan, out, body)
+
+    monkeypatch.setattr(remedies, "attach_remedies", attach)
+    monkeypatch.setattr(cli_drain, "_EarlyBody", make_early)
+    monkeypatch.setattr(cli_drain, "render_plan", render)
+    args = ["drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--from-file", dump()]
+    code, out, _ = run(capsys, *(args + (["-o", "wide"] if wide else [])))
+    assert code == 3 and made_before == [True]
+    (plan, body), = got
+    assert body and out.startswith(body) and "fix (verified" in out[len(body):] and "fix (" not in body
+    import io
+    whole = io.StringIO()
+    print_plan(make_console("never", whole), plan, wide=wide)
+    assert out == whole.getvalue()
+
+
+def test_an_early_body_is_used_only_for_the_plan_it_was_made_for():
+    """A body made for one plan is never printed for another whose steps, verdict or stranded
+    pods are other objects (BODY_FIELDS), nor under colors, nor for -o json."""
+    from dataclasses import replace
+
+    from kubectl_tspread import cli_drain
+    from kubectl_tspread.drain.model import DrainPlan
+    from kubectl_tspread.options import OutputOptions
+
+    plan = DrainPlan(nodes=("a1",), safe=False, steps=(), stranded=(), findings=())
+    early = cli_drain._EarlyBody(OutputOptions(color="never"))
+    assert early.text_for(plan) is None  # nothing made yet
+    early(plan)
+    assert early.text_for(replace(plan, findings=())) == early.text
+    assert early.text is not None and "UNSAFE" in early.text
+    assert early.text_for(replace(plan, already_cordoned=("a1",))) is None
+    assert early.text_for(replace(plan, safe=True)) is None
+    for out in (OutputOptions(color="always"), OutputOptions(output="json", color="never")):
+        other = cli_drain._EarlyBody(out)
+        other(plan)
+        assert other.text is None and other.text_for(plan) is None
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])

@@ -196,13 +196,17 @@ def _blocked_stranded(ctx: Context, world: World) -> list[Stranded]:
 
 
 def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions = PlanOptions(),
-               on_progress: PlanProgress | None = None) -> DrainPlan:
-    """Plan the drain of `targets` (node names, as resolve_targets gives them)."""
+               on_progress: PlanProgress | None = None,
+               before_remedies: Callable[[DrainPlan], None] | None = None) -> DrainPlan:
+    """Plan the drain of `targets` (node names, as resolve_targets gives them).
+    `before_remedies` is handed the plan, its findings without remedies yet, just before the
+    remedies are verified (when there are any to verify): the plan returned differs from it
+    only in its findings, and the re-plans run on the other cores meanwhile."""
     # with the snapshot frozen out of the collector's sight after loading, the simulation's
     # objects are the whole tracked heap: every collection walked them all, and a 500-node
     # drain spent more than half its time there
     with no_cyclic_gc():
-        return _plan_drain(snapshot, targets, options, on_progress or _silent)
+        return _plan_drain(snapshot, targets, options, on_progress or _silent, before_remedies)
 
 
 def _silent(phase: str, done: int | None, total: int | None) -> None:
@@ -210,7 +214,8 @@ def _silent(phase: str, done: int | None, total: int | None) -> None:
 
 
 def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
-                on_progress: PlanProgress) -> DrainPlan:
+                on_progress: PlanProgress, before_remedies: Callable[[DrainPlan], None] | None = None
+                ) -> DrainPlan:
     missing = [t for t in targets if snapshot.node(t) is None]
     if missing:
         raise NotFoundError(f'node "{missing[0]}" not found ({snapshot.source or "snapshot"}); '
@@ -321,6 +326,8 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
                 _start(children, [w for w in wanted if w[0] not in children], replan)
             if wanted:
                 on_progress(VERIFY, 0, len(wanted))
+            if before_remedies is not None:
+                before_remedies(replace(plan, findings=tuple(findings)))
             findings = attach_remedies(snapshot, targets, options, plan, findings, replan, ready=children,
                                        on_replan=lambda done: on_progress(VERIFY, done, len(wanted)))
     finally:

@@ -96,6 +96,19 @@ def verdict_line(plan) -> str:
 # --- table -----------------------------------------------------------------------------
 
 def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> None:
+    print_plan_body(console, plan, wide, no_headers)
+    print_plan_findings(console, plan)
+
+
+# what print_plan_body reads of a plan: remedies change none of them (drain-safe renders the body
+# while they are verified)
+BODY_FIELDS = ("already_cordoned", "already_evicted", "settled", "steps", "nodes", "safe", "stranded",
+               "kubectl_errors")
+
+
+def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False) -> None:
+    """The table output of a drain plan up to its findings: the steps, the constraints after
+    each, the verdict and the stranded pods (it reads only BODY_FIELDS)."""
     out = console.file
     if plan.already_cordoned or plan.already_evicted:
         out.write(f"Already cordoned: {', '.join(plan.already_cordoned) or '-'}; "
@@ -125,7 +138,9 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
                                    no_headers))
     _print_skips_and_pdbs(console, plan, wide)
     out.write("\n" + verdict_line(plan) + "\n")
-    _print_findings(console, plan)
+    for s in plan.stranded:
+        out.write(f"stranded: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
+                  f"{s.reason}\n")
 
 
 def _constraint_rows(plan, wide: bool) -> list[tuple[str, ...]]:
@@ -175,11 +190,9 @@ def _print_skips_and_pdbs(console, plan, wide: bool) -> None:
         out.write(f"kubectl drain would fail: {e}\n")
 
 
-def _print_findings(console, plan) -> None:
+def print_plan_findings(console, plan) -> None:
+    """The rest of print_plan after print_plan_body: the findings with their remedies."""
     out = console.file
-    for s in plan.stranded:
-        out.write(f"stranded: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
-                  f"{s.reason}\n")
     for f in plan.findings:
         out.write(f"{f.code}: {finding_message(f)}\n")
         for r in f.remedies:
