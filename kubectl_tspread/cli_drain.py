@@ -119,7 +119,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
 def render_plan(plan, out, body: str | None = None) -> None:
     """Write the plan as `out` asks; `body`: the table's print_plan_body for it, made earlier."""
     from kubectl_tspread.render import structured
-    from kubectl_tspread.render.drain import drain_plan_view, print_plan, print_plan_findings
+    from kubectl_tspread.render.drain import drain_plan_view, print_plan_body, print_plan_findings
 
     if out.structured:
         structured.write(drain_plan_view(plan), out.output, lambda text: click.echo(text, nl=False))
@@ -128,9 +128,9 @@ def render_plan(plan, out, body: str | None = None) -> None:
 
     console = make_console(out.color)
     if body is None:
-        print_plan(console, plan, wide=out.wide, no_headers=out.no_headers)
-        return
-    console.file.write(body)
+        print_plan_body(console, plan, wide=out.wide, no_headers=out.no_headers)
+    else:
+        console.file.write(body)
     print_plan_findings(console, plan)
 
 
@@ -146,22 +146,23 @@ class _EarlyBody:
 
     def __call__(self, plan) -> None:
         import io
+        import sys
 
-        from kubectl_tspread.render.console import make_console
+        from kubectl_tspread.render.console import make_console, use_color
         from kubectl_tspread.render.drain import print_plan_body
 
-        if self.out.structured or make_console(self.out.color).color_system is not None:
+        if self.out.structured or use_color(self.out.color, sys.stdout):  # render_plan's console's colors
             return
         text = io.StringIO()
         print_plan_body(make_console("never", text), plan, wide=self.out.wide, no_headers=self.out.no_headers)
         self.plan, self.text = plan, text.getvalue()
 
     def text_for(self, plan) -> str | None:
-        """The body made for `plan`, or None when it was made for another or not at all."""
-        from kubectl_tspread.render.drain import BODY_FIELDS
-
+        """The body made for `plan`, or None when it was made for another or not at all: for
+        `plan` is the plan handed over with other findings, every other field the same object."""
         made = self.plan
-        if made is None or any(getattr(made, f) is not getattr(plan, f) for f in BODY_FIELDS):
+        if made is None or any(getattr(made, f.name) is not getattr(plan, f.name)
+                               for f in dataclasses.fields(plan) if f.name != "findings"):
             return None
         return self.text
 

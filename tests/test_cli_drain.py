@@ -216,8 +216,8 @@ def test_the_body_rendered_while_remedies_are_verified_is_the_tables_own(capsys,
 
 
 def test_an_early_body_is_used_only_for_the_plan_it_was_made_for():
-    """A body made for one plan is never printed for another whose steps, verdict or stranded
-    pods are other objects (BODY_FIELDS), nor under colors, nor for -o json."""
+    """A body made for one plan is never printed for another that differs in more than its
+    findings (its cordoned nodes, its verdict: other objects), nor under colors, nor for -o json."""
     from dataclasses import replace
 
     from kubectl_tspread import cli_drain

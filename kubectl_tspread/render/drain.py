@@ -100,15 +100,10 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
     print_plan_findings(console, plan)
 
 
-# what print_plan_body reads of a plan: remedies change none of them (drain-safe renders the body
-# while they are verified)
-BODY_FIELDS = ("already_cordoned", "already_evicted", "settled", "steps", "nodes", "safe", "stranded",
-               "kubectl_errors")
-
-
 def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False) -> None:
     """The table output of a drain plan up to its findings: the steps, the constraints after
-    each, the verdict and the stranded pods (it reads only BODY_FIELDS)."""
+    each, the verdict and the stranded pods (it never reads the findings: drain-safe renders it
+    while their remedies are verified)."""
     out = console.file
     if plan.already_cordoned or plan.already_evicted:
         out.write(f"Already cordoned: {', '.join(plan.already_cordoned) or '-'}; "
