@@ -37,9 +37,22 @@ CASES = [
 ]
 
 
+def _listing_nodes_left(sim: SimCluster, st: spread.SpreadState) -> spread.SpreadState:
+    """`st` without the deleted nodes its domains still list (partition.without_node keeps a
+    deleted node listed while its domain keeps a node that exists): what a fresh compute
+    over the nodes left makes. A domain listing only deleted nodes stays, with none, and so
+    never equals a fresh compute's."""
+    def left(cs: spread.ConstraintState) -> spread.ConstraintState:
+        return dataclasses.replace(
+            cs, node_domain={n: v for n, v in cs.node_domain.items() if n in sim.nodes},
+            domains={v: spread.Domain(v, d.pods, tuple(n for n in d.nodes if n in sim.nodes))
+                     for v, d in cs.domains.items()})
+    return dataclasses.replace(st, constraints=tuple(map(left, st.constraints)))
+
+
 def _same(sim: SimCluster, pod) -> None:
     fresh = spread.compute(sim.index, pod)
-    assert sim.spread_state(pod) == fresh
+    assert _listing_nodes_left(sim, sim.spread_state(pod)) == fresh
 
 
 def _mutations(sim: SimCluster):
@@ -93,7 +106,7 @@ def test_fork_does_not_see_the_other_branch():
     for _ in _mutations(other):
         pass
     assert sim.spread_state(probe) == before == spread.compute(sim.index, probe)
-    assert spread.compute(other.index, probe) == other.spread_state(probe) != before
+    assert spread.compute(other.index, probe) == _listing_nodes_left(other, other.spread_state(probe)) != before
     assert "a1" in sim.index.nodes and "a1" not in other.index.nodes
 
 
@@ -361,3 +374,83 @@ def test_pod_with_is_dataclasses_replace():
     assert pod_with(pod) == pod and pod_with(pod) is not pod
     with pytest.raises(KeyError):
         pod_with(pod, no_such_field=1)
+
+
+def test_a_deleted_node_stays_listed_while_its_zone_keeps_a_node():
+    """Deleting an emptied node of a zone that keeps another node leaves every zone state
+    the same object (no count, minimum or number of domains moves); its hostname domain
+    goes at once. The zone's last node takes the deleted nodes listed with it, and every
+    state equals a fresh compute over the nodes left throughout."""
+    constraints = [make_constraint(), make_constraint(HOSTNAME_KEY, mode=SCHEDULE_ANYWAY)]
+    sim, probe, key = _seven_nodes(constraints)
+    for name in ("a1", "a2"):
+        sim.cordon([name])
+        for p in sim.pods_on(name):
+            sim.evict(p)
+        sim.settle()
+        zone, host = sim.spread_state(probe).constraints
+        sim.delete_node(name)
+        now_zone, now_host = sim.spread_state(probe).constraints
+        assert now_zone is zone and name in now_zone.domains["a"].nodes  # listed, not moved
+        assert now_host is not host and name not in now_host.domains
+        _same(sim, probe)
+    sim.cordon(["a3"])
+    for p in sim.pods_on("a3"):
+        sim.evict(p)
+    sim.settle()
+    sim.delete_node("a3")
+    zone = sim.spread_state(probe).constraints[0]
+    assert "a" not in zone.domains and not {"a1", "a2", "a3"} & zone.node_domain.keys()
+    _same(sim, probe)
+
+
+def test_partition_without_node_with_deleted_nodes_listed():
+    """partition.without_node given the deleted nodes a domain lists: a deletion returns the
+    partition itself while the domain keeps a node that exists, and drops the domain with
+    every node it lists once none is left; a cordon under Honor does the same for the
+    domain's last existing node."""
+    from kubectl_tspread.engine.partition import EXCLUDED_TAINT, without_node
+
+    sim, probe, _ = _seven_nodes([make_constraint()])
+    part = next(iter(sim._partitions.values()))
+    assert part.members["a"] == ("a1", "a2", "a3")
+    gone: set[str] = set()
+
+    def dead(listed):
+        return frozenset(n for n in listed if n in gone)
+
+    gone.add("a1")
+    assert without_node(part, "a1", dead=dead) is part
+    gone.add("a2")
+    assert without_node(part, "a2", dead=dead) is part
+    gone.add("a3")
+    last = without_node(part, "a3", dead=dead)
+    assert "a" not in last.members and not {"a1", "a2", "a3"} & last.node_domain.keys()
+    assert last.members == {"b": ("b1", "b2"), "c": ("c1", "c2")}
+    gone.discard("a3")
+    cordoned = without_node(part, "a3", EXCLUDED_TAINT, dead=dead)  # a1 and a2 deleted, a3 leaving
+    assert "a" not in cordoned.members and not {"a1", "a2", "a3"} & cordoned.node_domain.keys()
+    assert [e.name for e in cordoned.excluded] == ["a3"]
+    gone.clear()
+    kept = without_node(part, "a3", EXCLUDED_TAINT, dead=dead)
+    assert kept.members["a"] == ("a1", "a2") and "a3" not in kept.node_domain
+    assert without_node(part, "a3") is not part  # without `dead`, a deletion moves the partition
+
+
+def test_a_domains_last_open_node_is_found_past_the_deleted_nodes_it_lists():
+    """The order heuristic drains a domain's last schedulable node late (search._only_open):
+    the deleted nodes a zone still lists are not schedulable ones."""
+    from kubectl_tspread.drain.search import _only_open
+
+    sim, probe, _ = _seven_nodes([make_constraint()])
+    for name in ("a1", "a2"):
+        sim.cordon([name])
+        for p in sim.pods_on(name):
+            sim.evict(p)
+        sim.settle()
+        sim.delete_node(name)
+    listed = sim.spread_state(probe).constraints[0].domains["a"].nodes
+    assert listed == ("a1", "a2", "a3")
+    assert _only_open(listed, sim.nodes) == "a3"
+    sim.cordon(["a3"])
+    assert _only_open(listed, sim.nodes) is None

@@ -552,11 +552,12 @@ class _Totals:
 
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
-    """The domain's one schedulable node, if it has exactly one (draining it empties the domain)."""
+    """The domain's one schedulable node, if it has exactly one (draining it empties the domain);
+    a deleted node it still lists (partition.without_node) is not one."""
     found = None
     for n in names:
         node = nodes.get(n)
-        if node is None or not node.unschedulable:
+        if node is not None and not node.unschedulable:
             if found is not None:
                 return None
             found = n

@@ -24,8 +24,11 @@ Speed (the drain planner plays thousands of steps on clusters of 150k pods):
   counted or uncounted shifts the states of its namespace whose (merged) selectors
   match its labels (drain/counts.py); a cordon moves the states with a
   nodeTaintsPolicy Honor constraint (the node leaves their domains; a cordoned node
-  keeps its labels, so nothing else about the domains changes) and a deleted node
-  every state (`counts.without_node`); a Node object added or replaced drops them all;
+  keeps its labels, so nothing else about the domains changes); a deleted node stays
+  listed in its domain while the domain keeps a node that exists (it holds no pod: no
+  count, minimum or number of domains moves, and no state object changes), and moves the
+  states whose domain it was the last node of (`counts.without_node`: every hostname
+  state); a Node object added or replaced drops them all;
 - `usage_of` keeps each node's summed requests (and `nonzero_usage` its scoring ones) as
   pods come and go.
 
@@ -90,6 +93,8 @@ class SimCluster:
         self._templates_seen: dict[str, int] = {}
         self._shifts: dict[tuple, tuple[object, list]] = {}
         self._partitions: dict[tuple, spread.Partition] = {}
+        # id(a domain's node list in a partition) -> (that list, the deleted nodes listed in it)
+        self._dead: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
         # the terminating pods `settle` removes, without a walk over every pod per step
         self._terminating: dict[str, Pod] = {p.key: p for p in self.pods.values() if p.terminating}
         # node -> the sums of `_row_of` over its pods (usage_of), made when first asked and then
@@ -127,6 +132,7 @@ class SimCluster:
         other._honor = set(self._honor)
         other._templates_seen, other._shifts = dict(self._templates_seen), self._shifts
         other._partitions = dict(self._partitions)
+        other._dead = dict(self._dead)
         other._usage, other._row_of = dict(self._usage), self._row_of
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
         other._zones = self._zones  # replaced, never changed
@@ -226,6 +232,7 @@ class SimCluster:
         self.spread_epoch = next(_VERSIONS)
         self._honor.clear()
         self._partitions.clear()
+        self._dead.clear()
 
     def _without_node(self, name: str) -> None:
         """The partitions and memoised spread states once the Node `name` (its pods already
@@ -233,8 +240,23 @@ class SimCluster:
         when it was its last node (drain/counts.without_node). A drain that deletes its
         drained nodes does so at every step, and recomputing every state from the index
         (hundreds are judged per step) cost eight times the step itself."""
-        moved = self._move_partitions(lambda key, part: without_node(part, name))
+        moved = self._move_partitions(
+            lambda key, part: without_node(part, name, dead=lambda listed: self._dead_listed(listed, name)))
         self._move_states(name, moved, [(ns, key) for ns, states in self._spread.items() for key in states])
+
+    def _dead_listed(self, listed: tuple[str, ...], deleted: str | None = None) -> frozenset[str]:
+        """The deleted nodes a partition's domain still lists (partition.without_node), the node
+        `deleted` now among them: kept per list, which only a deletion of one of its nodes
+        changes (a list first seen is walked once)."""
+        hit = self._dead.get(id(listed))
+        if hit is None or hit[0] is not listed:
+            gone = frozenset(n for n in listed if n not in self.nodes)
+        elif deleted is not None and deleted not in hit[1]:
+            gone = hit[1] | {deleted}
+        else:
+            return hit[1]
+        self._dead[id(listed)] = (listed, gone)
+        return gone
 
     def _move_partitions(self, move: Callable[[tuple, spread.Partition], spread.Partition]
                          ) -> dict[int, spread.Partition]:
@@ -337,7 +359,7 @@ class SimCluster:
         def move(key: tuple, part: spread.Partition) -> spread.Partition:
             # the key's tolerations (partition_key keeps them under Honor) decide
             if key[3] == HONOR and name in part.node_domain and untolerated_taint(taints, key[5]) is not None:
-                return without_node(part, name, EXCLUDED_TAINT)
+                return without_node(part, name, EXCLUDED_TAINT, dead=self._dead_listed)
             return part
 
         self._move_states(name, self._move_partitions(move), list(self._honor))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import matches_required_affinity, node_untolerated_taint
@@ -55,21 +55,37 @@ class Partition:
     counted: dict[tuple[str, int], Domain] = field(default_factory=dict, compare=False, repr=False)
 
 
-def without_node(part: Partition, name: str, excluded: str | None = None) -> Partition:
+def without_node(part: Partition, name: str, excluded: str | None = None,
+                 dead: Callable[[tuple[str, ...]], frozenset[str]] | None = None) -> Partition:
     """`part` once the Node `name` is deleted, or, with an `excluded` reason, no longer makes
     a domain (a cordon under nodeTaintsPolicy Honor): its domain loses it, and is gone with
     its last node. A drain deletes or cordons a node per step; judging every node again for
-    each would cost the whole cluster per step."""
+    each would cost the whole cluster per step.
+
+    With `dead` (a domain's node list -> the deleted nodes still listed in it, `name` among
+    them when it is the node deleted), a deleted node stays listed while its domain keeps a
+    node that exists: `part` itself is returned, so every state made from it stays the same
+    object (a deleted node holds no pod, and the domain's count and number are the same).
+    The deleted nodes listed go with the domain when its last existing node leaves it."""
     value = part.node_domain.get(name)
     if value is None:
         if excluded is not None or not any(e.name == name for e in part.excluded):
             return part
         return Partition(part.node_domain, tuple(e for e in part.excluded if e.name != name), part.members,
                          part.zeros)
+    listed = part.members[value]
+    gone = dead(listed) if dead is not None else frozenset()
+    if excluded is None and dead is not None and len(listed) > len(gone):
+        return part
+    left = tuple(n for n in listed if n != name)
+    if len(left) == len(gone - {name}):  # no node that exists is left: the domain goes
+        left, leaving = (), listed
+    else:
+        leaving = (name,)
     node_domain = dict(part.node_domain)  # copied in C; deleting keeps the name order
-    del node_domain[name]
+    for n in leaving:
+        del node_domain[n]
     members, zeros = dict(part.members), dict(part.zeros)
-    left = tuple(n for n in members[value] if n != name)
     if left:
         members[value], zeros[value] = left, Domain(value, 0, left)
     else:
