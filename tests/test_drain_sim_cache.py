@@ -343,22 +343,32 @@ def test_tracked_states_follow_every_mutation_in_every_branch(constraints):
         check(sim, f"{what}, after the fork moved")
 
 
-def test_an_object_memo_answers_per_object_and_starts_over_past_its_limit():
+def test_an_object_memo_answers_per_object_and_lets_go_of_what_only_it_holds():
     """ObjectMemo keeps a value per object, by identity: an equal object is another entry, a
-    value of 0 or an empty tuple is a kept value, and past the limit the memo starts over."""
+    value of 0 or an empty tuple is a kept value. Past the limit it lets go of the entries
+    whose object nothing else holds, and then, while more than three quarters of the limit
+    are left, of the oldest."""
     from kubectl_tspread.drain.simulate import ObjectMemo
 
-    memo = ObjectMemo(limit=3)
+    memo = ObjectMemo(limit=4)
     a, b = ["x"], ["x"]
     assert memo.get(a) is None
     assert memo.put(a, 0) == 0 and memo.get(a) == 0
     assert memo.get(b) is None  # equal, not the same object
     memo.put(b, ())
     assert memo.get(b) == () and memo.get(a) == 0
-    c, d = object(), object()
+    gone = object()
+    memo.put(gone, "gone")
+    c = object()
     memo.put(c, "c")
-    memo.put(d, "d")  # the fourth entry: the first three are let go
-    assert (memo.get(a), memo.get(b), memo.get(c), memo.get(d)) == (None, None, None, "d")
+    del gone  # the memo's entry is all that holds it now
+    d = object()
+    memo.put(d, "d")  # the fifth entry: the one held by nobody else goes, the rest stay
+    assert (memo.get(a), memo.get(b), memo.get(c), memo.get(d)) == (0, (), "c", "d")
+    assert len(memo._entries) == 4
+    e = object()
+    memo.put(e, "e")  # every entry held elsewhere: the oldest go, down to three
+    assert (memo.get(a), memo.get(b), memo.get(c), memo.get(d), memo.get(e)) == (None, (), "c", "d", "e")
 
 
 def test_pod_with_is_dataclasses_replace():

@@ -463,13 +463,19 @@ def _make_room() -> None:
     dropped live states too: in a drain that deletes its nodes every state moves at each
     deletion and the memo filled every few dozen deletions, so that ~20,000 states of a
     zone's re-plan had their arrays built again from their counts."""
-    dead = [key for key, hit in _ARRAYS.items() if _refs(hit[0]) <= 2]  # the entry's and the call's
+    let_go(_ARRAYS, ARRAYS_KEPT - ARRAYS_KEPT // 4)
+
+
+def let_go(entries: dict, keep: int) -> None:
+    """Drop from `entries` (each value an (object, ...) tuple) those whose object nothing but
+    the entry holds, then the oldest while more than `keep` are left."""
+    dead = [key for key, hit in entries.items() if _refs(hit[0]) <= 2]  # the entry's and the call's
     for key in dead:
-        del _ARRAYS[key]
-    short = len(_ARRAYS) - (ARRAYS_KEPT - ARRAYS_KEPT // 4)
+        del entries[key]
+    short = len(entries) - keep
     if short > 0:
-        for key in list(itertools.islice(_ARRAYS, short)):
-            del _ARRAYS[key]
+        for key in list(itertools.islice(entries, short)):
+            del entries[key]
 
 
 def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
