@@ -327,6 +327,52 @@ def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, 
     assert plans[1] == plans[3] == plans[100]
 
 
+@pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (16, 2), (16, 3), (24, 3)])
+def test_each_candidate_of_a_harmful_level_starts_from_the_level_world(per_zone, pods_per_node, monkeypatch):
+    """Where every candidate does harm the fallback plays them all and keeps the least bad,
+    the last one on the level's world itself instead of a copy: each still starts from the
+    level's world as it was before any candidate (same pods where they were, same steps and
+    strandings), and a level after a harmful one copies its world once fewer than it has
+    candidates."""
+    from kubectl_tspread.drain.steps import World
+
+    snap, targets = _small_nodes_trap(per_zone, pods_per_node)
+    starts: list[tuple[int, tuple]] = []
+    copies: list[int] = []
+    replaying: list[bool] = []
+    real_run, real_replayed, real_copy = search.run_batch, search.Search._replayed, World.copy
+
+    def recorded(ctx, world, batch):
+        if not replaying:  # a world rebuilt from a checkpoint is not a candidate
+            pods = tuple(sorted((key, world.sim.pods[key].node_name) for key in world.sim.pods))
+            starts.append((len(world.done), (pods, len(world.steps), len(world.stranded), sorted(world.done))))
+        return real_run(ctx, world, batch)
+
+    def replayed(self, mark, since):
+        replaying.append(True)
+        try:
+            return real_replayed(self, mark, since)
+        finally:
+            replaying.pop()
+
+    monkeypatch.setattr(search, "run_batch", recorded)
+    monkeypatch.setattr(search.Search, "_replayed", replayed)
+    monkeypatch.setattr(World, "copy", lambda self: copies.append(len(self.done)) or real_copy(self))
+    plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+    assert not plan.safe and plan.stranded
+    levels: dict[int, list[tuple]] = {}
+    for done, state in starts:
+        levels.setdefault(done, []).append(state)
+    harmful = [done for done, states in levels.items() if len(states) == search.GREEDY_CANDIDATES]
+    for done in harmful:
+        assert all(state == levels[done][0] for state in levels[done]), done
+    # after a harmful level nothing is played in place, so no checkpoint: only the candidates' copies
+    after_harm = [done for done in harmful if done - 1 in harmful]
+    assert len(after_harm) >= 3, "too few levels after a harmful one"
+    for done in after_harm:
+        assert copies.count(done) == search.GREEDY_CANDIDATES - 1, done
+
+
 def _order_case(case: str, host_skew: int = 1):
     """(snapshot, targets) of the order heuristic's tests: zone b of a trap of small nodes, or
     six nodes of three zones holding two workloads with a zone and a hostname constraint."""

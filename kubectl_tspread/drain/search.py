@@ -212,7 +212,10 @@ class Search:
         level's world itself, not on a copy (a zone's plan has ~1,800 such levels before
         its first harm, and a copy of a big cluster's world costs ~3 ms): a copy is kept
         every CHECKPOINT_EVERY levels, and a level whose first candidate does harm rebuilds
-        its world from it, by playing the batches since again, for the other candidates."""
+        its world from it, by playing the batches since again, for the other candidates.
+        Where harm is unavoidable every level plays all its candidates, and the last is
+        played on the level's world itself (once no carried re-plan can ask for it, and
+        past the first level: `deepest`, the fallback's start, is never played on)."""
         mark: World | None = None  # a copy of the world of an earlier level, while playing in place
         since: list[list[str]] = []  # the batches that led from `mark` to this level's world
         while True:
@@ -231,6 +234,13 @@ class Search:
             for i, batch in enumerate(candidates):
                 if i == 0 and mark is not None:
                     w, level = world, None
+                elif (i == len(candidates) - 1 and self.sharer is None and self.on_strand is None
+                      and world is not self.deepest):
+                    # the last candidate: nothing reads the level's world after it (no carried
+                    # re-plan to hand it over to; the fallback's start stays as the search found
+                    # it), so it is played on that world itself
+                    w = level if level is not None else self._replayed(mark, since)  # type: ignore[arg-type]
+                    level = None
                 else:
                     if level is None:
                         level = self._replayed(mark, since)  # type: ignore[arg-type]
