@@ -260,7 +260,7 @@ def test_without_a_backtracking_allowance_a_failed_level_ends_the_search(monkeyp
     snap = make_snapshot(snap.nodes + tuple(free) + (spare,), snap.pods + tuple(pods), workloads=[RS])
     targets = pinned + [n.name for n in free]
     tried, replaying = [], []
-    real, checkpoint = search.run_batch, search.Search._checkpoint
+    real = search.run_batch
 
     def recorded(ctx, world, batch):
         ok = real(ctx, world, batch)
@@ -268,15 +268,8 @@ def test_without_a_backtracking_allowance_a_failed_level_ends_the_search(monkeyp
             tried.append((len(world.done) - len(batch), ok))
         return ok
 
-    def replayed(self, marks, path):
-        replaying.append(True)
-        try:
-            return checkpoint(self, marks, path)
-        finally:
-            replaying.pop()
-
     monkeypatch.setattr(search, "run_batch", recorded)
-    monkeypatch.setattr(search.Search, "_checkpoint", replayed)
+    monkeypatch.setattr(search.Search, "_checkpoint", _flagging(replaying, search.Search._checkpoint))
     for budget, goes_back in ((0, False), (10_000, True)):
         tried.clear()
         plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=budget))
@@ -286,6 +279,19 @@ def test_without_a_backtracking_allowance_a_failed_level_ends_the_search(monkeyp
         failed_at = levels.index(first_failed_level)
         went_back = any(d < first_failed_level for d in levels[failed_at:])
         assert went_back == goes_back, (budget, tried)
+
+
+def _flagging(replaying: list, method):
+    """`method` (a Search method that rebuilds a world by playing batches again) with
+    `replaying` non-empty while it runs: the batches it plays are no candidates."""
+    def flagged(self, *args):
+        replaying.append(True)
+        try:
+            return method(self, *args)
+        finally:
+            replaying.pop()
+
+    return flagged
 
 
 def _small_nodes_trap(per_zone: int, pods_per_node: int):
@@ -340,7 +346,7 @@ def test_each_candidate_of_a_harmful_level_starts_from_the_level_world(per_zone,
     starts: list[tuple[int, tuple]] = []
     copies: list[int] = []
     replaying: list[bool] = []
-    real_run, real_replayed, real_copy = search.run_batch, search.Search._replayed, World.copy
+    real_run, real_copy = search.run_batch, World.copy
 
     def recorded(ctx, world, batch):
         if not replaying:  # a world rebuilt from a checkpoint is not a candidate
@@ -348,15 +354,8 @@ def test_each_candidate_of_a_harmful_level_starts_from_the_level_world(per_zone,
             starts.append((len(world.done), (pods, len(world.steps), len(world.stranded), sorted(world.done))))
         return real_run(ctx, world, batch)
 
-    def replayed(self, mark, since):
-        replaying.append(True)
-        try:
-            return real_replayed(self, mark, since)
-        finally:
-            replaying.pop()
-
     monkeypatch.setattr(search, "run_batch", recorded)
-    monkeypatch.setattr(search.Search, "_replayed", replayed)
+    monkeypatch.setattr(search.Search, "_replayed", _flagging(replaying, search.Search._replayed))
     monkeypatch.setattr(World, "copy", lambda self: copies.append(len(self.done)) or real_copy(self))
     plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
     assert not plan.safe and plan.stranded
