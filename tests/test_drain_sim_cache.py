@@ -160,10 +160,7 @@ def test_states_move_with_node_deletions_as_a_fresh_compute_counts(constraints):
     sim, probe, key = _seven_nodes(constraints)
     mins = []
     for name in ("b1", "a1", "b2", "a2", "c1"):
-        sim.cordon([name])
-        for p in sim.pods_on(name):
-            sim.evict(p)
-        sim.settle()
+        _emptied(sim, name)
         _same(sim, probe)
         mins.append([cs.global_min for cs in sim.spread_state(probe).constraints])
         sim.delete_node(name)
@@ -202,6 +199,14 @@ def test_states_move_with_cordons_under_honor_as_a_fresh_compute_counts(constrai
     sim.delete_node("b1")
     _same(sim, probe)
     assert len(seen) > 2  # the cordons did move the domains and counts
+
+
+def _emptied(sim: SimCluster, name: str) -> None:
+    """Cordon `name`, evict each of its pods and settle, as a drain step does."""
+    sim.cordon([name])
+    for p in sim.pods_on(name):
+        sim.evict(p)
+    sim.settle()
 
 
 def _moves(sim: SimCluster, probe, names, delete: bool):
@@ -394,20 +399,14 @@ def test_a_deleted_node_stays_listed_while_its_zone_keeps_a_node():
     constraints = [make_constraint(), make_constraint(HOSTNAME_KEY, mode=SCHEDULE_ANYWAY)]
     sim, probe, key = _seven_nodes(constraints)
     for name in ("a1", "a2"):
-        sim.cordon([name])
-        for p in sim.pods_on(name):
-            sim.evict(p)
-        sim.settle()
+        _emptied(sim, name)
         zone, host = sim.spread_state(probe).constraints
         sim.delete_node(name)
         now_zone, now_host = sim.spread_state(probe).constraints
         assert now_zone is zone and name in now_zone.domains["a"].nodes  # listed, not moved
         assert now_host is not host and name not in now_host.domains
         _same(sim, probe)
-    sim.cordon(["a3"])
-    for p in sim.pods_on("a3"):
-        sim.evict(p)
-    sim.settle()
+    _emptied(sim, "a3")
     sim.delete_node("a3")
     zone = sim.spread_state(probe).constraints[0]
     assert "a" not in zone.domains and not {"a1", "a2", "a3"} & zone.node_domain.keys()
@@ -454,10 +453,7 @@ def test_a_domains_last_open_node_is_found_past_the_deleted_nodes_it_lists():
 
     sim, probe, _ = _seven_nodes([make_constraint()])
     for name in ("a1", "a2"):
-        sim.cordon([name])
-        for p in sim.pods_on(name):
-            sim.evict(p)
-        sim.settle()
+        _emptied(sim, name)
         sim.delete_node(name)
     listed = sim.spread_state(probe).constraints[0].domains["a"].nodes
     assert listed == ("a1", "a2", "a3")
