@@ -239,11 +239,10 @@ class Search:
                     # the last candidate: nothing reads the level's world after it (no carried
                     # re-plan to hand it over to; the fallback's start stays as the search found
                     # it), so it is played on that world itself
-                    w = level if level is not None else self._replayed(mark, since)  # type: ignore[arg-type]
+                    w = self._level_world(level, mark, since)
                     level = None
                 else:
-                    if level is None:
-                        level = self._replayed(mark, since)  # type: ignore[arg-type]
+                    level = self._level_world(level, mark, since)
                     w = level.copy()
                 self.explored += 1
                 run_batch(self.ctx, w, batch)
@@ -257,14 +256,14 @@ class Search:
             if self.sharer is not None and self.sharer.diverged:
                 # a retry of this level may differ there: hand over the level's world as it
                 # was before its candidates
-                self._hand_over(level if level is not None else self._replayed(mark, since))  # type: ignore[arg-type]
+                self._hand_over(self._level_world(level, mark, since))
             if self.on_strand is not None and self.forced and best.stranded:  # type: ignore[union-attr]
                 self.sharer = self.on_strand(best.stranded[0], best)  # type: ignore[union-attr, arg-type]
                 self.on_strand = None
                 if self.sharer is not None and not single:
                     # a candidate's later steps retried replacements of this level's strandings,
                     # unwatched: play them again watched (one level's work, the same outcomes)
-                    start = level if level is not None else self._replayed(mark, since)  # type: ignore[arg-type]
+                    start = self._level_world(level, mark, since)
                     for batch in candidates[:i + 1]:
                         run_batch(self.ctx, start.copy(), batch)
                     if self.sharer.diverged:
@@ -284,6 +283,10 @@ class Search:
         is watched."""
         sharer, self.sharer = self.sharer, None
         sharer.fork(world)  # type: ignore[union-attr]
+
+    def _level_world(self, level: World | None, mark: World | None, since: list[list[str]]) -> World:
+        """A level's world: `level` while nothing was played on it, else rebuilt from `mark`."""
+        return level if level is not None else self._replayed(mark, since)  # type: ignore[arg-type]
 
     def _replayed(self, mark: World, since: list[list[str]]) -> World:
         """The world `since`'s batches lead to from `mark` (played on a copy of it: a step's
