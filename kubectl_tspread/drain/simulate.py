@@ -685,7 +685,7 @@ class ObjectMemo:
     def put(self, obj: Any, value: Any) -> Any:
         """Keep `value` for `obj`; returns it."""
         if len(self._entries) >= self.limit:
-            vector.let_go(self._entries, self.limit - self.limit // 4)
+            vector.let_go(self._entries, self.limit)
         self._entries[id(obj)] = (obj, value)
         return value
 

@@ -463,16 +463,17 @@ def _make_room() -> None:
     dropped live states too: in a drain that deletes its nodes every state moves at each
     deletion and the memo filled every few dozen deletions, so that ~20,000 states of a
     zone's re-plan had their arrays built again from their counts."""
-    let_go(_ARRAYS, ARRAYS_KEPT - ARRAYS_KEPT // 4)
+    let_go(_ARRAYS, ARRAYS_KEPT)
 
 
-def let_go(entries: dict, keep: int) -> None:
-    """Drop from `entries` (each value an (object, ...) tuple) those whose object nothing but
-    the entry holds, then the oldest while more than `keep` are left."""
+def let_go(entries: dict, limit: int) -> None:
+    """Make room in a memo of `limit` entries (each value an (object, ...) tuple): drop those
+    whose object nothing but the entry holds, then the oldest while more than three quarters
+    of `limit` are left."""
     dead = [key for key, hit in entries.items() if _refs(hit[0]) <= 2]  # the entry's and the call's
     for key in dead:
         del entries[key]
-    short = len(entries) - keep
+    short = len(entries) - (limit - limit // 4)
     if short > 0:
         for key in list(itertools.islice(entries, short)):
             del entries[key]
