@@ -200,6 +200,50 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
     assert repr(forked.findings) == repr(in_process.findings)
 
 
+def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(counting, results, monkeypatch):
+    """In a trap the re-plan that deletes the drained nodes outlasts the plan: it is started
+    before the plan builds its context and proves the trap (seconds on a big cluster), kept
+    once the proof comes, and its verdict is the one the remedies use."""
+    from kubectl_tspread.drain import plan as planmod
+    snap, targets = _zone_trap()
+    at_context, real_context = [], planmod.build_context
+
+    def build_context(*args):
+        at_context.append(list(counting))
+        return real_context(*args)
+
+    monkeypatch.setattr(planmod, "build_context", build_context)
+    forked = plan_drain(snap, targets)
+    assert len(at_context[0]) == 1  # the plan's own context (the first made): one child already under way
+    first = at_context[0][0]
+    assert [got is not None for child, got in results if child is first] == [True]
+    assert "DeleteDrainedNodes" in {r.action for f in forked.findings for r in f.remedies}
+    assert all(gone(c.pid) for c in counting)
+    assert repr(forked.findings) == repr(no_fork_plan(snap, targets, monkeypatch).findings)
+
+
+def test_without_a_proof_the_delete_nodes_replan_started_on_a_guess_is_stopped(counting, results, monkeypatch):
+    """No trap proven (the order snapshot: some order is safe): the re-plan started before
+    the proof is stopped when it comes, never read, and the plan is the in-process one."""
+    from kubectl_tspread.drain import plan as planmod
+    snap = _order_snapshot()
+    targets = ["c2", "a1", "b2"]
+    at_context, real_context = [], planmod.build_context
+
+    def build_context(*args):
+        at_context.append(list(counting))
+        return real_context(*args)
+
+    monkeypatch.setattr(planmod, "build_context", build_context)
+    forked = plan_drain(snap, targets)
+    assert len(at_context[0]) == 1  # started on the guess, before the plan's context
+    guessed = at_context[0][0]
+    assert not [got for child, got in results if child is guessed]
+    assert all(gone(c.pid) for c in counting)
+    assert forked.safe and len(counting) == 2  # and the given order's check after the proof
+    assert repr(forked) == repr(no_fork_plan(snap, targets, monkeypatch))
+
+
 def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stranding(counting, results,
                                                                                       monkeypatch):
     """The zone trap, and a hostname-spread workload with a pod on every node, whose first

@@ -231,17 +231,18 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         replanned, refused = _plan(snap, targets, opts, sim, pl)
         return replace(replanned, findings=tuple(build_findings(replanned, refused)))
 
-    ctx = build_context(sim, targets, options)
     children: dict[str, parallel.Child] = {}
 
     def guess(forced: list) -> None:
         """Start the re-plans the remedies will certainly want first, so they are verified
         while the order is searched: when no order is safe, the trap's strandings lead the
-        findings (their first candidate deletes the drained nodes); otherwise the
-        PDB-blocked pods' findings do, if any."""
+        findings (their first candidate deletes the drained nodes, started before the proof
+        and kept); otherwise the PDB-blocked pods' findings do, if any."""
         from kubectl_tspread.drain.remedies import first_replans, first_trap_replans
         wanted = (first_trap_replans(snapshot, targets, options, forced) if forced else
                   first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
+        for key in [k for k in children if k not in {w[0] for w in wanted}]:
+            children.pop(key).cancel()  # started on a guess that the proof did not bear out
         _start(children, wanted, replan)
 
     def first_strand(s: Stranded, world: World) -> shared.Sharer | None:
@@ -305,6 +306,13 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         return got.safe if got is not None else given_order_safe(snapshot, targets, options)
 
     try:
+        if options.verify_remedies and parallel.available():
+            # the re-plan a proven trap wants first, started before the proof is known: the
+            # plan's context and the proof take seconds on a big cluster, and in a trap this
+            # re-plan runs longer than the plan itself (guess() stops it when no proof comes)
+            from kubectl_tspread.drain.remedies import deleting_replans
+            _start(children, deleting_replans(snapshot, targets, options), replan)
+        ctx = build_context(sim, targets, options)
         on_proof = proof if parallel.available() else None
         on_strand = first_strand if options.verify_remedies and parallel.available() else None
         total = len(targets)
@@ -341,6 +349,8 @@ def _start(children: dict[str, parallel.Child], wanted: Sequence[tuple[str, Call
     """Start each wanted re-plan in a forked process (at most parallel.MAX_CHILDREN at once),
     which also makes the candidate's edited snapshot."""
     for key, snap, opts in wanted:
+        if key in children:
+            continue  # already under way
         if len(children) >= parallel.MAX_CHILDREN:
             return
         children[key] = parallel.Child(lambda s=snap, o=opts: _verdict(replan(s(), o)))

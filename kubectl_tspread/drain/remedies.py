@@ -129,22 +129,39 @@ def first_trap_replans(snapshot: Snapshot, targets: Sequence[str], options: Plan
     """The re-plan attach_remedies makes first when forced.py proved that no order is safe:
     the trap strands replacements before anything else goes wrong, and the first candidate
     of a spread finding deletes the drained nodes (none when the options already do)."""
-    if not forced or options.delete_drained_nodes:
+    return deleting_replans(snapshot, targets, options) if forced else []
+
+
+def deleting_replans(snapshot: Snapshot, targets: Sequence[str],
+                     options: PlanOptions) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
+    """The re-plan that deletes the drained nodes, as first_trap_replans starts it when
+    forced.py proves a trap (none when the options already delete them). plan.py starts it
+    before the proof is known, and stops it when no proof comes."""
+    if options.delete_drained_nodes:
         return []
-    harm = forced[0]
-    f = Finding(CORDONED_DOMAIN_TRAP, harm.workload, (), None, {"topologyKey": harm.topology_key})
-    key, action, _, snap, opts = next(_keyed(snapshot, targets, options, None, f, _Lookups(snapshot)))
-    return [(key, snap, opts)] if action == "DeleteDrainedNodes" else []
+    key, _, _, snap, opts = _keyed_one(options, _delete_drained(snapshot, targets, options))
+    return [(key, snap, opts)]
+
+
+def _delete_drained(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> Candidate:
+    """The first candidate of every spread finding: delete the drained Node objects once empty."""
+    return ("DeleteDrainedNodes", {"nodes": list(targets)}, lambda: snapshot,
+            replace(options, delete_drained_nodes=True))
 
 
 def _keyed(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
            f: Finding, workloads: "_Lookups") -> Iterator[tuple[str, str, dict, Callable[[], Snapshot],
                                                                        PlanOptions]]:
     """`candidates` with each one's cache key and the options its re-plan runs with."""
-    budget = min(options.search_budget, REMEDY_SEARCH_BUDGET)
-    for action, params, snap, opts in candidates(snapshot, targets, options, plan, f, workloads):
-        yield (repr((action, sorted(params.items()))), action, params, snap,
-               replace(opts, verify_remedies=False, search_budget=budget))
+    for candidate in candidates(snapshot, targets, options, plan, f, workloads):
+        yield _keyed_one(options, candidate)
+
+
+def _keyed_one(options: PlanOptions, candidate: Candidate) -> tuple[str, str, dict, Callable[[], Snapshot],
+                                                                     PlanOptions]:
+    action, params, snap, opts = candidate
+    return (repr((action, sorted(params.items()))), action, params, snap,
+            replace(opts, verify_remedies=False, search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET)))
 
 
 def replan_allowance(targets: int) -> int:
@@ -184,8 +201,7 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
     namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
     if f.code in _SPREAD_CODES and key:
         if not options.delete_drained_nodes:
-            yield ("DeleteDrainedNodes", {"nodes": list(targets)}, lambda: snapshot,
-                   replace(options, delete_drained_nodes=True))
+            yield _delete_drained(snapshot, targets, options)
 
         def edited(**changes) -> Callable[[], Snapshot]:
             return lambda: _edit_constraint(snapshot, workloads.keys(namespace, f.workload), key, **changes)
