@@ -175,6 +175,29 @@ def _zone_trap(extra=lambda nodes: (), workloads=()):
     return make_snapshot(nodes, pods + list(extra(nodes)), workloads=[RS, *workloads]), ["b1", "b2", "b3"]
 
 
+def test_a_child_keeps_what_it_is_told_to_outlive_and_the_parent_keeps_nothing():
+    """outlive() keeps its objects in a forked child, which exits without freeing them;
+    in the parent it keeps nothing (a plan made in-process frees its simulation as usual)."""
+    import weakref
+
+    class Thing:
+        pass
+
+    def kept_in_child() -> parallel.Verdict:
+        thing = Thing()
+        ref = weakref.ref(thing)
+        parallel.outlive(thing)
+        del thing
+        return parallel.Verdict(ref() is not None, ())
+
+    assert parallel.Child(kept_in_child).result() == parallel.Verdict(True, ())
+    thing = Thing()
+    ref = weakref.ref(thing)
+    parallel.outlive(thing)
+    del thing
+    assert ref() is None
+
+
 def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(counting, results, monkeypatch):
     """The zone trap: the first remedy re-plan (delete the drained nodes) is started before
     any step is simulated, its verdict is the one used, and the answer is the in-process one."""

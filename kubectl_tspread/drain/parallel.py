@@ -32,6 +32,8 @@ MAX_CHILDREN = 4
 # lock of the bars it shows: no child may start while a line is half-way written)
 FORK_LOCKS: list = []
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# in a forked child: what outlive() was handed, kept until os._exit (None in the parent)
+_KEPT: list | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,15 @@ class Verdict:
 def available() -> bool:
     return (sys.platform.startswith("linux") and hasattr(os, "fork") and (os.cpu_count() or 1) > 1
             and os.environ.get("TSPREAD_NO_FORK", "") in ("", "0"))
+
+
+def outlive(*objs: object) -> None:
+    """In a forked child, keep `objs` until it exits, which frees nothing: a re-plan's
+    simulation and steps of a big cluster are millions of objects, and freeing them one by
+    one once its verdict is made cost ~0.6 s before a whole zone's parent could read it.
+    In the parent (and with forking off) nothing is kept: they are freed as usual."""
+    if _KEPT is not None:
+        _KEPT.extend(objs)
 
 
 def _die_with(parent: int) -> None:
@@ -86,8 +97,9 @@ class Child:
             for lock in reversed(held):
                 lock.release()
         if pid == 0:  # pragma: no cover - the child's coverage is not collected
+            global _KEPT
             os.close(read)
-            code = 0
+            code, _KEPT = 0, []
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 _die_with(parent)

@@ -229,6 +229,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         # the placement cache is only sound on forks of the same simulation
         sim, pl = (fork, placer) if fork is not None else (SimCluster(snap), Placer())
         replanned, refused = _plan(snap, targets, opts, sim, pl)
+        parallel.outlive(sim, replanned)  # in a child, which exits once its verdict is sent
         return replace(replanned, findings=tuple(build_findings(replanned, refused)))
 
     children: dict[str, parallel.Child] = {}
@@ -279,6 +280,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
                 if got is None:
                     return _verdict(replan(edited, opts))
                 plan, refused = _finish(edited, targets, opts, *got, False, [])
+                parallel.outlive(got, plan)
                 return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at)
 
             children[key] = parallel.Child(run)
