@@ -80,3 +80,23 @@ def test_a_snapshot_with_other_services_gets_no_fork():
     snap = make_snapshot(nodes_in({"a": 1}), web({"a1": 1}, []), workloads=[RS])
     assert SimCluster(snap).forked_to(replace(snap, pdbs=(_pdb("web", 1),))) is not None
     assert SimCluster(snap).forked_to(replace(snap, workloads=())) is None
+
+
+def test_a_fork_to_the_same_snapshot_is_a_copy_its_steps_leave_the_base_alone():
+    """A re-plan that changes the options alone (delete the drained nodes, a kubectl flag)
+    forks to the very snapshot: a copy, nothing matched again, and playing on it leaves
+    the simulation it came from as it was."""
+    snap = make_snapshot(nodes_in({"a": 2, "b": 2}), web({"a1": 2, "a2": 1, "b1": 1}, [make_constraint()]),
+                         workloads=[RS])
+    base = SimCluster(snap)
+    fork = base.forked_to(snap)
+    assert fork is not None and fork is not base and fork.base is snap
+    assert list(fork.nodes) == list(base.nodes) and fork.pods == base.pods
+    gone = next(p for p in snap.pods if p.node_name == "a1")
+    fork.cordon(["a1"])
+    fork.evict(gone)
+    fork.delete_node("b2")
+    probe = base.replacement_for(gone)
+    assert base.spread_state(probe) == spread.compute(SimCluster(snap).index, probe)
+    assert "b2" in base.nodes and not base.nodes["a1"].unschedulable
+    assert base.pods == SimCluster(snap).pods
