@@ -357,3 +357,26 @@ def test_a_pod_is_judged_by_the_decision_made_for_it_on_its_node():
     assert got.pod is moved and got.action == EVICT and got.replaced
     moved_ds = replace(ds, node_name="a2")
     assert ctx.decision(moved_ds).action == EVICT  # not the DaemonSet pod decided on a1
+
+
+def test_pods_sharing_one_labels_map_are_covered_by_their_own_namespaces_pdbs():
+    """A workload's pods share one labels map (as the loader makes them), and so may pods
+    of two namespaces: each is covered by the PDBs of its own namespace only, and a pod
+    with other labels is not covered by a PDB whose selector its namespace's others match."""
+    from kubectl_tspread.drain.plan import build_context
+    from kubectl_tspread.drain.simulate import SimCluster
+
+    pods = [make_pod(f"web-{i}", node="a1", owner="ReplicaSet/web-1", labels={"app": "web"}, namespace=ns)
+            for i, ns in enumerate(["shop", "shop", "blog", "blog"])]
+    pods = [replace(p, labels=pods[0].labels) for p in pods]
+    pods.append(make_pod("api-0", node="a1", owner="ReplicaSet/api-1", labels={"app": "api"}, namespace="shop"))
+    assert len({id(p.labels) for p in pods[:4]}) == 1
+    shop = Pdb("shop", "web", Selector.from_api({"matchLabels": {"app": "web"}}), disruptions_allowed=1)
+    blog = [Pdb("blog", name, Selector.from_api({"matchLabels": {"app": "web"}}), disruptions_allowed=1)
+            for name in ("one", "two")]
+    sim = SimCluster(make_snapshot(nodes_in({"a": 2}), pods, pdbs=[shop, *blog]))
+    ctx = build_context(sim, ["a1"], PlanOptions())
+    assert ctx.pod_pdbs == {"shop/web-0": ("shop/web",), "shop/web-1": ("shop/web",),
+                            "blog/web-2": ("blog/one", "blog/two"), "blog/web-3": ("blog/one", "blog/two"),
+                            "shop/api-0": ()}
+    assert ctx.blocked == {"blog/web-2": "MultiplePdbs", "blog/web-3": "MultiplePdbs"}
