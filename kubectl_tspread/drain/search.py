@@ -518,6 +518,10 @@ class _Totals:
     def clear(self) -> None:
         """Every total back to 0."""
         n = len(self.names)
+        # arrays only: position -> [holds, surplus] not yet added to them (add's small node
+        # sets, a hostname domain's one node mostly: numpy's per-element += cost more than
+        # the rest of add, so they are added in one go when the totals are read)
+        self._pending: dict[int, list[int]] = {}
         if self.arrays:
             np = vector.np
             self.holds, self.surplus = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
@@ -527,12 +531,22 @@ class _Totals:
     def add(self, names: Collection[str], holds: int, surplus: int) -> None:
         """Move the totals of the target nodes `names` (distinct) by `holds` and `surplus`."""
         h, s = self.holds, self.surplus
-        if not self.arrays or len(names) <= self.SMALL:
+        if not self.arrays:
             pos = self.pos
             for name in names:
                 i = pos[name]
                 h[i] += holds
                 s[i] += surplus
+            return
+        if len(names) <= self.SMALL:
+            pos, pending = self.pos, self._pending
+            for name in names:
+                got = pending.get(pos[name])
+                if got is None:
+                    pending[pos[name]] = [holds, surplus]
+                else:
+                    got[0] += holds
+                    got[1] += surplus
             return
         at = self._at.get(names)
         if at is None:
@@ -543,6 +557,7 @@ class _Totals:
 
     def ordered(self, remaining: list[str], empties: dict[str, int]) -> list[str]:
         """`remaining` (target nodes) sorted by (empties, holds, -surplus, name)."""
+        self._flush()
         pos, holds, surplus = self.pos, self.holds, self.surplus
         if not self.arrays:
             def key(name: str):
@@ -558,8 +573,21 @@ class _Totals:
         order = np.lexsort((self.rank[at], -surplus[at], holds[at], emptied))
         return [remaining[i] for i in order.tolist()]
 
+    def _flush(self) -> None:
+        """Add the pending small updates to the arrays (positions are distinct keys)."""
+        pending = self._pending
+        if not pending:
+            return
+        np, n = vector.np, len(pending)
+        at = np.fromiter(pending, dtype=np.int64, count=n)
+        moves = np.array(list(pending.values()), dtype=np.int64)
+        self.holds[at] += moves[:, 0]
+        self.surplus[at] += moves[:, 1]
+        pending.clear()
+
     def as_dicts(self) -> tuple[dict[str, int], dict[str, int]]:
         """({node: holds}, {node: surplus}) of the nodes with a non-zero total."""
+        self._flush()
         return ({n: int(h) for n, h in zip(self.names, self.holds) if h},
                 {n: int(s) for n, s in zip(self.names, self.surplus) if s})
 
