@@ -63,6 +63,74 @@ def test_pods_are_read_in_pages_of_500_following_continue_tokens(api, kubeconfig
     assert "continue" not in reqs[0].query and reqs[1].query["continue"] and reqs[2].query["continue"]
 
 
+def test_the_next_page_is_asked_for_while_this_one_is_decoded(api, kubeconfig, monkeypatch):
+    """A list page's continue token is read from its head: the next page's GET is made in a
+    thread while the page is decoded (the server makes it meanwhile); the pods come out the
+    same and in order, one GET per page."""
+    from kubectl_tspread.snapshot import live as livemod
+
+    api.add(*[raw_pod(f"p{i:04d}", "prod", node="n1") for i in range(1201)])
+    real, seen = livemod.DECODERS["Pod"], []
+
+    def decode(item):
+        if not seen:  # the first pod of the first page: the second page is asked for already
+            deadline = time.monotonic() + 5
+            while len(api.logged("GET", "/api/v1/namespaces/prod/pods")) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            seen.append(len(api.logged("GET", "/api/v1/namespaces/prod/pods")))
+        return real[0](item)
+
+    monkeypatch.setitem(livemod.DECODERS, "Pod", (decode, real[1]))
+    pods = list(live(kubeconfig).list("Pod"))
+    assert seen == [2]
+    assert [p.name for p in pods] == [f"p{i:04d}" for i in range(1201)]
+    reqs = api.logged("GET", "/api/v1/namespaces/prod/pods")
+    assert len(reqs) == 3 and "continue" not in reqs[0].query
+    assert reqs[1].query["continue"] != reqs[2].query["continue"]
+
+
+def test_a_token_misread_from_the_head_costs_a_request_never_a_wrong_list(api, kubeconfig):
+    """The head's first "continue" is not the list's (another field holds one before the
+    metadata): the page asked for ahead is dropped and the list's own token is followed."""
+    import json
+    import re
+
+    pods = [raw_pod(f"p{i}", "prod") for i in range(2)]
+    items = [{k: v for k, v in p.items() if k not in ("kind", "apiVersion")} for p in pods]
+
+    def page(req):
+        token = req.query.get("continue")
+        if token is None:
+            return 200, (b'{"kind":"PodList","apiVersion":"v1","x":{"continue":"decoy"},'
+                         b'"metadata":{"continue":"real"},"items":' + json.dumps(items[:1]).encode() + b"}"), {}
+        if token == "real":
+            return 200, {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items[1:]}, {}
+        return 410, {"kind": "Status", "code": 410, "reason": "Expired", "message": "no such token"}, {}
+
+    api.add_route("GET", re.compile(r"^/api/v1/namespaces/prod/pods$"), lambda server, req, m: page(req))
+    assert [p.name for p in live(kubeconfig).list("Pod")] == ["p0", "p1"]
+    deadline = time.monotonic() + 10  # the page asked for ahead may still be on its way
+    while len(api.logged("GET", "/api/v1/namespaces/prod/pods")) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    asked = [r.query.get("continue") for r in api.logged("GET", "/api/v1/namespaces/prod/pods")]
+    assert asked[0] is None and sorted(asked[1:]) == ["decoy", "real"]
+
+
+@pytest.mark.parametrize("head, token", [
+    pytest.param(b'{"kind":"PodList","metadata":{"resourceVersion":"7","continue":"eyJ2Ijoi"},"items":[]}',
+                 "eyJ2Ijoi", id="the token"),
+    pytest.param(b'{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[{"metadata":'
+                 b'{"annotations":{"continue":"no"}}}]}', None, id="last page: an item's continue is not read"),
+    pytest.param(b'{"kind":"PodList","metadata":{"continue":"a\\"b"},"items":[]}', None,
+                 id="an escaped token: read with the page"),
+    pytest.param(b'{"kind":"PodList","metadata":{"continue":"x"}}', None, id="no items key"),
+    pytest.param(b'{"kind":"Status","code":410}', None, id="not a list"),
+])
+def test_peek_continue(head, token):
+    from kubectl_tspread.snapshot.live import peek_continue
+    assert peek_continue(head) == token
+
+
 def test_expired_continue_token_restarts_the_list_once_without_duplicates(api, kubeconfig):
     api.add(*[raw_pod(f"p{i}", "prod") for i in range(5)])
     cluster = live(kubeconfig)

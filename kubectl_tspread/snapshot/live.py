@@ -9,6 +9,8 @@ lazily: `kubectl tspread --help` must not pay for it.
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
@@ -95,6 +97,51 @@ def _json_loads() -> Callable[[bytes], Any]:
         return json.loads
 
 
+# a list's continue token, in its metadata: before "items" in every API server's answer
+_CONTINUE = re.compile(rb'"continue"\s*:\s*"([^"\\]+)"')
+_HEAD = 4096
+
+
+def peek_continue(data: bytes) -> str | None:
+    """The continue token of a list page, read from the page's head without parsing it; None
+    when it has none there or it is not plainly written (the page is then read first). The
+    page's parsed token decides what is read next: a wrong guess only costs a request."""
+    head = data[:_HEAD]
+    end = head.find(b'"items"')
+    if end < 0:
+        return None
+    found = _CONTINUE.search(head, 0, end)
+    return found.group(1).decode("ascii", "replace") if found else None
+
+
+class _Ahead:
+    """One GET under way in a thread of its own (the next page of a list): `result()` gives its
+    bytes, or raises what the GET raised, as if it were made then. A page never asked for
+    (an error first, or another token) is left to finish: the thread is a daemon."""
+
+    def __init__(self, get: Callable[[str, dict], bytes], path: str, query: dict, token: str):
+        self.token = token
+        self._data: bytes | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(get, path, query), daemon=True,
+                                        name="tspread-next-page")
+        self._thread.start()
+
+    def _run(self, get: Callable[[str, dict], bytes], path: str, query: dict) -> None:
+        try:
+            self._data = get(path, query)
+        except BaseException as e:  # handed to the reader
+            self._error = e
+
+    def result(self) -> bytes:
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        data, self._data = self._data, None
+        return data  # type: ignore[return-value]
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -164,12 +211,18 @@ class LiveCluster:
         for restart in (False, True):
             records: list = []
             token = None
+            ahead: _Ahead | None = None
             try:
                 while True:
-                    query = dict(params, limit=str(self.page_size))
-                    if token:
-                        query["continue"] = token
-                    data = self._get_bytes(path, query)
+                    if ahead is not None and ahead.token == token:
+                        data = ahead.result()
+                    else:
+                        data = self._get_bytes(path, self._page_query(params, token))
+                    # the next page is asked for now, while this one is decoded (its token is in
+                    # the list's metadata, ahead of the items): the server makes it meanwhile
+                    peeked = peek_continue(data)
+                    ahead = _Ahead(self._get_bytes, path, self._page_query(params, peeked), peeked) \
+                        if peeked else None
                     # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py)
                     fast = decode_pod_page(data) if kind == "Pod" else None
                     if fast is not None:
@@ -193,6 +246,12 @@ class LiveCluster:
                         "faster than it could be paged, even after a restart); try again, or narrow "
                         "it with -n or -l", 410, e.reason, e.body) from None
         raise AssertionError("unreachable")
+
+    def _page_query(self, params: dict, token: str | None) -> dict:
+        query = dict(params, limit=str(self.page_size))
+        if token:
+            query["continue"] = token
+        return query
 
     def get_raw(self, path: str, params: dict | None = None) -> dict:
         """GET one API path and return the decoded JSON (retried like lists)."""
