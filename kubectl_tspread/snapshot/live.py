@@ -2,7 +2,8 @@
 
 Lists never go through the client's model classes (deserializing a 10k-pod list that way
 costs seconds); each page is read as bytes, JSON-decoded, turned into records by
-`decode.DECODERS`, and dropped, so memory follows the records kept. The `kubernetes`
+`decode.DECODERS`, and dropped, so memory follows the records kept; the next page is
+asked for while one is decoded. The `kubernetes`
 package is used for what it is good at — kubeconfig, auth plugins, TLS — and imported
 lazily: `kubectl tspread --help` must not pay for it.
 """
