@@ -223,12 +223,9 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
     assert repr(forked.findings) == repr(in_process.findings)
 
 
-def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(counting, results, monkeypatch):
-    """In a trap the re-plan that deletes the drained nodes outlasts the plan: it is started
-    before the plan builds its context and proves the trap (seconds on a big cluster), kept
-    once the proof comes, and its verdict is the one the remedies use."""
+def _children_at_context(counting: list, monkeypatch) -> list[list]:
+    """The children under way each time a plan's context is built (the plan's own first)."""
     from kubectl_tspread.drain import plan as planmod
-    snap, targets = _zone_trap()
     at_context, real_context = [], planmod.build_context
 
     def build_context(*args):
@@ -236,6 +233,15 @@ def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(c
         return real_context(*args)
 
     monkeypatch.setattr(planmod, "build_context", build_context)
+    return at_context
+
+
+def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(counting, results, monkeypatch):
+    """In a trap the re-plan that deletes the drained nodes outlasts the plan: it is started
+    before the plan builds its context and proves the trap (seconds on a big cluster), kept
+    once the proof comes, and its verdict is the one the remedies use."""
+    snap, targets = _zone_trap()
+    at_context = _children_at_context(counting, monkeypatch)
     forked = plan_drain(snap, targets)
     assert len(at_context[0]) == 1  # the plan's own context (the first made): one child already under way
     first = at_context[0][0]
@@ -248,16 +254,9 @@ def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(c
 def test_without_a_proof_the_delete_nodes_replan_started_on_a_guess_is_stopped(counting, results, monkeypatch):
     """No trap proven (the order snapshot: some order is safe): the re-plan started before
     the proof is stopped when it comes, never read, and the plan is the in-process one."""
-    from kubectl_tspread.drain import plan as planmod
     snap = _order_snapshot()
     targets = ["c2", "a1", "b2"]
-    at_context, real_context = [], planmod.build_context
-
-    def build_context(*args):
-        at_context.append(list(counting))
-        return real_context(*args)
-
-    monkeypatch.setattr(planmod, "build_context", build_context)
+    at_context = _children_at_context(counting, monkeypatch)
     forked = plan_drain(snap, targets)
     assert len(at_context[0]) == 1  # started on the guess, before the plan's context
     guessed = at_context[0][0]
