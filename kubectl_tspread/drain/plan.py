@@ -143,11 +143,11 @@ def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tu
         else:
             keys = tuple(pdbmod.pdb_key(b) for b in pdbmod.covering(pod, in_namespace.get(pod.namespace, ())))
             seen[(pod.namespace, id(pod.labels))] = (pod.labels, keys)
-        pod_pdbs[d.pod.key] = keys
+        pod_pdbs[pod.key] = keys
         if len(keys) > 1:
-            blocked[d.pod.key] = MULTIPLE_PDBS
+            blocked[pod.key] = MULTIPLE_PDBS
         elif keys and pdbs[keys[0]].disruptions_allowed <= 0:
-            blocked[d.pod.key] = PDB_BLOCKS
+            blocked[pod.key] = PDB_BLOCKS
     return pod_pdbs, blocked
 
 
@@ -254,9 +254,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         from kubectl_tspread.drain.remedies import first_replans, first_trap_replans
         wanted = (first_trap_replans(snapshot, targets, options, forced) if forced else
                   first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
-        for key in [k for k in children if k not in {w[0] for w in wanted}]:
-            children.pop(key).cancel()  # started on a guess that the proof did not bear out
-        _start(children, wanted, replan)
+        _start_only(children, wanted, replan)  # the early guess goes when the proof does not bear it out
 
     def first_strand(s: Stranded, world: World) -> shared.Sharer | None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
@@ -343,9 +341,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
             wanted = first_replans(snapshot, targets, options, plan, findings) \
                 if forking or on_progress is not _silent else []
             if forking:
-                for key in [k for k in children if k not in {w[0] for w in wanted}]:
-                    children.pop(key).cancel()  # guessed wrong: free its core
-                _start(children, [w for w in wanted if w[0] not in children], replan)
+                _start_only(children, wanted, replan)
             if wanted:
                 on_progress(VERIFY, 0, len(wanted))
             if before_remedies is not None:
@@ -356,6 +352,17 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         for child in [*children.values(), *order_child]:
             child.cancel()
     return replace(plan, findings=tuple(findings))
+
+
+def _start_only(children: dict[str, parallel.Child],
+                wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
+                replan: Callable[[Snapshot, PlanOptions], DrainPlan]) -> None:
+    """Cancel the children not among `wanted` (guessed wrong: free their cores), then start
+    those of `wanted` not yet under way."""
+    keys = {w[0] for w in wanted}
+    for key in [k for k in children if k not in keys]:
+        children.pop(key).cancel()
+    _start(children, wanted, replan)
 
 
 def _start(children: dict[str, parallel.Child], wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
