@@ -541,9 +541,10 @@ class _Totals:
         if len(names) <= self.SMALL:
             pos, pending = self.pos, self._pending
             for name in names:
-                got = pending.get(pos[name])
+                i = pos[name]
+                got = pending.get(i)
                 if got is None:
-                    pending[pos[name]] = [holds, surplus]
+                    pending[i] = [holds, surplus]
                 else:
                     got[0] += holds
                     got[1] += surplus
