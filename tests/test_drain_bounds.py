@@ -453,7 +453,7 @@ def test_each_steps_judgement_made_from_the_last_is_a_fresh_one(per_zone, pods_p
     import dataclasses
 
     from kubectl_tspread.drain import steps
-    from kubectl_tspread.drain.simulate import ObjectMemo
+    from kubectl_tspread.drain.memo import ObjectMemo
 
     snap, targets = _small_nodes_trap(per_zone, pods_per_node)
     real, checked = steps.judge, []

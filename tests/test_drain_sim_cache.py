@@ -353,7 +353,7 @@ def test_an_object_memo_answers_per_object_and_lets_go_of_what_only_it_holds():
     value of 0 or an empty tuple is a kept value. Past the limit it lets go of the entries
     whose object nothing else holds, and then, while more than three quarters of the limit
     are left, of the oldest."""
-    from kubectl_tspread.drain.simulate import ObjectMemo
+    from kubectl_tspread.drain.memo import ObjectMemo
 
     memo = ObjectMemo(limit=4)
     a, b = ["x"], ["x"]

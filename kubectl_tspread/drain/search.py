@@ -62,8 +62,8 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterator
 
 from kubectl_tspread.drain import counts, vector
 from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
+from kubectl_tspread.drain.memo import ObjectMemo
 from kubectl_tspread.drain.model import Step, Stranded
-from kubectl_tspread.drain.simulate import ObjectMemo
 from kubectl_tspread.drain.steps import Context, World, excess, run_batch, tracked_states
 from kubectl_tspread.model import HOSTNAME_KEY
 

@@ -663,35 +663,6 @@ def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple
     return get
 
 
-class ObjectMemo:
-    """Values remembered per object, by identity (a state, a node list, a judge's answer: the
-    same object again means the same value): each entry keeps its object alive, so its id is
-    never another's while the entry lives. Past `limit` entries the memo lets go of those whose
-    object nothing else holds: no caller can ask for it again (the simulation has moved on from
-    that state, that list). Kept until the memo started over, they were most of a zone plan's
-    growth: the order heuristic's target node sets of states long replaced (415 MB of sets in
-    the large zone's node-deleting re-plan, 9 MB now). Of the rest, the oldest go while more
-    than three quarters of `limit` are left."""
-
-    __slots__ = ("_entries", "limit")
-
-    def __init__(self, limit: int = 4096):
-        self._entries: dict[int, tuple[Any, Any]] = {}
-        self.limit = limit
-
-    def get(self, obj: Any) -> Any:
-        """The value kept for `obj`, or None."""
-        hit = self._entries.get(id(obj))
-        return hit[1] if hit is not None and hit[0] is obj else None
-
-    def put(self, obj: Any, value: Any) -> Any:
-        """Keep `value` for `obj`; returns it."""
-        if len(self._entries) >= self.limit:
-            vector.let_go(self._entries, self.limit)
-        self._entries[id(obj)] = (obj, value)
-        return value
-
-
 def numbering() -> Callable[[Any], int]:
     """key -> a small number, the same for equal keys (given in the order first seen): the
     keys hash their constraints, selectors and tolerations again at every lookup."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from kubectl_tspread.drain import counts
 from kubectl_tspread.drain import pdb as pdbmod
 from kubectl_tspread.drain.diagnose import strand_reason
+from kubectl_tspread.drain.memo import ObjectMemo
 from kubectl_tspread.drain.model import (
     PDB_BLOCKS,
     ConstraintAfter,
@@ -36,7 +37,7 @@ from kubectl_tspread.drain.model import (
 )
 from kubectl_tspread.drain.placement import Placer, template_of
 from kubectl_tspread.drain.pods import EVICT, SKIP, PodDecision
-from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, ObjectMemo, SimCluster
+from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, SimCluster
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.model import Pdb, Pod
 

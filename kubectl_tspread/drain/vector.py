@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Callable
 
+from kubectl_tspread.drain.memo import let_go
 from kubectl_tspread.engine import resources, spread
 from kubectl_tspread.model import HOSTNAME_KEY, Pod
 
@@ -307,8 +307,6 @@ def fits_fast_path(pod: Pod) -> bool:
 _ARRAYS: dict[int, tuple] = {}
 ARRAYS_KEPT = 4096
 _COPIES = [0]  # simulation copies made so far (`forked`)
-# how many references an object has (CPython); where that is unknown, every entry looks held
-_refs = getattr(sys, "getrefcount", lambda obj: 3)
 
 
 def forked() -> None:
@@ -464,19 +462,6 @@ def _make_room() -> None:
     deletion and the memo filled every few dozen deletions, so that ~20,000 states of a
     zone's re-plan had their arrays built again from their counts."""
     let_go(_ARRAYS, ARRAYS_KEPT)
-
-
-def let_go(entries: dict, limit: int) -> None:
-    """Make room in a memo of `limit` entries (each value an (object, ...) tuple): drop those
-    whose object nothing but the entry holds, then the oldest while more than three quarters
-    of `limit` are left."""
-    dead = [key for key, hit in entries.items() if _refs(hit[0]) <= 2]  # the entry's and the call's
-    for key in dead:
-        del entries[key]
-    short = len(entries) - (limit - limit // 4)
-    if short > 0:
-        for key in list(itertools.islice(entries, short)):
-            del entries[key]
 
 
 def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:

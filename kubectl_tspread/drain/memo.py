@@ -1,0 +1,61 @@
+"""Memos keyed by an object's identity, for the drain planner's immutable states.
+
+A simulation replaces a state by a new object whenever it changes, so "the same object
+again" means "the same value": a memo can key on id() as long as each entry keeps its
+object alive (an id is reused only once its object is freed). What such a memo must do
+besides is let go of the entries whose object nothing else holds any more: the states a
+search's losing branches and a step's moves left behind. This module holds that rule
+(`let_go`) and the plain memo built on it (`ObjectMemo`); vector.py's array cache uses
+the rule directly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from typing import Any
+
+# how many references an object has (CPython); where that is unknown, every entry looks held
+_refs = getattr(sys, "getrefcount", lambda obj: 3)
+
+
+def let_go(entries: dict, limit: int) -> None:
+    """Make room in a memo of `limit` entries (each value an (object, ...) tuple): drop those
+    whose object nothing but the entry holds, then the oldest while more than three quarters
+    of `limit` are left."""
+    dead = [key for key, hit in entries.items() if _refs(hit[0]) <= 2]  # the entry's and the call's
+    for key in dead:
+        del entries[key]
+    short = len(entries) - (limit - limit // 4)
+    if short > 0:
+        for key in list(itertools.islice(entries, short)):
+            del entries[key]
+
+
+class ObjectMemo:
+    """Values remembered per object, by identity (a state, a node list, a judge's answer: the
+    same object again means the same value): each entry keeps its object alive, so its id is
+    never another's while the entry lives. Past `limit` entries the memo lets go of those whose
+    object nothing else holds: no caller can ask for it again (the simulation has moved on from
+    that state, that list). Kept until the memo started over, they were most of a zone plan's
+    growth: the order heuristic's target node sets of states long replaced (415 MB of sets in
+    the large zone's node-deleting re-plan, 9 MB now). Of the rest, the oldest go while more
+    than three quarters of `limit` are left."""
+
+    __slots__ = ("_entries", "limit")
+
+    def __init__(self, limit: int = 4096):
+        self._entries: dict[int, tuple[Any, Any]] = {}
+        self.limit = limit
+
+    def get(self, obj: Any) -> Any:
+        """The value kept for `obj`, or None."""
+        hit = self._entries.get(id(obj))
+        return hit[1] if hit is not None and hit[0] is obj else None
+
+    def put(self, obj: Any, value: Any) -> Any:
+        """Keep `value` for `obj`; returns it."""
+        if len(self._entries) >= self.limit:
+            let_go(self._entries, self.limit)
+        self._entries[id(obj)] = (obj, value)
+        return value
