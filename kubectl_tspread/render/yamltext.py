@@ -1,0 +1,214 @@
+"""Block YAML written directly, the same text as PyYAML's C dumper gives for the documents
+of -o yaml (`yaml.dump(value, Dumper=CSafeDumper, sort_keys=False,
+default_flow_style=False, allow_unicode=True)`), at a fraction of its cost.
+
+Why: PyYAML turns every value into a node object and asks its resolver about every scalar
+twice before libyaml writes a byte. A whole zone's drain plan of the 500-node benchmark
+cluster (97 MB of YAML, almost all of it keys and small integers) took 31 s as YAML
+against 5 s as JSON.
+
+How it stays the same text:
+- the layout is libyaml's block style: two spaces per mapping level, a sequence under a
+  mapping key not indented, a collection in a sequence item starting on the item's line,
+  empty collections as `[]` and `{}`;
+- integers, booleans and null are written as SafeRepresenter writes them;
+- a string made only of letters, digits and `_ / . : -` (not starting with `.`, `:` or
+  `-`, not ending with `:`) is written plain, or in single quotes when YAML 1.1 would read
+  it as something else (`true`, `1:20`, `2026-11-27`): the resolver's own table decides;
+- any other string, and every float, is written by PyYAML itself, in a one-branch copy of
+  its place in the document (the same chain of mappings and sequences, the same keys),
+  and cut out of that text; the answer is kept per place and value (a plan repeats
+  `AT LIMIT` thousands of times);
+- what this module cannot vouch for makes the whole value go through PyYAML: a
+  collection met twice (PyYAML writes an anchor and an alias), a key that is not a string
+  or that PyYAML writes as a complex key (`? …`), a type other than dict, list, str, int,
+  float, bool and None, a top-level scalar.
+tests/test_yamltext.py compares it with PyYAML on the commands' documents and on random
+ones.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+# letters, digits and `_ / . : -`; a plain scalar may not start with an indicator (`-`, `:`,
+# `.` as in `...`), and a `:` at its end would read as a mapping key
+_SAFE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./:-]*\Z")
+_STR_TAG = "tag:yaml.org,2002:str"
+# keys longer than this go through PyYAML, which writes those past libyaml's limit as `? key`
+_LONGEST_FAST_KEY = 100
+# per place and value, PyYAML's text of a scalar this module does not write itself
+_CACHE_LIMIT = 1 << 16
+
+
+class _Unsure(Exception):
+    """Something only PyYAML should write: the whole value goes through it."""
+
+
+def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
+    """A function giving `pyyaml_dump(value)`'s text for a dict or list; `pyyaml_dump` must be
+    the C dumper call of the module docstring (it is what this module falls back to and cuts
+    scalars from)."""
+    from yaml.resolver import Resolver
+
+    # the resolver's regexps by a string's first character, those for any first one after
+    # them (Resolver.resolve reads both)
+    anywhere = tuple(Resolver.yaml_implicit_resolvers.get(None, ()))
+    resolvers = {first: tuple(rs) + anywhere for first, rs in Resolver.yaml_implicit_resolvers.items()}
+    scalars: dict[tuple, str] = {}  # (place, value) -> PyYAML's text of the value there
+    words: dict[str, str] = {}  # a plain-able string -> its text (plain, or quoted)
+
+    def word(s: str) -> str | None:
+        """The text of a string this module writes itself, None for the others."""
+        text = words.get(s)
+        if text is not None:
+            return text
+        if not _SAFE.match(s) or s[-1] == ":":
+            return None
+        text = s
+        for _tag, regexp in resolvers.get(s[0], anywhere):
+            if regexp.match(s):  # read back it would not be a string: libyaml quotes it
+                text = f"'{s}'"
+                break
+        if len(words) >= _CACHE_LIMIT:
+            words.clear()
+        words[s] = text
+        return text
+
+    def cut(real: Any, known: Any, tail: str) -> str:
+        """PyYAML's text of `real` past what it shares with `known`, a document of the same
+        shape whose text ends in `tail` where the two differ."""
+        a, b = pyyaml_dump(real), pyyaml_dump(known)
+        if not b.endswith(tail):
+            raise _Unsure
+        lead = b[: len(b) - len(tail)]
+        if not a.startswith(lead):
+            raise _Unsure
+        return a[len(lead):]
+
+    def plain(value: Any) -> str | None:
+        """The text of a scalar this module writes itself, None for one PyYAML must write."""
+        kind = type(value)
+        if kind is str:
+            return word(value)
+        if kind is int:
+            return str(value)
+        if kind is bool:
+            return "true" if value else "false"
+        if value is None:
+            return "null"
+        if kind is not float:
+            raise _Unsure
+        return None
+
+    def scalar(value: Any, place: tuple) -> str:
+        """PyYAML's text of a string or float written as the value at `place` (its key's
+        or its item's)."""
+        # repr: 0.0 and -0.0 are equal keys of a dict, and differ in YAML
+        memo = (place, type(value), repr(value) if type(value) is float else value)
+        hit = scalars.get(memo)
+        if hit is None:
+            text = cut(_branch(place, value), _branch(place, "x"), "x\n")
+            if not text.endswith("\n"):
+                raise _Unsure
+            hit = text[:-1]
+            if len(scalars) >= _CACHE_LIMIT:
+                scalars.clear()
+            scalars[memo] = hit
+        return hit
+
+    def key(k: Any, parent: tuple) -> str:
+        if type(k) is not str:
+            raise _Unsure
+        if len(k) <= _LONGEST_FAST_KEY:
+            text = word(k)
+            if text is not None:
+                return text
+        hit = scalars.get((parent, "key", k))
+        if hit is None:
+            # beside a key written plain ("k"), in a one-branch document; a key PyYAML writes
+            # otherwise than `text: value` on one line is beyond this module
+            text = cut(_branch(parent + (("m", k),), "x"), _branch(parent + (("m", "k"),), "x"), "k: x\n")
+            if not text.endswith(": x\n"):
+                raise _Unsure
+            hit = text[: len(text) - len(": x\n")]
+            if "\n" in hit or hit.startswith("?"):
+                raise _Unsure
+            if len(scalars) >= _CACHE_LIMIT:
+                scalars.clear()
+            scalars[(parent, "key", k)] = hit
+        return hit
+
+    def mapping(d: dict, indent: int, place: tuple, lead: str, out: list, seen: set) -> None:
+        """A non-empty mapping whose first line starts with `lead` (its indentation, or a
+        sequence item's dash), its keys at column `indent`."""
+        pad = " " * indent
+        for k, v in d.items():
+            text = f"{lead}{key(k, place)}:"
+            lead = pad
+            kind = type(v)
+            if kind is int:
+                out.append(f"{text} {v}\n")
+            elif kind is dict or kind is list:
+                if id(v) in seen:  # PyYAML anchors any collection met twice, empty ones too
+                    raise _Unsure
+                seen.add(id(v))
+                if not v:
+                    out.append(text + (" {}\n" if kind is dict else " []\n"))
+                    continue
+                out.append(text + "\n")
+                where = place + (("m", k),)
+                if kind is dict:
+                    mapping(v, indent + 2, where, pad + "  ", out, seen)
+                else:
+                    sequence(v, indent, where, pad, out, seen)
+            else:
+                t = plain(v)
+                out.append(f"{text} {scalar(v, place + (('m', k),)) if t is None else t}\n")
+
+    def sequence(items: list, indent: int, place: tuple, lead: str, out: list, seen: set) -> None:
+        """A non-empty sequence whose first dash comes after `lead`, the others at column `indent`."""
+        pad = " " * indent
+        where = place + (("s",),)
+        for v in items:
+            dash = lead + "- "
+            lead = pad
+            kind = type(v)
+            if kind is dict or kind is list:
+                if id(v) in seen:
+                    raise _Unsure
+                seen.add(id(v))
+                if not v:
+                    out.append(dash + ("{}\n" if kind is dict else "[]\n"))
+                    continue
+                if kind is dict:
+                    mapping(v, indent + 2, where, dash, out, seen)
+                else:
+                    sequence(v, indent + 2, where, dash, out, seen)
+            else:
+                t = plain(v)
+                out.append(f"{dash}{scalar(v, where) if t is None else t}\n")
+
+    def dump(value: Any) -> str:
+        kind = type(value)
+        if (kind is not dict and kind is not list) or not value:
+            return pyyaml_dump(value)
+        out: list[str] = []
+        try:
+            if kind is dict:
+                mapping(value, 0, (), "", out, {id(value)})
+            else:
+                sequence(value, 0, (), "", out, {id(value)})
+        except _Unsure:
+            return pyyaml_dump(value)
+        return "".join(out)
+
+    return dump
+
+
+def _branch(place: tuple, leaf: Any) -> Any:
+    """The document holding only `leaf`, at `place` (a chain of ("m", key) and ("s",) steps)."""
+    for step in reversed(place):
+        leaf = {step[1]: leaf} if step[0] == "m" else [leaf]
+    return leaf
