@@ -15,10 +15,14 @@ How it stays the same text:
 - a string made only of letters, digits and `_ / . : -` (not starting with `.`, `:` or
   `-`, not ending with `:`) is written plain, or in single quotes when YAML 1.1 would read
   it as something else (`true`, `1:20`, `2026-11-27`): the resolver's own table decides;
+  so are such words joined by single spaces, without `: `, when they end before the
+  column where libyaml would fold them (`AT LIMIT`), and as keys (never folded);
 - any other string, and every float, is written by PyYAML itself, in a one-branch copy of
   its place in the document (the same chain of mappings and sequences, the same keys),
-  and cut out of that text; the answer is kept per place and value (a plan repeats
-  `AT LIMIT` thousands of times);
+  and cut out of that text; the answer is kept per place and value. That costs two small
+  dumps, so a dumper that has made more than _MISSES_ALLOWED of them, and more than one
+  per _LINES_PER_MISS lines written, hands every later value to PyYAML whole: never much
+  slower than PyYAML alone;
 - what this module cannot vouch for makes the whole value go through PyYAML: a
   collection met twice (PyYAML writes an anchor and an alias), a key that is not a string
   or that PyYAML writes as a complex key (`? …`), a type other than dict, list, str, int,
@@ -35,11 +39,20 @@ from typing import Any, Callable
 # letters, digits and `_ / . : -`; a plain scalar may not start with an indicator (`-`, `:`,
 # `.` as in `...`), and a `:` at its end would read as a mapping key
 _SAFE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./:-]*\Z")
+# the same words joined by single spaces (`AT LIMIT`, `ignoring DaemonSet-managed Pods`): plain
+# too, unless a `: ` makes a key of them, and libyaml folds such a value at a space only past
+# column WIDTH, so one that ends before it is written on its line as it is
+_SPACED = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./:-]*(?: [A-Za-z0-9_./:-]+)+\Z")
+WIDTH = 80
 _STR_TAG = "tag:yaml.org,2002:str"
 # keys longer than this go through PyYAML, which writes those past libyaml's limit as `? key`
 _LONGEST_FAST_KEY = 100
 # per place and value, PyYAML's text of a scalar this module does not write itself
 _CACHE_LIMIT = 1 << 16
+# a scalar PyYAML writes costs two small dumps (~50 µs); past this many of them, and more than
+# one per LINES_PER_MISS lines written, every later value goes through PyYAML whole
+_MISSES_ALLOWED = 256
+_LINES_PER_MISS = 50
 
 
 class _Unsure(Exception):
@@ -57,28 +70,46 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
     anywhere = tuple(Resolver.yaml_implicit_resolvers.get(None, ()))
     resolvers = {first: tuple(rs) + anywhere for first, rs in Resolver.yaml_implicit_resolvers.items()}
     scalars: dict[tuple, str] = {}  # (place, value) -> PyYAML's text of the value there
-    words: dict[str, str] = {}  # a plain-able string -> its text (plain, or quoted)
+    # a string this module writes -> its text (plain, or quoted): words without spaces, and
+    # apart from them (their text holds only where there is room) words joined by spaces
+    words: dict[str, str] = {}
+    phrases: dict[str, str] = {}
 
     def word(s: str) -> str | None:
-        """The text of a string this module writes itself, None for the others."""
+        """The text of a string without spaces this module writes itself, None for the others."""
         text = words.get(s)
         if text is not None:
             return text
         if not _SAFE.match(s) or s[-1] == ":":
             return None
+        return remember(s, words)
+
+    def spaced(s: str, room: int) -> str | None:
+        """The text of a string with spaces, written where `room` columns are left before
+        WIDTH (any room for a key, which is never folded), None when PyYAML must write it."""
+        if len(s) + 2 > room or not _SPACED.match(s) or s[-1] == ":" or ": " in s:
+            return None
+        text = phrases.get(s)
+        return remember(s, phrases) if text is None else text
+
+    def remember(s: str, cache: dict[str, str]) -> str:
         text = s
         for _tag, regexp in resolvers.get(s[0], anywhere):
             if regexp.match(s):  # read back it would not be a string: libyaml quotes it
                 text = f"'{s}'"
                 break
-        if len(words) >= _CACHE_LIMIT:
-            words.clear()
-        words[s] = text
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[s] = text
         return text
 
     def cut(real: Any, known: Any, tail: str) -> str:
         """PyYAML's text of `real` past what it shares with `known`, a document of the same
         shape whose text ends in `tail` where the two differ."""
+        tally["misses"] += 1
+        if tally["misses"] > _MISSES_ALLOWED and tally["misses"] * _LINES_PER_MISS > tally["lines"] + len(tally["out"]):
+            tally["off"] = True
+            raise _Unsure
         a, b = pyyaml_dump(real), pyyaml_dump(known)
         if not b.endswith(tail):
             raise _Unsure
@@ -123,6 +154,8 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
             raise _Unsure
         if len(k) <= _LONGEST_FAST_KEY:
             text = word(k)
+            if text is None and " " in k:
+                text = spaced(k, _LONGEST_FAST_KEY + 2)
             if text is not None:
                 return text
         hit = scalars.get((parent, "key", k))
@@ -165,6 +198,8 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
                     sequence(v, indent, where, pad, out, seen)
             else:
                 t = plain(v)
+                if t is None and kind is str and " " in v:
+                    t = spaced(v, WIDTH - len(text) - 1)
                 out.append(f"{text} {scalar(v, place + (('m', k),)) if t is None else t}\n")
 
     def sequence(items: list, indent: int, place: tuple, lead: str, out: list, seen: set) -> None:
@@ -188,13 +223,19 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
                     sequence(v, indent + 2, where, dash, out, seen)
             else:
                 t = plain(v)
+                if t is None and kind is str and " " in v:
+                    t = spaced(v, WIDTH - len(dash))
                 out.append(f"{dash}{scalar(v, where) if t is None else t}\n")
+
+    # scalars handed to PyYAML, lines written, and the lines of the value being written
+    tally: dict[str, Any] = {"misses": 0, "lines": 0, "out": [], "off": False}
 
     def dump(value: Any) -> str:
         kind = type(value)
-        if (kind is not dict and kind is not list) or not value:
+        if (kind is not dict and kind is not list) or not value or tally["off"]:
             return pyyaml_dump(value)
         out: list[str] = []
+        tally["out"] = out
         try:
             if kind is dict:
                 mapping(value, 0, (), "", out, {id(value)})
@@ -202,6 +243,9 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
                 sequence(value, 0, (), "", out, {id(value)})
         except _Unsure:
             return pyyaml_dump(value)
+        finally:
+            tally["lines"] += len(out)
+            tally["out"] = []
         return "".join(out)
 
     return dump
