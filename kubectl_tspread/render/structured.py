@@ -171,7 +171,7 @@ def _yaml_text(value: Any) -> str:
 @functools.cache
 def _yaml_writer() -> Callable[[Any], str]:
     """PyYAML's block YAML; with its C dumper (PyYAML's wheels have it) the same text is
-    written by render/yamltext.py, ~15 x faster on a drain plan."""
+    written by render/yamltext.py: a drain plan's YAML in about a tenth of the time."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", None)
