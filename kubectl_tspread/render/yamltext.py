@@ -44,7 +44,6 @@ _SAFE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./:-]*\Z")
 # column WIDTH, so one that ends before it is written on its line as it is
 _SPACED = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./:-]*(?: [A-Za-z0-9_./:-]+)+\Z")
 WIDTH = 80
-_STR_TAG = "tag:yaml.org,2002:str"
 # keys longer than this go through PyYAML, which writes those past libyaml's limit as `? key`
 _LONGEST_FAST_KEY = 100
 # per place and value, PyYAML's text of a scalar this module does not write itself
@@ -98,17 +97,15 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
             if regexp.match(s):  # read back it would not be a string: libyaml quotes it
                 text = f"'{s}'"
                 break
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[s] = text
-        return text
+        return _keep(cache, s, text)
 
     def cut(real: Any, known: Any, tail: str) -> str:
         """PyYAML's text of `real` past what it shares with `known`, a document of the same
         shape whose text ends in `tail` where the two differ."""
-        tally["misses"] += 1
-        if tally["misses"] > _MISSES_ALLOWED and tally["misses"] * _LINES_PER_MISS > tally["lines"] + len(tally["out"]):
-            tally["off"] = True
+        nonlocal misses, off
+        misses += 1
+        if misses > _MISSES_ALLOWED and misses * _LINES_PER_MISS > lines + len(current):
+            off = True
             raise _Unsure
         a, b = pyyaml_dump(real), pyyaml_dump(known)
         if not b.endswith(tail):
@@ -143,10 +140,7 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
             text = cut(_branch(place, value), _branch(place, "x"), "x\n")
             if not text.endswith("\n"):
                 raise _Unsure
-            hit = text[:-1]
-            if len(scalars) >= _CACHE_LIMIT:
-                scalars.clear()
-            scalars[memo] = hit
+            hit = _keep(scalars, memo, text[:-1])
         return hit
 
     def key(k: Any, parent: tuple) -> str:
@@ -168,10 +162,16 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
             hit = text[: len(text) - len(": x\n")]
             if "\n" in hit or hit.startswith("?"):
                 raise _Unsure
-            if len(scalars) >= _CACHE_LIMIT:
-                scalars.clear()
-            scalars[(parent, "key", k)] = hit
+            _keep(scalars, (parent, "key", k), hit)
         return hit
+
+    def value(v: Any, room: int, place: tuple, step: tuple) -> str:
+        """The text of scalar `v` written at `place` + `step` (its key's or its item's),
+        `room` columns before WIDTH."""
+        text = plain(v)
+        if text is None and type(v) is str and " " in v:
+            text = spaced(v, room)
+        return scalar(v, place + (step,)) if text is None else text
 
     def mapping(d: dict, indent: int, place: tuple, lead: str, out: list, seen: set) -> None:
         """A non-empty mapping whose first line starts with `lead` (its indentation, or a
@@ -197,15 +197,12 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
                 else:
                     sequence(v, indent, where, pad, out, seen)
             else:
-                t = plain(v)
-                if t is None and kind is str and " " in v:
-                    t = spaced(v, WIDTH - len(text) - 1)
-                out.append(f"{text} {scalar(v, place + (('m', k),)) if t is None else t}\n")
+                out.append(f"{text} {value(v, WIDTH - len(text) - 1, place, ('m', k))}\n")
 
     def sequence(items: list, indent: int, place: tuple, lead: str, out: list, seen: set) -> None:
         """A non-empty sequence whose first dash comes after `lead`, the others at column `indent`."""
         pad = " " * indent
-        where = place + (("s",),)
+        where = place + (("s",),)  # a collection item's place
         for v in items:
             dash = lead + "- "
             lead = pad
@@ -222,33 +219,40 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
                 else:
                     sequence(v, indent + 2, where, dash, out, seen)
             else:
-                t = plain(v)
-                if t is None and kind is str and " " in v:
-                    t = spaced(v, WIDTH - len(dash))
-                out.append(f"{dash}{scalar(v, where) if t is None else t}\n")
+                out.append(f"{dash}{value(v, WIDTH - len(dash), place, ('s',))}\n")
 
-    # scalars handed to PyYAML, lines written, and the lines of the value being written
-    tally: dict[str, Any] = {"misses": 0, "lines": 0, "out": [], "off": False}
+    # scalars handed to PyYAML, lines written before the value being written (`current`),
+    # and whether PyYAML now writes every value
+    misses, lines, current, off = 0, 0, [], False
 
-    def dump(value: Any) -> str:
-        kind = type(value)
-        if (kind is not dict and kind is not list) or not value or tally["off"]:
-            return pyyaml_dump(value)
+    def dump(doc: Any) -> str:
+        nonlocal lines, current
+        kind = type(doc)
+        if (kind is not dict and kind is not list) or not doc or off:
+            return pyyaml_dump(doc)
         out: list[str] = []
-        tally["out"] = out
+        current = out
         try:
             if kind is dict:
-                mapping(value, 0, (), "", out, {id(value)})
+                mapping(doc, 0, (), "", out, {id(doc)})
             else:
-                sequence(value, 0, (), "", out, {id(value)})
+                sequence(doc, 0, (), "", out, {id(doc)})
         except _Unsure:
-            return pyyaml_dump(value)
+            return pyyaml_dump(doc)
         finally:
-            tally["lines"] += len(out)
-            tally["out"] = []
+            lines += len(out)
+            current = []
         return "".join(out)
 
     return dump
+
+
+def _keep(cache: dict, key: Any, text: str) -> str:
+    """`cache[key] = text`, emptying the cache first when it is full; returns `text`."""
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = text
+    return text
 
 
 def _branch(place: tuple, leaf: Any) -> Any:
