@@ -37,7 +37,7 @@ from kubectl_tspread.drain.model import (
 )
 from kubectl_tspread.drain.placement import Placer, template_of
 from kubectl_tspread.drain.pods import EVICT, SKIP, PodDecision
-from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, SimCluster
+from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, SimCluster, spread_key_of
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.model import Pdb, Pod
 
@@ -71,6 +71,9 @@ class Context:
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
     # (SimCluster.spread_epoch, tracked_states' answer then)
     tracked_memo: tuple[int, list] | None = None
+    # tracked_states' probes: ((pod, namespace, spread key) of each distinct probe pod, and
+    # per tracked constraint in order, its probe's place there and its position), made once
+    probes: tuple[list, list] | None = field(default=None, repr=False)
     # (tracked_states' list, judge's answer for it, its excess), and answer -> excess for the
     # answers steps hold (the search's badness reads their excess)
     last_judged: tuple[list, tuple, int] | None = None
@@ -433,12 +436,26 @@ def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState
     last = ctx.tracked_memo
     if last is not None and last[0] == sim.spread_epoch:
         return last[1]
-    states: dict[int, spread.SpreadState] = {}
-    out = []
-    for t in ctx.tracked:
-        st = states.get(id(t.pod))
-        if st is None:
-            st = states[id(t.pod)] = sim.shared_spread_state(t.pod)
-        out.append(st.constraints[t.position])
+    if ctx.probes is None:
+        ctx.probes = _probes(ctx.tracked)
+    probes, slots = ctx.probes
+    states = sim.shared_spread_states(probes)
+    out = [states[at].constraints[position] for at, position in slots]
     ctx.tracked_memo = (sim.spread_epoch, out)  # after any state the calls made
     return out
+
+
+def _probes(tracked: list[Tracked]) -> tuple[list[tuple[Pod, str, int]], list[tuple[int, int]]]:
+    """tracked_states' probes: each distinct probe pod once, with its namespace and
+    spread key (SimCluster.shared_spread_states), and per tracked constraint (its probe's
+    place in that list, its position among the probe's constraints)."""
+    at: dict[int, int] = {}
+    probes: list[tuple[Pod, str, int]] = []
+    slots = []
+    for t in tracked:
+        i = at.get(id(t.pod))
+        if i is None:
+            i = at[id(t.pod)] = len(probes)
+            probes.append((t.pod, t.pod.namespace, spread_key_of(t.pod)))
+        slots.append((i, t.position))
+    return probes, slots
