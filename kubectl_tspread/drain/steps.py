@@ -303,7 +303,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     decisions = {p.key: ctx.decision(p) for p in wave}
     for p in wave:
         sim.evict(p)
-        world.remaining[p.node_name].remove(p)
+    _forget(world, wave)
     evictions: list[Eviction] = []
     replacements = [(p, sim.replacement_for(p)) for p in wave if decisions[p.key].replaced]
     for p, r in replacements:
@@ -346,6 +346,19 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     world.steps.append(Step(number, tuple(batch), tuple(cordon), tuple(evictions), _skipped(ctx, batch, first),
                             after, pdbs, safe, deleted))
     return harmless
+
+
+def _forget(world: World, pods: list[Pod]) -> None:
+    """Take `pods` off their nodes' lists of pods still to evict (lists this branch owns:
+    run_batch), by identity: a list holds each pod once (_adopt_replacements goes by key), and
+    list.remove compared every pod ahead of each one field by field (a step's wave need not
+    come in the list's order: PDB-deferred pods stay ahead)."""
+    gone: dict[str, set[int]] = {}
+    for p in pods:
+        gone.setdefault(p.node_name, set()).add(id(p))
+    for node, ids in gone.items():
+        left = world.remaining[node]
+        left[:] = [p for p in left if id(p) not in ids]
 
 
 def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
