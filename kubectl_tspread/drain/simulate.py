@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any, Callable, Iterable
 
@@ -296,10 +296,12 @@ class SimCluster:
         st = self.shared_spread_state(pod)
         return st if st.pod is pod else _with_pod(st, pod)
 
-    def shared_spread_state(self, pod: Pod) -> spread.SpreadState:
+    def shared_spread_state(self, pod: Pod, key: int | None = None) -> spread.SpreadState:
         """`spread_state(pod)` as memoised for pods like `pod`: its `pod` may be another of
-        them (the judge reads only the constraint states, a thousand per step)."""
-        key = spread_key_of(pod)
+        them (the judge reads only the constraint states, a thousand per step). `key` is
+        spread_key_of(pod) when the caller already has it (the judge's probe pods)."""
+        if key is None:
+            key = spread_key_of(pod)
         states = self._spread.setdefault(pod.namespace, {})
         st = states.get(key)
         if st is None:
@@ -308,17 +310,6 @@ class SimCluster:
             if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints):
                 self._honor.add((pod.namespace, key))
         return st
-
-    def shared_spread_states(self, probes: Sequence[tuple[Pod, str, int]]) -> list[spread.SpreadState]:
-        """`shared_spread_state(pod)` for each (pod, its namespace, spread_key_of(pod)) of
-        `probes`, the key made once by the caller: the judge asks for the same few hundred
-        probe pods after every step, and making their keys again was most of the asking."""
-        memo, out = self._spread, []
-        for pod, namespace, key in probes:
-            states = memo.get(namespace)
-            st = states.get(key) if states is not None else None
-            out.append(st if st is not None else self.shared_spread_state(pod))
-        return out
 
     def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]:
         """Σ nonzero(pod) over the pods on `node` (cpu, memory): usage_of's nonzero columns."""

@@ -71,8 +71,8 @@ class Context:
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
     # (SimCluster.spread_epoch, tracked_states' answer then)
     tracked_memo: tuple[int, list] | None = None
-    # tracked_states' probes: ((pod, namespace, spread key) of each distinct probe pod, and
-    # per tracked constraint in order, its probe's place there and its position), made once
+    # tracked_states' probes: ((pod, spread key) of each distinct probe pod, and per tracked
+    # constraint in order, its probe's place there and its position), made once
     probes: tuple[list, list] | None = field(default=None, repr=False)
     # (tracked_states' list, judge's answer for it, its excess), and answer -> excess for the
     # answers steps hold (the search's badness reads their excess)
@@ -452,23 +452,24 @@ def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState
     if ctx.probes is None:
         ctx.probes = _probes(ctx.tracked)
     probes, slots = ctx.probes
-    states = sim.shared_spread_states(probes)
+    shared = sim.shared_spread_state
+    states = [shared(pod, key) for pod, key in probes]
     out = [states[at].constraints[position] for at, position in slots]
     ctx.tracked_memo = (sim.spread_epoch, out)  # after any state the calls made
     return out
 
 
-def _probes(tracked: list[Tracked]) -> tuple[list[tuple[Pod, str, int]], list[tuple[int, int]]]:
-    """tracked_states' probes: each distinct probe pod once, with its namespace and
-    spread key (SimCluster.shared_spread_states), and per tracked constraint (its probe's
-    place in that list, its position among the probe's constraints)."""
+def _probes(tracked: list[Tracked]) -> tuple[list[tuple[Pod, int]], list[tuple[int, int]]]:
+    """tracked_states' probes: each distinct probe pod once, with its spread key (made once
+    here, not at every step), and per tracked constraint (its probe's place in that list,
+    its position among the probe's constraints)."""
     at: dict[int, int] = {}
-    probes: list[tuple[Pod, str, int]] = []
+    probes: list[tuple[Pod, int]] = []
     slots = []
     for t in tracked:
         i = at.get(id(t.pod))
         if i is None:
             i = at[id(t.pod)] = len(probes)
-            probes.append((t.pod, t.pod.namespace, spread_key_of(t.pod)))
+            probes.append((t.pod, spread_key_of(t.pod)))
         slots.append((i, t.position))
     return probes, slots
