@@ -9,7 +9,7 @@ import pytest
 
 from conftest import GI, make_node, make_pod, make_snapshot
 from kubectl_tspread.drain.placement import Placer, num_feasible_to_find
-from kubectl_tspread.drain.simulate import SimCluster, node_tree_order
+from kubectl_tspread.drain.simulate import SimCluster, node_tree_order, round_robin
 
 SMALL = {"cpu": 4000, "memory": 16 * GI, "pods": 110}
 BIG = {"cpu": 64000, "memory": 256 * GI, "pods": 110}
@@ -87,6 +87,20 @@ def test_forks_carry_the_start_index():
 def test_node_tree_order(layout, expected):
     nodes = [make_node(name, zone=zone) for name, zone in layout.items()]
     assert list(node_tree_order(nodes)) == expected
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_round_robin_takes_the_kth_name_of_every_list_long_enough_in_turn(seed):
+    """round_robin against its definition: lists of any lengths, empty ones included."""
+    import random
+
+    rng = random.Random(seed)
+    lists = [tuple(f"z{z}-{i}" for i in range(rng.choice((0, 1, 2, 5, rng.randrange(12)))))
+             for z in range(rng.randrange(6))]
+    longest = max(map(len, lists), default=0)
+    expected = tuple(names[k] for k in range(longest) for names in lists if k < len(names))
+    assert round_robin(lists) == expected
+    assert round_robin(iter(lists)) == expected  # any iterable of lists, read once
 
 
 def test_the_scan_order_after_node_deletions_is_the_node_tree_order_of_the_nodes_left():

