@@ -681,22 +681,59 @@ def test_domain_counts_behave_like_the_dict(domains, expected):
     assert dc != {**expected, "zz": 9}
 
 
-def test_carried_arrays_let_go_of_the_tables_of_deleted_node_sets(fast_calls):
-    """Every node deletion makes a new node set, hence a new table; the carried count
-    arrays must not keep the old tables alive (a whole-zone re-plan that deletes its
-    drained nodes grew to gigabytes that way)."""
+# what a retired table lets go of (NodeTable.retire)
+_PER_NODE = ("order", "rank", "alloc", "row_version", "free", "nonzero", "score_alloc", "score_unusable",
+             "score_divisor", "_sorted", "shapes")
+
+
+def test_carried_arrays_keep_only_retired_tables_of_deleted_node_sets(fast_calls, monkeypatch):
+    """Every node deletion makes a new node set, hence a new table, and past TABLES_KEPT the
+    oldest is retired. The count arrays a state carries may still be on a retired table, which
+    keeps none of its per-node and per-shape arrays (whole tables kept that way grew a
+    whole-zone re-plan that deletes its drained nodes to gigabytes); the entry arrays are on
+    live tables only. A state read again after its table was retired moves its arrays to the
+    live table (not built again from its counts), and they are what building them gives."""
+    monkeypatch.setattr(vector, "_ARRAYS", {})  # this test's entries only
+    monkeypatch.setattr(vector, "_ENTRIES", {})
     sim, cons, rng = _many_hosts()
     placer = Placer()
+    db_cons = [_c(HOSTNAME_KEY, "db", skew=2)]
+
+    def db(name: str):
+        return make_pod(name, labels={"app": "db"}, spread=db_cons, owner="ReplicaSet/db-1")
+
+    retired, db_node = 0, None
     for k, node in enumerate(sorted(sim.nodes)[:30]):
         pod = make_pod(f"new-{k}", labels={"app": "web"}, spread=cons, owner="ReplicaSet/web-1")
         placed = placer.place(sim, pod)
         if placed.node is not None:
             sim.bind(pod, placed.node)
-        sim.delete_node(node)
+        if k == 3:  # the db arrays are made on a derived table, whose rows are not the root's
+            db_node = placer.place(sim, db("db-0")).node
+            sim.bind(db("db-0"), db_node)
+        if node != db_node:
+            sim.delete_node(node)
         live = {id(t) for t in placer._tables.values()}
-        held = {id(v[1]) for v in vector._ARRAYS.values()} | {id(v[2]) for v in vector._ENTRIES.values()}
-        assert held and held <= live, k
-    assert fast_calls["fast"] >= 25
+        assert {id(v[2]) for v in vector._ENTRIES.values()} <= live, k
+        for _, table, *_ in vector._ARRAYS.values():
+            if id(table) not in live:
+                retired += 1
+                assert not [name for name in _PER_NODE if hasattr(table, name)], k
+                assert table.pos is None or table.root is table
+                assert all(vid is None and empty is None for vid, _, _, empty in table._values.values())
+    assert retired and fast_calls["fast"] >= 25
+    last = max(n for n in sim.nodes if n.startswith("c") and n != db_node)  # a row that moved in every table
+    sim.bind(db("db-1"), last)  # shifts the arrays where they are, on the retired table
+    cs = sim.spread_state(db("db-2")).hard[0]
+    made_on = vector._ARRAYS[id(cs)][1]
+    assert not hasattr(made_on, "shapes") and made_on.root is not made_on  # a retired derived table
+    table = vector.tables_for(sim, placer._tables)
+    moved = vector.counts_of(table, sim, cs)
+    assert vector._ARRAYS[id(cs)][1] is table
+    del vector._ARRAYS[id(cs)]
+    built = vector.counts_of(table, sim, cs)
+    assert all(np.array_equal(a, b) for a, b in zip(moved, built))
+    assert moved[1][table.pos[db_node]] == moved[1][table.pos[last]] == 1 and moved[2].sum() == 2
 
 
 def test_fast_path_after_node_deletions_places_like_the_walk(fast_calls, monkeypatch):

@@ -120,6 +120,7 @@ class NodeTable:
         # each row's position there: arrays made on one table of a root move to another
         self.root, self.root_pos = self, np.arange(n, dtype=np.int64)
         self._inverse = None  # root position -> this table's row (-1: not here), made when asked
+        self._rows: tuple | None = None  # rows_of's last (other table's root_pos, answer)
 
     @classmethod
     def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
@@ -147,17 +148,53 @@ class NodeTable:
         new.shapes = {shape: (ok[perm], at[perm]) for shape, (ok, at) in old.shapes.items()}
         # the states' count arrays made on `old`, or on any table of the same root, move over
         # the same way (counts_of)
-        new.root, new.root_pos, new._inverse = old.root, old.root_pos[perm], None
+        new.root, new.root_pos, new._inverse, new._rows = old.root, old.root_pos[perm], None, None
         return new
 
     def rows_of(self, other: "NodeTable"):
         """The positions in this table of `other`'s rows (tables of one root), or None when
-        some node of `other` is not here."""
+        some node of `other` is not here. The last answer is kept: after a node deletion the
+        states read on the new table move their arrays from the same few tables."""
+        last = self._rows
+        if last is not None and last[0] is other.root_pos:
+            return last[1]
+        rows = self._inverted()[other.root_pos]
+        if len(rows) and rows.min() < 0:
+            rows = None
+        self._rows = (other.root_pos, rows)  # a table's root_pos is never replaced nor changed
+        return rows
+
+    def _inverted(self):
         if self._inverse is None:
             self._inverse = np.full(self.root.size, -1, dtype=np.int64)
             self._inverse[self.root_pos] = np.arange(self.size, dtype=np.int64)
-        rows = self._inverse[other.root_pos]
-        return rows if not len(rows) or rows.min() >= 0 else None
+        return self._inverse
+
+    def row(self, node: str) -> int | None:
+        """The node's row here (None when it is not in this node set)."""
+        if self.pos is not None:
+            return self.pos.get(node)
+        at = self.root.pos.get(node)
+        if at is None:
+            return None
+        i = int(self._inverted()[at])
+        return i if i >= 0 else None
+
+    def retire(self) -> None:
+        """The table has left the Placer's (its node set is no longer placed on): keep only
+        what the count arrays made on it still read, and let the rest go. Those arrays stay
+        attached to their states (counts_of moves them to a live table of the same root
+        when read: building them again from the counts cost ~8 times as much, and a drain
+        that deletes its nodes retires a table per step); they need the rows' places in
+        the root table and the value ids. The per-node and per-shape arrays (a few MB of a
+        5,000-node table) go, and so do the node positions but the root's, which `row`
+        reads for every table of its node set."""
+        for name in ("order", "rank", "alloc", "row_version", "free", "nonzero", "score_alloc",
+                     "score_unusable", "score_divisor", "_sorted", "shapes"):
+            delattr(self, name)
+        self._values = {key: (None, ids, names, None) for key, (_, ids, names, _) in self._values.items()}
+        if self.root is not self:
+            self.pos = None
 
     def values(self, sim: "SimCluster", key: str) -> tuple:
         """(value id per node — len(values) when the node lacks the key —, value -> id,
@@ -275,21 +312,21 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
         old = tables.get(id(parent)) if parent is not None else None
         made = NodeTable.derived(old, sim) if old is not None and old.order is parent else NodeTable(sim)
         while len(tables) >= TABLES_KEPT:  # the oldest go (a drain deleting nodes makes one per step)
-            del tables[next(iter(tables))]
+            tables.pop(next(iter(tables))).retire()
         table = tables[id(order)] = made
         _forget_dropped_tables(tables)
     return table
 
 
 def _forget_dropped_tables(tables: dict) -> None:
-    """Drop the carried arrays of tables no longer kept: their entries could never be hit
-    again, and they would keep those tables alive (a drain that deletes its drained nodes
-    makes a table per step; a zone's re-plan held gigabytes of them)."""
+    """Drop the entry arrays made on tables no longer kept: their positions are rows of a
+    node set nobody places on, and they would keep those tables whole (a drain that deletes
+    its drained nodes makes a table per step; a zone's re-plan held gigabytes of them). The
+    count arrays carried by the states stay: their tables are retired, not kept whole."""
     live = {id(t) for t in tables.values()}
-    for memo, at in ((_ARRAYS, 1), (_ENTRIES, 2)):
-        stale = [k for k, v in memo.items() if id(v[at]) not in live]
-        for k in stale:
-            del memo[k]
+    stale = [k for k, v in _ENTRIES.items() if id(v[2]) not in live]
+    for k in stale:
+        del _ENTRIES[k]
 
 
 def fits_fast_path(pod: Pod) -> bool:
@@ -297,9 +334,9 @@ def fits_fast_path(pod: Pod) -> bool:
     return all(name in FIT_RESOURCES for name, _ in resources._checked(pod.requests))
 
 
-# id(constraint state) -> (the state, its table, matching pods per node, per value id, the
-# simulation copy count when they were attached, whether another state's entry holds the
-# same arrays): a state's arrays are built once from its node counts (a workload's nodes,
+# id(constraint state) -> (the state, its table (perhaps retired), matching pods per node,
+# per value id, the simulation copy count when they were attached, whether another state's
+# entry holds the same arrays): a state's arrays are built once from its node counts (a workload's nodes,
 # thousands for a big one) and then carried over by `shifted` as the simulation moves pods
 # one by one. Past ARRAYS_KEPT the oldest quarter goes (the arrays carried over to a state
 # are its entry's, at the end). Arrays are changed in place only by `shifted`, and only when
@@ -474,7 +511,7 @@ def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str,
         return
     table, per_node, per_value = taken
     if per_node is not None:
-        i = table.pos.get(node)
+        i = table.row(node)  # the table may be retired
         if i is not None:
             per_node[i] += delta
     value = new.node_domain.get(node)
