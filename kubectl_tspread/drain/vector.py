@@ -336,11 +336,12 @@ def fits_fast_path(pod: Pod) -> bool:
 
 # id(constraint state) -> (the state, its table (perhaps retired), matching pods per node,
 # per value id, the simulation copy count when they were attached, whether another state's
-# entry holds the same arrays): a state's arrays are built once from its node counts (a workload's nodes,
-# thousands for a big one) and then carried over by `shifted` as the simulation moves pods
-# one by one. Past ARRAYS_KEPT the oldest quarter goes (the arrays carried over to a state
-# are its entry's, at the end). Arrays are changed in place only by `shifted`, and only when
-# their entry is the state's own: attached since the last copy, and not shared
+# entry holds the same arrays): a state's arrays are built once from its node counts (a
+# workload's nodes, thousands for a big one) and then carried over by `shifted` as the
+# simulation moves pods one by one. Past ARRAYS_KEPT the oldest quarter goes (the arrays
+# carried over to a state are its entry's, at the end). Arrays are changed in place only by
+# `shifted`, and only when their entry is the state's own: attached since the last copy, and
+# not shared
 _ARRAYS: dict[int, tuple] = {}
 ARRAYS_KEPT = 4096
 _COPIES = [0]  # simulation copies made so far (`forked`)
