@@ -50,3 +50,46 @@ def test_under_honor_a_pod_tolerating_the_cordon_is_trapped_nowhere():
                       tolerations=[Toleration(UNSCHEDULABLE_TAINT_KEY, "Exists")])
     assert "a" in cs.domains and cs.global_min == 0
     assert closed_domains(sim, cs) == [] and cordoned_min_domains(sim, cs) == []
+
+
+def test_closed_domains_follow_every_node_change_in_each_copy():
+    """A domain listing more than a few nodes has its answer remembered per Node objects
+    (sim.node_epoch): after each cordon, deletion or Node replaced (an uncordon), in the
+    simulation and in copies going their own ways, the answer is the walk's, and zones
+    close and open again on the way."""
+    import random
+    from dataclasses import replace
+
+    from kubectl_tspread.drain import diagnose
+
+    assert diagnose._WALKED < 12
+    nodes = [make_node(f"{z}-{i:02d}", zone=z) for z in "abc" for i in range(12)]
+    con = make_constraint()
+    probe = make_pod("probe", labels={"app": "web"}, spread=[con])
+    changes = 0
+    for seed in range(8):
+        rng = random.Random(seed)
+        sims = [SimCluster(make_snapshot(nodes=nodes, pods=[]))]
+        last: dict[int, list[str]] = {}
+        for _ in range(120):
+            sim = rng.choice(sims)
+            zone = rng.choice("abc")
+            names = sorted(n for n in sim.nodes if n.startswith(zone))
+            op = rng.random()
+            if op < 0.55 and names:
+                sim.cordon(rng.sample(names, min(len(names), rng.choice((1, 4)))))
+            elif op < 0.7 and len(names) > 1:  # an open node, mostly: the zone may close with it
+                sim.delete_node(rng.choice([n for n in names if not sim.nodes[n].unschedulable] or names))
+            elif op < 0.9 and names:
+                name = rng.choice(names)
+                sim.put_node(replace(sim.nodes[name], unschedulable=False))
+            else:
+                sims.append(sim.copy())
+            for i, s in enumerate(sims):
+                cs = s.spread_state(probe).constraints[0]
+                walked = [d.value for d in cs.domains.values()
+                          if all(s.nodes[n].unschedulable for n in d.nodes if n in s.nodes)]
+                assert [d.value for d in closed_domains(s, cs)] == walked, seed
+                changes += last.get(i, walked) != walked
+                last[i] = walked
+    assert changes > 10

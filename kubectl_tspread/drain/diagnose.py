@@ -30,9 +30,29 @@ def closed_domains(sim: SimCluster, cs: spread.ConstraintState, holding: int | N
     only those whose count is that, looked at before the nodes are walked."""
     if cs.constraint.node_taints_policy == HONOR:
         return []
-    return [d for d in cs.domains.values()
-            if (holding is None or d.pods == holding)
-            and d.nodes and all(sim.nodes[n].unschedulable for n in d.nodes if n in sim.nodes)]
+    return [d for d in cs.domains.values() if (holding is None or d.pods == holding) and _closed(sim, d.nodes)]
+
+
+# id(a domain's node list) -> (that list, the simulation's node_epoch, whether it is closed)
+_CLOSED: dict[int, tuple[tuple[str, ...], int, bool]] = {}
+# lists up to this long are walked each time (a hostname domain's one node)
+_WALKED = 8
+
+
+def _closed(sim: SimCluster, names: tuple[str, ...]) -> bool:
+    """Whether every node of a domain's list that still exists is cordoned (and the list is
+    not empty), remembered per list and Node objects (sim.node_epoch): a zone being drained
+    lists hundreds of cordoned nodes, and every replacement it strands asks again."""
+    hit = _CLOSED.get(id(names)) if len(names) > _WALKED else None
+    if hit is not None and hit[0] is names and hit[1] == sim.node_epoch:
+        return hit[2]
+    nodes = sim.nodes
+    out = bool(names) and all(nodes[n].unschedulable for n in names if n in nodes)
+    if len(names) > _WALKED:
+        if len(_CLOSED) >= 4096:
+            _CLOSED.clear()
+        _CLOSED[id(names)] = (names, sim.node_epoch, out)
+    return out
 
 
 def cordoned_min_domains(sim: SimCluster, cs: spread.ConstraintState) -> list[str]:

@@ -84,6 +84,10 @@ class SimCluster:
         # names the set of memoised states: renewed whenever one is added, replaced or dropped
         # (copies share it until either changes one), so a reader of many can tell nothing moved
         self.spread_epoch = next(_VERSIONS)
+        # names the Node objects as a whole: renewed by a cordon and by a node added, replaced
+        # or deleted (copies share it until either changes one), so what is derived from the
+        # nodes alone can be remembered across the pods' moves (drain/diagnose.py)
+        self.node_epoch = next(_VERSIONS)
         # (namespace, template) of the memoised states with a nodeTaintsPolicy Honor constraint:
         # the ones a cordon moves (every other state is unchanged by it)
         self._honor: set[tuple[str, object]] = set()
@@ -128,7 +132,7 @@ class SimCluster:
         other._terminating = dict(self._terminating)
         other.index = self.index.copy()
         other._spread = {ns: dict(states) for ns, states in self._spread.items()}
-        other.spread_epoch = self.spread_epoch
+        other.spread_epoch, other.node_epoch = self.spread_epoch, self.node_epoch
         other._honor = set(self._honor)
         other._templates_seen, other._shifts = dict(self._templates_seen), self._shifts
         other._partitions = dict(self._partitions)
@@ -225,6 +229,7 @@ class SimCluster:
             self._table_parent = self._scan
         self._scan = self._versions = self._node_array = None
         self.freed += 1
+        self.node_epoch = next(_VERSIONS)
         self._touch(name)
         if deleted:
             self._zones = _without_zone_member(self._zones, name)
@@ -385,7 +390,7 @@ class SimCluster:
             if not n.unschedulable:
                 self.nodes[name] = self.index.nodes[name] = n.cordoned()
                 self._touch(name)
-                self._node_stamps[name] = stamp = next(_VERSIONS)
+                self._node_stamps[name] = stamp = self.node_epoch = next(_VERSIONS)
                 if self._node_array is not None:
                     self._node_array[self.version_positions()[name]] = stamp
                 self._cordoned_under_honor(name)
