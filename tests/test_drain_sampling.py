@@ -149,3 +149,53 @@ def test_templates_differing_only_in_requests_share_all_but_the_resource_fit():
     assert after_small.node is None and alone.node is None
     assert dict(after_small.reasons) == dict(alone.reasons) == {
         "node(s) had untolerated taint(s)": 1, "Insufficient cpu": 1}
+
+
+def test_version_and_node_arrays_carried_over_node_deletions_are_the_maps_in_scan_order():
+    """After node deletions the version and Node arrays of the old scan order are kept (and
+    moved by binds, evictions and cordons in between) and carried over to the new order when
+    asked. In every copy and after any mix of changes they equal the versions and Node stamps
+    read in scan order, and the positions are the scan order's; rows_from answers the
+    permutation from any earlier positions, carried over or not."""
+    import random
+
+    import numpy as np
+
+    nodes = [make_node(f"{z}{i:02d}", zone=z, allocatable=BIG) for z in "abc" for i in range(15)]
+    for seed in range(12):
+        rng = random.Random(seed)
+        sims = [SimCluster(make_snapshot(nodes, []))]
+        carried = 0
+        for k in range(40):
+            sim = rng.choice(sims)
+            names = sorted(sim.nodes)
+            before = sim.version_positions() if rng.random() < 0.7 else None
+            if rng.random() < 0.6:
+                sim.version_array()
+                sim.node_object_array()
+            for _ in range(rng.choice((1, 1, 2))):  # a step of one or two nodes
+                op, name = rng.random(), rng.choice(names)
+                if op < 0.35 and len(names) > 5:
+                    sim.delete_node(name)
+                    names.remove(name)
+                elif op < 0.6:
+                    sim.cordon([name])
+                elif op < 0.85:
+                    pod = make_pod(f"p{k}", labels={"app": "web"})
+                    sim.bind(pod, name)
+                else:
+                    sims.append(sim.copy())
+            was = sim._versions
+            pick = rng.random()  # read in any order: each must carry both arrays
+            got_versions = sim.version_array() if pick < 0.5 else None
+            got_nodes = sim.node_object_array()
+            if got_versions is None:
+                got_versions = sim.version_array()
+            order = sim.scan_order()
+            carried += was is not None and was is not sim._versions and sim._carried is not None
+            assert sim.version_positions() == {n: i for i, n in enumerate(order)}, (seed, k)
+            assert got_versions.tolist() == [sim.version.get(n, 0) for n in order], (seed, k)
+            assert got_nodes.tolist() == [sim._node_stamps.get(n, 0) for n in order], (seed, k)
+            if before is not None and set(order) <= before.keys():
+                assert np.array_equal(sim.rows_from(before), [before[n] for n in order]), (seed, k)
+        assert carried, seed

@@ -118,6 +118,11 @@ class SimCluster:
         self._table_parent: tuple[str, ...] | None = None
         # the node versions as an array in scan order (drain/vector.py), kept up to date by _touch
         self._versions = None
+        # the scan order the version and Node arrays are in: an older one after node
+        # deletions, until they are carried over (_rows_carried: (its positions, the new
+        # ones, the permutation between them))
+        self._arrays_for: tuple[str, ...] | None = None
+        self._carried: tuple | None = None
         # node name -> a number naming its Node object, renewed when a cordon replaces it (and
         # the same as an array in scan order): verdicts that read only the Node key on it
         self._node_stamps: dict[str, int] = {}
@@ -142,6 +147,7 @@ class SimCluster:
         other._zones = self._zones  # replaced, never changed
         other._table_parent = self._table_parent
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
+        other._arrays_for, other._carried = self._arrays_for, self._carried
         other._node_stamps = dict(self._node_stamps)
         other._node_array = None if self._node_array is None else self._node_array.copy()
         return other
@@ -161,23 +167,55 @@ class SimCluster:
 
     def version_array(self):
         """sim.version as a numpy array in `scan_order` (vector.py's row keys)."""
+        order = self.scan_order()
         if self._versions is None:
             import numpy as np
-            order = self.scan_order()
-            # made in C (a drain deleting a node per step makes them anew at each)
+            # made in C (a new node set makes them anew)
             self._versions = (dict(zip(order, range(len(order)))),
                               np.fromiter(map(self.version.get, order, itertools.repeat(0)), dtype=np.int64,
                                           count=len(order)))
+            self._arrays_for = order
+        elif self._arrays_for is not order:
+            self._rows_carried(order)
         return self._versions[1]
+
+    def _rows_carried(self, order: tuple[str, ...]) -> None:
+        """After node deletions: the version and Node arrays of the scan order before them
+        (kept up to date since by _touch and cordon) taken over in the new `order`, which
+        holds the same nodes less the deleted ones. A drain that deletes a node per step
+        otherwise read every node's version and Node stamp from their maps again."""
+        import numpy as np
+        old_pos, old_versions = self._versions
+        perm = np.fromiter(map(old_pos.__getitem__, order), dtype=np.int64, count=len(order))
+        pos = dict(zip(order, range(len(order))))
+        self._versions = (pos, old_versions[perm])
+        if self._node_array is not None:
+            self._node_array = self._node_array[perm]
+        self._arrays_for, self._carried = order, (old_pos, pos, perm)
+
+    def rows_from(self, positions: dict[str, int]):
+        """The position in the scan order of `positions`'s keys (a node set this one is less
+        deleted nodes) of each node of `scan_order`: how vector.NodeTable.derived carries a
+        table's rows over, the permutation _rows_carried took when it is the same."""
+        pos = self.version_positions()
+        carried = self._carried
+        if carried is not None and carried[0] is positions and carried[1] is pos:
+            return carried[2]
+        import numpy as np
+        order = self.scan_order()
+        return np.fromiter(map(positions.__getitem__, order), dtype=np.int64, count=len(order))
 
     def node_object_array(self):
         """Per node in `scan_order`, a number that changes only when its Node object does
         (a cordon; the other node changes renew the scan order itself)."""
+        order = self.scan_order()
+        if self._versions is not None and self._arrays_for is not order:
+            self.version_array()  # carries both over (one `_arrays_for` for the two)
         if self._node_array is None:
             import numpy as np
-            order = self.scan_order()
             self._node_array = np.fromiter(map(self._node_stamps.get, order, itertools.repeat(0)), dtype=np.int64,
                                            count=len(order))
+            self._arrays_for = order
         return self._node_array
 
     def forked_to(self, snapshot: Snapshot) -> "SimCluster | None":
@@ -227,7 +265,9 @@ class SimCluster:
             self._zones = None
         elif self._scan is not None:  # else an earlier deletion of this step set it
             self._table_parent = self._scan
-        self._scan = self._versions = self._node_array = None
+        self._scan = None
+        if not deleted or self._versions is None:
+            self._versions = self._node_array = None  # else carried over to the new order when asked
         self.freed += 1
         self.node_epoch = next(_VERSIONS)
         self._touch(name)
@@ -392,7 +432,8 @@ class SimCluster:
                 self._touch(name)
                 self._node_stamps[name] = stamp = self.node_epoch = next(_VERSIONS)
                 if self._node_array is not None:
-                    self._node_array[self.version_positions()[name]] = stamp
+                    at = self.version_positions()[name]  # first: it may carry the array over
+                    self._node_array[at] = stamp
                 self._cordoned_under_honor(name)
 
     def delete_node(self, name: str) -> None:

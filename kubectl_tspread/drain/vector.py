@@ -130,7 +130,7 @@ class NodeTable:
         filter verdicts for each."""
         new = cls.__new__(cls)
         order = sim.scan_order()
-        perm = np.fromiter(map(old.pos.__getitem__, order), dtype=np.int64, count=len(order))
+        perm = sim.rows_from(old.pos)
         new.order, new.size, new.pos = order, len(order), sim.version_positions()
         new.rank = old.rank[perm]  # ranks keep their order: argmin over them is unchanged
         new.alloc = {r: a[perm] for r, a in old.alloc.items()}
