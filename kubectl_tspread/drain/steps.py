@@ -300,39 +300,40 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     number = len(world.steps) + 1
     sim = world.sim
     retry_pending(ctx, world, batch)
-    decisions = {p.key: ctx.decision(p) for p in wave}
+    keys = [p.key for p in wave]  # once: Pod.key makes its string anew at each read
+    decisions = dict(zip(keys, map(ctx.decision, wave)))
     for p in wave:
         sim.evict(p)
     _forget(world, wave)
     evictions: list[Eviction] = []
-    replacements = [(p, sim.replacement_for(p)) for p in wave if decisions[p.key].replaced]
-    for p, r in replacements:
-        ctx.origin[r.key] = ctx.origin.get(p.key, p.key)
-    for _, r in replacements:
+    replacements = [(p, key, sim.replacement_for(p)) for p, key in zip(wave, keys) if decisions[key].replaced]
+    for _, key, r in replacements:
+        ctx.origin[r.key] = ctx.origin.get(key, key)
+    for _, _, r in replacements:
         sim.add_pending(r)
     deleted = _delete_emptied(ctx, world, batch) if ctx.delete_drained_nodes else ()
     placed: dict[str, tuple[str | None, dict]] = {}
     safe = True
     # the scheduling queue pops higher priority first, then older pods; all are new here
-    for evicted, r in sorted(replacements, key=lambda x: -x[1].priority):
+    for evicted, key, r in sorted(replacements, key=lambda x: -x[2].priority):
         pl = world.placer.place(sim, r)
-        placed[evicted.key] = (pl.node, pl.accepting)  # vector.Accepting: made when read
+        placed[key] = (pl.node, pl.accepting)  # vector.Accepting: made when read
         if pl.node is not None:
             sim.bind(r, pl.node)
             continue
         safe = False
         reason, details = strand_reason(sim, pl)
         details["node"] = evicted.node_name
-        world.stranded.append(Stranded(evicted.namespace, evicted.name, ctx.workload_of.get(evicted.key),
+        world.stranded.append(Stranded(evicted.namespace, evicted.name, ctx.workload_of.get(key),
                                        number, reason, details))
         world.add_pending(sim.pods.get(r.key, r), evicted)
         world.note_stuck(r)
-        world.budgets.strand(ctx.pod_pdbs.get(evicted.key, ()))
-    for p in wave:
-        d = decisions[p.key]
-        node, accepting = placed.get(p.key, (None, {}))
-        evictions.append(Eviction(p.namespace, p.name, p.node_name, ctx.workload_of.get(p.key), d.replaced,
-                                  node, accepting, ctx.pod_pdbs.get(p.key, ()), d.message))
+        world.budgets.strand(ctx.pod_pdbs.get(key, ()))
+    for p, key in zip(wave, keys):
+        d = decisions[key]
+        node, accepting = placed.get(key, (None, {}))
+        evictions.append(Eviction(p.namespace, p.name, p.node_name, ctx.workload_of.get(key), d.replaced,
+                                  node, accepting, ctx.pod_pdbs.get(key, ()), d.message))
     after = judge(ctx, sim)
     if excess(ctx, after) > 0:
         safe = False
