@@ -194,9 +194,10 @@ class SimCluster:
         self._arrays_for, self._carried = order, (old_pos, pos, perm)
 
     def rows_from(self, positions: dict[str, int]):
-        """The position in the scan order of `positions`'s keys (a node set this one is less
-        deleted nodes) of each node of `scan_order`: how vector.NodeTable.derived carries a
-        table's rows over, the permutation _rows_carried took when it is the same."""
+        """For each node of `scan_order`, its index in `positions` (the positions of an
+        earlier node set: these nodes and some deleted since). vector.NodeTable.derived
+        carries a table's rows over with it; it is _rows_carried's own when that started
+        from the same positions."""
         pos = self.version_positions()
         carried = self._carried
         if carried is not None and carried[0] is positions and carried[1] is pos:
