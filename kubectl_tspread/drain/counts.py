@@ -81,7 +81,7 @@ class _Overlay(Mapping):
     __slots__ = ("base", "changes", "memo")
     MERGE_AFTER = 64
 
-    def __init__(self, base: Mapping, changes: dict, memo: dict | None = None):
+    def __init__(self, base: dict, changes: dict, memo: dict | None = None):
         self.base, self.changes, self.memo = base, changes, {} if memo is None else memo
 
     @classmethod
@@ -98,7 +98,10 @@ class _Overlay(Mapping):
     def merged(self) -> dict:
         """The plain map with the changes applied, in the order iteration gives: a C-level
         copy of the base and one update per change (a hostname spread's base has 5,000
-        domains, and building it entry by entry through the overlay was ~5 % of a plan)."""
+        domains, and building it entry by entry through the overlay was ~5 % of a plan).
+        The copy is dict.copy: dict(base) inserts entry by entry once the base has had
+        entries deleted, as a merged base has (4-5 times slower at 5,000 entries), where
+        copy() clones the table while a third of it at most is deleted slots."""
         raise NotImplementedError
 
 
@@ -157,7 +160,7 @@ class Shifted(_Overlay):
         return [(v, d) for v, d in out if d is not GONE] if self._gone() else out
 
     def merged(self) -> dict:
-        out = dict(self.base)
+        out = self.base.copy()  # a dict (see _Overlay.merged)
         for value, d in self.changes.items():  # a change never adds a domain: keys keep their place
             if d is GONE:
                 del out[value]
@@ -207,7 +210,7 @@ class NodeCounts(_Overlay):
         return [(node, self[node]) for node in self]
 
     def merged(self) -> dict:
-        out = dict(self.base)
+        out = self.base.copy()  # a dict (see _Overlay.merged)
         for node, n in self.changes.items():  # the base's nodes in place, then the new ones, as __iter__
             if n:
                 out[node] = n

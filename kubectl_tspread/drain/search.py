@@ -425,7 +425,7 @@ class Search:
             if value is not None and name in targets:
                 moved_nodes.setdefault(value, []).append(name)
                 values.add(value)
-        now, low = dict(was), cs.global_min
+        now, low = was.copy(), cs.global_min  # cloned in C even with deleted slots (pops below)
         old_domains, domains = old.domains, cs.domains
         for value in values:
             d = domains.get(value)

@@ -133,22 +133,24 @@ class SimCluster:
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
         other.stamp = self.stamp
-        other.nodes, other.pods, other.version = dict(self.nodes), self.pods.copy(), dict(self.version)
-        other._terminating = dict(self._terminating)
+        # dict.copy, not dict(): a C-level clone of the table even once entries were deleted from
+        # it (a deleted node, a pod gone), where dict() inserts entry by entry, 4-5 times slower
+        other.nodes, other.pods, other.version = self.nodes.copy(), self.pods.copy(), self.version.copy()
+        other._terminating = self._terminating.copy()
         other.index = self.index.copy()
         other._spread = {ns: dict(states) for ns, states in self._spread.items()}
         other.spread_epoch, other.node_epoch = self.spread_epoch, self.node_epoch
         other._honor = set(self._honor)
-        other._templates_seen, other._shifts = dict(self._templates_seen), self._shifts
-        other._partitions = dict(self._partitions)
-        other._dead = dict(self._dead)
-        other._usage, other._row_of = dict(self._usage), self._row_of
+        other._templates_seen, other._shifts = self._templates_seen.copy(), self._shifts
+        other._partitions = self._partitions.copy()
+        other._dead = self._dead.copy()
+        other._usage, other._row_of = self._usage.copy(), self._row_of
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
         other._zones = self._zones  # replaced, never changed
         other._table_parent = self._table_parent
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
         other._arrays_for, other._carried = self._arrays_for, self._carried
-        other._node_stamps = dict(self._node_stamps)
+        other._node_stamps = self._node_stamps.copy()
         other._node_array = None if self._node_array is None else self._node_array.copy()
         return other
 
@@ -595,12 +597,12 @@ class PodMap(Mapping):
 
     def copy(self) -> "PodMap":
         if len(self._own) + len(self._gone) > self.FLATTEN:
-            merged = dict(self._base)  # copied in C, not rebuilt pod by pod
+            merged = self._base.copy()  # cloned in C, even with deleted slots (SimCluster.copy)
             for key in self._gone:
                 del merged[key]
             merged.update(self._own)
             self._base, self._own, self._gone = merged, {}, set()
-        return PodMap(self._base, dict(self._own), set(self._gone))
+        return PodMap(self._base, self._own.copy(), set(self._gone))
 
 
 # what a remedy never changes: a fork moved to another snapshot shares them

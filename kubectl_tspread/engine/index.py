@@ -69,8 +69,10 @@ class ClusterIndex:
         """A new index sharing this one's pod lists copy-on-write (its writes copy first)."""
         other = ClusterIndex.__new__(ClusterIndex)
         other.__dict__.update(self.__dict__)
-        other.nodes = dict(self.nodes)
-        other.node_cache = dict(self.node_cache)  # its entries are immutable; the dict is per index
+        # dict.copy clones the tables in C even with deleted slots (node_cache loses an entry
+        # per pod moved), where dict() inserts entry by entry
+        other.nodes = self.nodes.copy()
+        other.node_cache = self.node_cache.copy()  # its entries are immutable; the dict is per index
         other._owned = set()
         if self._lazy:
             other._touched = set(self._touched)

@@ -283,7 +283,7 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
         v = node_domain.get(n)
         if v is not None:
             per_domain[v] += cnt
-    domains = dict(part.zeros)
+    domains = part.zeros.copy()  # cloned in C, even once a node deletion left deleted slots
     members, shared = part.members, part.counted
     for v, cnt in per_domain.items():
         d = shared.get((v, cnt))
