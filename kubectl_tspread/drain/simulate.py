@@ -186,9 +186,8 @@ class SimCluster:
         (kept up to date since by _touch and cordon) taken over in the new `order`, which
         holds the same nodes less the deleted ones. A drain that deletes a node per step
         otherwise read every node's version and Node stamp from their maps again."""
-        import numpy as np
         old_pos, old_versions = self._versions
-        perm = np.fromiter(map(old_pos.__getitem__, order), dtype=np.int64, count=len(order))
+        perm = _positions_in(old_pos, order)
         pos = dict(zip(order, range(len(order))))
         self._versions = (pos, old_versions[perm])
         if self._node_array is not None:
@@ -204,9 +203,7 @@ class SimCluster:
         carried = self._carried
         if carried is not None and carried[0] is positions and carried[1] is pos:
             return carried[2]
-        import numpy as np
-        order = self.scan_order()
-        return np.fromiter(map(positions.__getitem__, order), dtype=np.int64, count=len(order))
+        return _positions_in(positions, self.scan_order())
 
     def node_object_array(self):
         """Per node in `scan_order`, a number that changes only when its Node object does
@@ -652,6 +649,12 @@ def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
         done = upto
         rows = [names for names in rows if len(names) > upto]
     return tuple(out)
+
+
+def _positions_in(positions: dict[str, int], order: tuple[str, ...]):
+    """Each name of `order` as its index in `positions`, an int64 array (made in C)."""
+    import numpy as np
+    return np.fromiter(map(positions.__getitem__, order), dtype=np.int64, count=len(order))
 
 
 def _without_zone_member(zones: dict[str, tuple[str, ...]] | None,
