@@ -43,12 +43,13 @@ def _closed(sim: SimCluster, names: tuple[str, ...]) -> bool:
     """Whether every node of a domain's list that still exists is cordoned (and the list is
     not empty), remembered per list and Node objects (sim.node_epoch): a zone being drained
     lists hundreds of cordoned nodes, and every replacement it strands asks again."""
-    hit = _CLOSED.get(id(names)) if len(names) > _WALKED else None
+    kept = len(names) > _WALKED
+    hit = _CLOSED.get(id(names)) if kept else None
     if hit is not None and hit[0] is names and hit[1] == sim.node_epoch:
         return hit[2]
     nodes = sim.nodes
     out = bool(names) and all(nodes[n].unschedulable for n in names if n in nodes)
-    if len(names) > _WALKED:
+    if kept:
         if len(_CLOSED) >= 4096:
             _CLOSED.clear()
         _CLOSED[id(names)] = (names, sim.node_epoch, out)
