@@ -795,6 +795,44 @@ def test_stale_rows_are_the_rows_whose_version_differs(seed):
         assert vector._stale(at, version, rows) == expected, rows
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_least_allocated_arrays_score_each_node_like_the_plain_score(seed):
+    """`vector.least_allocated` against placement.least_allocated node by node: nodes with
+    nothing (or less than nothing) allocatable, requests past the allocatable, pods without
+    requests (the scheduler's nonzero defaults), negative requests from a hand-made dump,
+    and after binds and a node deletion (the table derived from the old one)."""
+    from kubectl_tspread.drain import placement
+
+    rng = random.Random(seed)
+    allocs = [{"cpu": 4000, "memory": 16 * GI, "pods": 110}, {"cpu": 0, "memory": 8 * GI, "pods": 110},
+              {"cpu": 2000, "memory": 0, "pods": 110}, {"cpu": -500, "memory": -GI, "pods": 110},
+              {"cpu": 150, "memory": 300 * MI, "pods": 110}, {"cpu": 64000, "memory": 512 * GI, "pods": 110}]
+    nodes = [make_node(f"n{i:02d}", zone="abc"[i % 3], allocatable=rng.choice(allocs)) for i in range(24)]
+    requests = [{}, {"cpu": 250, "memory": GI}, {"cpu": 3900}, {"memory": 20 * GI}, {"cpu": -300, "memory": -GI}]
+    pods = [make_pod(f"p{i}", node=rng.choice(nodes).name, requests=rng.choice(requests)) for i in range(60)]
+    sim = SimCluster(make_snapshot(nodes, pods))
+    tables: dict = {}
+
+    def check() -> None:
+        table = vector.tables_for(sim, tables)
+        table.refresh_usage(sim, sim.version_array(), placement._nonzero)
+        found = np.array(sorted(rng.sample(range(table.size), min(table.size, 15))), dtype=np.int64)
+        for asked in requests:
+            want = placement._nonzero(make_pod("incoming", requests=asked))
+            expected = [placement.least_allocated(sim, want, sim.nodes[table.order[i]]) for i in found]
+            assert vector.least_allocated(table, want, found).tolist() == expected, asked
+
+    check()
+    for k in range(8):
+        sim.bind(make_pod(f"new{k}", requests=rng.choice(requests)), rng.choice(list(sim.nodes)))
+    check()
+    victim = rng.choice(list(sim.nodes))
+    for p in sim.pods_on(victim):
+        sim._drop(p)
+    sim.delete_node(victim)
+    check()
+
+
 def test_fits_fast_path_answers_for_each_requests_map():
     """What it reads (resources._checked) is remembered per requests object; the answer is
     still the one of that object's resources: a second map with a GPU is not taken for the first."""

@@ -106,12 +106,14 @@ class NodeTable:
         # what each node has left of each resource (allocatable less its pods' requests): the
         # fit test is then one comparison per resource
         self.free = {r: a.copy() for r, a in self.alloc.items()}
-        # LeastAllocated's inputs, cpu and memory as two rows: the nodes' nonzero requests, their
-        # allocatable, whether that is unusable (≤ 0), and a divisor that is never 0
-        self.nonzero = np.zeros((2, n), dtype=np.int64)
-        self.score_alloc = np.stack([self.alloc["cpu"], self.alloc["memory"]])
-        self.score_unusable = self.score_alloc <= 0
-        self.score_divisor = np.where(self.score_unusable, 1, self.score_alloc)
+        # LeastAllocated's inputs, cpu and memory as two rows: the nodes' allocatable (UNSCORED
+        # where it is not positive), what that leaves after their nonzero requests, and a
+        # divisor that is never 0 (least_allocated)
+        allocatable = np.stack([self.alloc["cpu"], self.alloc["memory"]])
+        usable = allocatable > 0
+        self.score_alloc = np.where(usable, allocatable, UNSCORED)
+        self.score_free = self.score_alloc.copy()
+        self.score_divisor = np.where(usable, allocatable, 1)
         self._values: dict[str, tuple] = {}
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
         # shape key (placement.keys_of's number) -> (ok per node, the version each row was computed at)
@@ -138,8 +140,7 @@ class NodeTable:
         new.free = {r: a[perm] for r, a in old.free.items()}
         # take(axis=1): [:, perm] would make them Fortran-ordered, and every take of their
         # columns per placement three times slower
-        new.nonzero = old.nonzero.take(perm, axis=1)
-        new.score_alloc, new.score_unusable = old.score_alloc.take(perm, axis=1), old.score_unusable.take(perm, axis=1)
+        new.score_alloc, new.score_free = old.score_alloc.take(perm, axis=1), old.score_free.take(perm, axis=1)
         new.score_divisor = old.score_divisor.take(perm, axis=1)
         # a value whose last node went keeps its id: no node refers to it any more
         new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
@@ -189,8 +190,8 @@ class NodeTable:
         the root table and the value ids. The per-node and per-shape arrays (a few MB of a
         5,000-node table) go, and so do the node positions but the root's, which `row`
         reads for every table of its node set."""
-        for name in ("order", "rank", "alloc", "row_version", "free", "nonzero", "score_alloc",
-                     "score_unusable", "score_divisor", "_sorted", "shapes"):
+        for name in ("order", "rank", "alloc", "row_version", "free", "score_alloc", "score_free",
+                     "score_divisor", "_sorted", "shapes"):
             delattr(self, name)
         self._values = {key: (None, ids, names, None) for key, (_, ids, names, _) in self._values.items()}
         if self.root is not self:
@@ -237,12 +238,13 @@ class NodeTable:
         order, row_of = self.order, usage_rows(nonzero)
         # usage_rows' columns: FIT_RESOURCES, the nonzero cpu and memory, the pod count
         left = [(self.free[r], self.alloc[r]) for r in FIT_RESOURCES + ("pods",)]
-        requested = self.nonzero
+        score_alloc, score_free = self.score_alloc, self.score_free
         for i in stale:
             usage = sim.usage_of(order[i], row_of)
             for (free, alloc), total in zip(left, usage[:len(FIT_RESOURCES)] + usage[-1:]):
                 free[i] = alloc[i] - total
-            requested[0, i], requested[1, i] = usage[NONZERO_COLUMNS]
+            cpu, memory = usage[NONZERO_COLUMNS]
+            score_free[0, i], score_free[1, i] = score_alloc[0, i] - cpu, score_alloc[1, i] - memory
             self.row_version[i] = version[i]
 
     def shape_ok(self, shape: int, version, row: Callable[[str], bool], rows: slice = slice(None)):
@@ -677,14 +679,33 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
 
 
 def least_allocated(table: NodeTable, want: tuple[int, int], found):
-    """placement.least_allocated for the nodes at positions `found` (cpu and memory at once)."""
+    """placement.least_allocated for the nodes at positions `found` (cpu and memory at once).
+
+    A resource scores (allocatable − requested) × 100 // allocatable, or 0 when the
+    requests pass the allocatable or it is not positive. `left` = allocatable − the node's
+    nonzero requests − the pod's is negative in both cases (a node's allocatable that is
+    not positive is kept as UNSCORED, far below any requests), so the score is
+    max(left × 100 // divisor, 0): four array operations, where masks of each case took
+    eight."""
+    column = _WANT_COLUMNS.get(want)
+    if column is None:
+        if len(_WANT_COLUMNS) >= ARRAYS_KEPT:
+            _WANT_COLUMNS.clear()
+        column = _WANT_COLUMNS[want] = np.array(want, dtype=np.int64)[:, None]
     # take(axis=1), not [:, found]: numpy's fancy indexing of a row pair is three times slower
-    alloc = table.score_alloc.take(found, axis=1)
-    requested = table.nonzero.take(found, axis=1)
-    requested += np.array(want, dtype=np.int64)[:, None]
-    unusable = table.score_unusable.take(found, axis=1) | (requested > alloc)
-    score = np.where(unusable, 0, (alloc - requested) * 100 // table.score_divisor.take(found, axis=1))
-    return (score[0] + score[1]) // 2
+    left = table.score_free.take(found, axis=1)
+    left -= column
+    left *= 100
+    left //= table.score_divisor.take(found, axis=1)
+    np.maximum(left, 0, out=left)
+    return (left[0] + left[1]) // 2
+
+
+# NodeTable.score_alloc where a node's allocatable is not positive: anything left from it
+# is negative (scores 0), and a hundred times it is still far inside int64
+UNSCORED = -(2 ** 52)
+# a pod's nonzero (cpu, memory) requests -> the same as a column (least_allocated)
+_WANT_COLUMNS: dict[tuple[int, int], object] = {}
 
 
 def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":
