@@ -237,7 +237,7 @@ def test_a_search_that_never_backtracks_copies_a_world_every_few_levels(monkeypa
 
     copies = []
     copy = World.copy
-    monkeypatch.setattr(World, "copy", lambda self: copies.append(1) or copy(self))
+    monkeypatch.setattr(World, "copy", lambda self, checkpoint=False: copies.append(1) or copy(self, checkpoint))
     targets = [f"a{i}" for i in range(1, 121)]
     plan = plan_drain(make_snapshot(nodes_in({"a": 120, "b": 2}), []), targets, PlanOptions(verify_remedies=False))
     assert plan.safe and plan.explored == 120
@@ -356,7 +356,7 @@ def test_each_candidate_of_a_harmful_level_starts_from_the_level_world(per_zone,
 
     monkeypatch.setattr(search, "run_batch", recorded)
     monkeypatch.setattr(search.Search, "_replayed", _flagging(replaying, search.Search._replayed))
-    monkeypatch.setattr(World, "copy", lambda self: copies.append(len(self.done)) or real_copy(self))
+    monkeypatch.setattr(World, "copy", lambda self, checkpoint=False: copies.append(len(self.done)) or real_copy(self, checkpoint))
     plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
     assert not plan.safe and plan.stranded
     levels: dict[int, list[tuple]] = {}

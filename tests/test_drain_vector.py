@@ -504,6 +504,65 @@ def test_states_moved_on_two_branches_after_a_copy_keep_their_own_arrays():
                 np.testing.assert_array_equal(carried[3], built[2], err_msg=f"{k} per value")
 
 
+@pytest.mark.parametrize("delete", [False, True])
+def test_a_checkpoint_copy_leaves_the_arrays_to_the_original_and_rebuilds_its_own(delete):
+    """SimCluster.copy(checkpoint=True) does not mark the arrays shared: the original's next
+    moves take them over in place (no copy), the checkpoint's states lose theirs and build
+    them again from their counts when read, and a copy of the checkpoint played the same way
+    ends with the original's arrays, all equal to a fresh computation's."""
+    sim, cons, rng = _many_hosts()
+    probe = make_pod("probe", labels={"app": "web"}, spread=cons)
+    tables: dict = {}
+
+    def arrays(branch):
+        table = vector.tables_for(branch, tables)
+        state = branch.spread_state(probe)
+        return state, [vector.counts_of(table, branch, cs) for cs in state.constraints]
+
+    def fresh(branch):
+        table = vector.tables_for(branch, tables)
+        return [vector.counts_of(table, branch, cs) for cs in spread.compute(branch.index, probe).constraints]
+
+    arrays(sim)
+    empty = sorted(set(sim.nodes) - {p.node_name for p in sim.pods.values()})
+    checkpoint = sim.copy(checkpoint=True)
+    kept_state, _ = arrays(checkpoint)  # the same state objects, with the original's arrays
+    before = [(cs, vector._ARRAYS[id(cs)]) for cs in kept_state.constraints]
+    copies = vector._COPIES[0]
+
+    def play(branch):
+        if delete:
+            branch.delete_node(empty[0])
+        for k, node in enumerate(sorted(branch.nodes)[2:40:6]):
+            branch.bind(make_pod(f"new-{k}", labels={"app": "web"}, spread=cons), node)
+
+    play(sim)
+    assert vector._COPIES[0] == copies  # a checkpoint is no fork
+    state, got = arrays(sim)
+    for (old, hit), cs, now in zip(before, state.constraints, got):
+        assert cs is not old and vector._ARRAYS[id(cs)][3] is hit[3]  # taken over, not copied
+        assert vector._ARRAYS.get(id(old)) is None  # the checkpoint's state lost them
+    for a, b in zip(got, fresh(sim)):
+        np.testing.assert_array_equal(a[2], b[2])
+        if a[1] is not None:
+            np.testing.assert_array_equal(a[1], b[1])
+    # the checkpoint reads its states' counts as they were: arrays built again, not the moved ones
+    again_state, again = arrays(checkpoint)
+    assert again_state is kept_state
+    for a, b, g, (_, hit) in zip(again, fresh(checkpoint), got, before):
+        assert a[2] is not hit[3]
+        np.testing.assert_array_equal(a[2], b[2])
+        if a[1] is not None:
+            np.testing.assert_array_equal(a[1], b[1])
+        assert not np.array_equal(a[2], g[2])  # the original's moves changed the counts
+    replay = checkpoint.copy()
+    play(replay)
+    for a, b in zip(arrays(replay)[1], got):
+        np.testing.assert_array_equal(a[2], b[2])
+        if a[1] is not None:
+            np.testing.assert_array_equal(a[1], b[1])
+
+
 @pytest.mark.parametrize("plays", [("delete", "delete", "bind"), ("delete", "place", "bind"),
                                    ("delete", "place", "delete", "place", "bind"), ("delete", "bind", "delete", "bind")])
 def test_states_handed_over_after_a_copy_share_arrays_until_one_moves(plays):

@@ -155,7 +155,7 @@ class Search:
                     levels.append((key, iter(list(itertools.islice(self.batches(live, remaining),
                                                                    DFS_CANDIDATES)))))
                     if len(path) - marks[-1][0] >= CHECKPOINT_EVERY:
-                        marks.append((len(path), live.copy()))
+                        marks.append((len(path), live.copy(checkpoint=True)))
             if not levels:
                 return None
             key, batches = levels[-1]
@@ -274,7 +274,7 @@ class Search:
             if not first_taken:
                 mark, since = None, []  # harm: the next level plays on copies
             elif mark is None or len(since) + 1 >= CHECKPOINT_EVERY:
-                mark, since = world.copy(), []
+                mark, since = world.copy(checkpoint=True), []
             else:
                 since.append(candidates[0])
 

@@ -128,8 +128,15 @@ class SimCluster:
         self._node_stamps: dict[str, int] = {}
         self._node_array = None
 
-    def copy(self) -> "SimCluster":
-        vector.forked()  # both may move the states they share now
+    def copy(self, checkpoint: bool = False) -> "SimCluster":
+        """A copy to play on, independent of this one. A `checkpoint` is a copy that is only
+        kept, never played on (it may be read, or copied again to play on): the states both
+        hold keep their count arrays for this one, which moves them in place (vector.forked),
+        and the checkpoint's states build theirs again from their counts if they are ever
+        read. A search keeps a checkpoint every few levels and rarely goes back to one: the
+        arrays of every state this one then moved were copied at its first move for nothing."""
+        if not checkpoint:
+            vector.forked()  # both may move the states they share now
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
         other.stamp = self.stamp

@@ -123,12 +123,14 @@ class World:
     # placement template -> (its hard constraint states, sim.freed) when it last found no node
     stuck: dict[int, tuple[tuple, int]] = field(default_factory=dict)
 
-    def copy(self) -> "World":
+    def copy(self, checkpoint: bool = False) -> "World":
+        """A copy to play on; a `checkpoint` is one only kept, and copied again to play on
+        (SimCluster.copy)."""
         # a pending replacement is never changed while it waits: the copy shares the records;
         # and the lists of pods still to evict too, as run_batch copies a batch node's list
         # before it changes it (copying all 1,700 of a zone's for every candidate was 4 % of
         # its plan)
-        return World(self.sim.copy(), self.budgets.copy(), dict(self.remaining),
+        return World(self.sim.copy(checkpoint), self.budgets.copy(), dict(self.remaining),
                      self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
                      dict(self.first_pending), dict(self.stuck))
 
