@@ -892,6 +892,43 @@ def test_least_allocated_arrays_score_each_node_like_the_plain_score(seed):
     check()
 
 
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("odd", [True, False])
+def test_spread_scores_are_score_nodes_over_any_found_nodes(seed, odd):
+    """`vector.spread_scores` against spread.score_nodes for every template, over random sets
+    of nodes, on a table of the whole node set and on one derived after node deletions:
+    with the odd nodes (without a zone, a hostname or a rack label: the masks for nodes
+    lacking a key) and without them (the zone and hostname keys on every node: no masks)."""
+    rng = random.Random(seed)
+    snap = _snapshot({"a": 12, "b": 12, "c": 10}, seed)
+    if not odd:
+        kept = tuple(n for n in snap.nodes if n.name[0] in "abc" and n.name[1:].isdigit())
+        snap = make_snapshot(kept, [p for p in snap.pods if p.node_name in {n.name for n in kept}],
+                             workloads=list(snap.workloads))
+    sim = SimCluster(snap)
+    tables: dict = {}
+
+    def check(label: str) -> None:
+        table = vector.tables_for(sim, tables)
+        for template in NAMES:
+            state = sim.spread_state(_pod(template, "incoming"))
+            for size in (1, 2, 7, table.size):
+                found = np.array(sorted(rng.sample(range(table.size), size)), dtype=np.int64)
+                nodes = [sim.nodes[table.order[i]] for i in found]
+                plain = spread.score_nodes(state, nodes)
+                want = [plain.get(n.name, 0) for n in nodes]
+                assert vector.spread_scores(table, sim, state, found).tolist() == want, (label, template, size)
+
+    check("whole")
+    complete = vector.tables_for(sim, tables).complete
+    assert (HOSTNAME_KEY in complete, ZONE_KEY in complete, "rack" in complete) == (not odd, not odd, False)
+    for name in ("nohost", "nozone", "a003", "b007") if odd else ("a003", "b007"):
+        for p in sim.pods_on(name):
+            sim._drop(p)
+        sim.delete_node(name)
+    check("derived")
+
+
 def test_fits_fast_path_answers_for_each_requests_map():
     """What it reads (resources._checked) is remembered per requests object; the answer is
     still the one of that object's resources: a second map with a GPU is not taken for the first."""

@@ -115,6 +115,8 @@ class NodeTable:
         self.score_free = self.score_alloc.copy()
         self.score_divisor = np.where(usable, allocatable, 1)
         self._values: dict[str, tuple] = {}
+        # the keys every node of the table carries (values: no value id is the missing one)
+        self.complete: set[str] = set()
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
         # shape key (placement.keys_of's number) -> (ok per node, the version each row was computed at)
         self.shapes: dict[int, tuple] = {}
@@ -146,6 +148,7 @@ class NodeTable:
         new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
                        in old._values.items()}
         new._sorted = dict(old._sorted)
+        new.complete = set(old.complete)  # fewer nodes: each still carries the key
         new.shapes = {shape: (ok[perm], at[perm]) for shape, (ok, at) in old.shapes.items()}
         # the states' count arrays made on `old`, or on any table of the same root, move over
         # the same way (counts_of)
@@ -210,8 +213,11 @@ class NodeTable:
             missing = len(ids)
             vid = np.array([missing if v is None else ids[v] for v in raw], dtype=np.int64)
             names = list(ids)
-            as_empty = np.where(vid == missing, ids.get(_MISSING, missing), vid)
+            lacking = vid == missing
+            as_empty = np.where(lacking, ids.get(_MISSING, missing), vid)
             got = self._values[key] = (vid, ids, names, as_empty)
+            if not lacking.any():
+                self.complete.add(key)
             by_name = sorted(range(len(names)), key=names.__getitem__)
             rank = np.empty(len(names), dtype=np.int64)
             rank[by_name] = np.arange(len(names))
@@ -639,23 +645,33 @@ def walk(mask, start: int, want: int, total: int):
 def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, found):
     """spread.score_nodes over the nodes at positions `found` (0 for all without soft
     constraints), as an array in the same order. Each soft key's value ids are gathered
-    once; the masks for nodes without a key are skipped when every node has it (a hostname
-    key always), with the same float operations in the same order where they apply."""
+    once (a hostname key's not at all when every node has it: its counts are per node);
+    the masks for nodes without a key are made only for keys some node of the table lacks,
+    with the same float operations in the same order where they apply (the first
+    constraint's sum starts from its own term, which 0.0 + it equals exactly)."""
     soft = state.soft
     if not soft:
         return np.zeros(len(found), dtype=np.int64)
-    keyed = [(cs, table.values(sim, cs.constraint.topology_key)) for cs in soft]
-    ids = [vid.take(found) for _, (vid, _, _, _) in keyed]
-    lacking = [at == len(names) for at, (_, (_, _, names, _)) in zip(ids, keyed)]
-    considered = None  # every found node
+    keyed = []  # (constraint state, its key's values, value ids of the found nodes, lacking the key)
+    for cs in soft:
+        key = cs.constraint.topology_key
+        values = table.values(sim, key)
+        if key in table.complete:
+            keyed.append((cs, values, None if key == HOSTNAME_KEY else values[0].take(found), None))
+        else:
+            at = values[0].take(found)
+            keyed.append((cs, values, at, at == len(values[2])))
+    kept = found
     if state.require_all_soft_keys:
-        lack = np.logical_or.reduce(lacking) if len(lacking) > 1 else lacking[0]
-        if lack.any():
+        lacks = [lacking for *_, lacking in keyed if lacking is not None]
+        lack = (np.logical_or.reduce(lacks) if len(lacks) > 1 else lacks[0]) if lacks else None
+        if lack is not None and lack.any():
             considered = ~lack
-            ids, lacking = [at[considered] for at in ids], [mask[considered] for mask in lacking]
-    kept = found if considered is None else found[considered]
-    total = np.zeros(len(kept), dtype=np.float64)
-    for (cs, (vid, _, names, as_empty)), at, lack in zip(keyed, ids, lacking):
+            kept = found[considered]
+            # the kept nodes carry every key: no mask is needed past here
+            keyed = [(cs, values, None if at is None else at[considered], None) for cs, values, at, _ in keyed]
+    total = None
+    for cs, (_, _, names, as_empty), at, lacking in keyed:
         if cs.constraint.topology_key == HOSTNAME_KEY:
             size = len(kept)
             cnt = counts_of(table, sim, cs)[1].take(kept)
@@ -663,15 +679,19 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
             size = int(np.count_nonzero(np.bincount(as_empty.take(kept), minlength=len(names) + 1)))
             cnt = counts_of(table, sim, cs)[2].take(at)
         w = math.log(size + 2)
-        added = total + (cnt * w + (cs.constraint.max_skew - 1))
-        total = np.where(lack, total, added) if lack.any() else added
-    raw = np.floor(total + 0.5).astype(np.int64)
-    if not len(raw):
+        added = cnt * w + (cs.constraint.max_skew - 1)
+        if total is not None:
+            added = total + added
+        if lacking is not None and lacking.any():
+            added = np.where(lacking, 0.0 if total is None else total, added)
+        total = added
+    if not len(kept):
         return np.zeros(len(found), dtype=np.int64)
+    raw = np.floor(total + 0.5).astype(np.int64)
     hi, lo = int(raw.max()), int(raw.min())
     scores = np.full(len(raw), spread.MAX_NODE_SCORE, dtype=np.int64) if hi == 0 \
         else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
-    if considered is None:
+    if kept is found:
         return scores
     out = np.zeros(len(found), dtype=np.int64)
     out[considered] = scores
