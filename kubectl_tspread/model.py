@@ -316,7 +316,8 @@ def positional_constructor(cls: type) -> Callable[..., Any]:
     field; decoding 150,000 pods of 24 fields spent ~6 µs per pod there. This builds the
     instance as an unfrozen twin class with the same slots (plain, specialised slot stores)
     and then retypes it to `cls`, which CPython allows between classes of identical slot
-    layout. Only for the decoder's hot path; everything else uses the normal constructor.
+    layout. Only for hot paths (the decoder's pods, the drain planner's records by the
+    hundred thousand); everything else uses the normal constructor.
     """
     if not hasattr(cls, "__slots__") or hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__}: positional_constructor needs a slots dataclass without __post_init__")

@@ -13,6 +13,9 @@ import dataclasses
 
 import pytest
 
+from kubectl_tspread.drain.model import ConstraintAfter, Eviction, Stranded
+from kubectl_tspread.drain.placement import Placement
+from kubectl_tspread.engine.partition import Domain
 from kubectl_tspread.labels import Requirement, Selector
 from kubectl_tspread.model import (
     HostPort, NodeSelectorTerm, OwnerRef, Pod, PodAffinityTerm, PodCondition, SpreadConstraint, Toleration,
@@ -230,12 +233,21 @@ def test_unkeyable_sub_trees_are_decoded_as_is():
 @pytest.mark.parametrize("cls, values", [
     pytest.param(PodCondition, ("Ready", "True", "r", "m", T0), id="PodCondition"),
     pytest.param(Pod, tuple(BASE.values()), id="Pod, every field"),
+    # the drain planner's records (drain/steps.py, counts.py, placement.py)
+    pytest.param(ConstraintAfter, ("Deployment/web", "prod", "topology.kubernetes.io/zone", 1, "DoNotSchedule",
+                                   {"a": 2, "b": 1}, 1, 1, 1, "AT LIMIT"), id="ConstraintAfter"),
+    pytest.param(Eviction, ("prod", "web-1", "n1", "Deployment/web", True, "n2", {"zone": ("a",)}, ("prod/pdb",), ""),
+                 id="Eviction"),
+    pytest.param(Stranded, ("prod", "web-1", "Deployment/web", 3, "SpreadRefusesEveryFitNode", {"node": "n1"}),
+                 id="Stranded"),
+    pytest.param(Placement, ("pod", "n2", ("n2", "n3"), {"zone": ("b",)}, (), {}, {}), id="Placement"),
+    pytest.param(Domain, ("a", 2, ("n1", "n2")), id="Domain"),
 ])
 def test_positional_constructor_makes_ordinary_instances(cls, values):
     make = positional_constructor(cls)
     got, want = make(*values), cls(*values)
     assert type(got) is cls and got == want and repr(got) == repr(want)
-    if cls is PodCondition:
+    if cls in (PodCondition, Domain):
         assert hash(got) == hash(want)
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(got, dataclasses.fields(cls)[0].name, "x")  # still frozen

@@ -63,6 +63,7 @@ def _with_constraints(st: spread.SpreadState, constraints: tuple) -> spread.Spre
 
 
 _new_state = positional_constructor(spread.ConstraintState)
+_new_domain = positional_constructor(spread.Domain)  # a shift makes one per move
 
 
 def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, skew: int, status: str,
@@ -265,7 +266,7 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.Constra
         vector.shifted(cs, out, node, delta)
         return out
     old = cs.domains[value]
-    domains = Shifted.with_change(cs.domains, value, spread.Domain(value, old.pods + delta, old.nodes))
+    domains = Shifted.with_change(cs.domains, value, _new_domain(value, old.pods + delta, old.nodes))
     hist = _moved(cs, old.pods, old.pods + delta)
     high = max(hist)  # the largest domain count: a handful of distinct counts, not the domains
     low = 0 if cs.min_forced_zero else min(hist)
@@ -302,11 +303,11 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> s
         old = domains[value]
         left = part.members.get(value)
         if left is not None and not leaving:
-            domains = Shifted.with_change(domains, value, spread.Domain(value, old.pods, left))
+            domains = Shifted.with_change(domains, value, _new_domain(value, old.pods, left))
         else:  # the count moves, or the domain is gone: the minimum, minDomains and skew with it
             pods = old.pods - leaving if left is not None else None
             hist = _moved(cs, old.pods, pods)
-            domains = Shifted.with_change(domains, value, GONE if pods is None else spread.Domain(value, pods, left))
+            domains = Shifted.with_change(domains, value, GONE if pods is None else _new_domain(value, pods, left))
             # the histogram counts the domains left (the overlay's length walks its changes)
             forced = sum(hist.values()) < cs.constraint.min_domains
             global_min = 0 if forced or not hist else min(hist)

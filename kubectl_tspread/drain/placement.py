@@ -56,7 +56,7 @@ from typing import Mapping
 from kubectl_tspread.drain import vector
 from kubectl_tspread.engine import filters, interpod, resources, spread
 from kubectl_tspread.drain.simulate import SPREAD_KEY_READS, SimCluster, interned, numbering, parts_memo, spread_key_of
-from kubectl_tspread.model import Node, Pod
+from kubectl_tspread.model import Node, Pod, positional_constructor
 
 SPREAD_WEIGHT = 2
 LEAST_ALLOCATED_WEIGHT = 1
@@ -112,6 +112,10 @@ class Placement:
     fit_nodes: tuple[str, ...] = ()
     spread_refusals: Mapping[str, int] = field(default_factory=dict)
     reasons: Mapping[str, int] = field(default_factory=dict)
+
+
+# one per replacement placed: without the frozen dataclass's per-field setattr (every field, in order)
+_new_placement = positional_constructor(Placement)
 
 
 def shape_key(pod: Pod) -> tuple:
@@ -380,8 +384,8 @@ class Placer:
                 if not diagnose or not state.hard or not fit.any():
                     return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
                 fits = vector.InWalkOrder(fit, start)  # every fit node, in walk order
-                return Placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
-                                 vector.refusals(state, allowed, fit))
+                return _new_placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
+                                      vector.refusals(state, allowed, fit), {})
         found, examined = walked
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         sim.next_start = (start + examined) % total
@@ -393,8 +397,8 @@ class Placer:
                      + LEAST_ALLOCATED_WEIGHT * vector.least_allocated(table, _nonzero(pod), found))
             top = found[score == score.max()]
             best = int(top[table.rank[top].argmin()])
-        return Placement(pod, order[best], vector.Names(order, found),
-                         vector.accepting(table, sim, pod, found))
+        return _new_placement(pod, order[best], vector.Names(order, found),
+                              vector.accepting(table, sim, pod, found), (), {}, {})
 
 
 class _LazyCycle:

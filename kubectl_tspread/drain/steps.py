@@ -39,7 +39,14 @@ from kubectl_tspread.drain.placement import Placer, template_of
 from kubectl_tspread.drain.pods import EVICT, SKIP, PodDecision
 from kubectl_tspread.drain.simulate import REPLACEMENT_UID_PREFIX, SimCluster, spread_key_of
 from kubectl_tspread.engine import filters, spread
-from kubectl_tspread.model import Pdb, Pod
+from kubectl_tspread.model import Pdb, Pod, positional_constructor
+
+# the records a step makes by the hundred thousand in a zone's plan (a judgement per moved
+# constraint, an eviction per pod, a stranding per replacement), built without the frozen
+# dataclass's per-field setattr (model.positional_constructor: every field, in order)
+_new_after = positional_constructor(ConstraintAfter)
+_new_eviction = positional_constructor(Eviction)
+_new_stranded = positional_constructor(Stranded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,16 +333,16 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
         safe = False
         reason, details = strand_reason(sim, pl)
         details["node"] = evicted.node_name
-        world.stranded.append(Stranded(evicted.namespace, evicted.name, ctx.workload_of.get(key),
-                                       number, reason, details))
+        world.stranded.append(_new_stranded(evicted.namespace, evicted.name, ctx.workload_of.get(key),
+                                            number, reason, details))
         world.add_pending(sim.pods.get(r.key, r), evicted)
         world.note_stuck(r)
         world.budgets.strand(ctx.pod_pdbs.get(key, ()))
     for p, key in zip(wave, keys):
         d = decisions[key]
         node, accepting = placed.get(key, (None, {}))
-        evictions.append(Eviction(p.namespace, p.name, p.node_name, ctx.workload_of.get(key), d.replaced,
-                                  node, accepting, ctx.pod_pdbs.get(key, ()), d.message))
+        evictions.append(_new_eviction(p.namespace, p.name, p.node_name, ctx.workload_of.get(key), d.replaced,
+                                       node, accepting, ctx.pod_pdbs.get(key, ()), d.message))
     after = judge(ctx, sim)
     if excess(ctx, after) > 0:
         safe = False
@@ -399,9 +406,9 @@ def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter
     if last is not None and last[0] is cs:
         return last[1]
     t, c = ctx.tracked[i], cs.constraint
-    after = ConstraintAfter(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
-                            c.when_unsatisfiable, DomainCounts(cs.domains, cs.count_histogram),
-                            cs.global_min, cs.skew, t.limit, cs.status)
+    after = _new_after(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
+                       c.when_unsatisfiable, DomainCounts(cs.domains, cs.count_histogram),
+                       cs.global_min, cs.skew, t.limit, cs.status)
     ctx.judged[i] = (cs, after)
     return after
 
