@@ -374,8 +374,7 @@ class Placer:
             return fit, allowed, fit & vector.spread_ok(allowed) if allowed else fit
 
         if rows is not None:
-            masks = [judged(run)[2] for run in rows]
-            walked = vector.walk_window(masks[0] if len(masks) == 1 else vector.np.concatenate(masks), rows, want)
+            walked = vector.walk_window(judged(rows)[2], rows, want)
         if walked is None:
             fit, allowed, mask = judged()
             walked = vector.walk(mask, start, want, total)
