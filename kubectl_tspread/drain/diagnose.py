@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubectl_tspread.drain.memo import ObjectMemo
 from kubectl_tspread.drain.model import CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, NO_CAPACITY, SPREAD_BLOCKED
 from kubectl_tspread.drain.placement import Placement
 from kubectl_tspread.drain.simulate import SimCluster
@@ -33,8 +34,8 @@ def closed_domains(sim: SimCluster, cs: spread.ConstraintState, holding: int | N
     return [d for d in cs.domains.values() if (holding is None or d.pods == holding) and _closed(sim, d.nodes)]
 
 
-# id(a domain's node list) -> (that list, the simulation's node_epoch, whether it is closed)
-_CLOSED: dict[int, tuple[tuple[str, ...], int, bool]] = {}
+# a domain's node list -> (the simulation's node_epoch, whether it is closed)
+_CLOSED = ObjectMemo()
 # lists up to this long are walked each time (a hostname domain's one node)
 _WALKED = 8
 
@@ -44,15 +45,13 @@ def _closed(sim: SimCluster, names: tuple[str, ...]) -> bool:
     not empty), remembered per list and Node objects (sim.node_epoch): a zone being drained
     lists hundreds of cordoned nodes, and every replacement it strands asks again."""
     kept = len(names) > _WALKED
-    hit = _CLOSED.get(id(names)) if kept else None
-    if hit is not None and hit[0] is names and hit[1] == sim.node_epoch:
-        return hit[2]
+    hit = _CLOSED.get(names) if kept else None
+    if hit is not None and hit[0] == sim.node_epoch:
+        return hit[1]
     nodes = sim.nodes
     out = bool(names) and all(nodes[n].unschedulable for n in names if n in nodes)
     if kept:
-        if len(_CLOSED) >= 4096:
-            _CLOSED.clear()
-        _CLOSED[id(names)] = (names, sim.node_epoch, out)
+        _CLOSED.put(names, (sim.node_epoch, out))
     return out
 
 
