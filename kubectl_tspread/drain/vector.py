@@ -270,12 +270,14 @@ class NodeTable:
 
 def _stale(at, version, rows: slice) -> list[int]:
     """The positions in `rows` (a slice of the table) whose row was made at another version
-    than the node's now (mostly none: `any` first, the positions only then)."""
-    differ = at[rows] != version[rows]
-    if not differ.any():
+    than the node's now (mostly none). The positions come from the array's own nonzero():
+    np.flatnonzero and any() are Python wrappers around it, ~1 µs a call each, and the
+    placements of a zone's plan make hundreds of thousands of such calls."""
+    differ = (at[rows] != version[rows]).nonzero()[0]  # one pass, not any() and then the positions
+    if not len(differ):
         return []
     first = rows.start or 0
-    return [i + first for i in np.flatnonzero(differ).tolist()]
+    return [i + first for i in differ.tolist()]
 
 
 # where usage_rows' rows hold the nonzero cpu and memory
@@ -577,7 +579,7 @@ def window(start: int, span: int, want: int, total: int) -> slice | None:
 def walk_window(mask, rows: slice, want: int):
     """`walk` over the nodes of a `window` (`mask` is theirs): (found, examined), or None
     when fewer than `want` of them are feasible (the walk goes on past the window)."""
-    idx = np.flatnonzero(mask)
+    idx = mask.nonzero()[0]
     if len(idx) < want:
         return None
     found = idx[:want]
@@ -613,7 +615,7 @@ class InWalkOrder:
     __slots__ = ("_idx", "_start")
 
     def __init__(self, mask, start: int):
-        self._idx, self._start = np.flatnonzero(mask), start
+        self._idx, self._start = mask.nonzero()[0], start
 
     def __len__(self) -> int:
         return len(self._idx)
@@ -624,14 +626,14 @@ class InWalkOrder:
 
 def _from(idx, start: int):
     """Sorted positions `idx` in walk order from `start`: those at or past it, then the others."""
-    k = int(np.searchsorted(idx, start))
+    k = int(idx.searchsorted(start))
     return np.concatenate((idx[k:], idx[:k])) if k else idx
 
 
 def walk(mask, start: int, want: int, total: int):
     """(the feasible positions the scheduler's walk finds, in walk order; how many nodes
     it examined): the first `want` True positions from `start`, wrapping around."""
-    rotated = _from(np.flatnonzero(mask), start)
+    rotated = _from(mask.nonzero()[0], start)
     if len(rotated) >= want:
         found = rotated[:want]
         return found, (int(found[-1]) - start) % total + 1
