@@ -308,9 +308,12 @@ class Snapshot:
         return None
 
 
-def positional_constructor(cls: type) -> Callable[..., Any]:
+def positional_constructor(cls: type, derived_by_caller: bool = False) -> Callable[..., Any]:
     """A constructor for the frozen slots dataclass `cls` taking every field positionally, in
     declaration order, with no defaults; the instance is the same as `cls(*args)` would give.
+    A class with a __post_init__ is refused unless `derived_by_caller`: the caller then passes
+    the fields that __post_init__ derives too (init=False ones included, in declaration
+    order), which is never run.
 
     Why: a frozen dataclass's __init__ stores each field with object.__setattr__, a call per
     field; decoding 150,000 pods of 24 fields spent ~6 µs per pod there. This builds the
@@ -319,7 +322,7 @@ def positional_constructor(cls: type) -> Callable[..., Any]:
     layout. Only for hot paths (the decoder's pods, the drain planner's records by the
     hundred thousand); everything else uses the normal constructor.
     """
-    if not hasattr(cls, "__slots__") or hasattr(cls, "__post_init__"):
+    if not hasattr(cls, "__slots__") or (hasattr(cls, "__post_init__") and not derived_by_caller):
         raise TypeError(f"{cls.__name__}: positional_constructor needs a slots dataclass without __post_init__")
     names = [f.name for f in fields(cls)]
     if tuple(cls.__slots__) != tuple(names):

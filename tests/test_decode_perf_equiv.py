@@ -256,6 +256,27 @@ def test_positional_constructor_makes_ordinary_instances(cls, values):
         make(*values[:-1])  # every field is required, in order
 
 
+def test_positional_constructor_of_a_post_init_class_takes_the_derived_fields_from_its_caller():
+    """drain/counts.new_spread_state: SpreadState's __post_init__ picks `hard`; the shifts pass
+    it instead (all constraints, some, none), and get what the ordinary constructor gives."""
+    from kubectl_tspread.drain.counts import new_spread_state
+    from kubectl_tspread.engine import spread
+
+    hard = SpreadConstraint(1, "topology.kubernetes.io/zone", "DoNotSchedule", WEB)
+    soft = dataclasses.replace(hard, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway")
+    pod = decode.pod(copy.deepcopy(CASES[0][1]))
+    for cons in ((hard,), (hard, soft), (soft, hard), (soft,), ()):
+        states = tuple(spread.ConstraintState(c, WEB, "ns", 1, {}, {}, (), 0, False, 0, "OK") for c in cons)
+        want = spread.SpreadState(pod, states, False)
+        got = new_spread_state(pod, states, False, tuple(s for s in states if s.constraint.hard))
+        assert type(got) is spread.SpreadState and got == want and repr(got) == repr(want)
+        assert got.hard == want.hard and got.soft == want.soft
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            got.hard = ()
+    with pytest.raises(TypeError):
+        positional_constructor(spread.SpreadState)  # __post_init__ would not run: the caller must say so
+
+
 def test_positional_constructor_refuses_classes_it_cannot_mirror():
     @dataclasses.dataclass(frozen=True)
     class NoSlots:

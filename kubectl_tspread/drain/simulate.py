@@ -754,11 +754,7 @@ def interned(fn: Callable[[Pod], Any]) -> Callable[[Pod], int]:
 
 def _with_pod(st: spread.SpreadState, pod: Pod) -> spread.SpreadState:
     """replace(st, pod=pod) without its per-call field introspection (once per placement)."""
-    new = object.__new__(spread.SpreadState)
-    for name, value in (("pod", pod), ("constraints", st.constraints),
-                        ("require_all_soft_keys", st.require_all_soft_keys), ("hard", st.hard)):
-        object.__setattr__(new, name, value)
-    return new
+    return counts.new_spread_state(pod, st.constraints, st.require_all_soft_keys, st.hard)
 
 
 _POD_FIELDS = tuple(f.name for f in fields(Pod))
