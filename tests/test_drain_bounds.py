@@ -410,9 +410,21 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arr
         checked.append(1)
         return got
 
+    derived = []
+    real_derive = search._Totals.derive
+
+    def derive(self, names, like, came, gone):
+        known = self._at.get(names) is not None
+        real_derive(self, names, like, came, gone)
+        if not known and self._at.get(names) is not None:  # made from like's positions
+            derived.append(len(names))
+
     monkeypatch.setattr(search.Search, "_share_totals", totals)
+    monkeypatch.setattr(search._Totals, "derive", derive)
     plan_drain(snap, targets, PlanOptions(verify_remedies=False, delete_drained_nodes=case.startswith("deleting")))
     assert len(checked) >= len(targets)
+    if arrays and case.startswith("zone"):
+        assert derived, "no target node set had its positions made from a like one's"
 
 
 def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
@@ -443,6 +455,42 @@ def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
         totals.add(big, -2, -3)
         assert totals.ordered(remaining, empties) == want, arrays
         assert totals.as_dicts() == ({n: v for n, v in holds.items() if v}, {n: v for n, v in surplus.items() if v})
+
+
+def test_positions_made_from_a_like_sets_move_the_same_totals():
+    """_Totals.derive makes a target node set's positions from those of the set it was moved
+    from (nodes come, nodes go): a chain of such sets, each added and taken out again as the
+    order heuristic does, leaves the totals a _Totals reading every position gives."""
+    import random
+
+    from kubectl_tspread.drain import vector
+
+    if vector.np is None:
+        pytest.skip("numpy positions only")
+    rng = random.Random(11)
+    names = tuple(f"node-{i:03d}" for i in range(120))
+    derived, fresh = search._Totals(names), search._Totals(names)
+    like = frozenset(rng.sample(names, 40))
+    made = 0
+    for totals in (derived, fresh):
+        totals.add(like, 1, 2)
+    for step in range(60):
+        came = [n for n in rng.sample(names, rng.randrange(0, 4)) if n not in like]
+        gone = rng.sample(sorted(like), rng.randrange(0 if came else 1, 4))
+        new = (like | set(came)) - set(gone)
+        known = derived._at.get(new) is not None
+        derived.derive(new, like, came, gone)
+        made += not known and derived._at.get(new) is not None
+        holds, surplus = rng.randrange(-1, 3), rng.randrange(-3, 4)
+        for totals in (derived, fresh):
+            totals.add(like, -1, -2)
+            totals.add(new, holds, surplus)
+            totals.add(new, 1 - holds, 2 - surplus)
+            assert totals._at.get(new) is not None
+        assert derived.as_dicts() == fresh.as_dicts(), step
+        like = new
+    assert made >= 50
+    assert derived.as_dicts() == ({n: 1 for n in like}, {n: 2 for n in like})
 
 
 @pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (8, 110)])
