@@ -111,6 +111,9 @@ class Search:
         self._totals = _Totals(ctx.targets)  # _share_totals, as of the list of states in _totaled
         self._totaled: list | None = None
         self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
+        # per tracked constraint (ctx.tracked order), whether it is hard: the state in a place of
+        # tracked_states' list is always one of the same constraint
+        self._hard_places: list[bool] | None = None
         self._nodes_of = ObjectMemo()  # _domain_nodes, per state object
         self._sets = ObjectMemo()  # _member_set, per node list
 
@@ -332,7 +335,9 @@ class Search:
     def order(self, world: World, remaining: list[str]) -> list[str]:
         tracked = tracked_states(self.ctx, world.sim)
         if self._hard is None or self._hard[0] is not tracked:  # the same list while no state moved
-            self._hard = (tracked, [cs for cs in tracked if cs.constraint.hard])
+            if self._hard_places is None or len(self._hard_places) != len(tracked):
+                self._hard_places = [cs.constraint.hard for cs in tracked]
+            self._hard = (tracked, list(itertools.compress(tracked, self._hard_places)))
         hard = self._hard[1]
         totals = self._share_totals(hard)
         nodes = world.sim.nodes
