@@ -548,3 +548,29 @@ def test_shares_moved_by_the_changed_nodes_and_domains_are_fresh_ones(case, monk
     assert used["few"] > 0
     if not case.startswith("zone"):
         assert used["many"] > 0
+
+
+def test_the_nodes_left_to_do_follow_what_each_world_played():
+    """World.todo_nodes keeps its last answer and takes out what was played since: on worlds
+    that play batches, copies that go their own ways and another list of targets, it is what
+    walking the targets gives each time."""
+    from kubectl_tspread.drain.plan import _new_world
+    from kubectl_tspread.drain.steps import run_batch
+
+    snap, targets = _order_case("10 % with hostname spread")
+    ctx, root = _new_world(snap, targets, PlanOptions(verify_remedies=False))
+    fresh = lambda w, t: [n for n in t if n not in w.done]  # noqa: E731
+    assert root.todo_nodes(ctx.targets) == list(ctx.targets)
+    left, right = root.copy(), root.copy()
+    for i, world in enumerate((left, right, left, left, right)):
+        remaining = world.todo_nodes(ctx.targets)
+        run_batch(ctx, world, [remaining[-1] if i % 2 else remaining[0]])
+        for w in (root, left, right):
+            assert w.todo_nodes(ctx.targets) == fresh(w, ctx.targets)
+            assert w.todo_nodes(ctx.targets) == fresh(w, ctx.targets)  # the kept answer
+        copy = world.copy()
+        assert copy.todo_nodes(ctx.targets) == fresh(copy, ctx.targets)
+    others = list(reversed(ctx.targets))  # another list: walked again, in its own order
+    assert left.todo_nodes(others) == fresh(left, others)
+    assert left.todo_nodes(ctx.targets) == fresh(left, ctx.targets)
+    assert len(left.done) == 3 and len(right.done) == 2 and not root.done

@@ -129,6 +129,8 @@ class World:
     first_pending: dict[int, int] = field(default_factory=dict)
     # placement template -> (its hard constraint states, sim.freed) when it last found no node
     stuck: dict[int, tuple[tuple, int]] = field(default_factory=dict)
+    # todo_nodes' last answer: (the targets asked about, len(done) then, the answer)
+    todo: tuple | None = None
 
     def copy(self, checkpoint: bool = False) -> "World":
         """A copy to play on; a `checkpoint` is one only kept, and copied again to play on
@@ -139,7 +141,7 @@ class World:
         # its plan)
         return World(self.sim.copy(checkpoint), self.budgets.copy(), dict(self.remaining),
                      self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
-                     dict(self.first_pending), dict(self.stuck))
+                     dict(self.first_pending), dict(self.stuck), self.todo)
 
     def add_pending(self, replacement: Pod, evicted: Pod) -> None:
         self.first_pending.setdefault(template_of(replacement), len(self.pending))
@@ -169,7 +171,18 @@ class World:
         return len(hard) == len(hit[0]) and all(map(operator.is_, hard, hit[0]))
 
     def todo_nodes(self, targets) -> list[str]:
-        return [n for n in targets if n not in self.done]
+        """The nodes of `targets` not played yet, in their order (callers read the list only).
+        `done` only grows: the last answer for the same targets, less what was played since,
+        is the answer (a level asks once; a zone's 1,700 targets were walked each time)."""
+        done, last = self.done, self.todo
+        if last is not None and last[0] is targets:
+            if last[1] == len(done):
+                return last[2]
+            todo = [n for n in last[2] if n not in done]
+        else:
+            todo = [n for n in targets if n not in done]
+        self.todo = (targets, len(done), todo)
+        return todo
 
     @property
     def safe(self) -> bool:
