@@ -384,7 +384,8 @@ class SimCluster:
         node = pod.node_name
         old = self._usage.get(node) if node else None
         if old is not None and not pod.finished:
-            self._usage[node] = tuple(a + sign * b for a, b in zip(old, self._row_of(pod)))
+            # map in C, not a generator of products: every pod put or dropped on a node moves it
+            self._usage[node] = tuple(map(operator.add if sign > 0 else operator.sub, old, self._row_of(pod)))
 
     def _shift_spread(self, pod: Pod, delta: int) -> None:
         """A pod came (+1) or went (-1): shift the memoised states that count it."""
