@@ -75,3 +75,26 @@ def test_a_fork_keeps_its_own_counts():
     fork.settle()
     assert sim.spread_state(probe) == before == spread.compute(sim.index, probe)
     assert fork.spread_state(probe) == spread.compute(fork.index, probe) != before
+
+
+def test_whether_a_constraint_counts_a_pod_is_remembered_per_selector_and_labels_object():
+    """counts.counts_in keeps the selector's verdict per (selector, labels) object pair: asked
+    again, with other label objects of the same content, other content, another namespace and
+    a selector that counts nothing, it answers what the selector itself says."""
+    from kubectl_tspread.drain import counts
+
+    sim, _ = _cluster([make_constraint(), make_constraint(HOSTNAME_KEY, selector={})])
+    state = sim.spread_state(sim.replacement_for(sim.pods["default/web-0"]))
+    zone, host = state.constraints
+    pods = [make_pod(f"p{i}", node="a0", labels=labels, namespace=ns)
+            for i, (labels, ns) in enumerate([({"app": "web"}, "default"), ({"app": "web"}, "default"),
+                                               ({"app": "db"}, "default"), ({"app": "web", "x": "1"}, "default"),
+                                               ({"app": "web"}, "other"), ({}, "default")])]
+    for _ in range(2):  # the second round answers from the memo
+        for p in pods:
+            for cs in (zone, host):
+                want = (cs.namespace == p.namespace and spread._counts_pods(cs.selector)
+                        and cs.selector.matches(p.labels))
+                assert counts.counts_in(cs, p) == want, (p.name, cs.constraint.topology_key)
+    assert [counts.counts_in(zone, p) for p in pods] == [True, True, False, True, False, False]
+    assert not any(counts.counts_in(host, p) for p in pods)  # an empty selector counts nothing

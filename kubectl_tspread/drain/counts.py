@@ -42,8 +42,25 @@ def shifted_state(st: spread.SpreadState, pod: Pod, delta: int) -> spread.Spread
 
 
 def counts_in(cs: spread.ConstraintState, pod: Pod) -> bool:
-    """Whether constraint state `cs` counts `pod` (if counted at all): namespace and selector."""
-    return cs.namespace == pod.namespace and spread._counts_pods(cs.selector) and cs.selector.matches(pod.labels)
+    """Whether constraint state `cs` counts `pod` (if counted at all): namespace and selector.
+    The selector's verdict is remembered per selector and labels object (a workload's pods
+    share theirs, and every pod moved asks it of each constraint of the states it shifts)."""
+    if cs.namespace != pod.namespace:
+        return False
+    selector, labels = cs.selector, pod.labels
+    key = (id(selector), id(labels))
+    hit = _MATCHES.get(key)
+    if hit is not None and hit[0] is selector and hit[1] is labels:
+        return hit[2]
+    ok = spread._counts_pods(selector) and selector.matches(labels)
+    if len(_MATCHES) >= 65536:
+        _MATCHES.clear()
+    _MATCHES[key] = (selector, labels, ok)  # holding both: their ids stay theirs while the entry lives
+    return ok
+
+
+# (id(selector), id(labels)) -> (that selector, those labels, whether it matches them): counts_in
+_MATCHES: dict[tuple[int, int], tuple[object, object, bool]] = {}
 
 
 def counts_pod(st: spread.SpreadState, pod: Pod) -> bool:
