@@ -448,19 +448,15 @@ class Search:
                 changed = moved_nodes.get(value)
                 if was_d.nodes is not d.nodes and names:
                     names = made(n for n in names if node_domain.get(n) == value)
-                if changed and any((name in names) != bool(node_counts.get(name)) for name in changed):
-                    kept = set(names)
-                    came, gone = [], []
-                    for name in changed:
-                        if node_counts.get(name):
-                            if name not in kept:
-                                kept.add(name)
-                                came.append(name)
-                        elif name in kept:
-                            kept.remove(name)
-                            gone.append(name)
-                    like, names = names, made(kept)
-                    self._totals.derive(names, like, came, gone)
+                if changed:
+                    came = [n for n in changed if node_counts.get(n) and n not in names]
+                    gone = [n for n in changed if not node_counts.get(n) and n in names]
+                    if came or gone:  # else the same set object: the totals know its positions
+                        kept = set(names)
+                        kept.update(came)
+                        kept.difference_update(gone)
+                        like, names = names, made(kept)
+                        self._totals.derive(names, like, came, gone)
             else:
                 names = made(n for n in d.nodes if n in targets and node_counts.get(n) and node_domain.get(n) == value)
             if names:
