@@ -161,7 +161,7 @@ def test_which_dumps_are_split_into_raw_items(data, split):
     assert (shell is not None) == split
     if split:
         assert isinstance(shell["items"], files.RawItems)
-        assert [files._item_tree(i) for i in shell["items"]] == json.loads(data)["items"]
+        assert [files._item_tree(i, "") for i in shell["items"]] == json.loads(data)["items"]
 
 
 def test_split_and_whole_parse_give_the_same_snapshot(monkeypatch):
@@ -173,6 +173,43 @@ def test_split_and_whole_parse_give_the_same_snapshot(monkeypatch):
     assert split == whole
     assert names(split.pods) == ["web-5d8f7c9b4-abcde", "web-5d8f7c9b4-fghij", "api-7c9d-1", "api-7c9d-2",
                                  "api-7c9d-3"]
+
+
+def _rich_pod(name: str) -> dict:
+    """A pod with every field the decoder reads and several it skips (test_wire.py's, renamed)."""
+    from test_wire import FULL_POD
+    pod = json.loads(json.dumps(FULL_POD))
+    pod["metadata"]["name"] = name
+    return pod
+
+
+def test_a_dumps_pods_are_parsed_partially_and_give_the_same_records(tmp_path, monkeypatch):
+    """A split List's pods are parsed to the decoder's fields only (wire.py), its other objects
+    whole, in a List (each item names its kind) and in a PodList (the list names it): every
+    record is the one a whole parse gives."""
+    node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n-a", "labels": {"zone": "a"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    pod = {"kind": "Pod", "apiVersion": "v1", **_rich_pod("p-1")}
+    listed = {"kind": "List", "apiVersion": "v1", "items": [node, pod]}
+    typed = {"kind": "PodList", "apiVersion": "v1", "items": [_rich_pod("p-2"), {"metadata": {"name": "bare"}}]}
+    paths = []
+    for i, doc in enumerate((listed, typed)):
+        paths.append(tmp_path / f"{i}.json")
+        paths[-1].write_text(json.dumps(doc))
+    seen = []
+    real = files.decode_pod_item
+    monkeypatch.setattr(files, "decode_pod_item", lambda raw, kind: seen.append(real(raw, kind)) or seen[-1])
+    split = load_files([str(p) for p in paths], all_namespaces=True)
+    # the node's item fell back to the whole parse; each pod's got the partial one
+    assert [x is not None for x in seen] == [False, True, True, True]
+    assert "managedFields" not in seen[1]["metadata"] and "image" not in seen[1]["spec"]["containers"][0]
+    monkeypatch.setattr(files, "_SHELL_DECODER", None)  # as without msgspec: one json parse each
+    whole = load_files([str(p) for p in paths], all_namespaces=True)
+    assert split == whole
+    assert names(split.pods) == ["p-1", "p-2", "bare"] and names(split.nodes) == ["n-a"]
+    for got, want in zip(split.pods, whole.pods):
+        for field in want.__dataclass_fields__:  # named, so a failure says which field differs
+            assert getattr(got, field) == getattr(want, field), field
 
 
 # --- the namespace rule ----------------------------------------------------------------------

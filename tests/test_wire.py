@@ -132,3 +132,26 @@ def test_plain_dicts_absent_null_and_unknown_keys():
     assert type(obj) is dict and type(obj["metadata"]) is dict
     assert obj["metadata"] == {"name": "x", "namespace": None}  # null kept as None, managedFields skipped
     assert "spec" not in obj and "kind" not in obj  # absent stays absent; undeclared keys are dropped
+
+
+ITEMS = [
+    pytest.param({"kind": "Pod", "apiVersion": "v1", **FULL_POD}, "", True, id="a List's item that is a pod"),
+    pytest.param(FULL_POD, "Pod", True, id="a PodList's item, whose kind the list names"),
+    pytest.param({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"}}, "", False,
+                 id="another kind: parsed whole by the caller"),
+    pytest.param({"kind": "Pod", "metadata": {"labels": ["not", "a", "map"]}}, "", False,
+                 id="a pod with a field of an unexpected type: parsed whole"),
+    pytest.param(FULL_POD, "", False, id="no kind at all: parsed whole, where the error is worded"),
+]
+
+
+@pytest.mark.parametrize("obj, list_kind, partial", ITEMS)
+def test_dump_items(obj, list_kind, partial):
+    """decode_pod_item: a dump's pods parsed to the decoder's fields, anything else left to the caller."""
+    item = wire.decode_pod_item(orjson.dumps(obj), list_kind)
+    assert (item is not None) == partial
+    if partial:
+        assert "managedFields" not in item["metadata"]
+        got, want = decode.pod(item), decode.pod(json.loads(json.dumps(obj)))
+        for field in want.__dataclass_fields__:
+            assert getattr(got, field) == getattr(want, field), field

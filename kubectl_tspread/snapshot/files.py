@@ -33,6 +33,7 @@ import yaml
 from kubectl_tspread.errors import InputError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot.decode import DECODERS
+from kubectl_tspread.snapshot.wire import decode_pod_item
 
 try:  # orjson parses large dumps several times faster; plain json is the fallback
     import orjson
@@ -149,7 +150,7 @@ class _Collector:
             item_kind = kind[: -len("List")]
             raw = isinstance(items, RawItems)
             for i in range(len(items or ())):
-                item = _item_tree(items[i]) if raw else items[i]  # type: ignore[index]
+                item = _item_tree(items[i], item_kind) if raw else items[i]  # type: ignore[index]
                 self._add_item(item, item_kind, where, f"item {i} of the {kind}")
                 items[i] = None  # free each object's JSON once decoded: memory follows the records
             return
@@ -330,9 +331,13 @@ def _split_list(data: bytes) -> dict | None:
     return {"kind": shell.kind, "apiVersion": shell.apiVersion, "items": RawItems(shell.items)}
 
 
-def _item_tree(raw: Any) -> Any:
-    """One item of RawItems as a JSON tree (the shell's decode already checked its syntax)."""
-    return _ITEM_DECODER.decode(raw)
+def _item_tree(raw: Any, list_kind: str) -> Any:
+    """One item of RawItems as a JSON tree (the shell's decode already checked its syntax): a
+    pod's with only the fields the pod decoder reads (wire.py, as for the live path's pages:
+    the bulk of a dump, mostly managedFields and container specs the decoder skips), any
+    other object's whole."""
+    pod = decode_pod_item(raw, list_kind)
+    return pod if pod is not None else _ITEM_DECODER.decode(raw)
 
 
 def _json_stream(text: str) -> list[Any]:

@@ -1,4 +1,5 @@
-"""Typed partial parsing of PodList pages: only the fields the pod decoder reads are built.
+"""Typed partial parsing of PodList pages (and of the pods of a dump's List): only the fields
+the pod decoder reads are built.
 
 A 150k-pod cluster arrives as ~750 MB of JSON, most of it fields no scheduler filter
 reads (managedFields, container images, env, probes, securityContext, …). Parsing a
@@ -78,6 +79,12 @@ if msgspec is not None:
 
     _DECODER: Any = msgspec.json.Decoder(_PodList)
 
+    class _PodItem(_Pod, total=False):  # an item of a dump's List, which names its kind
+        kind: Any
+        apiVersion: Any
+
+    _ITEM_DECODER: Any = msgspec.json.Decoder(_PodItem)
+
 
 def decode_pod_page(data: bytes) -> tuple[list[Any], str | None] | None:
     """(the page's pods as dict-like objects, its continue token), or None to parse it the ordinary way."""
@@ -91,3 +98,17 @@ def decode_pod_page(data: bytes) -> tuple[list[Any], str | None] | None:
         return None  # e.g. a Status object: the ordinary path words the error
     token = (page.get("metadata") or {}).get("continue")
     return page.get("items") or [], token or None
+
+
+def decode_pod_item(data: bytes, list_kind: str = "") -> dict[str, Any] | None:
+    """One item of a List in a dump (`kubectl get … -o json`), parsed to the fields the pod
+    decoder reads when it is a pod: its own `kind`, or `list_kind` for the kind-less items of
+    a PodList. None for any other kind and for what does not fit the shape: the caller parses
+    those in full."""
+    if msgspec is None:
+        return None
+    try:
+        item = _ITEM_DECODER.decode(data)
+    except _ERRORS:
+        return None
+    return item if (item.get("kind") or list_kind) == "Pod" else None
