@@ -13,6 +13,7 @@ import pytest
 from kubectl_tspread.errors import EXIT_ERROR, InputError
 from kubectl_tspread.snapshot import files
 from kubectl_tspread.snapshot.files import decode_objects, load_files
+from test_wire import FULL_POD, assert_same_record
 
 DATA = Path(__file__).parent / "data"
 
@@ -177,7 +178,6 @@ def test_split_and_whole_parse_give_the_same_snapshot(monkeypatch):
 
 def _rich_pod(name: str) -> dict:
     """A pod with every field the decoder reads and several it skips (test_wire.py's, renamed)."""
-    from test_wire import FULL_POD
     pod = json.loads(json.dumps(FULL_POD))
     pod["metadata"]["name"] = name
     return pod
@@ -208,8 +208,7 @@ def test_a_dumps_pods_are_parsed_partially_and_give_the_same_records(tmp_path, m
     assert split == whole
     assert names(split.pods) == ["p-1", "p-2", "bare"] and names(split.nodes) == ["n-a"]
     for got, want in zip(split.pods, whole.pods):
-        for field in want.__dataclass_fields__:  # named, so a failure says which field differs
-            assert getattr(got, field) == getattr(want, field), field
+        assert_same_record(got, want)
 
 
 # --- the namespace rule ----------------------------------------------------------------------

@@ -83,7 +83,7 @@ if msgspec is not None:
         kind: Any
         apiVersion: Any
 
-    _ITEM_DECODER: Any = msgspec.json.Decoder(_PodItem)
+    _POD_ITEM_DECODER: Any = msgspec.json.Decoder(_PodItem)
 
 
 def decode_pod_page(data: bytes) -> tuple[list[Any], str | None] | None:
@@ -104,11 +104,11 @@ def decode_pod_item(data: bytes, list_kind: str = "") -> dict[str, Any] | None:
     """One item of a List in a dump (`kubectl get … -o json`), parsed to the fields the pod
     decoder reads when it is a pod: its own `kind`, or `list_kind` for the kind-less items of
     a PodList. None for any other kind and for what does not fit the shape: the caller parses
-    those in full."""
-    if msgspec is None:
+    those in full (the items of a typed list of another kind, a NodeList's, without a try)."""
+    if msgspec is None or list_kind not in ("", "Pod"):
         return None
     try:
-        item = _ITEM_DECODER.decode(data)
+        item = _POD_ITEM_DECODER.decode(data)
     except _ERRORS:
         return None
     return item if (item.get("kind") or list_kind) == "Pod" else None
