@@ -179,6 +179,8 @@ class Pod:
     scheduler_name: str = "default-scheduler"
     nominated_node: str = ""
     priority: int = 0
+    # status.conditions of the types the engine reads (decode.READ_CONDITIONS); whether Ready
+    # is True is `ready`
     conditions: tuple[PodCondition, ...] = ()
     mirror: bool = False  # static pod mirror (annotation kubernetes.io/config.mirror)
     ready: bool = False

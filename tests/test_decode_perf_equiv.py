@@ -63,30 +63,26 @@ CASES = [
                      "conditions": [cond("PodScheduled", "False", reason="Unschedulable", message=MSG)]}),
      dict(nominated_node="n-b",
           conditions=(PodCondition("PodScheduled", "False", "Unschedulable", MSG, T0),))),
-    ("running and ready: four conditions, two transition times",
+    ("running and ready: four conditions, of which PodScheduled is kept and Ready read",
      api_pod(spec={"nodeName": "n-a"},
              status={"phase": "Running", "conditions": [
                  cond("Initialized", "True"), cond("Ready", "True", T1), cond("ContainersReady", "True", T1),
                  cond("PodScheduled", "True")]}),
      dict(node_name="n-a", phase="Running", ready=True, conditions=(
-         PodCondition("Initialized", "True", "", "", T0), PodCondition("Ready", "True", "", "", T1),
-         PodCondition("ContainersReady", "True", "", "", T1), PodCondition("PodScheduled", "True", "", "", T0)))),
+         PodCondition("PodScheduled", "True", "", "", T0),))),
     ("running, Ready False with a reason: not ready",
      api_pod(spec={"nodeName": "n-a"},
              status={"phase": "Running", "conditions": [
                  cond("Ready", "False", reason="ContainersNotReady", message="containers with unready status: [app]"),
                  cond("PodScheduled", "True")]}),
-     dict(node_name="n-a", phase="Running", conditions=(
-         PodCondition("Ready", "False", "ContainersNotReady", "containers with unready status: [app]", T0),
-         PodCondition("PodScheduled", "True", "", "", T0)))),
+     dict(node_name="n-a", phase="Running", conditions=(PodCondition("PodScheduled", "True", "", "", T0),))),
     ("DisruptionTarget, a condition without a time, terminating",
      api_pod(metadata={"deletionTimestamp": T1}, spec={"nodeName": "n-a"},
              status={"phase": "Running", "conditions": [
                  {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
                  cond("Ready", "True")]}),
      dict(node_name="n-a", phase="Running", terminating=True, ready=True, conditions=(
-         PodCondition("DisruptionTarget", "True", "PreemptionByScheduler", "", ""),
-         PodCondition("Ready", "True", "", "", T0)))),
+         PodCondition("DisruptionTarget", "True", "PreemptionByScheduler", "", ""),))),
     ("init containers, a sidecar and overhead: max(init + earlier sidecars, sum) + overhead",
      api_pod(spec={"overhead": {"cpu": "10m"}, "initContainers": [
          {"name": "mesh", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}},

@@ -106,6 +106,7 @@ def test_full_pod_record_values():
     assert [(v.name, v.pvc, v.empty_dir) for v in p.volumes] == [
         ("data", "data-web-1", False), ("scratch", None, True), ("token", None, False)]
     assert p.condition("PodScheduled").reason == "Unschedulable"
+    assert [c.type for c in p.conditions] == ["PodScheduled", "DisruptionTarget"]
     assert p.spread[0].min_domains == 3 and p.spread[0].match_label_keys == ("pod-template-hash",)
 
 
@@ -118,6 +119,12 @@ def test_continue_token_and_every_item():
 FALLBACKS = [
     pytest.param(b'{"kind":"PodList","items":[{"metadata":{"labels":["not","a","map"]}}]}',
                  id="a field of an unexpected type"),
+    pytest.param(b'{"kind":"PodList","items":[{"spec":{"volumes":[{"name":"v","persistentVolumeClaim":"c"}]}}]}',
+                 id="a volume's claim that is not an object"),
+    pytest.param(b'{"kind":"PodList","items":[{"spec":{"containers":[{"resources":{"requests":["1"]}}]}}]}',
+                 id="requests that are not a map"),
+    pytest.param(b'{"kind":"PodList","items":[{"status":{"conditions":["Ready"]}}]}',
+                 id="a condition that is not an object"),
     pytest.param(b'{"kind":"Status","status":"Failure","message":"forbidden"}', id="a Status, not a list"),
     pytest.param(b'{"kind":"PodList","items":[', id="truncated JSON"),
     pytest.param(b'[]', id="not an object"),
@@ -135,6 +142,15 @@ def test_plain_dicts_absent_null_and_unknown_keys():
     assert type(obj) is dict and type(obj["metadata"]) is dict
     assert obj["metadata"] == {"name": "x", "namespace": None}  # null kept as None, managedFields skipped
     assert "spec" not in obj and "kind" not in obj  # absent stays absent; undeclared keys are dropped
+
+
+def test_only_what_the_decoder_reads_of_volumes_resources_and_conditions():
+    spec = wire.decode_pod_page(page([FULL_POD]))[0][0]["spec"]
+    assert spec["volumes"] == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}},
+                               {"name": "scratch", "emptyDir": {}}, {"name": "token"}]
+    assert spec["containers"][0]["resources"] == {"requests": {"cpu": "250m", "memory": "128Mi"}}  # no limits
+    status = wire.decode_pod_page(page([PODS[3].values[0]]))[0][0]["status"]
+    assert status == {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
 
 
 ITEMS = [

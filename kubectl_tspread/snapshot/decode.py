@@ -34,6 +34,10 @@ _NONE: Mapping = {}  # stands for a missing map; never written to
 _NO_AFFINITY = (None, (), ())  # what _pod_affinity gives for a pod without spec.affinity
 _new_pod = positional_constructor(Pod)
 _new_condition = positional_constructor(PodCondition)
+# the pod conditions a record keeps: PodScheduled (the scheduler's message for a pending pod:
+# why-pending, drain-safe's wait) and DisruptionTarget (a victim of preemption: the message's
+# preemption part); Ready is kept as Pod.ready
+READ_CONDITIONS = frozenset(("PodScheduled", "DisruptionTarget"))
 
 
 def _node_requirements(exprs: Iterable[Mapping] | None) -> tuple[Requirement, ...]:
@@ -179,28 +183,27 @@ def _tolerations(raw: Iterable[Mapping] | None) -> tuple[Toleration, ...]:
 
 
 def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...], bool]:
-    """(status.conditions as records, whether Ready is True). Strings are interned: 150k pods repeat
-    a handful of types, statuses, reasons and (per workload) messages, and a pod's conditions mostly
-    share one transition time (interned once per run of equal ones). Not memoised: transition times
-    make most pods' conditions distinct, and the pods that share them are not listed together."""
+    """(the conditions of the types in READ_CONDITIONS as records, whether Ready is True). The
+    others (Initialized, ContainersReady, Ready itself, …) are read by nothing past `ready`: a
+    running pod's four conditions would be 600,000 records in a cluster of 150k pods. Strings
+    are interned: the types, statuses, reasons and (per workload) messages repeat. Not memoised:
+    transition times make most pods' conditions distinct."""
     if not raw:
         return (), False
     out = []
     ready = False
-    when_seen, when_kept = None, ""  # a missing time is ""
     for c in raw:
         get = c.get
-        type_ = _intern(get("type", ""))
-        status = _intern(get("status", ""))
-        reason = get("reason")
-        message = get("message")
-        when = get("lastTransitionTime")
-        if when != when_seen:
-            when_seen, when_kept = when, _intern(when) if when else ""
-        out.append(_new_condition(type_, status, _intern(reason) if reason else "",
-                                  _intern(message) if message else "", when_kept))
-        if type_ == "Ready" and status == "True":
-            ready = True
+        type_ = get("type", "")
+        if type_ == "Ready":
+            if get("status", "") == "True":
+                ready = True
+        elif type_ in READ_CONDITIONS:
+            reason = get("reason")
+            message = get("message")
+            when = get("lastTransitionTime")
+            out.append(_new_condition(_intern(type_), _intern(get("status", "")), _intern(reason) if reason else "",
+                                      _intern(message) if message else "", _intern(when) if when else ""))
     return tuple(out), ready
 
 

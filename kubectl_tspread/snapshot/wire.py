@@ -42,10 +42,21 @@ if msgspec is not None:
         deletionTimestamp: Any
         creationTimestamp: Any
 
+    class _Resources(TypedDict, total=False):  # limits and claims are not read
+        requests: Optional[dict[str, Any]]
+
     class _Container(TypedDict, total=False):
-        resources: Optional[dict[str, Any]]
+        resources: Optional[_Resources]
         ports: Optional[list[dict[str, Any]]]
         restartPolicy: Any
+
+    class _Claim(TypedDict, total=False):
+        claimName: Any
+
+    class _Volume(TypedDict, total=False):  # a volume's source is read only for these two kinds
+        name: Any
+        persistentVolumeClaim: Optional[_Claim]
+        emptyDir: Any
 
     class _Spec(TypedDict, total=False):
         nodeName: Any
@@ -56,13 +67,20 @@ if msgspec is not None:
         topologySpreadConstraints: Optional[list[dict[str, Any]]]
         nodeSelector: Optional[dict[str, Any]]
         tolerations: Optional[list[dict[str, Any]]]
-        volumes: Optional[list[dict[str, Any]]]
+        volumes: Optional[list[_Volume]]
         schedulerName: Any
         priority: Any
 
+    class _Condition(TypedDict, total=False):  # lastProbeTime is not read
+        type: Any
+        status: Any
+        reason: Any
+        message: Any
+        lastTransitionTime: Any
+
     class _Status(TypedDict, total=False):
         phase: Any
-        conditions: Optional[list[dict[str, Any]]]
+        conditions: Optional[list[_Condition]]
         nominatedNodeName: Any
 
     class _Pod(TypedDict, total=False):
