@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
+import orjson
 import pytest
 
 from kubectl_tspread.drain.model import ConstraintAfter, Eviction, Stranded
@@ -21,7 +22,7 @@ from kubectl_tspread.model import (
     HostPort, NodeSelectorTerm, OwnerRef, Pod, PodAffinityTerm, PodCondition, SpreadConstraint, Toleration,
     Volume, positional_constructor,
 )
-from kubectl_tspread.snapshot import decode, sharing
+from kubectl_tspread.snapshot import decode, sharing, wire
 
 MI = 1024 * 1024
 T0, T1 = "2026-03-01T10:00:00Z", "2026-03-01T10:00:07Z"
@@ -33,6 +34,17 @@ def forget() -> None:
     for table in (decode._SHAPES, decode._VOLUMES, sharing.MEMO, sharing.UNITS, sharing._LABELS,
                   sharing._OWNERS):
         table.clear()
+
+
+def as_read(obj: dict, source: str) -> dict:
+    """The pod as decode.pod gets it: parsed whole ("dict", a file or the ordinary parse), or by
+    wire.py's typed parse of a PodList page ("wire": template sub-trees as JSON text)."""
+    if source == "dict":
+        return copy.deepcopy(obj)
+    return wire.decode_pod_page(orjson.dumps({"kind": "PodList", "items": [obj]}))[0][0]
+
+
+SOURCES = pytest.mark.parametrize("source", ["dict", "wire"])
 
 
 def cond(type_: str, status: str, when: str = T0, **kw: str) -> dict:
@@ -151,12 +163,14 @@ CASES = [
 
 @pytest.mark.parametrize("obj, changes", [pytest.param(o, c, id=i) for i, o, c in CASES])
 @pytest.mark.parametrize("memo", ["cold", "warm"])
-def test_every_field_is_what_the_api_object_says(obj, changes, memo):
+@SOURCES
+def test_every_field_is_what_the_api_object_says(obj, changes, memo, source):
     forget()
-    if memo == "warm":  # every other case decoded first: a shared record must not leak into this one
+    if memo == "warm":  # every other case decoded first, both ways: no shared record may leak into this one
         for _, other, _ in CASES:
-            decode.pod(copy.deepcopy(other))
-    got = decode.pod(copy.deepcopy(obj))
+            decode.pod(as_read(other, "dict"))
+            decode.pod(as_read(other, "wire"))
+    got = decode.pod(as_read(obj, source))
     want = {**BASE, **changes}
     assert type(got) is Pod
     for name in want:  # one field at a time, so a failure names it
@@ -194,21 +208,24 @@ VARIANTS = _variants()
 
 
 @pytest.mark.parametrize("obj", VARIANTS)
-def test_warm_memos_decode_like_cold_ones(obj):
+@SOURCES
+def test_warm_memos_decode_like_cold_ones(obj, source):
     forget()
-    cold = decode.pod(copy.deepcopy(obj))
+    cold = decode.pod(as_read(obj, "dict"))
     forget()
     for other in VARIANTS:
-        decode.pod(copy.deepcopy(other.values[0]))
-    warm = decode.pod(copy.deepcopy(obj))
+        decode.pod(as_read(other.values[0], "dict"))
+        decode.pod(as_read(other.values[0], "wire"))
+    warm = decode.pod(as_read(obj, source))
     assert warm == cold and repr(warm) == repr(cold)
 
 
-def test_pods_of_one_template_share_their_records():
+@SOURCES
+def test_pods_of_one_template_share_their_records(source):
     """Sharing is what keeps 150k pods small, and engine caches key on the requests dict's identity."""
     forget()
     obj = CASES[8][1]
-    a, b = decode.pod(copy.deepcopy(obj)), decode.pod(copy.deepcopy(obj))
+    a, b = decode.pod(as_read(obj, source)), decode.pod(as_read(obj, source))
     for name in ("labels", "requests", "spread", "tolerations", "node_selector", "volumes", "host_ports"):
         assert getattr(a, name) is getattr(b, name), name
 

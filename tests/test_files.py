@@ -202,7 +202,8 @@ def test_a_dumps_pods_are_parsed_partially_and_give_the_same_records(tmp_path, m
     split = load_files([str(p) for p in paths], all_namespaces=True)
     # the node's item fell back to the whole parse; each pod's got the partial one
     assert [x is not None for x in seen] == [False, True, True, True]
-    assert "managedFields" not in seen[1]["metadata"] and "image" not in seen[1]["spec"]["containers"][0]
+    assert "managedFields" not in seen[1]["metadata"]
+    assert not isinstance(seen[1]["spec"]["containers"], list)  # left as JSON text for the decoder's memos
     monkeypatch.setattr(files, "_SHELL_DECODER", None)  # as without msgspec: one json parse each
     whole = load_files([str(p) for p in paths], all_namespaces=True)
     assert split == whole

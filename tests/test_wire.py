@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 
+import msgspec
 import orjson
 import pytest
 
@@ -121,8 +123,6 @@ FALLBACKS = [
                  id="a field of an unexpected type"),
     pytest.param(b'{"kind":"PodList","items":[{"spec":{"volumes":[{"name":"v","persistentVolumeClaim":"c"}]}}]}',
                  id="a volume's claim that is not an object"),
-    pytest.param(b'{"kind":"PodList","items":[{"spec":{"containers":[{"resources":{"requests":["1"]}}]}}]}',
-                 id="requests that are not a map"),
     pytest.param(b'{"kind":"PodList","items":[{"status":{"conditions":["Ready"]}}]}',
                  id="a condition that is not an object"),
     pytest.param(b'{"kind":"Status","status":"Failure","message":"forbidden"}', id="a Status, not a list"),
@@ -144,13 +144,47 @@ def test_plain_dicts_absent_null_and_unknown_keys():
     assert "spec" not in obj and "kind" not in obj  # absent stays absent; undeclared keys are dropped
 
 
-def test_only_what_the_decoder_reads_of_volumes_resources_and_conditions():
+def test_only_what_the_decoder_reads_of_volumes_and_conditions():
     spec = wire.decode_pod_page(page([FULL_POD]))[0][0]["spec"]
     assert spec["volumes"] == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}},
                                {"name": "scratch", "emptyDir": {}}, {"name": "token"}]
-    assert spec["containers"][0]["resources"] == {"requests": {"cpu": "250m", "memory": "128Mi"}}  # no limits
     status = wire.decode_pod_page(page([PODS[3].values[0]]))[0][0]["status"]
     assert status == {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+
+
+def test_template_sub_trees_stay_json_text():
+    """The sub-trees decode.pod keys its memos on arrive unparsed, byte for byte as sent
+    (JSON null included), and a missing one stays missing."""
+    spec = wire.decode_pod_page(page([FULL_POD]))[0][0]["spec"]
+    for name in ("containers", "initContainers", "overhead", "affinity", "topologySpreadConstraints",
+                 "nodeSelector", "tolerations"):
+        assert type(spec[name]) is msgspec.Raw, name
+        assert bytes(spec[name]) == orjson.dumps(FULL_POD["spec"][name]), name
+    nulls = wire.decode_pod_page(page([PODS[2].values[0]]))[0][0]["spec"]
+    assert bytes(nulls["tolerations"]) == b"null" and "initContainers" not in nulls
+
+
+MALFORMED = [
+    pytest.param({"containers": [{"resources": {"requests": ["1"]}}]}, id="requests that are not a map"),
+    pytest.param({"containers": "app"}, id="containers that are not a list"),
+    pytest.param({"tolerations": [{"key": 1}]}, id="a toleration key that is not a string"),
+    pytest.param({"affinity": {"nodeAffinity": []}}, id="node affinity that is not an object"),
+]
+
+
+@pytest.mark.parametrize("spec", MALFORMED)
+def test_odd_template_text_decodes_as_the_ordinary_parse_does(spec):
+    """Text is not checked against the shape, so what is odd inside it reaches the decoder:
+    the same record, or the same error, as from the ordinary parse."""
+    obj = {"metadata": {"name": "odd", "namespace": "a"}, "spec": spec}
+    text_item = wire.decode_pod_page(page([obj]))[0][0]
+    try:
+        want = decode.pod(json.loads(json.dumps(obj)))
+    except Exception as e:  # noqa: BLE001 - whichever the ordinary path raises
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            decode.pod(text_item)
+    else:
+        assert_same_record(decode.pod(text_item), want)
 
 
 ITEMS = [

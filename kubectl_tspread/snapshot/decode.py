@@ -19,9 +19,15 @@ from kubectl_tspread.model import (
     positional_constructor,
 )
 from kubectl_tspread.snapshot.sharing import (
-    json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner, resources as _resources,
+    MEMO, json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner, resources as _resources,
     shared_labels as _shared_labels,
 )
+
+try:  # the JSON text wire.py leaves unparsed; without msgspec no pod arrives that way
+    from msgspec import Raw as _Text
+    from msgspec.json import decode as _parse_text
+except ImportError:  # pragma: no cover - depends on the environment
+    _Text = None  # type: ignore[assignment,misc]
 
 _intern = sys.intern
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job")
@@ -31,6 +37,9 @@ _SHAPES_LIMIT = 20_000  # a shape key is ~0.3-2 KB of JSON: at most some tens of
 # volume names are mostly unique per pod (kube-api-access-xxxxx): kept for as many lists only
 _VOLUMES: dict[tuple, tuple[Volume, ...]] = {}
 _NONE: Mapping = {}  # stands for a missing map; never written to
+# the spec's sub-trees _template_parts reads, in _scheduling_of_text's key order
+_TEMPLATE_FIELDS = ("containers", "initContainers", "overhead", "topologySpreadConstraints", "tolerations",
+                    "nodeSelector")
 _NO_AFFINITY = (None, (), ())  # what _pod_affinity gives for a pod without spec.affinity
 _new_pod = positional_constructor(Pod)
 _new_condition = positional_constructor(PodCondition)
@@ -220,6 +229,9 @@ def _scheduling(spec: Mapping) -> tuple:
     containers = get("containers")
     inits = get("initContainers")
     affinity = get("affinity")
+    if _Text is not None and (type(containers) is _Text or type(affinity) is _Text
+                              or any(type(get(name)) is _Text for name in _TEMPLATE_FIELDS)):
+        return _scheduling_of_text(get, affinity)
     aff = _NO_AFFINITY if affinity is None else _memo("affinity", affinity, _pod_affinity)
     try:
         key = json_key((
@@ -231,6 +243,26 @@ def _scheduling(spec: Mapping) -> tuple:
     hit = _SHAPES.get(key)
     if hit is None:
         hit = _keep(_SHAPES, key, _template_parts(spec), _SHAPES_LIMIT)
+    return aff + hit
+
+
+def _scheduling_of_text(get: Callable[[str], Any], affinity: Any) -> tuple:
+    """_scheduling of a spec from wire.py's typed parse, whose template-like sub-trees are left
+    as their JSON text (msgspec.Raw): the pods of one template repeat it byte for byte, so the
+    memos are keyed on the text and it is parsed only on a miss. Equal text is equal JSON, and
+    one value has one record, so a record keyed either way is the one decoding it gives."""
+    if affinity is None:
+        aff = _NO_AFFINITY
+    else:
+        key = ("affinity", bytes(affinity))  # bytes: a Raw holds on to the whole page
+        aff = MEMO.get(key)
+        if aff is None:
+            aff = _keep(MEMO, key, _pod_affinity(_parse_text(affinity)))
+    texts = tuple([None if (t := get(name)) is None else bytes(t) for name in _TEMPLATE_FIELDS])
+    hit = _SHAPES.get(texts)
+    if hit is None:
+        spec = {name: _parse_text(t) for name, t in zip(_TEMPLATE_FIELDS, texts) if t is not None}
+        hit = _keep(_SHAPES, texts, _template_parts(spec), _SHAPES_LIMIT)
     return aff + hit
 
 

@@ -6,9 +6,11 @@ reads (managedFields, container images, env, probes, securityContext, …). Pars
 page into dicts builds all of it and the decoder then throws it away; msgspec, given
 the shape below (TypedDicts), skips unknown keys inside its C parser, about 4 × faster
 than a full parse of the same page. What it returns are plain dicts holding only the
-declared keys (a key the page did not send is absent, a JSON null is None), so
-`decode.pod` reads them unchanged and the records are the same as from a full parse
-(tests/test_wire.py checks that field by field).
+declared keys (a key the page did not send is absent, a JSON null is None), but for the
+spec's template-like sub-trees (containers, affinity, spread constraints, tolerations, …):
+those are left as their JSON text (msgspec.Raw), which `decode.pod` keys its memos on and
+parses once per distinct text, since a workload's pods repeat it byte for byte. The
+records are the same as from a full parse (tests/test_wire.py checks that field by field).
 
 Anything msgspec cannot match to this shape (a field of an unexpected type, a page
 that is not a PodList) makes `decode_pod_page` return None, and the caller parses the
@@ -42,14 +44,6 @@ if msgspec is not None:
         deletionTimestamp: Any
         creationTimestamp: Any
 
-    class _Resources(TypedDict, total=False):  # limits and claims are not read
-        requests: Optional[dict[str, Any]]
-
-    class _Container(TypedDict, total=False):
-        resources: Optional[_Resources]
-        ports: Optional[list[dict[str, Any]]]
-        restartPolicy: Any
-
     class _Claim(TypedDict, total=False):
         claimName: Any
 
@@ -60,13 +54,15 @@ if msgspec is not None:
 
     class _Spec(TypedDict, total=False):
         nodeName: Any
-        containers: Optional[list[_Container]]
-        initContainers: Optional[list[_Container]]
-        overhead: Optional[dict[str, Any]]
-        affinity: Optional[dict[str, Any]]
-        topologySpreadConstraints: Optional[list[dict[str, Any]]]
-        nodeSelector: Optional[dict[str, Any]]
-        tolerations: Optional[list[dict[str, Any]]]
+        # what the decoder's memos are keyed on (decode._scheduling_of_text): left as the JSON
+        # text, parsed only for the first pod of each template
+        containers: msgspec.Raw
+        initContainers: msgspec.Raw
+        overhead: msgspec.Raw
+        affinity: msgspec.Raw
+        topologySpreadConstraints: msgspec.Raw
+        nodeSelector: msgspec.Raw
+        tolerations: msgspec.Raw
         volumes: Optional[list[_Volume]]
         schedulerName: Any
         priority: Any
