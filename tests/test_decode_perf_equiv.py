@@ -31,8 +31,8 @@ WEB = Selector.from_api({"matchLabels": {"app": "web"}})
 
 def forget() -> None:
     """Cold memos, as at the start of a process."""
-    for table in (decode._SHAPES, decode._VOLUMES, sharing.MEMO, sharing.UNITS, sharing._LABELS,
-                  sharing._OWNERS):
+    for table in (decode._SHAPES, decode._VOLUMES, decode._LABEL_TEXTS, decode._OWNER_TEXTS, sharing.MEMO,
+                  sharing.UNITS, sharing._LABELS, sharing._OWNERS):
         table.clear()
 
 

@@ -119,7 +119,7 @@ def test_continue_token_and_every_item():
 
 
 FALLBACKS = [
-    pytest.param(b'{"kind":"PodList","items":[{"metadata":{"labels":["not","a","map"]}}]}',
+    pytest.param(b'{"kind":"PodList","items":[{"spec":{"volumes":{"not":"a list"}}}]}',
                  id="a field of an unexpected type"),
     pytest.param(b'{"kind":"PodList","items":[{"spec":{"volumes":[{"name":"v","persistentVolumeClaim":"c"}]}}]}',
                  id="a volume's claim that is not an object"),
@@ -152,7 +152,7 @@ def test_only_what_the_decoder_reads_of_volumes_and_conditions():
     assert status == {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
 
 
-def test_template_sub_trees_stay_json_text():
+def test_labels_owners_and_template_sub_trees_stay_json_text():
     """The sub-trees decode.pod keys its memos on arrive unparsed, byte for byte as sent
     (JSON null included), and a missing one stays missing."""
     spec = wire.decode_pod_page(page([FULL_POD]))[0][0]["spec"]
@@ -160,23 +160,31 @@ def test_template_sub_trees_stay_json_text():
                  "nodeSelector", "tolerations"):
         assert type(spec[name]) is msgspec.Raw, name
         assert bytes(spec[name]) == orjson.dumps(FULL_POD["spec"][name]), name
+    meta = wire.decode_pod_page(page([FULL_POD]))[0][0]["metadata"]
+    for name in ("labels", "ownerReferences"):
+        assert bytes(meta[name]) == orjson.dumps(FULL_POD["metadata"][name]), name
     nulls = wire.decode_pod_page(page([PODS[2].values[0]]))[0][0]["spec"]
     assert bytes(nulls["tolerations"]) == b"null" and "initContainers" not in nulls
 
 
 MALFORMED = [
-    pytest.param({"containers": [{"resources": {"requests": ["1"]}}]}, id="requests that are not a map"),
-    pytest.param({"containers": "app"}, id="containers that are not a list"),
-    pytest.param({"tolerations": [{"key": 1}]}, id="a toleration key that is not a string"),
-    pytest.param({"affinity": {"nodeAffinity": []}}, id="node affinity that is not an object"),
+    pytest.param({"spec": {"containers": [{"resources": {"requests": ["1"]}}]}}, id="requests that are not a map"),
+    pytest.param({"spec": {"containers": "app"}}, id="containers that are not a list"),
+    pytest.param({"spec": {"tolerations": [{"key": 1}]}}, id="a toleration key that is not a string"),
+    pytest.param({"spec": {"affinity": {"nodeAffinity": []}}}, id="node affinity that is not an object"),
+    pytest.param({"metadata": {"labels": ["not", "a", "map"]}}, id="labels that are not a map"),
+    pytest.param({"metadata": {"labels": {"app": 7}}}, id="a label value that is not a string"),
+    pytest.param({"metadata": {"ownerReferences": {"kind": "ReplicaSet"}}}, id="owner references not a list"),
+    pytest.param({"metadata": {"ownerReferences": [{"kind": "Job", "name": "j", "controller": "yes"}]}},
+                 id="a controller flag that is not a boolean"),
 ]
 
 
-@pytest.mark.parametrize("spec", MALFORMED)
-def test_odd_template_text_decodes_as_the_ordinary_parse_does(spec):
+@pytest.mark.parametrize("parts", MALFORMED)
+def test_odd_json_text_decodes_as_the_ordinary_parse_does(parts):
     """Text is not checked against the shape, so what is odd inside it reaches the decoder:
     the same record, or the same error, as from the ordinary parse."""
-    obj = {"metadata": {"name": "odd", "namespace": "a"}, "spec": spec}
+    obj = {"metadata": {"name": "odd", "namespace": "a", **parts.get("metadata", {})}, "spec": parts.get("spec", {})}
     text_item = wire.decode_pod_page(page([obj]))[0][0]
     try:
         want = decode.pod(json.loads(json.dumps(obj)))
@@ -192,7 +200,7 @@ ITEMS = [
     pytest.param(FULL_POD, "Pod", True, id="a PodList's item, whose kind the list names"),
     pytest.param({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"}}, "", False,
                  id="another kind: parsed whole by the caller"),
-    pytest.param({"kind": "Pod", "metadata": {"labels": ["not", "a", "map"]}}, "", False,
+    pytest.param({"kind": "Pod", "metadata": {"name": "x"}, "spec": {"volumes": "not a list"}}, "", False,
                  id="a pod with a field of an unexpected type: parsed whole"),
     pytest.param(FULL_POD, "", False, id="no kind at all: parsed whole, where the error is worded"),
     pytest.param(FULL_POD, "Node", False, id="an item of a typed list of another kind: parsed whole"),

@@ -37,6 +37,12 @@ _SHAPES_LIMIT = 20_000  # a shape key is ~0.3-2 KB of JSON: at most some tens of
 # volume names are mostly unique per pod (kube-api-access-xxxxx): kept for as many lists only
 _VOLUMES: dict[tuple, tuple[Volume, ...]] = {}
 _NONE: Mapping = {}  # stands for a missing map; never written to
+# label maps and ownerReferences of pods from wire.py, by their JSON text: as bounded as
+# sharing's label memo (a StatefulSet's pods each carry a label of their own name)
+_LABEL_TEXTS: dict[bytes, dict[str, str]] = {}
+_OWNER_TEXTS: dict[bytes, Any] = {}
+_TEXTS_LIMIT = 50_000
+_MISSING = object()
 # the spec's sub-trees _template_parts reads, in _scheduling_of_text's key order
 _TEMPLATE_FIELDS = ("containers", "initContainers", "overhead", "topologySpreadConstraints", "tolerations",
                     "nodeSelector")
@@ -266,6 +272,31 @@ def _scheduling_of_text(get: Callable[[str], Any], affinity: Any) -> tuple:
     return aff + hit
 
 
+def _labels_of(raw: Any) -> dict[str, str]:
+    """A pod's labels, shared as sharing.shared_labels shares them; from wire.py, JSON text
+    keyed as it came (a workload's pods repeat it), parsed on a miss."""
+    if _Text is None or type(raw) is not _Text:
+        return _shared_labels(raw)
+    key = bytes(raw)
+    hit = _LABEL_TEXTS.get(key)
+    if hit is None:
+        hit = _keep(_LABEL_TEXTS, key, _shared_labels(_parse_text(key)), _TEXTS_LIMIT)
+    return hit
+
+
+def _owner_of(meta: Mapping) -> Any:
+    """sharing.owner of a pod's metadata; from wire.py, its ownerReferences are JSON text, keyed
+    as it came (the pods of one controller repeat it), parsed on a miss."""
+    refs = meta.get("ownerReferences")
+    if _Text is None or type(refs) is not _Text:
+        return _owner(meta)
+    key = bytes(refs)
+    hit = _OWNER_TEXTS.get(key, _MISSING)
+    if hit is _MISSING:  # None is an answer: no controller reference
+        hit = _keep(_OWNER_TEXTS, key, _owner({"ownerReferences": _parse_text(key)}), _TEXTS_LIMIT)
+    return hit
+
+
 def _template_parts(spec: Mapping) -> tuple:
     requests, host_ports = _memo("containers", _container_parts(spec), _requests_and_ports)
     return (requests, host_ports, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
@@ -285,12 +316,12 @@ def pod(obj: Mapping) -> Pod:
         _intern(meta.get("namespace") or "default"),  # namespace
         meta.get("name", ""),  # name
         meta.get("uid", ""),  # uid
-        _shared_labels(meta.get("labels")),  # labels
+        _labels_of(meta.get("labels")),  # labels
         _intern(spec.get("nodeName") or ""),  # node_name
         _intern(status.get("phase") or "Pending"),  # phase
         bool(meta.get("deletionTimestamp")),  # terminating
         meta.get("creationTimestamp") or "",  # created
-        _owner(meta),  # owner
+        _owner_of(meta),  # owner
         spread, node_selector, node_affinity, pod_affinity, pod_anti_affinity, tolerations, requests, host_ports,
         _volumes(spec.get("volumes")),  # volumes
         _intern(spec.get("schedulerName") or "default-scheduler"),  # scheduler_name

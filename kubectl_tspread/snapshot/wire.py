@@ -7,9 +7,10 @@ page into dicts builds all of it and the decoder then throws it away; msgspec, g
 the shape below (TypedDicts), skips unknown keys inside its C parser, about 4 × faster
 than a full parse of the same page. What it returns are plain dicts holding only the
 declared keys (a key the page did not send is absent, a JSON null is None), but for the
-spec's template-like sub-trees (containers, affinity, spread constraints, tolerations, …):
-those are left as their JSON text (msgspec.Raw), which `decode.pod` keys its memos on and
-parses once per distinct text, since a workload's pods repeat it byte for byte. The
+labels, the ownerReferences and the spec's template-like sub-trees (containers, affinity,
+spread constraints, tolerations, …): those are left as their JSON text (msgspec.Raw), which
+`decode.pod` keys its memos on and parses once per distinct text, since a workload's pods
+repeat it byte for byte. The
 records are the same as from a full parse (tests/test_wire.py checks that field by field).
 
 Anything msgspec cannot match to this shape (a field of an unexpected type, a page
@@ -38,9 +39,9 @@ if msgspec is not None:
         name: Any
         namespace: Any
         uid: Any
-        labels: Optional[dict[str, Any]]
+        labels: msgspec.Raw  # JSON text, as the spec's template sub-trees below
         annotations: Optional[dict[str, Any]]
-        ownerReferences: Optional[list[dict[str, Any]]]
+        ownerReferences: msgspec.Raw
         deletionTimestamp: Any
         creationTimestamp: Any
 
