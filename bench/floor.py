@@ -1,8 +1,9 @@
 """The floor: fetch exactly the request targets a command made, JSON-parse each answer, keep nothing.
 
-Nothing a tool does can be cheaper than moving the same bytes over the same HTTP and
-parsing them once; the runner divides every measured time by this one. It uses the
-fastest parser the tool may use (orjson when installed), one keep-alive connection,
+It moves the same bytes over the same HTTP and parses every one of them once, whole;
+the runner divides every measured time by this one. (The tool parses pod pages only in
+part, snapshot/wire.py, so a command that mostly reads can come in under it.) It uses the
+fastest whole-document parser the tool may use (orjson when installed), one keep-alive connection,
 no client library, and no cyclic garbage collector: a script that keeps nothing makes no
 reference cycles, and with the collector on it walked each page's freshly parsed objects
 again and again (about a third of the floor's time on the large cluster, which the tool,
