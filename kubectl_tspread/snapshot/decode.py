@@ -32,8 +32,10 @@ except ImportError:  # pragma: no cover - depends on the environment
 _intern = sys.intern
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job")
 # Pod-only memos (see sharing.py for why records are shared), each bounded like sharing.MEMO.
-_SHAPES: dict[bytes, tuple] = {}  # a spec's requests, ports, spread, tolerations and node selector
-_SHAPES_LIMIT = 20_000  # a shape key is ~0.3-2 KB of JSON: at most some tens of MB
+_SHAPES: dict[Any, tuple] = {}  # a spec's requests, ports, spread, tolerations and node selector
+# a shape key is ~0.3-2 KB of JSON, or, from wire.py, the template sub-trees' text as sent (containers
+# with their images, env and probes: a few KB): at most some tens of MB, ~100 MB with 20,000 templates
+_SHAPES_LIMIT = 20_000
 # volume names are mostly unique per pod (kube-api-access-xxxxx): kept for as many lists only
 _VOLUMES: dict[tuple, tuple[Volume, ...]] = {}
 _NONE: Mapping = {}  # stands for a missing map; never written to
