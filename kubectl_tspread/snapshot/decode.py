@@ -19,15 +19,9 @@ from kubectl_tspread.model import (
     positional_constructor,
 )
 from kubectl_tspread.snapshot.sharing import (
-    MEMO, json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner, resources as _resources,
-    shared_labels as _shared_labels,
+    TEXT as _Text, json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner,
+    parse_text as _parse_text, resources as _resources, shared_labels as _shared_labels,
 )
-
-try:  # the JSON text wire.py leaves unparsed; without msgspec no pod arrives that way
-    from msgspec import Raw as _Text
-    from msgspec.json import decode as _parse_text
-except ImportError:  # pragma: no cover - depends on the environment
-    _Text = None  # type: ignore[assignment,misc]
 
 _intern = sys.intern
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job")
@@ -41,11 +35,10 @@ _VOLUMES: dict[tuple, tuple[Volume, ...]] = {}
 _NONE: Mapping = {}  # stands for a missing map; never written to
 # label maps and ownerReferences of pods from wire.py, by their JSON text: as bounded as
 # sharing's label memo (a StatefulSet's pods each carry a label of their own name)
-_LABEL_TEXTS: dict[bytes, dict[str, str]] = {}
-_OWNER_TEXTS: dict[bytes, Any] = {}
+_LABEL_TEXTS: dict[tuple, dict[str, str]] = {}
+_OWNER_TEXTS: dict[tuple, Any] = {}
 _TEXTS_LIMIT = 50_000
-_MISSING = object()
-# the spec's sub-trees _template_parts reads, in _scheduling_of_text's key order
+# the spec's sub-trees _template_parts reads, in _template_of_text's key order
 _TEMPLATE_FIELDS = ("containers", "initContainers", "overhead", "topologySpreadConstraints", "tolerations",
                     "nodeSelector")
 _NO_AFFINITY = (None, (), ())  # what _pod_affinity gives for a pod without spec.affinity
@@ -237,10 +230,10 @@ def _scheduling(spec: Mapping) -> tuple:
     containers = get("containers")
     inits = get("initContainers")
     affinity = get("affinity")
-    if _Text is not None and (type(containers) is _Text or type(affinity) is _Text
-                              or any(type(get(name)) is _Text for name in _TEMPLATE_FIELDS)):
-        return _scheduling_of_text(get, affinity)
     aff = _NO_AFFINITY if affinity is None else _memo("affinity", affinity, _pod_affinity)
+    # from wire.py (containers first: every pod it parsed has them), the sub-trees are JSON text
+    if type(containers) is _Text or any(type(get(name)) is _Text for name in _TEMPLATE_FIELDS):
+        return aff + _template_of_text(get)
     try:
         key = json_key((
             [(c.get("resources"), c.get("ports")) for c in containers] if containers else None,
@@ -254,49 +247,38 @@ def _scheduling(spec: Mapping) -> tuple:
     return aff + hit
 
 
-def _scheduling_of_text(get: Callable[[str], Any], affinity: Any) -> tuple:
-    """_scheduling of a spec from wire.py's typed parse, whose template-like sub-trees are left
-    as their JSON text (msgspec.Raw): the pods of one template repeat it byte for byte, so the
-    memos are keyed on the text and it is parsed only on a miss. Equal text is equal JSON, and
+def _template_of_text(get: Callable[[str], Any]) -> tuple:
+    """_template_parts of a spec from wire.py's typed parse, whose template-like sub-trees are
+    left as their JSON text (msgspec.Raw): the pods of one template repeat it byte for byte, so
+    the memo is keyed on the text and it is parsed only on a miss. Equal text is equal JSON, and
     one value has one record, so a record keyed either way is the one decoding it gives."""
-    if affinity is None:
-        aff = _NO_AFFINITY
-    else:
-        key = ("affinity", bytes(affinity))  # bytes: a Raw holds on to the whole page
-        aff = MEMO.get(key)
-        if aff is None:
-            aff = _keep(MEMO, key, _pod_affinity(_parse_text(affinity)))
     texts = tuple([None if (t := get(name)) is None else bytes(t) for name in _TEMPLATE_FIELDS])
     hit = _SHAPES.get(texts)
     if hit is None:
         spec = {name: _parse_text(t) for name, t in zip(_TEMPLATE_FIELDS, texts) if t is not None}
         hit = _keep(_SHAPES, texts, _template_parts(spec), _SHAPES_LIMIT)
-    return aff + hit
+    return hit
 
 
 def _labels_of(raw: Any) -> dict[str, str]:
     """A pod's labels, shared as sharing.shared_labels shares them; from wire.py, JSON text
-    keyed as it came (a workload's pods repeat it), parsed on a miss."""
-    if _Text is None or type(raw) is not _Text:
+    looked up as it came (a workload's pods repeat it)."""
+    if type(raw) is not _Text:
         return _shared_labels(raw)
-    key = bytes(raw)
-    hit = _LABEL_TEXTS.get(key)
-    if hit is None:
-        hit = _keep(_LABEL_TEXTS, key, _shared_labels(_parse_text(key)), _TEXTS_LIMIT)
-    return hit
+    return _memo("labels", raw, _shared_labels, _LABEL_TEXTS, _TEXTS_LIMIT)
 
 
 def _owner_of(meta: Mapping) -> Any:
-    """sharing.owner of a pod's metadata; from wire.py, its ownerReferences are JSON text, keyed
-    as it came (the pods of one controller repeat it), parsed on a miss."""
+    """sharing.owner of a pod's metadata; from wire.py, its ownerReferences are JSON text,
+    looked up as it came (the pods of one controller repeat it)."""
     refs = meta.get("ownerReferences")
-    if _Text is None or type(refs) is not _Text:
+    if type(refs) is not _Text:
         return _owner(meta)
-    key = bytes(refs)
-    hit = _OWNER_TEXTS.get(key, _MISSING)
-    if hit is _MISSING:  # None is an answer: no controller reference
-        hit = _keep(_OWNER_TEXTS, key, _owner({"ownerReferences": _parse_text(key)}), _TEXTS_LIMIT)
-    return hit
+    return _memo("owner", refs, _owner_of_references, _OWNER_TEXTS, _TEXTS_LIMIT)
+
+
+def _owner_of_references(refs: Any) -> Any:
+    return _owner({"ownerReferences": refs})
 
 
 def _template_parts(spec: Mapping) -> tuple:

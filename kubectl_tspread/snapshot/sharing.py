@@ -24,7 +24,15 @@ except ImportError:  # pragma: no cover - orjson is optional; the stdlib key is 
     def json_key(obj: Any) -> Any:
         return _json.dumps(obj, separators=(",", ":"))
 
+try:  # JSON text a typed parse left unparsed (snapshot/wire.py); without msgspec none arrives
+    from msgspec import Raw as TEXT
+    from msgspec.json import decode as parse_text
+except ImportError:  # pragma: no cover - depends on the environment
+    TEXT = None  # type: ignore[assignment,misc]  # type(x) is TEXT is then never true
+    parse_text = None  # type: ignore[assignment]  # and no text is ever parsed
+
 _intern = sys.intern
+_MISSING = object()
 MEMO: dict[Any, Any] = {}
 MEMO_LIMIT = 200_000  # distinct sub-trees kept; past it the memo starts over (bounded memory)
 UNITS: dict[tuple[str, Any], int] = {}
@@ -33,15 +41,19 @@ _LABELS_LIMIT = 50_000  # a StatefulSet's pods each carry a label of their own n
 _OWNERS: dict[tuple, OwnerRef] = {}
 
 
-def memo(tag: str, raw: Any, build: Callable[[Any], Any]) -> Any:
-    """build(raw), shared between equal `raw` sub-trees; `raw` that cannot be keyed is decoded as is."""
+def memo(tag: str, raw: Any, build: Callable[[Any], Any], table: dict = MEMO, limit: int = MEMO_LIMIT) -> Any:
+    """build(raw), shared between equal `raw` sub-trees (in `table`, bounded by `limit`); `raw`
+    that cannot be keyed is decoded as is. JSON text (msgspec.Raw, from wire.py) is keyed as it
+    came and parsed on a miss only: equal text is equal JSON, so its record is the one the
+    parsed sub-tree's key would find."""
+    text = type(raw) is TEXT
     try:
-        key = (tag, json_key(raw))
+        key = (tag, bytes(raw) if text else json_key(raw))  # bytes: a Raw holds on to its whole page
     except (TypeError, ValueError):  # e.g. a YAML dump's datetime or non-string keys
         return build(raw)
-    hit = MEMO.get(key)
-    if hit is None:
-        hit = keep(MEMO, key, build(raw))
+    hit = table.get(key, _MISSING)
+    if hit is _MISSING:  # None may be a record (no controller reference)
+        hit = keep(table, key, build(parse_text(raw) if text else raw), limit)
     return hit
 
 

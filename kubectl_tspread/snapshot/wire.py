@@ -55,7 +55,7 @@ if msgspec is not None:
 
     class _Spec(TypedDict, total=False):
         nodeName: Any
-        # what the decoder's memos are keyed on (decode._scheduling_of_text): left as the JSON
+        # what the decoder's memos are keyed on (decode._template_of_text): left as the JSON
         # text, parsed only for the first pod of each template
         containers: msgspec.Raw
         initContainers: msgspec.Raw
