@@ -34,7 +34,7 @@ except ImportError:  # the generator still works, only slower
     def _dumps(obj) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode()
 
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"  # 4: pod names unique in their namespace (_unique_names)
 ZONES = ("zone-a", "zone-b", "zone-c")
 APPS = ("api", "web", "worker", "cache", "search", "billing", "auth", "media", "feed", "ingest", "report",
         "notify")
@@ -224,12 +224,36 @@ def _pod_rows(size: Size, nodes: list[NodePlan], workloads: list[WorkloadPlan], 
     for i in range(finished):
         rows.append(("batch-jobs", f"nightly-{i // 50:03d}-{_suffix(rng)}", -2, rng.choice(general),
                      "Failed" if i % 10 == 0 else "Succeeded", False))
+    rows = _unique_names(rows)
     rows.sort(key=lambda r: (r[0], r[1]))
     return rows
 
 
+SUFFIX_LETTERS = "bcdfghjklmnpqrstvwxz2456789"
+
+
 def _suffix(rng: random.Random) -> str:
-    return "".join(rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+    return "".join(rng.choice(SUFFIX_LETTERS) for _ in range(5))
+
+
+def _unique_names(rows: list[tuple]) -> list[tuple]:
+    """`rows` with a pod name already taken in its namespace given another last letter (the
+    next free one, in SUFFIX_LETTERS order): five random letters per pod collide now and then
+    (10 pairs at the large size, mostly DaemonSet pods, which share one stem over 5,000 nodes),
+    and an API server never lists two pods of one name. Nothing is drawn from the generator's
+    random stream for this, so every other object stays as it was."""
+    taken: set[tuple[str, str]] = set()
+    out = []
+    for row in rows:
+        ns, name = row[0], row[1]
+        stem, last = name[:-1], name[-1]
+        i = SUFFIX_LETTERS.index(last)
+        while (ns, name) in taken:
+            i = (i + 1) % len(SUFFIX_LETTERS)
+            name = stem + SUFFIX_LETTERS[i]
+        taken.add((ns, name))
+        out.append((ns, name) + tuple(row[2:]))
+    return out
 
 
 def _pending_message(size: Size, w: WorkloadPlan) -> str:

@@ -80,6 +80,18 @@ def test_generated_cluster_has_what_the_benchmark_needs(tiny_cluster):
     assert phases >= {"Running", "Pending"} and phases & {"Succeeded", "Failed"}, "finished pods test the filter"
     keys = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods]
     assert keys == sorted(keys), "lists come in the API server's namespace/name order"
+    assert len(set(keys)) == len(keys), "one pod per namespace and name"
+    assert len({p["metadata"]["uid"] for p in pods}) == len(pods)
+
+
+def test_a_pod_name_drawn_twice_gets_the_next_free_last_letter():
+    rows = [("kube-system", "log-agent-bcdfb", -1, "n1", "Running", False),
+            ("kube-system", "log-agent-bcdfb", -1, "n2", "Running", False),
+            ("kube-system", "log-agent-bcdfc", -1, "n3", "Running", False),
+            ("team-00", "log-agent-bcdfb", 3, "n4", "Running", False)]
+    out = generate._unique_names(rows)
+    assert [r[1] for r in out] == ["log-agent-bcdfb", "log-agent-bcdfc", "log-agent-bcdfd", "log-agent-bcdfb"]
+    assert [r[2:] for r in out] == [r[2:] for r in rows]
 
 
 def test_generation_is_deterministic(tiny_cluster, tmp_path):
