@@ -1,0 +1,428 @@
+"""What a simulation on flat arrays would cost: the whole-zone drain plan's harmless prefix
+(its steps before the first stranded replacement) replayed on per-node and per-domain
+arrays changed in place, every placement checked against the planner's.
+
+The planner keeps immutable spread states (count overlays, histograms, records rebuilt at
+each move) so that the search can copy a world cheaply; that is what bench/ANALYSIS.md
+calls the route of "a leaner simulation core". This probe measures that route's premise on
+the same placements: the planner plans the zone (timed per batch), then the prefix is played
+again here, in the planner's order, with
+
+- resources free per node (fit) and nonzero requests (LeastAllocated) as int64 arrays;
+- per spread constraint of each template: a domain id per node, the matching pods per
+  domain and per node, and how many domains hold each count (the global minimum);
+- PodTopologySpread's Filter, NodeResourcesFit and the other filters (one boolean per node
+  per pod shape, from the planner's own filter code on the cluster before the drain, the
+  cordons applied as a mask), judged over a window of nodes first as the planner does, the
+  scheduler's walk from the rotating start, and Score (spread and LeastAllocated, ties to
+  the smallest name).
+
+It covers only what that prefix meets: no strandings, no node deletions, no pod
+(anti-)affinity, nodeTaintsPolicy Ignore (checked, and the probe refuses otherwise). The
+order of the nodes is the planner's (its order heuristic is not replayed), and the judge
+is a minimum and skew per constraint a step moved, not the planner's report objects. The
+planner's time for the prefix includes those. Exit 1 when a placement differs.
+
+    python -m bench.lean_probe [--size tiny|small|large] [--cache-dir bench-out]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import os
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from bench import generate
+from bench.server import make_server, write_kubeconfig
+from kubectl_tspread.drain import counts, search
+from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
+from kubectl_tspread.drain.placement import (
+    LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, keys_of, num_feasible_to_find,
+)
+from kubectl_tspread.drain.plan import plan_drain, resolve_targets
+from kubectl_tspread.drain.pods import DrainFlags
+from kubectl_tspread.drain.simulate import SimCluster, spread_key_of
+from kubectl_tspread.engine import resources, spread
+from kubectl_tspread.model import HONOR, HOSTNAME_KEY, ZONE_KEY
+
+ZONE = "zone-b"
+FIT = ("cpu", "memory", "ephemeral-storage")
+UNSCORED = -(2 ** 52)  # as vector.UNSCORED: a node whose allocatable is not positive scores 0
+DIFFERENCES: list[tuple] = []  # the first placements replay() found to differ: (step, pod, here, planner's)
+
+
+def load(size: str, cache_dir: str):
+    """The generated cluster of `size`, read through the tool's live path from bench/server.py."""
+    from kubectl_tspread.options import SourceOptions
+    from kubectl_tspread.snapshot import load_snapshot
+
+    directory = generate.ensure(generate.SIZES[size], cache_dir)
+    server = make_server(directory)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            kubeconfig = write_kubeconfig(os.path.join(tmp, "kubeconfig"), f"http://127.0.0.1:{server.server_address[1]}")
+            return load_snapshot(SourceOptions(kubeconfig=kubeconfig, all_namespaces=True), DRAIN_KINDS)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def plan_timed(snapshot, targets):
+    """(the plan, [(start, end, steps of the world played after it) of each simulated batch],
+    the plan's start and end times)."""
+    stamps: list[tuple[float, float, int]] = []
+    run_batch = search.run_batch
+
+    def timed(ctx, world, batch):
+        began = time.perf_counter()
+        ok = run_batch(ctx, world, batch)
+        stamps.append((began, time.perf_counter(), len(world.steps)))
+        return ok
+
+    options = PlanOptions(DrainFlags(True, False, True), verify_remedies=False)
+    search.run_batch = timed
+    try:
+        start = time.perf_counter()
+        plan = plan_drain(snapshot, targets, options)
+        end = time.perf_counter()
+    finally:
+        search.run_batch = run_batch
+    return plan, stamps, start, end
+
+
+def harmless_prefix(plan) -> list:
+    """The plan's steps before the first one that strands a replacement."""
+    out = []
+    for step in plan.steps:
+        if any(e.replaced and e.predicted_node is None for e in step.evictions):
+            break
+        out.append(step)
+    return out
+
+
+class Constraint:
+    """One spread constraint of one template, as arrays: the domain id of each node (the last
+    id: no domain), matching pods per domain and per node, and the count histogram."""
+
+    __slots__ = ("state", "hard", "max_skew", "self_match", "forced", "hostname", "domains",
+                 "domain_of", "per_domain", "per_node", "histogram")
+
+    def __init__(self, cs: spread.ConstraintState, position: dict[str, int]):
+        values = list(cs.domains.keys())
+        ids = {v: j for j, v in enumerate(values)}
+        self.state, self.hard = cs, cs.constraint.hard
+        self.max_skew, self.self_match, self.forced = cs.constraint.max_skew, cs.self_match, cs.min_forced_zero
+        self.hostname, self.domains = cs.constraint.topology_key == HOSTNAME_KEY, len(values)
+        self.domain_of = np.full(len(position), len(values), dtype=np.int64)
+        for node, value in cs.node_domain.items():
+            if node in position:
+                self.domain_of[position[node]] = ids[value]
+        self.per_domain = np.zeros(len(values) + 1, dtype=np.int64)
+        self.histogram: dict[int, int] = {}
+        for value, d in cs.domains.items():
+            self.per_domain[ids[value]] = d.pods
+            self.histogram[d.pods] = self.histogram.get(d.pods, 0) + 1
+        self.per_node = np.zeros(len(position), dtype=np.int64)
+        for node, n in cs.node_counts.items():
+            if node in position:
+                self.per_node[position[node]] = n
+
+    def minimum(self) -> int:
+        return 0 if self.forced else min(self.histogram)
+
+    def move(self, i: int, delta: int) -> None:
+        self.per_node[i] += delta
+        j = self.domain_of[i]
+        if j < self.domains:
+            was = int(self.per_domain[j])
+            self.per_domain[j] = was + delta
+            h = self.histogram
+            if h[was] == 1:
+                del h[was]
+            else:
+                h[was] -= 1
+            h[was + delta] = h.get(was + delta, 0) + 1
+
+
+class FlatCluster:
+    """The cluster before the drain, as arrays in the scheduler's node order."""
+
+    def __init__(self, snapshot):
+        self.sim = SimCluster(snapshot)  # the planner's filters and spread states, read once per template
+        self.placer = Placer()
+        self.order = order = list(self.sim.scan_order())
+        self.size = n = len(order)
+        self.position = {name: i for i, name in enumerate(order)}
+        self.rank = np.empty(n, dtype=np.int64)
+        for r, name in enumerate(sorted(order)):
+            self.rank[self.position[name]] = r
+        nodes = self.sim.nodes
+        self.free = {r: np.array([nodes[name].allocatable.get(r, 0) for name in order], dtype=np.int64)
+                     for r in FIT + ("pods",)}
+        allocatable = np.stack([self.free["cpu"], self.free["memory"]])
+        usable = allocatable > 0
+        self.score_free = np.where(usable, allocatable, UNSCORED)
+        self.divisor = np.where(usable, allocatable, 1)
+        self.cordoned = np.array([nodes[name].unschedulable for name in order], dtype=bool)
+        self.next_start = 0
+        self.node_of: dict[str, int] = {}  # a counted pod -> its node's position
+        self.terminating: list = []  # pods holding room until the first step ends (SimCluster.settle)
+        self.pods = {p.key: p for p in snapshot.pods if not p.finished}  # one per key, as SimCluster keeps them
+        for p in self.pods.values():
+            if p.node_name in self.position:
+                i = self.position[p.node_name]
+                self._use(p, i, -1)
+                if p.terminating:
+                    self.terminating.append((p, i))
+                else:
+                    self.node_of[p.key] = i
+        self._shapes: dict[int, np.ndarray] = {}
+        self._templates: dict[tuple, tuple[list, list]] = {}
+        self._counting: dict[tuple[str, int], tuple] = {}  # labels held: their id stays theirs
+        self.constraints: list[Constraint] = []
+        self.moved: dict[int, Constraint] = {}
+        self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
+
+    def prepare(self, pod) -> None:
+        """Read the planner's filter verdicts and spread state for a pod like `pod`, once."""
+        shape, shape_id, key = keys_of(pod)
+        if shape_id not in self._shapes:
+            cycle = self.placer._cycle(self.sim, key, pod, self.sim.spread_state(pod))
+            if cycle.prefilter is not None or cycle.node_names is not None or self.sim.affinity_sensitive:
+                raise SystemExit("error: the probe covers pods without PreFilter outcomes or pod affinity")
+            seen: dict = {}
+            self._shapes[shape_id] = np.array(
+                [not any(Placer._shape_hit(self.sim, seen, cycle, self.sim.nodes[name])[1:]) for name in self.order],
+                dtype=bool)
+        template = (pod.namespace, spread_key_of(pod))
+        if template not in self._templates:
+            state = self.sim.spread_state(pod)
+            made = []
+            for cs in state.constraints:
+                if cs.constraint.node_taints_policy == HONOR:
+                    raise SystemExit("error: the probe covers nodeTaintsPolicy Ignore only")
+                made.append(Constraint(cs, self.position))
+            self.constraints += made
+            self._templates[template] = ([c for c in made if c.hard], [c for c in made if not c.hard])
+            self._counting.clear()
+
+    def _use(self, pod, i: int, sign: int) -> None:
+        """Take (`sign` -1) or give back (+1) the pod's room on node position `i`."""
+        self.free["pods"][i] += sign
+        for r in FIT:
+            v = pod.requests.get(r)
+            if v:
+                self.free[r][i] += sign * v
+        cpu, memory = _nonzero(pod)
+        self.score_free[0, i] += sign * cpu
+        self.score_free[1, i] += sign * memory
+
+    def _counting_constraints(self, pod) -> list[Constraint]:
+        key = (pod.namespace, id(pod.labels))
+        got = self._counting.get(key)
+        if got is None or got[0] is not pod.labels:
+            got = self._counting[key] = (pod.labels, [c for c in self.constraints if c.state.namespace == pod.namespace
+                                                      and counts.counts_in(c.state, pod)])
+        return got[1]
+
+    def move(self, pod, i: int, delta: int) -> None:
+        """A counted pod bound (+1) on node position `i`, or evicted (-1) from it."""
+        self._use(pod, i, -delta)
+        for c in self._counting_constraints(pod):
+            self.moved[id(c)] = c
+            c.move(i, delta)
+
+    def end_step(self) -> list[tuple[int, int]]:
+        """Terminating pods are gone; (minimum, skew) of each constraint the step moved."""
+        for p, i in self.terminating:
+            self._use(p, i, +1)
+        self.terminating.clear()
+        out = []
+        for c in self.moved.values():
+            low = c.minimum()
+            out.append((low, max(c.histogram) - low))
+        self.moved.clear()
+        return out
+
+    def place(self, pod) -> int | None:
+        """The position of the node the scheduler binds `pod` to, or None. As the planner does
+        (drain/vector.py), the nodes the walk most likely stops within are judged first: as far
+        as the template's last walk went, and half as far again (one run of positions, not
+        wrapping), then every node when they held too few feasible ones."""
+        spread_key, (_, shape_id, filter_key) = spread_key_of(pod), keys_of(pod)
+        hard, soft = self._templates[(pod.namespace, spread_key)]
+        shape = self._shapes[shape_id]
+        n, start, want = self.size, self.next_start % self.size, num_feasible_to_find(self.size)
+        template = (pod.namespace, spread_key, filter_key)
+        span = int(want * self._reach.get(template, 2.0))
+        found = None
+        if want <= span < n and start + span <= n:
+            rows = slice(start, start + span)
+            idx = self._feasible(pod, shape, hard, rows).nonzero()[0]
+            if len(idx) >= want:
+                found = idx[:want] + start
+                examined = int(idx[want - 1]) + 1
+        if found is None:
+            feasible = self._feasible(pod, shape, hard, slice(None)).nonzero()[0]
+            k = int(feasible.searchsorted(start))
+            walk = np.concatenate((feasible[k:], feasible[:k])) if k else feasible
+            if not len(walk):
+                self._reach[template] = 0.0
+                return None  # the whole table examined: the start does not move
+            found = walk[:want]
+            examined = (int(found[-1]) - start) % n + 1 if len(walk) >= want else n
+        self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
+        self.next_start = (start + examined) % n
+        if len(found) == 1:
+            return int(found[0])
+        score = LEAST_ALLOCATED_WEIGHT * self._least_allocated(pod, found)
+        if soft:
+            score = score + SPREAD_WEIGHT * self._spread_score(soft, found)
+        top = found[score == score.max()]
+        return int(top[self.rank[top].argmin()])
+
+    def _feasible(self, pod, shape, hard: list[Constraint], rows: slice):
+        """Every filter's verdict for the nodes of `rows`."""
+        mask = shape[rows] & ~self.cordoned[rows]
+        mask &= self.free["pods"][rows] >= 1
+        for r, want in resources._checked(pod.requests):
+            mask &= self.free[r][rows] >= want
+        for c in hard:
+            allowed = c.per_domain <= c.max_skew + c.minimum() - c.self_match
+            allowed[-1] = False
+            mask &= allowed[c.domain_of[rows]]
+        return mask
+
+    def _spread_score(self, soft: list[Constraint], found):
+        total = None
+        for c in soft:
+            if c.hostname:
+                size, cnt = len(found), c.per_node.take(found)
+            else:
+                at = c.domain_of.take(found)
+                size = int(np.count_nonzero(np.bincount(at, minlength=c.domains + 1)))
+                cnt = c.per_domain.take(at)
+            added = cnt * math.log(size + 2) + (c.max_skew - 1)
+            total = added if total is None else total + added
+        raw = np.floor(total + 0.5).astype(np.int64)
+        hi, lo = int(raw.max()), int(raw.min())
+        return np.full(len(raw), spread.MAX_NODE_SCORE, dtype=np.int64) if hi == 0 \
+            else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
+
+    def _least_allocated(self, pod, found):
+        left = self.score_free.take(found, axis=1)
+        cpu, memory = _nonzero(pod)
+        left[0] -= cpu
+        left[1] -= memory
+        left *= 100
+        left //= self.divisor.take(found, axis=1)
+        np.maximum(left, 0, out=left)
+        return (left[0] + left[1]) // 2
+
+
+def replay(flat: FlatCluster, plan, prefix: list) -> tuple[int, int, float, float]:
+    """Play `prefix` on `flat`: (placements that differ from the planner's, replacements placed,
+    seconds in all, seconds placing). A replacement placed elsewhere is counted and bound
+    where the planner bound it, so that the rest is still played on the planner's states."""
+    pods = flat.pods
+    for step in prefix:  # the per-template reads, outside the timing (the planner's memos)
+        for e in step.evictions:
+            p = pods.get(f"{e.namespace}/{e.name}")
+            if p is not None and e.replaced:
+                flat.prepare(flat.sim.replacement_for(p))
+    for e in plan.settled:
+        flat.prepare(pods[f"{e.namespace}/{e.name}"])
+    differ = placed = 0
+    placing = 0.0
+    on_node: dict[tuple[str, str, str], list] = {}  # replacements bound here: (namespace, name stem, node)
+    DIFFERENCES.clear()
+    for e in plan.settled:  # before the first step (plan._settle): outside the timing, as the planner's
+        p = pods[f"{e.namespace}/{e.name}"]
+        i = flat.place(p)
+        differ += (flat.order[i] if i is not None else None) != e.predicted_node
+        if e.predicted_node is not None:
+            i = flat.position[e.predicted_node]
+            flat.move(p, i, +1)
+            flat.node_of[p.key] = i
+    start = time.perf_counter()
+    for step in prefix:
+        for name in step.cordon:
+            flat.cordoned[flat.position[name]] = True
+        evicted = []
+        for e in step.evictions:
+            p = pods.get(f"{e.namespace}/{e.name}")
+            if p is None:  # a replacement placed earlier: any of its template on that node
+                p = on_node[(e.namespace, e.name.rsplit("-", 1)[0], e.node)].pop()
+                i = flat.position[e.node]
+            else:
+                i = flat.node_of.pop(p.key)
+            flat.move(p, i, -1)
+            evicted.append((p, e))
+        # the scheduling queue: higher priority first, then the order they were evicted in
+        new = sorted(((flat.sim.replacement_for(p), e) for p, e in evicted if e.replaced), key=lambda x: -x[0].priority)
+        for r, e in new:
+            t = time.perf_counter()
+            i = flat.place(r)
+            placing += time.perf_counter() - t
+            node = flat.order[i] if i is not None else None
+            placed += 1
+            if node != e.predicted_node:  # counted, and bound where the planner did, to go on in step
+                differ += 1
+                if len(DIFFERENCES) < 5:
+                    DIFFERENCES.append((step.number, r.key, node, e.predicted_node))
+                node = e.predicted_node
+            flat.move(r, flat.position[node], +1)
+            on_node.setdefault((r.namespace, r.name.rsplit("-", 1)[0], node), []).append(r)
+        flat.end_step()
+    return differ, placed, time.perf_counter() - start, placing
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", default="small", choices=sorted(generate.SIZES))
+    ap.add_argument("--cache-dir", default="bench-out")
+    args = ap.parse_args(argv)
+    snapshot = load(args.size, args.cache_dir)
+    gc.collect()
+    gc.disable()  # as the tool plans (gcpause)
+    try:
+        return _probe(args.size, snapshot)
+    finally:
+        gc.enable()
+
+
+def _probe(size: str, snapshot) -> int:
+    targets = resolve_targets(snapshot, (), None, (ZONE_KEY, ZONE))
+    plan, stamps, started, ended = plan_timed(snapshot, targets)
+    prefix = harmless_prefix(plan)
+    if not prefix:
+        print("error: the plan has no step before its first stranded replacement", file=sys.stderr)
+        return 1
+    first = stamps[0][0]  # the first batch's start
+    last = next(end for _, end, steps in stamps if steps >= len(prefix))
+    batches = sum(1 for _, end, _ in stamps if end <= last)
+    flat = FlatCluster(snapshot)
+    differ, placed, took, placing = replay(flat, plan, prefix)
+    us = 1e6 / max(placed, 1)
+    print(f"{size} cluster, {ZONE} of {len(targets)} nodes: the plan took {ended - started:.2f} s; "
+          f"its harmless prefix is {len(prefix)} steps ({batches} simulated batches), {placed} replacements")
+    print(f"planner, from its first step to the prefix's end: {last - first:.2f} s, {(last - first) * us:.0f} us "
+          f"a replacement (order heuristic, judge and report objects included)")
+    print(f"flat arrays: {took:.2f} s, {took * us:.0f} us a replacement ({placing:.2f} s placing, "
+          f"{placing * us:.0f} us each); placements that differ: {differ}")
+    for step, pod, here, planned in DIFFERENCES:
+        print(f"step {step}: {pod} placed on {here}, the planner's {planned}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
