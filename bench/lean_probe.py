@@ -77,25 +77,33 @@ def load(size: str, cache_dir: str):
 
 
 def plan_timed(snapshot, targets):
-    """(the plan, [(start, end, steps of the world played after it) of each simulated batch],
-    the plan's start and end times)."""
-    stamps: list[tuple[float, float, int]] = []
-    run_batch = search.run_batch
+    """(the plan, [(start, end, steps of the world played after it, seconds in Placer.place
+    before it, and after it) of each simulated batch], the plan's start and end times)."""
+    stamps: list[tuple[float, float, int, float, float]] = []
+    placing = [0.0]
+    run_batch, place = search.run_batch, Placer.place
 
     def timed(ctx, world, batch):
-        began = time.perf_counter()
+        began, before = time.perf_counter(), placing[0]
         ok = run_batch(ctx, world, batch)
-        stamps.append((began, time.perf_counter(), len(world.steps)))
+        stamps.append((began, time.perf_counter(), len(world.steps), before, placing[0]))
         return ok
 
+    def timed_place(self, sim, pod, diagnose=True):
+        began = time.perf_counter()
+        try:
+            return place(self, sim, pod, diagnose)
+        finally:
+            placing[0] += time.perf_counter() - began
+
     options = PlanOptions(DrainFlags(True, False, True), verify_remedies=False)
-    search.run_batch = timed
+    search.run_batch, Placer.place = timed, timed_place
     try:
         start = time.perf_counter()
         plan = plan_drain(snapshot, targets, options)
         end = time.perf_counter()
     finally:
-        search.run_batch = run_batch
+        search.run_batch, Placer.place = run_batch, place
     return plan, stamps, start, end
 
 
@@ -407,16 +415,18 @@ def _probe(size: str, snapshot) -> int:
     if not prefix:
         print("error: the plan has no step before its first stranded replacement", file=sys.stderr)
         return 1
-    first = stamps[0][0]  # the first batch's start
-    last = next(end for _, end, steps in stamps if steps >= len(prefix))
-    batches = sum(1 for _, end, _ in stamps if end <= last)
+    first, placing_before = stamps[0][0], stamps[0][3]  # as the first batch starts
+    last, placing_after = next((end, after) for _, end, steps, _, after in stamps if steps >= len(prefix))
+    batches = sum(1 for stamp in stamps if stamp[1] <= last)
+    planner_placing = placing_after - placing_before
     flat = FlatCluster(snapshot)
     differ, placed, took, placing = replay(flat, plan, prefix)
     us = 1e6 / max(placed, 1)
     print(f"{size} cluster, {ZONE} of {len(targets)} nodes: the plan took {ended - started:.2f} s; "
           f"its harmless prefix is {len(prefix)} steps ({batches} simulated batches), {placed} replacements")
     print(f"planner, from its first step to the prefix's end: {last - first:.2f} s, {(last - first) * us:.0f} us "
-          f"a replacement (order heuristic, judge and report objects included)")
+          f"a replacement ({planner_placing:.2f} s placing, {planner_placing * us:.0f} us each; order heuristic, "
+          f"judge and report objects included)")
     print(f"flat arrays: {took:.2f} s, {took * us:.0f} us a replacement ({placing:.2f} s placing, "
           f"{placing * us:.0f} us each); placements that differ: {differ}")
     for step, pod, here, planned in DIFFERENCES:

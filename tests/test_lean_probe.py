@@ -22,6 +22,8 @@ def test_the_replay_places_every_replacement_where_the_planner_does(planned):
     prefix = lean_probe.harmless_prefix(plan)
     assert prefix and len(prefix) < len(plan.steps)  # the tiny zone strands replacements later on
     assert len(stamps) >= len({s.nodes for s in prefix})  # one timestamp per simulated batch
+    assert all(began <= end and before <= after for began, end, _, before, after in stamps)
+    assert stamps[-1][4] > 0  # the planner's placements were timed
     differ, placed, took, placing = lean_probe.replay(lean_probe.FlatCluster(snapshot), plan, prefix)
     assert placed == sum(e.replaced for s in prefix for e in s.evictions) > 20
     assert differ == 0
