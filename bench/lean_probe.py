@@ -23,7 +23,10 @@ order of the nodes is the planner's (its order heuristic is not replayed), and t
 is a minimum and skew per constraint a step moved, not the planner's report objects. The
 planner's time for the prefix includes those. Exit 1 when a placement differs.
 
-    python -m bench.lean_probe [--size tiny|small|large] [--cache-dir bench-out]
+    .venv/bin/python -m bench.lean_probe [--size tiny|small|large] [--cache-dir bench-out]
+
+(from the repository, in the venv scripts/bench and scripts/test set up; the clusters are
+generated into the cache directory as scripts/bench does, once).
 """
 
 from __future__ import annotations
