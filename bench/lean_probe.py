@@ -371,7 +371,9 @@ def replay(flat: FlatCluster, plan, prefix: list) -> tuple[int, int, float, floa
         evicted = []
         for e in step.evictions:
             p = pods.get(f"{e.namespace}/{e.name}")
-            if p is None:  # a replacement placed earlier: any of its template on that node
+            if p is None or p.key not in flat.node_of:
+                # a replacement placed earlier (a StatefulSet's keeps its pod's name): any of its
+                # template on that node
                 p = on_node[(e.namespace, e.name.rsplit("-", 1)[0], e.node)].pop()
                 i = flat.position[e.node]
             else:
