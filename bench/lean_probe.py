@@ -44,7 +44,7 @@ import numpy as np
 
 from bench import generate
 from bench.server import make_server, write_kubeconfig
-from kubectl_tspread.drain import counts, search
+from kubectl_tspread.drain import counts, search, vector
 from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
 from kubectl_tspread.drain.placement import (
     LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, keys_of, num_feasible_to_find,
@@ -52,12 +52,11 @@ from kubectl_tspread.drain.placement import (
 from kubectl_tspread.drain.plan import plan_drain, resolve_targets
 from kubectl_tspread.drain.pods import DrainFlags
 from kubectl_tspread.drain.simulate import SimCluster, spread_key_of
+from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
 from kubectl_tspread.engine import resources, spread
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, ZONE_KEY
 
 ZONE = "zone-b"
-FIT = ("cpu", "memory", "ephemeral-storage")
-UNSCORED = -(2 ** 52)  # as vector.UNSCORED: a node whose allocatable is not positive scores 0
 DIFFERENCES: list[tuple] = []  # the first placements replay() found to differ: (step, pod, here, planner's)
 
 
@@ -182,7 +181,7 @@ class FlatCluster:
         allocatable = np.stack([self.free["cpu"], self.free["memory"]])
         usable = allocatable > 0
         self.score_free = np.where(usable, allocatable, UNSCORED)
-        self.divisor = np.where(usable, allocatable, 1)
+        self.score_divisor = np.where(usable, allocatable, 1)  # vector.least_allocated reads these two
         self.cordoned = np.array([nodes[name].unschedulable for name in order], dtype=bool)
         self.next_start = 0
         self.node_of: dict[str, int] = {}  # a counted pod -> its node's position
@@ -274,28 +273,19 @@ class FlatCluster:
         shape = self._shapes[shape_id]
         n, start, want = self.size, self.next_start % self.size, num_feasible_to_find(self.size)
         template = (pod.namespace, spread_key, filter_key)
-        span = int(want * self._reach.get(template, 2.0))
-        found = None
-        if want <= span < n and start + span <= n:
-            rows = slice(start, start + span)
-            idx = self._feasible(pod, shape, hard, rows).nonzero()[0]
-            if len(idx) >= want:
-                found = idx[:want] + start
-                examined = int(idx[want - 1]) + 1
-        if found is None:
-            feasible = self._feasible(pod, shape, hard, slice(None)).nonzero()[0]
-            k = int(feasible.searchsorted(start))
-            walk = np.concatenate((feasible[k:], feasible[:k])) if k else feasible
-            if not len(walk):
+        rows = vector.window(start, int(want * self._reach.get(template, 2.0)), want, n)
+        walked = vector.walk_window(self._feasible(pod, shape, hard, rows), rows, want) if rows is not None else None
+        if walked is None:
+            walked = vector.walk(self._feasible(pod, shape, hard, slice(None)), start, want, n)
+            if not len(walked[0]):
                 self._reach[template] = 0.0
                 return None  # the whole table examined: the start does not move
-            found = walk[:want]
-            examined = (int(found[-1]) - start) % n + 1 if len(walk) >= want else n
+        found, examined = walked
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         self.next_start = (start + examined) % n
         if len(found) == 1:
             return int(found[0])
-        score = LEAST_ALLOCATED_WEIGHT * self._least_allocated(pod, found)
+        score = LEAST_ALLOCATED_WEIGHT * vector.least_allocated(self, _nonzero(pod), found)
         if soft:
             score = score + SPREAD_WEIGHT * self._spread_score(soft, found)
         top = found[score == score.max()]
@@ -328,16 +318,6 @@ class FlatCluster:
         hi, lo = int(raw.max()), int(raw.min())
         return np.full(len(raw), spread.MAX_NODE_SCORE, dtype=np.int64) if hi == 0 \
             else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
-
-    def _least_allocated(self, pod, found):
-        left = self.score_free.take(found, axis=1)
-        cpu, memory = _nonzero(pod)
-        left[0] -= cpu
-        left[1] -= memory
-        left *= 100
-        left //= self.divisor.take(found, axis=1)
-        np.maximum(left, 0, out=left)
-        return (left[0] + left[1]) // 2
 
 
 def replay(flat: FlatCluster, plan, prefix: list) -> tuple[int, int, float, float]:
