@@ -17,13 +17,20 @@ again here, in the planner's order, with
   scheduler's walk from the rotating start, and Score (spread and LeastAllocated, ties to
   the smallest name).
 
-It covers only what that prefix meets: no strandings, no node deletions, no pod
-(anti-)affinity, nodeTaintsPolicy Ignore (checked, and the probe refuses otherwise). The
+With --delete-drained-nodes the plan is the remedy re-plan that deletes each drained Node
+object once it is empty (remedies.py: the re-plan that sets a zone's time through the CLI),
+and the replay deletes them where that plan did: the node leaves the scheduler's walk (whose
+order, round robin over the zones, is made again), the number of nodes it looks for shrinks
+with the cluster, and its hostname domain leaves every constraint's counts.
+
+It covers only what that prefix meets: no strandings, no pod (anti-)affinity,
+nodeTaintsPolicy Ignore (checked, and the probe refuses otherwise). The
 order of the nodes is the planner's (its order heuristic is not replayed), and the judge
 is a minimum and skew per constraint a step moved, not the planner's report objects. The
 planner's time for the prefix includes those. Exit 1 when a placement differs.
 
     .venv/bin/python -m bench.lean_probe [--size tiny|small|large] [--cache-dir bench-out]
+                                         [--delete-drained-nodes]
 
 (from the repository, in the venv scripts/bench and scripts/test set up; the clusters are
 generated into the cache directory as scripts/bench does, once).
@@ -39,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -51,7 +59,8 @@ from kubectl_tspread.drain.placement import (
 )
 from kubectl_tspread.drain.plan import plan_drain, resolve_targets
 from kubectl_tspread.drain.pods import DrainFlags
-from kubectl_tspread.drain.simulate import SimCluster, spread_key_of
+from kubectl_tspread.drain.remedies import REMEDY_SEARCH_BUDGET
+from kubectl_tspread.drain.simulate import SimCluster, _without_zone_member, round_robin, spread_key_of, zone_lists
 from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
 from kubectl_tspread.engine import resources, spread
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, ZONE_KEY
@@ -78,9 +87,11 @@ def load(size: str, cache_dir: str):
         server.server_close()
 
 
-def plan_timed(snapshot, targets):
+def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
     """(the plan, [(start, end, steps of the world played after it, seconds in Placer.place
-    before it, and after it) of each simulated batch], the plan's start and end times)."""
+    before it, and after it) of each simulated batch], the plan's start and end times). With
+    `delete_drained_nodes`, the plan is the remedy re-plan that deletes the drained nodes,
+    with the options remedies.py gives it."""
     stamps: list[tuple[float, float, int, float, float]] = []
     placing = [0.0]
     run_batch, place = search.run_batch, Placer.place
@@ -99,6 +110,9 @@ def plan_timed(snapshot, targets):
             placing[0] += time.perf_counter() - began
 
     options = PlanOptions(DrainFlags(True, False, True), verify_remedies=False)
+    if delete_drained_nodes:
+        options = replace(options, delete_drained_nodes=True,
+                          search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET))
     search.run_batch, Placer.place = timed, timed_place
     try:
         start = time.perf_counter()
@@ -123,14 +137,15 @@ class Constraint:
     """One spread constraint of one template, as arrays: the domain id of each node (the last
     id: no domain), matching pods per domain and per node, and the count histogram."""
 
-    __slots__ = ("state", "hard", "max_skew", "self_match", "forced", "hostname", "domains",
-                 "domain_of", "per_domain", "per_node", "histogram")
+    __slots__ = ("state", "hard", "max_skew", "self_match", "forced", "min_domains", "hostname", "domains",
+                 "domain_of", "per_domain", "per_node", "histogram", "members")
 
     def __init__(self, cs: spread.ConstraintState, position: dict[str, int]):
         values = list(cs.domains.keys())
         ids = {v: j for j, v in enumerate(values)}
         self.state, self.hard = cs, cs.constraint.hard
         self.max_skew, self.self_match, self.forced = cs.constraint.max_skew, cs.self_match, cs.min_forced_zero
+        self.min_domains = cs.constraint.min_domains
         self.hostname, self.domains = cs.constraint.topology_key == HOSTNAME_KEY, len(values)
         self.domain_of = np.full(len(position), len(values), dtype=np.int64)
         for node, value in cs.node_domain.items():
@@ -145,9 +160,11 @@ class Constraint:
         for node, n in cs.node_counts.items():
             if node in position:
                 self.per_node[position[node]] = n
+        # the nodes left in each domain: a domain whose last node is deleted leaves the counts
+        self.members = np.bincount(self.domain_of, minlength=len(values) + 1).tolist()
 
     def minimum(self) -> int:
-        return 0 if self.forced else min(self.histogram)
+        return 0 if self.forced or not self.histogram else min(self.histogram)
 
     def move(self, i: int, delta: int) -> None:
         self.per_node[i] += delta
@@ -162,16 +179,44 @@ class Constraint:
                 h[was] -= 1
             h[was + delta] = h.get(was + delta, 0) + 1
 
+    def without_node(self, i: int) -> None:
+        """The node at `i` (its pods already moved out) is deleted: the last node of a domain
+        takes the domain out of the histogram, and the minimum may then be forced to 0 again
+        by minDomains (drain/counts.without_node)."""
+        j = int(self.domain_of[i])  # the node leaves the walk: its entry is never read again
+        if j >= self.domains:
+            return
+        members = self.members
+        members[j] -= 1
+        if members[j]:
+            return
+        was, h = int(self.per_domain[j]), self.histogram
+        if h[was] == 1:
+            del h[was]
+        else:
+            h[was] -= 1
+        self.forced = sum(h.values()) < self.min_domains
+
 
 class FlatCluster:
-    """The cluster before the drain, as arrays in the scheduler's node order."""
+    """The cluster before the drain, as arrays in the scheduler's node order then. A node
+    keeps its position there (`position`, `order`) when nodes are deleted: `walk` holds the
+    positions of the nodes left, in the scheduler's order now, and `slot` each position's
+    place in it. The arrays that binds and cordons change (free room, the cordons) and the
+    names' ranks are kept in walk order, moved at each deletion; those that only deletions
+    change (the filter verdicts per pod shape, the constraints' domain per node) stay by
+    position, and are read in walk order through a copy made once per deletion (`walked`)."""
 
     def __init__(self, snapshot):
         self.sim = SimCluster(snapshot)  # the planner's filters and spread states, read once per template
         self.placer = Placer()
         self.order = order = list(self.sim.scan_order())
-        self.size = n = len(order)
+        n = len(order)
         self.position = {name: i for i, name in enumerate(order)}
+        self.walk = self.slot = None  # made at the first deletion (before: 0, 1, 2, ... both)
+        self._size = n
+        self._walked: dict[int, tuple] = {}  # id(array by position) -> (it, in walk order)
+        self._zones = zone_lists(self.sim.nodes.values())
         self.rank = np.empty(n, dtype=np.int64)
         for r, name in enumerate(sorted(order)):
             self.rank[self.position[name]] = r
@@ -187,9 +232,11 @@ class FlatCluster:
         self.node_of: dict[str, int] = {}  # a counted pod -> its node's position
         self.terminating: list = []  # pods holding room until the first step ends (SimCluster.settle)
         self.pods = {p.key: p for p in snapshot.pods if not p.finished}  # one per key, as SimCluster keeps them
+        self._first_pods: dict[int, list] = {}  # per node, the pods on it before the drain
         for p in self.pods.values():
             if p.node_name in self.position:
                 i = self.position[p.node_name]
+                self._first_pods.setdefault(i, []).append(p)
                 self._use(p, i, -1)
                 if p.terminating:
                     self.terminating.append((p, i))
@@ -227,6 +274,10 @@ class FlatCluster:
 
     def _use(self, pod, i: int, sign: int) -> None:
         """Take (`sign` -1) or give back (+1) the pod's room on node position `i`."""
+        if self.slot is not None:
+            i = int(self.slot[i])
+            if i < 0:
+                return  # a deleted node's
         self.free["pods"][i] += sign
         for r in FIT:
             v = pod.requests.get(r)
@@ -251,15 +302,59 @@ class FlatCluster:
             self.moved[id(c)] = c
             c.move(i, delta)
 
-    def end_step(self) -> list[tuple[int, int]]:
-        """Terminating pods are gone; (minimum, skew) of each constraint the step moved."""
+    def cordon(self, name: str) -> None:
+        i = self.position[name]
+        self.cordoned[i if self.slot is None else self.slot[i]] = True
+
+    def walked(self, array):
+        """`array` (one entry per node position) in walk order."""
+        if self.walk is None:
+            return array
+        hit = self._walked.get(id(array))
+        if hit is None or hit[0] is not array:
+            hit = self._walked[id(array)] = (array, array.take(self.walk))
+        return hit[1]
+
+    @property
+    def size(self) -> int:
+        """How many nodes the scheduler walks over now."""
+        return self._size if self.walk is None else len(self.walk)
+
+    def settle(self) -> None:
+        """Terminating pods are gone: their room is free again."""
         for p, i in self.terminating:
             self._use(p, i, +1)
         self.terminating.clear()
+
+    def delete_node(self, name: str) -> None:
+        """The Node object `name` is deleted (drained: only pods that no drain evicts are left
+        on it, and they go with it): it leaves the walk, whose order is made again as the
+        planner makes it (round robin over the zones left), and every constraint's domains."""
+        i = self.position[name]
+        for p in self._first_pods.get(i, ()):
+            if self.node_of.get(p.key) == i:
+                del self.node_of[p.key]
+                self.move(p, i, -1)
+        for c in self.constraints:
+            c.without_node(i)
+        self._zones = _without_zone_member(self._zones, name)
+        walk = np.fromiter(map(self.position.__getitem__, round_robin(self._zones.values())), dtype=np.int64)
+        moved = walk if self.slot is None else self.slot.take(walk)  # new walk order -> old
+        for r in self.free:
+            self.free[r] = self.free[r].take(moved)
+        self.score_free, self.score_divisor = self.score_free.take(moved, axis=1), self.score_divisor.take(moved, axis=1)
+        self.cordoned, self.rank = self.cordoned.take(moved), self.rank.take(moved)
+        self.walk, self.slot = walk, np.full(len(self.order), -1, dtype=np.int64)
+        self.slot[walk] = np.arange(len(walk))
+        self._walked.clear()
+
+    def end_step(self) -> list[tuple[int, int]]:
+        """Terminating pods are gone; (minimum, skew) of each constraint the step moved."""
+        self.settle()
         out = []
         for c in self.moved.values():
             low = c.minimum()
-            out.append((low, max(c.histogram) - low))
+            out.append((low, max(c.histogram, default=0) - low))
         self.moved.clear()
         return out
 
@@ -271,7 +366,8 @@ class FlatCluster:
         spread_key, (_, shape_id, filter_key) = spread_key_of(pod), keys_of(pod)
         hard, soft = self._templates[(pod.namespace, spread_key)]
         shape = self._shapes[shape_id]
-        n, start, want = self.size, self.next_start % self.size, num_feasible_to_find(self.size)
+        n = self.size
+        start, want = self.next_start % n, num_feasible_to_find(n)
         template = (pod.namespace, spread_key, filter_key)
         rows = vector.window(start, int(want * self._reach.get(template, 2.0)), want, n)
         walked = vector.walk_window(self._feasible(pod, shape, hard, rows), rows, want) if rows is not None else None
@@ -283,24 +379,26 @@ class FlatCluster:
         found, examined = walked
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         self.next_start = (start + examined) % n
+        walk = self.walk
         if len(found) == 1:
-            return int(found[0])
+            return int(found[0] if walk is None else walk[found[0]])
         score = LEAST_ALLOCATED_WEIGHT * vector.least_allocated(self, _nonzero(pod), found)
         if soft:
-            score = score + SPREAD_WEIGHT * self._spread_score(soft, found)
+            score = score + SPREAD_WEIGHT * self._spread_score(soft, found if walk is None else walk.take(found))
         top = found[score == score.max()]
-        return int(top[self.rank[top].argmin()])
+        best = top[self.rank[top].argmin()]
+        return int(best if walk is None else walk[best])
 
     def _feasible(self, pod, shape, hard: list[Constraint], rows: slice):
-        """Every filter's verdict for the nodes of `rows`."""
-        mask = shape[rows] & ~self.cordoned[rows]
+        """Every filter's verdict for the nodes of `rows` (in walk order)."""
+        mask = self.walked(shape)[rows] & ~self.cordoned[rows]
         mask &= self.free["pods"][rows] >= 1
         for r, want in resources._checked(pod.requests):
             mask &= self.free[r][rows] >= want
         for c in hard:
             allowed = c.per_domain <= c.max_skew + c.minimum() - c.self_match
             allowed[-1] = False
-            mask &= allowed[c.domain_of[rows]]
+            mask &= allowed[self.walked(c.domain_of)[rows]]
         return mask
 
     def _spread_score(self, soft: list[Constraint], found):
@@ -320,10 +418,12 @@ class FlatCluster:
             else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
 
 
-def replay(flat: FlatCluster, plan, prefix: list) -> tuple[int, int, float, float]:
+def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = False) -> tuple[int, int, float, float]:
     """Play `prefix` on `flat`: (placements that differ from the planner's, replacements placed,
     seconds in all, seconds placing). A replacement placed elsewhere is counted and bound
-    where the planner bound it, so that the rest is still played on the planner's states."""
+    where the planner bound it, so that the rest is still played on the planner's states.
+    With `delete_drained_nodes` (the plan deleted them), each step's evicted pods are gone
+    and its emptied nodes deleted before its replacements are placed, as in that plan."""
     pods = flat.pods
     for step in prefix:  # the per-template reads, outside the timing (the planner's memos)
         for e in step.evictions:
@@ -347,7 +447,7 @@ def replay(flat: FlatCluster, plan, prefix: list) -> tuple[int, int, float, floa
     start = time.perf_counter()
     for step in prefix:
         for name in step.cordon:
-            flat.cordoned[flat.position[name]] = True
+            flat.cordon(name)
         evicted = []
         for e in step.evictions:
             p = pods.get(f"{e.namespace}/{e.name}")
@@ -360,6 +460,10 @@ def replay(flat: FlatCluster, plan, prefix: list) -> tuple[int, int, float, floa
                 i = flat.node_of.pop(p.key)
             flat.move(p, i, -1)
             evicted.append((p, e))
+        if delete_drained_nodes:
+            flat.settle()
+            for name in step.deleted_nodes:
+                flat.delete_node(name)
         # the scheduling queue: higher priority first, then the order they were evicted in
         new = sorted(((flat.sim.replacement_for(p), e) for p, e in evicted if e.replaced), key=lambda x: -x[0].priority)
         for r, e in new:
@@ -383,19 +487,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", default="small", choices=sorted(generate.SIZES))
     ap.add_argument("--cache-dir", default="bench-out")
+    ap.add_argument("--delete-drained-nodes", action="store_true",
+                    help="probe the remedy re-plan that deletes each drained node once it is empty")
     args = ap.parse_args(argv)
     snapshot = load(args.size, args.cache_dir)
     gc.collect()
     gc.disable()  # as the tool plans (gcpause)
     try:
-        return _probe(args.size, snapshot)
+        return _probe(args.size, snapshot, args.delete_drained_nodes)
     finally:
         gc.enable()
 
 
-def _probe(size: str, snapshot) -> int:
+def _probe(size: str, snapshot, delete_drained_nodes: bool = False) -> int:
     targets = resolve_targets(snapshot, (), None, (ZONE_KEY, ZONE))
-    plan, stamps, started, ended = plan_timed(snapshot, targets)
+    plan, stamps, started, ended = plan_timed(snapshot, targets, delete_drained_nodes)
     prefix = harmless_prefix(plan)
     if not prefix:
         print("error: the plan has no step before its first stranded replacement", file=sys.stderr)
@@ -405,10 +511,13 @@ def _probe(size: str, snapshot) -> int:
     batches = sum(1 for stamp in stamps if stamp[1] <= last)
     planner_placing = placing_after - placing_before
     flat = FlatCluster(snapshot)
-    differ, placed, took, placing = replay(flat, plan, prefix)
+    differ, placed, took, placing = replay(flat, plan, prefix, delete_drained_nodes)
     us = 1e6 / max(placed, 1)
-    print(f"{size} cluster, {ZONE} of {len(targets)} nodes: the plan took {ended - started:.2f} s; "
-          f"its harmless prefix is {len(prefix)} steps ({batches} simulated batches), {placed} replacements")
+    deleted = sum(len(s.deleted_nodes) for s in prefix)
+    what = "the re-plan that deletes the drained nodes" if delete_drained_nodes else "the plan"
+    print(f"{size} cluster, {ZONE} of {len(targets)} nodes: {what} took {ended - started:.2f} s; "
+          f"its harmless prefix is {len(prefix)} steps ({batches} simulated batches), {placed} replacements"
+          + (f", {deleted} nodes deleted" if delete_drained_nodes else ""))
     print(f"planner, from its first step to the prefix's end: {last - first:.2f} s, {(last - first) * us:.0f} us "
           f"a replacement ({planner_placing:.2f} s placing, {planner_placing * us:.0f} us each; order heuristic, "
           f"judge and report objects included)")

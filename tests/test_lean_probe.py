@@ -1,5 +1,6 @@
 """bench/lean_probe.py at the tiny size: its flat-array replay of the zone plan's harmless
-prefix puts every replacement where the planner does, and a wrong placement is counted."""
+prefix (and of the re-plan's that deletes the drained nodes) puts every replacement where the
+planner does, and a wrong placement is counted."""
 
 import pytest
 
@@ -57,9 +58,11 @@ def test_main_reports_the_two_costs(tmp_path, capsys):
     assert "harmless prefix" in out and "placements that differ: 0" in out
 
 
-def test_the_window_judged_first_gives_the_same_placements(tmp_path_factory, monkeypatch):
+@pytest.mark.parametrize("deleting", [False, True])
+def test_the_window_judged_first_gives_the_same_placements(tmp_path_factory, monkeypatch, deleting):
     """With the scheduler looking for 5 of the tiny cluster's 20 nodes, both the planner and
-    the probe judge a window of nodes first; every placement still agrees."""
+    the probe judge a window of nodes first; every placement still agrees, also as nodes are
+    deleted."""
     from kubectl_tspread.drain import placement
 
     monkeypatch.setattr(placement, "num_feasible_to_find", lambda total, percentage=0: min(total, 5))
@@ -74,8 +77,55 @@ def test_the_window_judged_first_gives_the_same_placements(tmp_path_factory, mon
     monkeypatch.setattr(lean_probe.FlatCluster, "_feasible", counted)
     snapshot = lean_probe.load("tiny", str(tmp_path_factory.mktemp("bench")))
     targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
-    plan, _, _, _ = lean_probe.plan_timed(snapshot, targets)
+    plan, _, _, _ = lean_probe.plan_timed(snapshot, targets, deleting)
     prefix = lean_probe.harmless_prefix(plan)
-    differ, placed, _, _ = lean_probe.replay(lean_probe.FlatCluster(snapshot), plan, prefix)
+    assert any(s.deleted_nodes for s in prefix) == deleting
+    differ, placed, _, _ = lean_probe.replay(lean_probe.FlatCluster(snapshot), plan, prefix, deleting)
     assert placed > 20 and differ == 0
     assert any(windows) and not all(windows)
+
+
+def test_the_replan_that_deletes_nodes_places_every_replacement_where_the_planner_does(planned):
+    snapshot, _, _ = planned
+    targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
+    plan, _, _, _ = lean_probe.plan_timed(snapshot, targets, delete_drained_nodes=True)
+    prefix = lean_probe.harmless_prefix(plan)
+    deleted = [n for s in prefix for n in s.deleted_nodes]
+    assert len(deleted) >= 3
+    flat = lean_probe.FlatCluster(snapshot)
+    differ, placed, _, _ = lean_probe.replay(flat, plan, prefix, delete_drained_nodes=True)
+    assert placed == sum(e.replaced for s in prefix for e in s.evictions) > 20
+    assert differ == 0
+    assert flat.size == len(snapshot.nodes) - len(deleted)
+    assert not {flat.order[i] for i in flat.walk} & set(deleted)
+
+
+def test_a_deleted_node_leaves_the_walk_and_the_counts_as_in_the_planner(planned):
+    """After the same deletions, the walk is the planner's scan order and every constraint's
+    global minimum and skew are the planner's. The whole zone goes (the tiny cluster's
+    constraints are all zone ones): its domain leaves the counts with its last node."""
+    from kubectl_tspread.drain.simulate import SimCluster
+
+    snapshot, _, _ = planned
+    flat, sim = lean_probe.FlatCluster(snapshot), SimCluster(snapshot)
+    pods = [p for p in flat.pods.values() if p.spread and p.node_name]
+    for p in pods:
+        flat.prepare(p)
+    zone = sorted(n.name for n in snapshot.nodes if n.labels.get(ZONE_KEY) == lean_probe.ZONE)
+    gone = zone[1:] + zone[:1]  # the zone's first node late: the zones' order moves with it
+    assert len(gone) >= 3
+    for name in gone:
+        flat.delete_node(name)
+        sim.delete_node(name)
+        assert [flat.order[i] for i in flat.walk] == list(sim.scan_order())
+    checked = 0
+    for p in pods:
+        if p.node_name in gone:
+            continue
+        hard, soft = flat._templates[(p.namespace, lean_probe.spread_key_of(p))]
+        for c, cs in zip(hard + soft, [cs for cs in sim.spread_state(p).constraints if cs.constraint.hard]
+                         + [cs for cs in sim.spread_state(p).constraints if not cs.constraint.hard]):
+            assert (c.minimum(), max(c.histogram, default=0) - c.minimum()) == (cs.global_min, cs.skew)
+            assert sum(c.histogram.values()) == len(cs.domains)
+            checked += 1
+    assert checked > 10
