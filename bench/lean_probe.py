@@ -1,11 +1,12 @@
-"""What a simulation on flat arrays would cost: the whole-zone drain plan's harmless prefix
-(its steps before the first stranded replacement) replayed on per-node and per-domain
-arrays changed in place, every placement checked against the planner's.
+"""What a simulation on flat arrays would cost: the whole-zone drain plan's steps replayed on
+per-node and per-domain arrays changed in place, every placement checked against the
+planner's, timed in two parts: the harmless prefix (the steps before the first stranded
+replacement) and the rest.
 
 The planner keeps immutable spread states (count overlays, histograms, records rebuilt at
 each move) so that the search can copy a world cheaply; that is what bench/ANALYSIS.md
 calls the route of "a leaner simulation core". This probe measures that route's premise on
-the same placements: the planner plans the zone (timed per batch), then the prefix is played
+the same placements: the planner plans the zone (timed per batch), then its steps are played
 again here, in the planner's order, with
 
 - resources free per node (fit) and nonzero requests (LeastAllocated) as int64 arrays;
@@ -15,7 +16,11 @@ again here, in the planner's order, with
   per pod shape, from the planner's own filter code on the cluster before the drain, the
   cordons applied as a mask), judged over a window of nodes first as the planner does, the
   scheduler's walk from the rotating start, and Score (spread and LeastAllocated, ties to
-  the smallest name).
+  the smallest name);
+- a replacement that finds no node waits, and is retried as each later step begins, by the
+  planner's rules (steps.retry_pending: the first of each template until one binds; one
+  that found no node is not tried again while no room was made and its hard constraints'
+  counts did not move); the planner's retries are recorded, and compared.
 
 With --delete-drained-nodes the plan is the remedy re-plan that deletes each drained Node
 object once it is empty (remedies.py: the re-plan that sets a zone's time through the CLI),
@@ -23,11 +28,14 @@ and the replay deletes them where that plan did: the node leaves the scheduler's
 order, round robin over the zones, is made again), the number of nodes it looks for shrinks
 with the cluster, and its hostname domain leaves every constraint's counts.
 
-It covers only what that prefix meets: no strandings, no pod (anti-)affinity,
-nodeTaintsPolicy Ignore (checked, and the probe refuses otherwise). The
-order of the nodes is the planner's (its order heuristic is not replayed), and the judge
-is a minimum and skew per constraint a step moved, not the planner's report objects. The
-planner's time for the prefix includes those. Exit 1 when a placement differs.
+It covers what a zone's plan meets: no pod (anti-)affinity, nodeTaintsPolicy Ignore
+(checked, and the probe refuses otherwise). The order of the nodes is the planner's (its
+order heuristic is not replayed), and the judge is a minimum and skew per constraint a step
+moved, not the planner's report objects. Past the prefix, the planner simulates candidate
+batches it does not keep (the greedy fallback tries three a level, a world copied for each)
+and the probe replays only the kept ones: their cost per batch is projected onto every batch
+the planner simulated. The planner's times include all of that. Exit 1 when a placement
+differs.
 
     .venv/bin/python -m bench.lean_probe [--size tiny|small|large] [--cache-dir bench-out]
                                          [--delete-drained-nodes]
@@ -46,27 +54,31 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
 from bench import generate
 from bench.server import make_server, write_kubeconfig
-from kubectl_tspread.drain import counts, search, vector
+from kubectl_tspread.drain import counts, search, steps, vector
 from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
 from kubectl_tspread.drain.placement import (
-    LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, keys_of, num_feasible_to_find,
+    LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, keys_of, num_feasible_to_find, template_of,
 )
 from kubectl_tspread.drain.plan import plan_drain, resolve_targets
 from kubectl_tspread.drain.pods import DrainFlags
 from kubectl_tspread.drain.remedies import REMEDY_SEARCH_BUDGET
 from kubectl_tspread.drain.simulate import SimCluster, _without_zone_member, round_robin, spread_key_of, zone_lists
 from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
-from kubectl_tspread.engine import resources, spread
+from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, ZONE_KEY
 
 ZONE = "zone-b"
 DIFFERENCES: list[tuple] = []  # the first placements replay() found to differ: (step, pod, here, planner's)
+# id(Step) -> (that Step, {(namespace, name) of an evicted pod: the node its stranded replacement
+# was bound to by the retry as the step began}): what plan_timed saw the planner's retries do
+RETRIED: dict[int, tuple] = {}
 
 
 def load(size: str, cache_dir: str):
@@ -94,13 +106,25 @@ def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
     with the options remedies.py gives it."""
     stamps: list[tuple[float, float, int, float, float]] = []
     placing = [0.0]
-    run_batch, place = search.run_batch, Placer.place
+    run_batch, place, retry_pending = search.run_batch, Placer.place, steps.retry_pending
+    retries: dict[int, dict] = {}  # step number -> what its retry bound, in the batch played now
+    RETRIED.clear()
 
     def timed(ctx, world, batch):
         began, before = time.perf_counter(), placing[0]
+        retries.clear()
         ok = run_batch(ctx, world, batch)
         stamps.append((began, time.perf_counter(), len(world.steps), before, placing[0]))
+        for number, bound in retries.items():
+            step = world.steps[number - 1]
+            RETRIED[id(step)] = (step, bound)
         return ok
+
+    def recorded(ctx, world, batch=()):
+        placed = retry_pending(ctx, world, batch)
+        if placed:
+            retries[len(world.steps) + 1] = {(e.namespace, e.name): node for e, _, node in placed}
+        return placed
 
     def timed_place(self, sim, pod, diagnose=True):
         began = time.perf_counter()
@@ -113,13 +137,13 @@ def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
     if delete_drained_nodes:
         options = replace(options, delete_drained_nodes=True,
                           search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET))
-    search.run_batch, Placer.place = timed, timed_place
+    search.run_batch, Placer.place, steps.retry_pending = timed, timed_place, recorded
     try:
         start = time.perf_counter()
         plan = plan_drain(snapshot, targets, options)
         end = time.perf_counter()
     finally:
-        search.run_batch, Placer.place = run_batch, place
+        search.run_batch, Placer.place, steps.retry_pending = run_batch, place, retry_pending
     return plan, stamps, start, end
 
 
@@ -138,7 +162,7 @@ class Constraint:
     id: no domain), matching pods per domain and per node, and the count histogram."""
 
     __slots__ = ("state", "hard", "max_skew", "self_match", "forced", "min_domains", "hostname", "domains",
-                 "domain_of", "per_domain", "per_node", "histogram", "members")
+                 "domain_of", "per_domain", "per_node", "histogram", "members", "version")
 
     def __init__(self, cs: spread.ConstraintState, position: dict[str, int]):
         values = list(cs.domains.keys())
@@ -162,11 +186,13 @@ class Constraint:
                 self.per_node[position[node]] = n
         # the nodes left in each domain: a domain whose last node is deleted leaves the counts
         self.members = np.bincount(self.domain_of, minlength=len(values) + 1).tolist()
+        self.version = 0  # moved at every change of the counts or domains (FlatCluster.still_stuck)
 
     def minimum(self) -> int:
         return 0 if self.forced or not self.histogram else min(self.histogram)
 
     def move(self, i: int, delta: int) -> None:
+        self.version += 1
         self.per_node[i] += delta
         j = self.domain_of[i]
         if j < self.domains:
@@ -186,6 +212,7 @@ class Constraint:
         j = int(self.domain_of[i])  # the node leaves the walk: its entry is never read again
         if j >= self.domains:
             return
+        self.version += 1
         members = self.members
         members[j] -= 1
         if members[j]:
@@ -215,6 +242,10 @@ class FlatCluster:
         self.position = {name: i for i, name in enumerate(order)}
         self.walk = self.slot = None  # made at the first deletion (before: 0, 1, 2, ... both)
         self._size = n
+        # `stamp` moves with every change; `freed` with every change that can make room on a
+        # schedulable node (a pod gone from one, a node deleted): cordons and binds only take
+        # room away (World.note_stuck's reasoning)
+        self.stamp = self.freed = 0
         self._walked: dict[int, tuple] = {}  # id(array by position) -> (it, in walk order)
         self._zones = zone_lists(self.sim.nodes.values())
         self.rank = np.empty(n, dtype=np.int64)
@@ -248,6 +279,11 @@ class FlatCluster:
         self.constraints: list[Constraint] = []
         self.moved: dict[int, Constraint] = {}
         self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
+        # stranded replacements, retried at each step as the planner does (steps.retry_pending)
+        self.pending: list[tuple] = []  # (replacement, the plan's Eviction it replaces), in stranding order
+        self.first_pending: dict = {}  # template -> the index of its first replacement in `pending`
+        self.failed: dict = {}  # template -> the stamp it found no node at
+        self.stuck: dict = {}  # template -> (freed, its hard constraints' versions) when it found no node
 
     def prepare(self, pod) -> None:
         """Read the planner's filter verdicts and spread state for a pod like `pod`, once."""
@@ -274,10 +310,13 @@ class FlatCluster:
 
     def _use(self, pod, i: int, sign: int) -> None:
         """Take (`sign` -1) or give back (+1) the pod's room on node position `i`."""
+        self.stamp += 1
         if self.slot is not None:
             i = int(self.slot[i])
             if i < 0:
                 return  # a deleted node's
+        if sign > 0 and not self.cordoned[i]:
+            self.freed += 1
         self.free["pods"][i] += sign
         for r in FIT:
             v = pod.requests.get(r)
@@ -303,6 +342,7 @@ class FlatCluster:
             c.move(i, delta)
 
     def cordon(self, name: str) -> None:
+        self.stamp += 1
         i = self.position[name]
         self.cordoned[i if self.slot is None else self.slot[i]] = True
 
@@ -331,6 +371,8 @@ class FlatCluster:
         on it, and they go with it): it leaves the walk, whose order is made again as the
         planner makes it (round robin over the zones left), and every constraint's domains."""
         i = self.position[name]
+        self.stamp += 1
+        self.freed += 1
         for p in self._first_pods.get(i, ()):
             if self.node_of.get(p.key) == i:
                 del self.node_of[p.key]
@@ -358,6 +400,62 @@ class FlatCluster:
         self.moved.clear()
         return out
 
+    def strand(self, pod, eviction) -> None:
+        """`pod` found no node: it waits among the pending ones (World.add_pending)."""
+        self.first_pending.setdefault(template_of(pod), len(self.pending))
+        self.pending.append((pod, eviction))
+        self._note_stuck(pod)
+
+    def _note_stuck(self, pod) -> None:
+        if not filters.tolerates_cordon(pod):
+            hard = self._templates[(pod.namespace, spread_key_of(pod))][0]
+            self.stuck[template_of(pod)] = (self.freed, [c.version for c in hard])
+
+    def _still_stuck(self, pod, template) -> bool:
+        hit = self.stuck.get(template)
+        if hit is None or hit[0] != self.freed:
+            return False
+        hard = self._templates[(pod.namespace, spread_key_of(pod))][0]
+        return hit[1] == [c.version for c in hard]
+
+    def _retry(self, pod) -> int | None:
+        template = template_of(pod)
+        if self._still_stuck(pod, template) or self.failed.get(template) == self.stamp:
+            return None
+        i = self.place(pod)
+        if i is None:
+            self._note_stuck(pod)
+        return i
+
+    def retry_pending(self, decide: Callable) -> list[tuple]:
+        """The planner's retry of the pending replacements as a step starts (steps.retry_pending):
+        the first of each template in pending order until one binds, then every one after it.
+        `decide(pod, eviction, position or None)` gives the position to bind it to (or None);
+        returns (pod, eviction, position) of those bound."""
+        pending = self.pending
+        for k in sorted(self.first_pending.values()):
+            pod, e = pending[k]
+            i = decide(pod, e, self._retry(pod))
+            if i is None:
+                continue
+            self.bind(pod, i)
+            placed, still = [(pod, e, i)], pending[:k]
+            for pod, e in pending[k + 1:]:
+                i = decide(pod, e, self._retry(pod))
+                if i is None:
+                    still.append((pod, e))
+                else:
+                    self.bind(pod, i)
+                    placed.append((pod, e, i))
+            self.pending, self.first_pending = still, {}
+            for k, (pod, _) in enumerate(still):
+                self.first_pending.setdefault(template_of(pod), k)
+            return placed
+        return []
+
+    def bind(self, pod, i: int) -> None:
+        self.move(pod, i, +1)
+
     def place(self, pod) -> int | None:
         """The position of the node the scheduler binds `pod` to, or None. As the planner does
         (drain/vector.py), the nodes the walk most likely stops within are judged first: as far
@@ -375,6 +473,7 @@ class FlatCluster:
             walked = vector.walk(self._feasible(pod, shape, hard, slice(None)), start, want, n)
             if not len(walked[0]):
                 self._reach[template] = 0.0
+                self.failed[template_of(pod)] = self.stamp
                 return None  # the whole table examined: the start does not move
         found, examined = walked
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
@@ -418,12 +517,17 @@ class FlatCluster:
             else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
 
 
-def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = False) -> tuple[int, int, float, float]:
-    """Play `prefix` on `flat`: (placements that differ from the planner's, replacements placed,
-    seconds in all, seconds placing). A replacement placed elsewhere is counted and bound
-    where the planner bound it, so that the rest is still played on the planner's states.
+def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = False,
+           marks: list | None = None) -> tuple[int, int, float, float]:
+    """Play `prefix` (the plan's first steps) on `flat`: (placements that differ from the
+    planner's, replacements placed, seconds in all, seconds placing). A replacement placed
+    elsewhere is counted and bound where the planner bound it, so that the rest is still
+    played on the planner's states. A replacement that finds no node waits, and is retried
+    as each later step begins, as the planner does; a retry that binds where the planner's
+    did not (RETRIED, from plan_timed), or fails where it bound, is counted likewise.
     With `delete_drained_nodes` (the plan deleted them), each step's evicted pods are gone
-    and its emptied nodes deleted before its replacements are placed, as in that plan."""
+    and its emptied nodes deleted before its replacements are placed, as in that plan.
+    `marks` is given (step number, seconds so far, seconds placing so far) after each step."""
     pods = flat.pods
     for step in prefix:  # the per-template reads, outside the timing (the planner's memos)
         for e in step.evictions:
@@ -444,10 +548,29 @@ def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = F
             i = flat.position[e.predicted_node]
             flat.move(p, i, +1)
             flat.node_of[p.key] = i
+    counted = [0, 0.0]  # retries that differ, seconds placing them
+
+    def decide(pod, e, i):
+        """The planner's outcome of a retry (checked against this one's)."""
+        got = flat.order[i] if i is not None else None
+        want = bound.get((e.namespace, e.name))
+        if got != want:
+            counted[0] += 1
+            if len(DIFFERENCES) < 5:
+                DIFFERENCES.append((step.number, f"{pod.key} (retried)", got, want))
+        if want is not None:
+            on_node.setdefault((pod.namespace, pod.name.rsplit("-", 1)[0], want), []).append(pod)
+        return flat.position[want] if want is not None else None
+
     start = time.perf_counter()
     for step in prefix:
         for name in step.cordon:
             flat.cordon(name)
+        if flat.pending:
+            bound = RETRIED.get(id(step), (None, {}))[1]
+            t = time.perf_counter()
+            flat.retry_pending(decide)
+            counted[1] += time.perf_counter() - t
         evicted = []
         for e in step.evictions:
             p = pods.get(f"{e.namespace}/{e.name}")
@@ -477,10 +600,15 @@ def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = F
                 if len(DIFFERENCES) < 5:
                     DIFFERENCES.append((step.number, r.key, node, e.predicted_node))
                 node = e.predicted_node
-            flat.move(r, flat.position[node], +1)
+            if node is None:
+                flat.strand(r, e)
+                continue
+            flat.bind(r, flat.position[node])
             on_node.setdefault((r.namespace, r.name.rsplit("-", 1)[0], node), []).append(r)
         flat.end_step()
-    return differ, placed, time.perf_counter() - start, placing
+        if marks is not None:
+            marks.append((step.number, time.perf_counter() - start, placing + counted[1]))
+    return differ + counted[0], placed, time.perf_counter() - start, placing + counted[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -511,18 +639,35 @@ def _probe(size: str, snapshot, delete_drained_nodes: bool = False) -> int:
     batches = sum(1 for stamp in stamps if stamp[1] <= last)
     planner_placing = placing_after - placing_before
     flat = FlatCluster(snapshot)
-    differ, placed, took, placing = replay(flat, plan, prefix, delete_drained_nodes)
-    us = 1e6 / max(placed, 1)
+    marks: list[tuple[int, float, float]] = []
+    differ, placed, took, placing = replay(flat, plan, list(plan.steps), delete_drained_nodes, marks)
+    _, prefix_took, prefix_placing = marks[len(prefix) - 1]
+    prefix_placed = sum(e.replaced for s in prefix for e in s.evictions)
+    us = 1e6 / max(prefix_placed, 1)
     deleted = sum(len(s.deleted_nodes) for s in prefix)
     what = "the re-plan that deletes the drained nodes" if delete_drained_nodes else "the plan"
     print(f"{size} cluster, {ZONE} of {len(targets)} nodes: {what} took {ended - started:.2f} s; "
-          f"its harmless prefix is {len(prefix)} steps ({batches} simulated batches), {placed} replacements"
+          f"its harmless prefix is {len(prefix)} steps ({batches} simulated batches), {prefix_placed} replacements"
           + (f", {deleted} nodes deleted" if delete_drained_nodes else ""))
     print(f"planner, from its first step to the prefix's end: {last - first:.2f} s, {(last - first) * us:.0f} us "
           f"a replacement ({planner_placing:.2f} s placing, {planner_placing * us:.0f} us each; order heuristic, "
           f"judge and report objects included)")
-    print(f"flat arrays: {took:.2f} s, {took * us:.0f} us a replacement ({placing:.2f} s placing, "
-          f"{placing * us:.0f} us each); placements that differ: {differ}")
+    print(f"flat arrays: {prefix_took:.2f} s, {prefix_took * us:.0f} us a replacement ({prefix_placing:.2f} s placing, "
+          f"{prefix_placing * us:.0f} us each)")
+    tail = plan.steps[len(prefix):]
+    if tail:
+        simulated = sum(1 for stamp in stamps if stamp[0] >= last)
+        kept = len({s.nodes for s in tail})
+        planner_tail, flat_tail = ended - last, took - prefix_took
+        print(f"from there to the end: {len(tail)} steps in {kept} batches, {placed - prefix_placed} replacements "
+              f"placed or stranded; the planner simulated {simulated} batches (with the candidates it did not keep)")
+        print(f"planner: {planner_tail:.2f} s, {planner_tail / max(simulated, 1) * 1e3:.1f} ms a simulated batch")
+        print(f"flat arrays, the kept batches only: {flat_tail:.2f} s, {flat_tail / kept * 1e3:.1f} ms a batch "
+              f"({took - prefix_took - (placing - prefix_placing):.2f} s besides placing)")
+        projected = prefix_took + flat_tail / kept * simulated
+        print(f"projected for every batch the planner simulated: {projected:.1f} s against its {last - first + planner_tail:.1f} s "
+              f"from its first step to its end")
+    print(f"placements that differ: {differ} of {placed} (retries included)")
     for step, pod, here, planned in DIFFERENCES:
         print(f"step {step}: {pod} placed on {here}, the planner's {planned}")
     return 1 if differ else 0

@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("numpy")
 
 from bench import lean_probe  # noqa: E402
+from kubectl_tspread.drain.model import Eviction  # noqa: E402
 from kubectl_tspread.model import ZONE_KEY  # noqa: E402
 
 
@@ -129,3 +130,58 @@ def test_a_deleted_node_leaves_the_walk_and_the_counts_as_in_the_planner(planned
             assert sum(c.histogram.values()) == len(cs.domains)
             checked += 1
     assert checked > 10
+
+
+@pytest.mark.parametrize("deleting", [False, True])
+def test_the_whole_plan_replays_with_its_stranded_replacements(planned, deleting):
+    """Past the prefix the tiny zone strands replacements: the replay strands the same ones
+    (they wait, retried at each later step) and places the rest where the planner does."""
+    snapshot, _, _ = planned
+    targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
+    plan, _, _, _ = lean_probe.plan_timed(snapshot, targets, deleting)
+    stranded = sum(e.replaced and e.predicted_node is None for s in plan.steps for e in s.evictions)
+    assert stranded > 5
+    flat, marks = lean_probe.FlatCluster(snapshot), []
+    differ, placed, took, _ = lean_probe.replay(flat, plan, list(plan.steps), deleting, marks)
+    assert differ == 0
+    assert placed == sum(e.replaced for s in plan.steps for e in s.evictions)
+    assert len(flat.pending) == stranded  # no retry bound one: the planner's did not either
+    assert [m[0] for m in marks] == [s.number for s in plan.steps] and marks[-1][1] <= took
+
+
+def test_a_stranding_the_planner_did_not_make_is_counted(planned):
+    snapshot, plan, _ = planned
+
+    class Nowhere(lean_probe.FlatCluster):
+        def place(self, pod):
+            return None
+
+    differ, placed, _, _ = lean_probe.replay(Nowhere(snapshot), plan, lean_probe.harmless_prefix(plan))
+    assert differ == placed > 20
+
+
+def test_a_stuck_replacement_is_retried_once_its_counts_move(planned):
+    """A replacement that found no node is not tried again while nothing could make room or
+    move its hard constraints' counts (World.note_stuck); once a pod it counts leaves, the
+    retry finds it a node and binds it there."""
+    snapshot, _, _ = planned
+    flat = lean_probe.FlatCluster(snapshot)
+    pod = next(p for p in flat.pods.values() if p.spread and p.key in flat.node_of
+               and any(c.hard for c in p.spread) and p.owner is not None and p.owner.kind == "ReplicaSet")
+    r = flat.sim.replacement_for(pod)
+    flat.prepare(r)
+    flat.strand(r, Eviction(r.namespace, r.name, "", None, True))
+    tried = []
+
+    def decide(p, e, i):
+        tried.append(i)
+        return i
+
+    assert flat.retry_pending(decide) == [] and tried == [None]  # stuck: not even placed
+    other = next(p for p in flat.pods.values() if p.key in flat.node_of and p is not pod
+                 and p.namespace == pod.namespace and p.labels == pod.labels)
+    flat.move(other, flat.node_of.pop(other.key), -1)
+    bound = flat.retry_pending(decide)
+    assert len(bound) == 1 and bound[0][0] is r and tried[-1] is not None
+    assert flat.pending == [] and flat.first_pending == {}
+    assert flat.free["pods"].sum() == lean_probe.FlatCluster(snapshot).free["pods"].sum()  # one out, one in
