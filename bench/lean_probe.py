@@ -29,12 +29,14 @@ order, round robin over the zones, is made again), the number of nodes it looks 
 with the cluster, and its hostname domain leaves every constraint's counts.
 
 It covers what a zone's plan meets: no pod (anti-)affinity, nodeTaintsPolicy Ignore
-(checked, and the probe refuses otherwise). The order of the nodes is the planner's (its
-order heuristic is not replayed), and the judge is a minimum and skew per constraint a step
-moved, not the planner's report objects. Past the prefix, the planner simulates candidate
-batches it does not keep (the greedy fallback tries three a level, a world copied for each)
-and the probe replays only the kept ones: their cost per batch is projected onto every batch
-the planner simulated. The planner's times include all of that. Exit 1 when a placement
+(checked, and the probe refuses otherwise). The batches played are the planner's; its order
+heuristic (search.Search.order: which targets to drain first) is made again on the arrays as
+each batch begins (`Heuristic`), checked against the planner's order at every level and
+timed on its own. The judge is a minimum and skew per constraint a step moved, not the
+planner's report objects. Past the prefix, the planner simulates candidate batches it does
+not keep (the greedy fallback tries three a level, a world copied for each) and the probe
+replays only the kept ones: their cost per batch is projected onto every batch the planner
+simulated. The planner's times include all of that. Exit 1 when a placement or an order
 differs.
 
     .venv/bin/python -m bench.lean_probe [--size tiny|small|large] [--cache-dir bench-out]
@@ -66,7 +68,7 @@ from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
 from kubectl_tspread.drain.placement import (
     LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, keys_of, num_feasible_to_find, template_of,
 )
-from kubectl_tspread.drain.plan import plan_drain, resolve_targets
+from kubectl_tspread.drain.plan import build_context, plan_drain, resolve_targets
 from kubectl_tspread.drain.pods import DrainFlags
 from kubectl_tspread.drain.remedies import REMEDY_SEARCH_BUDGET
 from kubectl_tspread.drain.simulate import SimCluster, _without_zone_member, round_robin, spread_key_of, zone_lists
@@ -79,6 +81,9 @@ DIFFERENCES: list[tuple] = []  # the first placements replay() found to differ: 
 # id(Step) -> (that Step, {(namespace, name) of an evicted pod: the node its stranded replacement
 # was bound to by the retry as the step began}): what plan_timed saw the planner's retries do
 RETRIED: dict[int, tuple] = {}
+# the number of targets drained -> the planner's order of the rest at that level (Search.order)
+ORDERS: dict[int, list[str]] = {}
+ORDER_SECONDS = [0.0]  # the planner's, in Search.order
 
 
 def load(size: str, cache_dir: str):
@@ -97,6 +102,16 @@ def load(size: str, cache_dir: str):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def plan_options(delete_drained_nodes: bool = False) -> PlanOptions:
+    """The options of the plan (the CLI's defaults, remedies not verified) or of the remedy
+    re-plan that deletes the drained nodes (as remedies.py gives it)."""
+    options = PlanOptions(DrainFlags(True, False, True), verify_remedies=False)
+    if delete_drained_nodes:
+        options = replace(options, delete_drained_nodes=True,
+                          search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET))
+    return options
 
 
 def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
@@ -133,17 +148,26 @@ def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
         finally:
             placing[0] += time.perf_counter() - began
 
-    options = PlanOptions(DrainFlags(True, False, True), verify_remedies=False)
-    if delete_drained_nodes:
-        options = replace(options, delete_drained_nodes=True,
-                          search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET))
+    order = search.Search.order
+    ORDERS.clear()
+    ORDER_SECONDS[0] = 0.0
+
+    def recorded_order(self, world, remaining):
+        began = time.perf_counter()
+        out = order(self, world, remaining)
+        ORDER_SECONDS[0] += time.perf_counter() - began
+        ORDERS[len(world.done)] = out
+        return out
+
     search.run_batch, Placer.place, steps.retry_pending = timed, timed_place, recorded
+    search.Search.order = recorded_order
     try:
         start = time.perf_counter()
-        plan = plan_drain(snapshot, targets, options)
+        plan = plan_drain(snapshot, targets, plan_options(delete_drained_nodes))
         end = time.perf_counter()
     finally:
         search.run_batch, Placer.place, steps.retry_pending = run_batch, place, retry_pending
+        search.Search.order = order
     return plan, stamps, start, end
 
 
@@ -186,7 +210,9 @@ class Constraint:
                 self.per_node[position[node]] = n
         # the nodes left in each domain: a domain whose last node is deleted leaves the counts
         self.members = np.bincount(self.domain_of, minlength=len(values) + 1).tolist()
-        self.version = 0  # moved at every change of the counts or domains (FlatCluster.still_stuck)
+        # moved at every change of a count or of the minimum (what FlatCluster._still_stuck and
+        # Heuristic read: a node deleted without pods changes neither, unless the minimum)
+        self.version = 0
 
     def minimum(self) -> int:
         return 0 if self.forced or not self.histogram else min(self.histogram)
@@ -212,17 +238,19 @@ class Constraint:
         j = int(self.domain_of[i])  # the node leaves the walk: its entry is never read again
         if j >= self.domains:
             return
-        self.version += 1
         members = self.members
         members[j] -= 1
         if members[j]:
             return
+        low = self.minimum()
         was, h = int(self.per_domain[j]), self.histogram
         if h[was] == 1:
             del h[was]
         else:
             h[was] -= 1
         self.forced = sum(h.values()) < self.min_domains
+        if self.minimum() != low:  # else no count any reader takes moved (the node held none)
+            self.version += 1
 
 
 class FlatCluster:
@@ -259,6 +287,8 @@ class FlatCluster:
         self.score_free = np.where(usable, allocatable, UNSCORED)
         self.score_divisor = np.where(usable, allocatable, 1)  # vector.least_allocated reads these two
         self.cordoned = np.array([nodes[name].unschedulable for name in order], dtype=bool)
+        self.open = ~self.cordoned  # by position: neither cordoned nor deleted
+        self.name_rank = self.rank.copy()  # by position
         self.next_start = 0
         self.node_of: dict[str, int] = {}  # a counted pod -> its node's position
         self.terminating: list = []  # pods holding room until the first step ends (SimCluster.settle)
@@ -275,6 +305,8 @@ class FlatCluster:
                     self.node_of[p.key] = i
         self._shapes: dict[int, np.ndarray] = {}
         self._templates: dict[tuple, tuple[list, list]] = {}
+        self.of_template: dict[tuple, list] = {}  # (namespace, spread key) -> its constraints, in order
+        self._partitions: dict[bytes, np.ndarray] = {}
         self._counting: dict[tuple[str, int], tuple] = {}  # labels held: their id stays theirs
         self.constraints: list[Constraint] = []
         self.moved: dict[int, Constraint] = {}
@@ -303,8 +335,12 @@ class FlatCluster:
             for cs in state.constraints:
                 if cs.constraint.node_taints_policy == HONOR:
                     raise SystemExit("error: the probe covers nodeTaintsPolicy Ignore only")
-                made.append(Constraint(cs, self.position))
+                c = Constraint(cs, self.position)
+                key = c.domain_of.tobytes()  # one array per partition: read in walk order once
+                c.domain_of = self._partitions.setdefault(key, c.domain_of)
+                made.append(c)
             self.constraints += made
+            self.of_template[template] = made
             self._templates[template] = ([c for c in made if c.hard], [c for c in made if not c.hard])
             self._counting.clear()
 
@@ -344,6 +380,7 @@ class FlatCluster:
     def cordon(self, name: str) -> None:
         self.stamp += 1
         i = self.position[name]
+        self.open[i] = False
         self.cordoned[i if self.slot is None else self.slot[i]] = True
 
     def walked(self, array):
@@ -373,6 +410,7 @@ class FlatCluster:
         i = self.position[name]
         self.stamp += 1
         self.freed += 1
+        self.open[i] = False
         for p in self._first_pods.get(i, ()):
             if self.node_of.get(p.key) == i:
                 del self.node_of[p.key]
@@ -517,8 +555,85 @@ class FlatCluster:
             else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
 
 
+class Heuristic:
+    """search.Search.order on the flat arrays: the remaining target nodes sorted by (how many
+    tracked hard constraints would lose their domain's last open node with it, in how many its
+    domain holds the global minimum, minus its domains' surplus over it, its name), counting
+    a constraint on a node only where the node holds pods it counts. Each constraint's share
+    per target is kept, and made again only for the constraints whose counts or domains moved
+    since (Constraint.version); the last open node of each domain is found once per
+    partition (the constraints of one topology key and node set share their domain ids)."""
+
+    def __init__(self, flat: FlatCluster, tracked: list, targets: list[str]):
+        self.flat, self.names = flat, list(targets)
+        self.index = {name: k for k, name in enumerate(targets)}
+        self.targets = np.array([flat.position[name] for name in targets], dtype=np.int64)
+        self.rank = flat.name_rank.take(self.targets)
+        self.hard: list[Constraint] = []
+        for t in tracked:
+            flat.prepare(t.pod)
+            c = flat.of_template[(t.pod.namespace, spread_key_of(t.pod))][t.position]
+            if c.hard:
+                self.hard.append(c)
+        # the non-hostname ones, by partition: how many tracked constraints each domain array serves
+        self.partitions: dict[int, tuple[Constraint, int]] = {}
+        for c in self.hard:
+            if not c.hostname:
+                first, n = self.partitions.get(id(c.domain_of), (c, 0))
+                self.partitions[id(c.domain_of)] = (first, n + 1)
+        self.holds = np.zeros(len(targets), dtype=np.int64)
+        self.surplus = np.zeros(len(targets), dtype=np.int64)
+        self._shares: dict[int, tuple] = {}  # position in hard -> (version, holds, surplus)
+        self.levels = self.differ = 0  # orders made, and those not the planner's
+        self.seconds = 0.0
+        self.first_difference: tuple | None = None  # (targets drained, here, the planner's)
+
+    def check(self, done: set[str]) -> None:
+        """Order the targets not in `done` and compare with the planner's order at that level."""
+        remaining = [name for name in self.names if name not in done]
+        began = time.perf_counter()
+        mine = self.order(remaining)
+        self.seconds += time.perf_counter() - began
+        self.levels += 1
+        planner = ORDERS.get(len(done))
+        if mine != planner:
+            self.differ += 1
+            if self.first_difference is None:
+                self.first_difference = (len(done), mine[:5], (planner or [])[:5])
+
+    def order(self, remaining: list[str]) -> list[str]:
+        targets = self.targets
+        for k, c in enumerate(self.hard):
+            got = self._shares.get(k)
+            if got is not None and got[0] == c.version:
+                continue
+            dom = c.domain_of.take(targets)
+            holding = (c.per_node.take(targets) > 0) & (dom < c.domains)
+            low, pods = c.minimum(), c.per_domain.take(dom)
+            holds = (holding & (pods <= low)).astype(np.int64)
+            surplus = np.where(holding, pods - low, 0)
+            if got is not None:
+                self.holds -= got[1]
+                self.surplus -= got[2]
+            self.holds += holds
+            self.surplus += surplus
+            self._shares[k] = (c.version, holds, surplus)
+        at = np.fromiter(map(self.index.__getitem__, remaining), dtype=np.int64, count=len(remaining))
+        last = np.zeros(len(self.names), dtype=np.int64)
+        open_ = self.flat.open
+        for c, n in self.partitions.values():
+            where = np.flatnonzero(open_)
+            dom = c.domain_of.take(where)
+            opened = np.bincount(dom, minlength=c.domains + 1)
+            only = where[(opened.take(dom) == 1) & (dom < c.domains)]  # a domain's one open node
+            if len(only):
+                last += n * np.isin(targets, only)
+        keys = (self.rank.take(at), -self.surplus.take(at), self.holds.take(at), last.take(at))
+        return [remaining[i] for i in np.lexsort(keys).tolist()]
+
+
 def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = False,
-           marks: list | None = None) -> tuple[int, int, float, float]:
+           marks: list | None = None, heuristic: Heuristic | None = None) -> tuple[int, int, float, float]:
     """Play `prefix` (the plan's first steps) on `flat`: (placements that differ from the
     planner's, replacements placed, seconds in all, seconds placing). A replacement placed
     elsewhere is counted and bound where the planner bound it, so that the rest is still
@@ -527,7 +642,9 @@ def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = F
     did not (RETRIED, from plan_timed), or fails where it bound, is counted likewise.
     With `delete_drained_nodes` (the plan deleted them), each step's evicted pods are gone
     and its emptied nodes deleted before its replacements are placed, as in that plan.
-    `marks` is given (step number, seconds so far, seconds placing so far) after each step."""
+    `marks` is given (step number, seconds so far, seconds placing so far) after each step.
+    With a `heuristic`, its order of the targets left is made and checked as each batch
+    begins (outside the seconds returned: Heuristic.seconds)."""
     pods = flat.pods
     for step in prefix:  # the per-template reads, outside the timing (the planner's memos)
         for e in step.evictions:
@@ -562,8 +679,17 @@ def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = F
             on_node.setdefault((pod.namespace, pod.name.rsplit("-", 1)[0], want), []).append(pod)
         return flat.position[want] if want is not None else None
 
+    done: set[str] = set()
+    batch: tuple = ()
+    ordering = 0.0
     start = time.perf_counter()
     for step in prefix:
+        if heuristic is not None and step.nodes != batch:
+            was = heuristic.seconds
+            heuristic.check(done)
+            ordering += heuristic.seconds - was
+            batch = step.nodes
+            done.update(batch)
         for name in step.cordon:
             flat.cordon(name)
         if flat.pending:
@@ -607,8 +733,8 @@ def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = F
             on_node.setdefault((r.namespace, r.name.rsplit("-", 1)[0], node), []).append(r)
         flat.end_step()
         if marks is not None:
-            marks.append((step.number, time.perf_counter() - start, placing + counted[1]))
-    return differ + counted[0], placed, time.perf_counter() - start, placing + counted[1]
+            marks.append((step.number, time.perf_counter() - start - ordering, placing + counted[1]))
+    return differ + counted[0], placed, time.perf_counter() - start - ordering, placing + counted[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -639,8 +765,10 @@ def _probe(size: str, snapshot, delete_drained_nodes: bool = False) -> int:
     batches = sum(1 for stamp in stamps if stamp[1] <= last)
     planner_placing = placing_after - placing_before
     flat = FlatCluster(snapshot)
+    heuristic = Heuristic(flat, build_context(flat.sim, targets, plan_options(delete_drained_nodes)).tracked,
+                          list(targets))
     marks: list[tuple[int, float, float]] = []
-    differ, placed, took, placing = replay(flat, plan, list(plan.steps), delete_drained_nodes, marks)
+    differ, placed, took, placing = replay(flat, plan, list(plan.steps), delete_drained_nodes, marks, heuristic)
     _, prefix_took, prefix_placing = marks[len(prefix) - 1]
     prefix_placed = sum(e.replaced for s in prefix for e in s.evictions)
     us = 1e6 / max(prefix_placed, 1)
@@ -664,13 +792,20 @@ def _probe(size: str, snapshot, delete_drained_nodes: bool = False) -> int:
         print(f"planner: {planner_tail:.2f} s, {planner_tail / max(simulated, 1) * 1e3:.1f} ms a simulated batch")
         print(f"flat arrays, the kept batches only: {flat_tail:.2f} s, {flat_tail / kept * 1e3:.1f} ms a batch "
               f"({took - prefix_took - (placing - prefix_placing):.2f} s besides placing)")
-        projected = prefix_took + flat_tail / kept * simulated
-        print(f"projected for every batch the planner simulated: {projected:.1f} s against its {last - first + planner_tail:.1f} s "
-              f"from its first step to its end")
+    print(f"order heuristic: the planner's {ORDER_SECONDS[0]:.2f} s over {len(ORDERS)} levels (in its figures above), "
+          f"flat arrays {heuristic.seconds:.2f} s over {heuristic.levels} (not in theirs); orders that differ: "
+          f"{heuristic.differ}")
+    if tail:
+        projected = prefix_took + flat_tail / kept * simulated + heuristic.seconds
+        print(f"projected for every batch the planner simulated, with the order heuristic: {projected:.1f} s against "
+              f"its {last - first + planner_tail:.1f} s from its first step to its end")
+    if heuristic.first_difference is not None:
+        level, mine, planner = heuristic.first_difference
+        print(f"after {level} targets: {mine} here, the planner's {planner}")
     print(f"placements that differ: {differ} of {placed} (retries included)")
     for step, pod, here, planned in DIFFERENCES:
         print(f"step {step}: {pod} placed on {here}, the planner's {planned}")
-    return 1 if differ else 0
+    return 1 if differ or heuristic.differ else 0
 
 
 if __name__ == "__main__":

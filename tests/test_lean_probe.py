@@ -185,3 +185,72 @@ def test_a_stuck_replacement_is_retried_once_its_counts_move(planned):
     assert len(bound) == 1 and bound[0][0] is r and tried[-1] is not None
     assert flat.pending == [] and flat.first_pending == {}
     assert flat.free["pods"].sum() == lean_probe.FlatCluster(snapshot).free["pods"].sum()  # one out, one in
+
+
+@pytest.mark.parametrize("deleting", [False, True])
+def test_the_order_heuristic_on_flat_arrays_is_the_planners_at_every_level(planned, deleting):
+    from kubectl_tspread.drain.plan import build_context
+
+    snapshot, _, _ = planned
+    targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
+    plan, _, _, _ = lean_probe.plan_timed(snapshot, targets, deleting)
+    assert len(lean_probe.ORDERS) == len(targets) and lean_probe.ORDER_SECONDS[0] > 0
+    flat = lean_probe.FlatCluster(snapshot)
+    tracked = build_context(flat.sim, targets, lean_probe.plan_options(deleting)).tracked
+    heuristic = lean_probe.Heuristic(flat, tracked, list(targets))
+    assert heuristic.hard
+    differ, _, _, _ = lean_probe.replay(flat, plan, list(plan.steps), deleting, None, heuristic)
+    assert differ == 0
+    assert heuristic.levels == len(targets) and heuristic.differ == 0 and heuristic.first_difference is None
+
+
+def test_an_order_the_planner_did_not_make_is_counted(planned):
+    from kubectl_tspread.drain.plan import build_context
+
+    snapshot, plan, _ = planned
+    targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
+    lean_probe.plan_timed(snapshot, targets)  # ORDERS: this plan's
+
+    class ByName(lean_probe.Heuristic):
+        def order(self, remaining):
+            return sorted(remaining)
+
+    flat = lean_probe.FlatCluster(snapshot)
+    heuristic = ByName(flat, build_context(flat.sim, targets, lean_probe.plan_options()).tracked, list(targets))
+    lean_probe.replay(flat, plan, list(plan.steps), False, None, heuristic)
+    assert heuristic.differ > 0 and heuristic.first_difference[0] == 0
+
+
+def test_a_target_that_is_its_domains_last_open_node_goes_last_as_in_the_planner(planned):
+    """Rule 1 of the order heuristic (search.py), which a zone's own drain never meets: a
+    target whose cordon would leave a tracked constraint's domain without a schedulable node
+    goes after the others. Two targets in two zones, the one the planner orders first on the
+    cluster as it is, then every other node of its zone cordoned: the flat order is the
+    planner's, and that target now goes last."""
+    from kubectl_tspread.drain.plan import _new_world
+    from kubectl_tspread.drain.search import Search
+
+    snapshot, _, _ = planned
+    zones: dict[str, list[str]] = {}
+    for n in sorted(snapshot.nodes, key=lambda n: n.name):
+        zones.setdefault(n.labels[ZONE_KEY], []).append(n.name)
+    options = lean_probe.plan_options()
+    (_, a), (_, b) = sorted(zones.items())[:2]
+    pairs = [(x, y) for x in a for y in b] + [(y, x) for x in a for y in b]
+    for targets in pairs:
+        ctx, world = _new_world(snapshot, targets, options)
+        if Search(ctx, 1, options.search_budget).order(world, list(targets))[0] == targets[0]:
+            break
+    else:
+        pytest.fail("no pair of targets in two zones where the planner orders the first one first")
+    first, second = targets
+    others = [n for n in (a if first in a else b) if n != first]
+    ctx, world = _new_world(snapshot, targets, options)
+    world.sim.cordon(others)
+    planner = Search(ctx, 1, options.search_budget).order(world, list(targets))
+    flat = lean_probe.FlatCluster(snapshot)
+    heuristic = lean_probe.Heuristic(flat, ctx.tracked, list(targets))
+    assert heuristic.partitions
+    for name in others:
+        flat.cordon(name)
+    assert heuristic.order(list(targets)) == planner == [second, first]
