@@ -34,10 +34,11 @@ heuristic (search.Search.order: which targets to drain first) is made again on t
 each batch begins (`Heuristic`), checked against the planner's order at every level and
 timed on its own. The judge is a minimum and skew per constraint a step moved, not the
 planner's report objects. Past the prefix, the planner simulates candidate batches it does
-not keep (the greedy fallback tries three a level, a world copied for each) and the probe
-replays only the kept ones: their cost per batch is projected onto every batch the planner
-simulated. The planner's times include all of that. Exit 1 when a placement or an order
-differs.
+not keep (the greedy fallback tries three a level, on copies of the level's world): the probe
+plays each of them too, from the level's state, checks it against the planner's, and rolls it
+back through an undo log of its changes (FlatCluster.mark and rollback) before the kept one.
+The planner's times include its world copies and the worlds it rebuilds by playing batches
+again; the probe needs neither. Exit 1 when a placement or an order differs.
 
     .venv/bin/python -m bench.lean_probe [--size tiny|small|large] [--cache-dir bench-out]
                                          [--delete-drained-nodes]
@@ -84,6 +85,9 @@ RETRIED: dict[int, tuple] = {}
 # the number of targets drained -> the planner's order of the rest at that level (Search.order)
 ORDERS: dict[int, list[str]] = {}
 ORDER_SECONDS = [0.0]  # the planner's, in Search.order
+# every batch the planner simulated: (targets drained before it, its nodes, the steps it played)
+CALLS: list[tuple[int, tuple, tuple]] = []
+REJECTED = [0, 0]  # replay(rejected=True): candidates played and rolled back, changes undone
 
 
 def load(size: str, cache_dir: str):
@@ -124,11 +128,13 @@ def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
     run_batch, place, retry_pending = search.run_batch, Placer.place, steps.retry_pending
     retries: dict[int, dict] = {}  # step number -> what its retry bound, in the batch played now
     RETRIED.clear()
+    CALLS.clear()
 
     def timed(ctx, world, batch):
-        began, before = time.perf_counter(), placing[0]
+        began, before, level, played = time.perf_counter(), placing[0], len(world.done), len(world.steps)
         retries.clear()
         ok = run_batch(ctx, world, batch)
+        CALLS.append((level, tuple(batch), tuple(world.steps[played:])))
         stamps.append((began, time.perf_counter(), len(world.steps), before, placing[0]))
         for number, bound in retries.items():
             step = world.steps[number - 1]
@@ -231,17 +237,21 @@ class Constraint:
                 h[was] -= 1
             h[was + delta] = h.get(was + delta, 0) + 1
 
-    def without_node(self, i: int) -> None:
+    def without_node(self, i: int, log: list | None = None) -> None:
         """The node at `i` (its pods already moved out) is deleted: the last node of a domain
         takes the domain out of the histogram, and the minimum may then be forced to 0 again
-        by minDomains (drain/counts.without_node)."""
+        by minDomains (drain/counts.without_node). `log` is told how to undo it."""
         j = int(self.domain_of[i])  # the node leaves the walk: its entry is never read again
         if j >= self.domains:
             return
         members = self.members
         members[j] -= 1
         if members[j]:
+            if log is not None:
+                log.append((self._undelete, j, None, self.forced))
             return
+        if log is not None:
+            log.append((self._undelete, j, int(self.per_domain[j]), self.forced))
         low = self.minimum()
         was, h = int(self.per_domain[j]), self.histogram
         if h[was] == 1:
@@ -251,6 +261,12 @@ class Constraint:
         self.forced = sum(h.values()) < self.min_domains
         if self.minimum() != low:  # else no count any reader takes moved (the node held none)
             self.version += 1
+
+    def _undelete(self, j: int, was: int | None, forced: bool) -> None:
+        self.members[j] += 1
+        if was is not None:
+            self.histogram[was] = self.histogram.get(was, 0) + 1
+        self.forced = forced
 
 
 class FlatCluster:
@@ -275,6 +291,12 @@ class FlatCluster:
         # room away (World.note_stuck's reasoning)
         self.stamp = self.freed = 0
         self._walked: dict[int, tuple] = {}  # id(array by position) -> (it, in walk order)
+        # while a candidate the planner did not keep is played (mark): how to undo each change,
+        # in order (rollback); None otherwise
+        self._log: list | None = None
+        # replacements bound by the replay, by (namespace, name stem, node): a later step may
+        # evict one again (the plan names the planner's record, whose name is its own)
+        self.on_node: dict[tuple[str, str, str], list] = {}
         self._zones = zone_lists(self.sim.nodes.values())
         self.rank = np.empty(n, dtype=np.int64)
         for r, name in enumerate(sorted(order)):
@@ -372,6 +394,8 @@ class FlatCluster:
 
     def move(self, pod, i: int, delta: int) -> None:
         """A counted pod bound (+1) on node position `i`, or evicted (-1) from it."""
+        if self._log is not None:
+            self._log.append((self.move, pod, i, -delta))
         self._use(pod, i, -delta)
         for c in self._counting_constraints(pod):
             self.moved[id(c)] = c
@@ -380,8 +404,64 @@ class FlatCluster:
     def cordon(self, name: str) -> None:
         self.stamp += 1
         i = self.position[name]
+        k = i if self.slot is None else self.slot[i]
+        self.log_on(self._uncordon, i, k, self.open[i], self.cordoned[k])
         self.open[i] = False
-        self.cordoned[i if self.slot is None else self.slot[i]] = True
+        self.cordoned[k] = True
+
+    def _uncordon(self, i: int, k: int, was_open: bool, was_cordoned: bool) -> None:
+        self.open[i], self.cordoned[k] = was_open, was_cordoned
+
+    def log_on(self, *undo) -> bool:
+        """Log `undo` (a function and its arguments) while a candidate is played."""
+        if self._log is not None:
+            self._log.append(undo)
+            return True
+        return False
+
+    def unbind(self, pod) -> int:
+        """The node position of a counted pod from the cluster before the drain, forgotten."""
+        i = self.node_of.pop(pod.key)
+        self.log_on(self.node_of.__setitem__, pod.key, i)
+        return i
+
+    def put_on(self, pod, node: str) -> None:
+        """A replacement bound on `node` by the replay."""
+        key = (pod.namespace, pod.name.rsplit("-", 1)[0], node)
+        self.on_node.setdefault(key, []).append(pod)
+        self.log_on(self._take_last, key)
+
+    def take_on(self, namespace: str, name: str, node: str):
+        """A replacement of the replay's on `node` like the planner's `name`, to evict."""
+        key = (namespace, name.rsplit("-", 1)[0], node)
+        pod = self.on_node[key].pop()
+        self.log_on(self._put_back, key, pod)
+        return pod
+
+    def _take_last(self, key) -> None:
+        self.on_node[key].pop()
+
+    def _put_back(self, key, pod) -> None:
+        self.on_node[key].append(pod)
+
+    def mark(self) -> tuple:
+        """Start playing a candidate to be rolled back: what rollback restores besides the log
+        (the pending replacements and the memos of failed and stuck templates, which may hold
+        entries of the candidate's states; the walk's start; the counters the memos key on)."""
+        self._log = []
+        return (list(self.pending), dict(self.first_pending), dict(self.stuck), dict(self.failed), self.next_start,
+                self.stamp, self.freed, [c.version for c in self.constraints])
+
+    def rollback(self, saved: tuple) -> int:
+        """Undo every change since `mark`; how many there were."""
+        log, self._log = self._log, None
+        for undo in reversed(log):
+            undo[0](*undo[1:])
+        (self.pending, self.first_pending, self.stuck, self.failed, self.next_start, self.stamp, self.freed,
+         versions) = saved
+        for c, v in zip(self.constraints, versions):
+            c.version = v
+        return len(log)
 
     def walked(self, array):
         """`array` (one entry per node position) in walk order."""
@@ -399,9 +479,17 @@ class FlatCluster:
 
     def settle(self) -> None:
         """Terminating pods are gone: their room is free again."""
+        if not self.terminating:
+            return
+        self.log_on(self._unsettle, self.terminating)
         for p, i in self.terminating:
             self._use(p, i, +1)
-        self.terminating.clear()
+        self.terminating = []
+
+    def _unsettle(self, terminating: list) -> None:
+        for p, i in terminating:
+            self._use(p, i, -1)
+        self.terminating = terminating
 
     def delete_node(self, name: str) -> None:
         """The Node object `name` is deleted (drained: only pods that no drain evicts are left
@@ -410,13 +498,16 @@ class FlatCluster:
         i = self.position[name]
         self.stamp += 1
         self.freed += 1
+        self.log_on(self.open.__setitem__, i, self.open[i])
         self.open[i] = False
         for p in self._first_pods.get(i, ()):
             if self.node_of.get(p.key) == i:
-                del self.node_of[p.key]
+                self.unbind(p)
                 self.move(p, i, -1)
         for c in self.constraints:
-            c.without_node(i)
+            c.without_node(i, self._log)
+        self.log_on(self._restore_walk, self._zones, self.walk, self.slot, dict(self.free), self.score_free,
+                    self.score_divisor, self.cordoned, self.rank, self._walked, self._size)
         self._zones = _without_zone_member(self._zones, name)
         walk = np.fromiter(map(self.position.__getitem__, round_robin(self._zones.values())), dtype=np.int64)
         moved = walk if self.slot is None else self.slot.take(walk)  # new walk order -> old
@@ -426,7 +517,12 @@ class FlatCluster:
         self.cordoned, self.rank = self.cordoned.take(moved), self.rank.take(moved)
         self.walk, self.slot = walk, np.full(len(self.order), -1, dtype=np.int64)
         self.slot[walk] = np.arange(len(walk))
-        self._walked.clear()
+        self._walked = {}
+
+    def _restore_walk(self, zones, walk, slot, free, score_free, score_divisor, cordoned, rank, walked, size) -> None:
+        self._zones, self.walk, self.slot, self.free = zones, walk, slot, free
+        self.score_free, self.score_divisor, self.cordoned, self.rank = score_free, score_divisor, cordoned, rank
+        self._walked, self._size = walked, size
 
     def end_step(self) -> list[tuple[int, int]]:
         """Terminating pods are gone; (minimum, skew) of each constraint the step moved."""
@@ -493,6 +589,7 @@ class FlatCluster:
 
     def bind(self, pod, i: int) -> None:
         self.move(pod, i, +1)
+        self.put_on(pod, self.order[i])
 
     def place(self, pod) -> int | None:
         """The position of the node the scheduler binds `pod` to, or None. As the planner does
@@ -633,7 +730,8 @@ class Heuristic:
 
 
 def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = False,
-           marks: list | None = None, heuristic: Heuristic | None = None) -> tuple[int, int, float, float]:
+           marks: list | None = None, heuristic: Heuristic | None = None,
+           rejected: bool = False) -> tuple[int, int, float, float]:
     """Play `prefix` (the plan's first steps) on `flat`: (placements that differ from the
     planner's, replacements placed, seconds in all, seconds placing). A replacement placed
     elsewhere is counted and bound where the planner bound it, so that the rest is still
@@ -644,7 +742,10 @@ def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = F
     and its emptied nodes deleted before its replacements are placed, as in that plan.
     `marks` is given (step number, seconds so far, seconds placing so far) after each step.
     With a `heuristic`, its order of the targets left is made and checked as each batch
-    begins (outside the seconds returned: Heuristic.seconds)."""
+    begins (outside the seconds returned: Heuristic.seconds). With `rejected`, the batches
+    the planner simulated at each level and did not keep (CALLS, from plan_timed) are played
+    there too, each checked against the planner's and then rolled back (FlatCluster.mark);
+    REJECTED counts them and the changes undone."""
     pods = flat.pods
     for step in prefix:  # the per-template reads, outside the timing (the planner's memos)
         for e in step.evictions:
@@ -653,60 +754,50 @@ def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = F
                 flat.prepare(flat.sim.replacement_for(p))
     for e in plan.settled:
         flat.prepare(pods[f"{e.namespace}/{e.name}"])
-    differ = placed = 0
-    placing = 0.0
-    on_node: dict[tuple[str, str, str], list] = {}  # replacements bound here: (namespace, name stem, node)
+    counted = [0, 0, 0.0]  # placements and retries that differ, replacements placed, seconds placing
     DIFFERENCES.clear()
+    REJECTED[:] = [0, 0]
     for e in plan.settled:  # before the first step (plan._settle): outside the timing, as the planner's
         p = pods[f"{e.namespace}/{e.name}"]
         i = flat.place(p)
-        differ += (flat.order[i] if i is not None else None) != e.predicted_node
+        counted[0] += (flat.order[i] if i is not None else None) != e.predicted_node
         if e.predicted_node is not None:
             i = flat.position[e.predicted_node]
             flat.move(p, i, +1)
             flat.node_of[p.key] = i
-    counted = [0, 0.0]  # retries that differ, seconds placing them
 
-    def decide(pod, e, i):
-        """The planner's outcome of a retry (checked against this one's)."""
-        got = flat.order[i] if i is not None else None
-        want = bound.get((e.namespace, e.name))
-        if got != want:
-            counted[0] += 1
-            if len(DIFFERENCES) < 5:
-                DIFFERENCES.append((step.number, f"{pod.key} (retried)", got, want))
-        if want is not None:
-            on_node.setdefault((pod.namespace, pod.name.rsplit("-", 1)[0], want), []).append(pod)
-        return flat.position[want] if want is not None else None
+    def differs(step, what: str, here, planner) -> None:
+        counted[0] += 1
+        if len(DIFFERENCES) < 5:
+            DIFFERENCES.append((step.number, what, here, planner))
 
-    done: set[str] = set()
-    batch: tuple = ()
-    ordering = 0.0
-    start = time.perf_counter()
-    for step in prefix:
-        if heuristic is not None and step.nodes != batch:
-            was = heuristic.seconds
-            heuristic.check(done)
-            ordering += heuristic.seconds - was
-            batch = step.nodes
-            done.update(batch)
+    def play(step) -> None:
+        """One step of the planner's (its evictions, deletions and placements) on `flat`."""
         for name in step.cordon:
             flat.cordon(name)
         if flat.pending:
             bound = RETRIED.get(id(step), (None, {}))[1]
+
+            def decide(pod, e, i):
+                """The planner's outcome of a retry (checked against this one's)."""
+                got = flat.order[i] if i is not None else None
+                want = bound.get((e.namespace, e.name))
+                if got != want:
+                    differs(step, f"{pod.key} (retried)", got, want)
+                return flat.position[want] if want is not None else None
+
             t = time.perf_counter()
             flat.retry_pending(decide)
-            counted[1] += time.perf_counter() - t
+            counted[2] += time.perf_counter() - t
         evicted = []
         for e in step.evictions:
             p = pods.get(f"{e.namespace}/{e.name}")
             if p is None or p.key not in flat.node_of:
                 # a replacement placed earlier (a StatefulSet's keeps its pod's name): any of its
                 # template on that node
-                p = on_node[(e.namespace, e.name.rsplit("-", 1)[0], e.node)].pop()
-                i = flat.position[e.node]
+                p, i = flat.take_on(e.namespace, e.name, e.node), flat.position[e.node]
             else:
-                i = flat.node_of.pop(p.key)
+                i = flat.unbind(p)
             flat.move(p, i, -1)
             evicted.append((p, e))
         if delete_drained_nodes:
@@ -718,23 +809,45 @@ def replay(flat: FlatCluster, plan, prefix: list, delete_drained_nodes: bool = F
         for r, e in new:
             t = time.perf_counter()
             i = flat.place(r)
-            placing += time.perf_counter() - t
+            counted[2] += time.perf_counter() - t
             node = flat.order[i] if i is not None else None
-            placed += 1
+            counted[1] += 1
             if node != e.predicted_node:  # counted, and bound where the planner did, to go on in step
-                differ += 1
-                if len(DIFFERENCES) < 5:
-                    DIFFERENCES.append((step.number, r.key, node, e.predicted_node))
+                differs(step, r.key, node, e.predicted_node)
                 node = e.predicted_node
             if node is None:
                 flat.strand(r, e)
-                continue
-            flat.bind(r, flat.position[node])
-            on_node.setdefault((r.namespace, r.name.rsplit("-", 1)[0], node), []).append(r)
+            else:
+                flat.bind(r, flat.position[node])
         flat.end_step()
+
+    at_level: dict[int, list] = {}
+    if rejected:
+        for level, batch, played in CALLS:
+            at_level.setdefault(level, []).append((batch, played))
+    done: set[str] = set()
+    batch: tuple = ()
+    ordering = 0.0
+    start = time.perf_counter()
+    for step in prefix:
+        if step.nodes != batch:
+            for other, played in at_level.get(len(done), ()):
+                if other != step.nodes:  # a candidate the planner did not keep (or a rebuild)
+                    saved = flat.mark()
+                    for s in played:
+                        play(s)
+                    REJECTED[0] += 1
+                    REJECTED[1] += flat.rollback(saved)
+            if heuristic is not None:
+                was = heuristic.seconds
+                heuristic.check(done)
+                ordering += heuristic.seconds - was
+            batch = step.nodes
+            done.update(batch)
+        play(step)
         if marks is not None:
-            marks.append((step.number, time.perf_counter() - start - ordering, placing + counted[1]))
-    return differ + counted[0], placed, time.perf_counter() - start - ordering, placing + counted[1]
+            marks.append((step.number, time.perf_counter() - start - ordering, counted[2]))
+    return counted[0], counted[1], time.perf_counter() - start - ordering, counted[2]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -768,7 +881,8 @@ def _probe(size: str, snapshot, delete_drained_nodes: bool = False) -> int:
     heuristic = Heuristic(flat, build_context(flat.sim, targets, plan_options(delete_drained_nodes)).tracked,
                           list(targets))
     marks: list[tuple[int, float, float]] = []
-    differ, placed, took, placing = replay(flat, plan, list(plan.steps), delete_drained_nodes, marks, heuristic)
+    differ, placed, took, placing = replay(flat, plan, list(plan.steps), delete_drained_nodes, marks, heuristic,
+                                           rejected=True)
     _, prefix_took, prefix_placing = marks[len(prefix) - 1]
     prefix_placed = sum(e.replaced for s in prefix for e in s.evictions)
     us = 1e6 / max(prefix_placed, 1)
@@ -787,18 +901,17 @@ def _probe(size: str, snapshot, delete_drained_nodes: bool = False) -> int:
         simulated = sum(1 for stamp in stamps if stamp[0] >= last)
         kept = len({s.nodes for s in tail})
         planner_tail, flat_tail = ended - last, took - prefix_took
-        print(f"from there to the end: {len(tail)} steps in {kept} batches, {placed - prefix_placed} replacements "
-              f"placed or stranded; the planner simulated {simulated} batches (with the candidates it did not keep)")
+        print(f"from there to the end: {len(tail)} steps in {kept} batches; the planner simulated {simulated} batches "
+              f"(with the candidates it did not keep, and the worlds it rebuilt)")
         print(f"planner: {planner_tail:.2f} s, {planner_tail / max(simulated, 1) * 1e3:.1f} ms a simulated batch")
-        print(f"flat arrays, the kept batches only: {flat_tail:.2f} s, {flat_tail / kept * 1e3:.1f} ms a batch "
-              f"({took - prefix_took - (placing - prefix_placing):.2f} s besides placing)")
+        print(f"flat arrays: {flat_tail:.2f} s, {flat_tail / (kept + REJECTED[0]) * 1e3:.1f} ms a batch, for the kept "
+              f"batches and {REJECTED[0]} that the planner did not keep, played and rolled back ({REJECTED[1]} changes "
+              f"undone; {took - prefix_took - (placing - prefix_placing):.2f} s besides placing)")
     print(f"order heuristic: the planner's {ORDER_SECONDS[0]:.2f} s over {len(ORDERS)} levels (in its figures above), "
           f"flat arrays {heuristic.seconds:.2f} s over {heuristic.levels} (not in theirs); orders that differ: "
           f"{heuristic.differ}")
-    if tail:
-        projected = prefix_took + flat_tail / kept * simulated + heuristic.seconds
-        print(f"projected for every batch the planner simulated, with the order heuristic: {projected:.1f} s against "
-              f"its {last - first + planner_tail:.1f} s from its first step to its end")
+    print(f"from the first step to the end: flat arrays {took + heuristic.seconds:.1f} s with the order heuristic, "
+          f"the planner {ended - first:.1f} s")
     if heuristic.first_difference is not None:
         level, mine, planner = heuristic.first_difference
         print(f"after {level} targets: {mine} here, the planner's {planner}")

@@ -254,3 +254,73 @@ def test_a_target_that_is_its_domains_last_open_node_goes_last_as_in_the_planner
     for name in others:
         flat.cordon(name)
     assert heuristic.order(list(targets)) == planner == [second, first]
+
+
+def _state(flat):
+    """What the replay leaves of a cluster: room per node, counts per constraint, the pending."""
+    free = {r: a.copy() for r, a in flat.free.items()}
+    counts = [(c.per_node.copy(), c.per_domain.copy(), dict(c.histogram), list(c.members), c.forced)
+              for c in flat.constraints]
+    # a pending replacement by the eviction it replaces (the replay names its own replacements
+    # in the order it makes them, candidates that were rolled back included)
+    return free, counts, [(e.namespace, e.name) for _, e in flat.pending], flat.next_start, flat.walk
+
+
+@pytest.mark.parametrize("deleting", [False, True])
+def test_the_candidates_the_planner_did_not_keep_are_played_and_rolled_back(planned, deleting):
+    """Each batch the planner simulated and did not keep is played from its level's state
+    (every placement checked against the planner's) and undone: the replay then ends where
+    the replay of the kept batches alone does."""
+    import numpy as np
+
+    snapshot, _, _ = planned
+    targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
+    plan, _, _, _ = lean_probe.plan_timed(snapshot, targets, deleting)
+    kept = lean_probe.FlatCluster(snapshot)
+    _, placed, _, _ = lean_probe.replay(kept, plan, list(plan.steps), deleting)
+    both = lean_probe.FlatCluster(snapshot)
+    differ, placed_both, _, _ = lean_probe.replay(both, plan, list(plan.steps), deleting, rejected=True)
+    assert differ == 0
+    played, undone = lean_probe.REJECTED
+    assert played >= 1 and undone > 0 and placed_both > placed
+    a, b = _state(kept), _state(both)
+    assert all(np.array_equal(a[0][r], b[0][r]) for r in a[0])
+    assert len(a[1]) == len(b[1]) and all(
+        np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1]) and x[2:] == y[2:] for x, y in zip(a[1], b[1]))
+    assert a[2] == b[2] and a[3] == b[3]
+    assert (a[4] is None) == (b[4] is None) and (a[4] is None or np.array_equal(a[4], b[4]))
+
+
+def test_a_rollback_undoes_deletions_and_a_stranding(planned):
+    """mark, then the whole zone cordoned, its pods evicted and its nodes deleted (its domain
+    leaves the counts with the last one), and a replacement stranded; rollback puts every
+    array, count and list back as it was."""
+    snapshot, _, _ = planned
+    flat = lean_probe.FlatCluster(snapshot)
+    zone = sorted(n.name for n in snapshot.nodes if n.labels.get(ZONE_KEY) == lean_probe.ZONE)
+    pod = next(p for p in flat.pods.values() if p.spread and flat.node_of.get(p.key) == flat.position[zone[0]]
+               and p.owner is not None and p.owner.kind == "ReplicaSet")
+    for p in flat.pods.values():
+        if p.spread:
+            flat.prepare(p)
+    before = _state(flat)
+    cordoned, open_ = flat.cordoned.copy(), flat.open.copy()
+    saved = flat.mark()
+    at = {flat.position[name] for name in zone}
+    for name in zone:
+        flat.cordon(name)
+    for p in [p for p in flat.pods.values() if flat.node_of.get(p.key) in at]:
+        flat.move(p, flat.unbind(p), -1)
+    for name in zone:
+        flat.delete_node(name)
+    r = flat.sim.replacement_for(pod)
+    flat.strand(r, Eviction(pod.namespace, pod.name, zone[0], None, True))
+    assert flat.size == len(snapshot.nodes) - len(zone) and flat.pending
+    assert any(c.histogram != x[2] for c, x in zip(flat.constraints, before[1]))  # a domain left the counts
+    assert flat.rollback(saved) > len(zone)
+    after = _state(flat)
+    assert flat.size == len(snapshot.nodes) and flat.walk is None and flat.pending == []
+    assert flat.node_of[pod.key] == flat.position[zone[0]]
+    assert (flat.cordoned == cordoned).all() and (flat.open == open_).all()
+    assert all((before[0][r] == after[0][r]).all() for r in before[0])
+    assert all((x[0] == y[0]).all() and (x[1] == y[1]).all() and x[2:] == y[2:] for x, y in zip(before[1], after[1]))
