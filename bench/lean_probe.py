@@ -412,12 +412,10 @@ class FlatCluster:
     def _uncordon(self, i: int, k: int, was_open: bool, was_cordoned: bool) -> None:
         self.open[i], self.cordoned[k] = was_open, was_cordoned
 
-    def log_on(self, *undo) -> bool:
+    def log_on(self, *undo) -> None:
         """Log `undo` (a function and its arguments) while a candidate is played."""
         if self._log is not None:
             self._log.append(undo)
-            return True
-        return False
 
     def unbind(self, pod) -> int:
         """The node position of a counted pod from the cluster before the drain, forgotten."""
@@ -657,7 +655,7 @@ class Heuristic:
     tracked hard constraints would lose their domain's last open node with it, in how many its
     domain holds the global minimum, minus its domains' surplus over it, its name), counting
     a constraint on a node only where the node holds pods it counts. Each constraint's share
-    per target is kept, and made again only for the constraints whose counts or domains moved
+    per target is kept, and made again only for the constraints whose counts or minimum moved
     since (Constraint.version); the last open node of each domain is found once per
     partition (the constraints of one topology key and node set share their domain ids)."""
 
