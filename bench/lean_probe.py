@@ -58,7 +58,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 import numpy as np
 
@@ -71,7 +70,7 @@ from kubectl_tspread.drain.placement import (
 )
 from kubectl_tspread.drain.plan import build_context, plan_drain, resolve_targets
 from kubectl_tspread.drain.pods import DrainFlags
-from kubectl_tspread.drain.remedies import REMEDY_SEARCH_BUDGET
+from kubectl_tspread.drain.remedies import deleting_replans
 from kubectl_tspread.drain.simulate import SimCluster, _without_zone_member, round_robin, spread_key_of, zone_lists
 from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
 from kubectl_tspread.engine import filters, resources, spread
@@ -108,13 +107,12 @@ def load(size: str, cache_dir: str):
         server.server_close()
 
 
-def plan_options(delete_drained_nodes: bool = False) -> PlanOptions:
-    """The options of the plan (the CLI's defaults, remedies not verified) or of the remedy
-    re-plan that deletes the drained nodes (as remedies.py gives it)."""
+def plan_options(snapshot, targets, delete_drained_nodes: bool = False) -> PlanOptions:
+    """The options of the plan (the CLI's defaults, remedies not verified) or those remedies.py
+    gives its re-plan that deletes the drained nodes."""
     options = PlanOptions(DrainFlags(True, False, True), verify_remedies=False)
     if delete_drained_nodes:
-        options = replace(options, delete_drained_nodes=True,
-                          search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET))
+        ((_, _, options),) = deleting_replans(snapshot, targets, options)
     return options
 
 
@@ -169,7 +167,7 @@ def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
     search.Search.order = recorded_order
     try:
         start = time.perf_counter()
-        plan = plan_drain(snapshot, targets, plan_options(delete_drained_nodes))
+        plan = plan_drain(snapshot, targets, plan_options(snapshot, targets, delete_drained_nodes))
         end = time.perf_counter()
     finally:
         search.run_batch, Placer.place, steps.retry_pending = run_batch, place, retry_pending
@@ -230,12 +228,16 @@ class Constraint:
         if j < self.domains:
             was = int(self.per_domain[j])
             self.per_domain[j] = was + delta
-            h = self.histogram
-            if h[was] == 1:
-                del h[was]
-            else:
-                h[was] -= 1
-            h[was + delta] = h.get(was + delta, 0) + 1
+            self._uncount(was)
+            self.histogram[was + delta] = self.histogram.get(was + delta, 0) + 1
+
+    def _uncount(self, pods: int) -> None:
+        """One domain fewer holds `pods` matching pods."""
+        h = self.histogram
+        if h[pods] == 1:
+            del h[pods]
+        else:
+            h[pods] -= 1
 
     def without_node(self, i: int, log: list | None = None) -> None:
         """The node at `i` (its pods already moved out) is deleted: the last node of a domain
@@ -253,12 +255,8 @@ class Constraint:
         if log is not None:
             log.append((self._undelete, j, int(self.per_domain[j]), self.forced))
         low = self.minimum()
-        was, h = int(self.per_domain[j]), self.histogram
-        if h[was] == 1:
-            del h[was]
-        else:
-            h[was] -= 1
-        self.forced = sum(h.values()) < self.min_domains
+        self._uncount(int(self.per_domain[j]))
+        self.forced = sum(self.histogram.values()) < self.min_domains
         if self.minimum() != low:  # else no count any reader takes moved (the node held none)
             self.version += 1
 
@@ -715,9 +713,8 @@ class Heuristic:
             self._shares[k] = (c.version, holds, surplus)
         at = np.fromiter(map(self.index.__getitem__, remaining), dtype=np.int64, count=len(remaining))
         last = np.zeros(len(self.names), dtype=np.int64)
-        open_ = self.flat.open
+        where = np.flatnonzero(self.flat.open)  # the nodes neither cordoned nor deleted
         for c, n in self.partitions.values():
-            where = np.flatnonzero(open_)
             dom = c.domain_of.take(where)
             opened = np.bincount(dom, minlength=c.domains + 1)
             only = where[(opened.take(dom) == 1) & (dom < c.domains)]  # a domain's one open node
@@ -876,7 +873,7 @@ def _probe(size: str, snapshot, delete_drained_nodes: bool = False) -> int:
     batches = sum(1 for stamp in stamps if stamp[1] <= last)
     planner_placing = placing_after - placing_before
     flat = FlatCluster(snapshot)
-    heuristic = Heuristic(flat, build_context(flat.sim, targets, plan_options(delete_drained_nodes)).tracked,
+    heuristic = Heuristic(flat, build_context(flat.sim, targets, plan_options(snapshot, targets, delete_drained_nodes)).tracked,
                           list(targets))
     marks: list[tuple[int, float, float]] = []
     differ, placed, took, placing = replay(flat, plan, list(plan.steps), delete_drained_nodes, marks, heuristic,

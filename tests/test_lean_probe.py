@@ -196,7 +196,7 @@ def test_the_order_heuristic_on_flat_arrays_is_the_planners_at_every_level(plann
     plan, _, _, _ = lean_probe.plan_timed(snapshot, targets, deleting)
     assert len(lean_probe.ORDERS) == len(targets) and lean_probe.ORDER_SECONDS[0] > 0
     flat = lean_probe.FlatCluster(snapshot)
-    tracked = build_context(flat.sim, targets, lean_probe.plan_options(deleting)).tracked
+    tracked = build_context(flat.sim, targets, lean_probe.plan_options(snapshot, targets, deleting)).tracked
     heuristic = lean_probe.Heuristic(flat, tracked, list(targets))
     assert heuristic.hard
     differ, _, _, _ = lean_probe.replay(flat, plan, list(plan.steps), deleting, None, heuristic)
@@ -216,7 +216,8 @@ def test_an_order_the_planner_did_not_make_is_counted(planned):
             return sorted(remaining)
 
     flat = lean_probe.FlatCluster(snapshot)
-    heuristic = ByName(flat, build_context(flat.sim, targets, lean_probe.plan_options()).tracked, list(targets))
+    tracked = build_context(flat.sim, targets, lean_probe.plan_options(snapshot, targets)).tracked
+    heuristic = ByName(flat, tracked, list(targets))
     lean_probe.replay(flat, plan, list(plan.steps), False, None, heuristic)
     assert heuristic.differ > 0 and heuristic.first_difference[0] == 0
 
@@ -234,7 +235,7 @@ def test_a_target_that_is_its_domains_last_open_node_goes_last_as_in_the_planner
     zones: dict[str, list[str]] = {}
     for n in sorted(snapshot.nodes, key=lambda n: n.name):
         zones.setdefault(n.labels[ZONE_KEY], []).append(n.name)
-    options = lean_probe.plan_options()
+    options = lean_probe.plan_options(snapshot, ())  # the plan's: no target read
     (_, a), (_, b) = sorted(zones.items())[:2]
     pairs = [(x, y) for x in a for y in b] + [(y, x) for x in a for y in b]
     for targets in pairs:
