@@ -1,0 +1,135 @@
+"""bench/lean_search.py: the zone plan, and its re-plan that deletes the drained nodes, decided
+on flat arrays alone come out step for step as the planner's, and a difference is reported."""
+
+import dataclasses
+import json
+
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("numpy")
+
+from bench import lean_probe, lean_search  # noqa: E402
+from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions  # noqa: E402
+from kubectl_tspread.drain.plan import plan_drain  # noqa: E402
+from kubectl_tspread.drain.pods import DrainFlags  # noqa: E402
+from kubectl_tspread.model import ZONE_KEY  # noqa: E402
+from kubectl_tspread.options import SourceOptions  # noqa: E402
+from kubectl_tspread.snapshot import load_snapshot  # noqa: E402
+from test_acceptance_drain import clusters as random_clusters  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def clusters(tmp_path_factory):
+    cache = str(tmp_path_factory.mktemp("bench"))
+    return {size: lean_probe.load(size, cache) for size in ("tiny", "small")}
+
+
+def _planned(snapshot, deleting: bool):
+    targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
+    options = lean_probe.plan_options(snapshot, targets, deleting)
+    return options, targets, plan_drain(snapshot, targets, options)
+
+
+@pytest.mark.parametrize("size", ["tiny", "small"])
+@pytest.mark.parametrize("deleting", [False, True], ids=["plan", "deleting-replan"])
+def test_the_search_on_flat_arrays_makes_the_planners_plan(clusters, size, deleting):
+    snapshot = clusters[size]
+    options, targets, plan = _planned(snapshot, deleting)
+    lean = lean_search.LeanSearch(snapshot, targets, options)
+    found = lean.run()
+    assert lean_search.compare(lean, plan) == []
+    assert not found and not plan.safe  # a zone under nodeTaintsPolicy Ignore strands replacements
+    assert len(lean.steps) == len(plan.steps) > len(targets)  # PDB budgets split batches into steps
+    assert lean.explored == plan.explored > len(targets)  # candidates rolled back
+    assert any(s.deleted_nodes for s in lean.steps) == deleting
+    placed_nowhere = sum(node is None for s in lean.steps for _, node in s.evicted)
+    assert placed_nowhere == sum(1 for s in lean.stranded if s[2] != "PdbBlocks") > 0
+    assert lean.forced == (not deleting)  # forced.py proves the trap, except with the nodes deleted
+    safe, findings = lean.verdict(found)
+    assert (safe, findings) == lean_search.planner_verdict(plan)
+    assert {"CordonedDomainTrap", "SpreadBlocked", "PdbBlocks"} <= {code for code, _ in findings}
+
+
+def test_a_step_unlike_the_planners_is_reported(clusters):
+    snapshot = clusters["tiny"]
+    options, targets, plan = _planned(snapshot, False)
+    lean = lean_search.LeanSearch(snapshot, targets, options)
+    lean.run()
+    step = lean.steps[3]
+    key, node = next((key, node) for key, node in step.evicted if node is not None)
+    other = next(n for n in lean.flat.order if n != node)
+    moved = tuple((k, other if k == key else n) for k, n in step.evicted)
+    lean.steps[3] = dataclasses.replace(step, evicted=moved)
+    assert lean_search.compare(lean, plan) == [
+        f"step 4: evictions #{[k for k, _ in step.evicted].index(key) + 1} of {len(moved)}: "
+        f"({key!r}, {other!r}) here, the planner's ({key!r}, {node!r})"]
+    lean.steps.pop()
+    assert lean_search.compare(lean, plan)[0] == f"{len(plan.steps) - 1} steps here, the planner's {len(plan.steps)}"
+
+
+def test_the_greedy_fallback_keeps_the_least_bad_candidate(clusters, monkeypatch):
+    """Where the planner's fallback kept a later candidate than the first, the lean search
+    does too: taking the first each time comes out otherwise."""
+    snapshot = clusters["small"]
+    options, targets, plan = _planned(snapshot, False)
+    monkeypatch.setattr(lean_search, "GREEDY_CANDIDATES", 1)
+    lean = lean_search.LeanSearch(snapshot, targets, options)
+    lean.run()
+    assert lean_search.compare(lean, plan)
+
+
+def test_a_candidate_rolled_back_leaves_the_search_where_it_was(clusters):
+    snapshot = clusters["tiny"]
+    options, targets, _ = _planned(snapshot, True)
+    lean = lean_search.LeanSearch(snapshot, targets, options)
+    flat = lean.flat
+
+    def state():
+        return (sorted(lean.done), {n: [p.key for p in ps] for n, ps in lean.remaining.items()}, lean.budgets,
+                flat.sim.seq, [list(a) for a in flat.free.values()], flat.cordoned.tolist(), flat.size,
+                lean.total_excess, [c.per_domain.tolist() for c in flat.constraints], len(lean.steps),
+                {i: [p.key for p in ps] for i, ps in flat.replacements_on.items() if ps})
+
+    first = next(lean.batches(lean._todo()))
+    lean.run_batch(first)  # kept
+    before = state()
+    saved = lean.mark()
+    for batch in list(lean.batches(lean._todo()))[:4]:  # replacements adopted, nodes deleted, strandings
+        lean.run_batch(batch)
+    assert state() != before
+    lean.rollback(saved)
+    assert state() == before
+
+
+def test_main_reports_agreement(tmp_path, capsys):
+    assert lean_search.main(["--size", "tiny", "--cache-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "steps that differ: none" in out and "lean search:" in out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(case=random_clusters(), deleting=st.booleans())
+def test_random_clusters_the_lean_search_makes_the_remedy_replans_plan_and_verdict(tmp_path, case, deleting):
+    """The acceptance suite's random small clusters (zone or hostname constraints, minDomains,
+    matchLabelKeys mid-rollout, cordoned nodes, PDBs, --max-parallel 1-2): the search a remedy's
+    re-plan makes (search_budget 0), with or without the drained nodes deleted, comes out step for
+    step as the planner's, with the same stranded pods, reasons and verdict. nodeTaintsPolicy
+    Honor is outside the lean search (it refuses it)."""
+    doc, targets, parallel = case
+    assume('"Honor"' not in json.dumps(doc))
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(doc))
+    snapshot = load_snapshot(SourceOptions(from_file=(str(path),), all_namespaces=True), DRAIN_KINDS)
+    options = PlanOptions(DrainFlags(True, False, True), max_parallel=parallel, search_budget=0,
+                          verify_remedies=False, delete_drained_nodes=deleting)
+    plan = plan_drain(snapshot, targets, options)
+    lean = lean_search.LeanSearch(snapshot, targets, options)
+    found = lean.run()
+    assert lean_search.compare(lean, plan) == []
+    verdict = lean.verdict(found)
+    assert verdict == lean_search.planner_verdict(plan)
+    for code in sorted({code for code, _ in verdict[1]}) or ["safe" if verdict[0] else "no finding"]:
+        event(code)  # pytest --hypothesis-show-statistics: which findings the cases reached
