@@ -7,6 +7,8 @@ import pytest
 pytest.importorskip("numpy")
 
 from bench import lean_probe  # noqa: E402
+from kubectl_tspread.drain import lean  # noqa: E402
+from kubectl_tspread.drain.simulate import spread_key_of  # noqa: E402
 from kubectl_tspread.drain.model import Eviction  # noqa: E402
 from kubectl_tspread.model import ZONE_KEY  # noqa: E402
 
@@ -67,7 +69,7 @@ def test_the_window_judged_first_gives_the_same_placements(tmp_path_factory, mon
     from kubectl_tspread.drain import placement
 
     monkeypatch.setattr(placement, "num_feasible_to_find", lambda total, percentage=0: min(total, 5))
-    monkeypatch.setattr(lean_probe, "num_feasible_to_find", lambda total, percentage=0: min(total, 5))
+    monkeypatch.setattr(lean, "num_feasible_to_find", lambda total, percentage=0: min(total, 5))
     windows = []
     feasible = lean_probe.FlatCluster._feasible
 
@@ -123,7 +125,7 @@ def test_a_deleted_node_leaves_the_walk_and_the_counts_as_in_the_planner(planned
     for p in pods:
         if p.node_name in gone:
             continue
-        hard, soft = flat._templates[(p.namespace, lean_probe.spread_key_of(p))]
+        hard, soft = flat._templates[(p.namespace, spread_key_of(p))]
         for c, cs in zip(hard + soft, [cs for cs in sim.spread_state(p).constraints if cs.constraint.hard]
                          + [cs for cs in sim.spread_state(p).constraints if not cs.constraint.hard]):
             assert (c.minimum(), max(c.histogram, default=0) - c.minimum()) == (cs.global_min, cs.skew)

@@ -1,5 +1,6 @@
-"""bench/lean_search.py: the zone plan, and its re-plan that deletes the drained nodes, decided
-on flat arrays alone come out step for step as the planner's, and a difference is reported."""
+"""kubectl_tspread/drain/lean.py through bench/lean_search.py: the zone plan, and its re-plan that
+deletes the drained nodes, decided on flat arrays alone come out step for step as the planner's,
+with the same strandings and verdict, and a difference is reported."""
 
 import dataclasses
 import json
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 pytest.importorskip("numpy")
 
 from bench import lean_probe, lean_search  # noqa: E402
+from kubectl_tspread.drain import lean as lean_module  # noqa: E402
 from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions  # noqa: E402
 from kubectl_tspread.drain.plan import plan_drain  # noqa: E402
 from kubectl_tspread.drain.pods import DrainFlags  # noqa: E402
@@ -37,7 +39,7 @@ def _planned(snapshot, deleting: bool):
 def test_the_search_on_flat_arrays_makes_the_planners_plan(clusters, size, deleting):
     snapshot = clusters[size]
     options, targets, plan = _planned(snapshot, deleting)
-    lean = lean_search.LeanSearch(snapshot, targets, options)
+    lean = lean_search.lean_for(snapshot, targets, options)
     found = lean.run()
     assert lean_search.compare(lean, plan) == []
     assert not found and not plan.safe  # a zone under nodeTaintsPolicy Ignore strands replacements
@@ -55,7 +57,7 @@ def test_the_search_on_flat_arrays_makes_the_planners_plan(clusters, size, delet
 def test_a_step_unlike_the_planners_is_reported(clusters):
     snapshot = clusters["tiny"]
     options, targets, plan = _planned(snapshot, False)
-    lean = lean_search.LeanSearch(snapshot, targets, options)
+    lean = lean_search.lean_for(snapshot, targets, options)
     lean.run()
     step = lean.steps[3]
     key, node = next((key, node) for key, node in step.evicted if node is not None)
@@ -74,8 +76,8 @@ def test_the_greedy_fallback_keeps_the_least_bad_candidate(clusters, monkeypatch
     does too: taking the first each time comes out otherwise."""
     snapshot = clusters["small"]
     options, targets, plan = _planned(snapshot, False)
-    monkeypatch.setattr(lean_search, "GREEDY_CANDIDATES", 1)
-    lean = lean_search.LeanSearch(snapshot, targets, options)
+    monkeypatch.setattr(lean_module, "GREEDY_CANDIDATES", 1)
+    lean = lean_search.lean_for(snapshot, targets, options)
     lean.run()
     assert lean_search.compare(lean, plan)
 
@@ -83,7 +85,7 @@ def test_the_greedy_fallback_keeps_the_least_bad_candidate(clusters, monkeypatch
 def test_a_candidate_rolled_back_leaves_the_search_where_it_was(clusters):
     snapshot = clusters["tiny"]
     options, targets, _ = _planned(snapshot, True)
-    lean = lean_search.LeanSearch(snapshot, targets, options)
+    lean = lean_search.lean_for(snapshot, targets, options)
     flat = lean.flat
 
     def state():
@@ -126,7 +128,7 @@ def test_random_clusters_the_lean_search_makes_the_remedy_replans_plan_and_verdi
     options = PlanOptions(DrainFlags(True, False, True), max_parallel=parallel, search_budget=0,
                           verify_remedies=False, delete_drained_nodes=deleting)
     plan = plan_drain(snapshot, targets, options)
-    lean = lean_search.LeanSearch(snapshot, targets, options)
+    lean = lean_search.lean_for(snapshot, targets, options)
     found = lean.run()
     assert lean_search.compare(lean, plan) == []
     verdict = lean.verdict(found)
