@@ -4,6 +4,7 @@ with the same strandings and verdict, and a difference is reported."""
 
 import dataclasses
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
@@ -12,11 +13,15 @@ from hypothesis import strategies as st
 pytest.importorskip("numpy")
 
 from bench import lean_probe, lean_search  # noqa: E402
+from conftest import make_constraint, make_snapshot  # noqa: E402
+from drain_builders import nodes_in, web  # noqa: E402
 from kubectl_tspread.drain import lean as lean_module  # noqa: E402
+from kubectl_tspread.drain import plan as plan_module  # noqa: E402
 from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions  # noqa: E402
 from kubectl_tspread.drain.plan import plan_drain  # noqa: E402
 from kubectl_tspread.drain.pods import DrainFlags  # noqa: E402
-from kubectl_tspread.model import ZONE_KEY  # noqa: E402
+from kubectl_tspread.labels import Selector  # noqa: E402
+from kubectl_tspread.model import HOSTNAME_KEY, ZONE_KEY, PodAffinityTerm  # noqa: E402
 from kubectl_tspread.options import SourceOptions  # noqa: E402
 from kubectl_tspread.snapshot import load_snapshot  # noqa: E402
 from test_acceptance_drain import clusters as random_clusters  # noqa: E402
@@ -135,3 +140,72 @@ def test_random_clusters_the_lean_search_makes_the_remedy_replans_plan_and_verdi
     assert verdict == lean_search.planner_verdict(plan)
     for code in sorted({code for code, _ in verdict[1]}) or ["safe" if verdict[0] else "no finding"]:
         event(code)  # pytest --hypothesis-show-statistics: which findings the cases reached
+
+
+def _with_remedies(snapshot, targets, parallel=1):
+    return plan_drain(snapshot, targets, PlanOptions(DrainFlags(True, False, True), max_parallel=parallel))
+
+
+@pytest.mark.parametrize("fork", ["0", "1"], ids=["forked", "in-process"])
+def test_the_remedy_replan_that_deletes_nodes_is_answered_by_the_lean_search(clusters, monkeypatch, fork):
+    """plan_drain's remedies: the re-plan that deletes the drained nodes is the lean search's
+    (counted), and the plan with its findings and verified remedies is the one the planner's own
+    re-plans give."""
+    monkeypatch.setenv("TSPREAD_NO_FORK", fork)
+    snapshot = clusters["small"]
+    targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
+    calls = []
+    answer = lean_module.deleting_replan_verdict
+
+    def counted(*args, **kw):
+        calls.append(os.getpid())
+        return answer(*args, **kw)
+
+    monkeypatch.setattr(lean_module, "deleting_replan_verdict", counted)
+    with_lean = _with_remedies(snapshot, targets)
+    if fork == "1":
+        assert calls == [os.getpid()]  # in this process: the re-plan's verdict was the lean search's
+    monkeypatch.setattr(plan_module, "LEAN_REPLANS", False)
+    without = _with_remedies(snapshot, targets)
+    assert with_lean == without
+    deleting = [r for f in with_lean.findings for r in f.remedies if r.action == "DeleteDrainedNodes"]
+    assert deleting and all(r.verified for r in deleting)
+
+
+def test_a_cluster_the_lean_search_does_not_cover_is_replanned_by_the_planner(monkeypatch):
+    """Pod anti-affinity is outside the lean search: the planner re-plans, and the remedy is
+    still verified."""
+    monkeypatch.setenv("TSPREAD_NO_FORK", "1")
+    nodes = nodes_in({"a": 2, "b": 1, "c": 1})
+    pods = web({"a1": 1, "a2": 1, "b1": 1, "c1": 1}, [make_constraint(ZONE_KEY, 1)],
+               pod_anti_affinity=(PodAffinityTerm(Selector.from_api({"matchLabels": {"app": "other"}}),
+                                                  HOSTNAME_KEY),))
+    snapshot = make_snapshot(nodes, pods)
+    with pytest.raises(lean_module.Unsupported, match="affinity"):
+        lean_module.deleting_replan_verdict(snapshot, ["a1", "a2"], PlanOptions(delete_drained_nodes=True,
+                                                                               search_budget=0))
+    monkeypatch.setattr(plan_module, "LEAN_REPLANS", False)
+    without = _with_remedies(snapshot, ["a1", "a2"])
+    monkeypatch.setattr(plan_module, "LEAN_REPLANS", True)
+    assert _with_remedies(snapshot, ["a1", "a2"]) == without
+    assert not without.safe and any(r.action == "DeleteDrainedNodes" and r.verified
+                                    for f in without.findings for r in f.remedies)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(case=random_clusters())
+def test_random_clusters_plans_with_remedies_are_the_same_with_the_lean_replans(tmp_path, monkeypatch, case):
+    """The acceptance suite's random clusters planned with remedies verified: the same plan,
+    findings and remedies whether the lean search or the planner answers the re-plan that
+    deletes the drained nodes."""
+    doc, targets, parallel = case
+    monkeypatch.setenv("TSPREAD_NO_FORK", "1")
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(doc))
+    snapshot = load_snapshot(SourceOptions(from_file=(str(path),), all_namespaces=True), DRAIN_KINDS)
+    monkeypatch.setattr(plan_module, "LEAN_REPLANS", True)
+    with_lean = _with_remedies(snapshot, targets, parallel)
+    monkeypatch.setattr(plan_module, "LEAN_REPLANS", False)
+    assert _with_remedies(snapshot, targets, parallel) == with_lean
+    event("unsafe" if not with_lean.safe else "safe")
