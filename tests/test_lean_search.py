@@ -21,7 +21,7 @@ from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions  # noqa: E402
 from kubectl_tspread.drain.plan import plan_drain  # noqa: E402
 from kubectl_tspread.drain.pods import DrainFlags  # noqa: E402
 from kubectl_tspread.labels import Selector  # noqa: E402
-from kubectl_tspread.model import HOSTNAME_KEY, ZONE_KEY, PodAffinityTerm  # noqa: E402
+from kubectl_tspread.model import HOSTNAME_KEY, ZONE_KEY, HostPort, PodAffinityTerm  # noqa: E402
 from kubectl_tspread.options import SourceOptions  # noqa: E402
 from kubectl_tspread.snapshot import load_snapshot  # noqa: E402
 from test_acceptance_drain import clusters as random_clusters  # noqa: E402
@@ -172,23 +172,36 @@ def test_the_remedy_replan_that_deletes_nodes_is_answered_by_the_lean_search(clu
     assert deleting and all(r.verified for r in deleting)
 
 
-def test_a_cluster_the_lean_search_does_not_cover_is_replanned_by_the_planner(monkeypatch):
-    """Pod anti-affinity is outside the lean search: the planner re-plans, and the remedy is
-    still verified."""
+UNCOVERED = {
+    "affinity": dict(pod_anti_affinity=(PodAffinityTerm(Selector.from_api({"matchLabels": {"app": "other"}}),
+                                                        HOSTNAME_KEY),)),
+    "host ports": dict(host_ports=(HostPort(8080),)),
+    "resource": dict(requests={"example.com/dongle": 1}),
+    "Honor": dict(spread=(make_constraint(ZONE_KEY, 1),
+                          make_constraint(HOSTNAME_KEY, 5, node_taints_policy="Honor"))),
+}
+
+
+@pytest.mark.parametrize("what", list(UNCOVERED))
+def test_a_cluster_the_lean_search_does_not_cover_is_replanned_by_the_planner(monkeypatch, what):
+    """Pod anti-affinity, host ports, a resource its arrays do not track, nodeTaintsPolicy
+    Honor: the lean search says so, and the planner re-plans (zone a drained under Ignore is a
+    trap whatever else the pods have, and deleting its nodes is verified to clear it)."""
     monkeypatch.setenv("TSPREAD_NO_FORK", "1")
-    nodes = nodes_in({"a": 2, "b": 1, "c": 1})
-    pods = web({"a1": 1, "a2": 1, "b1": 1, "c1": 1}, [make_constraint(ZONE_KEY, 1)],
-               pod_anti_affinity=(PodAffinityTerm(Selector.from_api({"matchLabels": {"app": "other"}}),
-                                                  HOSTNAME_KEY),))
-    snapshot = make_snapshot(nodes, pods)
-    with pytest.raises(lean_module.Unsupported, match="affinity"):
+    nodes = nodes_in({"a": 2, "b": 2, "c": 2})
+    for n in nodes:
+        n.allocatable["example.com/dongle"] = 4
+    kw = dict(UNCOVERED[what])
+    spread = kw.pop("spread", (make_constraint(ZONE_KEY, 1),))
+    snapshot = make_snapshot(nodes, web({"a1": 1, "a2": 1, "b1": 1, "c1": 1}, spread, **kw))
+    with pytest.raises(lean_module.Unsupported):
         lean_module.deleting_replan_verdict(snapshot, ["a1", "a2"], PlanOptions(delete_drained_nodes=True,
                                                                                search_budget=0))
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", False)
     without = _with_remedies(snapshot, ["a1", "a2"])
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", True)
     assert _with_remedies(snapshot, ["a1", "a2"]) == without
-    assert not without.safe and any(r.action == "DeleteDrainedNodes" and r.verified
+    assert not without.safe and any(r.action == "DeleteDrainedNodes" and r.verified and r.makes_safe
                                     for f in without.findings for r in f.remedies)
 
 

@@ -18,9 +18,10 @@ all remedies._clears reads). bench/lean_search.py and tests/test_lean_search.py 
 the planner, step by step and verdict by verdict.
 
 It covers what a big drain meets, and raises Unsupported for the rest (the planner plans it):
-pods with pod (anti-)affinity or PreFilter outcomes, nodeTaintsPolicy Honor, a search with a
-backtracking allowance (search_budget above 0) unless forced.py proved that no order is safe.
-It needs numpy.
+pods with pod (anti-)affinity, PreFilter outcomes, host ports, volume claims or requests of
+other resources than cpu, memory, ephemeral-storage and pods; nodeTaintsPolicy Honor; a search
+with a backtracking allowance (search_budget above 0) unless forced.py proved that no order is
+safe. It needs numpy.
 """
 
 from __future__ import annotations
@@ -213,7 +214,15 @@ class FlatCluster:
         self.stuck: dict = {}  # template -> (freed, its hard constraints' versions) when it found no node
 
     def prepare(self, pod) -> None:
-        """Read the planner's filter verdicts and spread state for a pod like `pod`, once."""
+        """Read the planner's filter verdicts and spread state for a pod like `pod`, once. The
+        verdicts are those of the cluster before the drain, the cordons applied as a mask: the
+        filters that read the pods on a node besides their requests (NodePorts, the volume
+        filters) are outside the lean search, and so are requests of resources the planner's
+        arrays do not track (vector.fits_fast_path)."""
+        if pod.host_ports or any(v.pvc for v in pod.volumes):
+            raise Unsupported("a pod with host ports or volume claims")
+        if not vector.fits_fast_path(pod):
+            raise Unsupported("a pod requesting a resource besides cpu, memory, ephemeral-storage and pods")
         shape, shape_id, key = keys_of(pod)
         if shape_id not in self._shapes:
             cycle = self.placer._cycle(self.sim, key, pod, self.sim.spread_state(pod))
