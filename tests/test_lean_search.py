@@ -222,3 +222,34 @@ def test_random_clusters_plans_with_remedies_are_the_same_with_the_lean_replans(
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", False)
     assert _with_remedies(snapshot, targets, parallel) == with_lean
     event("unsafe" if not with_lean.safe else "safe")
+
+
+@pytest.mark.parametrize("fault", ["no numpy", "a fault of its own"])
+def test_the_planner_replans_when_the_lean_search_cannot(monkeypatch, fault):
+    """Without numpy, or should the lean search fail, the planner re-plans and the plan is the same."""
+    monkeypatch.setenv("TSPREAD_NO_FORK", "1")
+    snapshot = make_snapshot(nodes_in({"a": 2, "b": 2, "c": 2}),
+                             web({"a1": 1, "a2": 1, "b1": 1, "c1": 1}, (make_constraint(ZONE_KEY, 1),)))
+    targets = ["a1", "a2"]
+    calls = []
+    answer = lean_module.deleting_replan_verdict
+
+    def counted(*args, **kw):
+        calls.append(1)
+        return answer(*args, **kw)
+
+    monkeypatch.setattr(lean_module, "deleting_replan_verdict", counted)
+    expected = _with_remedies(snapshot, targets)
+    assert calls == [1]
+    if fault == "no numpy":
+        monkeypatch.setattr(lean_module, "np", None)
+        with pytest.raises(lean_module.Unsupported, match="numpy"):
+            answer(snapshot, targets, PlanOptions(delete_drained_nodes=True, search_budget=0))
+    else:
+        def broken(self):
+            raise IndexError("a fault")
+
+        monkeypatch.setattr(lean_module.LeanSearch, "run", broken)
+    assert _with_remedies(snapshot, targets) == expected
+    assert calls == [1, 1]  # asked, and the planner answered
+    assert any(r.action == "DeleteDrainedNodes" and r.verified for f in expected.findings for r in f.remedies)
