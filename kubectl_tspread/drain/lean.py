@@ -54,6 +54,12 @@ except ImportError:  # pragma: no cover - the pure-Python archive
     np = None  # type: ignore[assignment]
 
 
+# Constraint.version: drawn from one sequence, so that no two states ever share a number (a
+# rollback puts back the numbers of the state it returns to; what a candidate then moves gets
+# new ones, never those of a state that was rolled back)
+_VERSIONS = itertools.count(1)
+
+
 class Unsupported(Exception):
     """A cluster or plan the lean search does not cover: the planner's to plan."""
 
@@ -89,13 +95,13 @@ class Constraint:
         self.members = np.bincount(self.domain_of, minlength=len(values) + 1).tolist()
         # moved at every change of a count or of the minimum (what FlatCluster._still_stuck and
         # Heuristic read: a node deleted without pods changes neither, unless the minimum)
-        self.version = 0
+        self.version = next(_VERSIONS)
 
     def minimum(self) -> int:
         return 0 if self.forced or not self.histogram else min(self.histogram)
 
     def move(self, i: int, delta: int) -> None:
-        self.version += 1
+        self.version = next(_VERSIONS)
         self.per_node[i] += delta
         j = self.domain_of[i]
         if j < self.domains:
@@ -131,7 +137,7 @@ class Constraint:
         self._uncount(int(self.per_domain[j]))
         self.forced = sum(self.histogram.values()) < self.min_domains
         if self.minimum() != low:  # else no count any reader takes moved (the node held none)
-            self.version += 1
+            self.version = next(_VERSIONS)
 
     def _undelete(self, j: int, was: int | None, forced: bool) -> None:
         self.members[j] += 1
@@ -166,7 +172,7 @@ class FlatCluster:
         # room away (World.note_stuck's reasoning)
         self.stamp = self.freed = 0
         self._walked: dict[int, tuple] = {}  # id(array by position) -> (it, in walk order)
-        # while a candidate the planner did not keep is played (mark): how to undo each change,
+        # while a candidate that may not be kept is played (mark): how to undo each change,
         # in order (rollback); None otherwise
         self._log: list | None = None
         self.replacements_on: dict[int, list] = {}  # node position -> replacements bound there, in order
@@ -208,7 +214,7 @@ class FlatCluster:
         self.moved: dict[int, Constraint] = {}
         self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
         # stranded replacements, retried at each step as the planner does (steps.retry_pending)
-        self.pending: list[tuple] = []  # (replacement, the plan's Eviction it replaces), in stranding order
+        self.pending: list[tuple] = []  # (replacement, what it replaces: the caller's), in stranding order
         self.first_pending: dict = {}  # template -> the index of its first replacement in `pending`
         self.failed: dict = {}  # template -> the stamp it found no node at
         self.stuck: dict = {}  # template -> (freed, its hard constraints' versions) when it found no node
@@ -395,10 +401,10 @@ class FlatCluster:
         self.moved.clear()
         return out
 
-    def strand(self, pod, eviction) -> None:
+    def strand(self, pod, replaced) -> None:
         """`pod` found no node: it waits among the pending ones (World.add_pending)."""
         self.first_pending.setdefault(template_of(pod), len(self.pending))
-        self.pending.append((pod, eviction))
+        self.pending.append((pod, replaced))
         self._note_stuck(pod)
 
     def _note_stuck(self, pod) -> None:
@@ -425,8 +431,8 @@ class FlatCluster:
     def retry_pending(self, decide: Callable) -> list[tuple]:
         """The planner's retry of the pending replacements as a step starts (steps.retry_pending):
         the first of each template in pending order until one binds, then every one after it.
-        `decide(pod, eviction, position or None)` gives the position to bind it to (or None);
-        returns (pod, eviction, position) of those bound."""
+        `decide(pod, replaced, position or None)` gives the position to bind it to (or None);
+        returns (pod, replaced, position) of those bound."""
         pending = self.pending
         for k in sorted(self.first_pending.values()):
             pod, e = pending[k]
@@ -596,7 +602,8 @@ class Heuristic:
 
 @dataclass
 class LeanStep:
-    """What the comparison reads of a step: the planner's Step has the same fields and more."""
+    """A step as the lean search keeps it: what its verdict and bench/lean_search.py's comparison
+    with the planner's Step read."""
 
     number: int
     nodes: tuple[str, ...]
@@ -666,9 +673,9 @@ class LeanSearch:
                     flat.prepare(flat.sim.replacement_for(d.pod))
         flat.sim.seq = seq
         self.settled: list[tuple[str, str | None]] = []
-        self._settle(snapshot)
+        self._settle()
 
-    def _settle(self, snapshot) -> None:
+    def _settle(self) -> None:
         """plan._settle: the Pending pods of the affected workloads placed first."""
         flat, ctx = self.flat, self.ctx
         affected = {w for w in ctx.workload_of.values() if w}
