@@ -183,6 +183,23 @@ class FlatCluster(lean.FlatCluster):
     def __init__(self, snapshot):
         super().__init__(snapshot)
         self.on_node: dict[tuple[str, str, str], list] = {}
+        self.moved: dict[int, lean.Constraint] = {}  # the constraints a step moved (end_step)
+
+    def move(self, pod, i: int, delta: int) -> None:
+        super().move(pod, i, delta)
+        for c in self._counting_constraints(pod):
+            self.moved[id(c)] = c
+
+    def end_step(self) -> list[tuple[int, int]]:
+        """Terminating pods are gone; (minimum, skew) of each constraint the step moved: the
+        probe's stand-in for the planner's judge."""
+        self.settle()
+        out = []
+        for c in self.moved.values():
+            low = c.minimum()
+            out.append((low, max(c.histogram, default=0) - low))
+        self.moved.clear()
+        return out
 
     def bind(self, pod, i: int) -> None:
         super().bind(pod, i)

@@ -55,10 +55,9 @@ def compare(lean: LeanSearch, plan) -> list[str]:
         out.append(f"{len(lean.steps)} steps here, the planner's {len(plan.steps)}")
     for mine, theirs in zip(lean.steps, plan.steps):
         want = tuple((f"{e.namespace}/{e.name}", e.predicted_node if e.replaced else None) for e in theirs.evictions)
-        got = tuple((key, node) for key, node in mine.evicted)
         for what, a, b in (("nodes", mine.nodes, theirs.nodes), ("cordons", mine.cordon, theirs.cordon),
                            ("deleted nodes", mine.deleted_nodes, tuple(theirs.deleted_nodes)),
-                           ("evictions", got, want), ("safe", mine.safe, theirs.safe)):
+                           ("evictions", mine.evicted, want), ("safe", mine.safe, theirs.safe)):
             if a != b:
                 out.append(f"step {mine.number}: {what} {_first_difference(a, b)}")
         if len(out) >= 5:

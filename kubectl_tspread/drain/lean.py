@@ -211,7 +211,6 @@ class FlatCluster:
         self._partitions: dict[bytes, np.ndarray] = {}
         self._counting: dict[tuple[str, int], tuple] = {}  # labels held: their id stays theirs
         self.constraints: list[Constraint] = []
-        self.moved: dict[int, Constraint] = {}
         self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
         # stranded replacements, retried at each step as the planner does (steps.retry_pending)
         self.pending: list[tuple] = []  # (replacement, what it replaces: the caller's), in stranding order
@@ -286,7 +285,6 @@ class FlatCluster:
             self._log.append((self.move, pod, i, -delta))
         self._use(pod, i, -delta)
         for c in self._counting_constraints(pod):
-            self.moved[id(c)] = c
             c.move(i, delta)
 
     def cordon(self, name: str) -> None:
@@ -390,16 +388,6 @@ class FlatCluster:
         self._zones, self.walk, self.slot, self.free = zones, walk, slot, free
         self.score_free, self.score_divisor, self.cordoned, self.rank = score_free, score_divisor, cordoned, rank
         self._walked, self._size = walked, size
-
-    def end_step(self) -> list[tuple[int, int]]:
-        """Terminating pods are gone; (minimum, skew) of each constraint the step moved."""
-        self.settle()
-        out = []
-        for c in self.moved.values():
-            low = c.minimum()
-            out.append((low, max(c.histogram, default=0) - low))
-        self.moved.clear()
-        return out
 
     def strand(self, pod, replaced) -> None:
         """`pod` found no node: it waits among the pending ones (World.add_pending)."""
@@ -672,7 +660,6 @@ class LeanSearch:
                 if d.action == EVICT:
                     flat.prepare(flat.sim.replacement_for(d.pod))
         flat.sim.seq = seq
-        self.settled: list[tuple[str, str | None]] = []
         self._settle()
 
     def _settle(self) -> None:
@@ -688,7 +675,6 @@ class LeanSearch:
             if i is not None:
                 flat.move(p, i, +1)
                 flat.node_of[p.key] = i
-            self.settled.append((p.key, flat.order[i] if i is not None else None))
 
     # -- the search (search.Search.run, _dfs without backtracking, _greedy) --------------------
 
@@ -889,7 +875,7 @@ class LeanSearch:
         if first and any(n in self.blocked_nodes for n in batch):
             safe = False
         self.budgets.next_step()
-        flat.end_step()
+        flat.settle()  # the step's evicted pods are gone
         self.steps.append(LeanStep(number, tuple(batch), tuple(cordon),
                                    tuple((p.key, placed.get(p.key)) for p, _ in evicted), tuple(deleted), safe,
                                    excess, frozenset(self.exceeded.values()) if excess else frozenset()))
