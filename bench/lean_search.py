@@ -1,6 +1,6 @@
-"""The lean search (kubectl_tspread/drain/lean.py) against the planner: the zone plan, or its
-re-plan that deletes the drained nodes, made both ways and compared step by step, stranding by
-stranding and verdict by verdict, with both times.
+"""The lean search (kubectl_tspread/drain/lean.py) against the planner: the zone plan, its re-plan
+that deletes the drained nodes, or its re-plan under nodeTaintsPolicy Honor, made both ways and
+compared step by step, stranding by stranding and verdict by verdict, with both times.
 
 bench/lean_probe.py replays the planner's own batches on flat arrays. The lean search decides
 on them alone: the order heuristic, the candidate batches, each candidate played with the
@@ -18,7 +18,7 @@ objects (a step's constraints after it, the evictions' accepting nodes, the PDB 
 stranded pods' numbers): the planner's time includes them.
 
     .venv/bin/python -m bench.lean_search [--size tiny|small|large] [--cache-dir bench-out]
-                                          [--delete-drained-nodes]
+                                          [--delete-drained-nodes | --honor-taints]
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import sys
 import time
 
 from bench.lean_probe import ZONE, load, plan_options
-from kubectl_tspread.drain.forced import forced_harm
-from kubectl_tspread.drain.lean import LeanSearch, Unsupported
+from kubectl_tspread.drain.lean import LeanSearch, Unsupported, forced_proof
 from kubectl_tspread.drain.model import INFO
-from kubectl_tspread.drain.plan import _new_world, _settle, plan_drain, resolve_targets
+from kubectl_tspread.drain.plan import plan_drain, resolve_targets
+from kubectl_tspread.drain.remedies import HONOR_TAINTS, first_replan_actions
 from kubectl_tspread.model import ZONE_KEY
 
 
@@ -41,11 +41,15 @@ def lean_for(snapshot, targets, options) -> LeanSearch:
     return LeanSearch(snapshot, targets, options, forced=bool(forced_proof(snapshot, targets, options)))
 
 
-def forced_proof(snapshot, targets, options) -> list:
-    """forced.py's proof on the planner's own root world (its cluster, not the lean one)."""
-    ctx, world = _new_world(snapshot, targets, options)
-    _settle(ctx, world)
-    return forced_harm(ctx, world)
+def honor_replan(snapshot, targets, options):
+    """(edited snapshot, options) of the HonorTaints remedy re-plan remedies.py makes first for
+    the plan's findings: the first stranded workload's constraints of the refusing key under
+    nodeTaintsPolicy Honor."""
+    plan = plan_drain(snapshot, targets, options)
+    for _, action, snap, opts in first_replan_actions(snapshot, targets, options, plan, plan.findings):
+        if action == HONOR_TAINTS:
+            return snap(), opts
+    raise SystemExit("error: the plan's findings ask for no HonorTaints re-plan")
 
 
 def compare(lean: LeanSearch, plan) -> list[str]:
@@ -91,12 +95,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", default="small", choices=("tiny", "small", "large"))
     ap.add_argument("--cache-dir", default="bench-out")
-    ap.add_argument("--delete-drained-nodes", action="store_true",
-                    help="plan the remedy re-plan that deletes each drained node once it is empty")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--delete-drained-nodes", action="store_true",
+                       help="plan the remedy re-plan that deletes each drained node once it is empty")
+    which.add_argument("--honor-taints", action="store_true",
+                       help="plan the remedy re-plan that sets nodeTaintsPolicy Honor on the constraints of the "
+                            "plan's first stranded workload (found by planning the zone first, untimed)")
     args = ap.parse_args(argv)
     snapshot = load(args.size, args.cache_dir)
     targets = resolve_targets(snapshot, (), None, (ZONE_KEY, ZONE))
     options = plan_options(snapshot, targets, args.delete_drained_nodes)
+    if args.honor_taints:
+        snapshot, options = honor_replan(snapshot, targets, options)
     gc.collect()
     gc.disable()  # as the tool plans (gcpause)
     try:
@@ -116,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         took = time.perf_counter() - began
     finally:
         gc.enable()
-    what = "the re-plan that deletes the drained nodes" if args.delete_drained_nodes else "the plan"
+    what = ("the re-plan that deletes the drained nodes" if args.delete_drained_nodes else
+            "the re-plan under nodeTaintsPolicy Honor" if args.honor_taints else "the plan")
     print(f"{args.size} cluster, {ZONE} of {len(targets)} nodes, {what}: {len(plan.steps)} steps, "
           f"{plan.explored} candidates simulated, {len(plan.stranded)} stranded")
     print(f"planner: {planner:.2f} s (its context and report objects included); lean search: {built + took:.2f} s, "

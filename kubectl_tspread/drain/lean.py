@@ -10,18 +10,19 @@ batch the search does not keep is rolled back through an undo log of its changes
 What it decides is the planner's, step for step: the order heuristic (Search.order), the
 candidate batches, PDB budgets in waves, cordons, evictions, the drained nodes deleted,
 placements (the scheduler's walk from its rotating start, judged over a window first, Filter
-and Score as drain/vector.py has them), stranded replacements retried at later steps, the
-judge of the tracked DoNotSchedule constraints, the depth-first search without backtracking and
-the greedy fallback. It builds no report: what it answers is a remedy re-plan's verdict
-(parallel.Verdict: whether the plan is safe, and each finding's code and workload, which is
-all remedies._clears reads). bench/lean_search.py and tests/test_lean_search.py compare it with
-the planner, step by step and verdict by verdict.
+and Score as drain/vector.py has them; evicted pods hold their room until the step ends, and
+pods that tolerate the cordon may go to cordoned nodes), stranded replacements retried at later
+steps, nodeTaintsPolicy Honor (a cordoned node leaves the domains of the templates that do not
+tolerate it, its pods with it), the judge of the tracked DoNotSchedule constraints, the
+depth-first search without backtracking and the greedy fallback. It builds no report: what it
+answers is a remedy re-plan's verdict (parallel.Verdict: whether the plan is safe, and each
+finding's code and workload, which is all remedies._clears reads). bench/lean_search.py and
+tests/test_lean_search.py compare it with the planner, step by step and verdict by verdict.
 
 It covers what a big drain meets, and raises Unsupported for the rest (the planner plans it):
 pods with pod (anti-)affinity, PreFilter outcomes, host ports, volume claims or requests of
-other resources than cpu, memory, ephemeral-storage and pods; nodeTaintsPolicy Honor; a search
-with a backtracking allowance (search_budget above 0) unless forced.py proved that no order is
-safe. It needs numpy.
+other resources than cpu, memory, ephemeral-storage and pods; a search with a backtracking
+allowance (search_budget above 0) unless forced.py proved that no order is safe. It needs numpy.
 """
 
 from __future__ import annotations
@@ -40,12 +41,14 @@ from kubectl_tspread.drain.model import (
 from kubectl_tspread.drain.placement import (
     LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, keys_of, num_feasible_to_find, template_of,
 )
-from kubectl_tspread.drain.plan import build_context, workload_ref
+from kubectl_tspread.drain.forced import forced_harm
+from kubectl_tspread.drain.plan import _new_world, _settle, build_context, workload_ref
 from kubectl_tspread.drain.pods import EVICT, REFUSE, SKIP
 from kubectl_tspread.drain.search import BACKTRACK_FLOOR, DFS_CANDIDATES, GREEDY_CANDIDATES, zone_key
 from kubectl_tspread.drain.simulate import SimCluster, _without_zone_member, round_robin, spread_key_of, zone_lists
 from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
 from kubectl_tspread.engine import filters, resources, spread
+from kubectl_tspread.engine.nodematch import untolerated_taint
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, Snapshot
 
 try:  # optional, as for drain/vector.py: without it the planner plans everything
@@ -58,6 +61,9 @@ except ImportError:  # pragma: no cover - the pure-Python archive
 # rollback puts back the numbers of the state it returns to; what a candidate then moves gets
 # new ones, never those of a state that was rolled back)
 _VERSIONS = itertools.count(1)
+# FlatCluster.walked's copies kept at most: a cordon under nodeTaintsPolicy Honor makes new
+# domain arrays, each walked again once nodes are deleted
+WALKED_KEPT = 256
 
 
 class Unsupported(Exception):
@@ -69,10 +75,13 @@ class Constraint:
     id: no domain), matching pods per domain and per node, and the count histogram."""
 
     __slots__ = ("state", "hard", "max_skew", "self_match", "forced", "min_domains", "hostname", "domains",
-                 "domain_of", "per_domain", "per_node", "histogram", "members", "version")
+                 "domain_of", "per_domain", "per_node", "histogram", "members", "version", "honor", "tolerations")
 
-    def __init__(self, cs: spread.ConstraintState, position: dict[str, int]):
+    def __init__(self, cs: spread.ConstraintState, position: dict[str, int], tolerations: tuple = ()):
         values = list(cs.domains.keys())
+        # nodeTaintsPolicy Honor: a node whose taints the template does not tolerate makes no
+        # domain (the cluster's before the drain are in `cs`; a cordon's: leave)
+        self.honor, self.tolerations = cs.constraint.node_taints_policy == HONOR, tolerations
         ids = {v: j for j, v in enumerate(values)}
         self.state, self.hard = cs, cs.constraint.hard
         self.max_skew, self.self_match, self.forced = cs.constraint.max_skew, cs.self_match, cs.min_forced_zero
@@ -138,6 +147,33 @@ class Constraint:
         self.forced = sum(self.histogram.values()) < self.min_domains
         if self.minimum() != low:  # else no count any reader takes moved (the node held none)
             self.version = next(_VERSIONS)
+
+    def leave(self, i: int, domain_of, log: list | None = None) -> None:
+        """The node at `i` leaves the domains with its pods on it (cordoned under
+        nodeTaintsPolicy Honor, by a template that does not tolerate the cordon): they no
+        longer count in its domain, only on the node (counts.without_node), and the last node
+        of a domain takes the domain out of the histogram. `domain_of` is the domain array
+        to read from now (the caller's copy without the node). `log` is told how to undo it."""
+        j = int(self.domain_of[i])
+        if log is not None:
+            log.append((self._rejoin, self.domain_of, j, int(self.per_domain[j]), dict(self.histogram), self.forced))
+        self.domain_of = domain_of
+        leaving, was = int(self.per_node[i]), int(self.per_domain[j])
+        members = self.members
+        members[j] -= 1
+        self.per_domain[j] = was - leaving
+        self._uncount(was)
+        if members[j]:
+            self.histogram[was - leaving] = self.histogram.get(was - leaving, 0) + 1
+        else:  # the domain is gone: minDomains may force the minimum to 0 again
+            self.forced = sum(self.histogram.values()) < self.min_domains
+        self.version = next(_VERSIONS)
+
+    def _rejoin(self, domain_of, j: int, was: int, histogram: dict[int, int], forced: bool) -> None:
+        self.domain_of = domain_of
+        self.members[j] += 1
+        self.per_domain[j] = was
+        self.histogram, self.forced = histogram, forced
 
     def _undelete(self, j: int, was: int | None, forced: bool) -> None:
         self.members[j] += 1
@@ -211,6 +247,7 @@ class FlatCluster:
         self._partitions: dict[bytes, np.ndarray] = {}
         self._counting: dict[tuple[str, int], tuple] = {}  # labels held: their id stays theirs
         self.constraints: list[Constraint] = []
+        self.honor: list[Constraint] = []  # those with nodeTaintsPolicy Honor (cordon)
         self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
         # stranded replacements, retried at each step as the planner does (steps.retry_pending)
         self.pending: list[tuple] = []  # (replacement, what it replaces: the caller's), in stranding order
@@ -242,13 +279,12 @@ class FlatCluster:
             state = self.sim.spread_state(pod)
             made = []
             for cs in state.constraints:
-                if cs.constraint.node_taints_policy == HONOR:
-                    raise Unsupported("nodeTaintsPolicy Honor")
-                c = Constraint(cs, self.position)
+                c = Constraint(cs, self.position, tuple(pod.tolerations))
                 key = c.domain_of.tobytes()  # one array per partition: read in walk order once
                 c.domain_of = self._partitions.setdefault(key, c.domain_of)
                 made.append(c)
             self.constraints += made
+            self.honor += [c for c in made if c.honor]
             self.of_template[template] = made
             self._templates[template] = ([c for c in made if c.hard], [c for c in made if not c.hard])
             self._counting.clear()
@@ -287,6 +323,22 @@ class FlatCluster:
         for c in self._counting_constraints(pod):
             c.move(i, delta)
 
+    def evict(self, pod, i: int) -> None:
+        """A counted pod evicted from node position `i`: it no longer counts, and holds its
+        room until the step ends (settle), as SimCluster.evict's terminating pods do (a pod that
+        tolerates the cordon may be placed on the node meanwhile)."""
+        self.stamp += 1
+        if self._log is not None:
+            self._log.append((self._unevict, pod, i))
+        for c in self._counting_constraints(pod):
+            c.move(i, -1)
+        self.terminating.append((pod, i))
+
+    def _unevict(self, pod, i: int) -> None:
+        self.terminating.pop()
+        for c in self._counting_constraints(pod):
+            c.move(i, +1)
+
     def cordon(self, name: str) -> None:
         self.stamp += 1
         i = self.position[name]
@@ -294,6 +346,27 @@ class FlatCluster:
         self.log_on(self._uncordon, i, k, self.open[i], self.cordoned[k])
         self.open[i] = False
         self.cordoned[k] = True
+        if self.honor:
+            self._cordoned_under_honor(name, i)
+
+    def _cordoned_under_honor(self, name: str, i: int) -> None:
+        """SimCluster._cordoned_under_honor: each Honor constraint whose template does not
+        tolerate the cordoned node's taints drops the node from its domains. A domain array
+        is shared by the constraints of a partition: those that drop the node move together to
+        a copy without it (the array itself is never changed: FlatCluster.walked keeps copies
+        by array)."""
+        taints = self.sim.nodes[name].cordoned().effective_taints
+        moved: dict[tuple[int, int], list[Constraint]] = {}
+        for c in self.honor:
+            if c.domain_of[i] < c.domains and untolerated_taint(taints, c.tolerations) is not None:
+                moved.setdefault((id(c.domain_of), c.domains), []).append(c)
+        for (_, none), group in moved.items():
+            domain_of = group[0].domain_of.copy()
+            domain_of[i] = none
+            for c in group:
+                c.leave(i, domain_of, self._log)
+        if len(self._walked) > WALKED_KEPT:
+            self._walked = {}
 
     def _uncordon(self, i: int, k: int, was_open: bool, was_cordoned: bool) -> None:
         self.open[i], self.cordoned[k] = was_open, was_cordoned
@@ -501,8 +574,9 @@ class FlatCluster:
 
     def _feasible(self, pod, shape, hard: list[Constraint], rows: slice):
         """Every filter's verdict for the nodes of `rows` (in walk order)."""
-        mask = self.walked(shape)[rows] & ~self.cordoned[rows]
-        mask &= self.free["pods"][rows] >= 1
+        mask = self.walked(shape)[rows] & (self.free["pods"][rows] >= 1)  # a new array: changed below
+        if not filters.tolerates_cordon(pod):  # else NodeUnschedulable lets it on a cordoned node
+            mask &= ~self.cordoned[rows]
         for r, want in resources._checked(pod.requests):
             mask &= self.free[r][rows] >= want
         for c in hard:
@@ -842,7 +916,7 @@ class LeanSearch:
             else:  # a replacement a step put on a target node: never decided, evicted and replaced
                 i = flat.unbind_replacement(p)
                 replaced = True
-            flat.move(p, i, -1)
+            flat.evict(p, i)
             evicted.append((p, replaced))
             gone.setdefault(n, set()).add(id(p))
         for node, ids in gone.items():  # steps._forget, on this candidate's own lists (run_batch)
@@ -898,7 +972,9 @@ class LeanSearch:
 
     def _diagnosed_now(self, pod, shape_id: int) -> str:
         flat = self.flat
-        fit = flat.walked(flat._shapes[shape_id]) & ~flat.cordoned & (flat.free["pods"] >= 1)
+        fit = flat.walked(flat._shapes[shape_id]) & (flat.free["pods"] >= 1)
+        if not filters.tolerates_cordon(pod):
+            fit &= ~flat.cordoned
         for r, want in resources._checked(pod.requests):
             fit &= flat.free[r] >= want
         if not fit.any():
@@ -917,6 +993,8 @@ class LeanSearch:
                 continue
             if c.hostname:
                 return HOSTNAME_SPREAD_FULL
+            if c.honor:
+                continue  # cordoned nodes make no domain: none is closed (diagnose.closed_domains)
             opened = np.bincount(c.domain_of[flat.open], minlength=c.domains + 1)
             low = c.minimum()
             members = np.array(c.members)
@@ -979,15 +1057,27 @@ def _action(decision) -> str:
     return EVICT if decision is None else decision.action
 
 
-def deleting_replan_verdict(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
-                            sim: SimCluster | None = None) -> parallel.Verdict:
-    """The verdict of the remedy re-plan that deletes the drained nodes (plan._verdict of
-    plan_drain with `options`), from the lean search; its findings carry their code and workload
-    only, which is what remedies._clears compares. Raises Unsupported for what the lean search
-    does not cover. forced.py proves nothing when the drained nodes are deleted (a deleted
-    node takes its domain with it), so the depth-first search runs as in the planner."""
-    if not options.delete_drained_nodes:
-        raise Unsupported("a re-plan that keeps the drained nodes")
-    lean = LeanSearch(snapshot, targets, options, sim=sim)
+def replan_verdict(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
+                  sim: SimCluster | None = None) -> parallel.Verdict:
+    """The verdict of a remedy's re-plan (plan._verdict of plan_drain with `options`: no
+    backtracking allowance) from the lean search; its findings carry their code and workload
+    only, which is what remedies._clears compares. `sim`: a simulation of `snapshot` nothing
+    was played on (else one is made). forced.py's proof is the planner's, made on a copy of
+    it (it proves nothing when the drained nodes are deleted: a deleted node takes its domain
+    with it). Raises Unsupported for what the lean search does not cover."""
+    if options.search_budget:
+        raise Unsupported("a search with a backtracking allowance")
+    sim = SimCluster(snapshot) if sim is None else sim
+    lean = LeanSearch(snapshot, targets, options, sim=sim)  # first: it may raise Unsupported
+    if not options.delete_drained_nodes:  # the proof reads the simulation, which the lean search only read
+        lean.forced = bool(forced_proof(snapshot, targets, options, sim.copy()))
     safe, found = lean.verdict(lean.run())
     return parallel.Verdict(safe, tuple(Finding(code, workload, (), None) for code, workload in sorted(found, key=str)))
+
+
+def forced_proof(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
+                 sim: SimCluster | None = None) -> list:
+    """forced.py's proof on the planner's own root world (on `sim`, which it plays on)."""
+    ctx, world = _new_world(snapshot, targets, options, sim)
+    _settle(ctx, world)
+    return forced_harm(ctx, world)

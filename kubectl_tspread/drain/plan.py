@@ -40,8 +40,8 @@ from kubectl_tspread.gcpause import no_cyclic_gc
 from kubectl_tspread.labels import Selector
 from kubectl_tspread.model import Pdb, Pod, Snapshot
 
-# the re-plan that deletes the drained nodes answered by drain/lean.py where it covers the
-# cluster (tests turn it off to compare with the planner's own re-plan)
+# remedy re-plans answered by drain/lean.py where it covers the cluster (tests turn it off to
+# compare with the planner's own re-plans)
 LEAN_REPLANS = True
 
 
@@ -243,7 +243,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
     pristine = sim.copy() if options.verify_remedies else None
 
     def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan | parallel.Verdict:
-        if opts.delete_drained_nodes and LEAN_REPLANS:
+        if LEAN_REPLANS:
             lean = _lean_verdict(snap, opts)
             if lean is not None:
                 return lean
@@ -255,15 +255,15 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         return replace(replanned, findings=tuple(build_findings(replanned, refused)))
 
     def _lean_verdict(snap: Snapshot, opts: PlanOptions) -> parallel.Verdict | None:
-        """The verdict of the re-plan that deletes the drained nodes from the lean search
-        (drain/lean.py, on arrays: the same steps, strandings and verdict, in about half the
-        time on a big zone); None where it does not cover the cluster, or fails: the planner
-        then re-plans (a remedy is verified either way, and the drain never stops on it)."""
+        """A remedy re-plan's verdict from the lean search (drain/lean.py, on arrays: the same
+        steps, strandings and verdict, in about half the time on a big zone); None where it
+        does not cover the cluster, or fails: the planner then re-plans (a remedy is verified
+        either way, and the drain never stops on it)."""
         from kubectl_tspread.drain import lean
 
         fork = pristine.forked_to(snap) if pristine is not None else None
         try:
-            return lean.deleting_replan_verdict(snap, targets, opts, fork)
+            return lean.replan_verdict(snap, targets, opts, fork)
         except Exception:  # lean.Unsupported, or a fault of its own: the planner's answer is the same
             return None
 
