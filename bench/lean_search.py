@@ -13,12 +13,14 @@ Compared: every step's nodes, cordons, evicted pods, the node each replacement i
 (or none), the nodes deleted and whether the step is safe; every stranded pod with its step and
 reason (diagnose.py's codes, made on the arrays); the candidates simulated in all (the plan's
 `explored`); and the verdict a remedy re-plan answers (whether the plan is safe, and each
-finding's code and workload). Exit 1 when any differs. The lean search builds no report
-objects (a step's constraints after it, the evictions' accepting nodes, the PDB uses, the
-stranded pods' numbers): the planner's time includes them.
+finding's code and workload). With --report, also each step's eviction records (accepting
+domains included), its judgement of every tracked constraint (distribution included, domains
+in order), PDB uses and skipped pods, which the lean search then keeps. Exit 1 when any
+differs. The lean search does not build the stranded pods' details yet: the planner's time
+includes them.
 
     .venv/bin/python -m bench.lean_search [--size tiny|small|large] [--cache-dir bench-out]
-                                          [--delete-drained-nodes | --honor-taints]
+                                          [--delete-drained-nodes | --honor-taints] [--report]
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ from kubectl_tspread.drain.remedies import HONOR_TAINTS, first_replan_actions
 from kubectl_tspread.model import ZONE_KEY
 
 
-def lean_for(snapshot, targets, options) -> LeanSearch:
+def lean_for(snapshot, targets, options, report: bool = False) -> LeanSearch:
     """The lean search of `options`' plan, told forced.py's proof as the planner would be."""
-    return LeanSearch(snapshot, targets, options, forced=bool(forced_proof(snapshot, targets, options)))
+    return LeanSearch(snapshot, targets, options, forced=bool(forced_proof(snapshot, targets, options)), report=report)
 
 
 def honor_replan(snapshot, targets, options):
@@ -66,6 +68,8 @@ def compare(lean: LeanSearch, plan) -> list[str]:
                 out.append(f"step {mine.number}: {what} {_first_difference(a, b)}")
         if len(out) >= 5:
             return out
+    if lean.report:
+        out += compare_report(lean, plan)
     blocked = sum(1 for n in lean.targets for d in lean.ctx.decisions[n] if d.pod.key in lean.ctx.blocked)
     theirs = [(f"{s.namespace}/{s.name}", s.step, s.reason) for s in plan.stranded[:len(plan.stranded) - blocked]]
     if lean.stranded != theirs:
@@ -73,6 +77,47 @@ def compare(lean: LeanSearch, plan) -> list[str]:
     if lean.explored != plan.explored:
         out.append(f"{lean.explored} candidates simulated here, the planner's {plan.explored}")
     return out
+
+
+def compare_report(lean: LeanSearch, plan) -> list[str]:
+    """The differences in what a step reports of its evictions (accepting domains included), the
+    constraints (each field, and each distribution's domains and counts in order), the PDBs and
+    the skipped pods. A judgement
+    neither side made anew since the step before (the same object again) is not compared again."""
+    out: list[str] = []
+    before: tuple = ((), ())
+    for mine, theirs in zip(lean.steps, plan.steps):
+        a, b = mine.constraints_after, theirs.constraints_after
+        if len(a) != len(b):
+            out.append(f"step {mine.number}: {len(a)} constraints after it here, the planner's {len(b)}")
+        for k, (x, y) in enumerate(zip(a, b)):
+            if k < len(before[0]) and x is before[0][k] and y is before[1][k]:
+                continue
+            if _judgement(x) != _judgement(y):
+                out.append(f"step {mine.number}: constraint {k + 1} {_first_difference(_judgement(x), _judgement(y))}")
+        before = (a, b)
+        for what, x, y in (("eviction records", tuple(map(_eviction, mine.evictions)),
+                            tuple(map(_eviction, theirs.evictions))),
+                           ("PDB uses", mine.pdbs, theirs.pdbs), ("skipped pods", mine.skipped, theirs.skipped)):
+            if x != y:
+                out.append(f"step {mine.number}: {what} {_first_difference(x, y)}")
+        if len(out) >= 5:
+            break
+    return out
+
+
+def _eviction(e) -> tuple:
+    """An eviction's record as the JSON document has it (accepting domains in order)."""
+    return (e.namespace, e.name, e.node, e.workload, e.replaced, e.predicted_node,
+            tuple((k, tuple(v)) for k, v in e.accepting_domains.items()), tuple(e.pdbs), e.warning)
+
+
+def _judgement(c) -> tuple:
+    d = c.distribution
+    extremes = getattr(d, "extremes", None)  # what a table row shows of a hostname spread
+    return (c.workload, c.namespace, c.topology_key, c.max_skew, c.when_unsatisfiable, tuple(d.items()),
+            c.global_min, c.skew, c.limit, c.status,
+            (extremes() if extremes is not None else (min(d.values()), max(d.values()))) if len(d) else None)
 
 
 def planner_verdict(plan) -> tuple[bool, set[tuple[str, str | None]]]:
@@ -98,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--delete-drained-nodes", action="store_true",
                        help="plan the remedy re-plan that deletes each drained node once it is empty")
+    ap.add_argument("--report", action="store_true",
+                    help="have the lean search keep what each step reports of the constraints, PDBs and skipped "
+                         "pods, and compare that too")
     which.add_argument("--honor-taints", action="store_true",
                        help="plan the remedy re-plan that sets nodeTaintsPolicy Honor on the constraints of the "
                             "plan's first stranded workload (found by planning the zone first, untimed)")
@@ -116,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         proof = forced_proof(snapshot, targets, options)  # the planner's, before the timing
         began = time.perf_counter()
         try:
-            lean = LeanSearch(snapshot, targets, options, forced=bool(proof))
+            lean = LeanSearch(snapshot, targets, options, forced=bool(proof), report=args.report)
         except Unsupported as e:
             print(f"error: the lean search does not cover this plan: {e}", file=sys.stderr)
             return 1

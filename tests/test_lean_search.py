@@ -80,6 +80,60 @@ def test_a_step_unlike_the_planners_is_reported(clusters):
     assert lean_search.compare(lean, plan)[0] == f"{len(plan.steps) - 1} steps here, the planner's {len(plan.steps)}"
 
 
+def test_what_a_step_reports_is_the_planners_and_a_difference_is_reported(clusters):
+    """With `report`, each step keeps the planner's eviction records (accepting domains in order),
+    judgement of every tracked constraint (its distribution's domains and counts in order), PDB
+    uses and skipped pods."""
+    snapshot = clusters["small"]
+    options, targets, plan, _ = _planned(snapshot, False)
+    lean = lean_search.lean_for(snapshot, targets, options, report=True)
+    lean.run()
+    assert lean_search.compare(lean, plan) == []
+    assert any(s.pdbs for s in lean.steps) and any(s.skipped for s in lean.steps)
+    hostname = next(c for c in lean.steps[0].constraints_after if c.topology_key == HOSTNAME_KEY)
+    assert len(hostname.distribution) > 100 and hostname.distribution.extremes()[1] >= 1
+    k, step = next((k, s) for k, s in enumerate(lean.steps) if s.pdbs and len(s.constraints_after) > 1)
+    after = list(step.constraints_after)
+    c = after[0]
+    counts = dict(c.distribution)
+    first = next(iter(counts))
+    counts[first] += 1
+    after[0] = dataclasses.replace(c, distribution=counts)
+    e = next(e for e in step.evictions if e.predicted_node and e.accepting_domains)
+    key = next(iter(e.accepting_domains))
+    fewer = dataclasses.replace(e, accepting_domains={key: tuple(e.accepting_domains[key])[1:]})
+    lean.steps[k] = dataclasses.replace(step, constraints_after=tuple(after),
+                                        evictions=tuple(fewer if x is e else x for x in step.evictions),
+                                        pdbs=(dataclasses.replace(step.pdbs[0], evictions=99),) + step.pdbs[1:])
+    at = step.evictions.index(e) + 1
+    assert lean_search.compare(lean, plan) == [
+        f"step {step.number}: constraint 1 #6 of 11: {tuple(counts.items())!r} here, the planner's "
+        f"{tuple(c.distribution.items())!r}",
+        f"step {step.number}: eviction records #{at} of {len(step.evictions)}: {lean_search._eviction(fewer)!r} "
+        f"here, the planner's {lean_search._eviction(e)!r}",
+        f"step {step.number}: PDB uses #1 of {len(step.pdbs)}: {lean.steps[k].pdbs[0]!r} here, the planner's "
+        f"{step.pdbs[0]!r}"]
+
+
+def test_a_candidate_rolled_back_leaves_no_gone_domain_in_the_report():
+    """Every node cordoned, the drained ones deleted: the search first plays b1 (web's
+    replacement strands), rolls it back with zone b gone, and keeps a1, whose step reports
+    zone a gone and b holding web, not the candidate's domains."""
+    cordon_taint = ("node.kubernetes.io/unschedulable:NoSchedule",)
+    nodes = [make_node(name, zone=name[0], allocatable={"cpu": 1000, "memory": 1 << 34, "pods": 1},
+                       unschedulable=True, taints=cordon_taint) for name in ("a1", "b1", "c1")]
+    snapshot = make_snapshot(nodes, web({"b1": 1}, (make_constraint(ZONE_KEY, 1),)))
+    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False,
+                          delete_drained_nodes=True)
+    plan = plan_drain(snapshot, ["a1", "b1"], options)
+    lean = lean_search.lean_for(snapshot, ["a1", "b1"], options, report=True)
+    lean.run()
+    assert lean_search.compare(lean, plan) == []
+    assert lean.explored > len(lean.steps)  # a candidate rolled back
+    assert lean.steps[0].deleted_nodes == ("a1",)
+    assert dict(lean.steps[0].constraints_after[0].distribution) == {"b": 1, "c": 0}
+
+
 def test_the_greedy_fallback_keeps_the_least_bad_candidate(clusters, monkeypatch):
     """Where the planner's fallback kept a later candidate than the first, the lean search
     does too: taking the first each time comes out otherwise."""
@@ -159,7 +213,7 @@ def test_random_clusters_the_lean_search_makes_the_remedy_replans_plan_and_verdi
     options = PlanOptions(DrainFlags(True, False, True), max_parallel=parallel, search_budget=0,
                           verify_remedies=False, delete_drained_nodes=deleting)
     plan = plan_drain(snapshot, targets, options)
-    lean = lean_search.lean_for(snapshot, targets, options)
+    lean = lean_search.lean_for(snapshot, targets, options, report=True)
     found = lean.run()
     assert lean_search.compare(lean, plan) == []
     verdict = lean.verdict(found)

@@ -14,10 +14,14 @@ and Score as drain/vector.py has them; evicted pods hold their room until the st
 pods that tolerate the cordon may go to cordoned nodes), stranded replacements retried at later
 steps, nodeTaintsPolicy Honor (a cordoned node leaves the domains of the templates that do not
 tolerate it, its pods with it), the judge of the tracked DoNotSchedule constraints, the
-depth-first search without backtracking and the greedy fallback. It builds no report: what it
-answers is a remedy re-plan's verdict (parallel.Verdict: whether the plan is safe, and each
-finding's code and workload, which is all remedies._clears reads). bench/lean_search.py and
-tests/test_lean_search.py compare it with the planner, step by step and verdict by verdict.
+depth-first search without backtracking and the greedy fallback. What the package asks of it
+is a remedy re-plan's verdict (parallel.Verdict: whether the plan is safe, and each finding's
+code and workload, which is all remedies._clears reads). With `report` each step also keeps
+part of the planner's Step: every tracked constraint's judgement (its distribution included),
+the PDB uses and the skipped pods; the evictions' records (their accepting domains) and the
+stranded pods' details are not built yet, so the plan itself is still the planner's.
+bench/lean_search.py and tests/test_lean_search.py compare it with the planner, step by step
+and verdict by verdict.
 
 It covers what a big drain meets, and raises Unsupported for the rest (the planner plans it):
 pods with pod (anti-)affinity, PreFilter outcomes, host ports, volume claims or requests of
@@ -30,13 +34,14 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from typing import Callable, Sequence
 
 from kubectl_tspread.drain import counts, parallel, vector
 from kubectl_tspread.drain import pdb as pdbmod
 from kubectl_tspread.drain.model import (
-    CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, NO_CAPACITY, PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, Finding,
-    PlanOptions,
+    CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, NO_CAPACITY, PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED,
+    ConstraintAfter, Eviction, Finding, PdbUse, PlanOptions, Skipped,
 )
 from kubectl_tspread.drain.placement import (
     LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, keys_of, num_feasible_to_find, template_of,
@@ -45,6 +50,8 @@ from kubectl_tspread.drain.forced import forced_harm
 from kubectl_tspread.drain.plan import _new_world, _settle, build_context, workload_ref
 from kubectl_tspread.drain.pods import EVICT, REFUSE, SKIP
 from kubectl_tspread.drain.search import BACKTRACK_FLOOR, DFS_CANDIDATES, GREEDY_CANDIDATES, zone_key
+from kubectl_tspread.drain.steps import _new_after, _new_eviction
+from kubectl_tspread.drain.steps import _skipped as steps_skipped
 from kubectl_tspread.drain.simulate import SimCluster, _without_zone_member, round_robin, spread_key_of, zone_lists
 from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
 from kubectl_tspread.engine import filters, resources, spread
@@ -75,10 +82,11 @@ class Constraint:
     id: no domain), matching pods per domain and per node, and the count histogram."""
 
     __slots__ = ("state", "hard", "max_skew", "self_match", "forced", "min_domains", "hostname", "domains",
-                 "domain_of", "per_domain", "per_node", "histogram", "members", "version", "honor", "tolerations")
+                 "domain_of", "per_domain", "per_node", "histogram", "members", "version", "honor", "tolerations",
+                 "values", "layout")
 
     def __init__(self, cs: spread.ConstraintState, position: dict[str, int], tolerations: tuple = ()):
-        values = list(cs.domains.keys())
+        self.values = values = list(cs.domains.keys())  # by domain id
         # nodeTaintsPolicy Honor: a node whose taints the template does not tolerate makes no
         # domain (the cluster's before the drain are in `cs`; a cordon's: leave)
         self.honor, self.tolerations = cs.constraint.node_taints_policy == HONOR, tolerations
@@ -105,6 +113,8 @@ class Constraint:
         # moved at every change of a count or of the minimum (what FlatCluster._still_stuck and
         # Heuristic read: a node deleted without pods changes neither, unless the minimum)
         self.version = next(_VERSIONS)
+        # moved whenever a domain goes (rollback puts the number back): which domains are left
+        self.layout = self.version
 
     def minimum(self) -> int:
         return 0 if self.forced or not self.histogram else min(self.histogram)
@@ -141,7 +151,8 @@ class Constraint:
                 log.append((self._undelete, j, None, self.forced))
             return
         if log is not None:
-            log.append((self._undelete, j, int(self.per_domain[j]), self.forced))
+            log.append((self._undelete, j, int(self.per_domain[j]), self.forced, self.layout))
+        self.layout = next(_VERSIONS)
         low = self.minimum()
         self._uncount(int(self.per_domain[j]))
         self.forced = sum(self.histogram.values()) < self.min_domains
@@ -156,7 +167,8 @@ class Constraint:
         to read from now (the caller's copy without the node). `log` is told how to undo it."""
         j = int(self.domain_of[i])
         if log is not None:
-            log.append((self._rejoin, self.domain_of, j, int(self.per_domain[j]), dict(self.histogram), self.forced))
+            log.append((self._rejoin, self.domain_of, j, int(self.per_domain[j]), dict(self.histogram), self.forced,
+                        self.layout))
         self.domain_of = domain_of
         leaving, was = int(self.per_node[i]), int(self.per_domain[j])
         members = self.members
@@ -167,18 +179,20 @@ class Constraint:
             self.histogram[was - leaving] = self.histogram.get(was - leaving, 0) + 1
         else:  # the domain is gone: minDomains may force the minimum to 0 again
             self.forced = sum(self.histogram.values()) < self.min_domains
+            self.layout = next(_VERSIONS)
         self.version = next(_VERSIONS)
 
-    def _rejoin(self, domain_of, j: int, was: int, histogram: dict[int, int], forced: bool) -> None:
+    def _rejoin(self, domain_of, j: int, was: int, histogram: dict[int, int], forced: bool, layout: int) -> None:
         self.domain_of = domain_of
         self.members[j] += 1
         self.per_domain[j] = was
-        self.histogram, self.forced = histogram, forced
+        self.histogram, self.forced, self.layout = histogram, forced, layout
 
-    def _undelete(self, j: int, was: int | None, forced: bool) -> None:
+    def _undelete(self, j: int, was: int | None, forced: bool, layout: int | None = None) -> None:
         self.members[j] += 1
         if was is not None:
             self.histogram[was] = self.histogram.get(was, 0) + 1
+            self.layout = layout
         self.forced = forced
 
 
@@ -249,6 +263,8 @@ class FlatCluster:
         self.constraints: list[Constraint] = []
         self.honor: list[Constraint] = []  # those with nodeTaintsPolicy Honor (cordon)
         self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
+        self.found = None  # the last placement's feasible nodes found (walk positions)
+        self._label_values: dict[str, tuple] = {}  # topology key -> _values_of's arrays, by position
         # stranded replacements, retried at each step as the planner does (steps.retry_pending)
         self.pending: list[tuple] = []  # (replacement, what it replaces: the caller's), in stranding order
         self.first_pending: dict = {}  # template -> the index of its first replacement in `pending`
@@ -560,6 +576,7 @@ class FlatCluster:
                 self.failed[template_of(pod)] = self.stamp
                 return None  # the whole table examined: the start does not move
         found, examined = walked
+        self.found = found
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         self.next_start = (start + examined) % n
         walk = self.walk
@@ -571,6 +588,26 @@ class FlatCluster:
         top = found[score == score.max()]
         best = top[self.rank[top].argmin()]
         return int(best if walk is None else walk[best])
+
+    def accepting(self, pod) -> vector.Accepting:
+        """The last placement's accepting domains (placement.accepting_domains of the feasible
+        nodes it found), per topology key of `pod`'s own constraints, named when read."""
+        keys = dict.fromkeys(c.topology_key for c in pod.spread)
+        return vector.Accepting({key: self._values_of(key) for key in keys}, self.found.astype(np.int32))
+
+    def _values_of(self, key: str) -> tuple:
+        """vector.NodeTable.by_name on the arrays: (the value id of each node in walk order, the
+        number of values, each value id's rank by name, the values by name)."""
+        got = self._label_values.get(key)
+        if got is None:
+            labels = [self.sim.nodes[name].labels.get(key) for name in self.order]
+            ordered = sorted({v for v in labels if v is not None})
+            rank = {v: r for r, v in enumerate(ordered)}
+            vid = np.array([rank.get(v, len(ordered)) if v is not None else len(ordered) for v in labels],
+                           dtype=np.int64)  # value ids are the ranks: the last id, no value
+            got = self._label_values[key] = (vid, len(ordered), np.arange(len(ordered)), ordered)
+        vid, count, rank, ordered = got
+        return self.walked(vid), count, rank, ordered
 
     def _feasible(self, pod, shape, hard: list[Constraint], rows: slice):
         """Every filter's verdict for the nodes of `rows` (in walk order)."""
@@ -675,6 +712,44 @@ class LeanStep:
     safe: bool
     excess: int
     exceeded: frozenset[str]  # the workloads of the tracked DoNotSchedule constraints above their limits
+    # with LeanSearch's `report`, the planner's Step fields of the same names (else empty)
+    evictions: tuple[Eviction, ...] = ()
+    constraints_after: tuple[ConstraintAfter, ...] = ()
+    pdbs: tuple[PdbUse, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+
+
+class LeanCounts(Mapping):
+    """{domain: pods} of a constraint at the end of a step (steps.DomainCounts on arrays): its
+    domain values, a copy of its counts and of which domains are left, and its count histogram."""
+
+    __slots__ = ("_values", "_counts", "_left", "_histogram", "_index")
+
+    def __init__(self, values: list[str], counts, left, histogram: dict[int, int]):
+        self._values, self._counts, self._left, self._histogram = values, counts, left, histogram
+        self._index: dict[str, int] | None = None
+
+    def extremes(self) -> tuple[int, int]:
+        """(fewest, most) pods of a domain (what a table row shows of a hostname spread)."""
+        return min(self._histogram), max(self._histogram)
+
+    def __getitem__(self, value: str) -> int:
+        if self._index is None:
+            self._index = {v: j for j, v in enumerate(self._values)}
+        j = self._index[value]
+        if not self._left[j]:
+            raise KeyError(value)
+        return int(self._counts[j])
+
+    def __iter__(self) -> Iterator[str]:
+        values = self._values
+        return (values[j] for j in np.flatnonzero(self._left).tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._left))
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 class LeanSearch:
@@ -683,7 +758,7 @@ class LeanSearch:
     `sim`: a simulation of `snapshot` nothing was played on, to read (else one is made)."""
 
     def __init__(self, snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, forced: bool = False,
-                 sim: SimCluster | None = None):
+                 sim: SimCluster | None = None, report: bool = False):
         if np is None:
             raise Unsupported("numpy is not installed")
         if options.search_budget and not forced:
@@ -715,6 +790,12 @@ class LeanSearch:
                 self.tracked.append((c, t.limit))
                 self.tracked_workloads.append(t.workload)
         self.judged = [(-1, 0)] * len(self.tracked)
+        # `report`: each step keeps what the planner's Step reports of the constraints (every
+        # tracked one: soft ones too), the PDBs and the pods skipped; a verdict reads none of it
+        self.report = report
+        self.reported = [(flat.of_template[(t.pod.namespace, spread_key_of(t.pod))][t.position], t)
+                         for t in ctx.tracked] if report else []
+        self.afters: list = [None] * len(self.reported)  # per reported constraint: (its key then, its judgement)
         self.total_excess = 0
         self.steps: list[LeanStep] = []
         # (the evicted pod's key, step number, why: steps' Stranded.reason, diagnose.py's codes)
@@ -908,6 +989,7 @@ class LeanSearch:
         flat.retry_pending(lambda pod, e, i: i)
         evicted = []
         gone: dict[str, set[int]] = {}
+        warnings = []  # kubectl's warning for each evicted pod (the report's)
         for p, n in wave:
             if p.key in flat.node_of:
                 i = flat.unbind(p)
@@ -915,9 +997,10 @@ class LeanSearch:
                 replaced = d is None or d.replaced
             else:  # a replacement a step put on a target node: never decided, evicted and replaced
                 i = flat.unbind_replacement(p)
-                replaced = True
+                d, replaced = None, True
             flat.evict(p, i)
             evicted.append((p, replaced))
+            warnings.append(d.message if d is not None else "")
             gone.setdefault(n, set()).add(id(p))
         for node, ids in gone.items():  # steps._forget, on this candidate's own lists (run_batch)
             left = self.remaining[node]
@@ -930,15 +1013,20 @@ class LeanSearch:
                 new.append((p, r))
         deleted = self._delete_emptied(batch) if self.delete else ()
         placed: dict[str, str | None] = {}
+        accepting: dict[str, Mapping] = {}  # with `report`: each replacement's accepting domains
         safe = True
         for p, r in sorted(new, key=lambda x: -x[1].priority):
             i = flat.place(r)
             if i is not None:
                 flat.bind(r, i)
                 placed[p.key] = flat.order[i]
+                if self.report:
+                    accepting[p.key] = flat.accepting(r)
                 continue
             safe = False
             placed[p.key] = None
+            if self.report:  # placement.accepting_domains of no node
+                accepting[p.key] = {key: () for key in dict.fromkeys(c.topology_key for c in r.spread)}
             self.stranded.append((p.key, number, self._diagnose(r)))
             flat.strand(r, p)
             self.budgets.strand(self._pdbs(p))
@@ -948,12 +1036,45 @@ class LeanSearch:
         harmless = safe
         if first and any(n in self.blocked_nodes for n in batch):
             safe = False
-        self.budgets.next_step()
+        used = self.budgets.next_step()
         flat.settle()  # the step's evicted pods are gone
-        self.steps.append(LeanStep(number, tuple(batch), tuple(cordon),
-                                   tuple((p.key, placed.get(p.key)) for p, _ in evicted), tuple(deleted), safe,
-                                   excess, frozenset(self.exceeded.values()) if excess else frozenset()))
+        step = LeanStep(number, tuple(batch), tuple(cordon), tuple((p.key, placed.get(p.key)) for p, _ in evicted),
+                        tuple(deleted), safe, excess, frozenset(self.exceeded.values()) if excess else frozenset())
+        if self.report:
+            workload = ctx.workload_of.get
+            step.evictions = tuple(
+                _new_eviction(p.namespace, p.name, n, workload(self._origin(p.key)), replaced, placed.get(p.key),
+                              accepting.get(p.key, {}), self._pdbs(p), warning)
+                for ((p, replaced), (_, n), warning) in zip(evicted, wave, warnings))
+            step.constraints_after = self._constraints_after()
+            step.pdbs = tuple(PdbUse(ctx.pdbs[k].namespace, ctx.pdbs[k].name, self.budgets.step_allowance(k), n)
+                              for k, n in sorted(used.items()))
+            step.skipped = steps_skipped(ctx, batch, first)
+        self.steps.append(step)
         return harmless
+
+    def _constraints_after(self) -> tuple[ConstraintAfter, ...]:
+        """steps.judge's answer: every tracked constraint (soft ones too) judged again only when
+        its counts, minimum or domains moved since (its version and layout)."""
+        out = []
+        afters = self.afters
+        for k, (c, t) in enumerate(self.reported):
+            key = (c.version, c.layout)
+            hit = afters[k]
+            if hit is None or hit[0] != key:
+                low = c.minimum()
+                skew = max(c.histogram, default=0) - low
+                con = c.state.constraint
+                if hit is None or hit[0][1] != c.layout:  # the domains left, made again when one went
+                    left = np.array(c.members[:-1]) > 0
+                else:
+                    left = hit[1].distribution._left  # never changed: shared
+                counts = LeanCounts(c.values, c.per_domain[:-1].copy(), left, dict(c.histogram))
+                hit = afters[k] = (key, _new_after(t.workload, t.pod.namespace, con.topology_key, con.max_skew,
+                                                   con.when_unsatisfiable, counts, low, skew, t.limit,
+                                                   spread.status(con, skew)))
+            out.append(hit[1])
+        return tuple(out)
 
     def _diagnose(self, pod) -> str:
         """diagnose.strand_reason's code for a replacement no node took (the whole table walked):
