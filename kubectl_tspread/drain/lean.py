@@ -17,8 +17,8 @@ tolerate it, its pods with it), the judge of the tracked DoNotSchedule constrain
 depth-first search without backtracking and the greedy fallback. What the package asks of it
 is a remedy re-plan's verdict (parallel.Verdict: whether the plan is safe, and each finding's
 code and workload, which is all remedies._clears reads). With `report` each step also keeps
-part of the planner's Step: every tracked constraint's judgement (its distribution included),
-the PDB uses and the skipped pods; the evictions' records (their accepting domains) and the
+most of the planner's Step: its eviction records (accepting domains included), every tracked
+constraint's judgement (its distribution included), the PDB uses and the skipped pods; the
 stranded pods' details are not built yet, so the plan itself is still the planner's.
 bench/lean_search.py and tests/test_lean_search.py compare it with the planner, step by step
 and verdict by verdict.
@@ -790,8 +790,9 @@ class LeanSearch:
                 self.tracked.append((c, t.limit))
                 self.tracked_workloads.append(t.workload)
         self.judged = [(-1, 0)] * len(self.tracked)
-        # `report`: each step keeps what the planner's Step reports of the constraints (every
-        # tracked one: soft ones too), the PDBs and the pods skipped; a verdict reads none of it
+        # `report`: each step keeps what the planner's Step reports of its evictions, the
+        # constraints (every tracked one: soft ones too), the PDBs and the pods skipped; a
+        # verdict reads none of it
         self.report = report
         self.reported = [(flat.of_template[(t.pod.namespace, spread_key_of(t.pod))][t.position], t)
                          for t in ctx.tracked] if report else []
