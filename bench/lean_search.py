@@ -144,12 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--delete-drained-nodes", action="store_true",
                        help="plan the remedy re-plan that deletes each drained node once it is empty")
     ap.add_argument("--report", action="store_true",
-                    help="have the lean search keep what each step reports of the constraints, PDBs and skipped "
-                         "pods, and compare that too")
+                    help="have the lean search keep what each step reports of its evictions, the constraints, "
+                         "PDBs and skipped pods, and compare that too (not with --delete-drained-nodes)")
     which.add_argument("--honor-taints", action="store_true",
                        help="plan the remedy re-plan that sets nodeTaintsPolicy Honor on the constraints of the "
                             "plan's first stranded workload (found by planning the zone first, untimed)")
     args = ap.parse_args(argv)
+    if args.report and args.delete_drained_nodes:
+        ap.error("--report covers plans that keep the drained nodes (the lean search refuses the other)")
     snapshot = load(args.size, args.cache_dir)
     targets = resolve_targets(snapshot, (), None, (ZONE_KEY, ZONE))
     options = plan_options(snapshot, targets, args.delete_drained_nodes)

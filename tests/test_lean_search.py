@@ -116,22 +116,30 @@ def test_what_a_step_reports_is_the_planners_and_a_difference_is_reported(cluste
 
 
 def test_a_candidate_rolled_back_leaves_no_gone_domain_in_the_report():
-    """Every node cordoned, the drained ones deleted: the search first plays b1 (web's
-    replacement strands), rolls it back with zone b gone, and keeps a1, whose step reports
-    zone a gone and b holding web, not the candidate's domains."""
-    cordon_taint = ("node.kubernetes.io/unschedulable:NoSchedule",)
-    nodes = [make_node(name, zone=name[0], allocatable={"cpu": 1000, "memory": 1 << 34, "pods": 1},
-                       unschedulable=True, taints=cordon_taint) for name in ("a1", "b1", "c1")]
-    snapshot = make_snapshot(nodes, web({"b1": 1}, (make_constraint(ZONE_KEY, 1),)))
-    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False,
-                          delete_drained_nodes=True)
+    """One node a zone, a1 and c1 full, web under Honor: the search first plays b1 (web's
+    replacement strands), rolls it back with zone b gone from web's domains, and keeps a1, whose
+    step reports zone a gone and b holding web, not the candidate's domains."""
+    nodes = [make_node(name, zone=name[0], allocatable={"cpu": 1000, "memory": 1 << 34, "pods": 1})
+             for name in ("a1", "b1", "c1")]
+    snapshot = make_snapshot(nodes, web({"b1": 1}, (make_constraint(ZONE_KEY, 1, node_taints_policy="Honor"),))
+                             + [make_pod("other", node="a1"), make_pod("more", node="c1")])
+    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False)
     plan = plan_drain(snapshot, ["a1", "b1"], options)
     lean = lean_search.lean_for(snapshot, ["a1", "b1"], options, report=True)
     lean.run()
     assert lean_search.compare(lean, plan) == []
     assert lean.explored > len(lean.steps)  # a candidate rolled back
-    assert lean.steps[0].deleted_nodes == ("a1",)
+    assert lean.steps[0].nodes == ("a1",)
     assert dict(lean.steps[0].constraints_after[0].distribution) == {"b": 1, "c": 0}
+
+
+def test_no_report_of_a_plan_that_deletes_the_drained_nodes():
+    """Each deletion takes a domain from every hostname constraint, and the report copies the
+    counts of each constraint a step changed: the lean search refuses it (only remedy re-plans
+    delete the drained nodes, and they want a verdict)."""
+    snapshot = make_snapshot(nodes_in({"a": 1, "b": 1}), web({"a1": 1}, (make_constraint(ZONE_KEY, 1),)))
+    with pytest.raises(lean_module.Unsupported, match="deletes"):
+        lean_module.LeanSearch(snapshot, ["a1"], PlanOptions(search_budget=0, delete_drained_nodes=True), report=True)
 
 
 def test_the_greedy_fallback_keeps_the_least_bad_candidate(clusters, monkeypatch):
@@ -213,7 +221,7 @@ def test_random_clusters_the_lean_search_makes_the_remedy_replans_plan_and_verdi
     options = PlanOptions(DrainFlags(True, False, True), max_parallel=parallel, search_budget=0,
                           verify_remedies=False, delete_drained_nodes=deleting)
     plan = plan_drain(snapshot, targets, options)
-    lean = lean_search.lean_for(snapshot, targets, options, report=True)
+    lean = lean_search.lean_for(snapshot, targets, options, report=not deleting)
     found = lean.run()
     assert lean_search.compare(lean, plan) == []
     verdict = lean.verdict(found)

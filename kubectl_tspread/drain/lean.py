@@ -764,6 +764,11 @@ class LeanSearch:
         if options.search_budget and not forced:
             # a search with a backtracking allowance keeps the worlds of several levels at once
             raise Unsupported("a search with a backtracking allowance")
+        if report and options.delete_drained_nodes:
+            # each deletion takes a domain from every hostname constraint, and a step's report
+            # copies the counts of each constraint it changed (the planner's overlays share
+            # them): tens of GB for a zone. Only remedy re-plans delete, and they want a verdict
+            raise Unsupported("a report of a plan that deletes the drained nodes")
         self.forced = forced
         flat = self.flat = FlatCluster(snapshot, sim)
         ctx = self.ctx = build_context(flat.sim, targets, options)
