@@ -82,8 +82,8 @@ def compare(lean: LeanSearch, plan) -> list[str]:
 def compare_report(lean: LeanSearch, plan) -> list[str]:
     """The differences in what a step reports of its evictions (accepting domains included), the
     constraints (each field, and each distribution's domains and counts in order), the PDBs and
-    the skipped pods. A judgement
-    neither side made anew since the step before (the same object again) is not compared again."""
+    the skipped pods. A judgement neither side made anew since the step before (the same object
+    again) is not compared again."""
     out: list[str] = []
     before: tuple = ((), ())
     for mine, theirs in zip(lean.steps, plan.steps):
