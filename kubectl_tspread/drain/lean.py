@@ -44,7 +44,8 @@ from kubectl_tspread.drain.model import (
     ConstraintAfter, Eviction, Finding, PdbUse, PlanOptions, Skipped,
 )
 from kubectl_tspread.drain.placement import (
-    LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, keys_of, num_feasible_to_find, template_of,
+    LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, accepting_domains, keys_of,
+    num_feasible_to_find, template_of,
 )
 from kubectl_tspread.drain.forced import forced_harm
 from kubectl_tspread.drain.plan import _new_world, _settle, build_context, workload_ref
@@ -83,14 +84,14 @@ class Constraint:
 
     __slots__ = ("state", "hard", "max_skew", "self_match", "forced", "min_domains", "hostname", "domains",
                  "domain_of", "per_domain", "per_node", "histogram", "members", "version", "honor", "tolerations",
-                 "values", "layout")
+                 "values", "ids", "layout")
 
     def __init__(self, cs: spread.ConstraintState, position: dict[str, int], tolerations: tuple = ()):
         self.values = values = list(cs.domains.keys())  # by domain id
         # nodeTaintsPolicy Honor: a node whose taints the template does not tolerate makes no
         # domain (the cluster's before the drain are in `cs`; a cordon's: leave)
         self.honor, self.tolerations = cs.constraint.node_taints_policy == HONOR, tolerations
-        ids = {v: j for j, v in enumerate(values)}
+        self.ids = ids = {v: j for j, v in enumerate(values)}  # domain value -> id
         self.state, self.hard = cs, cs.constraint.hard
         self.max_skew, self.self_match, self.forced = cs.constraint.max_skew, cs.self_match, cs.min_forced_zero
         self.min_domains = cs.constraint.min_domains
@@ -264,7 +265,7 @@ class FlatCluster:
         self.honor: list[Constraint] = []  # those with nodeTaintsPolicy Honor (cordon)
         self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
         self.found = None  # the last placement's feasible nodes found (walk positions)
-        self._label_values: dict[str, tuple] = {}  # topology key -> _values_of's arrays, by position
+        self._label_values: dict[str, tuple] = {}  # topology key -> by_name's arrays, by position
         # stranded replacements, retried at each step as the planner does (steps.retry_pending)
         self.pending: list[tuple] = []  # (replacement, what it replaces: the caller's), in stranding order
         self.first_pending: dict = {}  # template -> the index of its first replacement in `pending`
@@ -589,22 +590,17 @@ class FlatCluster:
         best = top[self.rank[top].argmin()]
         return int(best if walk is None else walk[best])
 
-    def accepting(self, pod) -> vector.Accepting:
-        """The last placement's accepting domains (placement.accepting_domains of the feasible
-        nodes it found), per topology key of `pod`'s own constraints, named when read."""
-        keys = dict.fromkeys(c.topology_key for c in pod.spread)
-        return vector.Accepting({key: self._values_of(key) for key in keys}, self.found.astype(np.int32))
-
-    def _values_of(self, key: str) -> tuple:
-        """vector.NodeTable.by_name on the arrays: (the value id of each node in walk order, the
-        number of values, each value id's rank by name, the values by name)."""
+    def by_name(self, sim: SimCluster, key: str) -> tuple:
+        """vector.NodeTable.by_name on the arrays, for vector.accepting of the last placement's
+        feasible nodes (`found`): (the value id of each node in walk order, the number of
+        values, each value id's rank by name, the values by name). `sim` is this one's."""
         got = self._label_values.get(key)
         if got is None:
-            labels = [self.sim.nodes[name].labels.get(key) for name in self.order]
+            labels = [sim.nodes[name].labels.get(key) for name in self.order]
             ordered = sorted({v for v in labels if v is not None})
             rank = {v: r for r, v in enumerate(ordered)}
-            vid = np.array([rank.get(v, len(ordered)) if v is not None else len(ordered) for v in labels],
-                           dtype=np.int64)  # value ids are the ranks: the last id, no value
+            # value ids are the ranks; the last id, no value
+            vid = np.array([rank.get(v, len(ordered)) for v in labels], dtype=np.int64)
             got = self._label_values[key] = (vid, len(ordered), np.arange(len(ordered)), ordered)
         vid, count, rank, ordered = got
         return self.walked(vid), count, rank, ordered
@@ -721,22 +717,20 @@ class LeanStep:
 
 class LeanCounts(Mapping):
     """{domain: pods} of a constraint at the end of a step (steps.DomainCounts on arrays): its
-    domain values, a copy of its counts and of which domains are left, and its count histogram."""
+    domain values and their ids, a copy of its counts and of which domains are left, and its
+    count histogram."""
 
-    __slots__ = ("_values", "_counts", "_left", "_histogram", "_index")
+    __slots__ = ("_values", "_ids", "_counts", "_left", "_histogram")
 
-    def __init__(self, values: list[str], counts, left, histogram: dict[int, int]):
-        self._values, self._counts, self._left, self._histogram = values, counts, left, histogram
-        self._index: dict[str, int] | None = None
+    def __init__(self, values: list[str], ids: dict[str, int], counts, left, histogram: dict[int, int]):
+        self._values, self._ids, self._counts, self._left, self._histogram = values, ids, counts, left, histogram
 
     def extremes(self) -> tuple[int, int]:
         """(fewest, most) pods of a domain (what a table row shows of a hostname spread)."""
         return min(self._histogram), max(self._histogram)
 
     def __getitem__(self, value: str) -> int:
-        if self._index is None:
-            self._index = {v: j for j, v in enumerate(self._values)}
-        j = self._index[value]
+        j = self._ids[value]
         if not self._left[j]:
             raise KeyError(value)
         return int(self._counts[j])
@@ -801,7 +795,8 @@ class LeanSearch:
         self.report = report
         self.reported = [(flat.of_template[(t.pod.namespace, spread_key_of(t.pod))][t.position], t)
                          for t in ctx.tracked] if report else []
-        self.afters: list = [None] * len(self.reported)  # per reported constraint: (its key then, its judgement)
+        # per reported constraint: (its key then, its judgement, the domains left then)
+        self.afters: list = [None] * len(self.reported)
         self.total_excess = 0
         self.steps: list[LeanStep] = []
         # (the evicted pod's key, step number, why: steps' Stranded.reason, diagnose.py's codes)
@@ -1027,12 +1022,12 @@ class LeanSearch:
                 flat.bind(r, i)
                 placed[p.key] = flat.order[i]
                 if self.report:
-                    accepting[p.key] = flat.accepting(r)
+                    accepting[p.key] = vector.accepting(flat, sim, r, flat.found)
                 continue
             safe = False
             placed[p.key] = None
-            if self.report:  # placement.accepting_domains of no node
-                accepting[p.key] = {key: () for key in dict.fromkeys(c.topology_key for c in r.spread)}
+            if self.report:
+                accepting[p.key] = accepting_domains(r, [])
             self.stranded.append((p.key, number, self._diagnose(r)))
             flat.strand(r, p)
             self.budgets.strand(self._pdbs(p))
@@ -1071,14 +1066,12 @@ class LeanSearch:
                 low = c.minimum()
                 skew = max(c.histogram, default=0) - low
                 con = c.state.constraint
-                if hit is None or hit[0][1] != c.layout:  # the domains left, made again when one went
-                    left = np.array(c.members[:-1]) > 0
-                else:
-                    left = hit[1].distribution._left  # never changed: shared
-                counts = LeanCounts(c.values, c.per_domain[:-1].copy(), left, dict(c.histogram))
+                # the domains left, made again when one went (never changed: shared till then)
+                left = np.array(c.members[:-1]) > 0 if hit is None or hit[0][1] != c.layout else hit[2]
+                counts = LeanCounts(c.values, c.ids, c.per_domain[:-1].copy(), left, dict(c.histogram))
                 hit = afters[k] = (key, _new_after(t.workload, t.pod.namespace, con.topology_key, con.max_skew,
                                                    con.when_unsatisfiable, counts, low, skew, t.limit,
-                                                   spread.status(con, skew)))
+                                                   spread.status(con, skew)), left)
             out.append(hit[1])
         return tuple(out)
 
@@ -1192,12 +1185,9 @@ def replan_verdict(snapshot: Snapshot, targets: Sequence[str], options: PlanOpti
     was played on (else one is made). forced.py's proof is the planner's, made on a copy of
     it (it proves nothing when the drained nodes are deleted: a deleted node takes its domain
     with it). Raises Unsupported for what the lean search does not cover."""
-    if options.search_budget:
-        raise Unsupported("a search with a backtracking allowance")
-    sim = SimCluster(snapshot) if sim is None else sim
     lean = LeanSearch(snapshot, targets, options, sim=sim)  # first: it may raise Unsupported
     if not options.delete_drained_nodes:  # the proof reads the simulation, which the lean search only read
-        lean.forced = bool(forced_proof(snapshot, targets, options, sim.copy()))
+        lean.forced = bool(forced_proof(snapshot, targets, options, lean.flat.sim.copy()))
     safe, found = lean.verdict(lean.run())
     return parallel.Verdict(safe, tuple(Finding(code, workload, (), None) for code, workload in sorted(found, key=str)))
 
