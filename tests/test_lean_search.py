@@ -34,6 +34,16 @@ def clusters(tmp_path_factory):
     return {size: lean_probe.load(size, cache) for size in ("tiny", "small")}
 
 
+TOLERATES_CORDON = (Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"),)
+
+
+def _node(name: str, pods: int = 1, cordoned: bool = False, cpu: int = 1000):
+    """A node of zone name[0] with room for `pods` pods, cordoned (its taint too) or not."""
+    taints = ("node.kubernetes.io/unschedulable:NoSchedule",) if cordoned else ()
+    return make_node(name, zone=name[0], allocatable={"cpu": cpu, "memory": 1 << 34, "pods": pods},
+                     unschedulable=cordoned, taints=taints)
+
+
 def _planned(snapshot, deleting: bool, honor: bool = False):
     targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
     options = lean_probe.plan_options(snapshot, targets, deleting)
@@ -119,8 +129,7 @@ def test_a_candidate_rolled_back_leaves_no_gone_domain_in_the_report():
     """One node a zone, a1 and c1 full, web under Honor: the search first plays b1 (web's
     replacement strands), rolls it back with zone b gone from web's domains, and keeps a1, whose
     step reports zone a gone and b holding web, not the candidate's domains."""
-    nodes = [make_node(name, zone=name[0], allocatable={"cpu": 1000, "memory": 1 << 34, "pods": 1})
-             for name in ("a1", "b1", "c1")]
+    nodes = [_node(name) for name in ("a1", "b1", "c1")]
     snapshot = make_snapshot(nodes, web({"b1": 1}, (make_constraint(ZONE_KEY, 1, node_taints_policy="Honor"),))
                              + [make_pod("other", node="a1"), make_pod("more", node="c1")])
     options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False)
@@ -269,10 +278,9 @@ def test_replacements_that_tolerate_the_cordon_are_placed_as_the_planner_places_
     cordoned nodes, the one being drained included, where the evicted pods hold their room
     until the step ends (the planner puts web-4's replacement back on b1, the node it drains);
     under Honor a cordon keeps the node in the workload's domains."""
-    tolerant = (Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"),)
     nodes = nodes_in({"a": 2, "b": 2, "c": 2}, pods_cap=3)
     pods = web({"a1": 2, "a2": 1, "b1": 1, "c1": 1, "b2": 1},
-               (make_constraint(ZONE_KEY, 1, node_taints_policy=policy),), tolerations=tolerant)
+               (make_constraint(ZONE_KEY, 1, node_taints_policy=policy),), tolerations=TOLERATES_CORDON)
     snapshot, targets = make_snapshot(nodes, pods), ["a1", "b1"]
     options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False,
                           delete_drained_nodes=deleting)
@@ -293,16 +301,11 @@ def test_a_replacement_that_tolerates_the_cordon_strands_where_spread_refuses_th
     for spread, not for capacity. Zone c's one node is cordoned too and c holds the global
     minimum: a CordonedDomainTrap under Ignore; under Honor c's node stays in the workload's
     domains (it tolerates the cordon), yet no domain is closed there: SpreadBlocked."""
-    cordon_taint = ("node.kubernetes.io/unschedulable:NoSchedule",)
-
-    def node(name, zone, pods, cordoned=False):
-        return make_node(name, zone=zone, allocatable={"cpu": 4000, "memory": 1 << 34, "pods": pods},
-                         unschedulable=cordoned, taints=cordon_taint if cordoned else ())
-
-    tolerant = (Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"),)
-    nodes = [node("a1", "a", 1), node("a2", "a", 2, cordoned=True), node("b1", "b", 1), node("c1", "c", 1, True)]
+    nodes = [_node("a1", cpu=4000), _node("a2", 2, True, cpu=4000), _node("b1", cpu=4000),
+             _node("c1", 1, True, cpu=4000)]
     snapshot = make_snapshot(nodes, web({"a1": 1, "a2": 1}, (make_constraint(ZONE_KEY, 1, node_taints_policy=policy),),
-                                        tolerations=tolerant) + [make_pod("other", node="b1"), make_pod("more", node="c1")])
+                                        tolerations=TOLERATES_CORDON)
+                             + [make_pod("other", node="b1"), make_pod("more", node="c1")])
     options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False,
                           delete_drained_nodes=deleting)
     plan = plan_drain(snapshot, ["a1"], options)
@@ -319,10 +322,7 @@ def test_a_cordon_under_honor_moves_the_counts_the_search_remembers():
     strands at step 1 (a would hold 2), and the cordon of a3 at step 2 empties a, so its retry
     as step 2 starts fits on a1, which leaves web-2's none. A cordon that left the count
     unversioned skipped that retry as still stuck."""
-    cordon_taint = ("node.kubernetes.io/unschedulable:NoSchedule",)
-    nodes = [make_node(name, zone=name[0], allocatable={"cpu": 1000, "memory": 1 << 34, "pods": 1},
-                       unschedulable=name[0] != "a", taints=cordon_taint if name[0] != "a" else ())
-             for name in ("a1", "a2", "a3", "b1", "b2", "c1")]
+    nodes = [_node(name, cordoned=name[0] != "a") for name in ("a1", "a2", "a3", "b1", "b2", "c1")]
     snapshot = make_snapshot(nodes, web({"a2": 1, "a3": 1}, (make_constraint(ZONE_KEY, 1, min_domains=2,
                                                                               node_taints_policy="Honor"),)))
     options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False)
