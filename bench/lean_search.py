@@ -15,9 +15,11 @@ reason (diagnose.py's codes, made on the arrays); the candidates simulated in al
 `explored`); and the verdict a remedy re-plan answers (whether the plan is safe, and each
 finding's code and workload). With --report, also each step's eviction records (accepting
 domains included), its judgement of every tracked constraint (distribution included, domains
-in order), PDB uses and skipped pods, which the lean search then keeps. Exit 1 when any
-differs. The lean search does not build the stranded pods' details yet: the planner's time
-includes them.
+in order), PDB uses and skipped pods, which the lean search then keeps, and the rest of the
+DrainPlan it makes of them (LeanSearch.drain_plan) as the JSON document has it: the stranded
+pods with their details, the settled pods, the findings with their messages and the verdict.
+Exit 1 when any differs. Without --report the lean search builds none of that, and the
+planner's time includes it.
 
     .venv/bin/python -m bench.lean_search [--size tiny|small|large] [--cache-dir bench-out]
                                           [--delete-drained-nodes | --honor-taints] [--report]
@@ -27,15 +29,19 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import sys
 import time
+from dataclasses import replace
 
 from bench.lean_probe import ZONE, load, plan_options
 from kubectl_tspread.drain.lean import LeanSearch, Unsupported, forced_proof
-from kubectl_tspread.drain.model import INFO
+from kubectl_tspread.drain.findings import build_findings
+from kubectl_tspread.drain.model import INFO, ORDER_MATTERS
 from kubectl_tspread.drain.plan import plan_drain, resolve_targets
 from kubectl_tspread.drain.remedies import HONOR_TAINTS, first_replan_actions
 from kubectl_tspread.model import ZONE_KEY
+from kubectl_tspread.render.drain import drain_plan_view
 
 
 def lean_for(snapshot, targets, options, report: bool = False) -> LeanSearch:
@@ -106,6 +112,39 @@ def compare_report(lean: LeanSearch, plan) -> list[str]:
     return out
 
 
+def compare_plan(lean: LeanSearch, found: bool, plan) -> list[str]:
+    """The differences between the DrainPlan the lean search's report makes and the planner's,
+    as the JSON document has them (keys and domains in order), besides its steps (compare and
+    compare_report look at those): the stranded pods with their details, the settled pods, the
+    findings (those made before remedies) with their messages, the verdict line and the rest."""
+    mine, refused = lean.drain_plan(found)
+    mine = replace(mine, findings=tuple(build_findings(mine, refused)))
+    theirs = replace(plan, findings=tuple(f for f in plan.findings if f.code != ORDER_MATTERS))
+    a, b = drain_plan_view(mine), drain_plan_view(theirs)
+    out = []
+    for key in a:
+        if key == "steps":
+            continue
+        x, y = a[key], b[key]
+        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            for k, (u, v) in enumerate(zip(x, y)):
+                if json.dumps(u) != json.dumps(v):
+                    out.append(f"{key} #{k + 1} of {len(x)}: {_first_difference(_items(u), _items(v))}")
+                    break
+        elif json.dumps(x) != json.dumps(y):
+            out.append(f"{key}: {_first_difference(_items(x), _items(y))}")
+    return out
+
+
+def _items(value):
+    """`value` with every dict made a tuple of its items, in order (what JSON keeps of it)."""
+    if isinstance(value, dict):
+        return tuple((k, _items(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_items(v) for v in value)
+    return value
+
+
 def _eviction(e) -> tuple:
     """An eviction's record as the JSON document has it (accepting domains in order)."""
     return (e.namespace, e.name, e.node, e.workload, e.replaced, e.predicted_node,
@@ -144,8 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--delete-drained-nodes", action="store_true",
                        help="plan the remedy re-plan that deletes each drained node once it is empty")
     ap.add_argument("--report", action="store_true",
-                    help="have the lean search keep what each step reports of its evictions, the constraints, "
-                         "PDBs and skipped pods, and compare that too (not with --delete-drained-nodes)")
+                    help="have the lean search keep the whole report (each step's evictions, constraints, PDBs "
+                         "and skipped pods, the stranded pods' details, the settled pods) and compare the "
+                         "DrainPlan it makes with the planner's (not with --delete-drained-nodes)")
     which.add_argument("--honor-taints", action="store_true",
                        help="plan the remedy re-plan that sets nodeTaintsPolicy Honor on the constraints of the "
                             "plan's first stranded workload (found by planning the zone first, untimed)")
@@ -184,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{built:.2f} s building its arrays and context and {took:.2f} s searching (safe order found: {found}; "
           f"{len(lean.stranded)} stranded, besides the pods a PDB blocks from the start)")
     differences = compare(lean, plan)
+    if args.report:
+        differences += compare_plan(lean, found, plan)
     mine, theirs = lean.verdict(found), planner_verdict(plan)
     print(f"verdict: safe {mine[0]}, {len(mine[1])} findings (code and workload) here; safe {theirs[0]}, "
           f"{len(theirs[1])} the planner's" + ("" if mine == theirs else ": they differ"))

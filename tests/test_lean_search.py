@@ -142,6 +142,45 @@ def test_a_candidate_rolled_back_leaves_no_gone_domain_in_the_report():
     assert dict(lean.steps[0].constraints_after[0].distribution) == {"b": 1, "c": 0}
 
 
+def test_a_plan_made_on_the_arrays_is_the_planners_document():
+    """LeanSearch.drain_plan makes the planner's DrainPlan: web's two Pending pods are settled
+    first (web-p1 on d1, the only node with room; web-p2 on none), and a1's replacements fit
+    no node. Their NoCapacity details count each node's first failure in the scheduler's order:
+    a1 and a2 cordoned, b1 tainted, b2 full, b3 and d1 short of cpu (d1 since web-p1), c1
+    without the label web's nodeSelector asks for."""
+    ssd = {"disk": "ssd"}
+    nodes = [make_node("a1", zone="a", labels=ssd, allocatable={"cpu": 2000, "memory": 1 << 34, "pods": 110}),
+             make_node("a2", zone="a", labels=ssd, unschedulable=True),
+             make_node("b1", zone="b", labels=ssd, taints=("dedicated=x:NoSchedule",)),
+             make_node("b2", zone="b", labels=ssd, allocatable={"cpu": 4000, "memory": 1 << 34, "pods": 1}),
+             make_node("b3", zone="b", labels=ssd, allocatable={"cpu": 500, "memory": 1 << 34, "pods": 110}),
+             make_node("c1", zone="c"),
+             make_node("d1", zone="d", labels=ssd, allocatable={"cpu": 1000, "memory": 1 << 34, "pods": 110})]
+    cpu = {"cpu": 1000}
+    pods = web({"a1": 2}, (), requests=cpu, node_selector=ssd) + [
+        make_pod(f"web-p{k}", labels={"app": "web"}, owner="ReplicaSet/web-1", requests=cpu, node_selector=ssd)
+        for k in (1, 2)] + [make_pod("other", node="b2")]
+    snapshot = make_snapshot(nodes, pods)
+    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False)
+    plan = plan_drain(snapshot, ["a1"], options)
+    lean = lean_search.lean_for(snapshot, ["a1"], options, report=True)
+    found = lean.run()
+    assert lean_search.compare(lean, plan) == []
+    assert lean_search.compare_plan(lean, found, plan) == []
+    mine, _ = lean.drain_plan(found)
+    assert [(e.name, e.predicted_node) for e in mine.settled] == [("web-p1", "d1"), ("web-p2", None)]
+    assert [(s.name, s.reason) for s in mine.stranded] == [("web-1", "NoCapacity"), ("web-2", "NoCapacity")]
+    assert mine.stranded[0].details == {"reasons": {
+        "Insufficient cpu": 2, "Too many pods": 1, "node(s) didn't match Pod's node affinity/selector": 1,
+        "node(s) had untolerated taint(s)": 1, "node(s) were unschedulable": 2}, "node": "a1"}
+    # a difference is reported: the details, a settled pod, the findings made of them
+    tampered = dataclasses.replace(lean.strandings[1], details={**lean.strandings[1].details, "node": "a2"})
+    lean.strandings[1] = tampered
+    lean.settled[0] = dataclasses.replace(lean.settled[0], predicted_node="b1")
+    assert [line.split(":")[0] for line in lean_search.compare_plan(lean, found, plan)] == [
+        "stranded #2 of 2", "settled #1 of 2"]
+
+
 def test_no_report_of_a_plan_that_deletes_the_drained_nodes():
     """Each deletion takes a domain from every hostname constraint, and the report copies the
     counts of each constraint a step changed: the lean search refuses it (only remedy re-plans
@@ -220,7 +259,8 @@ def test_random_clusters_the_lean_search_makes_the_remedy_replans_plan_and_verdi
     Honor, minDomains, matchLabelKeys mid-rollout, cordoned nodes, PDBs, --max-parallel 1-2),
     some workloads tolerating the cordon: the search a remedy's re-plan makes (search_budget 0),
     with or without the drained nodes deleted, comes out step for step as the planner's, with
-    the same stranded pods, reasons and verdict."""
+    the same stranded pods, reasons and verdict; keeping the drained nodes, the DrainPlan its
+    report makes is the planner's (stranded pods' details, settled pods, findings)."""
     doc, targets, parallel = case
     if '"Honor"' in json.dumps(doc):
         event("nodeTaintsPolicy Honor")
@@ -233,6 +273,12 @@ def test_random_clusters_the_lean_search_makes_the_remedy_replans_plan_and_verdi
     lean = lean_search.lean_for(snapshot, targets, options, report=not deleting)
     found = lean.run()
     assert lean_search.compare(lean, plan) == []
+    if not deleting:  # the rest of the DrainPlan, as its JSON document has it
+        assert lean_search.compare_plan(lean, found, plan) == []
+        if any(s.details.get("budgetLost") for s in plan.stranded):
+            event("PDB budget lost to stranded replacements")
+        if plan.settled:
+            event("pending pods settled first")
     verdict = lean.verdict(found)
     assert verdict == lean_search.planner_verdict(plan)
     for code in sorted({code for code, _ in verdict[1]}) or ["safe" if verdict[0] else "no finding"]:

@@ -41,17 +41,17 @@ from kubectl_tspread.drain import counts, parallel, vector
 from kubectl_tspread.drain import pdb as pdbmod
 from kubectl_tspread.drain.model import (
     CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, NO_CAPACITY, PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED,
-    ConstraintAfter, Eviction, Finding, PdbUse, PlanOptions, Skipped,
+    ConstraintAfter, DrainPlan, Eviction, Finding, PdbUse, PlanOptions, Skipped, Step, Stranded,
 )
 from kubectl_tspread.drain.placement import (
     LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, accepting_domains, keys_of,
     num_feasible_to_find, template_of,
 )
 from kubectl_tspread.drain.forced import forced_harm
-from kubectl_tspread.drain.plan import _new_world, _settle, build_context, workload_ref
+from kubectl_tspread.drain.plan import _new_world, _settle, build_context, finished, workload_ref
 from kubectl_tspread.drain.pods import EVICT, REFUSE, SKIP
 from kubectl_tspread.drain.search import BACKTRACK_FLOOR, DFS_CANDIDATES, GREEDY_CANDIDATES, zone_key
-from kubectl_tspread.drain.steps import _new_after, _new_eviction
+from kubectl_tspread.drain.steps import _new_after, _new_eviction, _new_stranded
 from kubectl_tspread.drain.steps import _skipped as steps_skipped
 from kubectl_tspread.drain.simulate import SimCluster, _without_zone_member, round_robin, spread_key_of, zone_lists
 from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
@@ -257,6 +257,9 @@ class FlatCluster:
                 else:
                     self.node_of[p.key] = i
         self._shapes: dict[int, np.ndarray] = {}
+        # per pod shape, by position: (the first failure before NodeResourcesFit, the first after
+        # it) of the nodes the shape's filters refuse before the drain (a NoCapacity diagnosis)
+        self._first_failures: dict[int, dict[int, tuple[str | None, str | None]]] = {}
         self._templates: dict[tuple, tuple[list, list]] = {}
         self.of_template: dict[tuple, list] = {}  # (namespace, spread key) -> its constraints, in order
         self._partitions: dict[bytes, np.ndarray] = {}
@@ -288,9 +291,14 @@ class FlatCluster:
             if cycle.prefilter is not None or cycle.node_names is not None:
                 raise Unsupported("a pod with PreFilter outcomes")
             seen: dict = {}
-            self._shapes[shape_id] = np.array(
-                [not any(Placer._shape_hit(self.sim, seen, cycle, self.sim.nodes[name])[1:]) for name in self.order],
-                dtype=bool)
+            ok, first = [], {}
+            for i, name in enumerate(self.order):
+                _, before, after = Placer._shape_hit(self.sim, seen, cycle, self.sim.nodes[name])
+                ok.append(not before and not after)
+                if before or after:
+                    first[i] = (before[0].reason if before else None, after[0].reason if after else None)
+            self._shapes[shape_id] = np.array(ok, dtype=bool)
+            self._first_failures[shape_id] = first
         template = (pod.namespace, spread_key_of(pod))
         if template not in self._templates:
             state = self.sim.spread_state(pod)
@@ -618,6 +626,27 @@ class FlatCluster:
             mask &= allowed[self.walked(c.domain_of)[rows]]
         return mask
 
+    def first_failures(self, pod, shape_id: int) -> dict[str, int]:
+        """The scheduler's first-failure histogram over the nodes left, by reason (Placer._place's
+        `reasons`, sorted as diagnose.py gives them), for a pod that no node fits before spread:
+        each node's first failure in filter order is the cordon's, then the shape's before
+        NodeResourcesFit, then the pods and the resources short, then the shape's after it."""
+        tolerant = filters.tolerates_cordon(pod)
+        first = self._first_failures[shape_id]
+        checked = [(f"Insufficient {r}", self.free[r].tolist(), want) for r, want in resources._checked(pod.requests)]
+        cordoned, pods = self.cordoned.tolist(), self.free["pods"].tolist()
+        out: dict[str, int] = {}
+        for k, i in enumerate(range(self._size) if self.walk is None else self.walk.tolist()):
+            if cordoned[k] and not tolerant:
+                why = filters.REASON_UNSCHEDULABLE
+            else:
+                before, after = first.get(i, (None, None))
+                why = before or (resources.REASON_TOO_MANY_PODS if pods[k] < 1 else
+                                 next((short for short, free, want in checked if want > free[k]), after))
+            if why is not None:
+                out[why] = out.get(why, 0) + 1
+        return dict(sorted(out.items()))
+
     def _spread_score(self, soft: list[Constraint], found):
         total = None
         for c in soft:
@@ -764,6 +793,7 @@ class LeanSearch:
             # them): tens of GB for a zone. Only remedy re-plans delete, and they want a verdict
             raise Unsupported("a report of a plan that deletes the drained nodes")
         self.forced = forced
+        self.snapshot, self.options = snapshot, options
         flat = self.flat = FlatCluster(snapshot, sim)
         ctx = self.ctx = build_context(flat.sim, targets, options)
         self.targets = list(targets)
@@ -801,8 +831,11 @@ class LeanSearch:
         self.steps: list[LeanStep] = []
         # (the evicted pod's key, step number, why: steps' Stranded.reason, diagnose.py's codes)
         self.stranded: list[tuple[str, int, str]] = []
+        self.strandings: list[Stranded] = []  # with `report`: each of those as the planner's Stranded
+        self.settled: list[Eviction] = []  # with `report`: plan._settle's records
         self.exceeded: dict[int, str] = {}  # tracked position -> its workload, while above its limit
-        self._diagnosed: tuple = (None, "")  # ((template, FlatCluster.stamp), the last stranding's reason)
+        # ((template, FlatCluster.stamp), the last stranding's reason, its details with `report`)
+        self._diagnosed: tuple = (None, "", None)
         self.done: set[str] = set()
         self.explored = 0
         self.exhausted = False
@@ -828,6 +861,10 @@ class LeanSearch:
                 continue
             flat.prepare(p)
             i = flat.place(p)
+            if self.report:
+                accepting = accepting_domains(p, []) if i is None else vector.accepting(flat, flat.sim, p, flat.found)
+                self.settled.append(Eviction(p.namespace, p.name, "", workload_ref(index, p), True,
+                                             None if i is None else flat.order[i], dict(accepting)))
             if i is not None:
                 flat.move(p, i, +1)
                 flat.node_of[p.key] = i
@@ -933,8 +970,8 @@ class LeanSearch:
          self.exceeded) = saved
         self.flat.rollback(flat_saved)
         self.flat.sim.seq = seq
-        self._diagnosed = (None, "")  # the stamps the candidate reached will be reached again
-        del self.steps[steps:], self.stranded[stranded:]
+        self._diagnosed = (None, "", None)  # the stamps the candidate reached will be reached again
+        del self.steps[steps:], self.stranded[stranded:], self.strandings[stranded:]
 
     # -- one batch (steps.run_batch) --------------------------------------------------------------
 
@@ -966,6 +1003,10 @@ class LeanSearch:
                 ok = False
                 for p, n in deferred:  # budget lost to replacements that never became Ready
                     self.stranded.append((p.key, len(self.steps), PDB_BLOCKS))
+                    if self.report:
+                        self.strandings.append(_new_stranded(
+                            p.namespace, p.name, self.ctx.workload_of.get(self._origin(p.key)), len(self.steps),
+                            PDB_BLOCKS, {"node": n, "pdbs": list(self._pdbs(p)), "budgetLost": True}))
                     self.remaining[n] = [q for q in self.remaining[n] if q is not p]
                 break
             harmless = self._play_step(batch, cordon if first else [], wave, first)
@@ -1007,16 +1048,16 @@ class LeanSearch:
             left = self.remaining[node]
             left[:] = [p for p in left if id(p) not in ids]
         new = []
-        for p, replaced in evicted:
+        for (p, replaced), (_, n) in zip(evicted, wave):
             if replaced:
                 r = sim.replacement_for(p)
                 self.origin[r.key] = self._origin(p.key)
-                new.append((p, r))
+                new.append((p, r, n))
         deleted = self._delete_emptied(batch) if self.delete else ()
         placed: dict[str, str | None] = {}
         accepting: dict[str, Mapping] = {}  # with `report`: each replacement's accepting domains
         safe = True
-        for p, r in sorted(new, key=lambda x: -x[1].priority):
+        for p, r, n in sorted(new, key=lambda x: -x[1].priority):
             i = flat.place(r)
             if i is not None:
                 flat.bind(r, i)
@@ -1028,7 +1069,11 @@ class LeanSearch:
             placed[p.key] = None
             if self.report:
                 accepting[p.key] = accepting_domains(r, [])
-            self.stranded.append((p.key, number, self._diagnose(r)))
+            why = self._diagnose(r)
+            self.stranded.append((p.key, number, why))
+            if self.report:
+                self.strandings.append(_new_stranded(p.namespace, p.name, ctx.workload_of.get(self._origin(p.key)),
+                                                     number, why, dict(self._diagnosed[2], node=n)))
             flat.strand(r, p)
             self.budgets.strand(self._pdbs(p))
         excess = self._judge()
@@ -1086,11 +1131,12 @@ class LeanSearch:
         memo = (template_of(pod), flat.stamp)  # a stranding changes nothing: the next like it fails alike
         if self._diagnosed[0] == memo:
             return self._diagnosed[1]
-        why = self._diagnosed_now(pod, shape_id)
-        self._diagnosed = (memo, why)
+        why, details = self._diagnosed_now(pod, shape_id)
+        self._diagnosed = (memo, why, details)
         return why
 
-    def _diagnosed_now(self, pod, shape_id: int) -> str:
+    def _diagnosed_now(self, pod, shape_id: int) -> tuple[str, dict | None]:
+        """(the code, with `report` diagnose.strand_reason's details but the evicted pod's node)."""
         flat = self.flat
         fit = flat.walked(flat._shapes[shape_id]) & (flat.free["pods"] >= 1)
         if not filters.tolerates_cordon(pod):
@@ -1098,7 +1144,8 @@ class LeanSearch:
         for r, want in resources._checked(pod.requests):
             fit &= flat.free[r] >= want
         if not fit.any():
-            return NO_CAPACITY
+            return NO_CAPACITY, {"reasons": flat.first_failures(pod, shape_id)} if self.report else None
+        details = {"fitNodes": int(np.count_nonzero(fit))} if self.report else None
         hard = flat._templates[(pod.namespace, spread_key_of(pod))][0]
         refused: dict[str, int] = {}
         for c in hard:
@@ -1109,18 +1156,38 @@ class LeanSearch:
                 key = c.state.constraint.topology_key
                 refused[key] = refused.get(key, 0) + n
         for c in hard:
-            if not refused.get(c.state.constraint.topology_key):
+            key = c.state.constraint.topology_key
+            if not refused.get(key):
                 continue
-            if c.hostname:
-                return HOSTNAME_SPREAD_FULL
-            if c.honor:
-                continue  # cordoned nodes make no domain: none is closed (diagnose.closed_domains)
-            opened = np.bincount(c.domain_of[flat.open], minlength=c.domains + 1)
             low = c.minimum()
-            members = np.array(c.members)
-            if np.any((members[:-1] > 0) & (opened[:-1] == 0) & (c.per_domain[:-1] == low)):
-                return CORDONED_DOMAIN_TRAP
-        return SPREAD_BLOCKED
+            if c.honor:  # cordoned nodes make no domain: none is closed (diagnose.closed_domains)
+                trapped = np.zeros(c.domains, dtype=bool)
+            else:
+                opened = np.bincount(c.domain_of[flat.open], minlength=c.domains + 1)
+                members = np.array(c.members)
+                trapped = (members[:-1] > 0) & (opened[:-1] == 0) & (c.per_domain[:-1] == low)
+            if details is not None:
+                left = np.array(c.members[:-1]) > 0
+                details.update({"topologyKey": key, "maxSkew": c.max_skew, "globalMin": low,
+                                "distribution": dict(zip(itertools.compress(c.values, left.tolist()),
+                                                         c.per_domain[:-1][left].tolist()))})
+                if c.hostname or trapped.any():
+                    details["cordonedDomains"] = [c.values[j] for j in np.flatnonzero(trapped).tolist()]
+            if c.hostname:
+                return HOSTNAME_SPREAD_FULL, details
+            if trapped.any():
+                return CORDONED_DOMAIN_TRAP, details
+        return SPREAD_BLOCKED, details
+
+    def drain_plan(self, found: bool) -> tuple[DrainPlan, list]:
+        """What plan._plan answers (the plan without its findings, and the pods kubectl refuses),
+        made from the report: `found` is what run answered. Needs `report`."""
+        if not self.report:
+            raise ValueError("a lean search without its report has no plan to give")
+        steps = [Step(s.number, s.nodes, s.cordon, s.evictions, s.skipped, s.constraints_after, s.pdbs, s.safe,
+                      s.deleted_nodes) for s in self.steps]
+        return finished(self.snapshot, self.targets, self.options, self.ctx, steps, self.strandings, found,
+                        self.settled, self.explored, self.exhausted)
 
     def verdict(self, found: bool) -> tuple[bool, set[tuple[str, str | None]]]:
         """What a remedy's re-plan answers (plan._verdict, as remedies._clears reads it): whether

@@ -27,7 +27,7 @@ from kubectl_tspread.drain import parallel, shared
 from kubectl_tspread.drain import pdb as pdbmod
 from kubectl_tspread.drain.findings import build_findings, order_finding, stranded_finding
 from kubectl_tspread.drain.model import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, SIMULATE, VERIFY, DrainPlan, Eviction, \
-    Finding, PlanOptions, PlanProgress, Stranded
+    Finding, PlanOptions, PlanProgress, Step, Stranded
 from kubectl_tspread.drain.placement import Placer
 from kubectl_tspread.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
     kubectl_warnings
@@ -197,9 +197,9 @@ def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
     return ctx, world
 
 
-def _blocked_stranded(ctx: Context, world: World) -> list[Stranded]:
+def _blocked_stranded(ctx: Context, steps: Sequence[Step]) -> list[Stranded]:
     first_step = {}
-    for s in world.steps:
+    for s in steps:
         for n in s.nodes:
             first_step.setdefault(n, s.number)
     out = []
@@ -425,19 +425,28 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
 def _finish(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, search: Search,
             final: World, found: bool, settled: list[Eviction]) -> tuple[DrainPlan, list[PodDecision]]:
     """_plan's answer from the search's final world."""
-    stranded = final.stranded + _blocked_stranded(ctx, final)
+    return finished(snapshot, targets, options, ctx, final.steps, final.stranded, found, settled,
+                    search.explored, search.exhausted)
+
+
+def finished(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, steps: Sequence[Step],
+             stranded: Sequence[Stranded], found: bool, settled: Sequence[Eviction], explored: int,
+             exhausted: bool) -> tuple[DrainPlan, list[PodDecision]]:
+    """The plan from its steps and stranded pods (those the search found: the PDB-blocked ones
+    are added here) and the pods kubectl refuses; `found`: a safe order was found."""
+    stranded = list(stranded) + _blocked_stranded(ctx, steps)
     # Pending pods that fit nowhere before the first step are not the drain's doing: they
     # stay in `settled` with no predicted node, and do not make the plan unsafe
     flat = [d for n in targets for d in ctx.decisions[n]]
     refused = [d for d in flat if d.action == REFUSE]
-    safe = found and not stranded and not refused and final.safe
+    safe = found and all(s.safe for s in steps) and not stranded and not refused
     plan = DrainPlan(
-        nodes=tuple(targets), safe=safe, steps=tuple(final.steps), stranded=tuple(stranded), findings=(),
+        nodes=tuple(targets), safe=safe, steps=tuple(steps), stranded=tuple(stranded), findings=(),
         max_parallel=options.max_parallel, flags=options.flags,
         kubectl_errors=tuple(kubectl_errors(flat)), kubectl_warnings=tuple(kubectl_warnings(flat)),
         already_cordoned=tuple(n for n in targets if snapshot.node(n).unschedulable),  # type: ignore[union-attr]
         already_evicted=tuple(d.pod.key for d in flat if d.action == ALREADY_EVICTED),
-        settled=tuple(settled), explored=search.explored, search_exhausted=search.exhausted,
+        settled=tuple(settled), explored=explored, search_exhausted=exhausted,
     )
     return plan, refused
 
