@@ -62,7 +62,8 @@ from bench.server import make_server, write_kubeconfig
 from kubectl_tspread.drain import lean, search, steps
 from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
 from kubectl_tspread.drain.placement import Placer
-from kubectl_tspread.drain.plan import build_context, plan_drain, resolve_targets
+from kubectl_tspread.drain import plan as plan_module
+from kubectl_tspread.drain.plan import build_context, resolve_targets
 from kubectl_tspread.drain.pods import DrainFlags
 from kubectl_tspread.drain.remedies import deleting_replans
 from kubectl_tspread.model import ZONE_KEY
@@ -96,6 +97,16 @@ def load(size: str, cache_dir: str):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def planner_plan(snapshot, targets, options):
+    """plan_drain's plan made by the planner alone (steps.py, search.py), the proven traps' too,
+    which plan.py otherwise gives the lean search: what the lean search is compared with."""
+    was, plan_module.LEAN_PLANS = plan_module.LEAN_PLANS, False
+    try:
+        return plan_module.plan_drain(snapshot, targets, options)
+    finally:
+        plan_module.LEAN_PLANS = was
 
 
 def plan_options(snapshot, targets, delete_drained_nodes: bool = False) -> PlanOptions:
@@ -158,7 +169,7 @@ def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
     search.Search.order = recorded_order
     try:
         start = time.perf_counter()
-        plan = plan_drain(snapshot, targets, plan_options(snapshot, targets, delete_drained_nodes))
+        plan = planner_plan(snapshot, targets, plan_options(snapshot, targets, delete_drained_nodes))
         end = time.perf_counter()
     finally:
         search.run_batch, Placer.place, steps.retry_pending = run_batch, place, retry_pending

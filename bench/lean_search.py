@@ -34,11 +34,11 @@ import sys
 import time
 from dataclasses import replace
 
-from bench.lean_probe import ZONE, load, plan_options
+from bench.lean_probe import ZONE, load, plan_options, planner_plan
 from kubectl_tspread.drain.lean import LeanSearch, Unsupported, forced_proof
 from kubectl_tspread.drain.findings import build_findings
 from kubectl_tspread.drain.model import INFO, ORDER_MATTERS
-from kubectl_tspread.drain.plan import plan_drain, resolve_targets
+from kubectl_tspread.drain.plan import resolve_targets
 from kubectl_tspread.drain.remedies import HONOR_TAINTS, first_replan_actions
 from kubectl_tspread.model import ZONE_KEY
 from kubectl_tspread.render.drain import drain_plan_view
@@ -53,7 +53,7 @@ def honor_replan(snapshot, targets, options):
     """(edited snapshot, options) of the HonorTaints remedy re-plan remedies.py makes first for
     the plan's findings: the first stranded workload's constraints of the refusing key under
     nodeTaintsPolicy Honor."""
-    plan = plan_drain(snapshot, targets, options)
+    plan = planner_plan(snapshot, targets, options)
     for _, action, snap, opts in first_replan_actions(snapshot, targets, options, plan, plan.findings):
         if action == HONOR_TAINTS:
             return snap(), opts
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.disable()  # as the tool plans (gcpause)
     try:
         began = time.perf_counter()
-        plan = plan_drain(snapshot, targets, options)
+        plan = planner_plan(snapshot, targets, options)
         planner = time.perf_counter() - began
         proof = forced_proof(snapshot, targets, options)  # the planner's, before the timing
         began = time.perf_counter()

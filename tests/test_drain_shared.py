@@ -1,7 +1,8 @@
-"""The HonorTaints re-plan carried along by the plan (drain/shared.py): it must answer what
-the re-plan from scratch answers (the plan's findings and remedies equal the in-process
-plan's, whose re-plans always start from scratch), and on a zone trap it must take over the
-plan's world late, not start from the beginning."""
+"""The HonorTaints re-plan carried along by the plan (drain/shared.py along the planner's,
+drain/lean_carry.py along the lean search's): it must answer what the re-plan from scratch
+answers (the plan's findings and remedies equal the in-process plan's, whose re-plans always
+start from scratch, made by the planner alone), and on a zone trap it must take over the
+plan's world late, not start from the beginning. Each test runs with either plan."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
-from kubectl_tspread.drain import parallel, shared
+from kubectl_tspread.drain import lean_carry, parallel, shared
+from kubectl_tspread.drain import plan as plan_module
 from kubectl_tspread.drain.model import PlanOptions
 from kubectl_tspread.drain.plan import plan_drain
 from kubectl_tspread.engine import spread
 from kubectl_tspread.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, ZONE_KEY, Pdb, Taint, Toleration
-from forking import gone, no_fork_plan
+from forking import gone, no_fork_plan as _no_fork_plan
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
 
@@ -65,6 +67,32 @@ def _trap(b_nodes: int = 4, spare: int = 4, per_node: int = 1, pdb: int | None =
     return make_snapshot(nodes, pods, workloads=WORKLOADS, pdbs=pdbs), targets
 
 
+@pytest.fixture(autouse=True, params=["planner", "lean"])
+def engine(request, monkeypatch):
+    """Which makes the plans that forced.py proves unsafe (and carries their HonorTaints
+    re-plan): the planner, or the lean search where it covers the cluster."""
+    pytest.importorskip("numpy")
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", request.param == "lean")
+    made, real = [], plan_module._lean_plan
+
+    def lean_plan(*args):
+        got = real(*args)
+        made.append(isinstance(got, tuple))
+        return got
+
+    monkeypatch.setattr(plan_module, "_lean_plan", lean_plan)
+    yield request.param
+    assert made == [] if request.param == "planner" else all(made), "the lean search did not make a plan"
+
+
+def no_fork_plan(snap, targets, monkeypatch, *args):
+    """The plan made in-process by the planner alone, every re-plan from scratch."""
+    with monkeypatch.context() as m:
+        m.setattr(plan_module, "LEAN_PLANS", False)
+        m.setattr(plan_module, "LEAN_REPLANS", False)
+        return _no_fork_plan(snap, targets, monkeypatch, *args)
+
+
 def _carried(results):
     """The verdicts of carried re-plans that were used: (steps taken over, verdict)."""
     return [(v.carried, v) for _, v in results if v is not None and v.carried is not None]
@@ -107,7 +135,7 @@ WINDOW_PODS = [("web", "a1", 1), ("web", "a1", 2), ("api", "a1", 1), ("web", "a2
                ("api", "c3", 2), ("api", "c4", 2), ("api", "c4", 1), ("web", "c5", 1)]
 
 
-def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting, results, monkeypatch):
+def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting, results, monkeypatch, engine):
     nodes = [_node(n, n[0], cap) for n, cap in WINDOW_NODES.items()]
     nodes += [_node(f"{z}-gpu", z, 8, taints=(GPU,)) for z in "bc"]
     pods = [make_pod(f"{app}-{node}-{i}", node=node, labels={"app": app}, owner=f"ReplicaSet/{app}-1",
@@ -115,13 +143,14 @@ def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting,
             for i, (app, node, skew) in enumerate(WINDOW_PODS)]
     snap = make_snapshot(nodes, pods, workloads=WORKLOADS)
     targets = [n.name for n in nodes if n.labels[ZONE_KEY] == "b"]
-    diverged, fork = [], shared.Sharer.fork
+    sharer = shared.Sharer if engine == "planner" else lean_carry.LeanSharer
+    diverged, fork = [], sharer.fork
 
     def watched(self, world):
         diverged.append(self.diverged)
         return fork(self, world)
 
-    monkeypatch.setattr(shared.Sharer, "fork", watched)
+    monkeypatch.setattr(sharer, "fork", watched)
     options = PlanOptions(max_parallel=2)
     forked = plan_drain(snap, targets, options)
     carried = _carried(results)
@@ -204,6 +233,7 @@ def test_carried_or_not_the_answer_is_the_in_process_one(case, counting, results
     with monkeypatch.context() as m:
         m.setenv("TSPREAD_NO_FORK", "1")
         m.setattr(parallel, "available", lambda: False)
+        m.setattr(plan_module, "LEAN_PLANS", False)
         in_process = plan_drain(snap, targets, options)
     assert repr(forked.findings) == repr(in_process.findings)
     assert repr(forked.stranded) == repr(in_process.stranded)

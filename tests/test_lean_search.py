@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("numpy")
+np = pytest.importorskip("numpy")
 
 from bench import lean_probe, lean_search  # noqa: E402
 from conftest import make_constraint, make_node, make_pod, make_snapshot  # noqa: E402
@@ -26,6 +26,13 @@ from kubectl_tspread.model import HOSTNAME_KEY, ZONE_KEY, HostPort, PodAffinityT
 from kubectl_tspread.options import SourceOptions  # noqa: E402
 from kubectl_tspread.snapshot import load_snapshot  # noqa: E402
 from test_acceptance_drain import clusters as random_clusters  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def planner_plans(monkeypatch):
+    """plan_drain's plans are the planner's alone here (what the lean search is compared with);
+    the tests of plan.py's use of the lean search for a proven trap's plan turn it on."""
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", False)
 
 
 @pytest.fixture(scope="module")
@@ -290,12 +297,13 @@ def _with_remedies(snapshot, targets, parallel=1):
 
 
 @pytest.mark.parametrize("fork", ["0", "1"], ids=["forked", "in-process"])
-def test_the_remedy_replans_are_answered_by_the_lean_search(clusters, monkeypatch, fork):
-    """plan_drain's remedies: the re-plans are the lean search's (counted: in process, the one
-    that deletes the drained nodes and the one under nodeTaintsPolicy Honor, which forking
-    carries along the plan instead), and the plan with its findings and verified remedies is
-    the one the planner's own re-plans give."""
+def test_the_remedy_replans_are_answered_by_the_lean_search(clusters, monkeypatch, fork, request):
+    """plan_drain's remedies: the plan (a proven trap) and the re-plans are the lean search's
+    (counted: in process, the one that deletes the drained nodes and the one under
+    nodeTaintsPolicy Honor, which forking carries along the lean plan instead), and the plan
+    with its findings and verified remedies is the one the planner alone gives."""
     monkeypatch.setenv("TSPREAD_NO_FORK", fork)
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", True)
     snapshot = clusters["small"]
     targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
     calls = []
@@ -307,10 +315,20 @@ def test_the_remedy_replans_are_answered_by_the_lean_search(clusters, monkeypatc
         return answer(snap, targets, opts, sim)
 
     monkeypatch.setattr(lean_module, "replan_verdict", counted)
+    made, real = [], plan_module._lean_plan
+    monkeypatch.setattr(plan_module, "_lean_plan", lambda *args: made.append(real(*args)) or made[-1])
+    if fork == "0":  # forked even on a runner of one CPU
+        request.getfixturevalue("counting")
+        results = request.getfixturevalue("results")
     with_lean = _with_remedies(snapshot, targets)
+    assert [type(m) for m in made] == [tuple]  # the plan was the lean search's
+    if fork == "0":  # the HonorTaints re-plan was carried along the lean plan, to its last levels
+        assert [v.carried for _, v in results if v is not None and v.carried is not None] == [
+            len(with_lean.steps) - 1]
     if fork == "1":  # in this process: each re-plan's verdict was the lean search's
         assert calls == [(os.getpid(), True, False), (os.getpid(), False, True)]
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", False)
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", False)
     without = _with_remedies(snapshot, targets)
     assert with_lean == without
     remedies = {r.action: r.verified for f in with_lean.findings for r in f.remedies}
@@ -391,8 +409,8 @@ UNCOVERED = {
 @pytest.mark.parametrize("what", list(UNCOVERED))
 def test_a_cluster_the_lean_search_does_not_cover_is_replanned_by_the_planner(monkeypatch, what):
     """Pod anti-affinity, host ports, a resource its arrays do not track: the lean search says
-    so, and the planner re-plans (zone a drained under Ignore is a trap whatever else the pods
-    have, and deleting its nodes is verified to clear it)."""
+    so, and the planner plans and re-plans (zone a drained under Ignore is a trap whatever else
+    the pods have, and deleting its nodes is verified to clear it)."""
     monkeypatch.setenv("TSPREAD_NO_FORK", "1")
     nodes = nodes_in({"a": 2, "b": 2, "c": 2})
     for n in nodes:
@@ -405,6 +423,7 @@ def test_a_cluster_the_lean_search_does_not_cover_is_replanned_by_the_planner(mo
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", False)
     without = _with_remedies(snapshot, ["a1", "a2"])
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", True)
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", True)
     assert _with_remedies(snapshot, ["a1", "a2"]) == without
     assert not without.safe and any(r.action == "DeleteDrainedNodes" and r.verified and r.makes_safe
                                     for f in without.findings for r in f.remedies)
@@ -415,16 +434,18 @@ def test_a_cluster_the_lean_search_does_not_cover_is_replanned_by_the_planner(mo
 @given(case=random_clusters())
 def test_random_clusters_plans_with_remedies_are_the_same_with_the_lean_replans(tmp_path, monkeypatch, case):
     """The acceptance suite's random clusters planned with remedies verified: the same plan,
-    findings and remedies whether the lean search or the planner answers the re-plan that
-    deletes the drained nodes."""
+    findings and remedies whether the lean search or the planner makes the proven traps' plans
+    and answers the remedies' re-plans."""
     doc, targets, parallel = case
     monkeypatch.setenv("TSPREAD_NO_FORK", "1")
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(doc))
     snapshot = load_snapshot(SourceOptions(from_file=(str(path),), all_namespaces=True), DRAIN_KINDS)
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", True)
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", True)
     with_lean = _with_remedies(snapshot, targets, parallel)
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", False)
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", False)
     assert _with_remedies(snapshot, targets, parallel) == with_lean
     event("unsafe" if not with_lean.safe else "safe")
 
@@ -433,6 +454,7 @@ def test_random_clusters_plans_with_remedies_are_the_same_with_the_lean_replans(
 def test_the_planner_replans_when_the_lean_search_cannot(monkeypatch, fault):
     """Without numpy, or should the lean search fail, the planner re-plans and the plan is the same."""
     monkeypatch.setenv("TSPREAD_NO_FORK", "1")
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", False)  # the plan itself: the next test
     snapshot = make_snapshot(nodes_in({"a": 2, "b": 2, "c": 2}),
                              web({"a1": 1, "a2": 1, "b1": 1, "c1": 1}, (make_constraint(ZONE_KEY, 1),)))
     targets = ["a1", "a2"]
@@ -460,3 +482,40 @@ def test_the_planner_replans_when_the_lean_search_cannot(monkeypatch, fault):
     assert len(calls) == 2 * asked  # each asked again, and the planner answered
     assert {"DeleteDrainedNodes", "HonorTaints"} <= {r.action for f in expected.findings for r in f.remedies
                                                      if r.verified}
+
+
+@pytest.mark.parametrize("fault", ["no numpy", "a fault of its own", "a fault after the first stranding"])
+def test_the_planner_plans_when_the_lean_search_cannot(clusters, monkeypatch, fault, counting):
+    """A plan forced.py proves unsafe is the lean search's (LeanSearch.drain_plan) and the
+    planner's alike: without numpy, or should the lean search fail (before or after it told
+    plan.py the first stranded pod and a carried re-plan may have started), the planner makes
+    it, with the same findings and remedies (re-plans forked, as the CLI makes them)."""
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", True)
+    snapshot = clusters["tiny"]
+    targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
+    made, real = [], plan_module._lean_plan
+
+    def lean_plan(*args):
+        made.append(real(*args))
+        return made[-1]
+
+    monkeypatch.setattr(plan_module, "_lean_plan", lean_plan)
+    expected = _with_remedies(snapshot, targets)
+    assert isinstance(made[0], tuple) and not expected.safe  # the lean search made it
+    if fault == "no numpy":
+        monkeypatch.setattr(lean_module, "np", None)
+    else:
+        real_step = lean_module.LeanSearch._play_step
+
+        def broken(self, *args):
+            if fault == "a fault of its own" or (self.strandings and self.on_strand is None):  # told
+                raise IndexError("a fault")
+            return real_step(self, *args)
+
+        monkeypatch.setattr(lean_module.LeanSearch, "_play_step", broken)
+    again = _with_remedies(snapshot, targets)
+    assert made[1] is (fault == "a fault after the first stranding")  # whether on_strand was told
+    monkeypatch.setattr(lean_module, "np", np)
+    assert again == expected
+    monkeypatch.setattr(plan_module, "LEAN_PLANS", False)
+    assert _with_remedies(snapshot, targets) == expected

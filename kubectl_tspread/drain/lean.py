@@ -51,12 +51,12 @@ from kubectl_tspread.drain.forced import forced_harm
 from kubectl_tspread.drain.plan import _new_world, _settle, build_context, finished, workload_ref
 from kubectl_tspread.drain.pods import EVICT, REFUSE, SKIP
 from kubectl_tspread.drain.search import BACKTRACK_FLOOR, DFS_CANDIDATES, GREEDY_CANDIDATES, zone_key
-from kubectl_tspread.drain.steps import _new_after, _new_eviction, _new_stranded
+from kubectl_tspread.drain.steps import Context, _new_after, _new_eviction, _new_stranded
 from kubectl_tspread.drain.steps import _skipped as steps_skipped
 from kubectl_tspread.drain.simulate import SimCluster, _without_zone_member, round_robin, spread_key_of, zone_lists
 from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
 from kubectl_tspread.engine import filters, resources, spread
-from kubectl_tspread.engine.nodematch import untolerated_taint
+from kubectl_tspread.engine.nodematch import node_untolerated_taint, untolerated_taint
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, Snapshot
 
 try:  # optional, as for drain/vector.py: without it the planner plans everything
@@ -514,18 +514,23 @@ class FlatCluster:
             self._note_stuck(pod)
         return i
 
-    def retry_pending(self, decide: Callable) -> list[tuple]:
+    def retry_pending(self, decide: Callable, watch: Callable[[], None] | None = None) -> list[tuple]:
         """The planner's retry of the pending replacements as a step starts (steps.retry_pending):
         the first of each template in pending order until one binds, then every one after it.
         `decide(pod, replaced, position or None)` gives the position to bind it to (or None);
-        returns (pod, replaced, position) of those bound."""
+        returns (pod, replaced, position) of those bound. `watch` is told before the retries
+        read the cluster, and after each bind (Context.watch)."""
         pending = self.pending
+        if watch is not None and pending:
+            watch()
         for k in sorted(self.first_pending.values()):
             pod, e = pending[k]
             i = decide(pod, e, self._retry(pod))
             if i is None:
                 continue
             self.bind(pod, i)
+            if watch is not None:
+                watch()
             placed, still = [(pod, e, i)], pending[:k]
             for pod, e in pending[k + 1:]:
                 i = decide(pod, e, self._retry(pod))
@@ -534,6 +539,8 @@ class FlatCluster:
                 else:
                     self.bind(pod, i)
                     placed.append((pod, e, i))
+                    if watch is not None:
+                        watch()
             self.pending, self.first_pending = still, {}
             for k, (pod, _) in enumerate(still):
                 self.first_pending.setdefault(template_of(pod), k)
@@ -626,6 +633,11 @@ class FlatCluster:
             mask &= allowed[self.walked(c.domain_of)[rows]]
         return mask
 
+    def cordoned_nodes(self):
+        """The positions of the nodes left that are cordoned."""
+        shut = np.flatnonzero(~self.open)
+        return shut if self.slot is None else shut[self.slot[shut] >= 0]
+
     def first_failures(self, pod, shape_id: int) -> dict[str, int]:
         """The scheduler's first-failure histogram over the nodes left, by reason (Placer._place's
         `reasons`, sorted as diagnose.py gives them), for a pod that no node fits before spread:
@@ -684,15 +696,20 @@ class Heuristic:
             c = flat.of_template[(t.pod.namespace, spread_key_of(t.pod))][t.position]
             if c.hard:
                 self.hard.append(c)
-        # the non-hostname ones, by partition: how many tracked constraints each domain array serves
         self.partitions: dict[int, tuple[Constraint, int]] = {}
+        self.regroup()
+        self.holds = np.zeros(len(targets), dtype=np.int64)
+        self.surplus = np.zeros(len(targets), dtype=np.int64)
+        self._shares: dict[int, tuple] = {}  # position in hard -> (version, holds, surplus)
+
+    def regroup(self) -> None:
+        """The non-hostname constraints by partition: how many tracked constraints each domain
+        array serves (made again when constraints take other arrays: LeanSearch.honor_from_here)."""
+        self.partitions = {}
         for c in self.hard:
             if not c.hostname:
                 first, n = self.partitions.get(id(c.domain_of), (c, 0))
                 self.partitions[id(c.domain_of)] = (first, n + 1)
-        self.holds = np.zeros(len(targets), dtype=np.int64)
-        self.surplus = np.zeros(len(targets), dtype=np.int64)
-        self._shares: dict[int, tuple] = {}  # position in hard -> (version, holds, surplus)
 
     def order(self, remaining: list[str]) -> list[str]:
         targets = self.targets
@@ -781,7 +798,7 @@ class LeanSearch:
     `sim`: a simulation of `snapshot` nothing was played on, to read (else one is made)."""
 
     def __init__(self, snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, forced: bool = False,
-                 sim: SimCluster | None = None, report: bool = False):
+                 sim: SimCluster | None = None, report: bool = False, ctx: Context | None = None):
         if np is None:
             raise Unsupported("numpy is not installed")
         if options.search_budget and not forced:
@@ -795,7 +812,8 @@ class LeanSearch:
         self.forced = forced
         self.snapshot, self.options = snapshot, options
         flat = self.flat = FlatCluster(snapshot, sim)
-        ctx = self.ctx = build_context(flat.sim, targets, options)
+        # plan.build_context's, on the cluster before the drain (`ctx`: the planner's, only read here)
+        ctx = self.ctx = build_context(flat.sim, targets, options) if ctx is None else ctx
         self.targets = list(targets)
         self.max_parallel = max(1, options.max_parallel)
         self.budget = len(targets) + min(options.search_budget, max(BACKTRACK_FLOOR, len(targets)))
@@ -837,6 +855,12 @@ class LeanSearch:
         # ((template, FlatCluster.stamp), the last stranding's reason, its details with `report`)
         self._diagnosed: tuple = (None, "", None)
         self.done: set[str] = set()
+        # Search's callbacks: told the targets played at each level entered, and (with `report`,
+        # when forced.py proved that no order is safe) the first stranded pod, to which it may
+        # answer a re-plan to carry along (lean_carry.LeanSharer)
+        self.on_level: Callable[[int], None] | None = None
+        self.on_strand: Callable | None = None
+        self.sharer = None
         self.explored = 0
         self.exhausted = False
         self.origin: dict[str, str] = {}  # replacement key -> the key of the pod it first replaced
@@ -895,35 +919,86 @@ class LeanSearch:
                 saved = self.mark()
                 if self.run_batch(batch):
                     self.commit()
+                    if self.on_level is not None:
+                        self.on_level(len(self.done))
                     break
                 self.rollback(saved)
             else:
                 return False  # no allowance to go back up: the fallback goes on from this level
 
     def _greedy(self) -> None:
+        """Search._greedy: at each level the least bad of the first GREEDY_CANDIDATES, the first
+        that does no new harm at full size taken at once. With a carried re-plan (`sharer`,
+        lean_carry.py) the level's cluster is handed over, before any candidate is played on it,
+        where the re-plan could read it otherwise."""
         while True:
             remaining = self._todo()
+            if self.sharer is not None and (not remaining or self.sharer.due(remaining)):
+                self._hand_over()
             if not remaining:
                 return
             candidates = list(itertools.islice(self.batches(remaining), GREEDY_CANDIDATES))
             before = (len(self.stranded), self.steps[-1].excess if self.steps else 0, len(self.steps))
             floor = (0, 0, -min(self.max_parallel, len(remaining)))
-            best, best_cost, kept = None, None, False
+            best, best_cost, saved, single = None, None, None, True
             for i, batch in enumerate(candidates):
                 self.explored += 1
-                saved = self.mark()
-                self.run_batch(batch)
+                saved = self._played(batch)
+                single = single and len(self.steps) - before[2] <= 1
                 cost = self._badness(before, len(batch))
                 better = best_cost is None or cost < best_cost
                 if better:
                     best, best_cost = batch, cost
                 if cost <= floor or (better and i == len(candidates) - 1):
-                    self.commit()
-                    kept = True
-                    break
+                    break  # kept
                 self.rollback(saved)
-            if not kept:  # the least bad was rolled back: played again, as it was
-                self.run_batch(best)
+                saved = None
+            if saved is None:  # the least bad was rolled back: played again, as it was
+                saved = self._played(best)
+            if self.on_strand is not None and self.forced and self.strandings:
+                self._first_strand(saved, candidates[:i + 1], best, single)
+            self.commit()
+            if self.on_level is not None:
+                self.on_level(len(self.done))
+
+    def _played(self, batch: list[str]) -> tuple:
+        """Play `batch` from a mark (returned); a carried re-plan that the batch's retries would
+        read otherwise takes the level's cluster as it was first, and the batch is played again."""
+        saved = self.mark()
+        self.run_batch(batch)
+        if self.sharer is not None and self.sharer.diverged:
+            self.rollback(saved)
+            self._hand_over()
+            saved = self.mark()
+            self.run_batch(batch)
+        return saved
+
+    def _first_strand(self, saved: tuple, played: list[list[str]], best: list[str], single: bool) -> None:
+        """Told the plan's first stranded pod once a kept level strands it (forced.py proved that
+        no order is safe), `on_strand` may answer a re-plan to carry along (lean_carry.arm). A
+        level of more than one step retried the replacements it stranded unwatched: its
+        candidates are played again, watched, from the level's cluster (the same outcomes), and
+        the kept one last."""
+        self.sharer = self.on_strand(self.strandings[0], self)
+        self.on_strand = None
+        if self.sharer is None or single:
+            return
+        self.rollback(saved)
+        for batch in played:
+            again = self.mark()
+            self.run_batch(batch)
+            self.rollback(again)
+            if self.sharer.diverged:
+                self._hand_over()
+                break
+        self.mark()
+        self.run_batch(best)
+
+    def _hand_over(self) -> None:
+        """The carried re-plan goes on from this cluster in a process of its own (nothing is
+        played on it now: no candidate is under way); nothing more is watched."""
+        sharer, self.sharer = self.sharer, None
+        sharer.fork(self)
 
     def _badness(self, before: tuple[int, int, int], size: int) -> tuple[int, int, int]:
         stranded_before, was, steps_before = before
@@ -1028,7 +1103,7 @@ class LeanSearch:
     def _play_step(self, batch: list[str], cordon: list[str], wave: list, first: bool) -> bool:
         flat, ctx, sim = self.flat, self.ctx, self.flat.sim
         number = len(self.steps) + 1
-        flat.retry_pending(lambda pod, e, i: i)
+        flat.retry_pending(lambda pod, e, i: i, None if self.sharer is None else lambda: self.sharer.window(batch))
         evicted = []
         gone: dict[str, set[int]] = {}
         warnings = []  # kubectl's warning for each evicted pod (the report's)
@@ -1159,25 +1234,61 @@ class LeanSearch:
             key = c.state.constraint.topology_key
             if not refused.get(key):
                 continue
+            if c.hostname and details is None:
+                return HOSTNAME_SPREAD_FULL, None
             low = c.minimum()
             if c.honor:  # cordoned nodes make no domain: none is closed (diagnose.closed_domains)
-                trapped = np.zeros(c.domains, dtype=bool)
-            else:
-                opened = np.bincount(c.domain_of[flat.open], minlength=c.domains + 1)
+                trapped = []
+            else:  # closed: every node left in the domain cordoned (fewer to count than the open ones)
                 members = np.array(c.members)
-                trapped = (members[:-1] > 0) & (opened[:-1] == 0) & (c.per_domain[:-1] == low)
+                closed = np.bincount(c.domain_of[flat.cordoned_nodes()], minlength=c.domains + 1)
+                trapped = np.flatnonzero(((members > 0) & (closed == members) & (c.per_domain == low))[:-1]).tolist()
             if details is not None:
                 left = np.array(c.members[:-1]) > 0
                 details.update({"topologyKey": key, "maxSkew": c.max_skew, "globalMin": low,
                                 "distribution": dict(zip(itertools.compress(c.values, left.tolist()),
                                                          c.per_domain[:-1][left].tolist()))})
-                if c.hostname or trapped.any():
-                    details["cordonedDomains"] = [c.values[j] for j in np.flatnonzero(trapped).tolist()]
+                if c.hostname or trapped:
+                    details["cordonedDomains"] = [c.values[j] for j in trapped]
             if c.hostname:
                 return HOSTNAME_SPREAD_FULL, details
-            if trapped.any():
+            if trapped:
                 return CORDONED_DOMAIN_TRAP, details
         return SPREAD_BLOCKED, details
+
+    def honor_from_here(self, templates: set[tuple], key: str, probe) -> bool:
+        """Set nodeTaintsPolicy Honor on the `key` constraints of `templates` (a workload's, whose
+        pods tolerate what `probe` tolerates and not the cordon) from this point of the plan:
+        each node whose taints they do not tolerate, cordoned ones included, leaves their
+        domains, as if they had been Honor's from the start. False, with nothing changed, when
+        that would move a count or take a domain away (lean_carry's checks make sure it does not:
+        no counted pod is left on such a node, and every domain keeps a node)."""
+        flat = self.flat
+        chosen = [c for t in templates for c in flat.of_template.get(t, ())
+                  if c.state.constraint.topology_key == key and not c.honor]
+        nodes = flat.sim.nodes
+        slots = np.arange(len(flat.order)) if flat.slot is None else flat.slot
+        away = np.array([node_untolerated_taint(probe, nodes[name]) is not None for name in flat.order], dtype=bool)
+        away |= flat.cordoned.take(slots)  # by position; no deleted node here (a report keeps them)
+        made: dict[int, tuple] = {}  # id of a domain array -> (it without the nodes away, its members)
+        for c in chosen:
+            got = made.get(id(c.domain_of))
+            if got is None:
+                domain_of = c.domain_of.copy()
+                domain_of[away] = c.domains
+                members = np.bincount(domain_of, minlength=c.domains + 1).tolist()
+                got = made[id(c.domain_of)] = (domain_of, members)
+            if c.per_node[away].any() or any(m == 0 for m, was in zip(got[1][:-1], c.members[:-1]) if was):
+                return False
+        for c in chosen:
+            c.domain_of, members = made[id(c.domain_of)]
+            c.members = list(members)
+            c.honor, c.tolerations = True, tuple(probe.tolerations)
+            c.version = c.layout = next(_VERSIONS)
+            flat.honor.append(c)
+        flat.stamp += 1  # the memos of failed placements and the last diagnosis
+        self.heuristic.regroup()
+        return True
 
     def drain_plan(self, found: bool) -> tuple[DrainPlan, list]:
         """What plan._plan answers (the plan without its findings, and the pods kubectl refuses),

@@ -31,6 +31,7 @@ from kubectl_tspread.drain.model import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, 
 from kubectl_tspread.drain.placement import Placer
 from kubectl_tspread.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
     kubectl_warnings
+from kubectl_tspread.drain.forced import forced_harm
 from kubectl_tspread.drain.search import Search
 from kubectl_tspread.drain.simulate import SimCluster, spread_key_of
 from kubectl_tspread.drain.steps import Context, Tracked, World, run_batch
@@ -43,6 +44,9 @@ from kubectl_tspread.model import Pdb, Pod, Snapshot
 # remedy re-plans answered by drain/lean.py where it covers the cluster (tests turn it off to
 # compare with the planner's own re-plans)
 LEAN_REPLANS = True
+# plans that forced.py proves unsafe made by drain/lean.py where it covers the cluster (the same
+# DrainPlan; tests turn it off to compare)
+LEAN_PLANS = True
 
 
 def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Selector | None = None,
@@ -279,13 +283,14 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
                   first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
         _start_only(children, wanted, replan)  # the early guess goes when the proof does not bear it out
 
-    def first_strand(s: Stranded, world: World) -> shared.Sharer | None:
+    def first_strand(s: Stranded, world):
         """When no order is safe, the plan's first stranded pod makes its first finding: start
         that finding's other re-plans too (in a zone's plan it comes after about half of the
         plan's time, and its re-plans would otherwise start only once the whole plan is done).
         Search calls it only when forced.py proved that no order is safe, with the world it
         kept. The HonorTaints re-plan is carried along by the plan instead, when
-        drain/shared.py's checks allow."""
+        drain/shared.py's checks allow (drain/lean_carry.py's, when `world` is the lean search
+        making the plan)."""
         from kubectl_tspread.drain.remedies import HONOR_TAINTS, first_replan_actions
         # its namespace (from the pod) says whose pods a candidate edits
         wanted = [w for w in first_replan_actions(snapshot, targets, options, None, [stranded_finding([s])])
@@ -295,7 +300,11 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         others = [h for h in proved if h.workload != s.workload]
         for key, action, snap, opts in wanted:
             if action == HONOR_TAINTS and others and len(children) < parallel.MAX_CHILDREN:
-                sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, others))
+                if isinstance(world, World):
+                    sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, others))
+                else:
+                    from kubectl_tspread.drain import lean_carry
+                    sharer = lean_carry.arm(world, s, opts, lean_carried(key, snap, opts, others))
                 carrying = key if sharer is not None else None
                 break
         _start(children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying], replan)
@@ -315,6 +324,19 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
                 plan, refused = _finish(edited, targets, opts, *got, False, [])
                 parallel.outlive(got, plan)
                 return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at)
+
+            children[key] = parallel.Child(run)
+        return fork
+
+    def lean_carried(key: str, snap: Callable[[], Snapshot], opts: PlanOptions, forced: list):
+        """Starts the re-plan `key` in a child forked from the lean plan where it hands over."""
+        def fork(sharer, search) -> None:
+            def run() -> parallel.Verdict:
+                from kubectl_tspread.drain import lean_carry
+                edited = snap()
+                got = lean_carry.carry_on(search, pristine, snapshot, sharer, edited, forced) \
+                    if pristine is not None else None
+                return got if got is not None else _verdict(replan(edited, opts))
 
             children[key] = parallel.Child(run)
         return fork
@@ -352,8 +374,10 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         on_strand = first_strand if options.verify_remedies and parallel.available() else None
         total = len(targets)
         on_progress(SIMULATE, 0, total)
+        lean_sim = sim.copy() if LEAN_PLANS else None  # nothing played on it yet
         plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand,
-                              None if on_progress is _silent else lambda done: on_progress(SIMULATE, done, total))
+                              None if on_progress is _silent else lambda done: on_progress(SIMULATE, done, total),
+                              lean_sim)
         findings = build_findings(plan, refused)
         if plan.safe:
             findings += order_finding(plan, given_safe)
@@ -410,16 +434,50 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
           placer: Placer, ctx: Context | None = None,
           on_proof: Callable[[list], None] | None = None,
           on_strand: Callable[[Stranded, World], shared.Sharer | None] | None = None,
-          on_level: Callable[[int], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
+          on_level: Callable[[int], None] | None = None,
+          lean_sim: SimCluster | None = None) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
     the first step is simulated, whether (and why) no order is safe (Search.on_proof);
     `on_strand`, when no order is safe, the plan's first stranded pod once it is known
-    (Search.on_strand); `on_level`, the targets played at each level (Search.on_level)."""
+    (Search.on_strand); `on_level`, the targets played at each level (Search.on_level).
+    With `lean_sim` (a simulation of `snapshot` nothing was played on), a plan that forced.py
+    proves unsafe is made by the lean search (drain/lean.py) where it covers the cluster."""
     ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
     settled = _settle(ctx, world)
     search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand, on_level)
-    final, found = search.run(world)
+    forced = None
+    if lean_sim is not None:
+        forced = forced_harm(ctx, world)
+        if on_proof is not None:
+            on_proof(forced)
+            search.on_proof = None
+        if forced:
+            got = _lean_plan(snapshot, targets, options, ctx, lean_sim, on_strand, on_level)
+            if isinstance(got, tuple):
+                return got
+            if got:  # the lean search told the first stranded pod before it failed
+                search.on_strand = None
+    final, found = search.run(world, forced)
     return _finish(snapshot, targets, options, ctx, search, final, found, settled)
+
+
+def _lean_plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, sim: SimCluster,
+               on_strand: Callable | None, on_level: Callable[[int], None] | None
+               ) -> tuple[DrainPlan, list[PodDecision]] | bool:
+    """_plan's answer from the lean search, for a plan forced.py proved unsafe; where the lean
+    search does not cover the cluster, or fails, whether it told `on_strand` the first stranded
+    pod already (the planner then plans, with the same answer)."""
+    from kubectl_tspread.drain import lean
+
+    try:
+        search = lean.LeanSearch(snapshot, targets, options, forced=True, sim=sim, report=True, ctx=ctx)
+    except Exception:  # lean.Unsupported, or a fault of its own
+        return False
+    search.on_level, search.on_strand = on_level, on_strand
+    try:
+        return search.drain_plan(search.run())
+    except Exception:
+        return on_strand is not None and search.on_strand is None
 
 
 def _finish(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, search: Search,

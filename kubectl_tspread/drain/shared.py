@@ -38,7 +38,7 @@ and steps.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from kubectl_tspread.drain import counts
 from kubectl_tspread.drain.model import CORDONED_DOMAIN_TRAP, PlanOptions, Stranded
@@ -47,7 +47,7 @@ from kubectl_tspread.drain.simulate import SimCluster, pod_with
 from kubectl_tspread.drain.steps import Context, World, tracked_states
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.nodematch import node_untolerated_taint
-from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, Pod, Snapshot
+from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, Node, Pod, Snapshot
 
 if TYPE_CHECKING:
     from kubectl_tspread.drain.search import Search
@@ -140,11 +140,11 @@ def _accepting(cs: spread.ConstraintState, held: dict[str, int]) -> list[str]:
     return [v for v, c in counts_now.items() if c + cs.self_match - low <= cs.constraint.max_skew]
 
 
-def arm(ctx: Context, world: World, first: Stranded, options: PlanOptions,
-        fork: Callable[[Sharer, World | None], None]) -> Sharer | None:
-    """A Sharer for the HonorTaints re-plan of the finding `first` makes, from the world the
-    plan kept at its level, or None when the checks fail there (then the re-plan starts
-    from scratch as before)."""
+def edited_constraints_of(ctx: Context, first: Stranded, options: PlanOptions) -> tuple[str, list[int]] | None:
+    """(the topology key K, W's K constraints among ctx.tracked) of the HonorTaints re-plan the
+    finding `first` makes, when it is one a plan can carry: K not a hostname key, the drained
+    nodes kept, and W's K constraints hard, under Ignore, of pods that tolerate one set of
+    taints and not the cordon's."""
     key = first.details.get("topologyKey")
     if key is None or key == HOSTNAME_KEY or options.delete_drained_nodes or first.workload is None:
         return None
@@ -162,6 +162,18 @@ def arm(ctx: Context, world: World, first: Stranded, options: PlanOptions,
                 return None  # a score, or nothing to edit
         if filters.tolerates_cordon(pod):
             return None
+    return key, positions
+
+
+def arm(ctx: Context, world: World, first: Stranded, options: PlanOptions,
+        fork: Callable[[Sharer, World | None], None]) -> Sharer | None:
+    """A Sharer for the HonorTaints re-plan of the finding `first` makes, from the world the
+    plan kept at its level, or None when the checks fail there (then the re-plan starts
+    from scratch as before)."""
+    edits = edited_constraints_of(ctx, first, options)
+    if edits is None:
+        return None
+    key, positions = edits
     sim = world.sim
     states = tracked_states(ctx, sim)
     probe = ctx.tracked[positions[0]].pod
@@ -172,17 +184,19 @@ def arm(ctx: Context, world: World, first: Stranded, options: PlanOptions,
                 n for n in d.nodes if n in sim.nodes and node_untolerated_taint(probe, sim.nodes[n]) is None)
     if not _kept(open_nodes, set(world.todo_nodes(ctx.targets)), options.max_parallel):
         return None  # an earlier level may already have read them differently
-    if not _evicted_alike(ctx, sim, [states[i] for i in positions], probe):
+    if not evicted_alike(ctx, [states[i] for i in positions], probe, sim.nodes.values(), sim.pending()):
         return None
     return Sharer(ctx, first.workload, first.namespace, key, positions, open_nodes, len(world.steps),
                   options.max_parallel, fork)
 
 
-def _evicted_alike(ctx: Context, sim: SimCluster, states: list[spread.ConstraintState], probe: Pod) -> bool:
+def evicted_alike(ctx: Context, states: list[spread.ConstraintState], probe: Pod, nodes: Iterable[Node],
+                  pending: Iterable[Pod]) -> bool:
     """Check 2: every pod the constraints count on a target is evicted in its node's step,
-    and no pod they count that a drain replaces or places tolerates the cordon, or a taint
-    W does not tolerate (it could land where Honor does not count it)."""
-    closed = [n for n in sim.nodes.values() if not n.unschedulable and node_untolerated_taint(probe, n) is not None]
+    and no pod they count that a drain replaces or places (`pending`: those waiting) tolerates
+    the cordon, or a taint W does not tolerate on one of `nodes` not cordoned (it could land
+    where Honor does not count it)."""
+    closed = [n for n in nodes if not n.unschedulable and node_untolerated_taint(probe, n) is not None]
     judged: dict[tuple, bool] = {}
 
     def lands_apart(pod: Pod) -> bool:
@@ -203,7 +217,7 @@ def _evicted_alike(ctx: Context, sim: SimCluster, states: list[spread.Constraint
                 return False
             if lands_apart(d.pod):
                 return False
-    return not any(counted_by(p) and lands_apart(p) for p in sim.pending())
+    return not any(counted_by(p) and lands_apart(p) for p in pending)
 
 
 def carry_on(world: World, plan_ctx: Context, pristine: SimCluster, snapshot: Snapshot, options: PlanOptions,
