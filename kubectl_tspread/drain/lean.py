@@ -14,19 +14,24 @@ and Score as drain/vector.py has them; evicted pods hold their room until the st
 pods that tolerate the cordon may go to cordoned nodes), stranded replacements retried at later
 steps, nodeTaintsPolicy Honor (a cordoned node leaves the domains of the templates that do not
 tolerate it, its pods with it), the judge of the tracked DoNotSchedule constraints, the
-depth-first search without backtracking and the greedy fallback. What the package asks of it
-is a remedy re-plan's verdict (parallel.Verdict: whether the plan is safe, and each finding's
-code and workload, which is all remedies._clears reads). With `report` each step also keeps
-most of the planner's Step: its eviction records (accepting domains included), every tracked
-constraint's judgement (its distribution included), the PDB uses and the skipped pods; the
-stranded pods' details are not built yet, so the plan itself is still the planner's.
-bench/lean_search.py and tests/test_lean_search.py compare it with the planner, step by step
-and verdict by verdict.
+depth-first search without backtracking and the greedy fallback. The package asks it for two
+things. A remedy re-plan's verdict (parallel.Verdict: whether the plan is safe, and each
+finding's code and workload, which is all remedies._clears reads). And the plan of a drain
+that forced.py proves unsafe (a zone drained under nodeTaintsPolicy Ignore): with `report`
+each step keeps the planner's Step (eviction records with their accepting domains, every
+tracked constraint's judgement with its distribution, the PDB uses, the skipped pods), each
+stranded pod the planner's Stranded (diagnose.py's details: for NoCapacity the first failure
+of every node, FlatCluster.first_failures; for spread the fit nodes, key, maxSkew, minimum,
+distribution and cordoned domains), and the settled pods their records, and drain_plan puts
+the DrainPlan together as plan._finish does. Its HonorTaints re-plan is carried along
+(drain/lean_carry.py). bench/lean_search.py and tests/test_lean_search.py compare it with the
+planner, step by step, stranding by stranding, verdict by verdict, and document by document.
 
 It covers what a big drain meets, and raises Unsupported for the rest (the planner plans it):
 pods with pod (anti-)affinity, PreFilter outcomes, host ports, volume claims or requests of
 other resources than cpu, memory, ephemeral-storage and pods; a search with a backtracking
-allowance (search_budget above 0) unless forced.py proved that no order is safe. It needs numpy.
+allowance (search_budget above 0) unless forced.py proved that no order is safe; a report of a
+plan that deletes the drained nodes. It needs numpy.
 """
 
 from __future__ import annotations
