@@ -170,7 +170,16 @@ def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting,
 ])
 def test_no_carrying_when_the_checks_fail(kw, why, counting, results, monkeypatch):
     snap, targets = _trap(**kw)
+    armed = []
+    for module in (shared, lean_carry):  # the checks at the first stranding refuse it already
+        def arm(*args, real=module.arm):
+            armed.append(real(*args))
+            return armed[-1]
+
+        monkeypatch.setattr(module, "arm", arm)
     forked = plan_drain(snap, targets)
+    assert all(sharer is None for sharer in armed), why
+    assert armed or kw.get("tolerate_cordon"), "the checks were not asked"  # web's, forced.py leaves out
     assert not _carried(results), why
     in_process = no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
@@ -237,3 +246,41 @@ def test_carried_or_not_the_answer_is_the_in_process_one(case, counting, results
         in_process = plan_drain(snap, targets, options)
     assert repr(forked.findings) == repr(in_process.findings)
     assert repr(forked.stranded) == repr(in_process.stranded)
+
+
+def test_honor_from_here_is_honor_from_the_start():
+    """lean_carry's hand-over: web's zone constraints turned to Honor where the lean plan
+    stands (LeanSearch.honor_from_here) are those of a lean search of the edited cluster,
+    Honor from the start, played through the same batches: the cordoned nodes and the gpu
+    nodes web does not tolerate out of the domains, the same counts, members and minimum."""
+    from dataclasses import replace
+
+    from kubectl_tspread.drain.lean import LeanSearch
+    from kubectl_tspread.drain.remedies import edited_constraints
+    from kubectl_tspread.drain.simulate import spread_key_of
+    from kubectl_tspread.model import HONOR
+
+    pytest.importorskip("numpy")
+    snap, targets = _trap(b_nodes=5, gpu=True)
+    web = [p for p in snap.pods if p.labels.get("app") == "web"]
+    edited = replace(snap, pods=tuple(
+        replace(p, spread=edited_constraints(p.spread, ZONE_KEY, node_taints_policy=HONOR)) if p in web else p
+        for p in snap.pods))
+    options = PlanOptions(search_budget=0, verify_remedies=False)
+    plain, honor = (LeanSearch(s, targets, options, forced=True) for s in (snap, edited))
+    for search in (plain, honor):
+        for batch in (["b1"], ["b2", "b3"]):
+            search.run_batch(batch)
+    on_targets = [p for p in web if p.node_name in targets]
+    assert plain.honor_from_here({(p.namespace, spread_key_of(p)) for p in on_targets}, ZONE_KEY, on_targets[0])
+
+    def view(search, pod):
+        c = search.flat.of_template[(pod.namespace, spread_key_of(pod))][0]
+        at = {c.values[j]: k for j, k in enumerate(c.members[:-1]) if k}
+        return ([c.values[j] if j < c.domains else None for j in c.domain_of.tolist()], at,
+                {v: int(c.per_domain[c.ids[v]]) for v in at}, c.minimum(), c.honor)
+
+    for pod in on_targets:
+        mine = view(plain, pod)
+        assert mine == view(honor, next(p for p in edited.pods if p.key == pod.key))
+        assert mine[1] == {"a": 5, "b": 2, "c": 5}  # b4 and b5 left in b; the gpu nodes out
