@@ -13,9 +13,11 @@ Pipeline: kubectl's pod rules (pods.py) → PDB coverage (pdb.py) → the constr
 to watch (every explicit constraint of each affected workload, judged through a
 representative replacement) → the order search (search.py) over step simulations
 (steps.py, placement.py, simulate.py) → findings and verified remedies
-(findings.py, remedies.py). The remedy re-plan that deletes the drained nodes, the one a
-zone drain waits for longest, is answered by the lean search on arrays (lean.py) where it
-covers the cluster: the same verdict, without the report objects no one reads.
+(findings.py, remedies.py). Where it covers the cluster, the lean search on arrays (lean.py)
+answers the remedy re-plans (the same verdict, without the report objects no one reads) and
+makes the plan itself when forced.py proves that no order is safe (a zone drained under
+nodeTaintsPolicy Ignore: the same DrainPlan in about two thirds of the time), carrying its
+HonorTaints re-plan along (lean_carry.py); the planner plans everything else.
 """
 
 from __future__ import annotations
