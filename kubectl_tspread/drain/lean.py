@@ -1272,9 +1272,8 @@ class LeanSearch:
         chosen = [c for t in templates for c in flat.of_template.get(t, ())
                   if c.state.constraint.topology_key == key and not c.honor]
         nodes = flat.sim.nodes
-        slots = np.arange(len(flat.order)) if flat.slot is None else flat.slot
         away = np.array([node_untolerated_taint(probe, nodes[name]) is not None for name in flat.order], dtype=bool)
-        away |= flat.cordoned.take(slots)  # by position; no deleted node here (a report keeps them)
+        away |= ~flat.open  # the cordoned nodes, by position (a plan that carries deletes none)
         made: dict[int, tuple] = {}  # id of a domain array -> (it without the nodes away, its members)
         for c in chosen:
             got = made.get(id(c.domain_of))
@@ -1318,6 +1317,13 @@ class LeanSearch:
         refused = {(d.code or "", None) for n in self.targets for d in ctx.decisions[n] if d.action == REFUSE}
         safe = found and not stranded and not blocked and not refused and all(s.safe for s in self.steps)
         return safe, stranded | blocked | skew | refused
+
+    def answer(self, found: bool, carried: int | None = None) -> parallel.Verdict:
+        """`verdict` as a remedy's re-plan sends it back: its findings carry their code and
+        workload only, which is what remedies._clears compares."""
+        safe, findings = self.verdict(found)
+        return parallel.Verdict(safe, tuple(Finding(code, workload, (), None)
+                                            for code, workload in sorted(findings, key=str)), carried)
 
     def _delete_emptied(self, batch: list[str]) -> list[str]:
         """steps._delete_emptied: each batch node left with only pods no drain evicts is deleted."""
@@ -1371,8 +1377,7 @@ def replan_verdict(snapshot: Snapshot, targets: Sequence[str], options: PlanOpti
     lean = LeanSearch(snapshot, targets, options, sim=sim)  # first: it may raise Unsupported
     if not options.delete_drained_nodes:  # the proof reads the simulation, which the lean search only read
         lean.forced = bool(forced_proof(snapshot, targets, options, lean.flat.sim.copy()))
-    safe, found = lean.verdict(lean.run())
-    return parallel.Verdict(safe, tuple(Finding(code, workload, (), None) for code, workload in sorted(found, key=str)))
+    return lean.answer(lean.run())
 
 
 def forced_proof(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,

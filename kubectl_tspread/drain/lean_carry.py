@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from kubectl_tspread.drain import parallel, shared
-from kubectl_tspread.drain.model import CORDONED_DOMAIN_TRAP, Finding, PlanOptions, Stranded
+from kubectl_tspread.drain.model import PlanOptions, Stranded
 from kubectl_tspread.drain.pods import EVICT
 from kubectl_tspread.drain.simulate import SimCluster, spread_key_of
 from kubectl_tspread.drain.steps import tracked_states
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from kubectl_tspread.drain.lean import Constraint, LeanSearch
 
 
-class LeanSharer:
+class LeanSharer(shared.Carry):
     """shared.Sharer's checks on the lean search's arrays, while the lean plan carries the
     HonorTaints re-plan of `workload`'s `topology_key` constraints (`positions` in ctx.tracked,
     `constraints` their arrays)."""
@@ -42,37 +42,24 @@ class LeanSharer:
     def __init__(self, search: "LeanSearch", workload: str, namespace: str, topology_key: str,
                  positions: list[int], constraints: list["Constraint"], open_nodes: dict[str, set[str]],
                  fork: Callable[["LeanSharer", "LeanSearch"], None]):
-        self.search = search
-        self.workload, self.namespace, self.topology_key = workload, namespace, topology_key
-        self.positions, self.constraints = positions, constraints
-        # domain -> its nodes that W tolerates (the cordoned ones not): its nodes under Honor
-        self.open = open_nodes
-        self.domain_of = {n: v for v, nodes in open_nodes.items() for n in nodes}
-        self.seen = len(search.steps)  # steps of the plan whose cordons `open` has taken
-        self.diverged = False  # a retry between a cordon and its evictions may differ
-        self._fork = fork
-        self._templates: dict = {}  # pending template -> whether it is W's
+        super().__init__(workload, namespace, topology_key, positions, open_nodes, len(search.steps),
+                         search.max_parallel, fork)
+        self.search, self.constraints = search, constraints
 
     def due(self, remaining: Sequence[str]) -> bool:
         """Whether this level could read W's domains otherwise under Honor (Sharer.due)."""
-        steps = self.search.steps
-        for step in steps[self.seen:]:
-            for n in step.cordon:
-                value = self.domain_of.get(n)
-                if value is not None:
-                    self.open[value].discard(n)
-        self.seen = len(steps)
-        return not shared._kept(self.open, set(remaining), self.search.max_parallel)
+        return self._due(self.search.steps, remaining)
 
     def window(self, batch: Sequence[str]) -> None:
         """Sharer.window: the retries are about to read the counts with `batch` cordoned and its
         pods not yet evicted; W's domains must accept W alike whether those pods count or not."""
         if self.diverged:
             return
-        flat = self.search.flat
-        at = [i for i in map(flat.position.__getitem__, batch)
-              if flat.cordoned[i if flat.slot is None else flat.slot[i]]]
-        if not at or not self._waiting():
+        search = self.search
+        flat = search.flat
+        at = [i for i in map(flat.position.__getitem__, batch) if not flat.open[i]]  # no node is deleted here
+        if not at or not self._waiting(flat.first_pending, flat.pending,
+                                       lambda evicted: search.ctx.workload_of.get(search._origin(evicted.key))):
             return
         for c in self.constraints:
             held = np.zeros(c.domains + 1, dtype=np.int64)
@@ -81,21 +68,6 @@ class LeanSharer:
             if held.any() and not np.array_equal(_accepting(c, 0), _accepting(c, held)):
                 self.diverged = True
                 return
-
-    def _waiting(self) -> bool:
-        """Whether a replacement of W is among the pending ones."""
-        search = self.search
-        flat = search.flat
-        for template, i in flat.first_pending.items():
-            mine = self._templates.get(template)
-            if mine is None:
-                repl, evicted = flat.pending[i]
-                mine = self._templates[template] = (
-                    repl.namespace == self.namespace
-                    and search.ctx.workload_of.get(search._origin(evicted.key)) == self.workload)
-            if mine:
-                return True
-        return False
 
     def fork(self, search: "LeanSearch") -> None:
         self._fork(self, search)
@@ -123,7 +95,7 @@ def arm(search: "LeanSearch", first: Stranded, options: PlanOptions,
     constraints = [flat.of_template[(ctx.tracked[i].pod.namespace, spread_key_of(ctx.tracked[i].pod))]
                    [ctx.tracked[i].position] for i in positions]
     nodes = flat.sim.nodes
-    cordoned = flat.cordoned if flat.slot is None else flat.cordoned.take(flat.slot)
+    cordoned = ~flat.open  # by position; no node is deleted in a plan that carries (edited_constraints_of)
     tolerated = [not cordoned[i] and node_untolerated_taint(probe, nodes[name]) is None
                  for i, name in enumerate(flat.order)]
     open_nodes: dict[str, set[str]] = {}
@@ -151,7 +123,7 @@ def carry_on(search: "LeanSearch", pristine: SimCluster, snapshot: Snapshot, sha
     where the lean plan `search` stands (the level it handed over); None when the two did not
     start alike, or the cluster cannot be turned (the caller re-plans from scratch). `forced`:
     forced.py's proof for the plan's other workloads (shared.carry_on's)."""
-    if not forced or _trapped(search, sharer):
+    if not forced or shared._trapped(search.strandings, sharer):
         return None
     ctx = search.ctx
     base = {p.key: p for p in snapshot.pods}
@@ -168,14 +140,6 @@ def carry_on(search: "LeanSearch", pristine: SimCluster, snapshot: Snapshot, sha
     search.report = False  # a verdict reads none of it
     search.on_level = None  # the plan's progress is the parent's to show
     search._greedy()
-    safe, found = search.verdict(False)
-    return parallel.Verdict(safe, tuple(Finding(code, workload, (), None) for code, workload in sorted(found, key=str)),
-                            at)
+    return search.answer(False, at)
 
-
-def _trapped(search: "LeanSearch", sharer: LeanSharer) -> bool:
-    """shared._trapped: whether a pod of W stranded in a domain of K that only cordoned nodes
-    make (a guard: it cannot happen before the hand-over)."""
-    return any(s.reason == CORDONED_DOMAIN_TRAP and s.workload == sharer.workload and s.namespace == sharer.namespace
-               and s.details.get("topologyKey") == sharer.topology_key for s in search.strandings)
 

@@ -303,45 +303,44 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         for key, action, snap, opts in wanted:
             if action == HONOR_TAINTS and others and len(children) < parallel.MAX_CHILDREN:
                 if isinstance(world, World):
-                    sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, others))
+                    sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, planner_carry(opts, others)))
                 else:
                     from kubectl_tspread.drain import lean_carry
-                    sharer = lean_carry.arm(world, s, opts, lean_carried(key, snap, opts, others))
+                    sharer = lean_carry.arm(world, s, opts, carried(
+                        key, snap, opts, lambda sharer, search, edited: lean_carry.carry_on(
+                            search, pristine, snapshot, sharer, edited, others)))
                 carrying = key if sharer is not None else None
                 break
         _start(children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying], replan)
         return sharer
 
     def carried(key: str, snap: Callable[[], Snapshot], opts: PlanOptions,
-                forced: list) -> Callable[[shared.Sharer, World | None], None]:
-        """Starts the re-plan `key` in a child from the world the plan hands over."""
-        def fork(sharer: shared.Sharer, world: World | None) -> None:
+                carry: Callable[[shared.Carry, object, Snapshot], parallel.Verdict | None]
+                ) -> Callable[[shared.Carry, object], None]:
+        """Starts the re-plan `key` in a child from where the plan hands over (the planner's
+        world, or the lean search; None: nothing of the plan can be used): `carry(sharer, where,
+        edited snapshot)` answers it from there, or None, and the child re-plans from scratch."""
+        def fork(sharer: shared.Carry, where: object) -> None:
             def run() -> parallel.Verdict:
-                at = len(world.steps) if world is not None else None
                 edited = snap()
-                got = shared.carry_on(world, ctx, pristine, snapshot, opts, sharer, edited, forced) \
-                    if world is not None and pristine is not None else None
-                if got is None:
-                    return _verdict(replan(edited, opts))
-                plan, refused = _finish(edited, targets, opts, *got, False, [])
-                parallel.outlive(got, plan)
-                return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at)
-
-            children[key] = parallel.Child(run)
-        return fork
-
-    def lean_carried(key: str, snap: Callable[[], Snapshot], opts: PlanOptions, forced: list):
-        """Starts the re-plan `key` in a child forked from the lean plan where it hands over."""
-        def fork(sharer, search) -> None:
-            def run() -> parallel.Verdict:
-                from kubectl_tspread.drain import lean_carry
-                edited = snap()
-                got = lean_carry.carry_on(search, pristine, snapshot, sharer, edited, forced) \
-                    if pristine is not None else None
+                got = carry(sharer, where, edited) if where is not None and pristine is not None else None
                 return got if got is not None else _verdict(replan(edited, opts))
 
             children[key] = parallel.Child(run)
         return fork
+
+    def planner_carry(opts: PlanOptions,
+                      forced: list) -> Callable[[shared.Carry, World, Snapshot], parallel.Verdict | None]:
+        """The carried re-plan's verdict played on from the planner's `world` (shared.carry_on)."""
+        def carry(sharer: shared.Carry, world: World, edited: Snapshot) -> parallel.Verdict | None:
+            at = len(world.steps)  # before the re-plan plays on
+            got = shared.carry_on(world, ctx, pristine, snapshot, opts, sharer, edited, forced)
+            if got is None:
+                return None
+            plan, refused = _finish(edited, targets, opts, *got, False, [])
+            parallel.outlive(got, plan)
+            return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at)
+        return carry
 
     order_child: list[parallel.Child] = []
     proved: list = []

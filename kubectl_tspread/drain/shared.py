@@ -53,14 +53,13 @@ if TYPE_CHECKING:
     from kubectl_tspread.drain.search import Search
 
 
-class Sharer:
-    """The checks of the module docstring while the plan carries the HonorTaints re-plan of
-    `workload`'s `topology_key` constraints."""
+class Carry:
+    """What a plan keeps while it carries the HonorTaints re-plan of `workload`'s `topology_key`
+    constraints, and the checks of the module docstring that read only that: Sharer along the
+    planner's worlds, lean_carry.LeanSharer along the lean search's arrays."""
 
-    def __init__(self, ctx: Context, workload: str, namespace: str, topology_key: str, positions: list[int],
-                 open_nodes: dict[str, set[str]], seen: int, max_parallel: int,
-                 fork: Callable[["Sharer", World | None], None]):
-        self.ctx = ctx
+    def __init__(self, workload: str, namespace: str, topology_key: str, positions: list[int],
+                 open_nodes: dict[str, set[str]], seen: int, max_parallel: int, fork: Callable):
         self.workload, self.namespace, self.topology_key = workload, namespace, topology_key
         self.positions = positions  # W's K constraints among ctx.tracked
         # domain -> its nodes that W tolerates (the cordoned ones not): its nodes under Honor
@@ -71,18 +70,47 @@ class Sharer:
         self.diverged = False  # a retry between a cordon and its evictions may differ
         self._fork = fork
         self._templates: dict[int, bool] = {}  # pending template -> whether it is W's
-        ctx.watch = self.window
 
-    def due(self, world: World, remaining: list[str]) -> bool:
-        """Whether this level of `world` could read W's domains differently under Honor
+    def _due(self, steps: Sequence, remaining: Sequence[str]) -> bool:
+        """Whether the level after `steps` could read W's domains differently under Honor
         (`_kept` fails for one of them)."""
-        for step in world.steps[self.seen:]:
+        for step in steps[self.seen:]:
             for n in step.cordon:
                 value = self.domain_of.get(n)
                 if value is not None:
                     self.open[value].discard(n)
-        self.seen = len(world.steps)
+        self.seen = len(steps)
         return not _kept(self.open, set(remaining), self.max_parallel)
+
+    def _waiting(self, first_pending: dict, pending: Sequence[tuple], workload_of: Callable[[Pod], str | None]
+                 ) -> bool:
+        """Whether a replacement of W is among the `pending` ones ((replacement, evicted pod) in
+        order; `first_pending`: each template's first there), `workload_of` an evicted pod's."""
+        for template, i in first_pending.items():
+            mine = self._templates.get(template)
+            if mine is None:
+                repl, evicted = pending[i]
+                mine = self._templates[template] = (
+                    repl.namespace == self.namespace and workload_of(evicted) == self.workload)
+            if mine:
+                return True
+        return False
+
+
+class Sharer(Carry):
+    """The checks of the module docstring while the plan carries the HonorTaints re-plan of
+    `workload`'s `topology_key` constraints."""
+
+    def __init__(self, ctx: Context, workload: str, namespace: str, topology_key: str, positions: list[int],
+                 open_nodes: dict[str, set[str]], seen: int, max_parallel: int,
+                 fork: Callable[["Sharer", World | None], None]):
+        super().__init__(workload, namespace, topology_key, positions, open_nodes, seen, max_parallel, fork)
+        self.ctx = ctx
+        ctx.watch = self.window
+
+    def due(self, world: World, remaining: list[str]) -> bool:
+        """Whether this level of `world` could read W's domains differently under Honor."""
+        return self._due(world.steps, remaining)
 
     def window(self, world: World, batch: Sequence[str]) -> None:
         """Retries are about to read the counts after `batch` was cordoned and before its
@@ -91,7 +119,8 @@ class Sharer:
             return
         sim = world.sim
         cordoned = [n for n in batch if n in sim.nodes and sim.nodes[n].unschedulable]
-        if not cordoned or not self._waiting(world):
+        if not cordoned or not self._waiting(world.first_pending, world.pending,
+                                             lambda evicted: self.ctx.workload_of.get(evicted.key)):
             return
         for i in self.positions:
             cs = sim.shared_spread_state(self.ctx.tracked[i].pod).constraints[self.ctx.tracked[i].position]
@@ -104,18 +133,6 @@ class Sharer:
             if held and _accepting(cs, {}) != _accepting(cs, held):
                 self.diverged = True
                 return
-
-    def _waiting(self, world: World) -> bool:
-        """Whether a replacement of W is among the pending ones."""
-        for template, i in world.first_pending.items():
-            mine = self._templates.get(template)
-            if mine is None:
-                repl, evicted = world.pending[i]
-                mine = self._templates[template] = (
-                    repl.namespace == self.namespace and self.ctx.workload_of.get(evicted.key) == self.workload)
-            if mine:
-                return True
-        return False
 
     def fork(self, world: World | None) -> None:
         """Hand `world` (None: nothing of the plan can be used) to the re-plan's process."""
@@ -234,7 +251,7 @@ def carry_on(world: World, plan_ctx: Context, pristine: SimCluster, snapshot: Sn
     base = {p.key: p for p in snapshot.pods}
     edited = {p.key: p for p in edited_snapshot.pods if base.get(p.key) is not p}
     ctx = _context(plan_ctx, edited, sharer)
-    if not _same_start(plan_ctx, pristine, ctx, sharer.positions) or _trapped(world, sharer):
+    if not _same_start(plan_ctx, pristine, ctx, sharer.positions) or _trapped(world.stranded, sharer):
         return None
     _move_over(world, plan_ctx, base, edited)
     search = Search(ctx, options.max_parallel, options.search_budget)
@@ -302,9 +319,9 @@ def _move_over(world: World, plan_ctx: Context, base: dict[str, Pod], edited: di
     world.set_pending([(world.sim.pods.get(r.key, moved(r)), moved(e)) for r, e in world.pending])
 
 
-def _trapped(world: World, sharer: Sharer) -> bool:
+def _trapped(stranded: Iterable[Stranded], sharer: Carry) -> bool:
     """Whether a pod of W stranded in a domain of K that only cordoned nodes make: the one
     reason Honor would give otherwise. It cannot happen before the hand-over (such a domain
     is gone under Honor: `due` hands over before a candidate can close it), so this is a guard."""
     return any(s.reason == CORDONED_DOMAIN_TRAP and s.workload == sharer.workload and s.namespace == sharer.namespace
-               and s.details.get("topologyKey") == sharer.topology_key for s in world.stranded)
+               and s.details.get("topologyKey") == sharer.topology_key for s in stranded)
