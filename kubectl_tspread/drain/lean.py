@@ -49,8 +49,8 @@ from kubectl_tspread.drain.model import (
     ConstraintAfter, DrainPlan, Eviction, Finding, PdbUse, PlanOptions, Skipped, Step, Stranded,
 )
 from kubectl_tspread.drain.placement import (
-    LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, WINDOW_MARGIN, Placer, _nonzero, accepting_domains, keys_of,
-    num_feasible_to_find, template_of,
+    FILTER_KEY_STRINGS, LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, TEMPLATE_KEY_READS, WINDOW_MARGIN, Placer, _nonzero,
+    accepting_domains, keys_of, num_feasible_to_find, template_of,
 )
 from kubectl_tspread.drain.forced import forced_harm
 from kubectl_tspread.drain.plan import _new_world, _settle, build_context, finished, workload_ref
@@ -58,7 +58,9 @@ from kubectl_tspread.drain.pods import EVICT, REFUSE, SKIP
 from kubectl_tspread.drain.search import BACKTRACK_FLOOR, DFS_CANDIDATES, GREEDY_CANDIDATES, zone_key
 from kubectl_tspread.drain.steps import Context, _new_after, _new_eviction, _new_stranded
 from kubectl_tspread.drain.steps import _skipped as steps_skipped
-from kubectl_tspread.drain.simulate import SimCluster, _without_zone_member, round_robin, spread_key_of, zone_lists
+from kubectl_tspread.drain.simulate import (
+    SimCluster, _without_zone_member, parts_memo, round_robin, spread_key_of, zone_lists,
+)
 from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
 from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.nodematch import node_untolerated_taint, untolerated_taint
@@ -77,6 +79,19 @@ _VERSIONS = itertools.count(1)
 # FlatCluster.walked's copies kept at most: a cordon under nodeTaintsPolicy Honor makes new
 # domain arrays, each walked again once nodes are deleted
 WALKED_KEPT = 256
+# a step's judgement of a constraint keeps its counts as changes to an earlier copy while they
+# are at most 1/REBASE of its domains (LeanCounts)
+REBASE = 32
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _three_keys(pod) -> tuple:
+    return spread_key_of(pod), keys_of(pod), template_of(pod)
+
+
+# (spread_key_of, keys_of, template_of) of a pod, found by its parts once (their reads are a
+# subset of template_of's): every replacement is a new record, looked up by each of the three
+lean_keys = parts_memo(_three_keys, TEMPLATE_KEY_READS, FILTER_KEY_STRINGS)
 
 
 class Unsupported(Exception):
@@ -273,6 +288,11 @@ class FlatCluster:
         self.honor: list[Constraint] = []  # those with nodeTaintsPolicy Honor (cordon)
         self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
         self.found = None  # the last placement's feasible nodes found (walk positions)
+        # the last placement that found no node: (the pod, the stamp then, _feasible's parts)
+        self.unfit: tuple | None = None
+        # moved whenever a node is cordoned or deleted, or a candidate rolled back: what the
+        # closed domains of a diagnosis are kept by (never the number of an earlier state)
+        self.shut = next(_VERSIONS)
         self._label_values: dict[str, tuple] = {}  # topology key -> by_name's arrays, by position
         # stranded replacements, retried at each step as the planner does (steps.retry_pending)
         self.pending: list[tuple] = []  # (replacement, what it replaces: the caller's), in stranding order
@@ -371,6 +391,7 @@ class FlatCluster:
 
     def cordon(self, name: str) -> None:
         self.stamp += 1
+        self.shut = next(_VERSIONS)
         i = self.position[name]
         k = i if self.slot is None else self.slot[i]
         self.log_on(self._uncordon, i, k, self.open[i], self.cordoned[k])
@@ -429,6 +450,7 @@ class FlatCluster:
          versions) = saved
         for c, v in zip(self.constraints, versions):
             c.version = v
+        self.shut = next(_VERSIONS)
         return len(log)
 
     def walked(self, array):
@@ -466,6 +488,7 @@ class FlatCluster:
         i = self.position[name]
         self.stamp += 1
         self.freed += 1
+        self.shut = next(_VERSIONS)
         self.log_on(self.open.__setitem__, i, self.open[i])
         self.open[i] = False
         for p in self._first_pods.get(i, ()):
@@ -494,24 +517,25 @@ class FlatCluster:
 
     def strand(self, pod, replaced) -> None:
         """`pod` found no node: it waits among the pending ones (World.add_pending)."""
-        self.first_pending.setdefault(template_of(pod), len(self.pending))
+        self.first_pending.setdefault(lean_keys(pod)[2], len(self.pending))
         self.pending.append((pod, replaced))
         self._note_stuck(pod)
 
     def _note_stuck(self, pod) -> None:
         if not filters.tolerates_cordon(pod):
-            hard = self._templates[(pod.namespace, spread_key_of(pod))][0]
-            self.stuck[template_of(pod)] = (self.freed, [c.version for c in hard])
+            spread_key, _, template = lean_keys(pod)
+            hard = self._templates[(pod.namespace, spread_key)][0]
+            self.stuck[template] = (self.freed, [c.version for c in hard])
 
     def _still_stuck(self, pod, template) -> bool:
         hit = self.stuck.get(template)
         if hit is None or hit[0] != self.freed:
             return False
-        hard = self._templates[(pod.namespace, spread_key_of(pod))][0]
+        hard = self._templates[(pod.namespace, lean_keys(pod)[0])][0]
         return hit[1] == [c.version for c in hard]
 
     def _retry(self, pod) -> int | None:
-        template = template_of(pod)
+        template = lean_keys(pod)[2]
         if self._still_stuck(pod, template) or self.failed.get(template) == self.stamp:
             return None
         i = self.place(pod)
@@ -548,7 +572,7 @@ class FlatCluster:
                         watch()
             self.pending, self.first_pending = still, {}
             for k, (pod, _) in enumerate(still):
-                self.first_pending.setdefault(template_of(pod), k)
+                self.first_pending.setdefault(lean_keys(pod)[2], k)
             return placed
         return []
 
@@ -582,7 +606,7 @@ class FlatCluster:
         (drain/vector.py), the nodes the walk most likely stops within are judged first: as far
         as the template's last walk went, and half as far again (one run of positions, not
         wrapping), then every node when they held too few feasible ones."""
-        spread_key, (_, shape_id, filter_key) = spread_key_of(pod), keys_of(pod)
+        spread_key, (_, shape_id, filter_key), failing = lean_keys(pod)
         hard, soft = self._templates[(pod.namespace, spread_key)]
         shape = self._shapes[shape_id]
         n = self.size
@@ -591,10 +615,12 @@ class FlatCluster:
         rows = vector.window(start, int(want * self._reach.get(template, 2.0)), want, n)
         walked = vector.walk_window(self._feasible(pod, shape, hard, rows), rows, want) if rows is not None else None
         if walked is None:
-            walked = vector.walk(self._feasible(pod, shape, hard, slice(None)), start, want, n)
+            parts: list = []
+            walked = vector.walk(self._feasible(pod, shape, hard, slice(None), parts), start, want, n)
             if not len(walked[0]):
                 self._reach[template] = 0.0
-                self.failed[template_of(pod)] = self.stamp
+                self.failed[failing] = self.stamp
+                self.unfit = (pod, self.stamp, parts)
                 return None  # the whole table examined: the start does not move
         found, examined = walked
         self.found = found
@@ -625,23 +651,25 @@ class FlatCluster:
         vid, count, rank, ordered = got
         return self.walked(vid), count, rank, ordered
 
-    def _feasible(self, pod, shape, hard: list[Constraint], rows: slice):
-        """Every filter's verdict for the nodes of `rows` (in walk order)."""
+    def _feasible(self, pod, shape, hard: list[Constraint], rows: slice, parts: list | None = None):
+        """Every filter's verdict for the nodes of `rows` (in walk order). `parts` is given the
+        verdicts of the filters but spread, then those of each hard constraint."""
         mask = self.walked(shape)[rows] & (self.free["pods"][rows] >= 1)  # a new array: changed below
         if not filters.tolerates_cordon(pod):  # else NodeUnschedulable lets it on a cordoned node
             mask &= ~self.cordoned[rows]
         for r, want in resources._checked(pod.requests):
             mask &= self.free[r][rows] >= want
+        if parts is not None:
+            parts.append(mask)
+            mask = mask.copy()
         for c in hard:
             allowed = c.per_domain <= c.max_skew + c.minimum() - c.self_match
             allowed[-1] = False
-            mask &= allowed[self.walked(c.domain_of)[rows]]
+            ok = allowed[self.walked(c.domain_of)[rows]]
+            mask &= ok
+            if parts is not None:
+                parts.append(ok)
         return mask
-
-    def cordoned_nodes(self):
-        """The positions of the nodes left that are cordoned."""
-        shut = np.flatnonzero(~self.open)
-        return shut if self.slot is None else shut[self.slot[shut] >= 0]
 
     def first_failures(self, pod, shape_id: int) -> dict[str, int]:
         """The scheduler's first-failure histogram over the nodes left, by reason (Placer._place's
@@ -706,6 +734,8 @@ class Heuristic:
         self.holds = np.zeros(len(targets), dtype=np.int64)
         self.surplus = np.zeros(len(targets), dtype=np.int64)
         self._shares: dict[int, tuple] = {}  # position in hard -> (version, holds, surplus)
+        # id(domain array) -> (it, each target's domain id, which targets have a domain)
+        self._doms: dict[int, tuple] = {}
 
     def regroup(self) -> None:
         """The non-hostname constraints by partition: how many tracked constraints each domain
@@ -718,12 +748,19 @@ class Heuristic:
 
     def order(self, remaining: list[str]) -> list[str]:
         targets = self.targets
+        doms = self._doms
         for k, c in enumerate(self.hard):
             got = self._shares.get(k)
             if got is not None and got[0] == c.version:
                 continue
-            dom = c.domain_of.take(targets)
-            holding = (c.per_node.take(targets) > 0) & (dom < c.domains)
+            hit = doms.get(id(c.domain_of))
+            if hit is None or hit[0] is not c.domain_of:
+                if len(doms) > WALKED_KEPT:  # under Honor each cordon makes new domain arrays
+                    doms.clear()
+                dom = c.domain_of.take(targets)
+                hit = doms[id(c.domain_of)] = (c.domain_of, dom, dom < c.domains)
+            _, dom, within = hit
+            holding = (c.per_node.take(targets) > 0) & within
             low, pods = c.minimum(), c.per_domain.take(dom)
             holds = (holding & (pods <= low)).astype(np.int64)
             surplus = np.where(holding, pods - low, 0)
@@ -768,13 +805,16 @@ class LeanStep:
 
 class LeanCounts(Mapping):
     """{domain: pods} of a constraint at the end of a step (steps.DomainCounts on arrays): its
-    domain values and their ids, a copy of its counts and of which domains are left, and its
-    count histogram."""
+    domain values and their ids, its counts, which domains are left, and its count histogram.
+    The counts are a copy of the constraint's taken at some earlier step (`base`, shared by
+    the steps since, never changed) and the domains whose counts differ from it now (`at`,
+    ascending, with their counts): a step moves a few of a hostname constraint's thousands."""
 
-    __slots__ = ("_values", "_ids", "_counts", "_left", "_histogram")
+    __slots__ = ("_values", "_ids", "_base", "_at", "_changed", "_left", "_histogram", "_patch")
 
-    def __init__(self, values: list[str], ids: dict[str, int], counts, left, histogram: dict[int, int]):
-        self._values, self._ids, self._counts, self._left, self._histogram = values, ids, counts, left, histogram
+    def __init__(self, values: list[str], ids: dict[str, int], base, at, changed, left, histogram: dict[int, int]):
+        self._values, self._ids, self._base, self._left, self._histogram = values, ids, base, left, histogram
+        self._at, self._changed, self._patch = at, changed, None
 
     def extremes(self) -> tuple[int, int]:
         """(fewest, most) pods of a domain (what a table row shows of a hostname spread)."""
@@ -784,7 +824,11 @@ class LeanCounts(Mapping):
         j = self._ids[value]
         if not self._left[j]:
             raise KeyError(value)
-        return int(self._counts[j])
+        patch = self._patch
+        if patch is None:
+            patch = self._patch = dict(zip(self._at.tolist(), self._changed.tolist()))
+        got = patch.get(j)
+        return int(self._base[j]) if got is None else got
 
     def __iter__(self) -> Iterator[str]:
         values = self._values
@@ -848,7 +892,7 @@ class LeanSearch:
         self.report = report
         self.reported = [(flat.of_template[(t.pod.namespace, spread_key_of(t.pod))][t.position], t)
                          for t in ctx.tracked] if report else []
-        # per reported constraint: (its key then, its judgement, the domains left then)
+        # per reported constraint: (its key then, its judgement, the domains left then, its counts' copy)
         self.afters: list = [None] * len(self.reported)
         self.total_excess = 0
         self.steps: list[LeanStep] = []
@@ -859,6 +903,8 @@ class LeanSearch:
         self.exceeded: dict[int, str] = {}  # tracked position -> its workload, while above its limit
         # ((template, FlatCluster.stamp), the last stranding's reason, its details with `report`)
         self._diagnosed: tuple = (None, "", None)
+        self._closed: dict[int, tuple] = {}  # id(domain array) -> (it, FlatCluster.shut then, the closed domains)
+        self._open: tuple | None = None  # (FlatCluster.shut then, the positions of the open nodes)
         self.done: set[str] = set()
         # Search's callbacks: told the targets played at each level entered, and (with `report`,
         # when forced.py proved that no order is safe) the first stranded pod, to which it may
@@ -1193,10 +1239,16 @@ class LeanSearch:
                 con = c.state.constraint
                 # the domains left, made again when one went (never changed: shared till then)
                 left = np.array(c.members[:-1]) > 0 if hit is None or hit[0][1] != c.layout else hit[2]
-                counts = LeanCounts(c.values, c.ids, c.per_domain[:-1].copy(), left, dict(c.histogram))
+                # the counts as changes to the last copy taken, a new copy when they are many
+                now = c.per_domain[:-1]
+                base = None if hit is None else hit[3]
+                at = None if base is None else np.flatnonzero(now != base)
+                if at is None or len(at) > c.domains // REBASE:
+                    base, at = now.copy(), _NONE
+                counts = LeanCounts(c.values, c.ids, base, at, now[at], left, dict(c.histogram))
                 hit = afters[k] = (key, _new_after(t.workload, t.pod.namespace, con.topology_key, con.max_skew,
                                                    con.when_unsatisfiable, counts, low, skew, t.limit,
-                                                   spread.status(con, skew)), left)
+                                                   spread.status(con, skew)), left, base)
             out.append(hit[1])
         return tuple(out)
 
@@ -1207,8 +1259,8 @@ class LeanSearch:
         one, CordonedDomainTrap for one with a domain at the global minimum whose nodes left are
         all cordoned; SpreadBlocked otherwise."""
         flat = self.flat
-        _, shape_id, _ = keys_of(pod)
-        memo = (template_of(pod), flat.stamp)  # a stranding changes nothing: the next like it fails alike
+        _, (_, shape_id, _), template = lean_keys(pod)
+        memo = (template, flat.stamp)  # a stranding changes nothing: the next like it fails alike
         if self._diagnosed[0] == memo:
             return self._diagnosed[1]
         why, details = self._diagnosed_now(pod, shape_id)
@@ -1218,20 +1270,20 @@ class LeanSearch:
     def _diagnosed_now(self, pod, shape_id: int) -> tuple[str, dict | None]:
         """(the code, with `report` diagnose.strand_reason's details but the evicted pod's node)."""
         flat = self.flat
-        fit = flat.walked(flat._shapes[shape_id]) & (flat.free["pods"] >= 1)
-        if not filters.tolerates_cordon(pod):
-            fit &= ~flat.cordoned
-        for r, want in resources._checked(pod.requests):
-            fit &= flat.free[r] >= want
+        hard = flat._templates[(pod.namespace, lean_keys(pod)[0])][0]
+        unfit = flat.unfit
+        if unfit is not None and unfit[0] is pod and unfit[1] == flat.stamp:
+            fit, allowed = unfit[2][0], unfit[2][1:]  # the verdicts its placement just read
+        else:
+            parts: list = []
+            flat._feasible(pod, flat._shapes[shape_id], hard, slice(None), parts)
+            fit, allowed = parts[0], parts[1:]
         if not fit.any():
             return NO_CAPACITY, {"reasons": flat.first_failures(pod, shape_id)} if self.report else None
         details = {"fitNodes": int(np.count_nonzero(fit))} if self.report else None
-        hard = flat._templates[(pod.namespace, spread_key_of(pod))][0]
         refused: dict[str, int] = {}
-        for c in hard:
-            allowed = c.per_domain <= c.max_skew + c.minimum() - c.self_match
-            allowed[-1] = False
-            n = int(np.count_nonzero(fit & ~allowed[flat.walked(c.domain_of)]))
+        for c, ok in zip(hard, allowed):
+            n = int(np.count_nonzero(fit & ~ok))
             if n:
                 key = c.state.constraint.topology_key
                 refused[key] = refused.get(key, 0) + n
@@ -1244,10 +1296,9 @@ class LeanSearch:
             low = c.minimum()
             if c.honor:  # cordoned nodes make no domain: none is closed (diagnose.closed_domains)
                 trapped = []
-            else:  # closed: every node left in the domain cordoned (fewer to count than the open ones)
-                members = np.array(c.members)
-                closed = np.bincount(c.domain_of[flat.cordoned_nodes()], minlength=c.domains + 1)
-                trapped = np.flatnonzero(((members > 0) & (closed == members) & (c.per_domain == low))[:-1]).tolist()
+            else:
+                closed = self._closed_domains(c)
+                trapped = [] if closed is None else np.flatnonzero(closed & (c.per_domain[:-1] == low)).tolist()
             if details is not None:
                 left = np.array(c.members[:-1]) > 0
                 details.update({"topologyKey": key, "maxSkew": c.max_skew, "globalMin": low,
@@ -1260,6 +1311,22 @@ class LeanSearch:
             if trapped:
                 return CORDONED_DOMAIN_TRAP, details
         return SPREAD_BLOCKED, details
+
+    def _closed_domains(self, c: Constraint):
+        """Which of `c`'s domains are closed (nodes left in them, none of them open), or None
+        when none is; kept per domain array (a partition's constraints share theirs) until a
+        node is cordoned or deleted or a candidate rolled back."""
+        flat, domain_of = self.flat, c.domain_of
+        hit = self._closed.get(id(domain_of))
+        if hit is None or hit[0] is not domain_of or hit[1] != flat.shut:
+            left = np.zeros(c.domains + 1, dtype=bool)
+            left[flat.walked(domain_of)] = True
+            if self._open is None or self._open[0] != flat.shut:
+                self._open = (flat.shut, np.flatnonzero(flat.open))
+            left[domain_of[self._open[1]]] = False
+            closed = left[:-1]
+            hit = self._closed[id(domain_of)] = (domain_of, flat.shut, closed if closed.any() else None)
+        return hit[2]
 
     def honor_from_here(self, templates: set[tuple], key: str, probe) -> bool:
         """Set nodeTaintsPolicy Honor on the `key` constraints of `templates` (a workload's, whose
