@@ -36,8 +36,10 @@ plan that deletes the drained nodes. It needs numpy.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
+import operator
 from dataclasses import dataclass
 from collections.abc import Iterator, Mapping
 from typing import Callable, Sequence
@@ -92,6 +94,7 @@ def _three_keys(pod) -> tuple:
 # (spread_key_of, keys_of, template_of) of a pod, found by its parts once (their reads are a
 # subset of template_of's): every replacement is a new record, looked up by each of the three
 lean_keys = parts_memo(_three_keys, TEMPLATE_KEY_READS, FILTER_KEY_STRINGS)
+_template_parts = operator.attrgetter(*TEMPLATE_KEY_READS)
 
 
 class Unsupported(Exception):
@@ -106,31 +109,39 @@ class Constraint:
                  "domain_of", "per_domain", "per_node", "histogram", "members", "version", "honor", "tolerations",
                  "values", "ids", "layout")
 
-    def __init__(self, cs: spread.ConstraintState, position: dict[str, int], tolerations: tuple = ()):
-        self.values = values = list(cs.domains.keys())  # by domain id
+    def __init__(self, cs: spread.ConstraintState, position: dict[str, int], tolerations: tuple = (),
+                 layouts: dict | None = None):
+        """`layouts` keeps the domain ids made for a node-to-domain mapping, which the spread
+        states of one topology key and node set share (FlatCluster.prepare's)."""
+        values = list(cs.domains.keys())  # by domain id
+        got = None if layouts is None else layouts.get(id(cs.node_domain))
+        if got is None or got[0] is not cs.node_domain or got[1] != values:
+            ids = {v: j for j, v in enumerate(values)}  # domain value -> id
+            domain_of = np.full(len(position), len(values), dtype=np.int64)
+            for node, value in cs.node_domain.items():
+                if node in position:
+                    domain_of[position[node]] = ids[value]
+            got = (cs.node_domain, values, ids, domain_of, np.bincount(domain_of, minlength=len(values) + 1).tolist())
+            if layouts is not None:
+                layouts[id(cs.node_domain)] = got
+        _, self.values, self.ids, self.domain_of, members = got
         # nodeTaintsPolicy Honor: a node whose taints the template does not tolerate makes no
         # domain (the cluster's before the drain are in `cs`; a cordon's: leave)
         self.honor, self.tolerations = cs.constraint.node_taints_policy == HONOR, tolerations
-        self.ids = ids = {v: j for j, v in enumerate(values)}  # domain value -> id
         self.state, self.hard = cs, cs.constraint.hard
         self.max_skew, self.self_match, self.forced = cs.constraint.max_skew, cs.self_match, cs.min_forced_zero
         self.min_domains = cs.constraint.min_domains
         self.hostname, self.domains = cs.constraint.topology_key == HOSTNAME_KEY, len(values)
-        self.domain_of = np.full(len(position), len(values), dtype=np.int64)
-        for node, value in cs.node_domain.items():
-            if node in position:
-                self.domain_of[position[node]] = ids[value]
         self.per_domain = np.zeros(len(values) + 1, dtype=np.int64)
-        self.histogram: dict[int, int] = {}
-        for value, d in cs.domains.items():
-            self.per_domain[ids[value]] = d.pods
-            self.histogram[d.pods] = self.histogram.get(d.pods, 0) + 1
+        pods = [d.pods for d in cs.domains.values()]
+        self.per_domain[:-1] = pods
+        self.histogram: dict[int, int] = dict(collections.Counter(pods))
         self.per_node = np.zeros(len(position), dtype=np.int64)
         for node, n in cs.node_counts.items():
             if node in position:
                 self.per_node[position[node]] = n
         # the nodes left in each domain: a domain whose last node is deleted leaves the counts
-        self.members = np.bincount(self.domain_of, minlength=len(values) + 1).tolist()
+        self.members = list(members)
         # moved at every change of a count or of the minimum (what FlatCluster._still_stuck and
         # Heuristic read: a node deleted without pods changes neither, unless the minimum)
         self.version = next(_VERSIONS)
@@ -267,15 +278,23 @@ class FlatCluster:
         self.terminating: list = []  # pods holding room until the first step ends (SimCluster.settle)
         self.pods = {p.key: p for p in snapshot.pods if not p.finished}  # one per key, as SimCluster keeps them
         self._first_pods: dict[int, list] = {}  # per node, the pods on it before the drain
+        on = []  # the room the pods take (_use on every one, in one go)
         for p in self.pods.values():
             if p.node_name in self.position:
                 i = self.position[p.node_name]
                 self._first_pods.setdefault(i, []).append(p)
-                self._use(p, i, -1)
+                on.append((i, p.requests, _nonzero(p)))
                 if p.terminating:
                     self.terminating.append((p, i))
                 else:
                     self.node_of[p.key] = i
+        self.stamp += len(on)
+        at = np.fromiter((i for i, _, _ in on), dtype=np.int64, count=len(on))
+        np.subtract.at(self.free["pods"], at, 1)
+        for r in FIT:
+            np.subtract.at(self.free[r], at, np.fromiter((q.get(r) or 0 for _, q, _ in on), dtype=np.int64, count=len(on)))
+        for k in (0, 1):
+            np.subtract.at(self.score_free[k], at, np.fromiter((z[k] for _, _, z in on), dtype=np.int64, count=len(on)))
         self._shapes: dict[int, np.ndarray] = {}
         # per pod shape, by position: (the first failure before NodeResourcesFit, the first after
         # it) of the nodes the shape's filters refuse before the drain (a NoCapacity diagnosis)
@@ -283,6 +302,7 @@ class FlatCluster:
         self._templates: dict[tuple, tuple[list, list]] = {}
         self.of_template: dict[tuple, list] = {}  # (namespace, spread key) -> its constraints, in order
         self._partitions: dict[bytes, np.ndarray] = {}
+        self._layouts: dict[int, tuple] = {}  # Constraint's, per node-to-domain mapping
         self._counting: dict[tuple[str, int], tuple] = {}  # labels held: their id stays theirs
         self.constraints: list[Constraint] = []
         self.honor: list[Constraint] = []  # those with nodeTaintsPolicy Honor (cordon)
@@ -329,7 +349,7 @@ class FlatCluster:
             state = self.sim.spread_state(pod)
             made = []
             for cs in state.constraints:
-                c = Constraint(cs, self.position, tuple(pod.tolerations))
+                c = Constraint(cs, self.position, tuple(pod.tolerations), self._layouts)
                 key = c.domain_of.tobytes()  # one array per partition: read in walk order once
                 c.domain_of = self._partitions.setdefault(key, c.domain_of)
                 made.append(c)
@@ -917,12 +937,17 @@ class LeanSearch:
         self.origin: dict[str, str] = {}  # replacement key -> the key of the pod it first replaced
         self.blocked_nodes = {n for n in targets if any(d.pod.key in ctx.blocked for d in ctx.decisions.get(n, ()))}
         # every template's arrays read before anything moves: FlatCluster.prepare reads the counts
-        # of the cluster before the drain (a replacement's template is its pod's)
+        # of the cluster before the drain (a replacement's template is its pod's: once per
+        # distinct set of the fields the template keys read, which a workload's pods share)
         seq = flat.sim.seq
+        seen = set()
         for n in targets:
             for d in ctx.decisions[n]:
                 if d.action == EVICT:
-                    flat.prepare(flat.sim.replacement_for(d.pod))
+                    parts = (d.pod.namespace, *map(id, _template_parts(d.pod)))
+                    if parts not in seen:
+                        seen.add(parts)
+                        flat.prepare(flat.sim.replacement_for(d.pod))
         flat.sim.seq = seq
         self._settle()
 
