@@ -95,6 +95,7 @@ def _three_keys(pod) -> tuple:
 # subset of template_of's): every replacement is a new record, looked up by each of the three
 lean_keys = parts_memo(_three_keys, TEMPLATE_KEY_READS, FILTER_KEY_STRINGS)
 _template_parts = operator.attrgetter(*TEMPLATE_KEY_READS)
+_version, _layout = operator.attrgetter("version"), operator.attrgetter("layout")
 
 
 class Unsupported(Exception):
@@ -753,7 +754,8 @@ class Heuristic:
         self.regroup()
         self.holds = np.zeros(len(targets), dtype=np.int64)
         self.surplus = np.zeros(len(targets), dtype=np.int64)
-        self._shares: dict[int, tuple] = {}  # position in hard -> (version, holds, surplus)
+        self._shares: dict[int, tuple] = {}  # position in hard -> (holds, surplus) at its version in _versions
+        self._versions = np.full(len(self.hard), -1, dtype=np.int64)
         # id(domain array) -> (it, each target's domain id, which targets have a domain)
         self._doms: dict[int, tuple] = {}
 
@@ -767,12 +769,13 @@ class Heuristic:
                 self.partitions[id(c.domain_of)] = (first, n + 1)
 
     def order(self, remaining: list[str]) -> list[str]:
-        targets = self.targets
-        doms = self._doms
-        for k, c in enumerate(self.hard):
+        targets, doms, hard = self.targets, self._doms, self.hard
+        versions = np.fromiter(map(_version, hard), dtype=np.int64, count=len(hard))
+        changed = np.flatnonzero(versions != self._versions).tolist()
+        self._versions = versions
+        for k in changed:
+            c = hard[k]
             got = self._shares.get(k)
-            if got is not None and got[0] == c.version:
-                continue
             hit = doms.get(id(c.domain_of))
             if hit is None or hit[0] is not c.domain_of:
                 if len(doms) > WALKED_KEPT:  # under Honor each cordon makes new domain arrays
@@ -785,11 +788,11 @@ class Heuristic:
             holds = (holding & (pods <= low)).astype(np.int64)
             surplus = np.where(holding, pods - low, 0)
             if got is not None:
-                self.holds -= got[1]
-                self.surplus -= got[2]
+                self.holds -= got[0]
+                self.surplus -= got[1]
             self.holds += holds
             self.surplus += surplus
-            self._shares[k] = (c.version, holds, surplus)
+            self._shares[k] = (holds, surplus)
         at = np.fromiter(map(self.index.__getitem__, remaining), dtype=np.int64, count=len(remaining))
         last = np.zeros(len(self.names), dtype=np.int64)
         where = np.flatnonzero(self.flat.open)  # the nodes neither cordoned nor deleted
@@ -912,8 +915,12 @@ class LeanSearch:
         self.report = report
         self.reported = [(flat.of_template[(t.pod.namespace, spread_key_of(t.pod))][t.position], t)
                          for t in ctx.tracked] if report else []
-        # per reported constraint: (its key then, its judgement, the domains left then, its counts' copy)
+        # per reported constraint: (its layout then, its judgement, the domains left then, its counts' copy)
         self.afters: list = [None] * len(self.reported)
+        self.outs: list = [None] * len(self.reported)  # their judgements at the last step's end
+        self.reported_constraints = [c for c, _ in self.reported]
+        # their versions and layouts then (none yet: every one is judged at the first step)
+        self.after_versions = self.after_layouts = np.full(len(self.reported), -1, dtype=np.int64)
         self.total_excess = 0
         self.steps: list[LeanStep] = []
         # (the evicted pod's key, step number, why: steps' Stranded.reason, diagnose.py's codes)
@@ -1252,29 +1259,33 @@ class LeanSearch:
 
     def _constraints_after(self) -> tuple[ConstraintAfter, ...]:
         """steps.judge's answer: every tracked constraint (soft ones too) judged again only when
-        its counts, minimum or domains moved since (its version and layout)."""
-        out = []
-        afters = self.afters
-        for k, (c, t) in enumerate(self.reported):
-            key = (c.version, c.layout)
+        its counts, minimum or domains moved since the last step's end (its version and layout,
+        read for all of them in one go)."""
+        afters, out, reported = self.afters, self.outs, self.reported
+        n = len(reported)
+        versions = np.fromiter(map(_version, self.reported_constraints), dtype=np.int64, count=n)
+        layouts = np.fromiter(map(_layout, self.reported_constraints), dtype=np.int64, count=n)
+        changed = np.flatnonzero((versions != self.after_versions) | (layouts != self.after_layouts)).tolist()
+        self.after_versions, self.after_layouts = versions, layouts
+        for k in changed:
+            c, t = reported[k]
             hit = afters[k]
-            if hit is None or hit[0] != key:
-                low = c.minimum()
-                skew = max(c.histogram, default=0) - low
-                con = c.state.constraint
-                # the domains left, made again when one went (never changed: shared till then)
-                left = np.array(c.members[:-1]) > 0 if hit is None or hit[0][1] != c.layout else hit[2]
-                # the counts as changes to the last copy taken, a new copy when they are many
-                now = c.per_domain[:-1]
-                base = None if hit is None else hit[3]
-                at = None if base is None else np.flatnonzero(now != base)
-                if at is None or len(at) > c.domains // REBASE:
-                    base, at = now.copy(), _NONE
-                counts = LeanCounts(c.values, c.ids, base, at, now[at], left, dict(c.histogram))
-                hit = afters[k] = (key, _new_after(t.workload, t.pod.namespace, con.topology_key, con.max_skew,
-                                                   con.when_unsatisfiable, counts, low, skew, t.limit,
-                                                   spread.status(con, skew)), left, base)
-            out.append(hit[1])
+            low = c.minimum()
+            skew = max(c.histogram, default=0) - low
+            con = c.state.constraint
+            # the domains left, made again when one went (never changed: shared till then)
+            left = np.array(c.members[:-1]) > 0 if hit is None or hit[0] != c.layout else hit[2]
+            # the counts as changes to the last copy taken, a new copy when they are many
+            now = c.per_domain[:-1]
+            base = None if hit is None else hit[3]
+            at = None if base is None else np.flatnonzero(now != base)
+            if at is None or len(at) > c.domains // REBASE:
+                base, at = now.copy(), _NONE
+            counts = LeanCounts(c.values, c.ids, base, at, now[at], left, dict(c.histogram))
+            hit = afters[k] = (c.layout, _new_after(t.workload, t.pod.namespace, con.topology_key, con.max_skew,
+                                               con.when_unsatisfiable, counts, low, skew, t.limit,
+                                               spread.status(con, skew)), left, base)
+            out[k] = hit[1]
         return tuple(out)
 
     def _diagnose(self, pod) -> str:
