@@ -754,7 +754,9 @@ class Heuristic:
         self.regroup()
         self.holds = np.zeros(len(targets), dtype=np.int64)
         self.surplus = np.zeros(len(targets), dtype=np.int64)
-        self._shares: dict[int, tuple] = {}  # position in hard -> (holds, surplus) at its version in _versions
+        # each constraint's share of those two (a row per constraint in `hard`), at its version in _versions
+        self._holds = np.zeros((len(self.hard), len(targets)), dtype=np.int64)
+        self._surplus = np.zeros((len(self.hard), len(targets)), dtype=np.int64)
         self._versions = np.full(len(self.hard), -1, dtype=np.int64)
         # id(domain array) -> (it, each target's domain id, which targets have a domain)
         self._doms: dict[int, tuple] = {}
@@ -773,9 +775,13 @@ class Heuristic:
         versions = np.fromiter(map(_version, hard), dtype=np.int64, count=len(hard))
         changed = np.flatnonzero(versions != self._versions).tolist()
         self._versions = versions
+        groups: dict[tuple[int, int], list[int]] = {}  # the constraints that moved, by domain array
         for k in changed:
             c = hard[k]
-            got = self._shares.get(k)
+            groups.setdefault((id(c.domain_of), c.domains), []).append(k)
+        for ks in groups.values():  # each group's shares in one go, a row per constraint
+            group = [hard[k] for k in ks]
+            c = group[0]
             hit = doms.get(id(c.domain_of))
             if hit is None or hit[0] is not c.domain_of:
                 if len(doms) > WALKED_KEPT:  # under Honor each cordon makes new domain arrays
@@ -783,16 +789,17 @@ class Heuristic:
                 dom = c.domain_of.take(targets)
                 hit = doms[id(c.domain_of)] = (c.domain_of, dom, dom < c.domains)
             _, dom, within = hit
-            holding = (c.per_node.take(targets) > 0) & within
-            low, pods = c.minimum(), c.per_domain.take(dom)
-            holds = (holding & (pods <= low)).astype(np.int64)
-            surplus = np.where(holding, pods - low, 0)
-            if got is not None:
-                self.holds -= got[0]
-                self.surplus -= got[1]
-            self.holds += holds
-            self.surplus += surplus
-            self._shares[k] = (holds, surplus)
+            holding = np.array([c.per_node for c in group]).take(targets, axis=1) > 0
+            holding &= within
+            low = np.fromiter(map(Constraint.minimum, group), dtype=np.int64, count=len(group))[:, None]
+            pods = np.array([c.per_domain for c in group]).take(dom, axis=1)
+            pods -= low
+            holds = (holding & (pods <= 0)).astype(np.int64)
+            surplus = np.where(holding, pods, 0)
+            rows = np.array(ks)
+            self.holds += holds.sum(axis=0) - self._holds[rows].sum(axis=0)
+            self.surplus += surplus.sum(axis=0) - self._surplus[rows].sum(axis=0)
+            self._holds[rows], self._surplus[rows] = holds, surplus
         at = np.fromiter(map(self.index.__getitem__, remaining), dtype=np.int64, count=len(remaining))
         last = np.zeros(len(self.names), dtype=np.int64)
         where = np.flatnonzero(self.flat.open)  # the nodes neither cordoned nor deleted
