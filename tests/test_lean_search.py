@@ -149,6 +149,61 @@ def test_a_candidate_rolled_back_leaves_no_gone_domain_in_the_report():
     assert dict(lean.steps[0].constraints_after[0].distribution) == {"b": 1, "c": 0}
 
 
+def _racks():
+    """140 nodes of room for one pod in 70 racks (rK: aK of zone a and bK of b), web on each a
+    node with a rack constraint under Honor, other pods on b3 to b70; a1 to a8 drained."""
+    rack = "example.com/rack"
+    nodes = [make_node(f"{z}{i}", zone=z, labels={rack: f"r{i}"},
+                       allocatable={"cpu": 4000, "memory": 1 << 34, "pods": 1})
+             for z in "ab" for i in range(1, 71)]
+    full = [make_pod(f"other-{i}", node=f"b{i}") for i in range(3, 71)]
+    snapshot = make_snapshot(nodes, web({f"a{i}": 1 for i in range(1, 71)},
+                                        (make_constraint(rack, 1, node_taints_policy="Honor"),)) + full)
+    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False)
+    return snapshot, [f"a{i}" for i in range(1, 9)], options
+
+
+def test_counts_of_many_domains_kept_as_changes_are_the_planners_under_honor():
+    """140 nodes of one pod each in 70 racks (a node of zone a and one of b each), web on zone
+    a's with a rack constraint under Honor, room on b1 and b2 alone: each cordon takes its
+    node's pod out of its rack's count (the rack keeps its b node), each replacement moves a
+    count, and from the third step on the candidates strand and are rolled back. The report
+    keeps the rack counts as changes to a shared copy (LeanCounts), told by the domains each
+    move, cordon and rollback touched; every step's distribution is the planner's."""
+    snapshot, targets, options = _racks()
+    plan = plan_drain(snapshot, targets, options)
+    lean = lean_search.lean_for(snapshot, targets, options, report=True)
+    lean.run()
+    assert lean_search.compare(lean, plan) == []
+    assert lean.explored > len(lean.steps)  # candidates rolled back
+    counts = [c.distribution for s in lean.steps for c in s.constraints_after]
+    assert len(counts) == len(lean.steps) and all(len(d) == 70 for d in counts)
+    # a1's pod went to b1, in its own rack; a3's left its rack at its cordon and stranded
+    assert [d["r1"] for d in counts[:3]] == [1, 1, 1] and [d["r3"] for d in counts[1:3]] == [1, 0]
+    assert any(len(d._at) for d in counts)  # changes to a copy, not a copy each step
+    assert len({id(d._base) for d in counts}) < len(counts)
+
+
+def test_a_rollback_starts_the_copies_of_the_counts_again():
+    """A web pod bound on b3 makes rack r3 hold 2, and a candidate's cordon of b3 under Honor
+    takes it back to 1, the count of the copy the report keeps: that judgement keeps no change
+    for r3. The rollback puts the 2 back, and the next judgement reads it (not the copy's 1)."""
+    snapshot, targets, options = _racks()
+    lean = lean_search.lean_for(snapshot, targets, options, report=True)
+    flat = lean.flat
+    pod = next(p for p in flat.pods.values() if p.name == "web-1")
+    j = flat.position["b3"]
+    assert lean._constraints_after()[0].distribution["r3"] == 1  # the copy: a3's pod
+    flat.move(pod, j, +1)
+    assert lean._constraints_after()[0].distribution["r3"] == 2
+    saved = lean.mark()
+    flat.cordon("b3")
+    counts = lean._constraints_after()[0].distribution
+    assert counts["r3"] == 1 and len(counts._at) == 0
+    lean.rollback(saved)
+    assert lean._constraints_after()[0].distribution["r3"] == 2
+
+
 def test_a_plan_made_on_the_arrays_is_the_planners_document():
     """LeanSearch.drain_plan makes the planner's DrainPlan: web's two Pending pods are settled
     first (web-p1 on d1, the only node with room; web-p2 on none), and a1's replacements fit

@@ -95,7 +95,7 @@ def _three_keys(pod) -> tuple:
 # subset of template_of's): every replacement is a new record, looked up by each of the three
 lean_keys = parts_memo(_three_keys, TEMPLATE_KEY_READS, FILTER_KEY_STRINGS)
 _template_parts = operator.attrgetter(*TEMPLATE_KEY_READS)
-_version, _layout = operator.attrgetter("version"), operator.attrgetter("layout")
+_version = operator.attrgetter("version")
 
 
 class Unsupported(Exception):
@@ -108,7 +108,7 @@ class Constraint:
 
     __slots__ = ("state", "hard", "max_skew", "self_match", "forced", "min_domains", "hostname", "domains",
                  "domain_of", "per_domain", "per_node", "histogram", "members", "version", "honor", "tolerations",
-                 "values", "ids", "layout")
+                 "values", "ids", "layout", "touched")
 
     def __init__(self, cs: spread.ConstraintState, position: dict[str, int], tolerations: tuple = (),
                  layouts: dict | None = None):
@@ -143,6 +143,9 @@ class Constraint:
                 self.per_node[position[node]] = n
         # the nodes left in each domain: a domain whose last node is deleted leaves the counts
         self.members = list(members)
+        # the domains whose count a move or a cordon changed since LeanSearch last judged it
+        # (when it keeps that; a rollback makes it start again)
+        self.touched: list[int] | None = None
         # moved at every change of a count or of the minimum (what FlatCluster._still_stuck and
         # Heuristic read: a node deleted without pods changes neither, unless the minimum)
         self.version = next(_VERSIONS)
@@ -159,6 +162,8 @@ class Constraint:
         if j < self.domains:
             was = int(self.per_domain[j])
             self.per_domain[j] = was + delta
+            if self.touched is not None:
+                self.touched.append(j)
             self._uncount(was)
             self.histogram[was + delta] = self.histogram.get(was + delta, 0) + 1
 
@@ -207,6 +212,8 @@ class Constraint:
         members = self.members
         members[j] -= 1
         self.per_domain[j] = was - leaving
+        if self.touched is not None:
+            self.touched.append(j)
         self._uncount(was)
         if members[j]:
             self.histogram[was - leaving] = self.histogram.get(was - leaving, 0) + 1
@@ -789,10 +796,10 @@ class Heuristic:
                 dom = c.domain_of.take(targets)
                 hit = doms[id(c.domain_of)] = (c.domain_of, dom, dom < c.domains)
             _, dom, within = hit
-            holding = np.array([c.per_node for c in group]).take(targets, axis=1) > 0
+            holding = np.array([c.per_node.take(targets) for c in group]) > 0
             holding &= within
             low = np.fromiter(map(Constraint.minimum, group), dtype=np.int64, count=len(group))[:, None]
-            pods = np.array([c.per_domain for c in group]).take(dom, axis=1)
+            pods = np.array([c.per_domain.take(dom) for c in group])
             pods -= low
             holds = (holding & (pods <= 0)).astype(np.int64)
             surplus = np.where(holding, pods, 0)
@@ -922,12 +929,18 @@ class LeanSearch:
         self.report = report
         self.reported = [(flat.of_template[(t.pod.namespace, spread_key_of(t.pod))][t.position], t)
                          for t in ctx.tracked] if report else []
-        # per reported constraint: (its layout then, its judgement, the domains left then, its counts' copy)
+        # per reported constraint: (its layout then, its judgement, the domains left then)
         self.afters: list = [None] * len(self.reported)
         self.outs: list = [None] * len(self.reported)  # their judgements at the last step's end
         self.reported_constraints = [c for c, _ in self.reported]
-        # their versions and layouts then (none yet: every one is judged at the first step)
-        self.after_versions = self.after_layouts = np.full(len(self.reported), -1, dtype=np.int64)
+        # a reported constraint of many domains: its counts kept as changes to a copy (LeanCounts),
+        # the domains that moved told by Constraint.touched; id -> (it, the copy, the changes' domains)
+        self._patches: dict[int, tuple] = {}
+        for c in self.reported_constraints:
+            if c.domains > 2 * REBASE:
+                c.touched = []
+        # their versions then (none yet: every one is judged at the first step)
+        self.after_versions = np.full(len(self.reported), -1, dtype=np.int64)
         self.total_excess = 0
         self.steps: list[LeanStep] = []
         # (the evicted pod's key, step number, why: steps' Stranded.reason, diagnose.py's codes)
@@ -1136,6 +1149,7 @@ class LeanSearch:
         self.flat.rollback(flat_saved)
         self.flat.sim.seq = seq
         self._diagnosed = (None, "", None)  # the stamps the candidate reached will be reached again
+        self._patches.clear()  # the counts' copies start again: what a rollback undoes touches nothing
         del self.steps[steps:], self.stranded[stranded:], self.strandings[stranded:]
 
     # -- one batch (steps.run_batch) --------------------------------------------------------------
@@ -1266,14 +1280,14 @@ class LeanSearch:
 
     def _constraints_after(self) -> tuple[ConstraintAfter, ...]:
         """steps.judge's answer: every tracked constraint (soft ones too) judged again only when
-        its counts, minimum or domains moved since the last step's end (its version and layout,
-        read for all of them in one go)."""
-        afters, out, reported = self.afters, self.outs, self.reported
+        its counts, minimum or domains moved since the last step's end: its version, read for
+        all of them in one go (a domain goes with a version of its own in the plans that keep a
+        report: a cordon under Honor; the deletions that take a domain and no count are refused)."""
+        afters, out, reported, patches = self.afters, self.outs, self.reported, self._patches
         n = len(reported)
         versions = np.fromiter(map(_version, self.reported_constraints), dtype=np.int64, count=n)
-        layouts = np.fromiter(map(_layout, self.reported_constraints), dtype=np.int64, count=n)
-        changed = np.flatnonzero((versions != self.after_versions) | (layouts != self.after_layouts)).tolist()
-        self.after_versions, self.after_layouts = versions, layouts
+        changed = np.flatnonzero(versions != self.after_versions).tolist()
+        self.after_versions = versions
         for k in changed:
             c, t = reported[k]
             hit = afters[k]
@@ -1282,16 +1296,28 @@ class LeanSearch:
             con = c.state.constraint
             # the domains left, made again when one went (never changed: shared till then)
             left = np.array(c.members[:-1]) > 0 if hit is None or hit[0] != c.layout else hit[2]
-            # the counts as changes to the last copy taken, a new copy when they are many
+            # the counts as changes to the last copy taken (the domains changed then and those
+            # touched since, which differ from it), a new copy when they are many
             now = c.per_domain[:-1]
-            base = None if hit is None else hit[3]
-            at = None if base is None else np.flatnonzero(now != base)
-            if at is None or len(at) > c.domains // REBASE:
+            base, at = None, _NONE
+            if c.touched is not None:
+                got = patches.get(id(c))
+                if got is not None and got[0] is c:
+                    _, base, at = got
+                    if c.touched:
+                        maybe = np.union1d(at, c.touched)
+                        at = maybe[now.take(maybe) != base.take(maybe)]
+                    if len(at) > c.domains // REBASE:
+                        base = None
+                c.touched.clear()
+            if base is None:
                 base, at = now.copy(), _NONE
+            if c.touched is not None:
+                patches[id(c)] = (c, base, at)
             counts = LeanCounts(c.values, c.ids, base, at, now[at], left, dict(c.histogram))
             hit = afters[k] = (c.layout, _new_after(t.workload, t.pod.namespace, con.topology_key, con.max_skew,
                                                con.when_unsatisfiable, counts, low, skew, t.limit,
-                                               spread.status(con, skew)), left, base)
+                                               spread.status(con, skew)), left)
             out[k] = hit[1]
         return tuple(out)
 
@@ -1370,6 +1396,12 @@ class LeanSearch:
             closed = left[:-1]
             hit = self._closed[id(domain_of)] = (domain_of, flat.shut, closed if closed.any() else None)
         return hit[2]
+
+    def stop_reporting(self) -> None:
+        """Keep nothing more of the report from here (a carried verdict reads none of it)."""
+        self.report = False
+        for c in self.reported_constraints:
+            c.touched = None
 
     def honor_from_here(self, templates: set[tuple], key: str, probe) -> bool:
         """Set nodeTaintsPolicy Honor on the `key` constraints of `templates` (a workload's, whose

@@ -137,7 +137,7 @@ def carry_on(search: "LeanSearch", pristine: SimCluster, snapshot: Snapshot, sha
     if not search.honor_from_here(templates, sharer.topology_key, ctx.tracked[sharer.positions[0]].pod):
         return None
     at = len(search.steps)
-    search.report = False  # a verdict reads none of it
+    search.stop_reporting()  # a verdict reads none of it
     search.on_level = None  # the plan's progress is the parent's to show
     search._greedy()
     return search.answer(False, at)
