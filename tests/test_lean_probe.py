@@ -73,9 +73,9 @@ def test_the_window_judged_first_gives_the_same_placements(tmp_path_factory, mon
     windows = []
     feasible = lean_probe.FlatCluster._feasible
 
-    def counted(self, pod, shape, hard, rows):
+    def counted(self, pod, shape, hard, rows, parts=None):
         windows.append(rows != slice(None))
-        return feasible(self, pod, shape, hard, rows)
+        return feasible(self, pod, shape, hard, rows, parts)
 
     monkeypatch.setattr(lean_probe.FlatCluster, "_feasible", counted)
     snapshot = lean_probe.load("tiny", str(tmp_path_factory.mktemp("bench")))
