@@ -297,12 +297,15 @@ class FlatCluster:
                 else:
                     self.node_of[p.key] = i
         self.stamp += len(on)
-        at = np.fromiter((i for i, _, _ in on), dtype=np.int64, count=len(on))
+        def column(values) -> np.ndarray:
+            return np.fromiter(values, dtype=np.int64, count=len(on))
+
+        at = column(i for i, _, _ in on)
         np.subtract.at(self.free["pods"], at, 1)
         for r in FIT:
-            np.subtract.at(self.free[r], at, np.fromiter((q.get(r) or 0 for _, q, _ in on), dtype=np.int64, count=len(on)))
+            np.subtract.at(self.free[r], at, column(q.get(r) or 0 for _, q, _ in on))
         for k in (0, 1):
-            np.subtract.at(self.score_free[k], at, np.fromiter((z[k] for _, _, z in on), dtype=np.int64, count=len(on)))
+            np.subtract.at(self.score_free[k], at, column(z[k] for _, _, z in on))
         self._shapes: dict[int, np.ndarray] = {}
         # per pod shape, by position: (the first failure before NodeResourcesFit, the first after
         # it) of the nodes the shape's filters refuse before the drain (a NoCapacity diagnosis)
