@@ -791,13 +791,13 @@ class Heuristic:
             groups.setdefault((id(c.domain_of), c.domains), []).append(k)
         for ks in groups.values():  # each group's shares in one go, a row per constraint
             group = [hard[k] for k in ks]
-            c = group[0]
-            hit = doms.get(id(c.domain_of))
-            if hit is None or hit[0] is not c.domain_of:
+            first = group[0]
+            hit = doms.get(id(first.domain_of))
+            if hit is None or hit[0] is not first.domain_of:
                 if len(doms) > WALKED_KEPT:  # under Honor each cordon makes new domain arrays
                     doms.clear()
-                dom = c.domain_of.take(targets)
-                hit = doms[id(c.domain_of)] = (c.domain_of, dom, dom < c.domains)
+                dom = first.domain_of.take(targets)
+                hit = doms[id(first.domain_of)] = (first.domain_of, dom, dom < first.domains)
             _, dom, within = hit
             holding = np.array([c.per_node.take(targets) for c in group]) > 0
             holding &= within
@@ -1286,7 +1286,7 @@ class LeanSearch:
         its counts, minimum or domains moved since the last step's end: its version, read for
         all of them in one go (a domain goes with a version of its own in the plans that keep a
         report: a cordon under Honor; the deletions that take a domain and no count are refused)."""
-        afters, out, reported, patches = self.afters, self.outs, self.reported, self._patches
+        afters, out, reported = self.afters, self.outs, self.reported
         n = len(reported)
         versions = np.fromiter(map(_version, self.reported_constraints), dtype=np.int64, count=n)
         changed = np.flatnonzero(versions != self.after_versions).tolist()
@@ -1299,30 +1299,32 @@ class LeanSearch:
             con = c.state.constraint
             # the domains left, made again when one went (never changed: shared till then)
             left = np.array(c.members[:-1]) > 0 if hit is None or hit[0] != c.layout else hit[2]
-            # the counts as changes to the last copy taken (the domains changed then and those
-            # touched since, which differ from it), a new copy when they are many
             now = c.per_domain[:-1]
-            base, at = None, _NONE
-            if c.touched is not None:
-                got = patches.get(id(c))
-                if got is not None and got[0] is c:
-                    _, base, at = got
-                    if c.touched:
-                        maybe = np.union1d(at, c.touched)
-                        at = maybe[now.take(maybe) != base.take(maybe)]
-                    if len(at) > c.domains // REBASE:
-                        base = None
-                c.touched.clear()
-            if base is None:
-                base, at = now.copy(), _NONE
-            if c.touched is not None:
-                patches[id(c)] = (c, base, at)
+            base, at = self._counts_copy(c, now)
             counts = LeanCounts(c.values, c.ids, base, at, now[at], left, dict(c.histogram))
             hit = afters[k] = (c.layout, _new_after(t.workload, t.pod.namespace, con.topology_key, con.max_skew,
                                                con.when_unsatisfiable, counts, low, skew, t.limit,
                                                spread.status(con, skew)), left)
             out[k] = hit[1]
         return tuple(out)
+
+    def _counts_copy(self, c: Constraint, now) -> tuple:
+        """(a copy of `c`'s counts, the domains whose counts `now` differ from it, ascending):
+        for a constraint of many domains, the last copy taken and the domains that differed
+        then or were touched since, while they are few; else a new copy."""
+        if c.touched is None:
+            return now.copy(), _NONE
+        got, at = self._patches.get(id(c)), None
+        if got is not None and got[0] is c:
+            _, base, at = got
+            if c.touched:
+                maybe = np.union1d(at, c.touched)
+                at = maybe[now.take(maybe) != base.take(maybe)]
+        c.touched.clear()
+        if at is None or len(at) > c.domains // REBASE:
+            base, at = now.copy(), _NONE
+        self._patches[id(c)] = (c, base, at)
+        return base, at
 
     def _diagnose(self, pod) -> str:
         """diagnose.strand_reason's code for a replacement no node took (the whole table walked):
