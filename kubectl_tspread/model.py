@@ -133,18 +133,15 @@ class Node:
     ready: bool = True
     created: str = ""
 
-    @property
-    def effective_taints(self) -> tuple[Taint, ...]:
-        """Taints as the scheduler sees them: a cordoned node carries the unschedulable taint
-        even when a dump lost it (the node lifecycle controller adds it)."""
-        if self.unschedulable and not any(
-            t.key == UNSCHEDULABLE_TAINT_KEY and t.effect == NO_SCHEDULE for t in self.taints
-        ):
-            return self.taints + (Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE),)
-        return self.taints
-
     def cordoned(self) -> "Node":
-        return replace(self, unschedulable=True)
+        """The node after a simulated cordon: spec.unschedulable set and the
+        node.kubernetes.io/unschedulable:NoSchedule taint that the node lifecycle controller
+        adds within seconds. A node read from the API or a dump is taken as it is: the
+        scheduler reads only spec.taints, so a cordoned node without the taint passes
+        TaintToleration and nodeTaintsPolicy Honor (NodeUnschedulable still rejects it)."""
+        if any(t.key == UNSCHEDULABLE_TAINT_KEY and t.effect == NO_SCHEDULE for t in self.taints):
+            return replace(self, unschedulable=True)
+        return replace(self, unschedulable=True, taints=self.taints + (Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +299,9 @@ class Snapshot:
     namespace: str | None = "default"
     source: str = ""  # "demo", "file a.json", "cluster https://…": said in errors and reports
     warnings: tuple[str, ...] = ()  # what the source could not read (e.g. events forbidden by RBAC)
+    # the cluster's Kubernetes version ("v1.33.4", "1.37"): which minor's scheduler rules apply
+    # (engine/versions.py); "" for the newest supported minor
+    kube_version: str = ""
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:

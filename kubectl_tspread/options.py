@@ -27,6 +27,7 @@ class SourceOptions:
     as_user: str | None = None
     as_groups: tuple[str, ...] = field(default_factory=tuple)
     fail_fast: bool = False  # one attempt per request, no retries (shell completion)
+    kube_version: str | None = None  # --kube-version: the scheduler rules to follow
 
     def kube_options(self, **overrides):
         """The live loader's KubeOptions for these flags (one place that maps flag to field)."""
@@ -85,6 +86,9 @@ _SOURCE_FLAGS = [
                  help="Time to wait for each API request, e.g. 30s or 1m (0 = no timeout)."),
     click.option("--as", "as_user", metavar="USER", help="Username to impersonate."),
     click.option("--as-group", "as_groups", multiple=True, metavar="GROUP", help="Group to impersonate (repeatable)."),
+    click.option("--kube-version", "kube_version", metavar="X.Y",
+                 help="Follow the scheduler rules of this Kubernetes minor (supported: 1.33 to 1.37; default: "
+                      "the API server's /version, and 1.37 for --from-file and --demo)."),
 ]
 
 _OUTPUT_FLAGS = [
@@ -105,7 +109,7 @@ def _apply(flags, f):
 def source_options(f):
     """Adds the snapshot flags and folds them into one `source: SourceOptions` argument."""
     names = ("from_file", "demo", "kubeconfig", "context", "cluster", "user", "namespace",
-             "all_namespaces", "request_timeout", "as_user", "as_groups")
+             "all_namespaces", "request_timeout", "as_user", "as_groups", "kube_version")
 
     @functools.wraps(f)  # also carries the click params already attached to f
     def wrapper(**kw):

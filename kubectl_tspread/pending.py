@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from kubectl_tspread.engine import filters, message as msgmod, spread, traps as trapmod, volumes
+from kubectl_tspread.engine import filters, message as msgmod, spread, traps as trapmod, versions, volumes
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.fixes import Suggestion, propose_fixes
 from kubectl_tspread.model import Event, Pod
@@ -159,7 +159,10 @@ def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool,
               partitions: dict[tuple, spread.Partition] | None = None) -> _Evaluation:
     state = spread.compute(index, pod, partitions=partitions)
     verdicts = list(filters.evaluate(index, pod, spread_state=state))
-    rebuilt, pre_dra = msgmod.scheduler_messages(verdicts, pod, index)
+    with_dra, pre_dra = msgmod.scheduler_messages(verdicts, pod, index)
+    # the cluster's minor says which of the two its scheduler writes; the live message is
+    # compared with both (a dump may not say its version)
+    rebuilt = with_dra if versions.rules_for(index.snapshot.kube_version).dra_message else pre_dra
     explanations = explain_constraints(index, pod, state, verdicts)
     fit = [v.node for v in verdicts if v.passes]
     suggestions: list[Suggestion] = []

@@ -53,11 +53,14 @@ def _taint(t: Taint | str) -> Taint:
 def make_node(name: str, zone: str | None = None, hostname: str | None = None,
               labels: Mapping[str, str] | None = None, taints: Iterable[Taint | str] = (),
               unschedulable: bool = False, allocatable: Mapping[str, int] | None = None,
-              **kw: Any) -> Node:
+              cordon_taint: bool = True, **kw: Any) -> Node:
     """A Node labelled with kubernetes.io/hostname (default: its name) and, if given, the zone.
 
     `labels` are applied last, so `labels={ZONE_KEY: ...}` overrides `zone`. Pass
-    `hostname=""` to build a node without the hostname label.
+    `hostname=""` to build a node without the hostname label. `unschedulable=True` is a cordon
+    as a live cluster holds it, with the node controller's NoSchedule taint; add
+    `cordon_taint=False` for the moment before the controller adds it (the scheduler reads
+    only spec.taints, so the two differ in TaintToleration and nodeTaintsPolicy Honor).
     """
     lab: dict[str, str] = {}
     host = name if hostname is None else hostname
@@ -66,7 +69,7 @@ def make_node(name: str, zone: str | None = None, hostname: str | None = None,
     if zone is not None:
         lab[ZONE_KEY] = zone
     lab.update(labels or {})
-    return Node(
+    node = Node(
         name=name,
         labels=lab,
         taints=tuple(_taint(t) for t in taints),
@@ -74,6 +77,7 @@ def make_node(name: str, zone: str | None = None, hostname: str | None = None,
         allocatable=dict(DEFAULT_ALLOCATABLE if allocatable is None else allocatable),
         **kw,
     )
+    return node.cordoned() if unschedulable and cordon_taint else node
 
 
 def _owner(owner: OwnerRef | Workload | str | None, namespace: str) -> OwnerRef | None:

@@ -133,7 +133,9 @@ class FakeApiServer:
         self.routes: list[tuple[str, re.Pattern, Handler]] = [
             ("GET", COLLECTION, FakeApiServer._list),
             ("GET", NAMED, FakeApiServer._get),
+            ("GET", re.compile(r"^/version$"), FakeApiServer._version),
         ]
+        self.git_version = "v1.37.2"
         self._lock = threading.RLock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
         self._httpd.daemon_threads = True
@@ -276,6 +278,10 @@ class FakeApiServer:
         items = [{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")} for _, obj in page]
         version = m["prefix"].split("/", 2)[-1] if m["prefix"] != "/api/v1" else "v1"
         return 200, {"kind": f"{kind}List", "apiVersion": version, "metadata": meta, "items": items}, {}
+
+    def _version(self, req: Request, m: dict) -> tuple[int, Any, dict]:
+        minor = self.git_version.split(".")[1]
+        return 200, {"major": "1", "minor": minor, "gitVersion": self.git_version, "platform": "linux/amd64"}, {}
 
     def _get(self, req: Request, m: dict) -> tuple[int, Any, dict]:
         resource = f"{m['prefix']}/{m['plural']}"

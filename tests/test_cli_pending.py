@@ -10,6 +10,8 @@ import pytest
 import yaml
 
 from apiobjects import as_list, node_obj, pod_obj, spread_obj
+
+CORDON_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 from fakeapi import FakeApiServer, token_user, write_kubeconfig
 from kubectl_tspread.cli import main
 
@@ -27,7 +29,9 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 def cordoned_zone_objects(event_message: str = MESSAGE) -> list[dict]:
     """Zones a, b hold one web pod each, zone c's only node is cordoned: web-new waits."""
-    nodes = [node_obj("a0", zone="a"), node_obj("b0", zone="b"), node_obj("c0", zone="c", unschedulable=True)]
+    # c0 as a live cluster holds a cordon: spec.unschedulable and the node controller's taint
+    nodes = [node_obj("a0", zone="a"), node_obj("b0", zone="b"),
+             node_obj("c0", zone="c", unschedulable=True, taints=[CORDON_TAINT])]
     web = {"app": "web"}
     pods = [pod_obj("web-a", node="a0", labels=web, spread=[spread_obj()]),
             pod_obj("web-b", node="b0", labels=web, spread=[spread_obj()]),

@@ -232,7 +232,7 @@ def first_failure(snap: Snapshot, pod: Pod, node) -> tuple[list[str], bool]:
     """(reasons of the first failing filter, whether preemption could help) for one node."""
     if node.unschedulable and not tolerated(pod, Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE)):
         return ["node(s) were unschedulable"], False
-    if any(t.effect in (NO_SCHEDULE, NO_EXECUTE) and not tolerated(pod, t) for t in node.effective_taints):
+    if any(t.effect in (NO_SCHEDULE, NO_EXECUTE) and not tolerated(pod, t) for t in node.taints):
         return ["node(s) had untolerated taint(s)"], False
     if any(node.labels.get(k) != v for k, v in pod.node_selector.items()):
         return ["node(s) didn't match Pod's node affinity/selector"], False

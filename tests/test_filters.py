@@ -38,10 +38,15 @@ def name_term(*names):
 # ---- node-side filters -------------------------------------------------------------------
 
 NODE_CASES = [
-    ("cordoned node refuses a pod without the cordon toleration",
+    ("cordoned node with the node controller's taint refuses a pod without the cordon toleration",
      make_node("n", unschedulable=True), make_pod("p"),
      [("NodeUnschedulable", UU, "node(s) were unschedulable"),
       ("TaintToleration", UU, "node(s) had untolerated taint(s)")]),
+    # the scheduler reads spec.taints only: a cordon the node controller has not tainted yet
+    # is refused by NodeUnschedulable alone
+    ("cordoned node without the taint fails NodeUnschedulable only",
+     make_node("n", unschedulable=True, cordon_taint=False), make_pod("p"),
+     [("NodeUnschedulable", UU, "node(s) were unschedulable")]),
     ("cordoned node accepts a pod tolerating node.kubernetes.io/unschedulable",
      make_node("n", unschedulable=True),
      make_pod("p", tolerations=(Toleration("node.kubernetes.io/unschedulable", "Exists"),)), []),
@@ -173,7 +178,7 @@ def test_missing_pvc_rejects_in_prefilter_on_every_node():
     node = make_node("n")
     v = verdict(node, volume_pod("gone"), pvcs=(PersistentVolumeClaim("default", "other"),))
     assert v.stage == PREFILTER
-    assert (v.first.plugin, v.first.status, v.first.reason) == ("VolumeBinding", UU, 'persistentvolumeclaim "gone" not found')
+    assert (v.first.plugin, v.first.status, v.first.reason) == ("VolumeRestrictions", UU, 'persistentvolumeclaim "gone" not found')
 
 
 def test_unbound_immediate_claim_rejects_in_prefilter():

@@ -342,9 +342,16 @@ STATE_CASES = [
     ("cordoned zone c under Ignore still a domain, pins globalMin 0",
      THREE_ZONES[:2] + [make_node("c1", zone="c", unschedulable=True)], web_pods("a1=3 b1=3"),
      make_constraint(), {"a": 3, "b": 3, "c": 0}, 0, 3, "VIOLATED", {"a": 0, "b": 0, "c": 1}),
-    ("cordoned zone c under Honor disappears", THREE_ZONES[:2] + [make_node("c1", zone="c", unschedulable=True)],
+    ("cordoned zone c under Honor disappears",
+     THREE_ZONES[:2] + [make_node("c1", zone="c", unschedulable=True)],
      web_pods("a1=3 b1=3"), make_constraint(node_taints_policy=HONOR), {"a": 3, "b": 3}, 3, 0, "OK",
      {"a": 1, "b": 1}),
+    # the scheduler reads spec.taints only: before the node controller adds its taint a cordoned
+    # node passes Honor and keeps its zone a domain
+    ("cordoned zone c without the taint stays a domain under Honor",
+     THREE_ZONES[:2] + [make_node("c1", zone="c", unschedulable=True, cordon_taint=False)],
+     web_pods("a1=3 b1=3"), make_constraint(node_taints_policy=HONOR), {"a": 3, "b": 3, "c": 0}, 0, 3, "VIOLATED",
+     {"a": 0, "b": 0, "c": 1}),
     ("empty selector {} counts no pods", THREE_ZONES, web_pods("a1=3"), make_constraint(selector={}),
      {"a": 0, "b": 0, "c": 0}, 0, 0, "OK", {"a": 1, "b": 1, "c": 1}),
     ("nil selector counts no pods", THREE_ZONES, web_pods("a1=3"), make_constraint(selector=None),

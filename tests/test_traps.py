@@ -22,7 +22,7 @@ def pods_on(spec, labels=WEB):
 
 
 def zones(*specs):
-    """'a' -> node a1 in zone a; 'c!' -> cordoned; 'c~' -> tainted NoSchedule; 'x-' -> no zone label."""
+    """'a' -> node a1 in zone a; 'c!' -> cordoned (with its taint); 'c~' -> tainted NoSchedule; 'x-' -> no zone label."""
     out = []
     for s in specs:
         name = s[0] + "1"

@@ -437,7 +437,7 @@ class FlatCluster:
         is shared by the constraints of a partition: those that drop the node move together to
         a copy without it (the array itself is never changed: FlatCluster.walked keeps copies
         by array)."""
-        taints = self.sim.nodes[name].cordoned().effective_taints
+        taints = self.sim.nodes[name].cordoned().taints
         moved: dict[tuple[int, int], list[Constraint]] = {}
         for c in self.honor:
             if c.domain_of[i] < c.domains and untolerated_taint(taints, c.tolerations) is not None:

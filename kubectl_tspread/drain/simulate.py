@@ -411,7 +411,7 @@ class SimCluster:
         tolerate the cordon) and the states on it move with it (counts.without_node: the
         node's pods no longer count in its domain). Every other partition and state is
         unchanged (a cordoned node keeps its labels)."""
-        taints = self.nodes[name].effective_taints
+        taints = self.nodes[name].taints
 
         def move(key: tuple, part: spread.Partition) -> spread.Partition:
             # the key's tolerations (partition_key keeps them under Honor) decide

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from kubectl_tspread.engine import interpod, resources, spread, volumes
+from kubectl_tspread.engine import interpod, resources, spread, versions, volumes
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import matches_required_affinity, untolerated_taint
 from kubectl_tspread.engine.spread import UNRESOLVABLE, FilterFailure, shared_failure
@@ -95,6 +95,7 @@ class Cycle:
     volume: volumes.VolumeState = field(init=False)
     prefilter: FilterFailure | None = field(init=False)
     node_names: frozenset[str] | None = field(init=False)
+    rules: versions.Rules = field(init=False)
     # InterPodAffinity's PreFilter walks every bound pod: a caller that knows its result
     # (no pod in the cluster has pod (anti-)affinity, as the drain planner checks) passes it
     known_affinity: interpod.AffinityState | None = None
@@ -105,6 +106,7 @@ class Cycle:
         self.affinity = (self.known_affinity if self.known_affinity is not None
                          else interpod.prepare(self.index, self.pod))
         self.volume = volumes.prepare(self.index, self.pod)
+        self.rules = versions.rules_for(self.index.snapshot.kube_version)
         self.node_names = _affinity_node_names(self.pod)
         conflict = None
         if self.node_names is not None and not self.node_names:
@@ -148,12 +150,15 @@ def node_name_failure(pod: Pod, node: Node) -> FilterFailure | None:
     return None
 
 
-def taint_failure(pod: Pod, node: Node) -> FilterFailure | None:
-    """TaintToleration: an untolerated NoSchedule/NoExecute taint (a cordoned node's
-    taint counts even when the dump lost it: the node controller adds it)."""
-    if untolerated_taint(node.effective_taints, pod.tolerations) is not None:
-        return shared_failure("TaintToleration", UNRESOLVABLE, REASON_TAINT)
-    return None
+def taint_failure(pod: Pod, node: Node, rules: versions.Rules = versions.NEWEST_RULES) -> FilterFailure | None:
+    """TaintToleration: an untolerated NoSchedule/NoExecute taint of spec.taints (as the
+    scheduler reads them: a cordon without the node controller's taint is not a taint)."""
+    taint = untolerated_taint(node.taints, pod.tolerations)
+    if taint is None:
+        return None
+    if rules.taint_reason_names_taint:
+        return shared_failure("TaintToleration", UNRESOLVABLE, f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
+    return shared_failure("TaintToleration", UNRESOLVABLE, REASON_TAINT)
 
 
 def node_affinity_failure(pod: Pod, node: Node) -> FilterFailure | None:
@@ -168,14 +173,18 @@ CLUSTER_PLUGINS = (spread.PLUGIN, interpod.INTER_POD_AFFINITY)
 
 
 def local_failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
-    """Each node-local filter's verdict for `node`, in FILTER_ORDER (several for the
+    """Each node-local filter's verdict for `node`, in FILTER_ORDER (NodeName before
+    NodeUnschedulable from 1.37: `Rules.node_name_first`; several for the
     multi-reason plugins): every filter before PodTopologySpread. (A list, not a
     generator: this runs for every node of every evaluation.)"""
     pod = cycle.pod
     usage = resources.node_usage(cycle.index, node.name, exclude=pod.key)
-    out = [unschedulable_failure(pod, node), node_name_failure(pod, node), taint_failure(pod, node),
-           node_affinity_failure(pod, node), resources.ports_failure(pod, usage)]
-    out.extend(resources.fit_failures(pod, node, usage))
+    rules = cycle.rules
+    out = [unschedulable_failure(pod, node), node_name_failure(pod, node)]
+    if rules.node_name_first:
+        out.reverse()
+    out += [taint_failure(pod, node, rules), node_affinity_failure(pod, node), resources.ports_failure(pod, usage)]
+    out.extend(resources.fit_failures(pod, node, usage, rules.fit_unresolvable))
     if cycle.prefilter is None:  # a rejected PreFilter leaves the volume state unresolved
         out.extend(volumes.binding_failures(cycle.volume, node))
         out.append(volumes.zone_failure(cycle.volume, node))

@@ -63,5 +63,5 @@ def untolerated_taint(taints: Iterable[Taint], tolerations: Iterable[Toleration]
 
 
 def node_untolerated_taint(pod: Pod, node: Node) -> Taint | None:
-    """Against the node's effective taints (a cordoned node carries the unschedulable taint)."""
-    return untolerated_taint(node.effective_taints, pod.tolerations)
+    """Against spec.taints, the only taints the scheduler reads."""
+    return untolerated_taint(node.taints, pod.tolerations)

@@ -175,7 +175,7 @@ def _exclusion(pod: Pod, c: SpreadConstraint, node: Node, all_keys: Sequence[str
             ok = affinity_ok[node.name] = matches_required_affinity(pod, node)
         if not ok:
             return EXCLUDED_NODE_AFFINITY
-    # effective_taints: a cordoned node carries node.kubernetes.io/unschedulable
+    # spec.taints only: a cordon counts once the node controller has added its taint
     if c.node_taints_policy == HONOR and node_untolerated_taint(pod, node) is not None:
         return EXCLUDED_TAINT
     return None

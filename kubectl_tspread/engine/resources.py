@@ -151,14 +151,15 @@ def _checked(req: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
     return plan
 
 
-def fit_failures(pod: Pod, node: Node, usage: NodeUsage) -> tuple[FilterFailure, ...]:
+def fit_failures(pod: Pod, node: Node, usage: NodeUsage, unresolvable: bool = True) -> tuple[FilterFailure, ...]:
     """NodeResourcesFit: one failure per short resource, all sharing the status of the
-    plugin's single verdict (UnschedulableAndUnresolvable when any one is unresolvable).
+    plugin's single verdict (UnschedulableAndUnresolvable when any one is unresolvable,
+    from 1.34: `unresolvable`; before, always Unschedulable).
 
     >>> # node 4 cpu with 3.5 requested, pod asks 1 cpu -> (Insufficient cpu, Unschedulable)
     """
     short = _shortages(pod, node, usage)
     if not short:
         return ()
-    status = UNRESOLVABLE if any(u for _, u in short) else UNSCHEDULABLE
+    status = UNRESOLVABLE if unresolvable and any(u for _, u in short) else UNSCHEDULABLE
     return tuple(shared_failure(NODE_RESOURCES_FIT, status, reason) for reason, _ in short)

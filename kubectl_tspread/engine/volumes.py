@@ -21,6 +21,9 @@ from kubectl_tspread.model import Node, PersistentVolume, PersistentVolumeClaim,
 
 VOLUME_BINDING = "VolumeBinding"
 VOLUME_ZONE = "VolumeZone"
+# its PreFilter looks every claim up (for ReadWriteOncePod) and runs before VolumeBinding's,
+# so a missing claim is its rejection
+VOLUME_RESTRICTIONS = "VolumeRestrictions"
 
 REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -55,7 +58,8 @@ class VolumeState:
 
 
 def prepare(index: ClusterIndex, pod: Pod) -> VolumeState:
-    """VolumeBinding PreFilter: look every claim up and sort it into bound / delayed."""
+    """The volume PreFilters: VolumeRestrictions rejects a pod whose claim does not exist,
+    then VolumeBinding sorts the claims into bound / delayed."""
     names = [v.pvc for v in pod.volumes if v.pvc]
     if not names:  # before reading the snapshot: a what-if view makes its copy on first read
         return VolumeState()
@@ -70,7 +74,7 @@ def prepare(index: ClusterIndex, pod: Pod) -> VolumeState:
     for name in names:
         claim = claims.get((pod.namespace, name))
         if claim is None:
-            return VolumeState(FilterFailure(VOLUME_BINDING, UNRESOLVABLE, claim_not_found(name)))
+            return VolumeState(FilterFailure(VOLUME_RESTRICTIONS, UNRESOLVABLE, claim_not_found(name)))
         if claim.volume_name:
             if pvs:
                 bound.append((claim, pvs.get(claim.volume_name)))

@@ -6,11 +6,13 @@ Each source is imported only when used: the live path pulls in `kubernetes`, whi
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import sys
 from contextlib import contextmanager
 from typing import IO, Iterable
 
+from kubectl_tspread.engine import versions
 from kubectl_tspread.errors import UsageError
 from kubectl_tspread.gcpause import no_cyclic_gc
 from kubectl_tspread.model import Snapshot
@@ -29,12 +31,29 @@ def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS, warn: IO[st
     stays the one asked about). The scheduler's other filters see every pod on a node — its
     requests, host ports, anti-affinity — whatever namespace it lives in; only spread counting
     is namespaced. Dumps and the demo already hold whatever they hold."""
+    rules = _rules(getattr(source, "kube_version", None))
     with _quiet_gc():
         snap = _load(source, kinds, cluster_wide)
+    if rules is not None:
+        snap = dataclasses.replace(snap, kube_version=rules)
+    clamped = versions.clamp_warning(versions.rules_for(snap.kube_version))
+    if clamped:
+        snap = dataclasses.replace(snap, warnings=snap.warnings + (clamped,))
     stream = sys.stderr if warn is None else warn
     for w in snap.warnings:
         stream.write(f"warning: {w}\n")
     return snap
+
+
+def _rules(flag: str | None) -> str | None:
+    """--kube-version checked before anything is read: a typo is a usage error, not a slow one."""
+    if not flag:
+        return None
+    try:
+        versions.parse(flag)
+    except versions.UnknownVersion as e:
+        raise UsageError(f"--kube-version: {e}") from None
+    return flag
 
 
 @contextmanager

@@ -365,6 +365,12 @@ class LiveCluster:
             raise ClusterError(f"TLS with the API server at {self.server} failed ({_first_line(e)}); check "
                                "the cluster's certificate-authority in your kubeconfig") from None
 
+    def version(self) -> str:
+        """The server's gitVersion from /version (readable by every user through
+        system:public-info-viewer), "" when it does not say."""
+        v = self._get_json("/version", {}).get("gitVersion")
+        return v if isinstance(v, str) else ""
+
     def _get_json(self, path: str, params: dict) -> dict:
         """GET with retries (see _get_bytes), the answer parsed as a JSON object."""
         return self._decode(path, self._get_bytes(path, params))
@@ -492,6 +498,13 @@ def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | N
     live = cluster or connect(opts, retry=retry)
     fields: dict[str, list] = {}
     warnings: list[str] = []
+    try:
+        kube_version = live.version()
+    except ApiStatusError as e:
+        # the answers then follow the newest supported minor; said, not silent
+        kube_version = ""
+        warnings.append(f"could not read the server's version ({e}); answers follow the newest supported "
+                        "scheduler; pass --kube-version X.Y to choose")
     for kind in dict.fromkeys(kinds):
         target = fields.setdefault(DECODERS[kind][1], [])
         try:
@@ -502,4 +515,4 @@ def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | N
             warnings.append(f"skipped {RESOURCES[kind].group_resource}: {e}")
     return Snapshot(**{k: tuple(v) for k, v in fields.items()},
                     namespace=None if live.all_namespaces else live.namespace,
-                    source=f"cluster {live.server}", warnings=tuple(warnings))
+                    source=f"cluster {live.server}", warnings=tuple(warnings), kube_version=kube_version)

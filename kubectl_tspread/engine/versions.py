@@ -1,0 +1,97 @@
+"""Which kube-scheduler the answers follow: the rules that differ between supported minors.
+
+The cluster's minor comes from the API server's /version on the live path and from
+`--kube-version` for dumps and the demo; without either, the newest supported minor.
+Each rule below names the minor it changed in, as the upstream code of that minor has it
+(checked by scripts/conformance against each minor's own scheduler):
+
+- 1.34: DynamicResourceAllocation is GA and on, so a FitError's PostFilter part starts with
+  "no new claims to deallocate, " (DynamicResources speaks before DefaultPreemption);
+- 1.34: NodeResourcesFit is UnschedulableAndUnresolvable when a request exceeds the node's
+  whole allocatable (before: Unschedulable, and preemption tries the node);
+- 1.34: TaintToleration says "node(s) had untolerated taint(s)"; 1.33 names the first
+  untolerated taint: "node(s) had untolerated taint {key: value}";
+- 1.37: the default profile runs NodeName before NodeUnschedulable (before: after it).
+
+    >>> rules_for("v1.33.4-eks-1a2b").dra_message, rules_for("1.37").dra_message
+    (False, True)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+OLDEST = (1, 33)
+NEWEST = (1, 37)
+SUPPORTED = tuple(f"1.{m}" for m in range(OLDEST[1], NEWEST[1] + 1))
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:[.+-].*)?$")
+
+
+class UnknownVersion(ValueError):
+    """A version string that names no Kubernetes minor."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The scheduler rules of one supported minor. `clamped` is set when the cluster's own
+    minor is outside the supported range and the nearest supported one is used instead."""
+
+    minor: int
+    clamped: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"1.{self.minor}"
+
+    @property
+    def dra_message(self) -> bool:
+        return self.minor >= 34
+
+    @property
+    def fit_unresolvable(self) -> bool:
+        return self.minor >= 34
+
+    @property
+    def taint_reason_names_taint(self) -> bool:
+        return self.minor <= 33
+
+    @property
+    def node_name_first(self) -> bool:
+        return self.minor >= 37
+
+
+def parse(text: str) -> tuple[int, int]:
+    """'1.33', 'v1.33.4', 'v1.33.4-eks-1a2b', '1.33+' -> (1, 33)."""
+    m = _VERSION.match(text.strip())
+    if not m:
+        raise UnknownVersion(f"{text!r} is not a Kubernetes version (expected X.Y, e.g. {SUPPORTED[-1]})")
+    return int(m.group(1)), int(m.group(2))
+
+
+def rules_for(text: str | None) -> Rules:
+    """The rules for a cluster of version `text`; the newest supported minor for None or "".
+    A version outside the supported range gets the nearest supported minor's rules, with
+    `clamped` saying so."""
+    if not text:
+        return NEWEST_RULES
+    got = parse(text)
+    if got < OLDEST:
+        return Rules(OLDEST[1], f"{got[0]}.{got[1]}")
+    if got > NEWEST:
+        return Rules(NEWEST[1], f"{got[0]}.{got[1]}")
+    return _BY_MINOR[got[1]]
+
+
+def clamp_warning(rules: Rules) -> str | None:
+    """The warning to print when the cluster's minor is not supported, else None."""
+    if not rules.clamped:
+        return None
+    side = "older than the oldest" if rules.minor == OLDEST[1] else "newer than the newest"
+    return (f"Kubernetes {rules.clamped} is {side} supported minor {rules.label}; answers follow "
+            f"the {rules.label} scheduler (supported: {SUPPORTED[0]} to {SUPPORTED[-1]})")
+
+
+_BY_MINOR = {m: Rules(m) for m in range(OLDEST[1], NEWEST[1] + 1)}
+NEWEST_RULES = _BY_MINOR[NEWEST[1]]
