@@ -258,6 +258,9 @@ class PersistentVolumeClaim:
     volume_name: str = ""
     storage_class: str = ""
     phase: str = "Pending"
+    # the PV controller's pv.kubernetes.io/bind-completed annotation: without it a claim that
+    # names a volume is only pre-bound, and the scheduler treats it as unbound immediate
+    bind_completed: bool = True
 
 
 @dataclass(frozen=True, slots=True)

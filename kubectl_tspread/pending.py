@@ -77,7 +77,7 @@ class PendingReport:
     message: str  # the scheduler's message rebuilt
     live: LiveMessage | None
     agree: bool | None  # None when the snapshot has no live message
-    exact: bool | None  # byte for byte (with or without the 1.34+ DynamicResources PostFilter text)
+    exact: bool | None  # byte for byte (as any supported minor writes it)
     causes: list[str]  # CAUSE_* when they disagree, most likely first
     constraints: list[ConstraintExplanation]
     fit_nodes: list[str]  # nodes that pass every filter
@@ -148,7 +148,7 @@ class _Evaluation:
 
     verdicts: list[filters.NodeVerdict]
     message: str
-    message_pre_dra: str  # the same before 1.34 (no DynamicResources PostFilter text)
+    message_forms: tuple[str, ...]  # the message as every supported minor writes it
     constraints: list[ConstraintExplanation]
     fit_nodes: list[str]
     suggestions: list[Suggestion]
@@ -159,17 +159,18 @@ def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool,
               partitions: dict[tuple, spread.Partition] | None = None) -> _Evaluation:
     state = spread.compute(index, pod, partitions=partitions)
     verdicts = list(filters.evaluate(index, pod, spread_state=state))
-    with_dra, pre_dra = msgmod.scheduler_messages(verdicts, pod, index)
-    # the cluster's minor says which of the two its scheduler writes; the live message is
-    # compared with both (a dump may not say its version)
-    rebuilt = with_dra if versions.rules_for(index.snapshot.kube_version).dra_message else pre_dra
+    # every minor's form: the cluster's minor says which one its scheduler writes, and the live
+    # message is compared with all (a dump may not say its version)
+    forms = msgmod.scheduler_messages(verdicts, pod, index)
+    rebuilt = forms[versions.rules_for(index.snapshot.kube_version).label]
     explanations = explain_constraints(index, pod, state, verdicts)
     fit = [v.node for v in verdicts if v.passes]
     suggestions: list[Suggestion] = []
     tried: list[str] = []
     if with_fixes and not fit:
         suggestions, tried = propose_fixes(index, pod, verdicts, state, partitions)
-    return _Evaluation(verdicts, rebuilt, pre_dra, explanations, fit, suggestions, tried)
+    return _Evaluation(verdicts, rebuilt, tuple(dict.fromkeys(forms.values())), explanations, fit, suggestions,
+                       tried)
 
 
 def _report(ctx: "_Context", pod: Pod, ev: _Evaluation) -> PendingReport:
@@ -177,7 +178,7 @@ def _report(ctx: "_Context", pod: Pod, ev: _Evaluation) -> PendingReport:
     exact = agree = None
     causes: list[str] = []
     if live is not None:
-        exact = live.text in (ev.message, ev.message_pre_dra)
+        exact = live.text in ev.message_forms
         agree = exact or same_verdicts(ev.message, live.text)
         if not agree:
             causes = mismatch_causes(ctx.index, pod, live, ev.message, ctx.newest)

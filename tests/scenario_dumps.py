@@ -296,9 +296,9 @@ def scaleup_objects(after: bool) -> list[dict[str, Any]]:
 def drained_zone_objects(taints_policy: str) -> list[dict[str, Any]]:
     """Zone c drained for maintenance: both nodes cordoned, its pods evicted, 2 replacements Pending.
 
-    The second cordoned node comes from an older dump that lacks the
-    `node.kubernetes.io/unschedulable` taint (kubectl cordon adds it on current clusters);
-    `spec.unschedulable` alone must still count as that taint.
+    The second cordoned node lacks the `node.kubernetes.io/unschedulable` taint (dumped
+    before the node lifecycle controller added it): the scheduler reads spec.taints only, so
+    under nodeTaintsPolicy Honor that node still makes zone c a domain.
     """
     nodes = [node_obj("worker-a1", zone="zone-a"), node_obj("worker-a2", zone="zone-a"),
              node_obj("worker-b1", zone="zone-b"), node_obj("worker-b2", zone="zone-b"),

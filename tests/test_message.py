@@ -5,17 +5,18 @@ from __future__ import annotations
 import pytest
 
 from conftest import GI, make_node, make_pod, make_snapshot
-from kubectl_tspread.engine import message
+from kubectl_tspread.engine import message, preemption, versions
 from kubectl_tspread.engine.filters import NodeVerdict, evaluate
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.message import (
     parse_preemption_message, parse_scheduler_message, scheduler_message, split_scheduler_message,
 )
 from kubectl_tspread.engine.spread import FilterFailure
-from kubectl_tspread.labels import Requirement
-from kubectl_tspread.model import NodeSelectorTerm, PersistentVolumeClaim, PodCondition, Volume
+from kubectl_tspread.labels import Requirement, Selector
+from kubectl_tspread.model import NodeSelectorTerm, Pdb, PersistentVolumeClaim, PodCondition, Volume
 
 U, UU = "Unschedulable", "UnschedulableAndUnresolvable"
+R33, R36 = versions.rules_for("1.33"), versions.rules_for("1.36")
 SMALL = {"cpu": 1000, "memory": 4 * GI, "pods": 110}
 
 
@@ -63,7 +64,7 @@ def test_tainted_control_plane_and_full_workers():
     nodes = [make_node("cp", taints=["node-role.kubernetes.io/control-plane:NoSchedule"]),
              make_node("w1", allocatable=SMALL), make_node("w2", allocatable=SMALL)]
     busy = [make_pod(f"b{i}", node=f"w{i}", requests={"cpu": 800}) for i in (1, 2)]
-    got = run(nodes, busy, make_pod("p", requests={"cpu": 500}))
+    got = run(nodes, busy, make_pod("p", requests={"cpu": 500}), rules=R36)
     assert got == ("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
                    "no new claims to deallocate, preemption: 0/3 nodes are available: "
                    "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")
@@ -74,7 +75,7 @@ def test_daemonset_pod_pinned_by_name_before_dra():
     busy = [make_pod("b", node="n0", requests={"cpu": 900})]
     pod = make_pod("ds", requests={"cpu": 500}, node_affinity=(NodeSelectorTerm(
         match_fields=(Requirement("metadata.name", "In", ("n0",)),)),))
-    assert run(nodes, busy, pod, dra=False) == (
+    assert run(nodes, busy, pod, rules=R33) == (
         "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
         "preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, "
         "3 Preemption is not helpful for scheduling.")
@@ -84,7 +85,7 @@ def test_prefilter_rejection_has_no_counts():
     nodes = [make_node("a"), make_node("b")]
     pod = make_pod("p", volumes=(Volume("v", pvc="data"),))
     index = ClusterIndex(make_snapshot(nodes, [pod], pvcs=(PersistentVolumeClaim("default", "other"),)))
-    got = scheduler_message(evaluate(index, pod), pod, index, dra=False)
+    got = scheduler_message(evaluate(index, pod), pod, index, rules=R33)
     assert got == ('0/2 nodes are available: persistentvolumeclaim "data" not found. '
                    "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
     assert parse_scheduler_message(got) == {'persistentvolumeclaim "data" not found': 2}
@@ -92,11 +93,56 @@ def test_prefilter_rejection_has_no_counts():
 
 # ---- preemption --------------------------------------------------------------------------
 
-def test_evicting_lower_priority_pods_that_make_room_leaves_no_suffix():
+def test_evicting_lower_priority_pods_that_make_room_leaves_no_suffix_before_137():
+    nodes = [make_node("a", allocatable=SMALL)]
+    low = make_pod("low", node="a", priority=0, requests={"cpu": 800})
+    got = run(nodes, [low], make_pod("p", priority=1000, requests={"cpu": 500}), rules=R36)
+    assert got == "0/1 nodes are available: 1 Insufficient cpu."
+
+
+def test_from_137_a_preemption_that_finds_victims_names_node_and_count():
     nodes = [make_node("a", allocatable=SMALL)]
     low = make_pod("low", node="a", priority=0, requests={"cpu": 800})
     got = run(nodes, [low], make_pod("p", priority=1000, requests={"cpu": 500}))
-    assert got == "0/1 nodes are available: 1 Insufficient cpu."
+    assert got == ("0/1 nodes are available: 1 Insufficient cpu. "
+                   "preemption: found a potential placement for pod on node a, preempting 1 victims")
+
+
+def _candidates(pods_by_node, pdbs=(), pod_cpu=500):
+    nodes = [make_node(n, allocatable=SMALL) for n in pods_by_node]
+    pods = [make_pod(name, node=n, priority=prio, requests={"cpu": cpu}, labels=labels, created=created)
+            for n, spec in pods_by_node.items() for name, prio, cpu, labels, created in spec]
+    pod = make_pod("p", priority=1000, requests={"cpu": pod_cpu})
+    index = ClusterIndex(make_snapshot(nodes, [*pods, pod], pdbs=tuple(pdbs)))
+    return preemption.simulate(evaluate(index, pod), pod, index)
+
+
+T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T01:00:00Z"
+
+
+def test_reprieve_keeps_the_victims_the_pod_fits_beside():
+    # a: 1000m; the pod needs 500m: of 400m + 300m + 200m, the most important goes back first
+    got = _candidates({"a": [("x", 10, 400, {}, T0), ("y", 5, 300, {}, T0), ("z", 1, 200, {}, T0)]})
+    assert (got.node, got.victims) == ("a", 2)  # x reprieved (400 + 500 fit), y and z evicted
+
+
+@pytest.mark.parametrize("case, by_node, pdbs, want, tied", [
+    ("fewest PDB violations first",
+     {"a": [("x", 1, 800, {"app": "db"}, T0)], "b": [("y", 9, 800, {}, T0)]},
+     [Pdb("default", "db", Selector.from_match_labels({"app": "db"}), disruptions_allowed=0)], "b", ("b",)),
+    ("then the lowest highest victim priority",
+     {"a": [("x", 5, 800, {}, T0)], "b": [("y", 1, 400, {}, T0), ("y2", 1, 400, {}, T0)]}, [], "b", ("b",)),
+    ("then the lowest priority sum",  # b keeps y beside the pod, y2 and y3 go
+     {"a": [("x", 1, 800, {}, T0)], "b": [("y", 1, 300, {}, T0), ("y2", 1, 300, {}, T0), ("y3", 1, 300, {}, T0)]},
+     [], "a", ("a",)),
+    ("then the latest start of the top victims",
+     {"a": [("x", 1, 800, {}, T0)], "b": [("y", 1, 800, {}, T1)]}, [], "b", ("b",)),
+    ("equal on every criterion is a tie",
+     {"a": [("x", 1, 800, {}, T0)], "b": [("y", 1, 800, {}, T0)]}, [], "a", ("a", "b")),
+])
+def test_preemption_picks_a_node_like_the_scheduler(case, by_node, pdbs, want, tied):
+    got = _candidates(by_node, pdbs)
+    assert (got.node, got.tied) == (want, tied), case
 
 
 def test_lower_priority_pods_too_small_to_help_report_the_filter_again():
@@ -119,12 +165,12 @@ def test_a_preemptor_waiting_for_its_victims_is_not_eligible():
     victim = make_pod("victim", node="a", priority=0, terminating=True, requests={"cpu": 800},
                       conditions=(PodCondition("DisruptionTarget", "True", "PreemptionByScheduler"),))
     pod = make_pod("p", priority=1000, requests={"cpu": 500}, nominated_node="a")
-    assert run(nodes, [victim], pod).endswith(
+    assert run(nodes, [victim], pod, rules=R36).endswith(
         "no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node.")
 
 
 def test_without_pod_and_index_unschedulable_nodes_read_no_victims():
-    got = scheduler_message([v("a", "Insufficient cpu"), v("b", "node(s) were unschedulable", status=UU)], dra=False)
+    got = scheduler_message([v("a", "Insufficient cpu"), v("b", "node(s) were unschedulable", status=UU)], rules=R33)
     assert got == ("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable. preemption: "
                    "0/2 nodes are available: 1 No preemption victims found for incoming pod, "
                    "1 Preemption is not helpful for scheduling.")

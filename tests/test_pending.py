@@ -63,7 +63,7 @@ CASES = [
                  NO_DOMAIN_ALLOWED, [], {MIN_DOMAINS_UNREACHABLE},
                  id="minDomains 3 over 2 zones holding 1 each: no domain allowed"),
     pytest.param(_pinned_pv_cluster,
-                 f"0/2 nodes are available: 1 {SPREAD}, 1 node(s) had volume node affinity conflict.",
+                 f"0/2 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity, 1 {SPREAD}.",
                  ALLOWED_DOMAINS_BLOCKED, ["b"], {VOLUME_PINNING},
                  id="bound PV pins zone a, spread allows only b"),
     pytest.param(lambda: zoned({"a": 1, "b": 1}, full="ab", extra_nodes=[zone_node("x0", None)]),

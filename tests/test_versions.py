@@ -75,10 +75,13 @@ def test_node_name_runs_first_from_137(minor, first):
 
 @pytest.mark.parametrize("minor, tail", [
     ("1.33", " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."),
-    ("1.37", " no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not "
+    ("1.34", " no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not "
              "helpful for scheduling."),
+    ("1.36", " no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not "
+             "helpful for scheduling."),
+    ("1.37", " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."),
 ])
-def test_message_has_the_dra_part_from_134(minor, tail):
+def test_message_has_the_dra_part_on_134_to_136(minor, tail):
     node = make_node("n", unschedulable=True)
     index = ClusterIndex(make_snapshot([node], kube_version=minor))
     report = explain_pending(index, make_pod("p"), with_fixes=False)
@@ -130,5 +133,5 @@ def test_live_cluster_version_comes_from_the_server(capsys, tmp_path, env):
         assert msg.startswith("0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}.")
         assert "no new claims" not in msg
         # the flag wins over the server's answer
-        code, msg, err = _message(capsys, "--kubeconfig", str(kubeconfig), "--kube-version", "1.37")
+        code, msg, err = _message(capsys, "--kubeconfig", str(kubeconfig), "--kube-version", "1.36")
         assert (code, err) == (0, "") and "no new claims to deallocate" in msg

@@ -11,7 +11,7 @@ Built like kube-scheduler's FitError.Error() (pkg/scheduler/framework/types.go):
 - a PreFilter rejection replaces the histogram with its own message, without counts;
 - the PostFilter plugins' messages follow after one space, joined with ", ":
   DynamicResources ("no new claims to deallocate" for a pod without resource claims,
-  on 1.34+ where DRA is on by default) then DefaultPreemption ("preemption: " + a
+  on 1.34 to 1.36: engine/versions.py) then DefaultPreemption ("preemption: " + a
   second FitError over the nodes preemption looked at). When preemption finds a
   victim set the PostFilter succeeds and the message has no suffix at all.
 
@@ -30,15 +30,16 @@ from collections import Counter
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from kubectl_tspread.engine.filters import PREFILTER, REASON_TAINT, NodeVerdict, evaluate_node
+from kubectl_tspread.engine import preemption, versions
+from kubectl_tspread.engine.filters import PREFILTER, REASON_TAINT, NodeVerdict
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.spread import UNSCHEDULABLE
 from kubectl_tspread.model import Pod
 
 NO_NODES = "no nodes available to schedule pods"
 NO_CLAIMS = "no new claims to deallocate"
-PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
-NO_VICTIMS = "No preemption victims found for incoming pod"
+PREEMPTION_NOT_HELPFUL = preemption.PREEMPTION_NOT_HELPFUL
+NO_VICTIMS = preemption.NO_VICTIMS
 TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
 
 _HEAD = re.compile(r"0/(\d+) nodes are available: ")
@@ -86,65 +87,63 @@ def _ineligible(verdicts: Sequence[NodeVerdict], pod: Pod, index: ClusterIndex) 
                for p in index.pods_by_node.get(pod.nominated_node, ()))
 
 
-def _victim_verdict(index: ClusterIndex, pod: Pod, node_name: str) -> NodeVerdict | None:
-    """The node's verdict with every lower-priority pod removed; None when it has none."""
-    victims = {p.key for p in index.pods_by_node.get(node_name, ())
-               if p.priority < pod.priority and p.key != pod.key}
-    if not victims:
-        return None
-    snap = index.snapshot
-    without = ClusterIndex(replace(snap, pods=tuple(p for p in snap.pods if p.key not in victims)))
-    return evaluate_node(without, pod, without.nodes[node_name])
+def _preemption(verdicts: Sequence[NodeVerdict], pod: Pod | None, index: ClusterIndex | None,
+                pick: bool) -> preemption.Preemption:
+    if pod is None or index is None:
+        return preemption.Preemption(None, reasons=tuple(
+            NO_VICTIMS if v.status == UNSCHEDULABLE else PREEMPTION_NOT_HELPFUL for v in verdicts))
+    if _ineligible(verdicts, pod, index):
+        return preemption.Preemption(None, reasons=(TERMINATING_ON_NOMINATED,))
+    return preemption.simulate(verdicts, pod, index, pick=pick)
 
 
-def preemption_message(verdicts: Sequence[NodeVerdict], pod: Pod | None = None,
-                       index: ClusterIndex | None = None) -> str | None:
-    """DefaultPreemption's message without its "preemption: " prefix; None when some node
-    would fit after evicting lower-priority pods (the PostFilter then succeeds).
-
-    Without `pod` and `index` no victims can be looked for: every Unschedulable node
-    then reads "No preemption victims found for incoming pod".
-    """
-    if pod is not None and index is not None and _ineligible(verdicts, pod, index):
-        return TERMINATING_ON_NOMINATED
-    reasons: list[str] = []
-    for v in verdicts:
-        if v.status != UNSCHEDULABLE:
-            reasons.append(PREEMPTION_NOT_HELPFUL)
-            continue
-        after = None if pod is None or index is None else _victim_verdict(index, pod, v.node)
-        if after is None:
-            reasons.append(NO_VICTIMS)
-        elif after.passes:
-            return None
-        else:
-            reasons.extend(f.reason for f in after.first_failures)
-    return fit_error(len(verdicts), reasons)
+def _post_filter(verdicts: Sequence[NodeVerdict], outcome: preemption.Preemption, rules: versions.Rules) -> str:
+    """The PostFilter part (after the filter part and one space), "" when there is none."""
+    if outcome.node is not None:
+        if not rules.preemption_names_node:
+            return ""  # a successful PostFilter said nothing before 1.37
+        return f"preemption: found a potential placement for pod on node {outcome.node}, preempting {outcome.victims} victims"
+    if outcome.reasons == (TERMINATING_ON_NOMINATED,):
+        tail = TERMINATING_ON_NOMINATED
+    else:
+        tail = fit_error(len(verdicts), outcome.reasons)
+    return f"{NO_CLAIMS}, preemption: {tail}" if rules.dra_message else f"preemption: {tail}"
 
 
 def scheduler_message(verdicts: Sequence[NodeVerdict], pod: Pod | None = None,
-                      index: ClusterIndex | None = None, *, dra: bool = True) -> str:
-    """The PodScheduled condition / FailedScheduling event text for these verdicts.
+                      index: ClusterIndex | None = None, rules: versions.Rules = versions.NEWEST_RULES) -> str:
+    """The PodScheduled condition / FailedScheduling event text for these verdicts, as the
+    scheduler of `rules`' minor writes it. "" when some node passes (the pod would be scheduled).
 
-    "" when some node passes (the pod would be scheduled). `dra=False` rebuilds the
-    message of clusters before 1.34 (no DynamicResources PostFilter).
+    The PostFilter part differs by minor (engine/versions.py): DynamicResources' "no new
+    claims to deallocate" on 1.34 to 1.36, and from 1.37 a successful preemption names its
+    node and victim count (before, it added nothing).
     """
-    return scheduler_messages(verdicts, pod, index)[0 if dra else 1]
+    return _format(verdicts, pod, index, (rules,))[0]
 
 
 def scheduler_messages(verdicts: Sequence[NodeVerdict], pod: Pod | None = None,
-                       index: ClusterIndex | None = None) -> tuple[str, str]:
-    """`scheduler_message` with and without the DynamicResources text, from one preemption
-    simulation (why-pending compares the live message with both)."""
+                       index: ClusterIndex | None = None) -> dict[str, str]:
+    """`scheduler_message` as each supported minor writes it ("1.33" -> text), from one
+    preemption simulation (why-pending accepts a live message equal to any of them: a dump
+    may not say its version)."""
+    labels = versions.SUPPORTED
+    return dict(zip(labels, _format(verdicts, pod, index, tuple(versions.rules_for(v) for v in labels))))
+
+
+def _format(verdicts: Sequence[NodeVerdict], pod: Pod | None, index: ClusterIndex | None,
+            rules: tuple[versions.Rules, ...]) -> list[str]:
     if not verdicts:
-        return NO_NODES, NO_NODES
+        return [NO_NODES] * len(rules)
     if any(v.passes for v in verdicts):
-        return "", ""
+        return [""] * len(rules)
     head = filter_message(verdicts)
-    preemption = preemption_message(verdicts, pod, index)
-    if preemption is None:
-        return head, head
-    return f"{head} {NO_CLAIMS}, preemption: {preemption}", f"{head} preemption: {preemption}"
+    outcome = _preemption(verdicts, pod, index, pick=any(r.preemption_names_node for r in rules))
+    out = []
+    for r in rules:
+        post = _post_filter(verdicts, outcome, r)
+        out.append(f"{head} {post}" if post else head)
+    return out
 
 
 def split_scheduler_message(msg: str) -> tuple[int | None, str, str]:

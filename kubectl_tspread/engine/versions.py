@@ -5,16 +5,19 @@ The cluster's minor comes from the API server's /version on the live path and fr
 Each rule below names the minor it changed in, as the upstream code of that minor has it
 (checked by scripts/conformance against each minor's own scheduler):
 
-- 1.34: DynamicResourceAllocation is GA and on, so a FitError's PostFilter part starts with
-  "no new claims to deallocate, " (DynamicResources speaks before DefaultPreemption);
+- 1.34 to 1.36: DynamicResourceAllocation is GA and on, and its PostFilter's status for a pod
+  without claims says "no new claims to deallocate", so a FitError's PostFilter part starts
+  with it (DynamicResources speaks before DefaultPreemption); 1.37's status has no message;
 - 1.34: NodeResourcesFit is UnschedulableAndUnresolvable when a request exceeds the node's
   whole allocatable (before: Unschedulable, and preemption tries the node);
 - 1.34: TaintToleration says "node(s) had untolerated taint(s)"; 1.33 names the first
   untolerated taint: "node(s) had untolerated taint {key: value}";
-- 1.37: the default profile runs NodeName before NodeUnschedulable (before: after it).
+- 1.37: the default profile runs NodeName before NodeUnschedulable (before: after it);
+- 1.37: a preemption that finds victims says so: "preemption: found a potential placement
+  for pod on node N, preempting K victims" (before, a successful PostFilter added nothing).
 
-    >>> rules_for("v1.33.4-eks-1a2b").dra_message, rules_for("1.37").dra_message
-    (False, True)
+    >>> [rules_for(v).dra_message for v in ("v1.33.4-eks-1a2b", "1.34", "1.36", "1.37")]
+    [False, True, True, False]
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ class Rules:
 
     @property
     def dra_message(self) -> bool:
-        return self.minor >= 34
+        return 34 <= self.minor <= 36
 
     @property
     def fit_unresolvable(self) -> bool:
@@ -59,6 +62,10 @@ class Rules:
 
     @property
     def node_name_first(self) -> bool:
+        return self.minor >= 37
+
+    @property
+    def preemption_names_node(self) -> bool:
         return self.minor >= 37
 
 

@@ -25,7 +25,7 @@ VOLUME_ZONE = "VolumeZone"
 # so a missing claim is its rejection
 VOLUME_RESTRICTIONS = "VolumeRestrictions"
 
-REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
@@ -75,6 +75,9 @@ def prepare(index: ClusterIndex, pod: Pod) -> VolumeState:
         claim = claims.get((pod.namespace, name))
         if claim is None:
             return VolumeState(FilterFailure(VOLUME_RESTRICTIONS, UNRESOLVABLE, claim_not_found(name)))
+        if claim.volume_name and not claim.bind_completed:
+            # pre-bound, not yet bound: VolumeBinding treats it as unbound immediate
+            return VolumeState(FilterFailure(VOLUME_BINDING, UNRESOLVABLE, REASON_UNBOUND_IMMEDIATE))
         if claim.volume_name:
             if pvs:
                 bound.append((claim, pvs.get(claim.volume_name)))

@@ -406,6 +406,7 @@ def persistent_volume_claim(obj: Mapping) -> PersistentVolumeClaim:
         namespace=meta.get("namespace") or "default", name=meta.get("name", ""),
         volume_name=spec.get("volumeName") or "", storage_class=spec.get("storageClassName") or "",
         phase=(obj.get("status") or {}).get("phase") or "Pending",
+        bind_completed="pv.kubernetes.io/bind-completed" in (meta.get("annotations") or {}),
     )
 
 
