@@ -135,3 +135,20 @@ def test_live_cluster_version_comes_from_the_server(capsys, tmp_path, env):
         # the flag wins over the server's answer
         code, msg, err = _message(capsys, "--kubeconfig", str(kubeconfig), "--kube-version", "1.36")
         assert (code, err) == (0, "") and "no new claims to deallocate" in msg
+
+
+@pytest.mark.parametrize("minor, tail", [
+    ("1.33", " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
+    # DynamicResources' PreFilter never ran, so its PostFilter fails reading its state and the
+    # framework stops at that error (as kube-scheduler 1.37 writes it: tests/test_conformance.py)
+    ("1.34", " not found"),
+    ("1.37", " not found"),
+])
+def test_a_prefilter_rejection_ends_in_the_dra_state_error_from_134(minor, tail):
+    from kubectl_tspread.model import PersistentVolumeClaim, Volume
+
+    pod = make_pod("p", volumes=(Volume("v", pvc="data"),))
+    index = ClusterIndex(make_snapshot([make_node("a"), make_node("b")], [pod], kube_version=minor,
+                                       pvcs=(PersistentVolumeClaim("default", "other"),)))
+    report = explain_pending(index, pod, with_fixes=False)
+    assert report.message == '0/2 nodes are available: persistentvolumeclaim "data" not found.' + tail

@@ -8,7 +8,8 @@ Built like kube-scheduler's FitError.Error() (pkg/scheduler/framework/types.go):
   lists each short resource, so counts may add up to more than N);
 - "<count> <reason>" strings are sorted as plain strings ("10 …" before "2 …"), joined
   with ", ", ended with ".";
-- a PreFilter rejection replaces the histogram with its own message, without counts;
+- a PreFilter rejection replaces the histogram with its own message, without counts (and
+  from 1.34 the PostFilter part is then the error "not found": engine/versions.py);
 - the PostFilter plugins' messages follow after one space, joined with ", ":
   DynamicResources ("no new claims to deallocate" for a pod without resource claims,
   on 1.34 to 1.36: engine/versions.py) then DefaultPreemption ("preemption: " + a
@@ -38,6 +39,8 @@ from kubectl_tspread.model import Pod
 
 NO_NODES = "no nodes available to schedule pods"
 NO_CLAIMS = "no new claims to deallocate"
+# DynamicResources' PostFilter reading the state its PreFilter never wrote (versions.py, 1.34)
+DRA_STATE_NOT_FOUND = "not found"
 PREEMPTION_NOT_HELPFUL = preemption.PREEMPTION_NOT_HELPFUL
 NO_VICTIMS = preemption.NO_VICTIMS
 TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
@@ -61,6 +64,10 @@ def fit_error(total: int, reasons: Iterable[str]) -> str:
     """
     items = sorted(f"{count} {reason}" for reason, count in Counter(reasons).items())
     return f"0/{total} nodes are available: {', '.join(items)}."
+
+
+def _prefilter_rejected(verdicts: Sequence[NodeVerdict]) -> bool:
+    return any(v.stage == PREFILTER and v.first is not None for v in verdicts)
 
 
 def filter_message(verdicts: Sequence[NodeVerdict]) -> str:
@@ -99,6 +106,8 @@ def _preemption(verdicts: Sequence[NodeVerdict], pod: Pod | None, index: Cluster
 
 def _post_filter(verdicts: Sequence[NodeVerdict], outcome: preemption.Preemption, rules: versions.Rules) -> str:
     """The PostFilter part (after the filter part and one space), "" when there is none."""
+    if rules.dra_enabled and _prefilter_rejected(verdicts):
+        return DRA_STATE_NOT_FOUND
     if outcome.node is not None:
         if not rules.preemption_names_node:
             return ""  # a successful PostFilter said nothing before 1.37

@@ -12,6 +12,10 @@ Each rule below names the minor it changed in, as the upstream code of that mino
   whole allocatable (before: Unschedulable, and preemption tries the node);
 - 1.34: TaintToleration says "node(s) had untolerated taint(s)"; 1.33 names the first
   untolerated taint: "node(s) had untolerated taint {key: value}";
+- 1.34: when a PreFilter rejects the pod, DynamicResources' PreFilter (the last to run) never
+  wrote its state, so its PostFilter fails reading it with the error "not found", the framework
+  stops there, and that error is the whole PostFilter part: "0/N nodes are available:
+  <PreFilter message>. not found" (preemption never runs);
 - 1.37: the default profile runs NodeName before NodeUnschedulable (before: after it);
 - 1.37: a preemption that finds victims says so: "preemption: found a potential placement
   for pod on node N, preempting K victims" (before, a successful PostFilter added nothing).
@@ -54,6 +58,11 @@ class Rules:
 
     @property
     def fit_unresolvable(self) -> bool:
+        return self.minor >= 34
+
+    @property
+    def dra_enabled(self) -> bool:
+        """DynamicResources is in the default profile (DRA GA and on from 1.34)."""
         return self.minor >= 34
 
     @property
