@@ -19,8 +19,12 @@ Follows pkg/scheduler/framework/preemption and plugins/defaultpreemption:
 
 Start times: the scheduler reads status.startTime; the snapshot keeps creationTimestamp,
 which orders pods the same way when they started in the order they were created.
-Not modelled: PDBs' status.disruptedPods, preemptionPolicy Never, nominated pods of other
-preemptors, and pod-group victims.
+Upstream's dry run moves PodTopologySpread's counts pod by pod (RemovePod/AddPod): a
+terminating victim, never counted, is still subtracted (modelled: `_as_removed`), and
+after a victim is put back the minimum it tracks (the two smallest domains, chosen in map
+order) can overstate the true one (not modelled: the counts here are recomputed).
+Not modelled either: PDBs' status.disruptedPods, preemptionPolicy Never, nominated pods of
+other preemptors, and pod-group victims.
 
     >>> # node n1 holds a priority-0 pod using the cpu the incoming priority-100 pod needs:
     >>> # Preemption(node='n1', victims=1, tied=('n1',), reasons=())
@@ -31,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.filters import NodeVerdict, evaluate_node
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.spread import UNSCHEDULABLE
@@ -67,7 +72,30 @@ def _importance(p: Pod) -> tuple[int, str]:
 def _verdict_without(index: ClusterIndex, pod: Pod, node_name: str, gone: set[str]) -> NodeVerdict:
     snap = index.snapshot
     without = ClusterIndex(replace(snap, pods=tuple(p for p in snap.pods if p.key not in gone)))
-    return evaluate_node(without, pod, without.nodes[node_name])
+    state = spread.compute(without, pod)
+    terminating = [p for p in index.pods_by_node.get(node_name, ()) if p.key in gone and p.terminating]
+    if terminating and state.hard:
+        state = _as_removed(state, pod, terminating)
+    return evaluate_node(without, pod, without.nodes[node_name], spread_state=state)
+
+
+def _as_removed(state: spread.SpreadState, pod: Pod, terminating: list[Pod]) -> spread.SpreadState:
+    """PodTopologySpread's RemovePod decrements its domain counts for every victim it is told
+    of, a terminating one too, though counting skipped it: the preemption dry run judges the
+    node with those counts (pods of the incoming pod's namespace its selector matches, on a
+    node that makes a domain)."""
+    hard = []
+    for cs in state.constraints:
+        if not cs.constraint.hard:
+            hard.append(cs)
+            continue
+        deltas: dict[str, int] = {}
+        for p in terminating:
+            value = cs.node_domain.get(p.node_name)
+            if value is not None and p.namespace == pod.namespace and cs.selector.matches(p.labels):
+                deltas[value] = deltas.get(value, 0) - 1
+        hard.append(spread.shifted(cs, deltas) if deltas else cs)
+    return spread.SpreadState(pod, tuple(hard), state.require_all_soft_keys)
 
 
 def _split_by_pdb(victims: Sequence[Pod], pdbs: Sequence[Pdb]) -> tuple[list[Pod], list[Pod]]:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
@@ -290,12 +290,9 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
         if d is None:
             d = shared[(v, cnt)] = Domain(v, cnt, members[v])
         domains[v] = d
-    forced = len(domains) < c.min_domains
     # every count in per_domain is positive: a domain missing from it holds the minimum, 0
-    if forced or not per_domain or len(per_domain) < len(domains):
-        global_min = 0
-    else:
-        global_min = min(per_domain.values())
+    global_min, forced = minimum(per_domain.values() if len(per_domain) == len(domains) else (0,),
+                                 len(domains), c.min_domains)
     skew = max(per_domain.values(), default=0) - global_min
     return ConstraintState(
         constraint=c, selector=selector, namespace=pod.namespace,
@@ -304,6 +301,36 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
         global_min=global_min, min_forced_zero=forced, skew=skew,
         status=status(c, skew), node_counts=node_counts, matched=matched,
     )
+
+
+def minimum(counts: Iterable[int], domains: int, min_domains: int) -> tuple[int, bool]:
+    """(globalMin, whether minDomains forced it): upstream's minMatchNum. The smallest count
+    over the domains, or 0 when there are fewer domains than minDomains.
+
+    >>> minimum([2, 3], 2, 3), minimum([2, 3], 2, 1)
+    ((0, True), (2, False))
+    """
+    if domains < min_domains:
+        return 0, True
+    return min(counts, default=0), False
+
+
+def shifted(cs: ConstraintState, deltas: Mapping[str, int]) -> ConstraintState:
+    """`cs` with per-domain count changes applied (a domain not in `cs.domains` is not one and
+    is ignored), its globalMin, skew and status recomputed by the same rules.
+
+    >>> # zones a=3 b=1, maxSkew 1: shifted by {"a": -1} -> a=2 b=1, skew 1
+    """
+    domains = dict(cs.domains)
+    for value, delta in deltas.items():
+        d = domains.get(value)
+        if d is not None and delta:
+            domains[value] = Domain(value, d.pods + delta, d.nodes)
+    counts = [d.pods for d in domains.values()]
+    global_min, forced = minimum(counts, len(domains), cs.constraint.min_domains)
+    skew = max(counts, default=0) - global_min
+    return replace(cs, domains=domains, global_min=global_min, min_forced_zero=forced, skew=skew,
+                   status=status(cs.constraint, skew), count_histogram=None)
 
 
 def status(c: SpreadConstraint, skew: int) -> str:

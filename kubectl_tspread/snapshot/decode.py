@@ -40,7 +40,7 @@ _OWNER_TEXTS: dict[tuple, Any] = {}
 _TEXTS_LIMIT = 50_000
 # the spec's sub-trees _template_parts reads, in _template_of_text's key order
 _TEMPLATE_FIELDS = ("containers", "initContainers", "overhead", "topologySpreadConstraints", "tolerations",
-                    "nodeSelector")
+                    "nodeSelector", "resources")
 _NO_AFFINITY = (None, (), ())  # what _pod_affinity gives for a pod without spec.affinity
 _new_pod = positional_constructor(Pod)
 _new_condition = positional_constructor(PodCondition)
@@ -100,6 +100,9 @@ def effective_requests(spec: Mapping) -> dict[str, int]:
     """What NodeResourcesFit charges: max(each init container, sum of containers) + overhead.
 
     Restartable init containers (sidecars) run alongside the app containers and add to the sum.
+    Pod-level requests (spec.resources, PodLevelResources: on from 1.34) replace the containers'
+    cpu, memory and hugepages before the overhead is added; an API server without the feature
+    drops the field, so a pod that carries it is read as 1.34+ schedules it.
     """
     total: dict[str, int] = {}
     for c in spec.get("containers") or ():
@@ -120,6 +123,9 @@ def effective_requests(spec: Mapping) -> dict[str, int]:
         total[k] = total.get(k, 0) + v
     for k, v in init_max.items():
         total[k] = max(total.get(k, 0), v)
+    for k, v in _resources((spec.get("resources") or {}).get("requests")).items():
+        if k in ("cpu", "memory") or k.startswith("hugepages-"):
+            total[k] = v
     for k, v in _resources(spec.get("overhead")).items():
         total[k] = total.get(k, 0) + v
     return total
@@ -168,15 +174,17 @@ def _container_parts(spec: Mapping) -> tuple:
         [(c.get("resources"), c.get("ports")) for c in spec.get("containers") or ()],
         [(c.get("resources"), c.get("ports"), c.get("restartPolicy")) for c in spec.get("initContainers") or ()],
         spec.get("overhead"),
+        spec.get("resources"),
     )
 
 
 def _requests_and_ports(parts: tuple) -> tuple[dict[str, int], tuple[HostPort, ...]]:
-    containers, inits, overhead = parts
+    containers, inits, overhead, pod_level = parts
     spec = {
         "containers": [{"resources": r, "ports": p} for r, p in containers],
         "initContainers": [{"resources": r, "ports": p, "restartPolicy": rp} for r, p, rp in inits],
         "overhead": overhead,
+        "resources": pod_level,
     }
     return effective_requests(spec), _host_ports(spec)
 
@@ -238,7 +246,8 @@ def _scheduling(spec: Mapping) -> tuple:
         key = json_key((
             [(c.get("resources"), c.get("ports")) for c in containers] if containers else None,
             [(c.get("resources"), c.get("ports"), c.get("restartPolicy")) for c in inits] if inits else None,
-            get("overhead"), get("topologySpreadConstraints"), get("tolerations"), get("nodeSelector")))
+            get("overhead"), get("topologySpreadConstraints"), get("tolerations"), get("nodeSelector"),
+            get("resources")))
     except (TypeError, ValueError, AttributeError):  # unkeyable (see _memo) or malformed: decoded as is
         return aff + _template_parts(spec)
     hit = _SHAPES.get(key)

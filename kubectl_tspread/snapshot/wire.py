@@ -60,6 +60,7 @@ if msgspec is not None:
         containers: msgspec.Raw
         initContainers: msgspec.Raw
         overhead: msgspec.Raw
+        resources: msgspec.Raw  # pod-level requests (PodLevelResources)
         affinity: msgspec.Raw
         topologySpreadConstraints: msgspec.Raw
         nodeSelector: msgspec.Raw

@@ -1,0 +1,100 @@
+"""Random clusters checked against kube-scheduler's own code, one oracle per minor.
+
+    python -m conformance.run --oracle 1.37=/path/to/oracle [--cases N] [--seed S] [--show K]
+
+Prints each mismatch (at most --show cases in full per version) and one line per version:
+
+    conformance 1.37: filter a/N, first b/N, message c/N, counts d/N, placement e/N
+
+where each N counts the cases that aspect was judged on. Exit 0 only when every judged
+aspect of every case agrees; 1 when something disagrees; 2 when the oracle failed.
+`--known-gap ASPECT` still prints and counts that aspect's mismatches but does not fail on
+them, and the summary line says so: for a difference that is tracked as open work.
+`scripts/conformance` builds the oracles and calls this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from typing import Any
+
+from conformance.compare import ASPECTS, Outcome, compare, ours
+from conformance.generate import cases
+
+
+def run_oracle(binary: str, batch: list[Case]) -> list[dict[str, Any]]:
+    payload = "".join(json.dumps(c.oracle_input(), separators=(",", ":")) + "\n" for c in batch)
+    proc = subprocess.run([binary], input=payload, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"oracle {binary} exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    if [r.get("id") for r in lines] != [c.id for c in batch]:
+        raise RuntimeError(f"oracle {binary} answered {len(lines)} of {len(batch)} cases, or out of order")
+    return lines
+
+
+def check(minor_label: str, binary: str, seed: int, count: int, only: str | None, show: int,
+          known: tuple[str, ...] = (), out=sys.stdout) -> bool:
+    minor = int(minor_label.split(".")[1])
+    batch = [c for c in cases(seed, count, minor) if only is None or c.id == only]
+    answers = run_oracle(binary, batch)
+    tally = {a: [0, 0] for a in ASPECTS}
+    shown = 0
+    clean = True
+    for case, answer in zip(batch, answers):
+        if answer.get("error"):
+            clean = False
+            print(f"{minor_label} {case.id}: oracle error: {answer['error']}", file=out)
+            continue
+        outcome: Outcome = compare(case, answer, ours(case, minor))
+        for aspect, agreed in outcome.agree.items():
+            if agreed is None:
+                continue
+            tally[aspect][1] += 1
+            tally[aspect][0] += int(agreed)
+        if outcome.diffs:
+            bad = ",".join(a for a, v in outcome.agree.items() if v is False)
+            if any(a not in known for a, v in outcome.agree.items() if v is False):
+                clean = False
+            if shown < show:
+                print(f"--- {minor_label} {case.id} ({bad})", file=out)
+                for d in outcome.diffs[:6]:
+                    print(f"  {d}", file=out)
+                if len(outcome.diffs) > 6:
+                    print(f"  … {len(outcome.diffs) - 6} more", file=out)
+            else:
+                print(f"--- {minor_label} {case.id} ({bad})", file=out)
+            shown += 1
+    summary = ", ".join(f"{a} {ok}/{n}" + (" (known gap)" if a in known and ok < n else "")
+                        for a, (ok, n) in tally.items())
+    print(f"conformance {minor_label}: {summary}", file=out)
+    return clean
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--oracle", action="append", required=True, metavar="MINOR=PATH",
+                    help="a scheduler oracle binary and its minor, e.g. 1.37=/path/oracle (repeatable)")
+    ap.add_argument("--cases", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--show", type=int, default=20, help="mismatching cases shown in full per version")
+    ap.add_argument("--only", help="one case id to run (for debugging)")
+    ap.add_argument("--known-gap", action="append", default=[], choices=ASPECTS, metavar="ASPECT",
+                    help="report this aspect's mismatches without failing on them (repeatable)")
+    args = ap.parse_args(argv)
+    ok = True
+    for spec in args.oracle:
+        minor_label, _, binary = spec.partition("=")
+        try:
+            ok = check(minor_label, binary, args.seed, args.cases, args.only, args.show, tuple(args.known_gap)) and ok
+        except RuntimeError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
