@@ -102,6 +102,7 @@ class PendingReports:
     not_pending: list[NotPending] = field(default_factory=list)
     namespace: str | None = None
     source: str = ""
+    scheduler_version: str = versions.NEWEST_RULES.label  # whose rules the messages follow
 
     @property
     def any_unschedulable(self) -> bool:
@@ -126,7 +127,8 @@ def explain_pods(index: ClusterIndex, pods: Sequence[Pod], with_fixes: bool = Tr
     the spread arithmetic and the fixes read nothing else of an unbound pod. Each pod
     still gets its own live message and comparison.
     """
-    out = PendingReports(namespace=namespace, source=index.snapshot.source)
+    out = PendingReports(namespace=namespace, source=index.snapshot.source,
+                         scheduler_version=versions.rules_for(index.snapshot.kube_version).label)
     ctx = _Context(index)
     for p in pods:
         if p.pending:

@@ -105,6 +105,9 @@ def test_dump_follows_kube_version_flag(capsys, tmp_path):
     dump.write_text(json.dumps(as_list(_cluster_objects())))
     code, msg, err = _message(capsys, "--from-file", str(dump))
     assert (code, err) == (0, "") and msg.startswith("0/1 nodes are available: 1 node(s) had untolerated taint(s).")
+    with pytest.raises(SystemExit):
+        main(["why-pending", "pod/web-new", "-o", "json", "--from-file", str(dump), "--kube-version", "v1.33.2"])
+    assert json.loads(capsys.readouterr().out)["schedulerVersion"] == "1.33"
     code, msg, err = _message(capsys, "--from-file", str(dump), "--kube-version", "1.33")
     assert (code, err) == (0, "")
     assert msg == ("0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/1 "

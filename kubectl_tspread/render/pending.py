@@ -204,6 +204,8 @@ def pending_view(reports: P.PendingReports) -> dict[str, Any]:
     10 GB), `structured.dump` makes them a list."""
     return {
         "apiVersion": API_VERSION, "kind": "PendingReport",
+        # the Kubernetes minor whose scheduler the rebuilt messages follow (--kube-version, /version)
+        "schedulerVersion": reports.scheduler_version,
         "pods": Stream(lambda: map(_pod_view, reports.reports)),
         "notPending": [{"namespace": n.pod.namespace, "name": n.pod.name, "phase": n.pod.phase,
                         "node": n.pod.node_name or None, "message": not_pending_text(n)}
