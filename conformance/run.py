@@ -27,7 +27,10 @@ from conformance.generate import cases
 
 def run_oracle(binary: str, batch: list[Case]) -> list[dict[str, Any]]:
     payload = "".join(json.dumps(c.oracle_input(), separators=(",", ":")) + "\n" for c in batch)
-    proc = subprocess.run([binary], input=payload, capture_output=True, text=True, check=False)
+    try:
+        proc = subprocess.run([binary], input=payload, capture_output=True, text=True, check=False)
+    except OSError as e:
+        raise RuntimeError(f"cannot run the oracle {binary}: {e}") from None
     if proc.returncode != 0:
         raise RuntimeError(f"oracle {binary} exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
