@@ -53,6 +53,7 @@ class _Builder:
         self.minor = minor
         self.objects: list[dict[str, Any]] = []
         self.nodes: list[dict[str, Any]] = []
+        self.host_ports: set[tuple[str, int]] = set()
         self.uid = 0
 
     def next_uid(self, kind: str) -> str:
@@ -196,7 +197,14 @@ class _Builder:
         if namespace == NS:
             meta["ownerReferences"] = self.owner_ref(app)
         spec = self.containers(ports=self.chance(0.1))
-        spec["nodeName"] = rng.choice(self.nodes)["metadata"]["name"]
+        spec["nodeName"] = node = rng.choice(self.nodes)["metadata"]["name"]
+        port = spec["containers"][0].get("ports", [{}])[0].get("hostPort")
+        if port is not None:
+            # the scheduler never binds two pods holding one host port to a node: such a state
+            # could not arise (its port bookkeeping is a set, and would read it inconsistently)
+            if (node, port) in self.host_ports:
+                del spec["containers"][0]["ports"]
+            self.host_ports.add((node, port))
         spec["priority"] = rng.choice([0, 0, 1000])
         spec["schedulerName"] = "default-scheduler"
         spec["tolerations"] = [{"operator": "Exists"}] if self.chance(0.3) else []
