@@ -29,6 +29,14 @@ __all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "Answe
            "NAMESPACE_ALL", "Resource", "describe_request", "connect", "load_live"]
 
 PAGE_SIZE = 500
+# without --request-timeout: how long one request (connect, headers and the whole body) may take,
+# and connecting alone; a dead or trickling server ends in an error, never a hang
+DEFAULT_REQUEST_LIMIT = 120.0
+DEFAULT_CONNECT_TIMEOUT = 30.0
+MAX_RESPONSE_BYTES = 1 << 30  # a 500-item page is tens of MB at most
+_CHUNK = 1 << 20
+# the longest a server's Retry-After is honoured for, reads and writes alike (each policy may cap lower)
+RETRY_AFTER_CAP = 30.0
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,7 @@ class RetryPolicy:
     base: float = 0.25  # seconds before the 2nd attempt; doubles each time
     max_backoff: float = 8.0
     retry_after_cap: float = 10.0  # a server asking for longer is not waited on for longer
+    budget: float = 15.0  # seconds of waiting between attempts, all told (without --request-timeout)
     sleep: Callable[[float], None] = time.sleep
 
     def backoff(self, attempt: int, retry_after: float | None) -> float:
@@ -143,19 +152,164 @@ class _Ahead:
         return data  # type: ignore[return-value]
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
+def retry_after_seconds(value: Any, cap: float) -> float | None:
+    """A server's Retry-After (the header's text, or a Status's `details.retryAfterSeconds`) in
+    seconds within [0, cap]; None when it says nothing usable. Every spelling a server may send
+    is read here, once, for reads and writes alike: `"3"`, `3`, `"1.5"`, an HTTP date; and what
+    a broken or hostile one sends is tamed, never raised: `"inf"`, `1e308` and `99999` wait
+    `cap`, a negative number or a date in the past waits 0, `"nan"`, `"soon"`, `true` or a map
+    say nothing. (float("inf") would overflow a sleep; "soon" would raise ValueError mid-drain.)"""
+    if isinstance(value, bool) or value is None:
         return None
+    if isinstance(value, int):
+        seconds = float(max(-1, min(value, 1 << 62)))  # an int too large for a float is just "long"
+    elif isinstance(value, float):
+        seconds = value
+    elif isinstance(value, (str, bytes)):
+        text = (value.decode("latin-1") if isinstance(value, bytes) else value).strip()
+        if not text or len(text) > 64:
+            return None
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = _http_date_from_now(text)
+            if seconds is None:
+                return None
+    else:
+        return None
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, min(seconds, float(cap)))
+
+
+def status_retry_after(body: Any, cap: float) -> float | None:
+    """`details.retryAfterSeconds` of a Status body (0 or absent: no hint), read as above."""
+    details = body.get("details") if isinstance(body, dict) else None
+    seconds = retry_after_seconds(details.get("retryAfterSeconds"), cap) if isinstance(details, dict) else None
+    return seconds or None
+
+
+def _retry_after_of(headers: Any, data: bytes, cap: float) -> float | None:
+    """A read's answer: the Retry-After header, else its Status body's hint."""
+    header = retry_after_seconds(headers.get("Retry-After"), cap)
+    if header is not None:
+        return header
     try:
-        return float(value)
+        body = _json_loads()(data) if data else None
     except ValueError:
-        pass
+        return None
+    return status_retry_after(body, cap)
+
+
+def _http_date_from_now(text: str) -> float | None:
     from email.utils import parsedate_to_datetime
 
     try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
+        return parsedate_to_datetime(text).timestamp() - time.time()
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
+
+
+MAX_PAGES = 20_000  # 10 million objects at 500 a page
+MAX_EMPTY_PAGES = 100  # in a row, each with a continue token: a server paging nowhere
+
+
+class _Paging:
+    """The bounds of one list's paging: a continue token handed out twice would loop forever,
+    and so would a server that keeps sending new tokens with nothing in the pages."""
+
+    def __init__(self, server: str):
+        self.server = server
+        self.seen: set[str] = set()
+        self.pages = self.empty = 0
+
+    def check(self, path: str, token: str | None, count: int) -> None:
+        self.pages += 1
+        self.empty = 0 if count else self.empty + 1
+        if not token:
+            return
+        if token in self.seen:
+            raise ClusterError(f"the API server at {self.server} sent the same continue token twice while "
+                               f"listing {path} (after {self.pages} pages): its paging loops; try again, or "
+                               "narrow the list with -n or -l")
+        self.seen.add(token)
+        if self.pages >= MAX_PAGES or self.empty >= MAX_EMPTY_PAGES:
+            what = (f"{self.empty} empty pages in a row" if self.empty >= MAX_EMPTY_PAGES
+                    else f"{self.pages} pages")
+            raise ClusterError(f"the API server at {self.server} was still paging {path} after {what}; "
+                               "stopped there; try again, or narrow the list with -n or -l")
+
+
+def _json_type(value: Any) -> str:
+    """How a JSON value is named in an error: `a number (5)`, `a string ("x")`, `a list`."""
+    if isinstance(value, bool) or value is None:
+        return f"{'null' if value is None else str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"a number ({str(value)[:20]})"
+    if isinstance(value, str):
+        return f"a string ({value[:20]!r})"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+class _Exchange:
+    """One HTTP exchange in a daemon thread, waited on for at most `limit` seconds. A server
+    that never finishes leaves the thread behind (its socket shut down when the answer had
+    begun); the caller gets the timeout error at the deadline either way."""
+
+    def __init__(self, cluster: "LiveCluster", method: str, path: str, url: str, body: bytes | None, headers: Any,
+                 limit: float):
+        self.cluster, self.method, self.path, self.url = cluster, method, path, url
+        self.body, self.headers = body, headers
+        self.limit = limit
+        self.deadline = time.monotonic() + limit
+        self.response: Any = None
+        self.abandoned = False
+        self._result: tuple[int, bytes, Any] | None = None
+        self._error: BaseException | None = None
+
+    def run(self, timed_out: Callable[[], BaseException]) -> tuple[int, bytes, Any]:
+        thread = threading.Thread(target=self._run, daemon=True, name="tspread-request")
+        thread.start()
+        thread.join(max(0.0, self.deadline - time.monotonic()) + 0.05)
+        if thread.is_alive():
+            self.abandoned = True
+            self._shut()
+            raise timed_out()
+        if self._error is not None:
+            raise self._error
+        return self._result  # type: ignore[return-value]
+
+    def _run(self) -> None:
+        try:
+            self._result = self.cluster._exchange_now(self)
+        except BaseException as e:  # handed to the caller
+            self._error = e
+
+    def read_body(self, resp: Any) -> bytes:
+        """The whole body, read in chunks so that the deadline and the size bound are seen
+        between them."""
+        chunks, size = [], 0
+        while True:
+            chunk = resp.read1(_CHUNK) if hasattr(resp, "read1") else resp.read(_CHUNK)
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if self.abandoned or time.monotonic() > self.deadline:
+                raise ClusterError(self.cluster._timeout_message(self.method, self.path))
+            if size > MAX_RESPONSE_BYTES:
+                raise ClusterError(f"the API server at {self.cluster.server} sent more than "
+                                   f"{MAX_RESPONSE_BYTES >> 20} MiB for one request; check that the kubeconfig's "
+                                   "server URL is a Kubernetes API")
+            chunks.append(chunk)
+
+    def _shut(self) -> None:
+        resp = self.response
+        if resp is None:
+            return
+        try:
+            resp.shutdown()  # the thread's blocked read returns at once
+        except Exception:  # noqa: BLE001 - released already, or a urllib3 without shutdown()
+            pass
 
 
 class LiveCluster:
@@ -213,6 +367,7 @@ class LiveCluster:
             records: list = []
             token = None
             ahead: _Ahead | None = None
+            pages = _Paging(self.server)
             try:
                 while True:
                     if ahead is not None and ahead.token == token:
@@ -228,13 +383,15 @@ class LiveCluster:
                     fast = decode_pod_page(data) if kind == "Pod" else None
                     if fast is not None:
                         items, token = fast
+                        if token is not None and not isinstance(token, str):
+                            raise self._shape_error(path, "metadata.continue", "a string", token)
                     else:
-                        page = self._decode(path, data)
-                        items, token = page.get("items") or (), (page.get("metadata") or {}).get("continue")
+                        items, token = self._page_items(path, self._decode(path, data))
                         for item in items:
                             item["kind"] = kind  # list items carry no kind; workload decoding needs it
                     del data
                     records.extend(map(decode, items))
+                    pages.check(path, token, len(items))
                     del items
                     if not token:
                         return records
@@ -247,6 +404,30 @@ class LiveCluster:
                         "faster than it could be paged, even after a restart); try again, or narrow "
                         "it with -n or -l", 410, e.reason, e.body) from None
         raise AssertionError("unreachable")
+
+    def _page_items(self, path: str, page: dict) -> tuple[list, str | None]:
+        """A list page's items and continue token, each checked for its shape: a server whose
+        answer is not a list of objects gets an error naming the field, not a crash later."""
+        items = page.get("items")
+        meta = page.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise self._shape_error(path, "metadata", "an object", meta)
+        token = (meta or {}).get("continue")
+        if token is not None and not isinstance(token, str):
+            raise self._shape_error(path, "metadata.continue", "a string", token)
+        if items is None:
+            return [], token
+        if not isinstance(items, list):
+            raise self._shape_error(path, "items", "a list of objects", items)
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise self._shape_error(path, f"items[{i}]", "an object", item)
+        return items, token
+
+    def _shape_error(self, path: str, field: str, expected: str, got: Any) -> ClusterError:
+        return ClusterError(f"the API server at {self.server} answered {path} with {field} that is "
+                            f"{_json_type(got)}, not {expected}; check that the kubeconfig's server URL is a "
+                            "Kubernetes API (kubectl get --raw '" + path + "' shows what it sends)")
 
     def _page_query(self, params: dict, token: str | None) -> dict:
         query = dict(params, limit=str(self.page_size))
@@ -303,7 +484,7 @@ class LiveCluster:
         except ValueError:
             decoded = {}
         return Answer(method, path, status, decoded if isinstance(decoded, dict) else {},
-                      _retry_after(headers.get("Retry-After")), data)
+                      retry_after_seconds(headers.get("Retry-After"), RETRY_AFTER_CAP), data)
 
     def error(self, answer: "Answer") -> ApiStatusError:
         """The actionable error for a non-2xx `Answer` (same wording as reads and `request`)."""
@@ -337,30 +518,39 @@ class LiveCluster:
             headers.add("Impersonate-Group", group)  # one header per group, as kubectl sends them
         return headers
 
-    def _timeout(self) -> Any:
-        from urllib3 import Timeout
-
-        if self.request_timeout:
-            return Timeout(total=self.request_timeout)
-        # no user limit: still give up on a dead TCP peer instead of hanging forever
-        return Timeout(connect=30.0, read=120.0)
-
     def _send(self, method: str, path: str, params: dict, body: bytes | None,
-              content_type: str | None) -> tuple[int, bytes, Any]:
-        """One HTTP exchange -> (status, body bytes, headers); transport errors become ClusterError."""
+              content_type: str | None, deadline: float | None = None) -> tuple[int, bytes, Any]:
+        """One HTTP exchange -> (status, body bytes, headers), over by `deadline` (time.monotonic)
+        or the request timeout, body included: a server that sends its headers at once and then
+        trickles a byte at a time defeats a per-read socket timeout, so the exchange runs in a
+        thread of its own and is given up (its socket shut) when the time is over."""
+        url = self.server + path + ("?" + urlencode(params) if params else "")
+        headers = self._headers(content_type)  # in this thread: an exec plugin's refresh runs here
+        limit = self.request_timeout or DEFAULT_REQUEST_LIMIT
+        if deadline is not None:
+            limit = min(limit, deadline - time.monotonic())
+        if limit <= 0:
+            raise ClusterError(self._timeout_message(method, path))
+        exchange = _Exchange(self, method, path, url, body, headers, limit)
+        return exchange.run(lambda: ClusterError(self._timeout_message(method, path)))
+
+    def _exchange_now(self, exchange: "_Exchange") -> tuple[int, bytes, Any]:
+        """The exchange itself (in _Exchange's thread); transport errors become ClusterError."""
+        from urllib3 import Timeout
         from urllib3 import exceptions as ux
 
-        url = self.server + path + ("?" + urlencode(params) if params else "")
+        limit = exchange.limit
+        timeout = Timeout(connect=min(limit, DEFAULT_CONNECT_TIMEOUT), read=limit)
         try:
-            resp = self._pool.request(method, url, body=body, headers=self._headers(content_type),
-                                      timeout=self._timeout(), retries=False, preload_content=False,
-                                      redirect=False)
+            resp = self._pool.request(exchange.method, exchange.url, body=exchange.body, headers=exchange.headers,
+                                      timeout=timeout, retries=False, preload_content=False, redirect=False)
+            exchange.response = resp
             try:
-                return resp.status, resp.read(), resp.headers
+                return resp.status, exchange.read_body(resp), resp.headers
             finally:
                 resp.release_conn()
         except ux.ReadTimeoutError:
-            raise ClusterError(self._timeout_message(method, path)) from None
+            raise ClusterError(self._timeout_message(exchange.method, exchange.path)) from None
         except ux.SSLError as e:
             raise ClusterError(f"TLS with the API server at {self.server} failed ({_first_line(e)}); check "
                                "the cluster's certificate-authority in your kubeconfig") from None
@@ -370,31 +560,48 @@ class LiveCluster:
         return self._decode(path, self._get_bytes(path, params))
 
     def _get_bytes(self, path: str, params: dict) -> bytes:
-        """GET with retries (tenacity) on 429, 5xx and connection errors; never on other 4xx."""
+        """GET with retries (tenacity) on 429, 5xx and connection errors; never on other 4xx.
+        Attempts and the waits between them all end by one deadline: --request-timeout when
+        given (kubectl's "time to wait for a server request", retries included), else
+        `policy.budget` of waiting; a wait the deadline leaves no room for is not begun."""
         import tenacity
 
         policy = self.retry
-        retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(policy.attempts),
-            wait=lambda state: policy.backoff(state.attempt_number, state.outcome.exception().retry_after),
-            retry=tenacity.retry_if_exception_type(_Transient),
-            sleep=policy.sleep, reraise=True)
+        start = time.monotonic()
+        deadline = start + self.request_timeout if self.request_timeout else None
+        wait_until = deadline if deadline is not None else start + policy.budget
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            return policy.backoff(state.attempt_number, state.outcome.exception().retry_after)
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            return (state.attempt_number >= policy.attempts
+                    or time.monotonic() + (state.upcoming_sleep or 0.0) >= wait_until)
+
+        retrying = tenacity.Retrying(stop=stop, wait=wait, retry=tenacity.retry_if_exception_type(_Transient),
+                                     sleep=policy.sleep, reraise=True)
+        tries = [0]
+
+        def attempt() -> bytes:
+            tries[0] += 1
+            return self._get_once(path, params, deadline)
+
         try:
-            data = retrying(self._get_once, path, params)
+            data = retrying(attempt)
         except _Transient as last:
             if last.cause is not None:
                 raise ClusterError(self._unreachable_message(last.cause)) from None
             err = self._status_error("GET", path, last.status, last.body)
-            raise ApiStatusError(f"{err} (still failing after {policy.attempts} attempts; try again later)",
+            raise ApiStatusError(f"{err} (still failing after {tries[0]} attempt{'s' if tries[0] > 1 else ''}; try again later)",
                                  err.status, err.reason, err.body) from None
         return data
 
-    def _get_once(self, path: str, params: dict) -> bytes:
+    def _get_once(self, path: str, params: dict, deadline: float | None = None) -> bytes:
         """One GET attempt: the body of a 2xx, _Transient for what is worth retrying, else an error."""
         from urllib3 import exceptions as ux
 
         try:
-            status, data, headers = self._send("GET", path, params, None, None)
+            status, data, headers = self._send("GET", path, params, None, None, deadline)
         except (ux.ConnectTimeoutError, ux.ProtocolError, ux.ProxyError) as e:
             raise _Transient(0, b"", None, cause=e) from None  # refused, reset, or timed out connecting
         except ux.HTTPError as e:
@@ -402,7 +609,7 @@ class LiveCluster:
         if 200 <= status <= 299:
             return data
         if status == 429 or status >= 500:
-            raise _Transient(status, data, _retry_after(headers.get("Retry-After")))
+            raise _Transient(status, data, _retry_after_of(headers, data, self.retry.retry_after_cap))
         raise self._status_error("GET", path, status, data)
 
     def _decode(self, path: str, data: bytes) -> dict:
