@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import click
 
 OUTPUT_FORMATS = ("table", "wide", "json", "yaml")
+MAX_DURATION = float((1 << 63) - 1) / 1e9  # Go's time.Duration, as kubectl parses the flag
 
 
 @dataclass
@@ -67,6 +68,9 @@ def parse_duration(ctx, param, value):
             raise click.BadParameter(f"{value!r} is not a duration; use e.g. 30s, 1m or 0 for none")
         unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
         seconds = sum(float(n) * unit[u] for n, u in parts)
+    if seconds > MAX_DURATION:
+        raise click.BadParameter(f"{value!r} is longer than any duration kubectl accepts (about 2562047h); "
+                                 "use e.g. 30s or 1m, or 0 for none")
     return None if seconds == 0 else seconds
 
 

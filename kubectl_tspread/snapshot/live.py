@@ -21,6 +21,7 @@ from kubectl_tspread.errors import ClusterError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
+from kubectl_tspread.snapshot.kubeconfig_check import header_safe
 from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
                                                 describe_request, is_namespaced)
 from kubectl_tspread.snapshot.wire import decode_pod_page
@@ -326,7 +327,8 @@ class LiveCluster:
         self.all_namespaces = all_namespaces
         self.retry = retry or RetryPolicy()
         self.page_size = page_size
-        self.request_timeout = request_timeout or None
+        # a limit beyond years is no limit, and would overflow a thread's wait
+        self.request_timeout = min(request_timeout, 1e8) if request_timeout else None
         # the REST client's pool manager carries TLS, client certificates and proxy settings
         self._pool = RESTClientObject(resolved.configuration).pool_manager
         self._loads = _json_loads()
@@ -516,7 +518,20 @@ class LiveCluster:
             headers["Impersonate-User"] = self.resolved.impersonate_user
         for group in self.resolved.impersonate_groups:
             headers.add("Impersonate-Group", group)  # one header per group, as kubectl sends them
+        for name, value in headers.items():
+            if not isinstance(value, str) or not header_safe(value):
+                raise self._header_error(name)
         return headers
+
+    def _header_error(self, name: str) -> ClusterError:
+        """A value http.client would refuse mid-request (a line break, a character beyond Latin-1)."""
+        if name == "Authorization":
+            who = f'user "{self.resolved.user}"' if self.resolved.user else "the current user"
+            return ClusterError(f"the bearer token of {who} holds a line break or a character that cannot be "
+                                "sent in an HTTP header (only Latin-1 text is); fix the token in the kubeconfig "
+                                "(or its tokenFile, or what its exec plugin prints), or log in again")
+        return ClusterError(f"the {name} header (from --as/--as-group or the kubeconfig's as/as-groups) holds a "
+                            "line break or a character beyond Latin-1; fix the name")
 
     def _send(self, method: str, path: str, params: dict, body: bytes | None,
               content_type: str | None, deadline: float | None = None) -> tuple[int, bytes, Any]:
