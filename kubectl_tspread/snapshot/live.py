@@ -331,7 +331,25 @@ class LiveCluster:
         self.request_timeout = min(request_timeout, 1e8) if request_timeout else None
         # the REST client's pool manager carries TLS, client certificates and proxy settings
         self._pool = RESTClientObject(resolved.configuration).pool_manager
+        self.insecure = self.server.startswith("https:") and not resolved.configuration.verify_ssl
+        if self.insecure:
+            # urllib3 warns on every request (two lines, with its source path); the run says it
+            # once instead (`insecure_warning`, among the snapshot's warnings)
+            import warnings
+
+            from urllib3.exceptions import InsecureRequestWarning
+
+            warnings.filterwarnings("ignore", category=InsecureRequestWarning)
         self._loads = _json_loads()
+
+    @property
+    def insecure_warning(self) -> str | None:
+        if not self.insecure:
+            return None
+        ctx = f' of context "{self.resolved.context}"' if self.resolved.context else ""
+        return (f"insecure-skip-tls-verify is set for {self.server}{ctx}: the server's certificate is not "
+                "checked, so anyone on the path can read and change this traffic; set certificate-authority "
+                "in the kubeconfig instead")
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -713,7 +731,7 @@ def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | N
     """
     live = cluster or connect(opts, retry=retry)
     fields: dict[str, list] = {}
-    warnings: list[str] = []
+    warnings: list[str] = [live.insecure_warning] if live.insecure else []
     for kind in dict.fromkeys(kinds):
         target = fields.setdefault(DECODERS[kind][1], [])
         try:
