@@ -148,7 +148,8 @@ def run_cli(scenario: dict, directory: str) -> Outcome:
     with HostileApiServer(scenario["answers"]) as api:
         kubeconfig = write_kubeconfig(os.path.join(directory, "hostile-config"), {"h": api.url}, {"u": {}},
                                       {"h": {"cluster": "h", "user": "u"}}, "h")
-        argv = [*args, "--kubeconfig", kubeconfig, "--request-timeout", scenario.get("request_timeout", "2s")]
+        timeout = scenario.get("request_timeout", "2s")
+        argv = [*args, "--kubeconfig", kubeconfig, *(["--request-timeout", timeout] if timeout else [])]
         out, err = io.StringIO(), io.StringIO()
         start = time.monotonic()
         code = 0
