@@ -49,9 +49,10 @@ def test_the_drain_writer_reads_retry_after_with_the_same_parser(header, details
 
 
 @pytest.mark.parametrize("retry_after", [99999.0, 30.0])
-def test_the_writers_wait_is_capped_by_its_max_backoff(retry_after):
-    assert BackoffPolicy(base=1.0, max_backoff=5.0).wait(1, retry_after) == 5.0
+def test_the_writers_wait_is_capped(retry_after):
+    assert BackoffPolicy(base=1.0, retry_after_cap=5.0).wait(1, retry_after) == 5.0
     assert BackoffPolicy(base=1.0, max_backoff=5.0).wait(10_000, None) == 5.0  # no overflow either
+    assert BackoffPolicy().retry_after_cap == RETRY_AFTER_CAP
 
 
 @pytest.mark.parametrize("header, details", [
@@ -142,9 +143,9 @@ def test_endless_empty_pages_stop_the_list(tmp_path):
 
 
 def test_a_page_bound_stops_a_list_that_never_ends(tmp_path, monkeypatch):
-    from kubectl_tspread.snapshot import live as livemod
+    from kubectl_tspread.snapshot import transport
 
-    monkeypatch.setattr(livemod, "MAX_PAGES", 5)
+    monkeypatch.setattr(transport, "MAX_PAGES", 5)
     with HostileApiServer([{"status": 200, "list": {"continue": "new", "items": [raw_node("n")]}}]) as api:
         with pytest.raises(ClusterError, match="still paging /api/v1/nodes after 5 pages"):
             list(cluster(tmp_path, api.url).list("Node"))

@@ -63,15 +63,16 @@ class BackoffPolicy:
 
     base: float = 1.0  # first wait after a 429; doubles each time
     max_backoff: float = 30.0
+    retry_after_cap: float = 30.0  # live.RETRY_AFTER_CAP: the longest a server's Retry-After is waited
     connection_attempts: int = 4  # transport failures tolerated per call
     clock: Callable[[], float] = time.monotonic
     cancel: threading.Event = field(default_factory=threading.Event)
 
     def wait(self, attempt: int, retry_after: float | None) -> float:
         """attempt 1 -> base, 2 -> 2·base, …, capped; a longer Retry-After wins (the server knows),
-        up to max_backoff too: one 429 asking for hours must not sleep a step's whole --timeout."""
+        up to retry_after_cap: one 429 asking for hours must not sleep a step's whole --timeout."""
         backoff = min(self.max_backoff, self.base * (2 ** min(max(0, attempt - 1), 32)))
-        return max(backoff, min(retry_after or 0.0, self.max_backoff))
+        return max(backoff, min(retry_after or 0.0, self.retry_after_cap))
 
     def sleep(self, seconds: float) -> None:
         if self.cancel.wait(max(0.0, seconds)):
