@@ -12,6 +12,7 @@ repeats), and an answer may be wrong in any way a broken or hostile server can b
     {"status": 200, "list": {}, "trickle": 0.5}                      # headers at once, a byte every 0.5 s
     {"status": 200, "list": {}, "stall": 5}                          # nothing for 5 s
     {"status": 503, "status_details": {"retryAfterSeconds": "soon"}}  # a Status body with a hint
+    {"status": 500, "message": "two\nlines"}                         # a Status message to tame
 
 A scenario is plain JSON, so a failing one is kept as a file (tests/data/hostile-live/) and
 replayed. `run_cli` runs the real program in this process against it and reports what a
@@ -84,7 +85,8 @@ class HostileApiServer:
             return json.dumps({"kind": _KIND_OF.get(plural, "List"), "apiVersion": "v1", "metadata": meta,
                                "items": spec.get("items", [])}).encode()
         if "status_details" in answer or answer.get("status", 200) >= 400:
-            return json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": "injected",
+            return json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                               "message": answer.get("message", "injected"),
                                "code": answer.get("status", 500),
                                "details": answer.get("status_details", {})}).encode()
         return json.dumps(answer.get("body", {})).encode()

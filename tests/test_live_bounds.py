@@ -181,3 +181,12 @@ def test_one_error_line_and_nothing_on_stdout_within_the_bound(tmp_path, answers
     got = run_cli({"answers": answers, "request_timeout": "2s"}, str(tmp_path))
     assert got.code == 1 and got.stdout == "" and got.seconds < 4
     assert got.stderr.count("\n") == 1 and got.stderr.startswith("error: ") and fragment in got.stderr
+
+
+def test_a_servers_message_is_one_clipped_line_of_the_error(tmp_path):
+    with HostileApiServer([{"status": 400, "message": "bad\nerror: forged line\r\n" + "x" * 5000}]) as api:
+        with pytest.raises(ApiStatusError) as e:
+            list(cluster(tmp_path, api.url).list("Node"))
+    text = str(e.value)
+    assert "\n" not in text and "\r" not in text and "(400: bad error: forged line xxx" in text
+    assert len(text) < 600 and text.endswith("…)")

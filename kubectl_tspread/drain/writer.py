@@ -208,9 +208,11 @@ def _retry_after(answer) -> float | None:
 
 def _server_says(answer) -> str:
     """`429: <message> (<cause messages>)` — the cause names the budget and its healthy pods."""
-    message = answer.body.get("message") or "Too Many Requests"
+    from kubectl_tspread.snapshot.live import server_text
+
+    message = server_text(answer.body.get("message") or "Too Many Requests")
     details = answer.body.get("details")
     causes = details.get("causes") if isinstance(details, dict) else None
-    causes = [c.get("message") for c in causes if isinstance(c, dict) and c.get("message")] \
+    causes = [server_text(c.get("message")) for c in causes if isinstance(c, dict) and c.get("message")] \
         if isinstance(causes, list) else []
     return f"{answer.status}: {message}" + (f" ({'; '.join(causes)})" if causes else "")

@@ -26,12 +26,12 @@ from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOUR
                                                 describe_request, is_namespaced)
 from kubectl_tspread.snapshot.transport import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_LIMIT, RETRY_AFTER_CAP,
                                                 _Exchange, _json_loads, _Paging, _retry_after_of, _json_type,
-                                                retry_after_seconds, status_retry_after)
+                                                retry_after_seconds, server_text, status_retry_after)
 from kubectl_tspread.snapshot.wire import decode_pod_page
 
 __all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "Answer", "Unreachable", "RESOURCES",
            "NAMESPACE_ALL", "Resource", "describe_request", "connect", "load_live", "RETRY_AFTER_CAP",
-           "retry_after_seconds", "status_retry_after"]
+           "retry_after_seconds", "server_text", "status_retry_after"]
 
 PAGE_SIZE = 500
 
@@ -492,7 +492,7 @@ class LiveCluster:
         verb, resource, ns = describe_request(method, path)
         where = f'in namespace "{ns}"' if ns else ("in all namespaces" if is_namespaced(resource) else
                                                    "(cluster-scoped)")
-        server_says = body.get("message") or f"HTTP {status}"
+        server_says = server_text(body.get("message") or f"HTTP {status}")
         if status == 401:
             who = f'user "{self.resolved.user}"' if self.resolved.user else "no user"
             msg = (f"the API server at {self.server} rejected the credentials of {who} (401 Unauthorized): "

@@ -31,6 +31,14 @@ def _json_loads() -> Callable[[bytes], Any]:
         return json.loads
 
 
+def server_text(value: Any, limit: int = 300) -> str:
+    """What a server said (a Status message, a cause), fit for one error line: line breaks and
+    control characters as spaces, clipped; an error is one line however the server writes."""
+    text = "".join(" " if (c < " " or c == "\x7f") else c for c in str(value))
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def retry_after_seconds(value: Any, cap: float) -> float | None:
     """A server's Retry-After (the header's text, or a Status's `details.retryAfterSeconds`) in
     seconds within [0, cap]; None when it says nothing usable. Every spelling a server may send
