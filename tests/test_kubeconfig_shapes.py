@@ -140,3 +140,17 @@ def test_an_exec_plugins_bad_answer_is_named(tmp_path, stdout, what):
     cfg = _exec_config(tmp_path, f"print({stdout!r})\n")
     with pytest.raises(ClusterError, match=re.escape(what)):
         connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
+
+
+@pytest.mark.parametrize("content, message", [
+    (b'clusters: "\xff\xfe"\n', "is not UTF-8 text; fix it or pass another --kubeconfig"),
+    (b"clusters: " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "is not valid YAML"),
+], ids=["not UTF-8", "nested 50,000 deep"])
+def test_a_kubeconfig_that_is_not_yaml_text_is_one_error_line(tmp_path, content, message):
+    path = tmp_path / "config"
+    path.write_bytes(content)
+    got = subprocess.run([sys.executable, "-m", "kubectl_tspread", "distribution", "--kubeconfig", str(path)],
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+                         timeout=60)
+    assert (got.returncode, got.stdout) == (1, "") and got.stderr.count("\n") == 1
+    assert got.stderr.startswith(f"error: kubeconfig {path} ") and message in got.stderr
