@@ -86,7 +86,8 @@ _SOURCE_FLAGS = [
     click.option("-n", "--namespace", metavar="NS", help="The namespace (default: the context's namespace)."),
     click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Look at every namespace."),
     click.option("--request-timeout", callback=parse_duration, metavar="DURATION",
-                 help="Time to wait for each API request, e.g. 30s or 1m (0 = no timeout)."),
+                 help="Time to wait for each API request, its retries and its whole answer included, "
+                      "e.g. 30s or 1m (0: the default, 120s a request)."),
     click.option("--as", "as_user", metavar="USER", help="Username to impersonate."),
     click.option("--as-group", "as_groups", multiple=True, metavar="GROUP", help="Group to impersonate (repeatable)."),
 ]

@@ -25,7 +25,7 @@ from kubectl_tspread.snapshot.kubeconfig_check import header_safe
 from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
                                                 describe_request, is_namespaced)
 from kubectl_tspread.snapshot.transport import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_LIMIT, RETRY_AFTER_CAP,
-                                                _Exchange, _json_loads, _Paging, _retry_after_of, _json_type,
+                                                Exchange, Paging, json_loads, json_type, retry_after_of,
                                                 retry_after_seconds, server_text, status_retry_after)
 from kubectl_tspread.snapshot.wire import decode_pod_page
 
@@ -165,7 +165,7 @@ class LiveCluster:
             from urllib3.exceptions import InsecureRequestWarning
 
             warnings.filterwarnings("ignore", category=InsecureRequestWarning)
-        self._loads = _json_loads()
+        self._loads = json_loads()
 
     @property
     def insecure_warning(self) -> str | None:
@@ -212,7 +212,7 @@ class LiveCluster:
             records: list = []
             token = None
             ahead: _Ahead | None = None
-            pages = _Paging(self.server)
+            pages = Paging(self.server)
             try:
                 while True:
                     if ahead is not None and ahead.token == token:
@@ -271,7 +271,7 @@ class LiveCluster:
 
     def _shape_error(self, path: str, field: str, expected: str, got: Any) -> ClusterError:
         return ClusterError(f"the API server at {self.server} answered {path} with {field} that is "
-                            f"{_json_type(got)}, not {expected}; check that the kubeconfig's server URL is a "
+                            f"{json_type(got)}, not {expected}; check that the kubeconfig's server URL is a "
                             "Kubernetes API (kubectl get --raw '" + path + "' shows what it sends)")
 
     def _page_query(self, params: dict, token: str | None) -> dict:
@@ -389,11 +389,11 @@ class LiveCluster:
             limit = min(limit, deadline - time.monotonic())
         if limit <= 0:
             raise ClusterError(self._timeout_message(method, path))
-        exchange = _Exchange(self, method, path, url, body, headers, limit)
+        exchange = Exchange(self, method, path, url, body, headers, limit)
         return exchange.run(lambda: ClusterError(self._timeout_message(method, path)))
 
-    def _exchange_now(self, exchange: "_Exchange") -> tuple[int, bytes, Any]:
-        """The exchange itself (in _Exchange's thread); transport errors become ClusterError."""
+    def _exchange_now(self, exchange: "Exchange") -> tuple[int, bytes, Any]:
+        """The exchange itself (in Exchange's thread); transport errors become ClusterError."""
         from urllib3 import Timeout
         from urllib3 import exceptions as ux
 
@@ -467,7 +467,7 @@ class LiveCluster:
         if 200 <= status <= 299:
             return data
         if status == 429 or status >= 500:
-            raise _Transient(status, data, _retry_after_of(headers, data, self.retry.retry_after_cap))
+            raise _Transient(status, data, retry_after_of(headers, data, self.retry.retry_after_cap))
         raise self._status_error("GET", path, status, data)
 
     def _decode(self, path: str, data: bytes) -> dict:

@@ -20,7 +20,7 @@ _CHUNK = 1 << 20
 RETRY_AFTER_CAP = 30.0
 
 
-def _json_loads() -> Callable[[bytes], Any]:
+def json_loads() -> Callable[[bytes], Any]:
     try:
         import orjson
 
@@ -76,13 +76,13 @@ def status_retry_after(body: Any, cap: float) -> float | None:
     return seconds or None
 
 
-def _retry_after_of(headers: Any, data: bytes, cap: float) -> float | None:
+def retry_after_of(headers: Any, data: bytes, cap: float) -> float | None:
     """A read's answer: the Retry-After header, else its Status body's hint."""
     header = retry_after_seconds(headers.get("Retry-After"), cap)
     if header is not None:
         return header
     try:
-        body = _json_loads()(data) if data else None
+        body = json_loads()(data) if data else None
     except ValueError:
         return None
     return status_retry_after(body, cap)
@@ -101,7 +101,7 @@ MAX_PAGES = 20_000  # 10 million objects at 500 a page
 MAX_EMPTY_PAGES = 100  # in a row, each with a continue token: a server paging nowhere
 
 
-class _Paging:
+class Paging:
     """The bounds of one list's paging: a continue token handed out twice would loop forever,
     and so would a server that keeps sending new tokens with nothing in the pages."""
 
@@ -127,7 +127,7 @@ class _Paging:
                                "stopped there; try again, or narrow the list with -n or -l")
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     """How a JSON value is named in an error: `a number (5)`, `a string ("x")`, `a list`."""
     if isinstance(value, bool) or value is None:
         return f"{'null' if value is None else str(value).lower()}"
@@ -138,7 +138,7 @@ def _json_type(value: Any) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
-class _Exchange:
+class Exchange:
     """One HTTP exchange in a daemon thread, waited on for at most `limit` seconds. A server
     that never finishes leaves the thread behind (its socket shut down when the answer had
     begun); the caller gets the timeout error at the deadline either way."""
