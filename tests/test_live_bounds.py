@@ -190,3 +190,14 @@ def test_a_servers_message_is_one_clipped_line_of_the_error(tmp_path):
     text = str(e.value)
     assert "\n" not in text and "\r" not in text and "(400: bad error: forged line xxx" in text
     assert len(text) < 600 and text.endswith("…)")
+
+
+def test_an_answer_larger_than_the_bound_stops_the_read(tmp_path, monkeypatch):
+    from kubectl_tspread.snapshot import transport
+
+    monkeypatch.setattr(transport, "MAX_RESPONSE_BYTES", 2 << 20)
+    monkeypatch.setattr(transport, "_CHUNK", 64 << 10)
+    big = [{"metadata": {"name": f"n{i}", "annotations": {"a": "x" * 1000}}} for i in range(3000)]  # ~3 MB
+    with HostileApiServer([{"status": 200, "list": {"items": big}}]) as api:
+        with pytest.raises(ClusterError, match=r"sent more than 2 MiB for one request to /api/v1/nodes"):
+            list(cluster(tmp_path, api.url).list("Node"))

@@ -14,7 +14,7 @@ from kubectl_tspread.errors import ClusterError
 # and connecting alone; a dead or trickling server ends in an error, never a hang
 DEFAULT_REQUEST_LIMIT = 120.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
-MAX_RESPONSE_BYTES = 1 << 30  # a 500-item page is tens of MB at most
+MAX_RESPONSE_BYTES = 256 << 20  # a 500-item page is tens of MB at most (a gzip bomb stops here)
 _CHUNK = 1 << 20
 # the longest a server's Retry-After is honoured for, reads and writes alike (each policy may cap lower)
 RETRY_AFTER_CAP = 30.0
@@ -185,8 +185,8 @@ class Exchange:
                 raise ClusterError(self.cluster._timeout_message(self.method, self.path))
             if size > MAX_RESPONSE_BYTES:
                 raise ClusterError(f"the API server at {self.cluster.server} sent more than "
-                                   f"{MAX_RESPONSE_BYTES >> 20} MiB for one request; check that the kubeconfig's "
-                                   "server URL is a Kubernetes API")
+                                   f"{MAX_RESPONSE_BYTES / 2**20:g} MiB for one request to {self.path}; check "
+                                   "that the kubeconfig's server URL is a Kubernetes API")
             chunks.append(chunk)
 
     def _shut(self) -> None:
