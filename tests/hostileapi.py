@@ -141,6 +141,7 @@ class Outcome:
     stdout: str
     stderr: str
     seconds: float
+    requests: int = 0
 
     @property
     def error_lines(self) -> list[str]:
@@ -166,5 +167,6 @@ def run_cli(scenario: dict, directory: str) -> Outcome:
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else 1
         seconds = time.monotonic() - start
+        requests = len(api.requests)
     sys.stdout.flush()
-    return Outcome(code, out.getvalue(), err.getvalue(), seconds)
+    return Outcome(code, out.getvalue(), err.getvalue(), seconds, requests)

@@ -26,8 +26,12 @@ REQUEST_TIMEOUT = 1.0
 BOUND = 12.0  # seconds for a whole run: each GET, retries included, ends by --request-timeout
 
 
+MAX_REQUESTS = 400  # 14 kinds x 5 attempts, 100 empty pages, and the next pages asked for ahead
+
+
 def check(outcome: Outcome, bound: float = BOUND) -> None:
     assert outcome.seconds < bound, f"ran {outcome.seconds:.1f}s"
+    assert outcome.requests <= MAX_REQUESTS, f"{outcome.requests} requests"
     assert 0 <= outcome.code <= 3, (outcome.code, outcome.stderr)
     assert len(outcome.error_lines) <= 1, outcome.stderr
     assert "Traceback" not in outcome.stderr and "error: unexpected" not in outcome.stderr, outcome.stderr
