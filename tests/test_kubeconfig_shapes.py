@@ -154,3 +154,13 @@ def test_a_kubeconfig_that_is_not_yaml_text_is_one_error_line(tmp_path, content,
                          timeout=60)
     assert (got.returncode, got.stdout) == (1, "") and got.stderr.count("\n") == 1
     assert got.stderr.startswith(f"error: kubeconfig {path} ") and message in got.stderr
+
+
+def test_a_token_file_ending_in_a_newline_is_trimmed_as_client_go_does(tmp_path):
+    (tmp_path / "token").write_text("t0k\n")
+    with FakeApiServer(user_for_token={"t0k": "alice"}) as api:
+        api.add(raw_node("n1"))
+        doc = _config(api.url, user=_set("users.0.user", {"tokenFile": "token"}))  # relative to the kubeconfig
+        got = _run(tmp_path, doc)
+        assert api.requests and api.requests[-1].headers["Authorization"] == "Bearer t0k"
+    assert got.returncode == 0, got.stderr

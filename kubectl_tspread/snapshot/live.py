@@ -356,7 +356,8 @@ class LiveCluster:
         # get_api_key_with_prefix runs the refresh hook: an expired exec credential is renewed here
         token = cfg.get_api_key_with_prefix("BearerToken")
         if token:
-            headers["Authorization"] = token
+            # a tokenFile written with `echo` ends in a newline: client-go trims it, so do we
+            headers["Authorization"] = token.strip() if isinstance(token, str) else token
         if self.resolved.impersonate_user:
             headers["Impersonate-User"] = self.resolved.impersonate_user
         for group in self.resolved.impersonate_groups:
