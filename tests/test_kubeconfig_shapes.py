@@ -164,3 +164,18 @@ def test_a_token_file_ending_in_a_newline_is_trimmed_as_client_go_does(tmp_path)
         got = _run(tmp_path, doc)
         assert api.requests and api.requests[-1].headers["Authorization"] == "Bearer t0k"
     assert got.returncode == 0, got.stderr
+
+
+def test_an_exec_plugin_may_answer_with_a_client_certificate(tmp_path):
+    from fakeapi import make_self_signed_cert
+
+    pair = make_self_signed_cert(str(tmp_path))
+    if pair is None:
+        pytest.skip("openssl CLI not installed")
+    cert, key = (open(p).read() for p in pair)
+    status = {"clientCertificateData": cert, "clientKeyData": key}
+    cred = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "status": status}
+    cfg = _exec_config(tmp_path, f"import json\nprint(json.dumps({cred!r}))\n")
+    live = connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
+    assert open(live.resolved.configuration.cert_file).read() == cert
+    assert open(live.resolved.configuration.key_file).read() == key

@@ -75,7 +75,8 @@ def _read_yaml(path: str) -> dict:
         raise InputError(f"kubeconfig {path} is not UTF-8 text; fix it or pass another --kubeconfig") from None
     except (yaml.YAMLError, RecursionError) as e:
         first = (str(e).splitlines() or ["parse error"])[0] if isinstance(e, yaml.YAMLError) else "nested too deep"
-        raise InputError(f"kubeconfig {path} is not valid YAML ({first}); fix it or pass another --kubeconfig") from None
+        raise InputError(f"kubeconfig {path} is not valid YAML ({first}); fix it or pass another "
+                         "--kubeconfig") from None
     if data is None:
         return {}  # kubectl accepts an empty file as an empty config
     if not isinstance(data, dict):
@@ -182,7 +183,7 @@ def _loader_class() -> Any:
             status = run_exec_plugin(self._user.value["exec"], base_path, self._cluster.value, user)
             if isinstance(status.get("token"), str):
                 self.token = "Bearer %s" % status["token"]
-            elif isinstance(status.get("clientCertificateData"), str) and isinstance(status.get("clientKeyData"), str):
+            elif all(isinstance(status.get(k), str) for k in ("clientCertificateData", "clientKeyData")):
                 files = dict(file_base_path=base_path, base64_file_content=False,
                              temp_file_path=self._temp_file_path)
                 self.cert_file = FileOrData(status, None, data_key_name="clientCertificateData", **files).as_file()

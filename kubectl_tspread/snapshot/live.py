@@ -451,7 +451,8 @@ class LiveCluster:
             if last.cause is not None:
                 raise ClusterError(self._unreachable_message(last.cause)) from None
             err = self._status_error("GET", path, last.status, last.body)
-            raise ApiStatusError(f"{err} (still failing after {tries[0]} attempt{'s' if tries[0] > 1 else ''}; try again later)",
+            attempts = f"{tries[0]} attempt{'s' if tries[0] > 1 else ''}"
+            raise ApiStatusError(f"{err} (still failing after {attempts}; try again later)",
                                  err.status, err.reason, err.body) from None
         return data
 
