@@ -7,7 +7,9 @@ Heavy modules (rich, kubernetes, the engine) are imported inside commands so tha
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 
 import click
 
@@ -20,7 +22,33 @@ PROG = "kubectl tspread"
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-@click.group(context_settings=CONTEXT)
+EXIT_ABORTED = 130  # Ctrl-C and SIGTERM alike: 128 + SIGINT, as a shell reports a Ctrl-C
+
+
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2: `kubectl tspread` alone
+
+
+class Aborted(TspreadError):
+    """Ctrl-C or SIGTERM at any phase of any command: `error: aborted`, exit 130."""
+
+    exit_code = EXIT_ABORTED
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that it takes Ctrl-C's path (`finally` blocks run,
+    forked planners and exec plugins are stopped) instead of ending the process silently."""
+
+
+class _Group(click.Group):
+    def invoke(self, ctx):
+        # caught here, not by click: click turns it into Abort after printing an empty line
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Aborted("aborted") from None
+
+
+@click.group(context_settings=CONTEXT, cls=_Group)
 @click.version_option(__version__, "--version", prog_name="kubectl-tspread", message="%(prog)s %(version)s")
 def cli():
     """Make topology spread constraints visible and safe to operate.
@@ -123,33 +151,71 @@ def _debug_requested(argv) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one `error:` line on stderr, never a traceback unless -v."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        rv = cli.main(args=argv, prog_name=PROG, standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        click.echo("error: interrupted", err=True)
-        sys.exit(130)
-    except click.ClickException as e:
-        e.show()
-        sys.exit(e.exit_code)
-    except TspreadError as e:
-        if _debug_requested(argv):
-            import traceback
+    with _sigterm_as_interrupt():
+        try:
+            rv = cli.main(args=argv, prog_name=PROG, standalone_mode=False)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            click.echo("error: aborted", err=True)
+            sys.exit(EXIT_ABORTED)
+        except _NO_ARGS as e:
+            e.show()  # `kubectl tspread` alone: the help, as before
+            sys.exit(e.exit_code)
+        except click.exceptions.UsageError as e:
+            click.echo(f"error: {usage_error_line(e)}", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"error: {_one_line(e.format_message())}", err=True)
+            sys.exit(e.exit_code)
+        except TspreadError as e:
+            if _debug_requested(argv):
+                import traceback
 
-            traceback.print_exc()
-        click.echo(f"error: {e.message}", err=True)
-        sys.exit(e.exit_code)
-    except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
-        if _debug_requested(argv):
-            import traceback
+                traceback.print_exc()
+            click.echo(f"error: {e.message}", err=True)
+            sys.exit(e.exit_code)
+        except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
+            if _debug_requested(argv):
+                import traceback
 
-            traceback.print_exc()
-        click.echo(f"error: unexpected {type(e).__name__}: {e} (rerun with -v for the traceback "
-                   f"and report it as a bug)", err=True)
-        sys.exit(EXIT_ERROR)
+                traceback.print_exc()
+            click.echo(f"error: unexpected {type(e).__name__}: {e} (rerun with -v for the traceback "
+                       f"and report it as a bug)", err=True)
+            sys.exit(EXIT_ERROR)
     sys.exit(rv if isinstance(rv, int) else EXIT_OK)
+
+
+def usage_error_line(e: click.exceptions.UsageError) -> str:
+    """click's `Usage: …` / `Try …` / `Error: …` as kubectl's one line, pointing at the help:
+    `no such option: --bogus (see 'kubectl tspread distribution --help')`."""
+    message = _one_line(e.format_message()).rstrip(".")
+    message = message[:1].lower() + message[1:]
+    path = e.ctx.command_path if e.ctx is not None else PROG
+    return f"{message} (see '{path} --help')"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+class _sigterm_as_interrupt:
+    """SIGTERM raises Terminated (a KeyboardInterrupt) in the main thread for the whole run, so
+    that every phase — reading, planning, rendering — stops as a Ctrl-C does; the previous
+    handler is back afterwards (main() also runs inside tests)."""
+
+    def __enter__(self):
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGTERM, _raise_terminated)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+        return False
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
 
 
 def console_main() -> None:

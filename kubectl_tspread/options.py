@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import click
 
 OUTPUT_FORMATS = ("table", "wide", "json", "yaml")
+MAX_DURATION = float((1 << 63) - 1) / 1e9  # Go's time.Duration, as kubectl parses the flag
 
 
 @dataclass
@@ -68,6 +69,9 @@ def parse_duration(ctx, param, value):
             raise click.BadParameter(f"{value!r} is not a duration; use e.g. 30s, 1m or 0 for none")
         unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
         seconds = sum(float(n) * unit[u] for n, u in parts)
+    if seconds > MAX_DURATION:
+        raise click.BadParameter(f"{value!r} is longer than any duration kubectl accepts (about 2562047h); "
+                                 "use e.g. 30s or 1m, or 0 for none")
     return None if seconds == 0 else seconds
 
 
@@ -83,7 +87,8 @@ _SOURCE_FLAGS = [
     click.option("-n", "--namespace", metavar="NS", help="The namespace (default: the context's namespace)."),
     click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Look at every namespace."),
     click.option("--request-timeout", callback=parse_duration, metavar="DURATION",
-                 help="Time to wait for each API request, e.g. 30s or 1m (0 = no timeout)."),
+                 help="Time to wait for each API request, its retries and its whole answer included, "
+                      "e.g. 30s or 1m (0: the default, 120s a request)."),
     click.option("--as", "as_user", metavar="USER", help="Username to impersonate."),
     click.option("--as-group", "as_groups", multiple=True, metavar="GROUP", help="Group to impersonate (repeatable)."),
     click.option("--kube-version", "kube_version", metavar="X.Y",

@@ -63,14 +63,16 @@ class BackoffPolicy:
 
     base: float = 1.0  # first wait after a 429; doubles each time
     max_backoff: float = 30.0
+    retry_after_cap: float = 30.0  # live.RETRY_AFTER_CAP: the longest a server's Retry-After is waited
     connection_attempts: int = 4  # transport failures tolerated per call
     clock: Callable[[], float] = time.monotonic
     cancel: threading.Event = field(default_factory=threading.Event)
 
     def wait(self, attempt: int, retry_after: float | None) -> float:
-        """attempt 1 -> base, 2 -> 2·base, …, capped; a longer Retry-After wins (the server knows)."""
-        backoff = min(self.max_backoff, self.base * (2 ** max(0, attempt - 1)))
-        return max(backoff, retry_after or 0.0)
+        """attempt 1 -> base, 2 -> 2·base, …, capped; a longer Retry-After wins (the server knows),
+        up to retry_after_cap: one 429 asking for hours must not sleep a step's whole --timeout."""
+        backoff = min(self.max_backoff, self.base * (2 ** min(max(0, attempt - 1), 32)))
+        return max(backoff, min(retry_after or 0.0, self.retry_after_cap))
 
     def sleep(self, seconds: float) -> None:
         if self.cancel.wait(max(0.0, seconds)):
@@ -132,7 +134,7 @@ class Writer:
             if answer.status == 429:
                 raise _Again(_retry_after(answer), _server_says(answer))
             message = answer.body.get("message") or ""
-            if answer.status == 500 and MULTIPLE_PDBS_MESSAGE in message:
+            if answer.status == 500 and MULTIPLE_PDBS_MESSAGE in str(message):
                 raise EvictionRefused(
                     f"cannot evict pod {namespace}/{name}: the API refuses pods covered by more than one "
                     f"PodDisruptionBudget (500: {message}); make one PDB select it and rerun",
@@ -195,15 +197,22 @@ class Writer:
 
 
 def _retry_after(answer) -> float | None:
-    """The Retry-After header, else the Status's details.retryAfterSeconds (0 = no hint)."""
+    """The Retry-After header (parsed with the Answer), else the Status's details.retryAfterSeconds
+    (0 = no hint); both read by the one defensive parser the read path uses."""
+    from kubectl_tspread.snapshot.live import RETRY_AFTER_CAP, status_retry_after
+
     if answer.retry_after is not None:
         return answer.retry_after
-    seconds = (answer.body.get("details") or {}).get("retryAfterSeconds")
-    return float(seconds) if seconds else None
+    return status_retry_after(answer.body, RETRY_AFTER_CAP)
 
 
 def _server_says(answer) -> str:
     """`429: <message> (<cause messages>)` — the cause names the budget and its healthy pods."""
-    message = answer.body.get("message") or "Too Many Requests"
-    causes = [c.get("message") for c in (answer.body.get("details") or {}).get("causes") or () if c.get("message")]
+    from kubectl_tspread.snapshot.live import server_text
+
+    message = server_text(answer.body.get("message") or "Too Many Requests")
+    details = answer.body.get("details")
+    causes = details.get("causes") if isinstance(details, dict) else None
+    causes = [server_text(c.get("message")) for c in causes if isinstance(c, dict) and c.get("message")] \
+        if isinstance(causes, list) else []
     return f"{answer.status}: {message}" + (f" ({'; '.join(causes)})" if causes else "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubectl_tspread.drain.pods import refusal_head
 from kubectl_tspread.render import structured
 from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.structured import API_VERSION
@@ -53,7 +54,7 @@ def finding_message(f) -> str:
         return (f"{who}{pods} is covered by several PodDisruptionBudgets ({', '.join(p.get('pdbs', ()))}); "
                 f"the Eviction API refuses such pods with a 500.")
     if f.code in ("UnmanagedPod", "LocalStorage", "DaemonSetPod"):
-        return f"kubectl drain refuses: cannot delete {p.get('message', '')}: {pods}."
+        return f"kubectl drain refuses: {refusal_head(str(p.get('message', '')))}: {pods}."
     if f.code == "OrderMatters":
         return (f"draining in the given order ({', '.join(p.get('givenOrder', ()))}) is not safe; "
                 f"this plan's order is.")

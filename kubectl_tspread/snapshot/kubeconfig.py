@@ -10,12 +10,12 @@ is used. The `kubernetes` package is imported only here, inside functions, so th
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from kubectl_tspread.errors import ClusterError, InputError, UsageError
+from kubectl_tspread.snapshot.kubeconfig_check import check_cluster, check_context, check_file, check_user
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -71,13 +71,17 @@ def _read_yaml(path: str) -> dict:
             data = yaml.load(f, Loader=loader)
     except OSError as e:
         raise ClusterError(f"cannot read kubeconfig {path}: {e.strerror}; fix its permissions or pass another --kubeconfig") from None
-    except yaml.YAMLError as e:
-        first = str(e).splitlines()[0] if str(e) else "parse error"
-        raise InputError(f"kubeconfig {path} is not valid YAML ({first}); fix it or pass another --kubeconfig") from None
+    except UnicodeDecodeError:
+        raise InputError(f"kubeconfig {path} is not UTF-8 text; fix it or pass another --kubeconfig") from None
+    except (yaml.YAMLError, RecursionError) as e:
+        first = (str(e).splitlines() or ["parse error"])[0] if isinstance(e, yaml.YAMLError) else "nested too deep"
+        raise InputError(f"kubeconfig {path} is not valid YAML ({first}); fix it or pass another "
+                         "--kubeconfig") from None
     if data is None:
         return {}  # kubectl accepts an empty file as an empty config
     if not isinstance(data, dict):
         raise InputError(f"kubeconfig {path} is not a kubeconfig (top level is not a mapping); fix it or pass another --kubeconfig")
+    check_file(path, data)
     return data
 
 
@@ -131,6 +135,7 @@ def _effective_context(merged: Any, opts: KubeOptions) -> tuple[str | None, dict
             flag = "--context" if opts.context else "current-context"
             raise ClusterError(f'context "{ctx_name}" ({flag}) does not exist in the kubeconfig; '
                                f"available contexts: {_available(merged, 'contexts')}")
+        check_context(entry.path, ctx_name, entry.value.get("context") or {})
         ctx = dict(entry.value.get("context") or {})
     elif not opts.cluster:
         raise ClusterError("the kubeconfig sets no current-context; pass --context NAME "
@@ -150,54 +155,90 @@ def _effective_context(merged: Any, opts: KubeOptions) -> tuple[str | None, dict
     return ctx_name, effective
 
 
-class _CaptureLogs(logging.Handler):
-    """The kubernetes loader reports exec-plugin failures only through logging.error;
-    catch them so the user gets one clear error instead of a stray log line and a 401."""
+def _first(e: BaseException) -> str:
+    return (str(e).splitlines() or [""])[0][:200]
 
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
 
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+_LOADER: Any = None
+
+
+def _loader_class() -> Any:
+    """KubeConfigLoader with exec plugins run by execauth (a time limit, stderr in the error)
+    instead of the package's ExecProvider, which waits for a plugin without end. The rest of
+    its `_load_from_exec_plugin` is the package's: a token, or a client certificate and key."""
+    global _LOADER
+    if _LOADER is not None:
+        return _LOADER
+    from kubernetes.config.dateutil import parse_rfc3339
+    from kubernetes.config.kube_config import FileOrData, KubeConfigLoader
+
+    from kubectl_tspread.snapshot.execauth import run_exec_plugin
+
+    class Loader(KubeConfigLoader):
+        def _load_from_exec_plugin(self):
+            if "exec" not in self._user:
+                return None
+            base_path = self._get_base_path(self._cluster.path)
+            user = getattr(self, "tspread_user", None)
+            status = run_exec_plugin(self._user.value["exec"], base_path, self._cluster.value, user)
+            if isinstance(status.get("token"), str):
+                self.token = "Bearer %s" % status["token"]
+            elif all(isinstance(status.get(k), str) for k in ("clientCertificateData", "clientKeyData")):
+                files = dict(file_base_path=base_path, base64_file_content=False,
+                             temp_file_path=self._temp_file_path)
+                self.cert_file = FileOrData(status, None, data_key_name="clientCertificateData", **files).as_file()
+                self.key_file = FileOrData(status, None, data_key_name="clientKeyData", **files).as_file()
+            else:
+                raise ClusterError(f'the auth exec plugin "{self._user.value["exec"].get("command")}" of user '
+                                   f'"{user}" returned neither a token nor a client certificate and key; run it by '
+                                   "hand to see why, or log in again")
+            if status.get("expirationTimestamp"):
+                try:
+                    self.expiry = parse_rfc3339(status["expirationTimestamp"])
+                except (ValueError, TypeError, AttributeError):
+                    pass  # no expiry known: the token is used until the server refuses it
+            return True
+
+    _LOADER = Loader
+    return Loader
 
 
 def _load_with_loader(merged: Any, ctx_name: str | None, effective: dict) -> tuple[Any, Any]:
     from kubernetes.client.configuration import Configuration
     from kubernetes.config.config_exception import ConfigException
-    from kubernetes.config.kube_config import ConfigNode, KubeConfigLoader
+    from kubernetes.config.kube_config import ConfigNode
 
     merged.value["contexts"].append(ConfigNode(_EFFECTIVE, {"name": _EFFECTIVE, "context": effective}, merged.path))
     cfg = Configuration()
-    root = logging.getLogger()
-    capture = _CaptureLogs()
-    root.addHandler(capture)
     try:
         # config_persister=None: a refreshed token is never written back to the kubeconfig
-        loader = KubeConfigLoader(config_dict=merged, active_context=_EFFECTIVE,
-                                  config_base_path=None, config_persister=None)
+        loader = _loader_class()(config_dict=merged, active_context=_EFFECTIVE,
+                                 config_base_path=None, config_persister=None)
+        loader.tspread_user = effective.get("user")  # named in an exec plugin's errors
         loader.load_and_set(cfg)
     except ConfigException as e:
         raise ClusterError(f"kubeconfig context {ctx_name or '(none)'} is unusable: {e}; "
                            "fix the kubeconfig or pick another --context") from None
-    finally:
-        root.removeHandler(capture)
+    except (OSError, ValueError, TypeError, AttributeError, KeyError) as e:
+        # what the shape checks above did not foresee, still said as the kubeconfig's fault
+        raise ClusterError(f"kubeconfig context {ctx_name or '(none)'} is unusable ({type(e).__name__}: "
+                           f"{_first(e)}); fix the kubeconfig or pick another --context") from None
     user = effective.get("user")
     user_entry = (_find(merged, "users", user).value.get("user") or {}) if user else {}
-    if "exec" in user_entry and "token" not in loader.__dict__ and "cert_file" not in loader.__dict__:
-        command = (user_entry.get("exec") or {}).get("command", "?")
-        why = "; ".join(capture.messages) or "no credential returned"
-        raise ClusterError(f'the auth exec plugin "{command}" of user "{user}" failed ({why}); '
-                           "run it by hand to see why, or log in again")
     return cfg, user_entry
 
 
 def _from_kubeconfig(opts: KubeOptions, paths: list[str]) -> ResolvedConfig:
     merged = merge_kubeconfigs(paths)
     ctx_name, effective = _effective_context(merged, opts)
-    if not (_find(merged, "clusters", effective["cluster"]).value.get("cluster") or {}).get("server"):
+    cluster_node = _find(merged, "clusters", effective["cluster"])
+    if not (cluster_node.value.get("cluster") or {}).get("server"):
         raise ClusterError(f'cluster "{effective["cluster"]}" in the kubeconfig has no server URL; '
                            "fix the kubeconfig or pick another --context")
+    check_cluster(cluster_node.path, effective["cluster"], cluster_node.value.get("cluster") or {})
+    if effective.get("user"):
+        user_node = _find(merged, "users", effective["user"])
+        check_user(user_node.path, effective["user"], user_node.value.get("user") or {})
     cfg, user_entry = _load_with_loader(merged, ctx_name, effective)
     return ResolvedConfig(
         configuration=cfg, server=cfg.host, namespace=effective["namespace"], context=ctx_name,

@@ -21,12 +21,17 @@ from kubectl_tspread.errors import ClusterError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
+from kubectl_tspread.snapshot.kubeconfig_check import header_safe
 from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
                                                 describe_request, is_namespaced)
+from kubectl_tspread.snapshot.transport import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_LIMIT, RETRY_AFTER_CAP,
+                                                Exchange, Paging, json_loads, json_type, retry_after_of,
+                                                retry_after_seconds, server_text, status_retry_after)
 from kubectl_tspread.snapshot.wire import decode_pod_page
 
 __all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "Answer", "Unreachable", "RESOURCES",
-           "NAMESPACE_ALL", "Resource", "describe_request", "connect", "load_live"]
+           "NAMESPACE_ALL", "Resource", "describe_request", "connect", "load_live", "RETRY_AFTER_CAP",
+           "retry_after_seconds", "server_text", "status_retry_after"]
 
 PAGE_SIZE = 500
 
@@ -39,6 +44,7 @@ class RetryPolicy:
     base: float = 0.25  # seconds before the 2nd attempt; doubles each time
     max_backoff: float = 8.0
     retry_after_cap: float = 10.0  # a server asking for longer is not waited on for longer
+    budget: float = 15.0  # seconds of waiting between attempts, all told (without --request-timeout)
     sleep: Callable[[float], None] = time.sleep
 
     def backoff(self, attempt: int, retry_after: float | None) -> float:
@@ -87,17 +93,6 @@ class _Transient(Exception):
         self.status, self.body, self.retry_after, self.cause = status, body, retry_after, cause
 
 
-def _json_loads() -> Callable[[bytes], Any]:
-    try:
-        import orjson
-
-        return orjson.loads
-    except ImportError:
-        import json
-
-        return json.loads
-
-
 # a list's continue token, in its metadata: before "items" in every API server's answer
 _CONTINUE = re.compile(rb'"continue"\s*:\s*"([^"\\]+)"')
 _HEAD = 4096
@@ -143,21 +138,6 @@ class _Ahead:
         return data  # type: ignore[return-value]
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    from email.utils import parsedate_to_datetime
-
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
-
-
 class LiveCluster:
     """One API server, reached with the client configuration `resolve` built."""
 
@@ -172,10 +152,29 @@ class LiveCluster:
         self.all_namespaces = all_namespaces
         self.retry = retry or RetryPolicy()
         self.page_size = page_size
-        self.request_timeout = request_timeout or None
+        # a limit beyond years is no limit, and would overflow a thread's wait
+        self.request_timeout = min(request_timeout, 1e8) if request_timeout else None
         # the REST client's pool manager carries TLS, client certificates and proxy settings
         self._pool = RESTClientObject(resolved.configuration).pool_manager
-        self._loads = _json_loads()
+        self.insecure = self.server.startswith("https:") and not resolved.configuration.verify_ssl
+        if self.insecure:
+            # urllib3 warns on every request (two lines, with its source path); the run says it
+            # once instead (`insecure_warning`, among the snapshot's warnings)
+            import warnings
+
+            from urllib3.exceptions import InsecureRequestWarning
+
+            warnings.filterwarnings("ignore", category=InsecureRequestWarning)
+        self._loads = json_loads()
+
+    @property
+    def insecure_warning(self) -> str | None:
+        if not self.insecure:
+            return None
+        ctx = f' of context "{self.resolved.context}"' if self.resolved.context else ""
+        return (f"insecure-skip-tls-verify is set for {self.server}{ctx}: the server's certificate is not "
+                "checked, so anyone on the path can read and change this traffic; set certificate-authority "
+                "in the kubeconfig instead")
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -213,6 +212,7 @@ class LiveCluster:
             records: list = []
             token = None
             ahead: _Ahead | None = None
+            pages = Paging(self.server)
             try:
                 while True:
                     if ahead is not None and ahead.token == token:
@@ -228,13 +228,15 @@ class LiveCluster:
                     fast = decode_pod_page(data) if kind == "Pod" else None
                     if fast is not None:
                         items, token = fast
+                        if token is not None and not isinstance(token, str):
+                            raise self._shape_error(path, "metadata.continue", "a string", token)
                     else:
-                        page = self._decode(path, data)
-                        items, token = page.get("items") or (), (page.get("metadata") or {}).get("continue")
+                        items, token = self._page_items(path, self._decode(path, data))
                         for item in items:
                             item["kind"] = kind  # list items carry no kind; workload decoding needs it
                     del data
                     records.extend(map(decode, items))
+                    pages.check(path, token, len(items))
                     del items
                     if not token:
                         return records
@@ -247,6 +249,30 @@ class LiveCluster:
                         "faster than it could be paged, even after a restart); try again, or narrow "
                         "it with -n or -l", 410, e.reason, e.body) from None
         raise AssertionError("unreachable")
+
+    def _page_items(self, path: str, page: dict) -> tuple[list, str | None]:
+        """A list page's items and continue token, each checked for its shape: a server whose
+        answer is not a list of objects gets an error naming the field, not a crash later."""
+        items = page.get("items")
+        meta = page.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise self._shape_error(path, "metadata", "an object", meta)
+        token = (meta or {}).get("continue")
+        if token is not None and not isinstance(token, str):
+            raise self._shape_error(path, "metadata.continue", "a string", token)
+        if items is None:
+            return [], token
+        if not isinstance(items, list):
+            raise self._shape_error(path, "items", "a list of objects", items)
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise self._shape_error(path, f"items[{i}]", "an object", item)
+        return items, token
+
+    def _shape_error(self, path: str, field: str, expected: str, got: Any) -> ClusterError:
+        return ClusterError(f"the API server at {self.server} answered {path} with {field} that is "
+                            f"{json_type(got)}, not {expected}; check that the kubeconfig's server URL is a "
+                            "Kubernetes API (kubectl get --raw '" + path + "' shows what it sends)")
 
     def _page_query(self, params: dict, token: str | None) -> dict:
         query = dict(params, limit=str(self.page_size))
@@ -303,7 +329,7 @@ class LiveCluster:
         except ValueError:
             decoded = {}
         return Answer(method, path, status, decoded if isinstance(decoded, dict) else {},
-                      _retry_after(headers.get("Retry-After")), data)
+                      retry_after_seconds(headers.get("Retry-After"), RETRY_AFTER_CAP), data)
 
     def error(self, answer: "Answer") -> ApiStatusError:
         """The actionable error for a non-2xx `Answer` (same wording as reads and `request`)."""
@@ -330,37 +356,60 @@ class LiveCluster:
         # get_api_key_with_prefix runs the refresh hook: an expired exec credential is renewed here
         token = cfg.get_api_key_with_prefix("BearerToken")
         if token:
-            headers["Authorization"] = token
+            # a tokenFile written with `echo` ends in a newline: client-go trims it, so do we
+            headers["Authorization"] = token.strip() if isinstance(token, str) else token
         if self.resolved.impersonate_user:
             headers["Impersonate-User"] = self.resolved.impersonate_user
         for group in self.resolved.impersonate_groups:
             headers.add("Impersonate-Group", group)  # one header per group, as kubectl sends them
+        for name, value in headers.items():
+            if not isinstance(value, str) or not header_safe(value):
+                raise self._header_error(name)
         return headers
 
-    def _timeout(self) -> Any:
-        from urllib3 import Timeout
-
-        if self.request_timeout:
-            return Timeout(total=self.request_timeout)
-        # no user limit: still give up on a dead TCP peer instead of hanging forever
-        return Timeout(connect=30.0, read=120.0)
+    def _header_error(self, name: str) -> ClusterError:
+        """A value http.client would refuse mid-request (a line break, a character beyond Latin-1)."""
+        if name == "Authorization":
+            who = f'user "{self.resolved.user}"' if self.resolved.user else "the current user"
+            return ClusterError(f"the bearer token of {who} holds a line break or a character that cannot be "
+                                "sent in an HTTP header (only Latin-1 text is); fix the token in the kubeconfig "
+                                "(or its tokenFile, or what its exec plugin prints), or log in again")
+        return ClusterError(f"the {name} header (from --as/--as-group or the kubeconfig's as/as-groups) holds a "
+                            "line break or a character beyond Latin-1; fix the name")
 
     def _send(self, method: str, path: str, params: dict, body: bytes | None,
-              content_type: str | None) -> tuple[int, bytes, Any]:
-        """One HTTP exchange -> (status, body bytes, headers); transport errors become ClusterError."""
+              content_type: str | None, deadline: float | None = None) -> tuple[int, bytes, Any]:
+        """One HTTP exchange -> (status, body bytes, headers), over by `deadline` (time.monotonic)
+        or the request timeout, body included: a server that sends its headers at once and then
+        trickles a byte at a time defeats a per-read socket timeout, so the exchange runs in a
+        thread of its own and is given up (its socket shut) when the time is over."""
+        url = self.server + path + ("?" + urlencode(params) if params else "")
+        headers = self._headers(content_type)  # in this thread: an exec plugin's refresh runs here
+        limit = self.request_timeout or DEFAULT_REQUEST_LIMIT
+        if deadline is not None:
+            limit = min(limit, deadline - time.monotonic())
+        if limit <= 0:
+            raise ClusterError(self._timeout_message(method, path))
+        exchange = Exchange(self, method, path, url, body, headers, limit)
+        return exchange.run(lambda: ClusterError(self._timeout_message(method, path)))
+
+    def _exchange_now(self, exchange: "Exchange") -> tuple[int, bytes, Any]:
+        """The exchange itself (in Exchange's thread); transport errors become ClusterError."""
+        from urllib3 import Timeout
         from urllib3 import exceptions as ux
 
-        url = self.server + path + ("?" + urlencode(params) if params else "")
+        limit = exchange.limit
+        timeout = Timeout(connect=min(limit, DEFAULT_CONNECT_TIMEOUT), read=limit)
         try:
-            resp = self._pool.request(method, url, body=body, headers=self._headers(content_type),
-                                      timeout=self._timeout(), retries=False, preload_content=False,
-                                      redirect=False)
+            resp = self._pool.request(exchange.method, exchange.url, body=exchange.body, headers=exchange.headers,
+                                      timeout=timeout, retries=False, preload_content=False, redirect=False)
+            exchange.response = resp
             try:
-                return resp.status, resp.read(), resp.headers
+                return resp.status, exchange.read_body(resp), resp.headers
             finally:
                 resp.release_conn()
         except ux.ReadTimeoutError:
-            raise ClusterError(self._timeout_message(method, path)) from None
+            raise ClusterError(self._timeout_message(exchange.method, exchange.path)) from None
         except ux.SSLError as e:
             raise ClusterError(f"TLS with the API server at {self.server} failed ({_first_line(e)}); check "
                                "the cluster's certificate-authority in your kubeconfig") from None
@@ -376,31 +425,49 @@ class LiveCluster:
         return self._decode(path, self._get_bytes(path, params))
 
     def _get_bytes(self, path: str, params: dict) -> bytes:
-        """GET with retries (tenacity) on 429, 5xx and connection errors; never on other 4xx."""
+        """GET with retries (tenacity) on 429, 5xx and connection errors; never on other 4xx.
+        Attempts and the waits between them all end by one deadline: --request-timeout when
+        given (kubectl's "time to wait for a server request", retries included), else
+        `policy.budget` of waiting; a wait the deadline leaves no room for is not begun."""
         import tenacity
 
         policy = self.retry
-        retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(policy.attempts),
-            wait=lambda state: policy.backoff(state.attempt_number, state.outcome.exception().retry_after),
-            retry=tenacity.retry_if_exception_type(_Transient),
-            sleep=policy.sleep, reraise=True)
+        start = time.monotonic()
+        deadline = start + self.request_timeout if self.request_timeout else None
+        wait_until = deadline if deadline is not None else start + policy.budget
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            return policy.backoff(state.attempt_number, state.outcome.exception().retry_after)
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            return (state.attempt_number >= policy.attempts
+                    or time.monotonic() + (state.upcoming_sleep or 0.0) >= wait_until)
+
+        retrying = tenacity.Retrying(stop=stop, wait=wait, retry=tenacity.retry_if_exception_type(_Transient),
+                                     sleep=policy.sleep, reraise=True)
+        tries = [0]
+
+        def attempt() -> bytes:
+            tries[0] += 1
+            return self._get_once(path, params, deadline)
+
         try:
-            data = retrying(self._get_once, path, params)
+            data = retrying(attempt)
         except _Transient as last:
             if last.cause is not None:
                 raise ClusterError(self._unreachable_message(last.cause)) from None
             err = self._status_error("GET", path, last.status, last.body)
-            raise ApiStatusError(f"{err} (still failing after {policy.attempts} attempts; try again later)",
+            attempts = f"{tries[0]} attempt{'s' if tries[0] > 1 else ''}"
+            raise ApiStatusError(f"{err} (still failing after {attempts}; try again later)",
                                  err.status, err.reason, err.body) from None
         return data
 
-    def _get_once(self, path: str, params: dict) -> bytes:
+    def _get_once(self, path: str, params: dict, deadline: float | None = None) -> bytes:
         """One GET attempt: the body of a 2xx, _Transient for what is worth retrying, else an error."""
         from urllib3 import exceptions as ux
 
         try:
-            status, data, headers = self._send("GET", path, params, None, None)
+            status, data, headers = self._send("GET", path, params, None, None, deadline)
         except (ux.ConnectTimeoutError, ux.ProtocolError, ux.ProxyError) as e:
             raise _Transient(0, b"", None, cause=e) from None  # refused, reset, or timed out connecting
         except ux.HTTPError as e:
@@ -408,7 +475,7 @@ class LiveCluster:
         if 200 <= status <= 299:
             return data
         if status == 429 or status >= 500:
-            raise _Transient(status, data, _retry_after(headers.get("Retry-After")))
+            raise _Transient(status, data, retry_after_of(headers, data, self.retry.retry_after_cap))
         raise self._status_error("GET", path, status, data)
 
     def _decode(self, path: str, data: bytes) -> dict:
@@ -433,7 +500,7 @@ class LiveCluster:
         verb, resource, ns = describe_request(method, path)
         where = f'in namespace "{ns}"' if ns else ("in all namespaces" if is_namespaced(resource) else
                                                    "(cluster-scoped)")
-        server_says = body.get("message") or f"HTTP {status}"
+        server_says = server_text(body.get("message") or f"HTTP {status}")
         if status == 401:
             who = f'user "{self.resolved.user}"' if self.resolved.user else "no user"
             msg = (f"the API server at {self.server} rejected the credentials of {who} (401 Unauthorized): "
@@ -497,7 +564,7 @@ def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | N
     """
     live = cluster or connect(opts, retry=retry)
     fields: dict[str, list] = {}
-    warnings: list[str] = []
+    warnings: list[str] = [live.insecure_warning] if live.insecure else []
     try:
         kube_version = live.version()
     except ApiStatusError as e:

@@ -1,0 +1,117 @@
+"""Client-go credential (exec) plugins, run with a time limit.
+
+The `kubernetes` package's ExecProvider waits for a plugin without end and, off a terminal,
+shows its stderr only when it exits non-zero: a plugin that hangs (a login waiting on a
+browser nobody opens) hung tspread with it. Here a plugin gets `EXEC_TIMEOUT` seconds
+(`INTERACTIVE_EXEC_TIMEOUT` when it may prompt someone on this terminal), is killed with its
+children when that runs out, and what it printed on stderr is part of the error. The
+protocol (KUBERNETES_EXEC_INFO in, an ExecCredential on stdout) is client-go's:
+https://kubernetes.io/docs/reference/access-authn-authz/authentication/#client-go-credential-plugins
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from kubectl_tspread.errors import ClusterError
+
+EXEC_TIMEOUT = 20.0
+INTERACTIVE_EXEC_TIMEOUT = 120.0
+
+
+def run_exec_plugin(config: Any, cwd: str | None, cluster: Any, user: str | None,
+                    timeout: float | None = None) -> dict:
+    """The `status` of the ExecCredential that `config` (a kubeconfig user's `exec` mapping)
+    prints; ClusterError naming the plugin, the user and what went wrong otherwise."""
+    command = config.get("command")
+    fail = _Failure(command, user)
+    interactive = _interactive(config)
+    limit = timeout or (INTERACTIVE_EXEC_TIMEOUT if interactive else EXEC_TIMEOUT)
+    env = dict(os.environ)
+    for item in config.get("env") or ():
+        env[str(item["name"])] = str(item["value"])
+    info: dict = {"apiVersion": config.get("apiVersion"), "kind": "ExecCredential",
+                  "spec": {"interactive": interactive}}
+    if config.get("provideClusterInfo") and cluster is not None:
+        info["spec"]["cluster"] = dict(cluster)
+    env["KUBERNETES_EXEC_INFO"] = json.dumps(info, default=str)
+    try:
+        # a session of its own (off a terminal): killing it at the deadline kills what it started
+        proc = subprocess.Popen([command, *(config.get("args") or ())], cwd=cwd or None, env=env,
+                                stdout=subprocess.PIPE, stderr=None if interactive else subprocess.PIPE,
+                                stdin=sys.stdin if interactive else subprocess.DEVNULL,
+                                start_new_session=not interactive)
+    except OSError as e:
+        raise fail(f"cannot run it: {e.strerror or e}") from None
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        _kill(proc, interactive)
+        out, err = _leftovers(proc)
+        raise fail(f"it did not finish within {limit:g}s", err) from None
+    except BaseException:  # Ctrl-C, SIGTERM: the plugin does not outlive us
+        _kill(proc, interactive)
+        raise
+    if proc.returncode != 0:
+        raise fail(f"the process returned {proc.returncode}", err)
+    try:
+        cred = json.loads(out)
+    except ValueError:
+        raise fail("its output is not an ExecCredential (not JSON)", err) from None
+    status = cred.get("status") if isinstance(cred, dict) else None
+    if not isinstance(status, dict):
+        raise fail("its ExecCredential has no status", err)
+    if cred.get("apiVersion") != config.get("apiVersion"):
+        raise fail(f"it answered apiVersion {cred.get('apiVersion')!r}, not {config.get('apiVersion')!r}", err)
+    return status
+
+
+def _interactive(config: Any) -> bool:
+    if config.get("interactiveMode") == "Never":
+        return False
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _kill(proc: subprocess.Popen, interactive: bool) -> None:
+    try:
+        if interactive:
+            proc.kill()
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _leftovers(proc: subprocess.Popen) -> tuple[bytes, bytes]:
+    """What a killed plugin had written; a grandchild that kept the pipes open is not waited for."""
+    try:
+        return proc.communicate(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        return b"", b""
+
+
+class _Failure:
+    def __init__(self, command: Any, user: str | None):
+        self.command, self.user = command, user
+
+    def __call__(self, what: str, stderr: bytes | None = None) -> ClusterError:
+        said = _last_lines(stderr)
+        return ClusterError(f'the auth exec plugin "{self.command}" of user "{self.user}" failed ({what}'
+                            + (f"; it said: {said}" if said else "") + "); run it by hand to see why, or log in again")
+
+
+def _last_lines(stderr: bytes | None, limit: int = 300) -> str:
+    """A plugin's stderr on one line (an error is one line): its last lines, trimmed."""
+    if not stderr:
+        return ""
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    text = " / ".join(lines[-3:])
+    return text if len(text) <= limit else "…" + text[-limit:]

@@ -1,0 +1,181 @@
+"""A broken kubeconfig is one `error:` line naming the file, the entry and the field, exit 1 —
+never a TypeError from inside the `kubernetes` loader; exec plugins end within their time limit.
+Run as the real program (`python -m kubectl_tspread`), against a server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from fakeapi import FakeApiServer, raw_node
+from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.snapshot import execauth
+from kubectl_tspread.snapshot.live import KubeOptions, RetryPolicy, connect
+
+
+def _config(server: str, **edits) -> dict:
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+           "clusters": [{"name": "c", "cluster": {"server": server}}],
+           "users": [{"name": "u", "user": {"token": "abc"}}],
+           "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}
+    for key, change in edits.items():
+        change(doc)
+    return doc
+
+
+def _set(path: str, value):
+    """An edit of the document: `_set("clusters.0.cluster.server", 12345)`."""
+    def edit(doc):
+        *parents, last = path.split(".")
+        cur = doc
+        for p in parents:
+            cur = cur[int(p)] if p.isdigit() else cur[p]
+        cur[int(last) if last.isdigit() else last] = value
+    return edit
+
+
+def _run(tmp_path, doc: dict, *extra: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "config"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run([sys.executable, "-m", "kubectl_tspread", "distribution", "--kubeconfig", str(path),
+                           "--request-timeout", "5s", *extra], capture_output=True, text=True, env=env, timeout=60)
+
+
+CASES = [
+    pytest.param(_set("clusters", 5), "clusters is a number (5), not a list of clusters", id="clusters: 5"),
+    pytest.param(_set("contexts", ["c"]), "contexts[0] is a string ('c'), not a mapping with a name and a context",
+                 id="a context entry that is a string"),
+    pytest.param(_set("clusters", ["c"]), "clusters[0] is a string ('c'), not a mapping", id="a cluster entry that is a string"),
+    pytest.param(_set("clusters.0.cluster", "x"), 'cluster "c": cluster is a string', id="a cluster body that is a string"),
+    pytest.param(_set("users.0.user", ["x"]), 'user "u": user is a list, not a mapping', id="a user body that is a list"),
+    pytest.param(_set("clusters.0.name", {"a": 1}), "clusters[0].name is a dict, not a string", id="a name that is a map"),
+    pytest.param(_set("current-context", 7), "current-context is a number (7), not a context name",
+                 id="current-context a number"),
+    pytest.param(_set("clusters.0.cluster.server", 12345), 'cluster "c": server is a number (12345), not a URL',
+                 id="server: 12345"),
+    pytest.param(_set("clusters.0.cluster.server", "ftp://x"), "server 'ftp://x' is not an http(s) URL",
+                 id="server not http"),
+    pytest.param(_set("clusters.0.cluster.certificate-authority-data", "!!!notbase64"),
+                 'cluster "c": certificate-authority-data is not base64', id="CA data not base64"),
+    pytest.param(_set("clusters.0.cluster.insecure-skip-tls-verify", "yes"),
+                 "insecure-skip-tls-verify is a string ('yes'), not true or false", id="insecure flag a string"),
+    pytest.param(_set("users.0.user", {"tokenFile": "/nonexistent/tok"}),
+                 'user "u": tokenFile /nonexistent/tok does not exist; point it at the token', id="missing tokenFile"),
+    pytest.param(_set("users.0.user.token", "ab\r\ncd"), 'the bearer token of user "u" holds a line break',
+                 id="token with CR/LF"),
+    pytest.param(_set("users.0.user.token", "t\u00f6k\u20acn"), 'the bearer token of user "u" holds a line break or a '
+                 "character that cannot be sent in an HTTP header", id="token beyond Latin-1"),
+    pytest.param(_set("users.0.user", {"exec": "aws"}), 'user "u": exec is a string', id="exec a string"),
+    pytest.param(_set("users.0.user", {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "x",
+                                                "args": [1]}}),
+                 'user "u": exec.args is a list, not a list of strings', id="exec args not strings"),
+    pytest.param(_set("contexts.0.context.namespace", ["a"]), 'context "c": namespace is a list', id="namespace a list"),
+]
+
+
+@pytest.mark.parametrize("edit, message", CASES)
+def test_a_malformed_kubeconfig_is_one_error_line_naming_the_field(tmp_path, edit, message):
+    with FakeApiServer() as api:
+        api.add(raw_node("n1"))
+        got = _run(tmp_path, _config(api.url, edit=edit))
+    assert (got.returncode, got.stdout) == (1, ""), got.stderr
+    assert got.stderr.startswith("error: ") and got.stderr.count("\n") == 1, got.stderr
+    assert message in got.stderr
+    assert "unexpected" not in got.stderr
+
+
+def test_a_request_timeout_beyond_any_duration_is_a_usage_error(tmp_path):
+    got = _run(tmp_path, _config("http://127.0.0.1:1"), "--request-timeout", "99999999999999h")
+    assert got.returncode == 2 and got.stdout == ""
+    assert got.stderr.count("\n") == 1 and got.stderr.startswith("error: ")
+    assert "'99999999999999h' is longer than any duration kubectl accepts" in got.stderr
+
+
+# ---- exec plugins ---------------------------------------------------------------------------
+
+def _exec_config(tmp_path, script: str) -> str:
+    path = tmp_path / "plugin.py"
+    path.write_text(script)
+    doc = _config("http://127.0.0.1:1", user=_set("users.0.user", {"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable, "args": [str(path)],
+        "interactiveMode": "Never"}}))
+    cfg = tmp_path / "config"
+    cfg.write_text(yaml.safe_dump(doc))
+    return str(cfg)
+
+
+def test_an_exec_plugin_that_never_exits_is_killed_at_its_time_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(execauth, "EXEC_TIMEOUT", 1.0)
+    cfg = _exec_config(tmp_path, "import sys, time\nsys.stderr.write('waiting for the browser\\n')\n"
+                                 "sys.stderr.flush()\ntime.sleep(60)\n")
+    start = time.monotonic()
+    with pytest.raises(ClusterError) as e:
+        connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
+    assert time.monotonic() - start < 5
+    assert "failed (it did not finish within 1s; it said: waiting for the browser)" in str(e.value)
+
+
+def test_an_exec_plugins_stderr_is_in_the_error_on_one_line(tmp_path):
+    cfg = _exec_config(tmp_path, "import sys\nsys.stderr.write('line one\\nerror: token expired\\n')\nsys.exit(4)\n")
+    with pytest.raises(ClusterError) as e:
+        connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
+    assert "(the process returned 4; it said: line one / error: token expired)" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("stdout, what", [
+    ("not json", "its output is not an ExecCredential (not JSON)"),
+    ('{"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential"}', "has no status"),
+    ('{"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "status": {}}',
+     "returned neither a token nor a client certificate and key"),
+])
+def test_an_exec_plugins_bad_answer_is_named(tmp_path, stdout, what):
+    cfg = _exec_config(tmp_path, f"print({stdout!r})\n")
+    with pytest.raises(ClusterError, match=re.escape(what)):
+        connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
+
+
+@pytest.mark.parametrize("content, message", [
+    (b'clusters: "\xff\xfe"\n', "is not UTF-8 text; fix it or pass another --kubeconfig"),
+    (b"clusters: " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "is not valid YAML"),
+], ids=["not UTF-8", "nested 50,000 deep"])
+def test_a_kubeconfig_that_is_not_yaml_text_is_one_error_line(tmp_path, content, message):
+    path = tmp_path / "config"
+    path.write_bytes(content)
+    got = subprocess.run([sys.executable, "-m", "kubectl_tspread", "distribution", "--kubeconfig", str(path)],
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+                         timeout=60)
+    assert (got.returncode, got.stdout) == (1, "") and got.stderr.count("\n") == 1
+    assert got.stderr.startswith(f"error: kubeconfig {path} ") and message in got.stderr
+
+
+def test_a_token_file_ending_in_a_newline_is_trimmed_as_client_go_does(tmp_path):
+    (tmp_path / "token").write_text("t0k\n")
+    with FakeApiServer(user_for_token={"t0k": "alice"}) as api:
+        api.add(raw_node("n1"))
+        doc = _config(api.url, user=_set("users.0.user", {"tokenFile": "token"}))  # relative to the kubeconfig
+        got = _run(tmp_path, doc)
+        assert api.requests and api.requests[-1].headers["Authorization"] == "Bearer t0k"
+    assert got.returncode == 0, got.stderr
+
+
+def test_an_exec_plugin_may_answer_with_a_client_certificate(tmp_path):
+    from fakeapi import make_self_signed_cert
+
+    pair = make_self_signed_cert(str(tmp_path))
+    if pair is None:
+        pytest.skip("openssl CLI not installed")
+    cert, key = (open(p).read() for p in pair)
+    status = {"clientCertificateData": cert, "clientKeyData": key}
+    cred = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "status": status}
+    cfg = _exec_config(tmp_path, f"import json\nprint(json.dumps({cred!r}))\n")
+    live = connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
+    assert open(live.resolved.configuration.cert_file).read() == cert
+    assert open(live.resolved.configuration.key_file).read() == key
