@@ -171,7 +171,7 @@ def test_bound_pv_pinned_to_another_zone_is_a_volume_node_affinity_conflict():
     snap = dict(pvcs=(pvc,), pvs=(pv,))
     assert verdict(make_node("na", zone="a"), volume_pod(), **snap).failures == ()
     v = verdict(make_node("nb", zone="b"), volume_pod(), **snap)
-    assert reasons(v) == [("VolumeBinding", UU, "node(s) had volume node affinity conflict")]
+    assert reasons(v) == [("VolumeBinding", UU, "node(s) didn't match PersistentVolume's node affinity")]
 
 
 def test_missing_pvc_rejects_in_prefilter_on_every_node():
