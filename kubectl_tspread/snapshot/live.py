@@ -529,7 +529,8 @@ class LiveCluster:
     def _timeout_message(self, method: str, path: str) -> str:
         verb, resource, _ = describe_request(method, path)
         limit = f"{self.request_timeout:g}s" if self.request_timeout else "the default limit"
-        return (f"the API server at {self.server} did not answer a {verb} of {resource} within {limit}; "
+        what = f"a {verb} of {resource}" if resource else f"{method} {path.split('?')[0]}"  # /version
+        return (f"the API server at {self.server} did not answer {what} within {limit}; "
                 "raise --request-timeout or check the cluster's health")
 
 
