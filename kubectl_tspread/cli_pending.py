@@ -49,8 +49,14 @@ def why_pending(target, selector, exit_code, no_fixes, source, out):
     message is rebuilt from them beside the live one (PodScheduled condition, else the
     latest FailedScheduling event). For each DoNotSchedule spread constraint the report
     shows the skew the pod would create in every domain and which allowed domains still
-    have nodes that pass every other filter. Fixes are listed only when applying them
-    to a copy of the snapshot makes the pod fit somewhere, cheapest first.
+    have nodes that pass every other filter. The answer comes first, from the most
+    decisive blocker (one that refuses every node on its own, such as an unmatched node
+    affinity term or a request above every node's allocatable, before the others).
+
+    Fixes are listed only when applying them to a copy of the snapshot makes the pod fit
+    somewhere (verifies: PodFits): first those that change no running pod, then template
+    edits (they roll every pod of the workload), then destructive ones (deleting Node
+    objects that still hold pods or volumes, evicting pods), each with its side effects.
 
     Without a target, every Pending pod not yet bound to a node in the namespace (-A:
     all namespaces). A named pod that is not Pending gets a one-line answer.

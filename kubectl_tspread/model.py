@@ -283,6 +283,40 @@ class Event:
     object_uid: str = ""
 
 
+# what applying a fix or remedy does besides what it is for (SideEffect.code)
+DELETES_PODS = "DeletesPods"  # objects: pod keys the change deletes (pod GC of a deleted node)
+EVICTS_PODS = "EvictsPods"  # objects: pod keys evicted
+STRANDS_VOLUMES = "StrandsVolumes"  # objects: PVs only the removed nodes could use
+REDUCES_AVAILABILITY = "ReducesAvailability"  # objects: workloads that lose running pods
+ROLLS_WORKLOAD = "RollsWorkload"  # objects: the workload; params pods: how many it replaces
+RECREATES_POD = "RecreatesPod"  # objects: a pod without a controller, deleted and created again
+WEAKENS_SPREAD = "WeakensSpread"  # objects: the workload whose guarantee becomes looser
+ADDS_NODE = "AddsNode"  # objects: the node to create (it costs money until removed)
+# the side effects that change or remove running pods: a fix carrying one ranks last
+DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES})
+
+# what a verified fix or remedy was checked to achieve (`verifies`)
+VERIFIES_POD_FITS = "PodFits"  # the Pending pod then passes every filter on some node
+VERIFIES_EVICTION_ALLOWED = "EvictionAllowed"  # the blocked eviction is then allowed
+VERIFIES_PLAN_SAFE = "PlanSafe"  # the whole drain then plans SAFE
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffect:
+    """One consequence of applying a fix or a drain remedy, as data: a code above, the objects
+    it touches (pod keys, node, PV or workload names), and its numbers (`pods` for
+    RollsWorkload). render/text.py `side_effect_text` words it; why-pending's fixes and
+    drain-safe's remedies share it."""
+
+    code: str
+    objects: tuple[str, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def destructive(self) -> bool:
+        return self.code in DESTRUCTIVE_EFFECTS
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything a command knows about the cluster, read once.

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
+from kubectl_tspread.blockers import SPREAD as SPREAD_BLOCKER, Blocker, blocked_by
 from kubectl_tspread.engine import filters, message as msgmod, spread, traps as trapmod, volumes
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.fixes import Suggestion, propose_fixes
@@ -34,6 +35,7 @@ from kubectl_tspread.pending_live import (  # noqa: F401  (CAUSE_* stay importab
 SPREAD_NOT_BLOCKING = "NotBlocking"  # some allowed domain has a node that passes every other filter
 ALLOWED_DOMAINS_BLOCKED = "AllowedDomainsBlocked"  # spread allows domains whose nodes all fail elsewhere
 NO_DOMAIN_ALLOWED = "NoDomainAllowed"  # spread forbids every domain
+NO_DOMAINS = "NoDomains"  # no node makes a domain (node affinity, taints, missing key): spread is not the cause
 
 VOLUME_PINNING = "VolumePinning"
 _VOLUME_PLUGINS = (volumes.VOLUME_BINDING, volumes.VOLUME_ZONE)
@@ -83,10 +85,19 @@ class PendingReport:
     fit_nodes: list[str]  # nodes that pass every filter
     suggestions: list[Suggestion]
     tried: list[str]  # every fix action that was tried (verified or not)
+    blockers: list[Blocker] = field(default_factory=list)  # what refuses the nodes, most decisive first
 
     @property
     def schedulable(self) -> bool:
         return bool(self.fit_nodes)
+
+    @property
+    def deciding_constraint(self) -> "ConstraintExplanation | None":
+        """The first hard constraint that spread-blocks the pod, when spread is the main blocker."""
+        if not self.blockers or self.blockers[0].code != SPREAD_BLOCKER:
+            return None
+        return next((c for c in self.constraints if c.summary.code not in (SPREAD_NOT_BLOCKING, NO_DOMAINS)),
+                    None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +164,7 @@ class _Evaluation:
     fit_nodes: list[str]
     suggestions: list[Suggestion]
     tried: list[str]
+    blockers: list[Blocker]
 
 
 def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool,
@@ -162,11 +174,12 @@ def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool,
     rebuilt, pre_dra = msgmod.scheduler_messages(verdicts, pod, index)
     explanations = explain_constraints(index, pod, state, verdicts)
     fit = [v.node for v in verdicts if v.passes]
+    blockers = blocked_by(index, pod, verdicts)
     suggestions: list[Suggestion] = []
     tried: list[str] = []
     if with_fixes and not fit:
-        suggestions, tried = propose_fixes(index, pod, verdicts, state, partitions)
-    return _Evaluation(verdicts, rebuilt, pre_dra, explanations, fit, suggestions, tried)
+        suggestions, tried = propose_fixes(index, pod, verdicts, state, partitions, blockers)
+    return _Evaluation(verdicts, rebuilt, pre_dra, explanations, fit, suggestions, tried, blockers)
 
 
 def _report(ctx: "_Context", pod: Pod, ev: _Evaluation) -> PendingReport:
@@ -180,7 +193,8 @@ def _report(ctx: "_Context", pod: Pod, ev: _Evaluation) -> PendingReport:
             causes = mismatch_causes(ctx.index, pod, live, ev.message, ctx.newest)
     # lists are the report's own; the records in them are immutable and shared
     return PendingReport(pod, list(ev.verdicts), ev.message, live, agree, exact, causes,
-                         list(ev.constraints), list(ev.fit_nodes), list(ev.suggestions), list(ev.tried))
+                         list(ev.constraints), list(ev.fit_nodes), list(ev.suggestions), list(ev.tried),
+                         list(ev.blockers))
 
 
 def _scheduling_view(pod: Pod) -> Pod:
@@ -291,6 +305,8 @@ def summarize(cs: spread.ConstraintState, doms: Sequence[DomainVerdict]) -> Spre
         "min_domains": c.min_domains, "min_forced_zero": cs.min_forced_zero,
         "fit_elsewhere": sorted({d.value for d in doms if not d.allowed and d.fit_nodes}),
     }
+    if not doms:
+        return SpreadSummary(NO_DOMAINS, base)
     if not allowed:
         return SpreadSummary(NO_DOMAIN_ALLOWED, base)
     fitting = [d for d in allowed if d.fit_nodes]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from kubectl_tspread.engine.traps import (
+    AUTOSCALER_DOMAIN,
     CORDONED_DOMAIN,
     ENFORCED_ONLY_AT_PLACEMENT,
     INVISIBLE_EMPTY_DOMAIN,
@@ -12,6 +13,17 @@ from kubectl_tspread.engine.traps import (
     MISSING_LABELS,
     ROLLING_UPDATE_SKEW,
     Trap,
+)
+from kubectl_tspread.model import (
+    ADDS_NODE,
+    DELETES_PODS,
+    EVICTS_PODS,
+    RECREATES_POD,
+    REDUCES_AVAILABILITY,
+    ROLLS_WORKLOAD,
+    STRANDS_VOLUMES,
+    WEAKENS_SPREAD,
+    SideEffect,
 )
 
 
@@ -33,6 +45,21 @@ def _cordoned_domain(p: dict[str, Any]) -> str:
         f"holding the global minimum at {p['global_min']} instead of {p['global_min_without']}: "
         f"other domains accept at most {p['max_skew']} matching pods above it until those Node "
         f"objects are deleted or the constraint uses nodeTaintsPolicy: Honor."
+    )
+
+
+def _autoscaler_domain(p: dict[str, Any]) -> str:
+    doms = p["domains"]
+    one = len(doms) == 1
+    who = " and ".join(p["autoscalers"])
+    return (
+        f"{p['key']} {_names(doms)} {'exists' if one else 'exist'} only through node"
+        f"{'' if len(p['nodes']) == 1 else 's'} {_names(p['nodes'])} that {who} is removing "
+        f"(taint {', '.join(p['taints'])}); {'it still counts' if one else 'they still count'} as "
+        f"{'a domain' if one else 'domains'} (nodeTaintsPolicy {p['node_taints_policy']}), holding the "
+        f"global minimum at {p['global_min']} instead of {p['global_min_without']} until the autoscaler "
+        f"deletes the Node object{'' if len(p['nodes']) == 1 else 's'}. Do not remove the taint: the "
+        f"autoscaler would take the node back; wait for the deletion or use nodeTaintsPolicy: Honor."
     )
 
 
@@ -90,6 +117,7 @@ def _enforced_only_at_placement(p: dict[str, Any]) -> str:
 
 _MESSAGES: dict[str, Callable[[dict[str, Any]], str]] = {
     CORDONED_DOMAIN: _cordoned_domain,
+    AUTOSCALER_DOMAIN: _autoscaler_domain,
     INVISIBLE_EMPTY_DOMAIN: _invisible_empty_domain,
     MIN_DOMAINS_UNREACHABLE: _min_domains_unreachable,
     ROLLING_UPDATE_SKEW: _rolling_update_skew,
@@ -104,3 +132,33 @@ def trap_message(trap: Trap) -> str:
     if fn is None:
         return f"{trap.code}: {trap.params}"
     return fn(trap.params)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def side_effect_text(effect: SideEffect) -> str:
+    """One clause per side effect of a fix or remedy, naming what it touches:
+    DeletesPods(3 pods) → "deletes 3 running pods: shop/a, shop/b and shop/c"."""
+    objs, p, code = list(effect.objects), effect.params, effect.code
+    if code == DELETES_PODS:
+        # every one named: no advice destroys what it does not name
+        return f"deletes {_count(len(objs), 'running pod')}: {', '.join(objs)}"
+    if code == EVICTS_PODS:
+        return f"evicts {_count(len(objs), 'pod')}: {_names(objs, 5)}"
+    if code == STRANDS_VOLUMES:
+        return (f"strands {_count(len(objs), 'persistent volume')} that only these nodes can mount: "
+                f"{', '.join(objs)} (their pods cannot run anywhere else)")
+    if code == REDUCES_AVAILABILITY:
+        return f"reduces the running replicas of {_names(objs, 5)} until replacements start"
+    if code == ROLLS_WORKLOAD:
+        return (f"a template edit: rolls every pod of {_names(objs)} "
+                f"({_count(int(p.get('pods', 0)), 'pod')} replaced by a rolling update)")
+    if code == RECREATES_POD:
+        return f"the pod has no controller: it must be deleted and created again ({_names(objs)})"
+    if code == WEAKENS_SPREAD:
+        return f"loosens the spread guarantee of {_names(objs)}"
+    if code == ADDS_NODE:
+        return f"adds node {_names(objs)} (capacity you pay for until it is removed)"
+    return f"{code}: {', '.join(objs)}"
