@@ -13,6 +13,7 @@ import click
 
 from kubectl_tspread import __version__
 from kubectl_tspread.cli_completion import complete_target
+from kubectl_tspread.cli_warnings import warn_missing_kinds
 from kubectl_tspread.errors import EXIT_ERROR, EXIT_FOUND, EXIT_OK, TspreadError, UsageError
 from kubectl_tspread.options import debug_option, output_options, source_options
 
@@ -30,7 +31,9 @@ def cli():
 
     \b
     Commands read the cluster through kubeconfig like kubectl, or offline from
-    `kubectl get … -o json` dumps (--from-file), or from a built-in demo (--demo).
+    dumps (--from-file; `kubectl tspread dump -A > cluster.json` writes every kind
+    they read), or from a built-in demo (--demo). When the input lacks a kind an answer
+    depends on, a `warning:` line says what was not checked.
     """
 
 
@@ -42,8 +45,8 @@ Examples:
   kubectl tspread distribution deploy/checkout -n shop --timeline
   # All namespaces as JSON; exit 3 when a DoNotSchedule constraint is over maxSkew
   kubectl tspread distribution -A -o json --exit-code
-  # Offline, from dumps
-  kubectl get nodes,pods,rs,deploy -A -o json > cluster.json
+  # Offline, from a dump of every kind the commands read
+  kubectl tspread dump -A > cluster.json
   kubectl tspread distribution -A --from-file cluster.json
 """)
 @click.argument("target", required=False, metavar="[TYPE/NAME]", shell_complete=complete_target)
@@ -78,20 +81,21 @@ def distribution(target, selector, timeline, exit_code, source, out):
     if tgt is not None and sel is not None:
         raise UsageError("give either TYPE/NAME or -l/--selector, not both")
     snap = load_snapshot(source)
+    missing = warn_missing_kinds(snap, "distribution")
     index = ClusterIndex(snap)
     namespace = None if source.all_namespaces else snap.namespace
     groups = resolve(index, namespace, tgt, sel)
     report = compute_distribution(index, groups, with_timeline=timeline, namespace=namespace)
-    _render_distribution(report, out, detail=tgt is not None or timeline)
+    _render_distribution(report, out, detail=tgt is not None or timeline, missing=missing)
     return EXIT_FOUND if exit_code and report.violated else EXIT_OK
 
 
-def _render_distribution(report, out, detail: bool) -> None:
+def _render_distribution(report, out, detail: bool, missing=()) -> None:
     from kubectl_tspread.render import structured
     from kubectl_tspread.render.console import make_console
 
     if out.structured:
-        structured.write(structured.distribution_view(report), out.output, lambda text: click.echo(text, nl=False))
+        structured.write(structured.distribution_view(report, missing), out.output, lambda text: click.echo(text, nl=False))
         return
     from kubectl_tspread.render import table
 
@@ -106,10 +110,10 @@ def _render_distribution(report, out, detail: bool) -> None:
 
 
 def _register_commands() -> None:
-    """why-pending, drain-safe and completion live in their own modules, each with register(cli)."""
-    from kubectl_tspread import cli_completion, cli_drain, cli_pending
+    """why-pending, drain-safe, dump and completion live in their own modules, each with register(cli)."""
+    from kubectl_tspread import cli_completion, cli_drain, cli_dump, cli_pending
 
-    for mod in (cli_pending, cli_drain, cli_completion):
+    for mod in (cli_pending, cli_drain, cli_dump, cli_completion):
         mod.register(cli)
 
 

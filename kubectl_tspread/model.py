@@ -336,6 +336,10 @@ class Snapshot:
     namespace: str | None = "default"
     source: str = ""  # "demo", "file a.json", "cluster https://…": said in errors and reports
     warnings: tuple[str, ...] = ()  # what the source could not read (e.g. events forbidden by RBAC)
+    # the kinds the source read: listed on a live cluster (an empty list counts, a 403 does
+    # not), present with at least one object in a dump; None = everything (records built
+    # in code, the built-in demo)
+    kinds_read: frozenset[str] | None = None
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:

@@ -20,7 +20,7 @@ from kubectl_tspread.fixes import (
     UNCORDON,
 )
 from kubectl_tspread.quantity import format_quantity
-from kubectl_tspread.render.structured import API_VERSION, Stream, camel_keys, constraint_view
+from kubectl_tspread.render.structured import API_VERSION, Stream, camel_keys, constraint_view, warnings_view
 from kubectl_tspread.render.text import side_effect_text, trap_message
 
 _RESOURCE_REASONS = ("Insufficient ", "Too many pods")
@@ -308,7 +308,7 @@ def _pod_view(r: P.PendingReport) -> dict[str, Any]:
     }
 
 
-def pending_view(reports: P.PendingReports) -> dict[str, Any]:
+def pending_view(reports: P.PendingReports, missing: Sequence[str] = ()) -> dict[str, Any]:
     """The PendingReport document. Its pods are a Stream: `structured.write` makes each pod's
     view as it writes it (1,000 pending pods × 5,000 nodes held at once with their text took
     10 GB), `structured.dump` makes them a list."""
@@ -318,6 +318,7 @@ def pending_view(reports: P.PendingReports) -> dict[str, Any]:
         "notPending": [{"namespace": n.pod.namespace, "name": n.pod.name, "phase": n.pod.phase,
                         "node": n.pod.node_name or None, "message": not_pending_text(n)}
                        for n in reports.not_pending],
+        "warnings": warnings_view(missing),
     }
 
 

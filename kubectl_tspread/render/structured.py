@@ -62,14 +62,26 @@ def constraint_view(cs, uncounted: Sequence = (), traps: Sequence = (), trap_tex
     }
 
 
-def distribution_view(report) -> dict[str, Any]:
+def warnings_view(missing: Sequence[str]) -> list[dict[str, Any]]:
+    """`warnings` of every document: [{code: MissingKinds, kinds, message}] when the input lacked
+    kinds the answer depends on (inputs.missing_kinds), else []."""
+    from kubectl_tspread.inputs import MISSING_KINDS
+    from kubectl_tspread.render.text import missing_kinds_message
+
+    if not missing:
+        return []
+    return [{"code": MISSING_KINDS, "kinds": list(missing), "message": missing_kinds_message(missing)}]
+
+
+def distribution_view(report, missing: Sequence[str] = ()) -> dict[str, Any]:
     """The DistributionReport document. Its workloads are a Stream: `write` makes each one's view
     as it writes it (every workload of a 150,000-pod cluster held at once with its text was
-    1 GB), `dump` makes them a list."""
+    1 GB), `dump` makes them a list. `missing`: kinds the input lacked (`warnings`)."""
     from kubectl_tspread.render.text import trap_message
 
     return {"apiVersion": API_VERSION, "kind": "DistributionReport",
-            "workloads": Stream(lambda: (_workload_view(w, trap_message) for w in report.workloads))}
+            "workloads": Stream(lambda: (_workload_view(w, trap_message) for w in report.workloads)),
+            "warnings": warnings_view(missing)}
 
 
 def _workload_view(w, trap_message) -> dict[str, Any]:

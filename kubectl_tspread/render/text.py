@@ -162,3 +162,28 @@ def side_effect_text(effect: SideEffect) -> str:
     if code == ADDS_NODE:
         return f"adds node {_names(objs)} (capacity you pay for until it is removed)"
     return f"{code}: {', '.join(objs)}"
+
+
+# what the answer assumes when a kind it depends on is missing from the input
+_MISSING_CONSEQUENCE = {
+    "PodDisruptionBudget": "PodDisruptionBudgets not checked (evictions are assumed allowed)",
+    "StatefulSet": "StatefulSet selectors unknown (their pods' default constraints are left out)",
+    "ReplicaSet": "ReplicaSet selectors unknown (their pods' default constraints are left out)",
+    "ReplicationController": "ReplicationController selectors unknown (default constraints left out)",
+    "Service": "Service selectors unknown (default constraints use the controller's selector alone)",
+    "PersistentVolumeClaim": "volume claims not checked (the volume filters pass every node)",
+    "PersistentVolume": "volumes not checked (no zone or node pinning from PVs)",
+    "StorageClass": "storage classes not checked (unbound claims bind anywhere)",
+    "Namespace": "namespace selectors of pod (anti-)affinity judged by the namespace name label alone",
+}
+
+
+def missing_kinds_message(kinds: Sequence[str]) -> str:
+    """The warning for kinds the answer depends on and the input lacked, saying what was not
+    checked and how to get a complete input."""
+    what = "; ".join(_MISSING_CONSEQUENCE.get(k, f"{k} not checked") for k in kinds)
+    listed = ", ".join(kinds)
+    if list(kinds) == ["Namespace"]:
+        return f"the answer rests on objects tspread does not read ({listed}): {what}"
+    return (f"the input holds no {listed} (not in the dump, or not readable): {what}; "
+            f"`kubectl tspread dump -A > cluster.json` writes every kind the commands read")

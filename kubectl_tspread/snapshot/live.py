@@ -248,6 +248,24 @@ class LiveCluster:
                         "it with -n or -l", 410, e.reason, e.body) from None
         raise AssertionError("unreachable")
 
+    def list_raw(self, kind: str) -> list[dict]:
+        """Every object of `kind` in the -n/-A scope as the API returned it (kind and apiVersion
+        filled in, as `kubectl get -o json` prints them), read in pages: for `dump`."""
+        from kubectl_tspread.snapshot.resources import api_version
+
+        res = self._resource(kind)
+        params = {"fieldSelector": res.field_selector} if res.field_selector else {}
+        path = self.collection_path(kind)
+        out: list[dict] = []
+        token = None
+        while True:
+            page = self._get_json(path, self._page_query(params, token))
+            for item in page.get("items") or ():
+                out.append({"apiVersion": api_version(kind), "kind": kind, **item})
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return out
+
     def _page_query(self, params: dict, token: str | None) -> dict:
         query = dict(params, limit=str(self.page_size))
         if token:
@@ -492,6 +510,7 @@ def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | N
     live = cluster or connect(opts, retry=retry)
     fields: dict[str, list] = {}
     warnings: list[str] = []
+    listed: set[str] = set()
     for kind in dict.fromkeys(kinds):
         target = fields.setdefault(DECODERS[kind][1], [])
         try:
@@ -500,6 +519,8 @@ def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | N
             if not (RESOURCES[kind].optional and e.status in (403, 404)):
                 raise
             warnings.append(f"skipped {RESOURCES[kind].group_resource}: {e}")
+            continue
+        listed.add(kind)  # listed, even when empty: none of it exists
     return Snapshot(**{k: tuple(v) for k, v in fields.items()},
                     namespace=None if live.all_namespaces else live.namespace,
-                    source=f"cluster {live.server}", warnings=tuple(warnings))
+                    source=f"cluster {live.server}", warnings=tuple(warnings), kinds_read=frozenset(listed))
