@@ -66,9 +66,19 @@ def distribution(target, selector, timeline, exit_code, source, out):
     in the namespace whose pods carry spread constraints (explicit, or the scheduler's
     implicit defaults) gets one summary row per constraint.
 
-    Verdicts: OK; AT LIMIT (skew equals maxSkew); VIOLATED (DoNotSchedule above maxSkew:
-    possible after scale-down or node loss, the scheduler only enforces at placement);
-    DRIFTED (ScheduleAnyway above maxSkew).
+    PENDING counts each workload's pods waiting for the scheduler. HEADROOM is what a
+    domain accepts now: spread's headroom, or 0 when cordons or untolerated taints refuse
+    every node of it (marked cordoned / tainted in the summary).
+
+    \b
+    Status words (worst first in the summary; DoNotSchedule before ScheduleAnyway):
+      VIOLATED    a DoNotSchedule constraint's skew is above maxSkew (possible after
+                  scale-down or node loss: the scheduler only enforces at placement)
+      NO DOMAINS  no node makes a domain (node affinity, taints under Honor, a missing
+                  topology key): the workload's pods have nowhere to go
+      DRIFTED     a ScheduleAnyway constraint's skew is above maxSkew (a preference)
+      AT LIMIT    skew equals maxSkew: domains at the maximum accept no more
+      OK          skew below maxSkew
     """
     from kubectl_tspread.distribution import compute_distribution
     from kubectl_tspread.engine.index import ClusterIndex

@@ -89,7 +89,8 @@ def _workload_view(w, trap_message) -> dict[str, Any]:
         "kind": w.kind, "namespace": w.namespace, "name": w.name, "pods": w.pods,
         "incomingPod": w.incoming.name,
         "constraintSet": w.constraint_set, "constraintSets": w.constraint_sets,
-        "constraints": [constraint_view(c.state, c.uncounted, c.traps, trap_message) for c in w.constraints],
+        "constraints": [_distribution_constraint(c, trap_message) for c in w.constraints],
+        "pending": w.pending, "running": w.running,
     }
     if w.timeline is not None:
         item["timeline"] = [
@@ -98,6 +99,19 @@ def _workload_view(w, trap_message) -> dict[str, Any]:
             for r in w.timeline
         ]
     return item
+
+
+def _distribution_constraint(c, trap_message) -> dict[str, Any]:
+    """constraint_view plus what distribution knows: each domain's acceptsNow (0 when cordons or
+    untolerated taints keep every node of it from taking a pod now; headroom stays spread's own)
+    and why (`state`: cordoned | tainted | null); `status` NO DOMAINS when no node makes a domain."""
+    doc = constraint_view(c.state, c.uncounted, c.traps, trap_message)
+    for d in doc["domains"]:
+        a = c.accepts_now(d["value"])
+        d["acceptsNow"] = a.accepts_now
+        d["state"] = a.state
+    doc["status"] = c.status
+    return doc
 
 
 class Stream:

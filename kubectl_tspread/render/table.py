@@ -6,7 +6,8 @@ from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.reasons import constraint_title, excluded_node_text, uncounted_text
 from kubectl_tspread.render.text import trap_message
 
-STATUS_STYLE = {"OK": "green", "AT LIMIT": "yellow", "VIOLATED": "bold red", "DRIFTED": "magenta"}
+STATUS_STYLE = {"OK": "green", "AT LIMIT": "yellow", "VIOLATED": "bold red", "DRIFTED": "magenta",
+                "NO DOMAINS": "bold red"}
 BAR_WIDTH = 30
 
 
@@ -58,22 +59,37 @@ def distribution_string(cs, full: bool = False) -> str:
     return format_counts({d.value: d.pods for d in domains.values()}, full)
 
 
-def summary_rows(report):
-    """One row per workload × constraint, worst first (VIOLATED, DRIFTED, AT LIMIT, OK; larger excess first)."""
-    from kubectl_tspread.distribution import STATUS_RANK
+def marked_distribution(c, full: bool = False) -> str:
+    """The summary's DISTRIBUTION cell: counts with the domains that accept nothing now marked
+    (`us-east-2c=0(cordoned)`); past SUMMARY_DOMAINS domains, how many are cordoned or tainted."""
+    cs = c.state
+    if not cs.domains:
+        return "<no domains>"
+    if len(cs.domains) > SUMMARY_DOMAINS and not full:
+        text = distribution_string(cs)
+        states = [a.state for a in c.acceptance.values()]
+        for state in ("cordoned", "tainted"):
+            if states.count(state):
+                text += f", {states.count(state)} {state}"
+        return text
+    return " ".join(f"{d.value}={d.pods}" + (f"({c.acceptance[d.value].state})" if d.value in c.acceptance else "")
+                    for d in sorted(cs.domains.values(), key=lambda d: d.value))
 
+
+def summary_rows(report):
+    """One row per workload × constraint, worst first (VIOLATED, NO DOMAINS, DRIFTED, AT LIMIT,
+    OK; DoNotSchedule before ScheduleAnyway; larger excess first)."""
     rows = []
     for w in report.workloads:
         for c in w.constraints:
-            cs, k = c.state, c.constraint
-            rank = (STATUS_RANK[cs.status], -(cs.skew - k.max_skew), w.namespace, w.kind, w.name)
+            rank = c.rank + (w.namespace, w.kind, w.name)
             rows.append((rank, w, c))
     rows.sort(key=lambda r: r[0])
     return [(w, c) for _, w, c in rows]
 
 
 def print_summary(console, report, wide: bool = False, no_headers: bool = False) -> None:
-    headers = ["NAMESPACE", "WORKLOAD", "PODS", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"]
+    headers = ["NAMESPACE", "WORKLOAD", "PODS", "PENDING", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"]
     if wide:
         headers += ["GLOBALMIN", "MINDOMAINS", "POLICIES", "SELECTOR"]
     rows = []
@@ -81,8 +97,9 @@ def print_summary(console, report, wide: bool = False, no_headers: bool = False)
         cs, k = c.state, c.constraint
         mode = k.when_unsatisfiable + (" (implicit)" if k.implicit else "")
         row = [w.namespace, f"{w.kind.lower()}/{w.name}", str(w.pods),
-               f"{k.topology_key} maxSkew={k.max_skew} {mode}", distribution_string(cs, full=wide), str(cs.skew),
-               _styled(cs.status, STATUS_STYLE.get(cs.status))]
+               _styled(str(w.pending), "bold red" if w.pending else None),
+               f"{k.topology_key} maxSkew={k.max_skew} {mode}", marked_distribution(c, full=wide), str(cs.skew),
+               _styled(c.status, STATUS_STYLE.get(c.status))]
         if wide:
             row += [str(cs.global_min), str(k.min_domains),
                     f"affinity={k.node_affinity_policy},taints={k.node_taints_policy}", str(cs.selector)]
@@ -101,7 +118,8 @@ def print_detail(console, report, wide: bool = False, no_headers: bool = False) 
             console.file.write("\n")
         first = False
         sets = f" · constraint set {w.constraint_set} of {w.constraint_sets}" if w.constraint_sets > 1 else ""
-        console.file.write(f"{w.kind} {w.namespace}/{w.name} · {w.pods} pods{sets} · "
+        pending = f" ({w.pending} pending)" if w.pending else ""
+        console.file.write(f"{w.kind} {w.namespace}/{w.name} · {w.pods} pods{pending}{sets} · "
                            f"counted for incoming pod {w.incoming.name}\n")
         for c in w.constraints:
             console.file.write("\n")
@@ -120,7 +138,7 @@ def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
         headers = ["DOMAIN", "PODS", "NODES", "HEADROOM", "SKEW-IF-PLACED", "NODE-NAMES", ""]
     rows = []
     for d in cs.domains.values():
-        row = [d.value, str(d.pods), str(len(d.nodes)), str(cs.headroom(d.value))]
+        row = [d.value, str(d.pods), str(len(d.nodes)), _headroom_cell(c, d.value)]
         if wide:
             row += [str(cs.skew_if_placed(d.value)), ",".join(d.nodes)]
         row.append(_styled(bar(d.pods, largest), "cyan"))
@@ -129,7 +147,7 @@ def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
         print_block(console, table(headers, rows, no_headers))
     else:
         console.file.write("  no domains: no node passes this constraint's node rules\n")
-    status = _styled(cs.status, STATUS_STYLE.get(cs.status))
+    status = _styled(c.status, STATUS_STYLE.get(c.status))
     console.print(_verdict_line(cs), status, sep="")
     for e in cs.excluded_nodes:
         console.file.write(f"  excluded node {e.name}: {excluded_node_text(e, cs.constraint)}\n")
@@ -137,6 +155,16 @@ def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
         console.file.write(f"  not counted: pod {u.name}: {uncounted_text(u)}\n")
     for t in c.traps:
         console.print(_styled(f"  trap {t.code}: ", "bold yellow"), trap_message(t), sep="")
+
+
+def _headroom_cell(c, value: str) -> str:
+    """What the domain accepts now; when cordons or taints keep that below spread's headroom,
+    why, and what spread alone would allow."""
+    a = c.accepts_now(value)
+    spread_allows = c.state.headroom(value)
+    if a.state is None:
+        return str(a.accepts_now)
+    return f"{a.accepts_now} ({a.state}; spread allows {spread_allows})"
 
 
 def _verdict_line(cs) -> str:
