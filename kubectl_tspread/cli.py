@@ -52,7 +52,9 @@ Examples:
 @click.argument("target", required=False, metavar="[TYPE/NAME]", shell_complete=complete_target)
 @click.option("-l", "--selector", "selector", metavar="SELECTOR",
               help="Only pods matching this label selector (kubectl syntax: a=b,c!=d,e in (x,y),!f).")
-@click.option("--timeline", is_flag=True, help="Also show the pods in creation order with running counts and skew.")
+@click.option("--timeline", is_flag=True,
+              help="Also replay the pods that exist now in creation order, with running counts and skew "
+                   "per constraint; a DoNotSchedule row over maxSkew is marked as not a scheduler placement.")
 @click.option("--exit-code", "exit_code", is_flag=True,
               help="Exit 3 when any DoNotSchedule constraint is VIOLATED (skew above maxSkew).")
 @source_options

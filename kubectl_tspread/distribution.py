@@ -69,6 +69,22 @@ class TimelineRow:
     counts: dict[str, dict[str, int]]  # topologyKey -> every domain's running count
     skew: dict[str, int]
     over: bool  # this pod was counted and left some constraint above its maxSkew
+    # when `over` on a DoNotSchedule constraint: the scheduler never made such a placement
+    # against these pods (it would have refused it), so the replay lacks something; why, as
+    # a code (REPLAY_*) and its numbers
+    replay_gap: "ReplayGap | None" = None
+
+
+# why a replayed row is over maxSkew under DoNotSchedule (the scheduler refuses such placements)
+REPLAY_DOMAINS_JOINED_LATER = "DomainsJoinedLater"  # a domain's nodes joined after this pod
+REPLAY_PODS_GONE = "PodsGoneOrChanged"  # pods deleted since, or pod / node labels changed
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayGap:
+    code: str
+    keys: tuple[str, ...]  # the DoNotSchedule constraints' topology keys over maxSkew
+    domains: tuple[str, ...] = ()  # DomainsJoinedLater: the domains that did not exist yet
 
 
 @dataclass(slots=True)
@@ -227,6 +243,8 @@ def build_timeline(pods: Sequence[Pod], constraints: Sequence[ConstraintReport],
         counts: dict[str, dict[str, int]] = {}
         skew: dict[str, int] = {}
         over = False
+        hard_over: list[str] = []
+        late: set[str] = set()
         for c, run, skip in zip(constraints, running, uncounted):
             key = c.constraint.topology_key
             dom = c.state.node_domain.get(p.node_name) if p.node_name else None
@@ -238,9 +256,30 @@ def build_timeline(pods: Sequence[Pod], constraints: Sequence[ConstraintReport],
             s = _skew(run, c.constraint.min_domains)
             skew[key] = s
             # only a pod that was counted can be the placement that pushed skew over
-            over = over or (counted and s > c.constraint.max_skew)
-        rows.append(TimelineRow(p.name, p.created, p.node_name, domains, counts, skew, over))
+            if counted and s > c.constraint.max_skew:
+                over = True
+                if c.constraint.hard:
+                    hard_over.append(key)
+                    late.update(_joined_later(c, p, index, run))
+        gap = None
+        if hard_over:
+            gap = (ReplayGap(REPLAY_DOMAINS_JOINED_LATER, tuple(hard_over), tuple(sorted(late))) if late
+                   else ReplayGap(REPLAY_PODS_GONE, tuple(hard_over)))
+        rows.append(TimelineRow(p.name, p.created, p.node_name, domains, counts, skew, over, gap))
     return rows
+
+
+def _joined_later(c: ConstraintReport, pod: Pod, index: ClusterIndex, run: dict[str, int]) -> list[str]:
+    """The domains whose every node was created after `pod`, when leaving them out brings the
+    replayed skew back within maxSkew: they did not exist when the scheduler placed the pod."""
+    if not pod.created:
+        return []
+    later = [v for v, d in c.state.domains.items()
+             if d.nodes and all(index.nodes[n].created > pod.created for n in d.nodes if n in index.nodes)]
+    if not later:
+        return []
+    then = {v: n for v, n in run.items() if v not in later}
+    return later if _skew(then, c.constraint.min_domains) <= c.constraint.max_skew else []
 
 
 def _skew(counts: dict[str, int], min_domains: int) -> int:

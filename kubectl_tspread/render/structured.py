@@ -93,11 +93,18 @@ def _workload_view(w, trap_message) -> dict[str, Any]:
         "pending": w.pending, "running": w.running,
     }
     if w.timeline is not None:
+        from kubectl_tspread.render.text import TIMELINE_NOTE, replay_gap_text
+
         item["timeline"] = [
             {"pod": r.pod, "created": r.created, "node": r.node or None, "domains": r.domains,
-             "counts": r.counts, "skew": r.skew, "overMaxSkew": r.over}
+             "counts": r.counts, "skew": r.skew, "overMaxSkew": r.over,
+             "schedulerPlacement": r.replay_gap is None,
+             "replayGap": None if r.replay_gap is None else {
+                 "code": r.replay_gap.code, "topologyKeys": list(r.replay_gap.keys),
+                 "domains": list(r.replay_gap.domains), "message": replay_gap_text(r.replay_gap)}}
             for r in w.timeline
         ]
+        item["timelineNote"] = TIMELINE_NOTE.format(n=len(w.timeline))
     return item
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.reasons import constraint_title, excluded_node_text, uncounted_text
-from kubectl_tspread.render.text import trap_message
+from kubectl_tspread.render.text import TIMELINE_NOTE, replay_gap_text, trap_message
 
 STATUS_STYLE = {"OK": "green", "AT LIMIT": "yellow", "VIOLATED": "bold red", "DRIFTED": "magenta",
                 "NO DOMAINS": "bold red"}
@@ -181,17 +181,25 @@ def _verdict_line(cs) -> str:
 def print_timeline(console, w, no_headers: bool = False) -> None:
     keys = list(dict.fromkeys(c.constraint.topology_key for c in w.constraints))
     headers = ["#", "CREATED", "POD", "NODE"] + [f"DOMAIN({_short(k)})" for k in keys] \
-        + [f"COUNTS({_short(k)})" for k in keys] + ["SKEW"]
+        + [f"COUNTS({_short(k)})" for k in keys] + [f"SKEW({_short(k)})" for k in keys] + ["NOTE"]
     rows = []
+    notes: list[tuple[int, str]] = []
     for i, r in enumerate(w.timeline, start=1):
         style = "bold red" if r.over else None
         counts = [" ".join(f"{d}={n}" for d, n in r.counts[k].items()) for k in keys]
-        skews = " ".join(str(r.skew[k]) for k in keys)
+        note = ""
+        if r.replay_gap is not None:
+            note = f"> maxSkew, see note {len(notes) + 1}"
+            notes.append((i, replay_gap_text(r.replay_gap)))
+        elif r.over:
+            note = "> maxSkew (ScheduleAnyway)"
         cells = [str(i), r.created or "-", r.pod, r.node or "<pending>"] \
-            + [r.domains.get(k) or "-" for k in keys] + counts + [skews + ("  > maxSkew" if r.over else "")]
+            + [r.domains.get(k) or "-" for k in keys] + counts + [str(r.skew[k]) for k in keys] + [note]
         rows.append([_styled(x, style) for x in cells])
-    console.file.write("Timeline (creation order; counts and skew after each pod):\n")
+    console.file.write(TIMELINE_NOTE.format(n=len(w.timeline)) + "\n")
     print_block(console, table(headers, rows, no_headers))
+    for n, (row, text) in enumerate(notes, start=1):
+        console.file.write(f"  note {n} (row {row}): {text}\n")
 
 
 def _short(key: str) -> str:

@@ -187,3 +187,16 @@ def missing_kinds_message(kinds: Sequence[str]) -> str:
         return f"the answer rests on objects tspread does not read ({listed}): {what}"
     return (f"the input holds no {listed} (not in the dump, or not readable): {what}; "
             f"`kubectl tspread dump -A > cluster.json` writes every kind the commands read")
+
+
+TIMELINE_NOTE = ("Timeline: a replay of the {n} pods that exist now, in creation order, against today's "
+                 "nodes and labels (pods deleted since are not in it); counts and skew after each pod:")
+
+
+def replay_gap_text(gap) -> str:
+    """Why a replayed row over maxSkew under DoNotSchedule is not a placement the scheduler made."""
+    keys = ", ".join(k.rsplit('/', 1)[-1] for k in gap.keys)
+    head = f"not a placement the scheduler made against these pods (DoNotSchedule on {keys} refuses it)"
+    if gap.code == "DomainsJoinedLater":
+        return f"{head}: {', '.join(gap.domains)} had no node yet when it was placed"
+    return f"{head}: likely pods deleted since (scale-down, rollout, eviction) or pod or node labels changed"
