@@ -66,7 +66,7 @@ def blocked_by(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVer
     for v in verdicts:
         cordon = any(f.plugin == "NodeUnschedulable" for f in v.failures)
         for f in _failures(v):
-            if f.plugin == "TaintToleration" and cordon and _only_cordon_taint(pod, index.nodes[v.node]):
+            if f.plugin == "TaintToleration" and cordon and only_cordon_taint(pod, index.nodes[v.node]):
                 continue  # the cordon's own taint: one cause, told once as the cordon
             nodes = refused.setdefault((f.plugin, f.reason), [])
             if not nodes or nodes[-1] != v.node:
@@ -79,7 +79,8 @@ def blocked_by(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVer
     return out
 
 
-def _only_cordon_taint(pod: Pod, node: Node) -> bool:
+def only_cordon_taint(pod: Pod, node: Node) -> bool:
+    """Every taint of the node the pod does not tolerate is the cordon's own."""
     rest = tuple(t for t in node.effective_taints if t.key != UNSCHEDULABLE_TAINT_KEY)
     return untolerated_taint(rest, pod.tolerations) is None
 

@@ -110,15 +110,17 @@ def _render_distribution(report, out, detail: bool, missing=()) -> None:
         structured.write(structured.distribution_view(report, missing), out.output, lambda text: click.echo(text, nl=False))
         return
     from kubectl_tspread.render import table
+    from kubectl_tspread.render.console import output_width
 
     console = make_console(out.color)
+    fit = None if out.wide else output_width()  # -o wide shows everything, unbounded
     if detail:
         if not report.workloads:
             click.echo("No topology spread constraints apply to the selected pods.")
             return
-        table.print_detail(console, report, wide=out.wide, no_headers=out.no_headers)
+        table.print_detail(console, report, wide=out.wide, no_headers=out.no_headers, fit=fit)
     else:
-        table.print_summary(console, report, wide=out.wide, no_headers=out.no_headers)
+        table.print_summary(console, report, wide=out.wide, no_headers=out.no_headers, fit=fit)
 
 
 def _register_commands() -> None:

@@ -105,9 +105,10 @@ def _render(reports, out, missing=()) -> None:
         where = "any namespace" if reports.namespace is None else f'namespace "{reports.namespace}"'
         click.echo(f"No Pending pods in {where}: nothing is waiting for the scheduler.")
         return
-    from kubectl_tspread.render.console import make_console
+    from kubectl_tspread.render.console import make_console, output_width
 
-    view.print_reports(make_console(out.color), reports, wide=out.wide, no_headers=out.no_headers)
+    view.print_reports(make_console(out.color), reports, wide=out.wide, no_headers=out.no_headers,
+                       fit=None if out.wide else output_width())
 
 
 def register(cli) -> None:

@@ -177,7 +177,7 @@ def _candidate_groups(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.
     yield EVICT_LOWER_PRIORITY, evict_candidates(index, pod, verdicts)
     yield ADD_NODE, add_node_candidates(index, pod, verdicts, state)
     yield ADD_LABELLED_NODE, labelled_node_candidates(index, pod, verdicts, blockers)
-    yield ADD_LARGER_NODE, larger_node_candidates(index, pod, verdicts, blockers)
+    yield ADD_LARGER_NODE, larger_node_candidates(index, pod, verdicts, blockers, state)
     yield LOWER_REQUEST, lower_request_candidates(index, pod, verdicts, blockers)
     yield SCHEDULE_ANYWAY_ACTION, schedule_anyway_candidates(pod, state)
 

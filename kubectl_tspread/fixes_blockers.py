@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
-from kubectl_tspread.blockers import NODE_AFFINITY_UNMATCHED, REQUEST_ABOVE_ALLOCATABLE, Blocker
-from kubectl_tspread.engine import filters, resources
+from kubectl_tspread.blockers import NODE_AFFINITY_UNMATCHED, REQUEST_ABOVE_ALLOCATABLE, Blocker, only_cordon_taint
+from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.fixes_nodes import Candidate, new_node_like
+from kubectl_tspread.fixes_nodes import MAX_VARIANTS, Candidate, _domain_key, new_node_like
 from kubectl_tspread.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN
 from kubectl_tspread.model import Node, NodeSelectorTerm, Pod
 from kubectl_tspread.whatif import Change
@@ -60,7 +60,10 @@ def _best_template(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.Nod
 
     def rank(v: filters.NodeVerdict) -> tuple:
         node = index.nodes[v.node]
-        lasting = {f.plugin for f in v.failures if f.plugin not in ignore}
+        # a copy is never cordoned: the cordon's own taint does not last either
+        cordon_only = only_cordon_taint(pod, node)
+        lasting = {f.plugin for f in v.failures
+                   if f.plugin not in ignore and not (f.plugin == "TaintToleration" and cordon_only)}
         return (len(lasting), -node.allocatable.get("cpu", 0), -node.allocatable.get("memory", 0), node.name)
 
     return index.nodes[min(verdicts, key=rank).node]
@@ -101,24 +104,40 @@ def _oversized(blockers: Sequence[Blocker]) -> dict[str, int]:
 
 
 def larger_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],
-                           blockers: Sequence[Blocker]) -> list[Candidate]:
-    """A node like the best one, with allocatable raised to the pod's requests."""
+                           blockers: Sequence[Blocker], state: spread.SpreadState | None = None) -> list[Candidate]:
+    """A node like the best one of each domain of the first hard non-hostname key (the domains
+    with the fewest matching pods first), with allocatable raised to the pod's requests."""
     need = _oversized(blockers)
     if not need:
         return []
-    template = _best_template(index, pod, verdicts, _FRESH)
-    if template is None:
-        return []
-    alloc = dict(template.allocatable)
-    for r, want in pod.requests.items():
-        if want > 0 and alloc.get(r, 0) < want:
-            alloc[r] = want
-    node = new_node_like(replace(template, allocatable=alloc), set(index.nodes))
-    params: dict[str, Any] = {"template": template.name, "name": node.name,
-                              "allocatable": {r: alloc[r] for r in sorted(need)},
-                              "largest": {r: max(n.allocatable.get(r, 0) for n in index.nodes.values())
-                                          for r in sorted(need)}}
-    return [Candidate(ADD_LARGER_NODE, params, Change(nodes=(node,)))]
+    key = None if state is None else _domain_key(state)
+    cs = None if state is None else next((c for c in state.hard if c.constraint.topology_key == key), None)
+    groups: dict[str, list[filters.NodeVerdict]] = {}
+    for v in verdicts:
+        labels = index.nodes[v.node].labels
+        if key is None:
+            groups.setdefault("", []).append(v)
+        elif key in labels:
+            groups.setdefault(labels[key], []).append(v)
+    order = sorted(groups, key=lambda val: (cs.count(val) if cs is not None else 0, val))
+    largest = {r: max(n.allocatable.get(r, 0) for n in index.nodes.values()) for r in sorted(need)}
+    taken = set(index.nodes)
+    out = []
+    for value in order[:MAX_VARIANTS]:
+        template = _best_template(index, pod, groups[value], _FRESH)
+        if template is None:
+            continue
+        alloc = dict(template.allocatable)
+        for r, want in pod.requests.items():
+            if want > 0 and alloc.get(r, 0) < want:
+                alloc[r] = want
+        node = new_node_like(replace(template, allocatable=alloc), taken)
+        taken.add(node.name)
+        params: dict[str, Any] = {"template": template.name, "name": node.name, "key": key,
+                                  "domain": value or None, "allocatable": {r: alloc[r] for r in sorted(need)},
+                                  "largest": largest}
+        out.append(Candidate(ADD_LARGER_NODE, params, Change(nodes=(node,))))
+    return out
 
 
 def lower_request_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],

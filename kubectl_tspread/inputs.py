@@ -9,7 +9,8 @@ the plan would otherwise treat budgets as absent without a word.
 Depends on, per command (conditional ones only when some pod needs them):
 - every command: Service (the default constraints' selectors, for controller-owned pods without
   their own constraints), ReplicaSet / StatefulSet / ReplicationController (the controller selector of
-  the default constraints, for pods a controller of that kind owns);
+  the default constraints, for pods without their own constraints that a controller of that kind
+  owns; for drain-safe, for every pod such a controller owns);
 - why-pending and drain-safe: PersistentVolumeClaim and PersistentVolume (StorageClass for
   unbound claims) when a pod mounts a claim;
 - drain-safe: PodDisruptionBudget, always (budgets decide which evictions are allowed);
@@ -55,7 +56,10 @@ def needed_kinds(snapshot: Snapshot, command: str) -> list[str]:
     # a test dump of bare pods needs no Services)
     if any(not p.spread and p.owner is not None and p.owner.kind in _CONTROLLERS for p in pods):
         need.add("Service")
-    need.update(k for k in _CONTROLLERS if any(p.owner is not None and p.owner.kind == k for p in pods))
+    # a controller's selector makes the default constraints of its pods that carry none; the
+    # drain plan also groups every pod it moves by its controller
+    owned = pods if command == DRAIN_SAFE else [p for p in pods if not p.spread]
+    need.update(k for k in _CONTROLLERS if any(p.owner is not None and p.owner.kind == k for p in owned))
     if command in (WHY_PENDING, DRAIN_SAFE):
         claims = [p for p in pods if any(v.pvc for v in p.volumes)]
         if claims:

@@ -86,6 +86,7 @@ class PendingReport:
     suggestions: list[Suggestion]
     tried: list[str]  # every fix action that was tried (verified or not)
     blockers: list[Blocker] = field(default_factory=list)  # what refuses the nodes, most decisive first
+    evaluation: int = 0  # reports of pods judged by one shared evaluation carry the same number
 
     @property
     def schedulable(self) -> bool:
@@ -118,6 +119,19 @@ class PendingReports:
     def any_unschedulable(self) -> bool:
         """Drives --exit-code: some examined pod fits no node."""
         return any(not r.schedulable for r in self.reports)
+
+    def groups(self) -> list[list[PendingReport]]:
+        """Reports of pods of one owner with the same answer (one shared evaluation, and the same
+        comparison with their live messages), in first-seen order: `-A` on a big cluster finds a
+        Deployment's replicas Pending by the hundred, and one report with a count says it all.
+        A pod without an owner is its own group."""
+        out: dict[tuple, list[PendingReport]] = {}
+        for r in self.reports:
+            owner = r.pod.owner
+            key = (r.pod.key,) if owner is None else (
+                r.pod.namespace, owner.kind, owner.name, r.evaluation, r.agree, r.exact, tuple(r.causes))
+            out.setdefault(key, []).append(r)
+        return list(out.values())
 
 
 def other_failures(v: filters.NodeVerdict) -> list[spread.FilterFailure]:
@@ -194,7 +208,7 @@ def _report(ctx: "_Context", pod: Pod, ev: _Evaluation) -> PendingReport:
     # lists are the report's own; the records in them are immutable and shared
     return PendingReport(pod, list(ev.verdicts), ev.message, live, agree, exact, causes,
                          list(ev.constraints), list(ev.fit_nodes), list(ev.suggestions), list(ev.tried),
-                         list(ev.blockers))
+                         list(ev.blockers), id(ev))
 
 
 def _scheduling_view(pod: Pod) -> Pod:

@@ -86,7 +86,8 @@ def test_each_skew_column_is_labelled_by_its_constraint():
     assert "SKEW(ZONE)" in header and "SKEW(HOSTNAME)" in header and " SKEW " not in f" {header} "
 
 
-def test_demo_cart_timeline_through_the_command(capsys):
+def test_demo_cart_timeline_through_the_command(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")
     code, out, err = _run(capsys, "distribution", "deploy/cart", "--demo", "--timeline")
     assert (code, err) == (0, "")
     row3 = next(line for line in out.splitlines() if line.startswith("3 "))

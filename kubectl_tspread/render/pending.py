@@ -223,7 +223,9 @@ def suggestion_text(s) -> str:
     if a == ADD_LARGER_NODE:
         sizes = ", ".join(f"{format_quantity(r, v)} {r}" for r, v in p["allocatable"].items())
         largest = ", ".join(f"{format_quantity(r, v)} {r}" for r, v in p["largest"].items())
-        return f"add a node like {p['template']} with at least {sizes} allocatable (the largest now: {largest})"
+        where = f" in {short_key(p['key'])} {p['domain']}" if p.get("domain") else ""
+        return (f"add a node like {p['template']}{where} with at least {sizes} allocatable "
+                f"(the largest now: {largest})")
     if a == LOWER_REQUEST:
         change = ", ".join(f"{r} from {format_quantity(r, p['old'][r])} to {format_quantity(r, v)}"
                            for r, v in p["new"].items())
@@ -315,6 +317,10 @@ def pending_view(reports: P.PendingReports, missing: Sequence[str] = ()) -> dict
     return {
         "apiVersion": API_VERSION, "kind": "PendingReport",
         "pods": Stream(lambda: map(_pod_view, reports.reports)),
+        "groups": [{"namespace": g[0].pod.namespace,
+                    "owner": None if g[0].pod.owner is None else {"kind": g[0].pod.owner.kind,
+                                                                  "name": g[0].pod.owner.name},
+                    "count": len(g), "pods": [r.pod.name for r in g]} for g in reports.groups()],
         "notPending": [{"namespace": n.pod.namespace, "name": n.pod.name, "phase": n.pod.phase,
                         "node": n.pod.node_name or None, "message": not_pending_text(n)}
                        for n in reports.not_pending],
@@ -330,23 +336,31 @@ def _styled(text: str, style: str | None = None):
     return Text(text, style=style or "")
 
 
-def print_reports(console, reports: P.PendingReports, wide: bool = False, no_headers: bool = False) -> None:
-    """One block per pod; a one-liner per pod that is not pending."""
+def print_reports(console, reports: P.PendingReports, wide: bool = False, no_headers: bool = False,
+                  fit: int | None = None) -> None:
+    """One block per group of pods of one owner with the same answer (its count and the other
+    pods' names under the first pod's line); a one-liner per pod that is not pending. `fit`: the
+    width the domain tables wrap to (render.console.output_width)."""
     w = console.file.write
     for item in reports.not_pending:
         w(not_pending_text(item) + "\n")
-    for i, r in enumerate(reports.reports):
+    for i, group in enumerate(reports.groups()):
         if i or reports.not_pending:
             w("\n")
-        print_report(console, r, wide, no_headers)
+        print_report(console, group[0], wide, no_headers, others=group[1:], fit=fit)
 
 
-def print_report(console, r: P.PendingReport, wide: bool = False, no_headers: bool = False) -> None:
+def print_report(console, r: P.PendingReport, wide: bool = False, no_headers: bool = False,
+                 others: Sequence[P.PendingReport] = (), fit: int | None = None) -> None:
     w = console.file.write
     total = len(r.verdicts)
     verdict = (_styled(f"fits {len(r.fit_nodes)} of {total} nodes", "green") if r.schedulable
                else _styled(f"fits none of {total} nodes", "bold red"))
     console.print(f"Pod {r.pod.namespace}/{r.pod.name} · {r.pod.phase} · ", verdict, sep="")
+    if others:
+        owner = r.pod.owner
+        w(f"Same answer for {len(others)} more pod{'s' if len(others) != 1 else ''} of {owner.kind}/{owner.name} "
+          f"({len(others) + 1} in all): {_some([o.pod.name for o in others], 5)}\n")
     if r.schedulable:
         w(f"It can run on {_names(list(r.fit_nodes)[:5])}"
           f"{' and more' if len(r.fit_nodes) > 5 else ''}: the scheduler has not placed it yet, "
@@ -362,7 +376,7 @@ def print_report(console, r: P.PendingReport, wide: bool = False, no_headers: bo
     _print_live(console, r)
     for c in r.constraints:
         w("\n")
-        _print_constraint(console, c, no_headers)
+        _print_constraint(console, c, no_headers, fit)
     if wide:
         w("\n")
         _print_nodes(console, r, no_headers)
@@ -391,7 +405,7 @@ def _print_live(console, r: P.PendingReport) -> None:
         w(f"  likely cause: {cause_text(code, r)}\n")
 
 
-def _print_constraint(console, c: P.ConstraintExplanation, no_headers: bool) -> None:
+def _print_constraint(console, c: P.ConstraintExplanation, no_headers: bool, fit: int | None = None) -> None:
     from kubectl_tspread.render.console import print_block, table
     from kubectl_tspread.render.reasons import constraint_title
 
@@ -405,7 +419,7 @@ def _print_constraint(console, c: P.ConstraintExplanation, no_headers: bool) -> 
                      _styled("yes", "green") if d.allowed else _styled("no", "red"),
                      str(len(d.fit_nodes)), other])
     if rows:
-        print_block(console, table(headers, rows, no_headers))
+        print_block(console, table(headers, rows, no_headers, fit=fit, shrink=(6, 0)))
     else:
         w("  no domains: no node passes this constraint's node rules\n")
     console.print(_styled("→ ", "bold"), summary_text(c.summary), sep="")

@@ -88,7 +88,9 @@ def summary_rows(report):
     return [(w, c) for _, w, c in rows]
 
 
-def print_summary(console, report, wide: bool = False, no_headers: bool = False) -> None:
+def print_summary(console, report, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
+    """`fit`: the width to fit (render.console.output_width); CONSTRAINT, DISTRIBUTION and
+    WORKLOAD wrap onto more lines to stay within it. -o wide passes None: everything, unbounded."""
     headers = ["NAMESPACE", "WORKLOAD", "PODS", "PENDING", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"]
     if wide:
         headers += ["GLOBALMIN", "MINDOMAINS", "POLICIES", "SELECTOR"]
@@ -96,9 +98,10 @@ def print_summary(console, report, wide: bool = False, no_headers: bool = False)
     for w, c in summary_rows(report):
         cs, k = c.state, c.constraint
         mode = k.when_unsatisfiable + (" (implicit)" if k.implicit else "")
+        key = k.topology_key if wide else _short(k.topology_key)  # the full key: -o wide, JSON
         row = [w.namespace, f"{w.kind.lower()}/{w.name}", str(w.pods),
                _styled(str(w.pending), "bold red" if w.pending else None),
-               f"{k.topology_key} maxSkew={k.max_skew} {mode}", marked_distribution(c, full=wide), str(cs.skew),
+               f"{key} maxSkew={k.max_skew} {mode}", marked_distribution(c, full=wide), str(cs.skew),
                _styled(c.status, STATUS_STYLE.get(c.status))]
         if wide:
             row += [str(cs.global_min), str(k.min_domains),
@@ -108,10 +111,10 @@ def print_summary(console, report, wide: bool = False, no_headers: bool = False)
         ns = "all namespaces" if report.namespace is None else f'namespace "{report.namespace}"'
         console.file.write(f"No workloads with topology spread constraints found in {ns}.\n")
         return
-    print_block(console, table(headers, rows, no_headers))
+    print_block(console, table(headers, rows, no_headers, fit=fit, shrink=(4, 5, 1)))
 
 
-def print_detail(console, report, wide: bool = False, no_headers: bool = False) -> None:
+def print_detail(console, report, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
     first = True
     for w in report.workloads:
         if not first:
@@ -126,7 +129,7 @@ def print_detail(console, report, wide: bool = False, no_headers: bool = False) 
             _print_constraint(console, c, wide, no_headers)
         if w.timeline is not None:
             console.file.write("\n")
-            print_timeline(console, w, no_headers)
+            print_timeline(console, w, no_headers, fit)
 
 
 def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
@@ -178,7 +181,7 @@ def _verdict_line(cs) -> str:
     return f"global minimum {cs.global_min}{why} · skew {cs.skew} · maxSkew {k.max_skew} · "
 
 
-def print_timeline(console, w, no_headers: bool = False) -> None:
+def print_timeline(console, w, no_headers: bool = False, fit: int | None = None) -> None:
     keys = list(dict.fromkeys(c.constraint.topology_key for c in w.constraints))
     headers = ["#", "CREATED", "POD", "NODE"] + [f"DOMAIN({_short(k)})" for k in keys] \
         + [f"COUNTS({_short(k)})" for k in keys] + [f"SKEW({_short(k)})" for k in keys] + ["NOTE"]
@@ -197,7 +200,9 @@ def print_timeline(console, w, no_headers: bool = False) -> None:
             + [r.domains.get(k) or "-" for k in keys] + counts + [str(r.skew[k]) for k in keys] + [note]
         rows.append([_styled(x, style) for x in cells])
     console.file.write(TIMELINE_NOTE.format(n=len(w.timeline)) + "\n")
-    print_block(console, table(headers, rows, no_headers))
+    # the COUNTS columns, then the NOTE and the pod name, wrap to fit
+    counts_at = [4 + len(keys) + i for i in range(len(keys))]
+    print_block(console, table(headers, rows, no_headers, fit=fit, shrink=(*counts_at, len(headers) - 1, 2)))
     for n, (row, text) in enumerate(notes, start=1):
         console.file.write(f"  note {n} (row {row}): {text}\n")
 
