@@ -16,6 +16,7 @@ from kubectl_tspread.cli_completion import complete_target
 from kubectl_tspread.cli_warnings import warn_missing_kinds
 from kubectl_tspread.errors import EXIT_ERROR, EXIT_FOUND, EXIT_OK, TspreadError, UsageError
 from kubectl_tspread.options import debug_option, output_options, source_options
+from kubectl_tspread.statuses import status_help
 
 PROG = "kubectl tspread"
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -48,7 +49,10 @@ Examples:
   # Offline, from a dump of every kind the commands read
   kubectl tspread dump -A > cluster.json
   kubectl tspread distribution -A --from-file cluster.json
-""")
+
+\b
+Status words:
+""" + status_help() + "\n")
 @click.argument("target", required=False, metavar="[TYPE/NAME]", shell_complete=complete_target)
 @click.option("-l", "--selector", "selector", metavar="SELECTOR",
               help="Only pods matching this label selector (kubectl syntax: a=b,c!=d,e in (x,y),!f).")
@@ -72,15 +76,8 @@ def distribution(target, selector, timeline, exit_code, source, out):
     domain accepts now: spread's headroom, or 0 when cordons or untolerated taints refuse
     every node of it (marked cordoned / tainted in the summary).
 
-    \b
-    Status words (worst first in the summary; DoNotSchedule before ScheduleAnyway):
-      VIOLATED    a DoNotSchedule constraint's skew is above maxSkew (possible after
-                  scale-down or node loss: the scheduler only enforces at placement)
-      NO DOMAINS  no node makes a domain (node affinity, taints under Honor, a missing
-                  topology key): the workload's pods have nowhere to go
-      DRIFTED     a ScheduleAnyway constraint's skew is above maxSkew (a preference)
-      AT LIMIT    skew equals maxSkew: domains at the maximum accept no more
-      OK          skew below maxSkew
+    Status words, worst first in the summary (DoNotSchedule before ScheduleAnyway at
+    equal status), are listed below.
     """
     from kubectl_tspread.distribution import compute_distribution
     from kubectl_tspread.engine.index import ClusterIndex
