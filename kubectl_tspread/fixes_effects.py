@@ -91,11 +91,17 @@ def template_edit(index: ClusterIndex, pod: Pod, weakens: bool = False) -> tuple
         target = (pod.key,)
     else:
         top = index.top_controller(pod)
-        mates = [p for p in index.pods_by_namespace.get(pod.namespace, ())
-                 if not p.finished and (index.top_controller(p) == top if top is not None
-                                        else p.owner is not None and p.owner.uid == pod.owner.uid)]
+        # the controllers whose pods the rollout replaces: the top one and those it owns (a
+        # Deployment's ReplicaSets); one pass over the namespace's pods, by owner uid
+        uids = {pod.owner.uid}
+        if top is not None:
+            uids.add(top.uid)
+            uids.update(w.uid for w in index.snapshot.workloads
+                        if w.namespace == pod.namespace and w.owner is not None and w.owner.uid == top.uid)
+        mates = sum(1 for p in index.pods_by_namespace.get(pod.namespace, ())
+                    if p.owner is not None and p.owner.uid in uids and not p.finished)
         target = (f"{pod.namespace}/{ref}",)
-        out = [SideEffect(ROLLS_WORKLOAD, target, {"pods": max(len(mates), 1)})]
+        out = [SideEffect(ROLLS_WORKLOAD, target, {"pods": max(mates, 1)})]
     if weakens:
         out.append(SideEffect(WEAKENS_SPREAD, target))
     return tuple(out)
