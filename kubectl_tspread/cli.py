@@ -13,7 +13,7 @@ import click
 
 from kubectl_tspread import __version__
 from kubectl_tspread.cli_completion import complete_target
-from kubectl_tspread.cli_warnings import warn_missing_kinds
+from kubectl_tspread.cli_inputs import warn_missing_kinds
 from kubectl_tspread.errors import EXIT_ERROR, EXIT_FOUND, EXIT_OK, TspreadError, UsageError
 from kubectl_tspread.options import debug_option, output_options, source_options
 from kubectl_tspread.statuses import status_help

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kubectl_tspread.cli_completion import complete_pod
-from kubectl_tspread.cli_warnings import warn_missing_kinds
+from kubectl_tspread.cli_inputs import warn_missing_kinds
 from kubectl_tspread.errors import EXIT_FOUND, EXIT_OK, UsageError
 from kubectl_tspread.options import debug_option, output_options, source_options
 

@@ -18,7 +18,7 @@ Depends on, per command (conditional ones only when some pod needs them):
   selector by the namespace's name label alone, so it is always named.
 
 Words for the warning are render/text.py `missing_kinds_message`; the JSON entry is
-render/structured.py `warnings_view`; cli_warnings.py prints the stderr line.
+render/structured.py `warnings_view`; cli_inputs.py prints the stderr line.
 
     dump of nodes, pods, rs, deploy; drain-safe → ["PodDisruptionBudget", "Service", "StatefulSet"]
 """
