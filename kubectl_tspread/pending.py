@@ -86,7 +86,9 @@ class PendingReport:
     suggestions: list[Suggestion]
     tried: list[str]  # every fix action that was tried (verified or not)
     blockers: list[Blocker] = field(default_factory=list)  # what refuses the nodes, most decisive first
-    evaluation: int = 0  # reports of pods judged by one shared evaluation carry the same number
+    # reports of pods judged by one shared evaluation carry the same number (grouping only: two
+    # reports are equal by what they say, not by how they were computed)
+    evaluation: int = field(default=0, compare=False)
 
     @property
     def schedulable(self) -> bool:
