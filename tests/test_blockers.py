@@ -9,7 +9,7 @@ import json
 import pytest
 
 from apiobjects import as_list, node_obj, pod_obj, spread_obj
-from conftest import GI, make_constraint, make_node, make_pod
+from conftest import GI, make_node, make_pod
 from kubectl_tspread import blockers as B, fixes
 from kubectl_tspread.cli import main
 from kubectl_tspread.engine import filters, spread
