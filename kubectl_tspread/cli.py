@@ -15,8 +15,10 @@ import click
 
 from kubectl_tspread import __version__
 from kubectl_tspread.cli_completion import complete_target
+from kubectl_tspread.cli_inputs import warn_missing_kinds
 from kubectl_tspread.errors import EXIT_ERROR, EXIT_FOUND, EXIT_OK, TspreadError, UsageError
 from kubectl_tspread.options import debug_option, output_options, source_options
+from kubectl_tspread.statuses import status_help
 
 PROG = "kubectl tspread"
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -58,7 +60,9 @@ def cli():
 
     \b
     Commands read the cluster through kubeconfig like kubectl, or offline from
-    `kubectl get … -o json` dumps (--from-file), or from a built-in demo (--demo).
+    dumps (--from-file; `kubectl tspread dump -A > cluster.json` writes every kind
+    they read), or from a built-in demo (--demo). When the input lacks a kind an answer
+    depends on, a `warning:` line says what was not checked.
     """
 
 
@@ -70,14 +74,19 @@ Examples:
   kubectl tspread distribution deploy/checkout -n shop --timeline
   # All namespaces as JSON; exit 3 when a DoNotSchedule constraint is over maxSkew
   kubectl tspread distribution -A -o json --exit-code
-  # Offline, from dumps
-  kubectl get nodes,pods,rs,deploy -A -o json > cluster.json
+  # Offline, from a dump of every kind the commands read
+  kubectl tspread dump -A > cluster.json
   kubectl tspread distribution -A --from-file cluster.json
-""")
+
+\b
+Status words:
+""" + status_help() + "\n")
 @click.argument("target", required=False, metavar="[TYPE/NAME]", shell_complete=complete_target)
 @click.option("-l", "--selector", "selector", metavar="SELECTOR",
               help="Only pods matching this label selector (kubectl syntax: a=b,c!=d,e in (x,y),!f).")
-@click.option("--timeline", is_flag=True, help="Also show the pods in creation order with running counts and skew.")
+@click.option("--timeline", is_flag=True,
+              help="Also replay the pods that exist now in creation order, with running counts and skew "
+                   "per constraint; a DoNotSchedule row over maxSkew is marked as not a scheduler placement.")
 @click.option("--exit-code", "exit_code", is_flag=True,
               help="Exit 3 when any DoNotSchedule constraint is VIOLATED (skew above maxSkew).")
 @source_options
@@ -91,9 +100,12 @@ def distribution(target, selector, timeline, exit_code, source, out):
     in the namespace whose pods carry spread constraints (explicit, or the scheduler's
     implicit defaults) gets one summary row per constraint.
 
-    Verdicts: OK; AT LIMIT (skew equals maxSkew); VIOLATED (DoNotSchedule above maxSkew:
-    possible after scale-down or node loss, the scheduler only enforces at placement);
-    DRIFTED (ScheduleAnyway above maxSkew).
+    PENDING counts each workload's pods waiting for the scheduler. HEADROOM is what a
+    domain accepts now: spread's headroom, or 0 when cordons or untolerated taints refuse
+    every node of it (marked cordoned / tainted in the summary).
+
+    Status words, worst first in the summary (DoNotSchedule before ScheduleAnyway at
+    equal status), are listed below.
     """
     from kubectl_tspread.distribution import compute_distribution
     from kubectl_tspread.engine.index import ClusterIndex
@@ -106,38 +118,41 @@ def distribution(target, selector, timeline, exit_code, source, out):
     if tgt is not None and sel is not None:
         raise UsageError("give either TYPE/NAME or -l/--selector, not both")
     snap = load_snapshot(source)
+    missing = warn_missing_kinds(snap, "distribution")
     index = ClusterIndex(snap)
     namespace = None if source.all_namespaces else snap.namespace
     groups = resolve(index, namespace, tgt, sel)
     report = compute_distribution(index, groups, with_timeline=timeline, namespace=namespace)
-    _render_distribution(report, out, detail=tgt is not None or timeline)
+    _render_distribution(report, out, detail=tgt is not None or timeline, missing=missing)
     return EXIT_FOUND if exit_code and report.violated else EXIT_OK
 
 
-def _render_distribution(report, out, detail: bool) -> None:
+def _render_distribution(report, out, detail: bool, missing=()) -> None:
     from kubectl_tspread.render import structured
     from kubectl_tspread.render.console import make_console
 
     if out.structured:
-        structured.write(structured.distribution_view(report), out.output, lambda text: click.echo(text, nl=False))
+        structured.write(structured.distribution_view(report, missing), out.output, lambda text: click.echo(text, nl=False))
         return
     from kubectl_tspread.render import table
+    from kubectl_tspread.render.console import output_width
 
     console = make_console(out.color)
+    fit = None if out.wide else output_width()  # -o wide shows everything, unbounded
     if detail:
         if not report.workloads:
             click.echo("No topology spread constraints apply to the selected pods.")
             return
-        table.print_detail(console, report, wide=out.wide, no_headers=out.no_headers)
+        table.print_detail(console, report, wide=out.wide, no_headers=out.no_headers, fit=fit)
     else:
-        table.print_summary(console, report, wide=out.wide, no_headers=out.no_headers)
+        table.print_summary(console, report, wide=out.wide, no_headers=out.no_headers, fit=fit)
 
 
 def _register_commands() -> None:
-    """why-pending, drain-safe and completion live in their own modules, each with register(cli)."""
-    from kubectl_tspread import cli_completion, cli_drain, cli_pending
+    """why-pending, drain-safe, dump and completion live in their own modules, each with register(cli)."""
+    from kubectl_tspread import cli_completion, cli_drain, cli_dump, cli_pending
 
-    for mod in (cli_pending, cli_drain, cli_completion):
+    for mod in (cli_pending, cli_drain, cli_dump, cli_completion):
         mod.register(cli)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kubectl_tspread.cli_completion import complete_pod
+from kubectl_tspread.cli_inputs import warn_missing_kinds
 from kubectl_tspread.errors import EXIT_FOUND, EXIT_OK, UsageError
 from kubectl_tspread.options import debug_option, output_options, source_options
 
@@ -24,8 +25,8 @@ Examples:
   kubectl tspread why-pending pod/search-5d8f7-x2x -n shop -o wide
   # All namespaces as JSON; exit 3 when some pod fits no node
   kubectl tspread why-pending -A -o json --exit-code
-  # Offline, from dumps (events and volumes make the report complete)
-  kubectl get nodes,pods,rs,deploy,pv,pvc,storageclass,events -A -o json > cluster.json
+  # Offline, from a dump of every kind the commands read (events and volumes included)
+  kubectl tspread dump -A > cluster.json
   kubectl tspread why-pending -A --from-file cluster.json
 """
 
@@ -49,8 +50,14 @@ def why_pending(target, selector, exit_code, no_fixes, source, out):
     message is rebuilt from them beside the live one (PodScheduled condition, else the
     latest FailedScheduling event). For each DoNotSchedule spread constraint the report
     shows the skew the pod would create in every domain and which allowed domains still
-    have nodes that pass every other filter. Fixes are listed only when applying them
-    to a copy of the snapshot makes the pod fit somewhere, cheapest first.
+    have nodes that pass every other filter. The answer comes first, from the most
+    decisive blocker (one that refuses every node on its own, such as an unmatched node
+    affinity term or a request above every node's allocatable, before the others).
+
+    Fixes are listed only when applying them to a copy of the snapshot makes the pod fit
+    somewhere (verifies: PodFits): first those that change no running pod, then template
+    edits (they roll every pod of the workload), then destructive ones (deleting Node
+    objects that still hold pods or volumes, evicting pods), each with its side effects.
 
     Without a target, every Pending pod not yet bound to a node in the namespace (-A:
     all namespaces). A named pod that is not Pending gets a one-line answer.
@@ -64,11 +71,12 @@ def why_pending(target, selector, exit_code, no_fixes, source, out):
         raise UsageError("give either pod/NAME or -l/--selector, not both")
     sel = Selector.parse(selector) if selector is not None else None
     snap = load_snapshot(source, kinds=PENDING_KINDS, cluster_wide=True)
+    missing = warn_missing_kinds(snap, "why-pending")
     index = ClusterIndex(snap)
     namespace = None if source.all_namespaces else snap.namespace
     pods = select_pods(index, namespace, target, sel)
     reports = explain_pods(index, pods, with_fixes=not no_fixes, namespace=namespace)
-    _render(reports, out)
+    _render(reports, out, missing)
     return EXIT_FOUND if exit_code and reports.any_unschedulable else EXIT_OK
 
 
@@ -85,21 +93,22 @@ def select_pods(index, namespace, target, selector):
     return sorted(pods, key=lambda p: (p.namespace, p.name))
 
 
-def _render(reports, out) -> None:
+def _render(reports, out, missing=()) -> None:
     from kubectl_tspread.render import pending as view
 
     if out.structured:
         from kubectl_tspread.render.structured import write
 
-        write(view.pending_view(reports), out.output, lambda text: click.echo(text, nl=False))
+        write(view.pending_view(reports, missing), out.output, lambda text: click.echo(text, nl=False))
         return
     if not reports.reports and not reports.not_pending:
         where = "any namespace" if reports.namespace is None else f'namespace "{reports.namespace}"'
         click.echo(f"No Pending pods in {where}: nothing is waiting for the scheduler.")
         return
-    from kubectl_tspread.render.console import make_console
+    from kubectl_tspread.render.console import make_console, output_width
 
-    view.print_reports(make_console(out.color), reports, wide=out.wide, no_headers=out.no_headers)
+    view.print_reports(make_console(out.color), reports, wide=out.wide, no_headers=out.no_headers,
+                       fit=None if out.wide else output_width())
 
 
 def register(cli) -> None:

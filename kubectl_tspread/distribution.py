@@ -10,12 +10,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from kubectl_tspread.engine import spread, traps as trapmod
+from kubectl_tspread.engine import filters, spread, traps as trapmod
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import Pod, SpreadConstraint
 from kubectl_tspread.targets import PodGroup
 
-STATUS_RANK = {"VIOLATED": 0, "DRIFTED": 1, "AT LIMIT": 2, "OK": 3}
+# no node makes a domain (node affinity, taints under Honor, a missing key): the workload's
+# pods have nowhere to go under this constraint, whatever the skew says
+STATUS_NO_DOMAINS = "NO DOMAINS"
+STATUS_RANK = {"VIOLATED": 0, STATUS_NO_DOMAINS: 1, "DRIFTED": 2, "AT LIMIT": 3, "OK": 4}
+
+# why a domain accepts nothing now although spread would allow it (DomainAcceptance.state)
+DOMAIN_CORDONED = "cordoned"  # every node of the domain is cordoned
+DOMAIN_TAINTED = "tainted"  # every node is cordoned or carries a taint the pod does not tolerate
+
+
+@dataclass(frozen=True, slots=True)
+class DomainAcceptance:
+    """What a domain accepts now: spread's headroom, or 0 when no node of it takes the pod
+    (cordoned, or tainted against it); `state` says why."""
+
+    accepts_now: int
+    state: str | None = None
 
 
 @dataclass(slots=True)
@@ -23,10 +39,25 @@ class ConstraintReport:
     state: spread.ConstraintState
     uncounted: list[spread.UncountedPod]
     traps: list[trapmod.Trap]
+    acceptance: dict[str, DomainAcceptance] = field(default_factory=dict)  # by domain value
 
     @property
     def constraint(self) -> SpreadConstraint:
         return self.state.constraint
+
+    @property
+    def status(self) -> str:
+        """The engine's status, or NO DOMAINS when no node makes a domain at all."""
+        return STATUS_NO_DOMAINS if not self.state.domains else self.state.status
+
+    def accepts_now(self, value: str) -> DomainAcceptance:
+        return self.acceptance.get(value) or DomainAcceptance(self.state.headroom(value))
+
+    @property
+    def rank(self) -> tuple:
+        """Worst first: status, then DoNotSchedule before ScheduleAnyway, then the larger excess."""
+        cs = self.state
+        return STATUS_RANK[self.status], 0 if self.constraint.hard else 1, -(cs.skew - self.constraint.max_skew)
 
 
 @dataclass(slots=True)
@@ -38,6 +69,22 @@ class TimelineRow:
     counts: dict[str, dict[str, int]]  # topologyKey -> every domain's running count
     skew: dict[str, int]
     over: bool  # this pod was counted and left some constraint above its maxSkew
+    # when `over` on a DoNotSchedule constraint: the scheduler never made such a placement
+    # against these pods (it would have refused it), so the replay lacks something; why, as
+    # a code (REPLAY_*) and its numbers
+    replay_gap: "ReplayGap | None" = None
+
+
+# why a replayed row is over maxSkew under DoNotSchedule (the scheduler refuses such placements)
+REPLAY_DOMAINS_JOINED_LATER = "DomainsJoinedLater"  # a domain's nodes joined after this pod
+REPLAY_PODS_GONE = "PodsGoneOrChanged"  # pods deleted since, or pod / node labels changed
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayGap:
+    code: str
+    keys: tuple[str, ...]  # the DoNotSchedule constraints' topology keys over maxSkew
+    domains: tuple[str, ...] = ()  # DomainsJoinedLater: the domains that did not exist yet
 
 
 @dataclass(slots=True)
@@ -51,12 +98,14 @@ class WorkloadReport:
     constraint_set: int = 1  # 1-based, when the workload's pods carry several constraint sets
     constraint_sets: int = 1
     timeline: list[TimelineRow] | None = None
+    pending: int = 0  # of `pods`, waiting for the scheduler (not bound, not terminating)
+    running: int = 0  # of `pods`, bound to a node and not terminating
 
     @property
     def worst(self) -> tuple:
         if not self.constraints:
-            return (9, 0)
-        return min((STATUS_RANK[c.state.status], -(c.state.skew - c.constraint.max_skew)) for c in self.constraints)
+            return (9, 0, 0)
+        return min(c.rank for c in self.constraints)
 
 
 @dataclass(slots=True)
@@ -68,7 +117,7 @@ class DistributionReport:
     @property
     def violated(self) -> bool:
         """True when some DoNotSchedule constraint is above its maxSkew (drives --exit-code)."""
-        return any(c.state.status == "VIOLATED" for w in self.workloads for c in w.constraints)
+        return any(c.status == "VIOLATED" for w in self.workloads for c in w.constraints)
 
 
 def _representative(pods: Sequence[Pod]) -> Pod:
@@ -98,14 +147,49 @@ def _constraint_sets(index: ClusterIndex,
     return out
 
 
+class Accepting:
+    """The nodes that take a pod now as far as cordons and taints go (NodeUnschedulable and
+    TaintToleration pass), remembered per tolerations: the workloads of a report share a
+    handful of them, and a hostname constraint has a domain per node."""
+
+    def __init__(self, index: ClusterIndex):
+        self.index = index
+        self._memo: dict[tuple, frozenset[str]] = {}
+
+    def nodes(self, pod: Pod) -> frozenset[str]:
+        key = pod.tolerations
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = frozenset(
+                name for name, node in self.index.nodes.items()
+                if filters.unschedulable_failure(pod, node) is None and filters.taint_failure(pod, node) is None)
+        return found
+
+
+def domain_acceptance(cs: spread.ConstraintState, takes: frozenset[str],
+                      cordoned: frozenset[str]) -> dict[str, DomainAcceptance]:
+    """Per domain whose nodes all refuse the pod now: accepts 0, and why (cordoned when every
+    node is cordoned). zones a=4 b=1 c=0 (c cordoned), maxSkew 1 → c: headroom 2, accepts 0."""
+    out = {}
+    for d in cs.domains.values():
+        if not d.nodes or any(n in takes for n in d.nodes):
+            continue
+        state = DOMAIN_CORDONED if all(n in cordoned for n in d.nodes) else DOMAIN_TAINTED
+        out[d.value] = DomainAcceptance(0, state)
+    return out
+
+
 def analyse_group(index: ClusterIndex, group: PodGroup, with_timeline: bool = False,
-                  partitions: dict | None = None, cordoned: frozenset[str] | None = None) -> list[WorkloadReport]:
+                  partitions: dict | None = None, cordoned: frozenset[str] | None = None,
+                  accepting: Accepting | None = None) -> list[WorkloadReport]:
     """`partitions` shares which nodes make which domains between the workloads of one
-    report, `cordoned` the names of the cordoned nodes (`traps.cordoned_nodes`): the index
-    does not change while a report is built."""
+    report, `cordoned` the names of the cordoned nodes (`traps.cordoned_nodes`) and
+    `accepting` the nodes that take a pod now: the index does not change while a report is built."""
     sets = _constraint_sets(index, group.pods)
     if cordoned is None:
         cordoned = trapmod.cordoned_nodes(index)
+    if accepting is None:
+        accepting = Accepting(index)
     reports = []
     for i, (constraints, members, incoming) in enumerate(sets, start=1):
         state = spread.compute(index, incoming, constraints, partitions=partitions)
@@ -113,12 +197,16 @@ def analyse_group(index: ClusterIndex, group: PodGroup, with_timeline: bool = Fa
         reasons = [cs.uncounted_reasons(group.pods) for cs in state.constraints]
         counted = [spread.counted_pods(group.pods, r) for r in reasons]
         found = trapmod.detect_traps(index, state, group.pods, counted, cordoned)
+        takes = accepting.nodes(incoming)
         constraint_reports = [
-            ConstraintReport(cs, spread.uncounted_pods(group.pods, reasons[pos]), found.get(pos, []))
+            ConstraintReport(cs, spread.uncounted_pods(group.pods, reasons[pos]), found.get(pos, []),
+                             domain_acceptance(cs, takes, cordoned))
             for pos, cs in enumerate(state.constraints)
         ]
         wr = WorkloadReport(group.kind, group.namespace, group.name, len(members), incoming,
-                            constraint_reports, i, len(sets))
+                            constraint_reports, i, len(sets),
+                            pending=sum(1 for p in members if p.pending),
+                            running=sum(1 for p in members if p.node_name and not p.terminating))
         if with_timeline:
             wr.timeline = build_timeline(group.pods, constraint_reports, index)
         reports.append(wr)
@@ -133,8 +221,9 @@ def compute_distribution(index: ClusterIndex, groups: Sequence[PodGroup], with_t
     # over every node happens once per shape, not once per constraint
     partitions: dict = {}
     cordoned = trapmod.cordoned_nodes(index)
+    accepting = Accepting(index)
     for g in groups:
-        workloads.extend(analyse_group(index, g, with_timeline, partitions, cordoned))
+        workloads.extend(analyse_group(index, g, with_timeline, partitions, cordoned, accepting))
     return DistributionReport(workloads, namespace, index.snapshot.source)
 
 
@@ -154,6 +243,8 @@ def build_timeline(pods: Sequence[Pod], constraints: Sequence[ConstraintReport],
         counts: dict[str, dict[str, int]] = {}
         skew: dict[str, int] = {}
         over = False
+        hard_over: list[str] = []
+        late: set[str] = set()
         for c, run, skip in zip(constraints, running, uncounted):
             key = c.constraint.topology_key
             dom = c.state.node_domain.get(p.node_name) if p.node_name else None
@@ -165,9 +256,30 @@ def build_timeline(pods: Sequence[Pod], constraints: Sequence[ConstraintReport],
             s = _skew(run, c.constraint.min_domains)
             skew[key] = s
             # only a pod that was counted can be the placement that pushed skew over
-            over = over or (counted and s > c.constraint.max_skew)
-        rows.append(TimelineRow(p.name, p.created, p.node_name, domains, counts, skew, over))
+            if counted and s > c.constraint.max_skew:
+                over = True
+                if c.constraint.hard:
+                    hard_over.append(key)
+                    late.update(_joined_later(c, p, index, run))
+        gap = None
+        if hard_over:
+            gap = (ReplayGap(REPLAY_DOMAINS_JOINED_LATER, tuple(hard_over), tuple(sorted(late))) if late
+                   else ReplayGap(REPLAY_PODS_GONE, tuple(hard_over)))
+        rows.append(TimelineRow(p.name, p.created, p.node_name, domains, counts, skew, over, gap))
     return rows
+
+
+def _joined_later(c: ConstraintReport, pod: Pod, index: ClusterIndex, run: dict[str, int]) -> list[str]:
+    """The domains whose every node was created after `pod`, when leaving them out brings the
+    replayed skew back within maxSkew: they did not exist when the scheduler placed the pod."""
+    if not pod.created:
+        return []
+    later = [v for v, d in c.state.domains.items()
+             if d.nodes and all(index.nodes[n].created > pod.created for n in d.nodes if n in index.nodes)]
+    if not later:
+        return []
+    then = {v: n for v, n in run.items() if v not in later}
+    return later if _skew(then, c.constraint.min_domains) <= c.constraint.max_skew else []
 
 
 def _skew(counts: dict[str, int], min_domains: int) -> int:

@@ -7,10 +7,13 @@ node-local filters re-run only where the change touched a node; `schedulable_nod
 re-indexes the changed snapshot and is the reference it agrees with). Only candidates
 after which some node passes every filter are returned, marked verified, cheapest first.
 
-Cheapest means least disruptive to the cluster and to the guarantees the user asked
-for: undoing a cordon or adding a missing label restores what was meant; editing the
-constraint weakens it; evicting pods disturbs other workloads; a node costs money;
-ScheduleAnyway gives the guarantee up altogether.
+Fixes come in three tiers (fixes_effects.py): no change to running pods first, then
+template edits (each rolls every pod of the workload), then destructive changes (deleting
+Node objects that still hold pods or volumes, evicting pods). Within a tier, cheapest means
+least disruptive to the cluster and to the guarantees the user asked for: undoing a cordon
+or adding a missing label restores what was meant; editing the constraint weakens it; a
+node costs money; ScheduleAnyway gives the guarantee up altogether. Each suggestion carries
+its side effects (model.SideEffect) and what its verification showed (`verifies`: PodFits).
 
 Suggestions are data (action, numbers, the nodes the pod would fit on); the words are
 rendered by render/pending.py.
@@ -21,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Sequence
 
+from kubectl_tspread import fixes_effects as effects
+from kubectl_tspread.blockers import Blocker
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import node_untolerated_taint
@@ -37,7 +42,17 @@ from kubectl_tspread.fixes_nodes import (
     label_nodes_candidates,
     uncordon_candidates,
 )
-from kubectl_tspread.model import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY, Pod, Snapshot
+from kubectl_tspread.fixes_blockers import (
+    ADD_LABELLED_NODE,
+    ADD_LARGER_NODE,
+    LOWER_REQUEST,
+    labelled_node_candidates,
+    larger_node_candidates,
+    lower_request_candidates,
+)
+from kubectl_tspread.model import (
+    DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY, VERIFIES_POD_FITS, Pod, SideEffect, Snapshot,
+)
 from kubectl_tspread.whatif import Baseline, Change, fit_nodes
 
 SET_NODE_TAINTS_POLICY_HONOR = "SetNodeTaintsPolicyHonor"
@@ -45,12 +60,15 @@ LOWER_MIN_DOMAINS = "LowerMinDomains"
 RAISE_MAX_SKEW = "RaiseMaxSkew"
 SCHEDULE_ANYWAY_ACTION = "ScheduleAnyway"
 
-# cheapest first; see the module docstring for the reasoning
+# cheapest first within a tier; see the module docstring for the reasoning
 COST = {
     UNCORDON: 10, LABEL_NODES: 20, DELETE_NODES: 30, SET_NODE_TAINTS_POLICY_HONOR: 40,
     LOWER_MIN_DOMAINS: 50, RAISE_MAX_SKEW: 60, EVICT_LOWER_PRIORITY: 70, ADD_NODE: 80,
-    SCHEDULE_ANYWAY_ACTION: 90,
+    ADD_LABELLED_NODE: 82, ADD_LARGER_NODE: 84, LOWER_REQUEST: 86, SCHEDULE_ANYWAY_ACTION: 90,
 }
+# edits of the pod's template: its workload rolls every pod to apply them
+TEMPLATE_EDITS = frozenset({SET_NODE_TAINTS_POLICY_HONOR, LOWER_MIN_DOMAINS, RAISE_MAX_SKEW,
+                            SCHEDULE_ANYWAY_ACTION, LOWER_REQUEST})
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +77,32 @@ class Suggestion:
     params: dict[str, Any] = field(default_factory=dict)
     nodes: tuple[str, ...] = ()  # where the pod fits once the change is made
     verified: bool = True
+    side_effects: tuple[SideEffect, ...] = ()
+    verifies: str = VERIFIES_POD_FITS
 
     @property
-    def cost(self) -> int:
-        return COST[self.action]
+    def tier(self) -> int:
+        return effects.tier(self.side_effects, self.action in TEMPLATE_EDITS)
+
+    @property
+    def cost(self) -> tuple[int, int]:
+        """(tier, cost within it): the order fixes are offered in."""
+        return self.tier, COST[self.action]
+
+
+def side_effects(index: ClusterIndex, pod: Pod, candidate: Candidate) -> tuple[SideEffect, ...]:
+    """What applying `candidate` does besides letting the pod in (fixes_effects.py)."""
+    a, p = candidate.action, candidate.params
+    if a == DELETE_NODES:
+        return effects.deleting_nodes(index, p["nodes"])
+    if a == EVICT_LOWER_PRIORITY:
+        keys = set(p["podKeys"])
+        return effects.evicting(index, [q for q in index.pods_by_node.get(p["node"], ()) if q.key in keys])
+    if a in TEMPLATE_EDITS:
+        return effects.template_edit(index, pod, weakens=a in (RAISE_MAX_SKEW, SCHEDULE_ANYWAY_ACTION))
+    if a in (ADD_NODE, ADD_LABELLED_NODE, ADD_LARGER_NODE):
+        return effects.adding_node(p["name"])
+    return ()
 
 
 def schedulable_nodes(snapshot: Snapshot, pod_key: str) -> tuple[str, ...]:
@@ -86,10 +126,15 @@ def verify(snapshot: Snapshot, pod: Pod, candidate: Candidate,
     return Suggestion(candidate.action, dict(candidate.params), fit)
 
 
+def _with_effects(index: ClusterIndex, pod: Pod, candidate: Candidate, s: Suggestion) -> Suggestion:
+    return replace(s, side_effects=side_effects(index, pod, candidate))
+
+
 def propose_fixes(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],
                   state: spread.SpreadState,
-                  partitions: dict[tuple, spread.Partition] | None = None) -> tuple[list[Suggestion], list[str]]:
-    """(verified suggestions cheapest first, every action that was tried).
+                  partitions: dict[tuple, spread.Partition] | None = None,
+                  blockers: Sequence[Blocker] = ()) -> tuple[list[Suggestion], list[str]]:
+    """(verified suggestions in tier order, cheapest first within a tier; every action tried).
 
     `partitions` is spread.compute's memo for `index` when the caller keeps one.
 
@@ -102,7 +147,7 @@ def propose_fixes(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.Node
     tried: list[str] = []
     raised: set[int] = set()  # constraint positions whose smallest working maxSkew is known
     base = Baseline.of(index, pod, verdicts, partitions)
-    for action, group in _candidate_groups(index, pod, verdicts, state):
+    for action, group in _candidate_groups(index, pod, verdicts, state, blockers):
         if group:
             tried.append(action)
         for cand in group:
@@ -111,7 +156,7 @@ def propose_fixes(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.Node
             s = verify(snap, pod, cand, base)
             if s is None:
                 continue
-            found.append(s)
+            found.append(_with_effects(index, pod, cand, s))
             if action == RAISE_MAX_SKEW:
                 raised.add(cand.params["position"])
             elif action == EVICT_LOWER_PRIORITY:
@@ -121,7 +166,8 @@ def propose_fixes(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.Node
 
 
 def _candidate_groups(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],
-                      state: spread.SpreadState) -> Iterator[tuple[str, list[Candidate]]]:
+                      state: spread.SpreadState,
+                      blockers: Sequence[Blocker] = ()) -> Iterator[tuple[str, list[Candidate]]]:
     yield UNCORDON, uncordon_candidates(index, pod, verdicts)
     yield LABEL_NODES, label_nodes_candidates(index, pod, state, verdicts)
     yield DELETE_NODES, delete_nodes_candidates(index, state)
@@ -130,6 +176,9 @@ def _candidate_groups(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.
     yield RAISE_MAX_SKEW, max_skew_candidates(index, pod, state)
     yield EVICT_LOWER_PRIORITY, evict_candidates(index, pod, verdicts)
     yield ADD_NODE, add_node_candidates(index, pod, verdicts, state)
+    yield ADD_LABELLED_NODE, labelled_node_candidates(index, pod, verdicts, blockers)
+    yield ADD_LARGER_NODE, larger_node_candidates(index, pod, verdicts, blockers, state)
+    yield LOWER_REQUEST, lower_request_candidates(index, pod, verdicts, blockers)
     yield SCHEDULE_ANYWAY_ACTION, schedule_anyway_candidates(pod, state)
 
 

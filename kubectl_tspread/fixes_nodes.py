@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.nodematch import AUTOSCALER_TAINTS, autoscaler_taint
 from kubectl_tspread.model import HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, Node, Pod
 from kubectl_tspread.whatif import Change
 
@@ -71,20 +72,29 @@ def without_nodes(names: Sequence[str]) -> Change:
     return Change(removed_nodes=frozenset(names))
 
 
+def _leaving(node: Node) -> bool:
+    """Cordoned, or tainted by an autoscaler that is removing it."""
+    return _cordoned(node) or autoscaler_taint(node) is not None
+
+
 def delete_nodes_candidates(index: ClusterIndex, state: spread.SpreadState) -> list[Candidate]:
-    """Per hard constraint, each domain whose nodes are all cordoned (drained), then all of them."""
+    """Per hard constraint, each domain whose nodes are all cordoned (drained) or being removed
+    by an autoscaler, then all of them. `autoscalers` names who removes the nodes that are not
+    cordoned: for those the fix is to let that autoscaler finish, never to remove its taint."""
     out: list[Candidate] = []
     seen: set[tuple[str, ...]] = set()
     for cs in state.hard:
-        drained = [d for d in cs.domains.values() if all(_cordoned(index.nodes[n]) for n in d.nodes)]
+        drained = [d for d in cs.domains.values() if all(_leaving(index.nodes[n]) for n in d.nodes)]
         groups = [[d] for d in drained] + ([drained] if len(drained) > 1 else [])
         for group in groups:
             names = tuple(sorted(n for d in group for n in d.nodes))
             if names in seen:
                 continue
             seen.add(names)
+            marked = [t for n in names if not _cordoned(index.nodes[n])
+                      and (t := autoscaler_taint(index.nodes[n])) is not None]
             params = {"key": cs.constraint.topology_key, "domains": [d.value for d in group],
-                      "nodes": list(names)}
+                      "nodes": list(names), "autoscalers": sorted({AUTOSCALER_TAINTS[t.key] for t in marked})}
             out.append(Candidate(DELETE_NODES, params, without_nodes(names)))
     return out[:MAX_VARIANTS]
 

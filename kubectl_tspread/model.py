@@ -283,6 +283,40 @@ class Event:
     object_uid: str = ""
 
 
+# what applying a fix or remedy does besides what it is for (SideEffect.code)
+DELETES_PODS = "DeletesPods"  # objects: pod keys the change deletes (pod GC of a deleted node)
+EVICTS_PODS = "EvictsPods"  # objects: pod keys evicted
+STRANDS_VOLUMES = "StrandsVolumes"  # objects: PVs only the removed nodes could use
+REDUCES_AVAILABILITY = "ReducesAvailability"  # objects: workloads that lose running pods
+ROLLS_WORKLOAD = "RollsWorkload"  # objects: the workload; params pods: how many it replaces
+RECREATES_POD = "RecreatesPod"  # objects: a pod without a controller, deleted and created again
+WEAKENS_SPREAD = "WeakensSpread"  # objects: the workload whose guarantee becomes looser
+ADDS_NODE = "AddsNode"  # objects: the node to create (it costs money until removed)
+# the side effects that change or remove running pods: a fix carrying one ranks last
+DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES})
+
+# what a verified fix or remedy was checked to achieve (`verifies`)
+VERIFIES_POD_FITS = "PodFits"  # the Pending pod then passes every filter on some node
+VERIFIES_EVICTION_ALLOWED = "EvictionAllowed"  # the blocked eviction is then allowed
+VERIFIES_PLAN_SAFE = "PlanSafe"  # the whole drain then plans SAFE
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffect:
+    """One consequence of applying a fix or a drain remedy, as data: a code above, the objects
+    it touches (pod keys, node, PV or workload names), and its numbers (`pods` for
+    RollsWorkload). render/text.py `side_effect_text` words it; why-pending's fixes and
+    drain-safe's remedies share it."""
+
+    code: str
+    objects: tuple[str, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def destructive(self) -> bool:
+        return self.code in DESTRUCTIVE_EFFECTS
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything a command knows about the cluster, read once.
@@ -305,6 +339,10 @@ class Snapshot:
     # the cluster's Kubernetes version ("v1.33.4", "1.37"): which minor's scheduler rules apply
     # (engine/versions.py); "" for the newest supported minor
     kube_version: str = ""
+    # the kinds the source read: listed on a live cluster (an empty list counts, a 403 does
+    # not), present with at least one object in a dump; None = everything (records built
+    # in code, the built-in demo)
+    kinds_read: frozenset[str] | None = None
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:

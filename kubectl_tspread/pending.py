@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
+from kubectl_tspread.blockers import SPREAD as SPREAD_BLOCKER, Blocker, blocked_by
 from kubectl_tspread.engine import filters, message as msgmod, spread, traps as trapmod, versions, volumes
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.fixes import Suggestion, propose_fixes
@@ -34,6 +35,7 @@ from kubectl_tspread.pending_live import (  # noqa: F401  (CAUSE_* stay importab
 SPREAD_NOT_BLOCKING = "NotBlocking"  # some allowed domain has a node that passes every other filter
 ALLOWED_DOMAINS_BLOCKED = "AllowedDomainsBlocked"  # spread allows domains whose nodes all fail elsewhere
 NO_DOMAIN_ALLOWED = "NoDomainAllowed"  # spread forbids every domain
+NO_DOMAINS = "NoDomains"  # no node makes a domain (node affinity, taints, missing key): spread is not the cause
 
 VOLUME_PINNING = "VolumePinning"
 _VOLUME_PLUGINS = (volumes.VOLUME_BINDING, volumes.VOLUME_ZONE)
@@ -83,10 +85,22 @@ class PendingReport:
     fit_nodes: list[str]  # nodes that pass every filter
     suggestions: list[Suggestion]
     tried: list[str]  # every fix action that was tried (verified or not)
+    blockers: list[Blocker] = field(default_factory=list)  # what refuses the nodes, most decisive first
+    # reports of pods judged by one shared evaluation carry the same number (grouping only: two
+    # reports are equal by what they say, not by how they were computed)
+    evaluation: int = field(default=0, compare=False)
 
     @property
     def schedulable(self) -> bool:
         return bool(self.fit_nodes)
+
+    @property
+    def deciding_constraint(self) -> "ConstraintExplanation | None":
+        """The first hard constraint that spread-blocks the pod, when spread is the main blocker."""
+        if not self.blockers or self.blockers[0].code != SPREAD_BLOCKER:
+            return None
+        return next((c for c in self.constraints if c.summary.code not in (SPREAD_NOT_BLOCKING, NO_DOMAINS)),
+                    None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +122,19 @@ class PendingReports:
     def any_unschedulable(self) -> bool:
         """Drives --exit-code: some examined pod fits no node."""
         return any(not r.schedulable for r in self.reports)
+
+    def groups(self) -> list[list[PendingReport]]:
+        """Reports of pods of one owner with the same answer (one shared evaluation, and the same
+        comparison with their live messages), in first-seen order: `-A` on a big cluster finds a
+        Deployment's replicas Pending by the hundred, and one report with a count says it all.
+        A pod without an owner is its own group."""
+        out: dict[tuple, list[PendingReport]] = {}
+        for r in self.reports:
+            owner = r.pod.owner
+            key = (r.pod.key,) if owner is None else (
+                r.pod.namespace, owner.kind, owner.name, r.evaluation, r.agree, r.exact, tuple(r.causes))
+            out.setdefault(key, []).append(r)
+        return list(out.values())
 
 
 def other_failures(v: filters.NodeVerdict) -> list[spread.FilterFailure]:
@@ -155,6 +182,7 @@ class _Evaluation:
     fit_nodes: list[str]
     suggestions: list[Suggestion]
     tried: list[str]
+    blockers: list[Blocker]
 
 
 def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool,
@@ -167,12 +195,13 @@ def _evaluate(index: ClusterIndex, pod: Pod, with_fixes: bool,
     rebuilt = forms[versions.rules_for(index.snapshot.kube_version).label]
     explanations = explain_constraints(index, pod, state, verdicts)
     fit = [v.node for v in verdicts if v.passes]
+    blockers = blocked_by(index, pod, verdicts)
     suggestions: list[Suggestion] = []
     tried: list[str] = []
     if with_fixes and not fit:
-        suggestions, tried = propose_fixes(index, pod, verdicts, state, partitions)
+        suggestions, tried = propose_fixes(index, pod, verdicts, state, partitions, blockers)
     return _Evaluation(verdicts, rebuilt, tuple(dict.fromkeys(forms.values())), explanations, fit, suggestions,
-                       tried)
+                       tried, blockers)
 
 
 def _report(ctx: "_Context", pod: Pod, ev: _Evaluation) -> PendingReport:
@@ -186,7 +215,8 @@ def _report(ctx: "_Context", pod: Pod, ev: _Evaluation) -> PendingReport:
             causes = mismatch_causes(ctx.index, pod, live, ev.message, ctx.newest)
     # lists are the report's own; the records in them are immutable and shared
     return PendingReport(pod, list(ev.verdicts), ev.message, live, agree, exact, causes,
-                         list(ev.constraints), list(ev.fit_nodes), list(ev.suggestions), list(ev.tried))
+                         list(ev.constraints), list(ev.fit_nodes), list(ev.suggestions), list(ev.tried),
+                         list(ev.blockers), id(ev))
 
 
 def _scheduling_view(pod: Pod) -> Pod:
@@ -297,6 +327,8 @@ def summarize(cs: spread.ConstraintState, doms: Sequence[DomainVerdict]) -> Spre
         "min_domains": c.min_domains, "min_forced_zero": cs.min_forced_zero,
         "fit_elsewhere": sorted({d.value for d in doms if not d.allowed and d.fit_nodes}),
     }
+    if not doms:
+        return SpreadSummary(NO_DOMAINS, base)
     if not allowed:
         return SpreadSummary(NO_DOMAIN_ALLOWED, base)
     fitting = [d for d in allowed if d.fit_nodes]

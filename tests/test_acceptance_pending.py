@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 import acceptance_dumps as ad
 from apiobjects import node_obj, pod_obj
 from kubectl_tspread.cli import main
+from kubectl_tspread.quantity import format_quantity, to_scheduler_units
 
 PTS = "PodTopologySpread"
 CODES = {"U": "Unschedulable", "X": "UnschedulableAndUnresolvable"}
@@ -285,6 +286,26 @@ def apply_suggestion(doc: dict, ns: str, pod: str, s: dict) -> dict:
         if d["key"] is not None:
             assert new["metadata"]["labels"][d["key"]] == d["domain"]
         doc["items"].append(new)
+    elif action in ("AddNodeWithLabels", "AddLargerNode"):
+        new = copy.deepcopy(_node(doc, d["template"]))
+        new["metadata"]["name"] = d["name"]
+        labels = new["metadata"]["labels"]
+        if HOSTNAME in labels:
+            labels[HOSTNAME] = d["name"]
+        for key in d.get("dropped", []):
+            labels.pop(key, None)
+        labels.update(d.get("labels", {}))
+        for r, v in d.get("allocatable", {}).items():
+            new["status"]["allocatable"][r] = format_quantity(r, v)
+        _uncordon(new)
+        doc["items"].append(new)
+    elif action == "LowerRequest":
+        target = next(o for o in _items(doc, "Pod")
+                      if o["metadata"]["name"] == pod and o["metadata"].get("namespace", "default") == ns)
+        first = target["spec"]["containers"][0].setdefault("resources", {}).setdefault("requests", {})
+        for r, v in d["new"].items():  # the effective request drops by old - new
+            have = to_scheduler_units(r, first.get(r, 0))
+            first[r] = format_quantity(r, have - (d["old"][r] - v))
     else:
         raise AssertionError(f"suggestion {action} cannot be applied from its JSON: {s}")
     return doc

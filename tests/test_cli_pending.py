@@ -53,12 +53,16 @@ def test_report_from_dump(capsys):
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == "Pod default/web-new · Pending · fits none of 3 nodes"
-    assert lines[1].startswith("Scheduler message (rebuilt): " + MESSAGE)
-    assert lines[2].startswith("Live message (FailedScheduling event, 2026-01-01T00:06:00Z): same verdicts")
+    # the answer first, from the most decisive blocker (spread here), then every blocker
+    assert lines[1].startswith("Answer: Spread allows only zone c (a=1 b=1 c=0, maxSkew 1)")
+    assert lines[2] == ("Blocked by: PodTopologySpread (node(s) didn't match pod topology spread constraints) "
+                        "on 2 nodes; NodeUnschedulable (node(s) were unschedulable) on 1 node")
+    assert lines[3].startswith("Scheduler message (rebuilt): " + MESSAGE)
+    assert lines[4].startswith("Live message (FailedScheduling event, 2026-01-01T00:06:00Z): same verdicts")
     assert ("→ Spread allows only zone c (a=1 b=1 c=0, maxSkew 1); zone c's 1 node is cordoned "
             "(node(s) were unschedulable)") in out
     assert "trap CordonedDomain:" in out
-    assert "1. uncordon node c0 (kubectl uncordon c0) → fits on c0 [verified]" in out
+    assert "1. uncordon node c0 (kubectl uncordon c0) → fits on c0 [verified: the pod then fits]" in out
     assert "FIRST-FAILURE" not in out  # the per-node table is -o wide only
 
 

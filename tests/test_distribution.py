@@ -70,7 +70,8 @@ def test_summary_is_worst_first_and_skips_pods_without_constraints():
     r = _report(pods)
     out = _render(table.print_summary, r)
     lines = out.splitlines()
-    assert lines[0].split() == ["NAMESPACE", "WORKLOAD", "PODS", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"]
+    assert lines[0].split() == ["NAMESPACE", "WORKLOAD", "PODS", "PENDING", "CONSTRAINT", "DISTRIBUTION", "SKEW",
+                                "STATUS"]
     order = [line.split()[1] for line in lines[1:]]
     assert order == ["replicaset/bad-rs", "replicaset/lim-rs", "replicaset/ok-rs"]
     assert "a=3 b=1 c=1" in lines[1] and lines[1].rstrip().endswith("VIOLATED")
@@ -189,9 +190,9 @@ def test_json_view_matches_the_public_schema():
     assert {k: w[k] for k in ("kind", "namespace", "name", "pods")} == {
         "kind": "ReplicaSet", "namespace": "default", "name": "web-rs", "pods": 3}
     c = w["constraints"][0]
-    assert c["domains"] == [{"value": "a", "pods": 2, "nodes": 2, "headroom": 0},
-                            {"value": "b", "pods": 1, "nodes": 2, "headroom": 0},
-                            {"value": "c", "pods": 0, "nodes": 2, "headroom": 1}]
+    assert c["domains"] == [{"value": "a", "pods": 2, "nodes": 2, "headroom": 0, "acceptsNow": 0, "state": None},
+                            {"value": "b", "pods": 1, "nodes": 2, "headroom": 0, "acceptsNow": 0, "state": None},
+                            {"value": "c", "pods": 0, "nodes": 2, "headroom": 1, "acceptsNow": 1, "state": None}]
     assert (c["globalMin"], c["skew"], c["status"], c["selector"], c["implicit"]) == (0, 2, "VIOLATED", "app=web", False)
     assert (c["minDomains"], c["nodeAffinityPolicy"], c["nodeTaintsPolicy"], c["matchLabelKeys"]) == (1, "Honor", "Ignore", [])
     assert [t["code"] for t in c["traps"]] == ["EnforcedOnlyAtPlacement"]

@@ -9,7 +9,7 @@ from conftest import make_constraint, make_pod
 from kubectl_tspread import fixes
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.fixes_nodes import ADD_NODE, DELETE_NODES, EVICT_LOWER_PRIORITY, LABEL_NODES, UNCORDON
-from kubectl_tspread.model import IGNORE
+from kubectl_tspread.model import IGNORE, PersistentVolumeClaim, Volume
 from kubectl_tspread.pending import explain_pending
 from pending_cases import index_of, zone_node, zoned
 
@@ -28,7 +28,7 @@ WORKS = [
                  {"nodes": ["x0"], "labels": {"x0": {"topology.kubernetes.io/zone": "a"}}, "guessed": True},
                  id="label the unlabelled node with room"),
     pytest.param(lambda: zoned({"a": 1, "b": 1, "c": 0}, cordoned="c"), DELETE_NODES,
-                 {"key": "topology.kubernetes.io/zone", "domains": ["c"], "nodes": ["c0"]},
+                 {"key": "topology.kubernetes.io/zone", "domains": ["c"], "nodes": ["c0"], "autoscalers": []},
                  id="delete the Node objects of drained zone c"),
     pytest.param(lambda: zoned({"a": 1, "b": 1, "c": 0}, cordoned="c"), fixes.SET_NODE_TAINTS_POLICY_HONOR,
                  {"key": "topology.kubernetes.io/zone", "position": 0},
@@ -93,7 +93,9 @@ def test_fix_is_absent_where_it_does_not_work(build, action):
 
 
 def test_nothing_works_says_so_with_every_tried_action():
-    snap, pod = zoned({"a": 1, "b": 1}, full="ab", pod_kw={"requests": HUGE})
+    # a claim that does not exist rejects the pod before any node: no node change helps
+    snap, pod = zoned({"a": 1, "b": 1}, full="ab", pod_kw={"volumes": (Volume("data", pvc="gone"),)},
+                      pvcs=[PersistentVolumeClaim("default", "other", volume_name="pv-1")])
     r = explain_pending(index_of(snap), pod)
     assert r.suggestions == []
     assert ADD_NODE in r.tried and fixes.RAISE_MAX_SKEW not in r.tried  # maxSkew: no candidate values

@@ -13,6 +13,22 @@ from kubectl_tspread.model import NO_EXECUTE, NO_SCHEDULE, Node, NodeSelectorTer
 # the taints TaintToleration and nodeTaintsPolicy: Honor care about
 FILTER_EFFECTS = (NO_SCHEDULE, NO_EXECUTE)
 
+# taints an autoscaler puts on a node it is about to remove, by the autoscaler that sets them:
+# the node still makes its domain (nodeTaintsPolicy Ignore) until its object is deleted
+AUTOSCALER_TAINTS = {
+    "ToBeDeletedByClusterAutoscaler": "cluster-autoscaler",
+    "karpenter.sh/disrupted": "Karpenter",
+    "karpenter.sh/disruption": "Karpenter",
+}
+
+
+def autoscaler_taint(node: Node) -> Taint | None:
+    """The NoSchedule/NoExecute taint by which an autoscaler marks the node for removal, if any."""
+    for t in node.taints:
+        if t.key in AUTOSCALER_TAINTS and t.effect in FILTER_EFFECTS:
+            return t
+    return None
+
 
 def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
     """A term with neither expressions nor fields matches nothing (upstream: empty term = no match)."""

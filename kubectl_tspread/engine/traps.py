@@ -9,6 +9,10 @@ Codes and when they fire (hard = DoNotSchedule):
 - CordonedDomain (hard): some domains exist only through cordoned nodes
   (nodeTaintsPolicy Ignore keeps them), and they hold the global minimum below
   what the schedulable domains would give.
+- AutoscalerDomain (hard): the same, for domains that exist only through nodes an
+  autoscaler has tainted for removal (ToBeDeletedByClusterAutoscaler, Karpenter's
+  karpenter.sh/disrupted or karpenter.sh/disruption): they hold the minimum until the
+  autoscaler deletes their Node objects.
 - InvisibleEmptyDomain: a topology value exists on nodes but none of them is
   eligible because of an untolerated taint or a cordon under nodeTaintsPolicy
   Honor, so that domain does not count and pods pile into the others; minDomains
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Collection, Sequence
 
 from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.nodematch import AUTOSCALER_TAINTS, autoscaler_taint
 from kubectl_tspread.engine.spread import (
     EXCLUDED_MISSING_KEY,
     EXCLUDED_TAINT,
@@ -40,6 +45,7 @@ from kubectl_tspread.engine.spread import (
 from kubectl_tspread.model import HONOR, NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Pod
 
 CORDONED_DOMAIN = "CordonedDomain"
+AUTOSCALER_DOMAIN = "AutoscalerDomain"
 INVISIBLE_EMPTY_DOMAIN = "InvisibleEmptyDomain"
 MIN_DOMAINS_UNREACHABLE = "MinDomainsUnreachable"
 ROLLING_UPDATE_SKEW = "RollingUpdateSkew"
@@ -75,6 +81,7 @@ def constraint_traps(index: ClusterIndex, cs: ConstraintState, workload_pods: Se
     """The traps of one evaluated constraint, in a fixed order."""
     found = [
         cordoned_domain(index, cs, cordoned),
+        autoscaler_domain(index, cs),
         invisible_empty_domain(index, cs),
         min_domains_unreachable(cs),
         rolling_update_skew(cs, workload_pods, counted),
@@ -100,33 +107,60 @@ def cordoned_domain(index: ClusterIndex, cs: ConstraintState,
     a and b accept nothing more until zone c's nodes are deleted or the policy is Honor.
 
     `cordoned_names` (`cordoned_nodes(index)`) lets a caller judge each node once per report."""
-    c = cs.constraint
-    if not c.hard or not cs.domains:
+    if not cs.constraint.hard or not cs.domains:
         return None
     if cordoned_names is None:
         cordoned_names = cordoned_nodes(index)
-    # only a domain holding some cordoned node can be all cordoned; domains are in value order
-    suspects = sorted({v for n in cordoned_names if (v := cs.node_domain.get(n)) is not None})
-    cordoned = [d for d in (cs.domains[v] for v in suspects if v in cs.domains)
-                if d.nodes and all(n in cordoned_names for n in d.nodes)]
-    if not cordoned:
+    found = _held_domains(cs, cordoned_names)
+    return None if found is None else Trap(CORDONED_DOMAIN, found)
+
+
+def autoscaler_domain(index: ClusterIndex, cs: ConstraintState) -> Trap | None:
+    """zones a=3 b=3 c=0, c's only node tainted ToBeDeletedByClusterAutoscaler, maxSkew 1 →
+    globalMin 0 instead of 3 until the autoscaler deletes that node (or the policy is Honor).
+    A domain that is also all cordoned is the CordonedDomain trap's."""
+    if not cs.constraint.hard or not cs.domains:
         return None
-    gone = {d.value for d in cordoned}  # a set: hostname constraints have thousands of domains
+    marked = {name: t for name, node in index.nodes.items() if (t := autoscaler_taint(node)) is not None}
+    if not marked:
+        return None
+    found = _held_domains(cs, marked, exclude=cordoned_nodes(index))
+    if found is None:
+        return None
+    nodes = sorted(n for v in found["domains"] for n in cs.domains[v].nodes)
+    found["nodes"] = nodes
+    found["taints"] = sorted({marked[n].key for n in nodes})
+    found["autoscalers"] = sorted({AUTOSCALER_TAINTS[k] for k in found["taints"]})
+    return Trap(AUTOSCALER_DOMAIN, found)
+
+
+def _held_domains(cs: ConstraintState, names: Collection[str],
+                  exclude: Collection[str] = ()) -> dict[str, Any] | None:
+    """The domains made only by the nodes `names` (and not all by `exclude`), when they hold the
+    global minimum below what the other domains would give; their numbers, else None."""
+    c = cs.constraint
+    # only a domain holding some named node can be all named; domains are in value order
+    suspects = sorted({v for n in names if (v := cs.node_domain.get(n)) is not None})
+    held = [d for d in (cs.domains[v] for v in suspects if v in cs.domains)
+            if d.nodes and all(n in names for n in d.nodes) and not all(n in exclude for n in d.nodes)]
+    if not held:
+        return None
+    gone = {d.value for d in held}  # a set: hostname constraints have thousands of domains
     live = [d.pods for d in cs.domains.values() if d.value not in gone]
     if not live:
         return None
     min_without = 0 if len(live) < c.min_domains else min(live)
     if min_without <= cs.global_min:
         return None
-    return Trap(CORDONED_DOMAIN, {
+    return {
         "key": c.topology_key,
-        "domains": [d.value for d in cordoned],
-        "pods": sum(d.pods for d in cordoned),
+        "domains": [d.value for d in held],
+        "pods": sum(d.pods for d in held),
         "global_min": cs.global_min,
         "global_min_without": min_without,
         "max_skew": c.max_skew,
         "node_taints_policy": c.node_taints_policy,
-    })
+    }
 
 
 def invisible_empty_domain(index: ClusterIndex, cs: ConstraintState) -> Trap | None:

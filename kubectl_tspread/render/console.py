@@ -76,8 +76,10 @@ class Rows:
             lines.append(cells)
         if not lines:
             return None
+        if any("\n" in cell for line in lines for cell in line):
+            lines = _split_lines(lines)  # a wrapped cell: its row takes several lines, top-aligned
         columns = [_Column(texts) for texts in zip(*lines)]
-        if not all(c.printable for c in columns):  # newlines, tabs, control characters
+        if not all(c.printable for c in columns):  # tabs, control characters
             return None
         widths = [c.width for c in columns]
         if sum(widths) + 3 * len(widths) > _UNBOUNDED_WIDTH:
@@ -88,6 +90,15 @@ class Rows:
         else:
             out = ["   ".join(map(_padded, line, widths)).rstrip() for line in lines]
         return "\n".join(out) + "\n"
+
+
+def _split_lines(lines: list[Sequence[str]]) -> list[list[str]]:
+    out: list[list[str]] = []
+    for line in lines:
+        parts = [cell.split("\n") for cell in line]
+        height = max(map(len, parts))
+        out.extend([p[k] if k < len(p) else "" for p in parts] for k in range(height))
+    return out
 
 
 class _Column:
@@ -126,9 +137,113 @@ def _padded(text: str, width: int) -> str:
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: bool = False,
-          styles: Sequence[str | None] | None = None) -> Rows:
-    """A kubectl table: uppercase headers, three spaces between columns, no borders, no wrapping."""
-    return Rows(headers, rows, no_headers, styles)
+          styles: Sequence[str | None] | None = None, fit: int | None = None,
+          shrink: Sequence[int] = ()) -> Rows:
+    """A kubectl table: uppercase headers, three spaces between columns, no borders, no wrapping.
+
+    With `fit` (a width, see `output_width`) the columns `shrink` (indexes, most willing first
+    among equals) are narrowed until the table fits: their cells wrap at spaces onto more lines,
+    and a word longer than its column ends in `…`. Nothing else is ever cut."""
+    t = Rows(headers, rows, no_headers, styles)
+    if fit is not None and shrink:
+        t.rows = fit_rows(t.headers, t.rows, fit, shrink)
+    return t
+
+
+DEFAULT_WIDTH = 120  # what default views fit when neither COLUMNS nor a terminal says otherwise
+_MIN_COLUMN = 12
+_WORD_FLOOR = 24  # a column of longer words may still be cut when nothing else fits
+
+
+def output_width(stream: IO[str] | None = None) -> int:
+    """The width default views fit: $COLUMNS when set, else the terminal's, else DEFAULT_WIDTH."""
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    stream = stream if stream is not None else sys.stdout
+    if getattr(stream, "isatty", None) and stream.isatty():
+        import shutil
+
+        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    return DEFAULT_WIDTH
+
+
+def _cell_text(cell: object) -> tuple[str, object]:
+    """(text, rebuild) of a str or rich Text cell; rebuild(new_text) keeps its style."""
+    if isinstance(cell, str):
+        return cell, lambda t: t
+    from rich.text import Text
+
+    if type(cell) is Text:
+        style = cell.style
+        return cell.plain, lambda t: Text(t, style=style)
+    return "", None
+
+
+def _wrap(text: str, width: int) -> str:
+    """Greedy word wrap at spaces; a word wider than `width` is cut to width - 1 and `…`."""
+    from rich.cells import cell_len
+
+    out: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split(" "):
+            if cell_len(word) > width:
+                word = word[:max(width - 1, 1)] + "…"
+            if line and cell_len(line) + 1 + cell_len(word) > width:
+                out.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        out.append(line)
+    return "\n".join(out)
+
+
+def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int,
+             shrink: Sequence[int]) -> list[tuple]:
+    """The rows with the `shrink` columns wrapped so that the table is at most `width` cells wide
+    (as far as the columns' minimum of max(header, 12) cells allows). The first column of
+    `shrink` gives up its room first.
+
+    columns NAME(10) CONSTRAINT(50), width 40 → CONSTRAINT wrapped to 27 cells."""
+    from rich.cells import cell_len
+
+    texts = [[_cell_text(c)[0] for c in r] for r in rows]
+    n = len(headers)
+    widths = [max([cell_len(h)] + [max((cell_len(x) for x in r[i].split("\n")), default=0)
+                                    for r in texts if i < len(r)]) for i, h in enumerate(headers)]
+    excess = sum(widths) + 3 * (n - 1) - width
+    if excess <= 0:
+        return [tuple(r) for r in rows]
+    target = list(widths)
+    # first, in `shrink` order, each column down to its longest word (no word is cut); then, if
+    # that is not enough, the widest ones down to max(header, 12) cells, cutting long words
+    for i in shrink:
+        longest = max((cell_len(w) for r in texts if i < len(r) for w in r[i].replace("\n", " ").split(" ")),
+                      default=0)
+        floor = max(cell_len(headers[i]), min(longest, _WORD_FLOOR))
+        cut = min(excess, max(0, target[i] - floor))
+        target[i] -= cut
+        excess -= cut
+    floors = {i: max(cell_len(headers[i]), _MIN_COLUMN) for i in shrink}
+    while excess > 0:
+        cands = [i for i in shrink if target[i] > floors[i]]
+        if not cands:
+            break
+        i = max(cands, key=lambda c: (target[c], -list(shrink).index(c)))
+        target[i] -= 1
+        excess -= 1
+    out = []
+    for r in rows:
+        cells = list(r)
+        for i in shrink:
+            if i >= len(cells) or target[i] >= widths[i]:
+                continue
+            text, rebuild = _cell_text(cells[i])
+            if rebuild is not None and cell_len(text) > target[i]:
+                cells[i] = rebuild(_wrap(text, target[i]))
+        out.append(tuple(cells))
+    return out
 
 
 def print_block(console, renderable) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kubectl_tspread import pending as P
+from kubectl_tspread import blockers as B, pending as P
+from kubectl_tspread.fixes_blockers import ADD_LABELLED_NODE, ADD_LARGER_NODE, LOWER_REQUEST
+from kubectl_tspread.fixes_effects import TIER_DESTRUCTIVE, TIER_TEMPLATE
 from kubectl_tspread.fixes import (
     ADD_NODE,
     DELETE_NODES,
@@ -18,8 +20,8 @@ from kubectl_tspread.fixes import (
     UNCORDON,
 )
 from kubectl_tspread.quantity import format_quantity
-from kubectl_tspread.render.structured import API_VERSION, Stream, camel_keys, constraint_view
-from kubectl_tspread.render.text import trap_message
+from kubectl_tspread.render.structured import API_VERSION, Stream, camel_keys, constraint_view, warnings_view
+from kubectl_tspread.render.text import side_effect_text, trap_message
 
 _RESOURCE_REASONS = ("Insufficient ", "Too many pods")
 _CORDON_REASON = "node(s) were unschedulable"
@@ -53,6 +55,10 @@ def summary_text(s: P.SpreadSummary) -> str:
     p = s.params
     counts = " ".join(f"{v}={n}" for v, n in p["counts"])
     numbers = f"{counts}, maxSkew {p['max_skew']}"
+    if s.code == P.NO_DOMAINS:
+        return (f"No node makes a {short_key(p['key'])} domain for this constraint (node affinity, "
+                f"nodeSelector, untolerated taints under nodeTaintsPolicy Honor or a missing "
+                f"{p['key']} label keep every node out): spread is not what blocks the pod.")
     if s.code == P.NO_DOMAIN_ALLOWED:
         if p["min_forced_zero"]:
             return (f"Spread allows no {short_key(p['key'])} ({numbers}): minDomains {p['min_domains']} "
@@ -79,6 +85,68 @@ def summary_text(s: P.SpreadSummary) -> str:
         elsewhere = _domains(p["key"], p["fit_elsewhere"])
         text += f"; nodes that pass the other filters are only in {elsewhere}, which spread forbids"
     return text + "."
+
+
+def _n_nodes(n: int) -> str:
+    return f"{n} node{'s' if n != 1 else ''}"
+
+
+def _some(names: Sequence[str], limit: int = 3) -> str:
+    names = list(names)
+    return _names(names) if len(names) <= limit else f"{', '.join(names[:limit])} and {len(names) - limit} more"
+
+
+def blocker_text(b: B.Blocker) -> str:
+    """One sentence for one blocker, naming what the user can act on."""
+    p, n = b.params, len(b.nodes)
+    if b.code == B.REQUEST_ABOVE_ALLOCATABLE:
+        r = p["resource"]
+        return (f"The pod requests {format_quantity(r, p['request'])} {r}, more than any node's whole "
+                f"allocatable {r} (the largest is {format_quantity(r, p['largest'])}, on node {p['node']}): "
+                f"no node can hold it however empty, until a larger node joins or the request shrinks.")
+    if b.code == B.NODE_AFFINITY_UNMATCHED:
+        parts = []
+        if p["selector"]:
+            parts.append(f"no node carries nodeSelector {', '.join(p['selector'])}")
+        for t in p["terms"]:
+            parts.append(f"required node affinity term {t['term']} ({', '.join(t['requirements'])}) "
+                         f"matches no node")
+        if not parts:
+            parts.append(f"only {p['matching']} node(s) match the pod's nodeSelector and required node "
+                         f"affinity")
+        return f"Node affinity refuses {_n_nodes(n)}: " + "; ".join(parts) + "."
+    if b.code == B.VOLUME_CONFLICT and p["volumes"]:
+        vols = []
+        for v in p["volumes"]:
+            where = (f"zone{'s' if len(v['zones']) != 1 else ''} {_names(v['zones'])}" if v["zones"]
+                     else f"node{'s' if len(v['nodes']) != 1 else ''} {_some(v['nodes'])}")
+            vols.append(f"volume {v['pv']} (claim {v['claim']}) is pinned to {where}")
+        return f"{'; '.join(vols)}: {_n_nodes(n)} outside it are refused ({b.reason})."
+    if b.code == B.NO_CAPACITY:
+        return f"{_n_nodes(n)} lack room for the pod ({b.reason}): {_some(b.nodes)}."
+    if b.code == B.CORDONED:
+        return f"{_n_nodes(n)} are cordoned: {_some(b.nodes)}."
+    if b.code in (B.TAINTED, B.AUTOSCALER_REMOVING):
+        taints = "; ".join(f"{t['taint']} on {_some(t['nodes'])}" for t in p["taints"])
+        if b.code == B.AUTOSCALER_REMOVING:
+            return (f"{_n_nodes(n)} are being removed by {' and '.join(p['autoscalers'])} ({taints}): "
+                    f"wait for their deletion rather than removing the taint.")
+        return f"{_n_nodes(n)} carry taints the pod does not tolerate: {taints}."
+    if b.code == B.PREFILTER_REJECTED:
+        return f"The pod is rejected before any node is looked at: {b.reason}."
+    if b.code == B.SPREAD:
+        return f"Topology spread refuses {_n_nodes(n)} ({b.reason})."
+    return f"{b.plugin} refuses {_n_nodes(n)}: {b.reason}."
+
+
+def answer(r: P.PendingReport) -> tuple[str, str] | None:
+    """(code, sentence): the one-line answer, from the most decisive blocker; None when the pod fits."""
+    if not r.blockers:
+        return None
+    c = r.deciding_constraint
+    if c is not None:
+        return r.blockers[0].code, summary_text(c.summary)
+    return r.blockers[0].code, blocker_text(r.blockers[0])
 
 
 def trap_text(trap) -> str:
@@ -120,8 +188,18 @@ def suggestion_text(s) -> str:
             text += " (a value spread allows today; use the node's real topology value)"
         return text
     if a == DELETE_NODES:
+        nodes = _some(p["nodes"])
+        if p.get("autoscalers"):
+            return (f"let {' and '.join(p['autoscalers'])} finish deleting the Node objects of "
+                    f"{_domains(p['key'], p['domains'])} ({nodes}); do not remove its taint: until they "
+                    f"are gone they count as domains with 0 pods")
+        destroys = any(e.destructive for e in s.side_effects)
+        if destroys:
+            return (f"delete the Node objects of {_domains(p['key'], p['domains'])} ({nodes}), which "
+                    f"still hold running pods or volumes (see below): cordoned, they count as domains "
+                    f"with 0 matching pods; drain them first and delete them once they are empty")
         return (f"delete the Node objects of drained {_domains(p['key'], p['domains'])} "
-                f"({_names(p['nodes'])}): cordoned, they still count as domains with 0 pods")
+                f"({nodes}), which are empty: cordoned, they still count as domains with 0 pods")
     if a == SET_NODE_TAINTS_POLICY_HONOR:
         return (f"set nodeTaintsPolicy: Honor on the {p['key']} constraint, so cordoned and tainted "
                 f"nodes stop making domains")
@@ -138,6 +216,20 @@ def suggestion_text(s) -> str:
         where = f" in {short_key(p['key'])} {p['domain']}" if p["domain"] else ""
         need = requests_text(p["requests"])
         return f"add a node like {p['template']}{where}" + (f" (the pod requests {need})" if need else "")
+    if a == ADD_LABELLED_NODE:
+        labels = ", ".join(f"{k}={v}" for k, v in p["labels"].items())
+        drop = f", without {', '.join(p['dropped'])}" if p["dropped"] else ""
+        return f"add a node like {p['template']} labelled {labels or '(as it is)'}{drop}"
+    if a == ADD_LARGER_NODE:
+        sizes = ", ".join(f"{format_quantity(r, v)} {r}" for r, v in p["allocatable"].items())
+        largest = ", ".join(f"{format_quantity(r, v)} {r}" for r, v in p["largest"].items())
+        where = f" in {short_key(p['key'])} {p['domain']}" if p.get("domain") else ""
+        return (f"add a node like {p['template']}{where} with at least {sizes} allocatable "
+                f"(the largest now: {largest})")
+    if a == LOWER_REQUEST:
+        change = ", ".join(f"{r} from {format_quantity(r, p['old'][r])} to {format_quantity(r, v)}"
+                           for r, v in p["new"].items())
+        return f"lower the pod's request of {change}, what the roomiest node has free"
     if a == SCHEDULE_ANYWAY_ACTION:
         return (f"switch the {p['key']} constraint to whenUnsatisfiable: ScheduleAnyway (spread becomes "
                 f"a preference; skew may then exceed maxSkew {p['max_skew']})")
@@ -177,8 +269,25 @@ def _constraint_entry(c: P.ConstraintExplanation) -> dict[str, Any]:
     return doc
 
 
+CATEGORY = {0: "NoChangeToRunningPods", TIER_TEMPLATE: "TemplateEdit", TIER_DESTRUCTIVE: "Destructive"}
+
+
+def side_effects_view(effects) -> list[dict[str, Any]]:
+    """`sideEffects` of a fix or remedy: [{code, message, objects}] (+ its numbers as details)."""
+    return [{"code": e.code, "message": side_effect_text(e), "objects": list(e.objects),
+             **({"details": camel_keys(dict(e.params))} if e.params else {})} for e in effects]
+
+
+def _suggestion_view(s) -> dict[str, Any]:
+    return {"action": s.action, "text": suggestion_text(s), "verified": s.verified,
+            "nodes": list(s.nodes), "details": camel_keys(s.params),
+            "verifies": s.verifies, "category": CATEGORY[s.tier],
+            "sideEffects": side_effects_view(s.side_effects)}
+
+
 def _pod_view(r: P.PendingReport) -> dict[str, Any]:
     live = r.live
+    ans = answer(r)
     return {
         "namespace": r.pod.namespace, "name": r.pod.name,
         "message": r.message,
@@ -187,18 +296,21 @@ def _pod_view(r: P.PendingReport) -> dict[str, Any]:
         "schedulable": r.schedulable,
         "nodes": [_node_view(v) for v in r.verdicts],
         "constraints": [_constraint_entry(c) for c in r.constraints],
-        "suggestions": [{"action": s.action, "text": suggestion_text(s), "verified": s.verified,
-                         "nodes": list(s.nodes), "details": camel_keys(s.params)} for s in r.suggestions],
+        "suggestions": [_suggestion_view(s) for s in r.suggestions],
         "messagesMatchExactly": None if live is None else r.exact,
         "schedulerMessageSource": None if live is None else live.source,
         "schedulerMessageTime": None if live is None or not live.time else live.time,
         "mismatchCauses": [{"code": c, "message": cause_text(c, r)} for c in r.causes],
         "fitNodes": list(r.fit_nodes),
         "triedActions": list(r.tried),
+        "blockedBy": [{"plugin": b.plugin, "reason": b.reason, "nodes": list(b.nodes), "code": b.code,
+                       "refusesEveryNode": b.alone, "message": blocker_text(b),
+                       "details": camel_keys(b.params)} for b in r.blockers],
+        "answer": None if ans is None else {"code": ans[0], "message": ans[1]},
     }
 
 
-def pending_view(reports: P.PendingReports) -> dict[str, Any]:
+def pending_view(reports: P.PendingReports, missing: Sequence[str] = ()) -> dict[str, Any]:
     """The PendingReport document. Its pods are a Stream: `structured.write` makes each pod's
     view as it writes it (1,000 pending pods × 5,000 nodes held at once with their text took
     10 GB), `structured.dump` makes them a list."""
@@ -207,9 +319,14 @@ def pending_view(reports: P.PendingReports) -> dict[str, Any]:
         # the Kubernetes minor whose scheduler the rebuilt messages follow (--kube-version, /version)
         "schedulerVersion": reports.scheduler_version,
         "pods": Stream(lambda: map(_pod_view, reports.reports)),
+        "groups": [{"namespace": g[0].pod.namespace,
+                    "owner": None if g[0].pod.owner is None else {"kind": g[0].pod.owner.kind,
+                                                                  "name": g[0].pod.owner.name},
+                    "count": len(g), "pods": [r.pod.name for r in g]} for g in reports.groups()],
         "notPending": [{"namespace": n.pod.namespace, "name": n.pod.name, "phase": n.pod.phase,
                         "node": n.pod.node_name or None, "message": not_pending_text(n)}
                        for n in reports.not_pending],
+        "warnings": warnings_view(missing),
     }
 
 
@@ -221,33 +338,47 @@ def _styled(text: str, style: str | None = None):
     return Text(text, style=style or "")
 
 
-def print_reports(console, reports: P.PendingReports, wide: bool = False, no_headers: bool = False) -> None:
-    """One block per pod; a one-liner per pod that is not pending."""
+def print_reports(console, reports: P.PendingReports, wide: bool = False, no_headers: bool = False,
+                  fit: int | None = None) -> None:
+    """One block per group of pods of one owner with the same answer (its count and the other
+    pods' names under the first pod's line); a one-liner per pod that is not pending. `fit`: the
+    width the domain tables wrap to (render.console.output_width)."""
     w = console.file.write
     for item in reports.not_pending:
         w(not_pending_text(item) + "\n")
-    for i, r in enumerate(reports.reports):
+    for i, group in enumerate(reports.groups()):
         if i or reports.not_pending:
             w("\n")
-        print_report(console, r, wide, no_headers)
+        print_report(console, group[0], wide, no_headers, others=group[1:], fit=fit)
 
 
-def print_report(console, r: P.PendingReport, wide: bool = False, no_headers: bool = False) -> None:
+def print_report(console, r: P.PendingReport, wide: bool = False, no_headers: bool = False,
+                 others: Sequence[P.PendingReport] = (), fit: int | None = None) -> None:
     w = console.file.write
     total = len(r.verdicts)
     verdict = (_styled(f"fits {len(r.fit_nodes)} of {total} nodes", "green") if r.schedulable
                else _styled(f"fits none of {total} nodes", "bold red"))
     console.print(f"Pod {r.pod.namespace}/{r.pod.name} · {r.pod.phase} · ", verdict, sep="")
+    if others:
+        owner = r.pod.owner
+        w(f"Same answer for {len(others)} more pod{'s' if len(others) != 1 else ''} of {owner.kind}/{owner.name} "
+          f"({len(others) + 1} in all): {_some([o.pod.name for o in others], 5)}\n")
     if r.schedulable:
         w(f"It can run on {_names(list(r.fit_nodes)[:5])}"
           f"{' and more' if len(r.fit_nodes) > 5 else ''}: the scheduler has not placed it yet, "
           f"nothing refuses it.\n")
     else:
+        ans = answer(r)
+        if ans is not None:
+            console.print(_styled("Answer: ", "bold"), ans[1], sep="")
+        if len(r.blockers) > 1:
+            w("Blocked by: " + "; ".join(f"{b.plugin} ({b.reason}) on {_n_nodes(len(b.nodes))}"
+                                         for b in r.blockers) + "\n")
         w(f"Scheduler message (rebuilt): {r.message}\n")
     _print_live(console, r)
     for c in r.constraints:
         w("\n")
-        _print_constraint(console, c, no_headers)
+        _print_constraint(console, c, no_headers, fit)
     if wide:
         w("\n")
         _print_nodes(console, r, no_headers)
@@ -276,7 +407,7 @@ def _print_live(console, r: P.PendingReport) -> None:
         w(f"  likely cause: {cause_text(code, r)}\n")
 
 
-def _print_constraint(console, c: P.ConstraintExplanation, no_headers: bool) -> None:
+def _print_constraint(console, c: P.ConstraintExplanation, no_headers: bool, fit: int | None = None) -> None:
     from kubectl_tspread.render.console import print_block, table
     from kubectl_tspread.render.reasons import constraint_title
 
@@ -290,7 +421,7 @@ def _print_constraint(console, c: P.ConstraintExplanation, no_headers: bool) -> 
                      _styled("yes", "green") if d.allowed else _styled("no", "red"),
                      str(len(d.fit_nodes)), other])
     if rows:
-        print_block(console, table(headers, rows, no_headers))
+        print_block(console, table(headers, rows, no_headers, fit=fit, shrink=(6, 0)))
     else:
         w("  no domains: no node passes this constraint's node rules\n")
     console.print(_styled("→ ", "bold"), summary_text(c.summary), sep="")
@@ -318,8 +449,12 @@ def _print_fixes(console, r: P.PendingReport) -> None:
         console.print(_styled("No candidate fix makes this pod schedulable", "bold red"),
                       f" (tried: {tried}).", sep="")
         return
-    w("Fixes (each applied to a copy of the snapshot and re-run through every filter):\n")
+    w("Fixes (each applied to a copy of the snapshot and re-run through every filter; no change to "
+      "running pods first, then template edits, then destructive ones):\n")
     for i, s in enumerate(r.suggestions, start=1):
         fits = _names(list(s.nodes)[:3]) + (" and more" if len(s.nodes) > 3 else "")
         console.print(f"  {i}. ", suggestion_text(s), _styled(f" → fits on {fits}", "green"),
-                      _styled(" [verified]", "dim"), sep="")
+                      _styled(" [verified: the pod then fits]", "dim"), sep="")
+        for e in s.side_effects:
+            style = "bold red" if e.destructive else "yellow"
+            console.print("     ", _styled("side effect: ", style), side_effect_text(e), sep="")

@@ -62,14 +62,26 @@ def constraint_view(cs, uncounted: Sequence = (), traps: Sequence = (), trap_tex
     }
 
 
-def distribution_view(report) -> dict[str, Any]:
+def warnings_view(missing: Sequence[str]) -> list[dict[str, Any]]:
+    """`warnings` of every document: [{code: MissingKinds, kinds, message}] when the input lacked
+    kinds the answer depends on (inputs.missing_kinds), else []."""
+    from kubectl_tspread.inputs import MISSING_KINDS
+    from kubectl_tspread.render.text import missing_kinds_message
+
+    if not missing:
+        return []
+    return [{"code": MISSING_KINDS, "kinds": list(missing), "message": missing_kinds_message(missing)}]
+
+
+def distribution_view(report, missing: Sequence[str] = ()) -> dict[str, Any]:
     """The DistributionReport document. Its workloads are a Stream: `write` makes each one's view
     as it writes it (every workload of a 150,000-pod cluster held at once with its text was
-    1 GB), `dump` makes them a list."""
+    1 GB), `dump` makes them a list. `missing`: kinds the input lacked (`warnings`)."""
     from kubectl_tspread.render.text import trap_message
 
     return {"apiVersion": API_VERSION, "kind": "DistributionReport",
-            "workloads": Stream(lambda: (_workload_view(w, trap_message) for w in report.workloads))}
+            "workloads": Stream(lambda: (_workload_view(w, trap_message) for w in report.workloads)),
+            "warnings": warnings_view(missing)}
 
 
 def _workload_view(w, trap_message) -> dict[str, Any]:
@@ -77,15 +89,36 @@ def _workload_view(w, trap_message) -> dict[str, Any]:
         "kind": w.kind, "namespace": w.namespace, "name": w.name, "pods": w.pods,
         "incomingPod": w.incoming.name,
         "constraintSet": w.constraint_set, "constraintSets": w.constraint_sets,
-        "constraints": [constraint_view(c.state, c.uncounted, c.traps, trap_message) for c in w.constraints],
+        "constraints": [_distribution_constraint(c, trap_message) for c in w.constraints],
+        "pending": w.pending, "running": w.running,
     }
     if w.timeline is not None:
+        from kubectl_tspread.render.text import TIMELINE_NOTE, replay_gap_text
+
         item["timeline"] = [
             {"pod": r.pod, "created": r.created, "node": r.node or None, "domains": r.domains,
-             "counts": r.counts, "skew": r.skew, "overMaxSkew": r.over}
+             "counts": r.counts, "skew": r.skew, "overMaxSkew": r.over,
+             "schedulerPlacement": r.replay_gap is None,
+             "replayGap": None if r.replay_gap is None else {
+                 "code": r.replay_gap.code, "topologyKeys": list(r.replay_gap.keys),
+                 "domains": list(r.replay_gap.domains), "message": replay_gap_text(r.replay_gap)}}
             for r in w.timeline
         ]
+        item["timelineNote"] = TIMELINE_NOTE.format(n=len(w.timeline))
     return item
+
+
+def _distribution_constraint(c, trap_message) -> dict[str, Any]:
+    """constraint_view plus what distribution knows: each domain's acceptsNow (0 when cordons or
+    untolerated taints keep every node of it from taking a pod now; headroom stays spread's own)
+    and why (`state`: cordoned | tainted | null); `status` NO DOMAINS when no node makes a domain."""
+    doc = constraint_view(c.state, c.uncounted, c.traps, trap_message)
+    for d in doc["domains"]:
+        a = c.accepts_now(d["value"])
+        d["acceptsNow"] = a.accepts_now
+        d["state"] = a.state
+    doc["status"] = c.status
+    return doc
 
 
 class Stream:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.reasons import constraint_title, excluded_node_text, uncounted_text
-from kubectl_tspread.render.text import trap_message
+from kubectl_tspread.render.text import TIMELINE_NOTE, replay_gap_text, trap_message
 
-STATUS_STYLE = {"OK": "green", "AT LIMIT": "yellow", "VIOLATED": "bold red", "DRIFTED": "magenta"}
+STATUS_STYLE = {"OK": "green", "AT LIMIT": "yellow", "VIOLATED": "bold red", "DRIFTED": "magenta",
+                "NO DOMAINS": "bold red"}
 BAR_WIDTH = 30
 
 
@@ -58,31 +59,50 @@ def distribution_string(cs, full: bool = False) -> str:
     return format_counts({d.value: d.pods for d in domains.values()}, full)
 
 
-def summary_rows(report):
-    """One row per workload × constraint, worst first (VIOLATED, DRIFTED, AT LIMIT, OK; larger excess first)."""
-    from kubectl_tspread.distribution import STATUS_RANK
+def marked_distribution(c, full: bool = False) -> str:
+    """The summary's DISTRIBUTION cell: counts with the domains that accept nothing now marked
+    (`us-east-2c=0(cordoned)`); past SUMMARY_DOMAINS domains, how many are cordoned or tainted."""
+    cs = c.state
+    if not cs.domains:
+        return "<no domains>"
+    if len(cs.domains) > SUMMARY_DOMAINS and not full:
+        text = distribution_string(cs)
+        states = [a.state for a in c.acceptance.values()]
+        for state in ("cordoned", "tainted"):
+            if states.count(state):
+                text += f", {states.count(state)} {state}"
+        return text
+    return " ".join(f"{d.value}={d.pods}" + (f"({c.acceptance[d.value].state})" if d.value in c.acceptance else "")
+                    for d in sorted(cs.domains.values(), key=lambda d: d.value))
 
+
+def summary_rows(report):
+    """One row per workload × constraint, worst first (VIOLATED, NO DOMAINS, DRIFTED, AT LIMIT,
+    OK; DoNotSchedule before ScheduleAnyway; larger excess first)."""
     rows = []
     for w in report.workloads:
         for c in w.constraints:
-            cs, k = c.state, c.constraint
-            rank = (STATUS_RANK[cs.status], -(cs.skew - k.max_skew), w.namespace, w.kind, w.name)
+            rank = c.rank + (w.namespace, w.kind, w.name)
             rows.append((rank, w, c))
     rows.sort(key=lambda r: r[0])
     return [(w, c) for _, w, c in rows]
 
 
-def print_summary(console, report, wide: bool = False, no_headers: bool = False) -> None:
-    headers = ["NAMESPACE", "WORKLOAD", "PODS", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"]
+def print_summary(console, report, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
+    """`fit`: the width to fit (render.console.output_width); CONSTRAINT, DISTRIBUTION and
+    WORKLOAD wrap onto more lines to stay within it. -o wide passes None: everything, unbounded."""
+    headers = ["NAMESPACE", "WORKLOAD", "PODS", "PENDING", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"]
     if wide:
         headers += ["GLOBALMIN", "MINDOMAINS", "POLICIES", "SELECTOR"]
     rows = []
     for w, c in summary_rows(report):
         cs, k = c.state, c.constraint
         mode = k.when_unsatisfiable + (" (implicit)" if k.implicit else "")
+        key = k.topology_key if wide else _short(k.topology_key)  # the full key: -o wide, JSON
         row = [w.namespace, f"{w.kind.lower()}/{w.name}", str(w.pods),
-               f"{k.topology_key} maxSkew={k.max_skew} {mode}", distribution_string(cs, full=wide), str(cs.skew),
-               _styled(cs.status, STATUS_STYLE.get(cs.status))]
+               _styled(str(w.pending), "bold red" if w.pending else None),
+               f"{key} maxSkew={k.max_skew} {mode}", marked_distribution(c, full=wide), str(cs.skew),
+               _styled(c.status, STATUS_STYLE.get(c.status))]
         if wide:
             row += [str(cs.global_min), str(k.min_domains),
                     f"affinity={k.node_affinity_policy},taints={k.node_taints_policy}", str(cs.selector)]
@@ -91,24 +111,25 @@ def print_summary(console, report, wide: bool = False, no_headers: bool = False)
         ns = "all namespaces" if report.namespace is None else f'namespace "{report.namespace}"'
         console.file.write(f"No workloads with topology spread constraints found in {ns}.\n")
         return
-    print_block(console, table(headers, rows, no_headers))
+    print_block(console, table(headers, rows, no_headers, fit=fit, shrink=(4, 5, 1)))
 
 
-def print_detail(console, report, wide: bool = False, no_headers: bool = False) -> None:
+def print_detail(console, report, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
     first = True
     for w in report.workloads:
         if not first:
             console.file.write("\n")
         first = False
         sets = f" · constraint set {w.constraint_set} of {w.constraint_sets}" if w.constraint_sets > 1 else ""
-        console.file.write(f"{w.kind} {w.namespace}/{w.name} · {w.pods} pods{sets} · "
+        pending = f" ({w.pending} pending)" if w.pending else ""
+        console.file.write(f"{w.kind} {w.namespace}/{w.name} · {w.pods} pods{pending}{sets} · "
                            f"counted for incoming pod {w.incoming.name}\n")
         for c in w.constraints:
             console.file.write("\n")
             _print_constraint(console, c, wide, no_headers)
         if w.timeline is not None:
             console.file.write("\n")
-            print_timeline(console, w, no_headers)
+            print_timeline(console, w, no_headers, fit)
 
 
 def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
@@ -120,7 +141,7 @@ def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
         headers = ["DOMAIN", "PODS", "NODES", "HEADROOM", "SKEW-IF-PLACED", "NODE-NAMES", ""]
     rows = []
     for d in cs.domains.values():
-        row = [d.value, str(d.pods), str(len(d.nodes)), str(cs.headroom(d.value))]
+        row = [d.value, str(d.pods), str(len(d.nodes)), _headroom_cell(c, d.value)]
         if wide:
             row += [str(cs.skew_if_placed(d.value)), ",".join(d.nodes)]
         row.append(_styled(bar(d.pods, largest), "cyan"))
@@ -129,7 +150,7 @@ def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
         print_block(console, table(headers, rows, no_headers))
     else:
         console.file.write("  no domains: no node passes this constraint's node rules\n")
-    status = _styled(cs.status, STATUS_STYLE.get(cs.status))
+    status = _styled(c.status, STATUS_STYLE.get(c.status))
     console.print(_verdict_line(cs), status, sep="")
     for e in cs.excluded_nodes:
         console.file.write(f"  excluded node {e.name}: {excluded_node_text(e, cs.constraint)}\n")
@@ -137,6 +158,16 @@ def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
         console.file.write(f"  not counted: pod {u.name}: {uncounted_text(u)}\n")
     for t in c.traps:
         console.print(_styled(f"  trap {t.code}: ", "bold yellow"), trap_message(t), sep="")
+
+
+def _headroom_cell(c, value: str) -> str:
+    """What the domain accepts now; when cordons or taints keep that below spread's headroom,
+    why, and what spread alone would allow."""
+    a = c.accepts_now(value)
+    spread_allows = c.state.headroom(value)
+    if a.state is None:
+        return str(a.accepts_now)
+    return f"{a.accepts_now} ({a.state}; spread allows {spread_allows})"
 
 
 def _verdict_line(cs) -> str:
@@ -150,20 +181,30 @@ def _verdict_line(cs) -> str:
     return f"global minimum {cs.global_min}{why} · skew {cs.skew} · maxSkew {k.max_skew} · "
 
 
-def print_timeline(console, w, no_headers: bool = False) -> None:
+def print_timeline(console, w, no_headers: bool = False, fit: int | None = None) -> None:
     keys = list(dict.fromkeys(c.constraint.topology_key for c in w.constraints))
     headers = ["#", "CREATED", "POD", "NODE"] + [f"DOMAIN({_short(k)})" for k in keys] \
-        + [f"COUNTS({_short(k)})" for k in keys] + ["SKEW"]
+        + [f"COUNTS({_short(k)})" for k in keys] + [f"SKEW({_short(k)})" for k in keys] + ["NOTE"]
     rows = []
+    notes: list[tuple[int, str]] = []
     for i, r in enumerate(w.timeline, start=1):
         style = "bold red" if r.over else None
         counts = [" ".join(f"{d}={n}" for d, n in r.counts[k].items()) for k in keys]
-        skews = " ".join(str(r.skew[k]) for k in keys)
+        note = ""
+        if r.replay_gap is not None:
+            note = f"> maxSkew, see note {len(notes) + 1}"
+            notes.append((i, replay_gap_text(r.replay_gap)))
+        elif r.over:
+            note = "> maxSkew (ScheduleAnyway)"
         cells = [str(i), r.created or "-", r.pod, r.node or "<pending>"] \
-            + [r.domains.get(k) or "-" for k in keys] + counts + [skews + ("  > maxSkew" if r.over else "")]
+            + [r.domains.get(k) or "-" for k in keys] + counts + [str(r.skew[k]) for k in keys] + [note]
         rows.append([_styled(x, style) for x in cells])
-    console.file.write("Timeline (creation order; counts and skew after each pod):\n")
-    print_block(console, table(headers, rows, no_headers))
+    console.file.write(TIMELINE_NOTE.format(n=len(w.timeline)) + "\n")
+    # the COUNTS columns, then the NOTE and the pod name, wrap to fit
+    counts_at = [4 + len(keys) + i for i in range(len(keys))]
+    print_block(console, table(headers, rows, no_headers, fit=fit, shrink=(*counts_at, len(headers) - 1, 2)))
+    for n, (row, text) in enumerate(notes, start=1):
+        console.file.write(f"  note {n} (row {row}): {text}\n")
 
 
 def _short(key: str) -> str:

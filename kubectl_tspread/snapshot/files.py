@@ -109,6 +109,38 @@ def load_files(paths: Sequence[str], namespace: str | None = None, all_namespace
     return collector.snapshot(namespace, all_namespaces, _describe(paths))
 
 
+def raw_objects(paths: Sequence[str], stdin: IO[str] | None = None) -> Iterator[dict]:
+    """Every object in the dumps, as parsed, with its kind (and its list's apiVersion when the
+    item lacks one): what `dump --from-file` writes out again."""
+    for label, data in _inputs(paths, stdin):
+        for doc_no, doc in enumerate(_parse(label, data), start=1):
+            if doc is None:
+                continue
+            items, list_kind, version = None, "", ""
+            if isinstance(doc, list):
+                items = doc
+            elif isinstance(doc, Mapping) and str(doc.get("kind", "")).endswith("List") \
+                    and isinstance(doc.get("items"), list):
+                items, list_kind, version = doc["items"], str(doc["kind"])[:-len("List")], str(doc.get("apiVersion", ""))
+            if items is None:
+                if not isinstance(doc, Mapping) or not doc.get("kind"):
+                    raise InputError(f"{label}: document {doc_no} is not a Kubernetes object (no kind/apiVersion); "
+                                     "give what `kubectl get … -o json` or `-o yaml` prints")
+                yield dict(doc)
+                continue
+            raw = isinstance(items, RawItems)
+            for item in items:
+                obj = _ITEM_DECODER.decode(item) if raw else item
+                if not isinstance(obj, Mapping) or not (obj.get("kind") or list_kind):
+                    raise InputError(f"{label}: an item of document {doc_no} is not a Kubernetes object; "
+                                     "give what `kubectl get … -o json` or `-o yaml` prints")
+                obj = dict(obj)
+                obj.setdefault("kind", list_kind)
+                if version and list_kind:
+                    obj.setdefault("apiVersion", version)
+                yield obj
+
+
 def decode_objects(objs: Iterable[Any], namespace: str | None, all_namespaces: bool,
                    source: str) -> Snapshot:
     """Raw API objects (single objects, `List`s or typed lists, as JSON-decoded) -> Snapshot.
@@ -130,6 +162,7 @@ class _Collector:
         self.pod_namespaces: set[str] = set()
         # kinds the engine has no use for, logged at debug level to explain a surprising dump
         self.ignored: Counter[str] = Counter()
+        self.kinds: set[str] = set()  # every kind with an object, used or not (Snapshot.kinds_read)
 
     def add_document(self, doc: Any, where: str, doc_no: int) -> None:
         if doc is None:  # an empty YAML document (a stray `---`)
@@ -169,6 +202,7 @@ class _Collector:
         self._add(item, str(kind), where)
 
     def _add(self, obj: Mapping, kind: str, where: str) -> None:
+        self.kinds.add(kind)
         entry = DECODERS.get(kind)
         if entry is None:
             self.ignored[kind] += 1
@@ -198,7 +232,7 @@ class _Collector:
             raise InputError(f"{source} holds no Nodes; dump them too: "
                              "kubectl get nodes -o json > nodes.json, and pass that file as well")
         return Snapshot(**fields, namespace=_namespace(namespace, all_namespaces, self.pod_namespaces),
-                        source=source)
+                        source=source, kinds_read=frozenset(self.kinds))
 
 
 def _namespace(namespace: str | None, all_namespaces: bool, pod_namespaces: set[str]) -> str | None:

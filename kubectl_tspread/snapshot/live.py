@@ -274,6 +274,20 @@ class LiveCluster:
                             f"{json_type(got)}, not {expected}; check that the kubeconfig's server URL is a "
                             "Kubernetes API (kubectl get --raw '" + path + "' shows what it sends)")
 
+    def list_raw(self, kind: str) -> list[dict]:
+        """Every object of `kind` in the -n/-A scope as the API returned it (kind and apiVersion
+        filled in, as `kubectl get -o json` prints them), paged with the same bounds as `list`:
+        for `dump`."""
+        from kubectl_tspread.snapshot.resources import api_version
+
+        res = self._resource(kind)
+        params = {"fieldSelector": res.field_selector} if res.field_selector else {}
+        version = api_version(kind)
+        # kind "" keeps every field (no wire parse of pods): the whole object is what is written
+        return self._list_records(self.collection_path(kind), params, "",
+                                  lambda item: {"apiVersion": version, **item, "kind": kind})
+
+
     def _page_query(self, params: dict, token: str | None) -> dict:
         query = dict(params, limit=str(self.page_size))
         if token:
@@ -573,6 +587,7 @@ def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | N
         kube_version = ""
         warnings.append(f"could not read the server's version ({e}); answers follow the newest supported "
                         "scheduler; pass --kube-version X.Y to choose")
+    listed: set[str] = set()
     for kind in dict.fromkeys(kinds):
         target = fields.setdefault(DECODERS[kind][1], [])
         try:
@@ -581,6 +596,9 @@ def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | N
             if not (RESOURCES[kind].optional and e.status in (403, 404)):
                 raise
             warnings.append(f"skipped {RESOURCES[kind].group_resource}: {e}")
+            continue
+        listed.add(kind)  # listed, even when empty: none of it exists
     return Snapshot(**{k: tuple(v) for k, v in fields.items()},
                     namespace=None if live.all_namespaces else live.namespace,
-                    source=f"cluster {live.server}", warnings=tuple(warnings), kube_version=kube_version)
+                    source=f"cluster {live.server}", warnings=tuple(warnings), kube_version=kube_version,
+                    kinds_read=frozenset(listed))

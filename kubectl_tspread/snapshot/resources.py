@@ -47,6 +47,16 @@ RESOURCES: dict[str, Resource] = {r.kind: r for r in (
 )}
 
 
+# what `kubectl tspread dump` writes: every kind distribution, why-pending or drain-safe reads
+DUMP_KINDS = tuple(RESOURCES)
+
+
+def api_version(kind: str) -> str:
+    """`v1`, `apps/v1`, …: the apiVersion of the kind's objects."""
+    prefix = RESOURCES[kind].prefix
+    return prefix[len("/api/"):] if prefix.startswith("/api/") else prefix[len("/apis/"):]
+
+
 def describe_request(method: str, path: str) -> tuple[str, str, str | None]:
     """(verb, resource, namespace) of an API path, RBAC-style.
 
