@@ -128,13 +128,19 @@ def test_events_are_all_kept_even_without_names():
     assert [e.message for e in snap.events] == ["one", "two"]
 
 
-def test_json_fallback_without_orjson(monkeypatch):
-    """orjson is optional: without it the standard json module parses the same dump."""
-    monkeypatch.setitem(sys.modules, "orjson", None)  # makes `import orjson` raise ImportError
+def test_json_fallback_without_msgspec(monkeypatch, tmp_path):
+    """msgspec is optional (the krew archive has no compiled extensions): without it the
+    standard json module parses the same dumps, documents one after another included."""
+    monkeypatch.setitem(sys.modules, "msgspec", None)  # makes `import msgspec` raise ImportError
     try:
         plain = importlib.reload(files)
-        assert plain._JSON_ERRORS == (json.JSONDecodeError,)
+        assert plain._SHELL_DECODER is None
         assert names(plain.load_files([d("cluster-list.json")]).nodes) == ["n-a", "n-b", "n-c"]
+        two = tmp_path / "two.json"
+        two.write_bytes(Path(d("cluster-list.json")).read_bytes() + b"\n" + Path(d("pods.json")).read_bytes())
+        got = plain.load_files([str(two)], all_namespaces=True)
+        want = files.load_files([d("cluster-list.json"), d("pods.json")], all_namespaces=True)
+        assert (got.pods, got.nodes) == (want.pods, want.nodes)
     finally:
         monkeypatch.undo()
         importlib.reload(files)
