@@ -268,15 +268,18 @@ ERRORS = [
                  ["file ", "pods.json holds no Nodes; dump them too: kubectl get nodes -o json > nodes.json"],
                  id="no Node objects"),
     pytest.param({"p.json": NODE + pod_with('{"topologySpreadConstraints": [{"maxSkew": "abc"}]}')},
-                 ["cannot read Pod prod/web-1", "'abc' is not an integer", "fix that field"],
+                 ["cannot read Pod prod/web-1",
+                  "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer, got 'abc'", "fix that field"],
                  id="maxSkew 'abc' names the pod"),
     pytest.param({"p.json": NODE + pod_with(
         '{"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}')},
-                 ["cannot read Pod prod/web-1", "invalid quantity 'lots'"], id="bad quantity names the pod"),
+                 ["cannot read Pod prod/web-1", "spec.containers[0].resources.requests.cpu: expected a quantity",
+                  "got 'lots'"], id="bad quantity names the pod"),
     pytest.param({"n.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints: oops\n"},
-                 ["cannot read Node n1", "wrong type"], id="a string where the API puts a list"),
+                 ["cannot read Node n1", "spec.taints: expected a list, got 'oops'"], id="a string where the API puts a list"),
     pytest.param({"n.yaml": "apiVersion: v1\nkind: Node\nmetadata: just-a-name\n"},
-                 ["cannot read a Node without usable metadata"], id="metadata that is not a mapping"),
+                 ["cannot read a Node without usable metadata", "metadata: expected a map, got 'just-a-name'"],
+                 id="metadata that is not a mapping"),
 ]
 
 

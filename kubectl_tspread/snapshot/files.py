@@ -37,6 +37,7 @@ from kubectl_tspread.errors import InputError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot import yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
+from kubectl_tspread.snapshot.fields import MalformedObject
 from kubectl_tspread.snapshot.yamlread import MAX_DEPTH, YamlLimit
 from kubectl_tspread.snapshot.wire import decode_pod_item
 
@@ -63,8 +64,6 @@ log = logging.getLogger(__name__)
 
 DUMP_SUFFIXES = (".json", ".yaml", ".yml")
 _FINISHED = ("Succeeded", "Failed")
-# what decoders raise on a malformed field (int("abc"), a bad quantity, a string where a map belongs)
-_DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, ArithmeticError)
 
 
 def load_files(paths: Sequence[str], namespace: str | None = None, all_namespaces: bool = False,
@@ -166,9 +165,9 @@ class _Collector:
         decoder, field = entry
         try:
             record = decoder(obj)
-        except _DECODE_ERRORS as e:
-            raise InputError(f"{where}: cannot read {_name(obj, kind)}: {_reason(e)}; "
-                             "fix that field or leave the object out") from e
+        except MalformedObject as e:
+            raise InputError(f"{where}: cannot read {e.what}: {e.detail}; "
+                             "fix that field or leave the object out") from None
         if kind == "Pod":
             self.pod_namespaces.add(record.namespace)
             if record.phase in _FINISHED:
@@ -199,28 +198,6 @@ def _namespace(namespace: str | None, all_namespaces: bool, pod_namespaces: set[
     if len(pod_namespaces) == 1:
         return next(iter(pod_namespaces))
     return "default"
-
-
-def _name(obj: Mapping, kind: str) -> str:
-    meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):
-        return f"a {kind} without usable metadata"
-    name = meta.get("name") or "<unnamed>"
-    ns = meta.get("namespace")
-    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
-
-
-def _reason(e: Exception) -> str:
-    text = str(e)
-    if isinstance(e, ValueError) and text.startswith("invalid literal for int()"):
-        # int("abc") on maxSkew, minDomains, a port, …: say it in the user's terms
-        return f"{text.rsplit(': ', 1)[-1]} is not an integer"
-    if isinstance(e, KeyError):
-        return f"missing field {e.args[0]!r}" if e.args else "missing field"
-    if isinstance(e, (AttributeError, TypeError)):
-        # e.g. 'str' object has no attribute 'get': a scalar where the API puts a map or list
-        return f"a field has the wrong type ({e})"
-    return text or type(e).__name__
 
 
 def _inputs(paths: Sequence[str], stdin: IO[str] | None) -> Iterator[tuple[str, bytes]]:
