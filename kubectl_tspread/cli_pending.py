@@ -86,6 +86,13 @@ def select_pods(index, namespace, target, selector):
 
 
 def _render(reports, out) -> None:
+    from kubectl_tspread.cli_output import whole_answer
+
+    with whole_answer():
+        _write(reports, out)
+
+
+def _write(reports, out) -> None:
     from kubectl_tspread.render import pending as view
 
     if out.structured:
