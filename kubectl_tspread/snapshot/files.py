@@ -442,6 +442,9 @@ def _yaml_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | N
     try:
         yield from yamlread.documents(data)
     except yaml.YAMLError as e:
+        if "maximum nesting depth" in str(getattr(e, "problem", "")):  # libyaml's own bound, as deep as ours
+            raise InputError(f"{label}: {_yaml_position(e)}: YAML nested deeper than {MAX_DEPTH} levels; "
+                             "a Kubernetes object is never that deep") from None
         raise _NotYaml(_yaml_position(e)) from None
     except YamlLimit as e:
         raise InputError(f"{label}: {e}") from None
