@@ -349,6 +349,19 @@ def test_bare_arrays_and_concatenated_documents_are_split_into_raw_items(data, b
     assert all(type(i) is files._RAW for i in items)
 
 
+@pytest.mark.parametrize("doc, want", [
+    pytest.param({"apiVersion": "v1", "kind": ["Node"]}, "document 1: kind: expected a string, got a list",
+                 id="kind is a list"),
+    pytest.param({"apiVersion": "v1", "kind": "PodList", "items": 5}, "the PodList's items: expected a list, got 5",
+                 id="a list's items are a number"),
+    pytest.param([{"apiVersion": "v1", "kind": {"a": 1}}], "document 1, item 0: kind: expected a string, got a map",
+                 id="an item's kind is a map"),
+])
+def test_a_document_of_the_wrong_shape_is_named(tmp_path, capsys, doc, want):
+    code, out, err = run(capsys, "distribution", "--from-file", write(tmp_path, doc))
+    assert_one_error(code, out, err, "dump.json", want)
+
+
 def test_json_documents_then_yaml_ones_are_read_in_order(tmp_path):
     doc = cluster()
     text = json.dumps(doc["items"][0]) + "\n---\n" + yaml.safe_dump(doc["items"][1])

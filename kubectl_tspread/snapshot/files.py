@@ -37,7 +37,7 @@ from kubectl_tspread.errors import InputError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot import yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
-from kubectl_tspread.snapshot.fields import MalformedObject
+from kubectl_tspread.snapshot.fields import MalformedObject, shown
 from kubectl_tspread.snapshot.yamlread import MAX_DEPTH, YamlLimit
 from kubectl_tspread.snapshot.wire import decode_pod_item
 
@@ -124,9 +124,15 @@ class _Collector:
                 f"{where}: document {doc_no} is not a Kubernetes object (no kind/apiVersion); "
                 "give what `kubectl get … -o json` or `-o yaml` prints"
             )
-        kind = str(doc["kind"])
+        kind = doc["kind"]
+        if type(kind) is not str:
+            raise InputError(f"{where}: document {doc_no}: kind: expected a string, got {shown(kind)}; "
+                             "give what `kubectl get … -o json` or `-o yaml` prints")
         items = doc.get("items")
-        if kind.endswith("List") and (items is None or isinstance(items, list)):
+        if kind.endswith("List") and items is not None and not isinstance(items, list):
+            raise InputError(f"{where}: document {doc_no}: the {kind}'s items: expected a list, got {shown(items)}; "
+                             "give what `kubectl get … -o json` or `-o yaml` prints")
+        if kind.endswith("List"):
             # typed lists (PodList) drop the items' kind; a plain `List` keeps it
             item_kind = kind[: -len("List")]
             raw = isinstance(items, RawItems)
@@ -153,9 +159,12 @@ class _Collector:
         if not kind:
             raise InputError(f"{where}: {what} has no kind; "
                              "give what `kubectl get … -o json` or `-o yaml` prints")
+        if type(kind) is not str:
+            raise InputError(f"{where}: {what}: kind: expected a string, got {shown(kind)}; "
+                             "give what `kubectl get … -o json` or `-o yaml` prints")
         if not item.get("kind"):
             item = {**item, "kind": kind}
-        self._add(item, str(kind), where)
+        self._add(item, kind, where)
 
     def _add(self, obj: Mapping, kind: str, where: str) -> None:
         entry = DECODERS.get(kind)
