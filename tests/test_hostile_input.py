@@ -362,6 +362,16 @@ def test_a_document_of_the_wrong_shape_is_named(tmp_path, capsys, doc, want):
     assert_one_error(code, out, err, "dump.json", want)
 
 
+def test_a_name_with_control_characters_stays_on_one_error_line(tmp_path, capsys):
+    doc = cluster()
+    pod = item(doc, "Pod", "web-5d8f-0")
+    pod["metadata"]["name"] = "web\n\x1b[31mred\ud800"
+    pod["spec"]["topologySpreadConstraints"][0]["maxSkew"] = "abc"
+    code, out, err = run(capsys, "distribution", "-A", "--from-file", write(tmp_path, doc))
+    assert_one_error(code, out, err, "cannot read Pod default/web\\n\\x1b[31mred\\ud800: ")
+    assert "\x1b" not in err
+
+
 def test_json_documents_then_yaml_ones_are_read_in_order(tmp_path):
     doc = cluster()
     text = json.dumps(doc["items"][0]) + "\n---\n" + yaml.safe_dump(doc["items"][1])

@@ -19,8 +19,8 @@ from kubectl_tspread.model import (
     positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
-    INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, one_of, scalars, selector as _selector,
-    strings, text,
+    INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, one_of, printable, scalars,
+    selector as _selector, strings, text,
 )
 from kubectl_tspread.snapshot.sharing import (
     TEXT as _Text, json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner,
@@ -553,7 +553,8 @@ def describe(obj: Any, kind: str) -> str:
     name, ns = meta.get("name"), meta.get("namespace")
     if type(name) is not str or not name:
         return f"a {kind} without a usable name"
-    return f"{kind} {ns}/{name}" if type(ns) is str and ns else f"{kind} {name}"
+    name = printable(name)
+    return f"{kind} {printable(ns)}/{name}" if type(ns) is str and ns else f"{kind} {name}"
 
 
 _DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, RecursionError)

@@ -57,6 +57,14 @@ def shown(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+def printable(value: str) -> str:
+    """A name as one line of an error: control characters (a newline would start a second
+    `error:` line, an escape sequence would color the terminal) and lone surrogates escaped."""
+    if value.isprintable():
+        return value
+    return value.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
 def text(value: Any, path: str) -> str:
     """A string field: missing or null is ""."""
     if type(value) is str:

@@ -125,7 +125,7 @@ class _Collector:
                 "give what `kubectl get … -o json` or `-o yaml` prints"
             )
         kind = doc["kind"]
-        if type(kind) is not str:
+        if type(kind) is not str or not kind.isprintable():
             raise InputError(f"{where}: document {doc_no}: kind: expected a string, got {shown(kind)}; "
                              "give what `kubectl get … -o json` or `-o yaml` prints")
         items = doc.get("items")
@@ -159,7 +159,7 @@ class _Collector:
         if not kind:
             raise InputError(f"{where}: {what} has no kind; "
                              "give what `kubectl get … -o json` or `-o yaml` prints")
-        if type(kind) is not str:
+        if type(kind) is not str or not kind.isprintable():
             raise InputError(f"{where}: {what}: kind: expected a string, got {shown(kind)}; "
                              "give what `kubectl get … -o json` or `-o yaml` prints")
         if not item.get("kind"):
