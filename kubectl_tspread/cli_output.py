@@ -25,37 +25,67 @@ SPOOL_MEMORY = 64 << 20
 _CHUNK = 1 << 20
 
 
-class _Spool(io.TextIOWrapper):
-    """A text stream into a SpooledTemporaryFile that answers isatty() as the stream it
-    stands in for (colors and widths are chosen as for the real stdout)."""
+class _Spool(io.TextIOBase):
+    """A text stream kept as encoded bytes, in memory up to SPOOL_MEMORY and in a temporary
+    file past it, that answers isatty() and `encoding` as the stream it stands in for (colors
+    and widths are chosen as for the real stdout)."""
 
     def __init__(self, real: IO[str]):
-        self.encoding_of_real = getattr(real, "encoding", None) or "utf-8"
-        self.spooled = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)
-        super().__init__(self.spooled, encoding=self.encoding_of_real, errors="backslashreplace",  # type: ignore
-                         write_through=True)
+        super().__init__()
+        self._encoding = getattr(real, "encoding", None) or "utf-8"
         self._real = real
+        self._memory: io.BytesIO | None = io.BytesIO()
+        self._file: IO[bytes] | None = None
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
+
+    @property
+    def errors(self) -> str:  # type: ignore[override]
+        return "backslashreplace"
+
+    def writable(self) -> bool:
+        return True
 
     def isatty(self) -> bool:
         isatty = getattr(self._real, "isatty", None)
         return bool(isatty and isatty())
 
+    def write(self, text: str) -> int:  # a bytes argument fails, as on any text stream
+        data = text.encode(self._encoding, "backslashreplace")
+        if self._memory is not None:
+            self._memory.write(data)
+            if self._memory.tell() > SPOOL_MEMORY:  # from here on, a file
+                self._file = tempfile.TemporaryFile()
+                self._file.write(self._memory.getbuffer())
+                self._memory = None
+        else:
+            self._file.write(data)  # type: ignore[union-attr]
+        return len(text)
+
     def copy_to(self, real: IO[str]) -> None:
-        self.flush()
-        self.spooled.seek(0)
+        source: IO[bytes] = self._memory if self._memory is not None else self._file  # type: ignore[assignment]
+        source.seek(0)
         real.flush()
         buffer = getattr(real, "buffer", None)
         if buffer is not None:
-            shutil.copyfileobj(self.spooled, buffer, _CHUNK)
+            shutil.copyfileobj(source, buffer, _CHUNK)
             buffer.flush()
             return
-        decoder = codecs.getincrementaldecoder(self.encoding_of_real)("replace")
+        decoder = codecs.getincrementaldecoder(self._encoding)("replace")
         while True:
-            chunk = self.spooled.read(_CHUNK)
+            chunk = source.read(_CHUNK)
             real.write(decoder.decode(chunk, final=not chunk))
             if not chunk:
                 break
         real.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        self._memory = self._file = None
+        super().close()
 
 
 @contextmanager

@@ -428,9 +428,10 @@ def node(obj: Mapping) -> Node:
 
 
 def _count(d: Mapping, field: str, path: str) -> int:
-    """A non-negative int32 count (replicas, readyReplicas, …); 0 when missing."""
+    """An int32 status count (readyReplicas, disruptionsAllowed, …); 0 when missing. Any sign:
+    the status is the controllers' report, read as they wrote it."""
     value = d.get(field)
-    return 0 if not value else integer(value, f"{path}.{field}", 0, INT32_MAX, "a count")
+    return 0 if not value else integer(value, f"{path}.{field}")
 
 
 def workload(obj: Mapping) -> Workload:
