@@ -121,6 +121,13 @@ MALFORMED = [
                  ["metadata.labels.app: expected a string, got a list"], id="label value is a list"),
     pytest.param(_set("Pod/web-5d8f-0:spec.tolerations", {"key": "a"}),
                  ["spec.tolerations: expected a list, got a map"], id="tolerations is a map"),
+    pytest.param(_set("Pod/web-5d8f-0:spec.affinity", {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": ["zone"]}}),
+                 ["spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: expected a map, "
+                  "got a list"], id="required node affinity is a list"),
+    pytest.param(_set("Pod/web-5d8f-0:spec.containers", [{"name": "c", "resources": {"requests": {"cpu": True}}}]),
+                 ["spec.containers[0].resources.requests.cpu: expected a quantity", "got true"],
+                 id="a quantity that is a bool"),
 ]
 
 

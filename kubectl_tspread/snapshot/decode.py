@@ -68,11 +68,12 @@ def node_selector_terms(d: Mapping | None, path: str = "nodeSelector") -> tuple[
     """A v1.NodeSelector ({nodeSelectorTerms: [...]}) -> terms; None when unset."""
     if d is None:
         return None
+    terms = mapping(d, path).get("nodeSelectorTerms")
     path += ".nodeSelectorTerms"
     return tuple(
         NodeSelectorTerm(_node_requirements(t.get("matchExpressions"), f"{path}[{i}].matchExpressions"),
                          _node_requirements(t.get("matchFields"), f"{path}[{i}].matchFields"))
-        for i, t in enumerate(maps(mapping(d, path).get("nodeSelectorTerms"), path))
+        for i, t in enumerate(maps(terms, path))
     )
 
 

@@ -69,6 +69,8 @@ def keep(table: dict, key: Any, value: Any, limit: int = MEMO_LIMIT) -> Any:
 def units(k: str, v: Any) -> int:
     """to_scheduler_units, remembered: a cluster uses a few dozen distinct quantities. A
     quantity that is not one, negative or past UNITS_MAX is a ValueError."""
+    if v is True or v is False:  # equal to 1 and 0 as keys: it would find their quantities
+        raise ValueError("not a quantity")
     try:
         return UNITS[(k, v)]
     except KeyError:
