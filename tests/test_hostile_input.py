@@ -379,6 +379,15 @@ def test_a_name_with_control_characters_stays_on_one_error_line(tmp_path, capsys
     assert "\x1b" not in err
 
 
+def test_documents_msgspec_refuses_are_read_by_the_json_module_from_there_on(tmp_path):
+    """A lone surrogate in the second of several documents: every document is still read."""
+    items = cluster()["items"]
+    items[5]["metadata"]["name"] = "web-\ud800"  # the first pod
+    data = b"\n".join(json.dumps(o).encode() for o in items)
+    snap = files.load_files([write(tmp_path, data)], all_namespaces=True)
+    assert len(snap.nodes) == 3 and "web-\ud800" in [p.name for p in snap.pods] and len(snap.pods) == 4
+
+
 def test_json_documents_then_yaml_ones_are_read_in_order(tmp_path):
     doc = cluster()
     text = json.dumps(doc["items"][0]) + "\n---\n" + yaml.safe_dump(doc["items"][1])

@@ -347,7 +347,9 @@ _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 def _json_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | None, Any]]:
     """The JSON documents of `view`, one after another (`kubectl get … -o json >> dump.json`),
     each found by the byte offset msgspec reports where a document is followed by another: no
-    document is parsed into a tree before its turn, and none is copied."""
+    document is parsed into a tree before its turn, and none is copied. What msgspec refuses
+    but JSON allows (an escaped lone surrogate such as \\ud800 in a name, a number past 64
+    bits), and every dump without msgspec, is read from there on by the json module."""
     pos, end, doc_no = 0, len(view), 0
     while True:
         while pos < end and view[pos] in _WHITESPACE:
@@ -355,13 +357,11 @@ def _json_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | N
         if pos == end:
             return
         doc_no += 1
-        rest = view[pos:]
         try:
-            doc, used = _one_json(rest, label)
-        except _NotJson as e:
-            if doc_no > 1:
-                raise _NotJson(str(e), pos, doc_no - 1) from None
-            raise
+            doc, used = _one_json(view[pos:], label)
+        except _Fallback:
+            yield from _json_text_documents(label, view, pos, doc_no)
+            return
         if isinstance(doc, RawItems) and doc.bare:
             for i in range(len(doc)):
                 item, doc[i] = doc[i], None
@@ -375,26 +375,30 @@ def _json_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | N
 _WHITESPACE = frozenset(b" \t\r\n")
 
 
+class _Fallback(Exception):
+    """msgspec cannot read this document: the json module reads the rest."""
+
+
 def _one_json(buf: memoryview, label: str) -> tuple[Any, int]:
     """(the first JSON document of `buf`, the bytes it takes). A List comes split into its
     items' raw bytes (_split_list), a bare array too (RawItems with `bare`), anything else as
-    a tree. _NotJson when it does not parse."""
+    a tree. _Fallback when msgspec cannot read it."""
     if _SHELL_DECODER is None:
-        return _json_fallback(buf, label)
+        raise _Fallback
     used = len(buf)
     try:
         return _parse_one(buf), used
     except (*_SHELL_ERRORS, UnicodeDecodeError) as e:
         found = _TRAILING.search(str(e))
         if found is None:  # not JSON, or what msgspec refuses but JSON allows
-            return _json_fallback(buf, label)
+            raise _Fallback from None
         used = int(found.group(1)) - 1  # msgspec counts from 1: the next document starts there
     except RecursionError:
         raise _deep(label) from None
     try:
         return _parse_one(buf[:used]), used
     except (*_SHELL_ERRORS, UnicodeDecodeError):
-        return _json_fallback(buf[:used], label)
+        raise _Fallback from None
     except RecursionError:
         raise _deep(label) from None
 
@@ -420,24 +424,32 @@ def _first(buf: memoryview) -> int:
     return i
 
 
-def _json_fallback(buf: memoryview, label: str) -> tuple[Any, int]:
-    """The stdlib's reading of the first document: it takes what the fast parsers refuse but
-    JSON allows (an escaped lone surrogate such as \\ud800 in a name, numbers past 64 bits)."""
+def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int
+                         ) -> Iterator[tuple[int, int | None, Any]]:
+    """The documents from byte `pos` on, numbered from `doc_no`, read by the json module from
+    the text decoded once."""
     try:
-        text = bytes(buf).decode("utf-8")
+        text = bytes(view[pos:]).decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"{label} is not UTF-8 text (byte {e.start} of a document is not); "
+        raise InputError(f"{label} is not UTF-8 text (byte {pos + e.start}); "
                          "give what `kubectl get … -o json` prints") from None
-    try:
-        start = len(text) - len(text.lstrip())
-        doc, stop = json.JSONDecoder().raw_decode(text, start)
-    except json.JSONDecodeError as e:
-        raise _NotJson(_json_position(e)) from None
-    except RecursionError:
-        raise _deep(label) from None
-    if stop == len(text):
-        return doc, len(buf)
-    return doc, len(text[:stop].encode("utf-8", "surrogatepass"))
+    decoder, at, end = json.JSONDecoder(), 0, len(text)
+    while True:
+        while at < end and text[at] in " \t\r\n":
+            at += 1
+        if at == end:
+            return
+        try:
+            doc, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError as e:
+            # the byte where the failing document starts: YAML may read the rest (`---`)
+            start = pos + len(text[:at].encode("utf-8", "surrogatepass"))
+            raise _NotJson(_json_position(e), start, doc_no - 1) if doc_no > 1 else _NotJson(_json_position(e))
+        except RecursionError:
+            raise _deep(label) from None
+        yield doc_no, None, doc
+        del doc
+        doc_no += 1
 
 
 def _deep(label: str) -> InputError:
@@ -446,7 +458,8 @@ def _deep(label: str) -> InputError:
 
 
 def _yaml_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | None, Any]]:
-    data = bytes(view)
+    whole = view.obj
+    data = whole if isinstance(whole, bytes) and len(whole) == len(view) else bytes(view)  # no copy of it all
     _check_utf8(label, data)
     try:
         yield from yamlread.documents(data)
@@ -513,7 +526,10 @@ def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item")
     except RecursionError:
         raise _deep(where) from None
     except _SHELL_ERRORS:  # what msgspec refuses but JSON allows (a lone surrogate, a huge number)
-        return _json_fallback(memoryview(bytes(raw)), where)[0]
+        try:
+            return json.loads(bytes(raw))
+        except RecursionError:
+            raise _deep(where) from None
 
 
 def _json_position(e: Exception) -> str:
