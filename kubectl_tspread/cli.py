@@ -128,6 +128,13 @@ def distribution(target, selector, timeline, exit_code, source, out):
 
 
 def _render_distribution(report, out, detail: bool, missing=()) -> None:
+    from kubectl_tspread.cli_output import whole_answer
+
+    with whole_answer():
+        _write_distribution(report, out, detail, missing)
+
+
+def _write_distribution(report, out, detail: bool, missing=()) -> None:
     from kubectl_tspread.render import structured
     from kubectl_tspread.render.console import make_console
 

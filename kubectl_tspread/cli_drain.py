@@ -117,7 +117,15 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
 
 
 def render_plan(plan, out, body: str | None = None) -> None:
-    """Write the plan as `out` asks; `body`: the table's print_plan_body for it, made earlier."""
+    """Write the plan as `out` asks, whole or not at all; `body`: the table's print_plan_body
+    for it, made earlier."""
+    from kubectl_tspread.cli_output import whole_answer
+
+    with whole_answer():
+        _write_plan(plan, out, body)
+
+
+def _write_plan(plan, out, body: str | None = None) -> None:
     from kubectl_tspread.render import structured
     from kubectl_tspread.render.drain import drain_plan_view, print_plan_body, print_plan_findings
 

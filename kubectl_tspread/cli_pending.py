@@ -94,6 +94,13 @@ def select_pods(index, namespace, target, selector):
 
 
 def _render(reports, out, missing=()) -> None:
+    from kubectl_tspread.cli_output import whole_answer
+
+    with whole_answer():
+        _write(reports, out, missing)
+
+
+def _write(reports, out, missing=()) -> None:
     from kubectl_tspread.render import pending as view
 
     if out.structured:

@@ -79,7 +79,8 @@ _SOURCE_FLAGS = [
     click.option("--from-file", "from_file", multiple=True, metavar="PATH",
                  help="Read the cluster from dumps (`kubectl tspread dump`, or `kubectl get … -o json|yaml`) "
                       "instead of the API "
-                      "(repeatable; '-' is stdin; a directory reads every .json/.yaml in it)."),
+                      "(repeatable; '-' is stdin; a directory reads every .json/.yaml in it; "
+                      "FIFOs and devices are refused)."),
     click.option("--demo", is_flag=True, help="Use the built-in demo cluster (no cluster needed)."),
     click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
     click.option("--context", metavar="NAME", help="The kubeconfig context to use."),

@@ -23,6 +23,7 @@ from kubectl_tspread.model import (
     Volume, positional_constructor,
 )
 from kubectl_tspread.snapshot import decode, sharing, wire
+from kubectl_tspread.snapshot.fields import FieldError
 
 MI = 1024 * 1024
 T0, T1 = "2026-03-01T10:00:00Z", "2026-03-01T10:00:07Z"
@@ -239,8 +240,11 @@ def test_unkeyable_sub_trees_are_decoded_as_is():
         decode.pod(obj)
     obj["spec"]["containers"][0]["resources"]["requests"].pop(2)
     obj["spec"]["nodeSelector"] = {1: "a"}
+    with pytest.raises(FieldError, match=r"spec\.tolerations\[0\]\.key: expected a string, got 1"):
+        decode.pod(obj)  # a number where the API has a string is named, not kept
+    obj["spec"]["tolerations"][0]["key"] = "1"
     p = decode.pod(obj)
-    assert p.node_selector == {"1": "a"} and p.tolerations == (Toleration(1, "Exists", "", ""),)
+    assert p.node_selector == {"1": "a"} and p.tolerations == (Toleration("1", "Exists", "", ""),)
 
 
 @pytest.mark.parametrize("cls, values", [

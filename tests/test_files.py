@@ -128,13 +128,19 @@ def test_events_are_all_kept_even_without_names():
     assert [e.message for e in snap.events] == ["one", "two"]
 
 
-def test_json_fallback_without_orjson(monkeypatch):
-    """orjson is optional: without it the standard json module parses the same dump."""
-    monkeypatch.setitem(sys.modules, "orjson", None)  # makes `import orjson` raise ImportError
+def test_json_fallback_without_msgspec(monkeypatch, tmp_path):
+    """msgspec is optional (the krew archive has no compiled extensions): without it the
+    standard json module parses the same dumps, documents one after another included."""
+    monkeypatch.setitem(sys.modules, "msgspec", None)  # makes `import msgspec` raise ImportError
     try:
         plain = importlib.reload(files)
-        assert plain._JSON_ERRORS == (json.JSONDecodeError,)
+        assert plain._SHELL_DECODER is None
         assert names(plain.load_files([d("cluster-list.json")]).nodes) == ["n-a", "n-b", "n-c"]
+        two = tmp_path / "two.json"
+        two.write_bytes(Path(d("cluster-list.json")).read_bytes() + b"\n" + Path(d("pods.json")).read_bytes())
+        got = plain.load_files([str(two)], all_namespaces=True)
+        want = files.load_files([d("cluster-list.json"), d("pods.json")], all_namespaces=True)
+        assert (got.pods, got.nodes) == (want.pods, want.nodes)
     finally:
         monkeypatch.undo()
         importlib.reload(files)
@@ -262,15 +268,18 @@ ERRORS = [
                  ["file ", "pods.json holds no Nodes; dump them too: kubectl get nodes -o json > nodes.json"],
                  id="no Node objects"),
     pytest.param({"p.json": NODE + pod_with('{"topologySpreadConstraints": [{"maxSkew": "abc"}]}')},
-                 ["cannot read Pod prod/web-1", "'abc' is not an integer", "fix that field"],
+                 ["cannot read Pod prod/web-1",
+                  "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer, got 'abc'", "fix that field"],
                  id="maxSkew 'abc' names the pod"),
     pytest.param({"p.json": NODE + pod_with(
         '{"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}')},
-                 ["cannot read Pod prod/web-1", "invalid quantity 'lots'"], id="bad quantity names the pod"),
+                 ["cannot read Pod prod/web-1", "spec.containers[0].resources.requests.cpu: expected a quantity",
+                  "got 'lots'"], id="bad quantity names the pod"),
     pytest.param({"n.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints: oops\n"},
-                 ["cannot read Node n1", "wrong type"], id="a string where the API puts a list"),
+                 ["cannot read Node n1", "spec.taints: expected a list, got 'oops'"], id="a string where the API puts a list"),
     pytest.param({"n.yaml": "apiVersion: v1\nkind: Node\nmetadata: just-a-name\n"},
-                 ["cannot read a Node without usable metadata"], id="metadata that is not a mapping"),
+                 ["cannot read a Node without usable metadata", "metadata: expected a map, got 'just-a-name'"],
+                 id="metadata that is not a mapping"),
 ]
 
 

@@ -193,12 +193,29 @@ def _json_text(value: Any) -> str:
     try:
         import orjson
     except ImportError:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        return _stdlib_json_text(value)
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:  # a lone surrogate in a name, an integer past 64 bits
+        return _stdlib_json_text(value)
+
+
+def _stdlib_json_text(value: Any) -> str:
+    """The same JSON from the json module, which takes any str and int; a lone surrogate
+    (\\ud800, as a JSON dump may spell a name) comes out as that escape again, valid JSON."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _yaml_text(value: Any) -> str:
-    return _yaml_writer()(value)
+    try:
+        return _yaml_writer()(value)
+    except UnicodeEncodeError:  # libyaml's emitter takes no lone surrogate (\\ud800 in a JSON dump's name)
+        import yaml
+
+        # PyYAML's own emitter writes one double-quoted, as the escape \\uD800: valid YAML
+        return yaml.dump(value, Dumper=yaml.SafeDumper, sort_keys=False, default_flow_style=False,
+                         allow_unicode=True)
 
 
 @functools.cache

@@ -18,6 +18,10 @@ from kubectl_tspread.model import (
     PodAffinityTerm, PodCondition, Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload,
     positional_constructor,
 )
+from kubectl_tspread.snapshot.fields import (
+    INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, one_of, printable, scalars,
+    selector as _selector, strings, text,
+)
 from kubectl_tspread.snapshot.sharing import (
     TEXT as _Text, json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner,
     parse_text as _parse_text, resources as _resources, shared_labels as _shared_labels,
@@ -50,48 +54,62 @@ _new_condition = positional_constructor(PodCondition)
 READ_CONDITIONS = frozenset(("PodScheduled", "DisruptionTarget"))
 
 
-def _node_requirements(exprs: Iterable[Mapping] | None) -> tuple[Requirement, ...]:
-    return tuple(
-        Requirement(e.get("key", ""), e.get("operator", ""), tuple(str(v) for v in e.get("values") or ()))
-        for e in exprs or ()
-    )
+def _node_requirements(exprs: Iterable[Mapping] | None, path: str) -> tuple[Requirement, ...]:
+    out = []
+    for i, e in enumerate(maps(exprs, path)):
+        where = f"{path}[{i}]"
+        scalars(e.get("values"), f"{where}.values")
+        out.append(Requirement(text(e.get("key"), f"{where}.key"), text(e.get("operator"), f"{where}.operator"),
+                               tuple(str(v) for v in e.get("values") or ())))
+    return tuple(out)
 
 
-def node_selector_terms(d: Mapping | None) -> tuple[NodeSelectorTerm, ...] | None:
+def node_selector_terms(d: Mapping | None, path: str = "nodeSelector") -> tuple[NodeSelectorTerm, ...] | None:
     """A v1.NodeSelector ({nodeSelectorTerms: [...]}) -> terms; None when unset."""
     if d is None:
         return None
+    terms = mapping(d, path).get("nodeSelectorTerms")
+    path += ".nodeSelectorTerms"
     return tuple(
-        NodeSelectorTerm(_node_requirements(t.get("matchExpressions")), _node_requirements(t.get("matchFields")))
-        for t in d.get("nodeSelectorTerms") or ()
+        NodeSelectorTerm(_node_requirements(t.get("matchExpressions"), f"{path}[{i}].matchExpressions"),
+                         _node_requirements(t.get("matchFields"), f"{path}[{i}].matchFields"))
+        for i, t in enumerate(maps(terms, path))
     )
 
 
-def spread_constraint(c: Mapping, implicit: bool = False) -> SpreadConstraint:
+def spread_constraint(c: Mapping, implicit: bool = False,
+                      path: str = "spec.topologySpreadConstraints[0]") -> SpreadConstraint:
+    """One raw constraint, every field checked as the API server validates it: maxSkew and
+    minDomains positive int32, the enums one of their values (traps and the drain's arrays
+    index by them; a maxSkew past 64 bits cannot even be written as JSON)."""
+    min_domains = c.get("minDomains")
     return SpreadConstraint(
-        max_skew=int(c.get("maxSkew", 1)),
-        topology_key=_intern(c.get("topologyKey", "")),
-        when_unsatisfiable=c.get("whenUnsatisfiable", "DoNotSchedule"),
-        selector=Selector.from_api(c.get("labelSelector")),
-        min_domains=int(c["minDomains"]) if c.get("minDomains") is not None else 1,
-        node_affinity_policy=c.get("nodeAffinityPolicy") or HONOR,
-        node_taints_policy=c.get("nodeTaintsPolicy") or IGNORE,
-        match_label_keys=tuple(c.get("matchLabelKeys") or ()),
+        max_skew=integer(c.get("maxSkew", 1), f"{path}.maxSkew", 1, INT32_MAX, "a positive integer"),
+        topology_key=_intern(text(c.get("topologyKey"), f"{path}.topologyKey")),
+        when_unsatisfiable=one_of(c.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable",
+                                  ("DoNotSchedule", "ScheduleAnyway"), "DoNotSchedule"),
+        selector=Selector.from_api(_selector(c.get("labelSelector"), f"{path}.labelSelector")),
+        min_domains=1 if min_domains is None else integer(min_domains, f"{path}.minDomains", 1, INT32_MAX,
+                                                          "a positive integer"),
+        node_affinity_policy=one_of(c.get("nodeAffinityPolicy"), f"{path}.nodeAffinityPolicy", (HONOR, IGNORE), HONOR),
+        node_taints_policy=one_of(c.get("nodeTaintsPolicy"), f"{path}.nodeTaintsPolicy", (HONOR, IGNORE), IGNORE),
+        match_label_keys=strings(c.get("matchLabelKeys"), f"{path}.matchLabelKeys"),
         implicit=implicit,
     )
 
 
-def _affinity_terms(terms: Iterable[Mapping] | None) -> tuple[PodAffinityTerm, ...]:
+def _affinity_terms(terms: Iterable[Mapping] | None, path: str) -> tuple[PodAffinityTerm, ...]:
     out = []
-    for t in terms or ():
-        ns_sel = t.get("namespaceSelector")
+    for i, t in enumerate(maps(terms, path)):
+        where = f"{path}[{i}]"
+        ns_sel = _selector(t.get("namespaceSelector"), f"{where}.namespaceSelector")
         out.append(PodAffinityTerm(
-            selector=Selector.from_api(t.get("labelSelector")),
-            topology_key=t.get("topologyKey", ""),
-            namespaces=tuple(t.get("namespaces") or ()),
+            selector=Selector.from_api(_selector(t.get("labelSelector"), f"{where}.labelSelector")),
+            topology_key=text(t.get("topologyKey"), f"{where}.topologyKey"),
+            namespaces=strings(t.get("namespaces"), f"{where}.namespaces"),
             namespace_selector=None if ns_sel is None else Selector.from_api(ns_sel),
-            match_label_keys=tuple(t.get("matchLabelKeys") or ()),
-            mismatch_label_keys=tuple(t.get("mismatchLabelKeys") or ()),
+            match_label_keys=strings(t.get("matchLabelKeys"), f"{where}.matchLabelKeys"),
+            mismatch_label_keys=strings(t.get("mismatchLabelKeys"), f"{where}.mismatchLabelKeys"),
         ))
     return tuple(out)
 
@@ -105,13 +123,15 @@ def effective_requests(spec: Mapping) -> dict[str, int]:
     drops the field, so a pod that carries it is read as 1.34+ schedules it.
     """
     total: dict[str, int] = {}
-    for c in spec.get("containers") or ():
-        for k, v in _resources((c.get("resources") or {}).get("requests")).items():
+    for i, c in enumerate(maps(spec.get("containers"), "spec.containers")):
+        where = f"spec.containers[{i}].resources"
+        for k, v in _resources(mapping(c.get("resources"), where).get("requests"), f"{where}.requests").items():
             total[k] = total.get(k, 0) + v
     sidecars: dict[str, int] = {}
     init_max: dict[str, int] = {}
-    for c in spec.get("initContainers") or ():
-        req = _resources((c.get("resources") or {}).get("requests"))
+    for i, c in enumerate(maps(spec.get("initContainers"), "spec.initContainers")):
+        where = f"spec.initContainers[{i}].resources"
+        req = _resources(mapping(c.get("resources"), where).get("requests"), f"{where}.requests")
         if c.get("restartPolicy") == "Always":
             for k, v in req.items():
                 sidecars[k] = sidecars.get(k, 0) + v
@@ -123,20 +143,24 @@ def effective_requests(spec: Mapping) -> dict[str, int]:
         total[k] = total.get(k, 0) + v
     for k, v in init_max.items():
         total[k] = max(total.get(k, 0), v)
-    for k, v in _resources((spec.get("resources") or {}).get("requests")).items():
+    for k, v in _resources((spec.get("resources") or {}).get("requests"), "spec.resources.requests").items():
         if k in ("cpu", "memory") or k.startswith("hugepages-"):
             total[k] = v
-    for k, v in _resources(spec.get("overhead")).items():
+    for k, v in _resources(spec.get("overhead"), "spec.overhead").items():
         total[k] = total.get(k, 0) + v
     return total
 
 
 def _host_ports(spec: Mapping) -> tuple[HostPort, ...]:
     out = []
-    for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
-        for p in c.get("ports") or ():
-            if p.get("hostPort"):
-                out.append(HostPort(int(p["hostPort"]), p.get("protocol") or "TCP", p.get("hostIP") or ""))
+    for field in ("containers", "initContainers"):
+        for i, c in enumerate(maps(spec.get(field), f"spec.{field}")):
+            for j, p in enumerate(maps(c.get("ports"), f"spec.{field}[{i}].ports")):
+                if p.get("hostPort"):
+                    where = f"spec.{field}[{i}].ports[{j}]"
+                    out.append(HostPort(integer(p["hostPort"], f"{where}.hostPort", 0, 65535, "a port number"),
+                                        text(p.get("protocol"), f"{where}.protocol") or "TCP",
+                                        text(p.get("hostIP"), f"{where}.hostIP")))
     return tuple(out)
 
 
@@ -145,8 +169,14 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
     what the records hold, since volume names are often unique per pod (kube-api-access-xxxxx)."""
     if not raw:
         return ()
-    key = tuple([(v.get("name", ""), (v.get("persistentVolumeClaim") or _NONE).get("claimName"), "emptyDir" in v)
-                 for v in raw])
+    try:
+        key = tuple([(v.get("name", ""), (v.get("persistentVolumeClaim") or _NONE).get("claimName"), "emptyDir" in v)
+                     for v in raw])
+        if not all(type(name) is str and (claim is None or type(claim) is str) for name, claim, _ in key):
+            raise TypeError
+    except (TypeError, AttributeError):
+        _check_volumes(raw)
+        raise
     try:
         hit = _VOLUMES.get(key)
     except TypeError:  # an unhashable name or claim: decoded as is
@@ -156,23 +186,35 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
     return hit
 
 
+def _check_volumes(raw: Any) -> None:
+    """Names the malformed field of spec.volumes (the fast path above only notices one)."""
+    for i, v in enumerate(maps(raw, "spec.volumes")):
+        text(v.get("name"), f"spec.volumes[{i}].name")
+        claim = mapping(v.get("persistentVolumeClaim"), f"spec.volumes[{i}].persistentVolumeClaim")
+        text(claim.get("claimName"), f"spec.volumes[{i}].persistentVolumeClaim.claimName")
+
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
 def _pod_affinity(affinity: Mapping | None) -> tuple:
     """(node_affinity, pod_affinity, pod_anti_affinity) of a pod's spec.affinity."""
-    affinity = affinity or {}
-    node_aff = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    affinity = mapping(affinity, "spec.affinity")
+    parts = [mapping(affinity.get(f), f"spec.affinity.{f}").get(_REQUIRED)
+             for f in ("nodeAffinity", "podAffinity", "podAntiAffinity")]
     return (
-        node_selector_terms(node_aff),
-        _affinity_terms((affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
-        _affinity_terms(
-            (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
+        node_selector_terms(parts[0], f"spec.affinity.nodeAffinity.{_REQUIRED}"),
+        _affinity_terms(parts[1], f"spec.affinity.podAffinity.{_REQUIRED}"),
+        _affinity_terms(parts[2], f"spec.affinity.podAntiAffinity.{_REQUIRED}"),
     )
 
 
 def _container_parts(spec: Mapping) -> tuple:
     """What requests and host ports depend on, small enough to key the memo cheaply."""
     return (
-        [(c.get("resources"), c.get("ports")) for c in spec.get("containers") or ()],
-        [(c.get("resources"), c.get("ports"), c.get("restartPolicy")) for c in spec.get("initContainers") or ()],
+        [(c.get("resources"), c.get("ports")) for c in maps(spec.get("containers"), "spec.containers")],
+        [(c.get("resources"), c.get("ports"), c.get("restartPolicy"))
+         for c in maps(spec.get("initContainers"), "spec.initContainers")],
         spec.get("overhead"),
         spec.get("resources"),
     )
@@ -190,14 +232,18 @@ def _requests_and_ports(parts: tuple) -> tuple[dict[str, int], tuple[HostPort, .
 
 
 def _spread(raw: Iterable[Mapping] | None) -> tuple[SpreadConstraint, ...]:
-    return tuple(spread_constraint(c) for c in raw or ())
+    path = "spec.topologySpreadConstraints"
+    return tuple(spread_constraint(c, path=f"{path}[{i}]") for i, c in enumerate(maps(raw, path)))
 
 
 def _tolerations(raw: Iterable[Mapping] | None) -> tuple[Toleration, ...]:
-    return tuple(
-        Toleration(t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "", t.get("effect") or "")
-        for t in raw or ()
-    )
+    out = []
+    for i, t in enumerate(maps(raw, "spec.tolerations")):
+        where = f"spec.tolerations[{i}]"
+        out.append(Toleration(text(t.get("key"), f"{where}.key"),
+                              one_of(t.get("operator"), f"{where}.operator", ("Equal", "Exists"), "Equal"),
+                              text(t.get("value"), f"{where}.value"), text(t.get("effect"), f"{where}.effect")))
+    return tuple(out)
 
 
 def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...], bool]:
@@ -210,16 +256,20 @@ def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...]
         return (), False
     out = []
     ready = False
-    for c in raw:
+    for i, c in enumerate(maps(raw, "status.conditions")):
         get = c.get
         type_ = get("type", "")
+        if type(type_) is not str:
+            raise FieldError(f"status.conditions[{i}].type", "a string", type_)
         if type_ == "Ready":
             if get("status", "") == "True":
                 ready = True
         elif type_ in READ_CONDITIONS:
-            reason = get("reason")
-            message = get("message")
-            when = get("lastTransitionTime")
+            where = f"status.conditions[{i}]"
+            text(get("status"), f"{where}.status")
+            reason = text(get("reason"), f"{where}.reason")
+            message = text(get("message"), f"{where}.message")
+            when = text(get("lastTransitionTime"), f"{where}.lastTransitionTime")
             out.append(_new_condition(_intern(type_), _intern(get("status", "")), _intern(reason) if reason else "",
                                       _intern(message) if message else "", _intern(when) if when else ""))
     return tuple(out), ready
@@ -293,165 +343,274 @@ def _owner_of_references(refs: Any) -> Any:
 def _template_parts(spec: Mapping) -> tuple:
     requests, host_ports = _memo("containers", _container_parts(spec), _requests_and_ports)
     return (requests, host_ports, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
-            _memo("tolerations", spec.get("tolerations"), _tolerations), _shared_labels(spec.get("nodeSelector")))
+            _memo("tolerations", spec.get("tolerations"), _tolerations),
+            _shared_labels(label_map(spec.get("nodeSelector"), "spec.nodeSelector")))
+
+
+_STR_OR_NONE = frozenset((str, type(None)))
+_INT32_MIN = -INT32_MAX - 1
+
+
+def _parts(obj: Mapping) -> tuple[Mapping, Mapping, Mapping]:
+    """metadata, spec and status of an object, each a map (empty when missing)."""
+    meta, spec, status = obj.get("metadata") or _NONE, obj.get("spec") or _NONE, obj.get("status") or _NONE
+    if type(meta) is not dict or type(spec) is not dict or type(status) is not dict:
+        return (mapping(meta, "metadata") or _NONE, mapping(spec, "spec") or _NONE,
+                mapping(status, "status") or _NONE)
+    return meta, spec, status
 
 
 def pod(obj: Mapping) -> Pod:
-    meta = obj.get("metadata") or _NONE
-    spec = obj.get("spec") or _NONE
-    status = obj.get("status") or _NONE
+    meta, spec, status = _parts(obj)
+    namespace, name, uid, created = (meta.get("namespace"), meta.get("name", ""), meta.get("uid", ""),
+                                     meta.get("creationTimestamp"))
+    node_name, scheduler, phase, nominated = (spec.get("nodeName"), spec.get("schedulerName"), status.get("phase"),
+                                              status.get("nominatedNodeName"))
+    if not {type(namespace), type(name), type(uid), type(created), type(node_name), type(scheduler), type(phase),
+            type(nominated)} <= _STR_OR_NONE:
+        _check_texts(((meta, "metadata", ("namespace", "name", "uid", "creationTimestamp")),
+                      (spec, "spec", ("nodeName", "schedulerName")), (status, "status", ("phase", "nominatedNodeName"))))
+    priority = spec.get("priority")
+    if type(priority) is not int or not _INT32_MIN <= priority <= INT32_MAX:
+        priority = 0 if priority is None else integer(priority, "spec.priority")
     (node_affinity, pod_affinity, pod_anti_affinity, requests, host_ports, spread, tolerations,
      node_selector) = _scheduling(spec)
     conditions, ready = _conditions(status.get("conditions"))
     annotations = meta.get("annotations")
+    if annotations and type(annotations) is not dict:
+        mapping(annotations, "metadata.annotations")
     # positional, in Pod's field order (a missing or extra argument is a TypeError)
     return _new_pod(
-        _intern(meta.get("namespace") or "default"),  # namespace
-        meta.get("name", ""),  # name
-        meta.get("uid", ""),  # uid
+        _intern(namespace or "default"),  # namespace
+        name,  # name
+        uid,  # uid
         _labels_of(meta.get("labels")),  # labels
-        _intern(spec.get("nodeName") or ""),  # node_name
-        _intern(status.get("phase") or "Pending"),  # phase
+        _intern(node_name or ""),  # node_name
+        _intern(phase or "Pending"),  # phase
         bool(meta.get("deletionTimestamp")),  # terminating
-        meta.get("creationTimestamp") or "",  # created
+        created or "",  # created
         _owner_of(meta),  # owner
         spread, node_selector, node_affinity, pod_affinity, pod_anti_affinity, tolerations, requests, host_ports,
         _volumes(spec.get("volumes")),  # volumes
-        _intern(spec.get("schedulerName") or "default-scheduler"),  # scheduler_name
-        status.get("nominatedNodeName") or "",  # nominated_node
-        int(spec.get("priority") or 0),  # priority
+        _intern(scheduler or "default-scheduler"),  # scheduler_name
+        nominated or "",  # nominated_node
+        priority,  # priority
         conditions,  # conditions
         bool(annotations) and "kubernetes.io/config.mirror" in annotations,  # mirror
         ready,  # ready
     )
 
 
+def _check_texts(groups: Iterable[tuple[Mapping, str, tuple[str, ...]]]) -> None:
+    """Raises FieldError for the first of these fields that is neither a string nor missing."""
+    for d, prefix, names in groups:
+        for name in names:
+            text(d.get(name), f"{prefix}.{name}")
+
+
+def _meta_texts(meta: Mapping) -> tuple[str, str, str, str]:
+    """namespace, name, uid and creationTimestamp of any object, each a string ("" when missing)."""
+    return (text(meta.get("namespace"), "metadata.namespace"), text(meta.get("name"), "metadata.name"),
+            text(meta.get("uid"), "metadata.uid"), text(meta.get("creationTimestamp"), "metadata.creationTimestamp"))
+
+
 def node(obj: Mapping) -> Node:
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
+    meta, spec, status = _parts(obj)
+    _, name, _, created = _meta_texts(meta)
     ready = True
-    for c in status.get("conditions") or ():
+    for i, c in enumerate(maps(status.get("conditions"), "status.conditions")):
         if c.get("type") == "Ready":
             ready = c.get("status") == "True"
+    taints = []
+    for i, t in enumerate(maps(spec.get("taints"), "spec.taints")):
+        where = f"spec.taints[{i}]"
+        taints.append(Taint(text(t.get("key"), f"{where}.key"), text(t.get("value"), f"{where}.value"),
+                            text(t.get("effect"), f"{where}.effect")))
     return Node(
-        name=_intern(meta.get("name", "")),
-        labels=_labels(meta.get("labels")),
-        taints=tuple(Taint(t.get("key", ""), t.get("value") or "", t.get("effect", "")) for t in spec.get("taints") or ()),
+        name=_intern(name),
+        labels=_labels(label_map(meta.get("labels"), "metadata.labels")),
+        taints=tuple(taints),
         unschedulable=bool(spec.get("unschedulable")),
-        allocatable=_resources(status.get("allocatable")),
+        allocatable=_resources(status.get("allocatable"), "status.allocatable"),
         ready=ready,
-        created=meta.get("creationTimestamp") or "",
+        created=created,
     )
 
 
+def _count(d: Mapping, field: str, path: str) -> int:
+    """An int32 status count (readyReplicas, disruptionsAllowed, …); 0 when missing. Any sign:
+    the status is the controllers' report, read as they wrote it."""
+    value = d.get(field)
+    return 0 if not value else integer(value, f"{path}.{field}")
+
+
 def workload(obj: Mapping) -> Workload:
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    kind = obj.get("kind", "")
+    meta, spec, status = _parts(obj)
+    namespace, name, uid, created = _meta_texts(meta)
+    kind = text(obj.get("kind"), "kind")
     sel = spec.get("selector")
     if kind == "ReplicationController":
-        selector = Selector.from_match_labels(sel)
+        selector = Selector.from_match_labels(label_map(sel, "spec.selector"))
     else:
-        selector = Selector.from_api(sel)
+        selector = Selector.from_api(_selector(sel, "spec.selector"))
     replicas = spec.get("replicas")
     if replicas is None and kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"):
         replicas = 1
+    elif replicas is not None:
+        replicas = integer(replicas, "spec.replicas", 0, INT32_MAX, "a count")
     return Workload(
-        kind=kind, namespace=meta.get("namespace") or "default", name=meta.get("name", ""),
-        uid=meta.get("uid", ""), labels=_labels(meta.get("labels")), selector=selector,
-        owner=_owner(meta), replicas=replicas, ready_replicas=int(status.get("readyReplicas") or 0),
-        created=meta.get("creationTimestamp") or "",
+        kind=kind, namespace=namespace or "default", name=name,
+        uid=uid, labels=_labels(label_map(meta.get("labels"), "metadata.labels")), selector=selector,
+        owner=_owner(meta), replicas=replicas, ready_replicas=_count(status, "readyReplicas", "status"),
+        created=created,
     )
 
 
 def service(obj: Mapping) -> Service:
-    meta = obj.get("metadata") or {}
-    return Service(meta.get("namespace") or "default", meta.get("name", ""),
-                   _labels((obj.get("spec") or {}).get("selector")))
+    meta, spec, _ = _parts(obj)
+    namespace, name, _, _ = _meta_texts(meta)
+    return Service(namespace or "default", name, _labels(label_map(spec.get("selector"), "spec.selector")))
 
 
-def _int_or_percent(v: Any) -> int | str | None:
-    if v is None or isinstance(v, int):
+def _int_or_percent(v: Any, path: str) -> int | str | None:
+    if v is None or (type(v) is int and 0 <= v <= INT32_MAX):
         return v
-    s = str(v)
-    return s if s.endswith("%") else int(s)
+    if type(v) is str and v.endswith("%"):
+        integer(v[:-1], path, 0, INT32_MAX, "a count or a percentage")
+        return v
+    return integer(v, path, 0, INT32_MAX, "a count or a percentage")
 
 
 def pdb(obj: Mapping) -> Pdb:
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
+    meta, spec, status = _parts(obj)
+    namespace, name, _, _ = _meta_texts(meta)
     return Pdb(
-        namespace=meta.get("namespace") or "default", name=meta.get("name", ""),
-        selector=Selector.from_api(spec.get("selector")),
-        min_available=_int_or_percent(spec.get("minAvailable")),
-        max_unavailable=_int_or_percent(spec.get("maxUnavailable")),
-        disruptions_allowed=int(status.get("disruptionsAllowed") or 0),
-        current_healthy=int(status.get("currentHealthy") or 0),
-        desired_healthy=int(status.get("desiredHealthy") or 0),
-        expected_pods=int(status.get("expectedPods") or 0),
+        namespace=namespace or "default", name=name,
+        selector=Selector.from_api(_selector(spec.get("selector"), "spec.selector")),
+        min_available=_int_or_percent(spec.get("minAvailable"), "spec.minAvailable"),
+        max_unavailable=_int_or_percent(spec.get("maxUnavailable"), "spec.maxUnavailable"),
+        disruptions_allowed=_count(status, "disruptionsAllowed", "status"),
+        current_healthy=_count(status, "currentHealthy", "status"),
+        desired_healthy=_count(status, "desiredHealthy", "status"),
+        expected_pods=_count(status, "expectedPods", "status"),
     )
 
 
 def persistent_volume(obj: Mapping) -> PersistentVolume:
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    claim = spec.get("claimRef") or {}
+    meta, spec, _ = _parts(obj)
+    _, name, _, _ = _meta_texts(meta)
+    claim = mapping(spec.get("claimRef"), "spec.claimRef")
     return PersistentVolume(
-        name=meta.get("name", ""),
-        node_affinity=node_selector_terms((spec.get("nodeAffinity") or {}).get("required")),
-        storage_class=spec.get("storageClassName") or "",
-        claim=f"{claim.get('namespace', '')}/{claim.get('name', '')}" if claim else "",
-        labels=_labels(meta.get("labels")),
+        name=name,
+        node_affinity=node_selector_terms(mapping(spec.get("nodeAffinity"), "spec.nodeAffinity").get("required"),
+                                          "spec.nodeAffinity.required"),
+        storage_class=text(spec.get("storageClassName"), "spec.storageClassName"),
+        claim=(f"{text(claim.get('namespace'), 'spec.claimRef.namespace')}/"
+               f"{text(claim.get('name'), 'spec.claimRef.name')}") if claim else "",
+        labels=_labels(label_map(meta.get("labels"), "metadata.labels")),
     )
 
 
 def persistent_volume_claim(obj: Mapping) -> PersistentVolumeClaim:
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
+    meta, spec, status = _parts(obj)
+    namespace, name, _, _ = _meta_texts(meta)
     return PersistentVolumeClaim(
-        namespace=meta.get("namespace") or "default", name=meta.get("name", ""),
-        volume_name=spec.get("volumeName") or "", storage_class=spec.get("storageClassName") or "",
-        phase=(obj.get("status") or {}).get("phase") or "Pending",
-        bind_completed="pv.kubernetes.io/bind-completed" in (meta.get("annotations") or {}),
+        namespace=namespace or "default", name=name,
+        volume_name=text(spec.get("volumeName"), "spec.volumeName"),
+        storage_class=text(spec.get("storageClassName"), "spec.storageClassName"),
+        phase=text(status.get("phase"), "status.phase") or "Pending",
+        bind_completed="pv.kubernetes.io/bind-completed" in mapping(meta.get("annotations"), "metadata.annotations"),
     )
 
 
 def storage_class(obj: Mapping) -> StorageClass:
-    meta = obj.get("metadata") or {}
-    topo = tuple(
-        NodeSelectorTerm(tuple(Requirement(e.get("key", ""), "In", tuple(e.get("values") or ()))
-                               for e in t.get("matchLabelExpressions") or ()))
-        for t in obj.get("allowedTopologies") or ()
-    )
-    return StorageClass(meta.get("name", ""), obj.get("volumeBindingMode") or "Immediate", topo,
-                        obj.get("provisioner") or "")
+    meta = mapping(obj.get("metadata"), "metadata")
+    _, name, _, _ = _meta_texts(meta)
+    topo = []
+    for i, t in enumerate(maps(obj.get("allowedTopologies"), "allowedTopologies")):
+        reqs = []
+        path = f"allowedTopologies[{i}].matchLabelExpressions"
+        for j, e in enumerate(maps(t.get("matchLabelExpressions"), path)):
+            reqs.append(Requirement(text(e.get("key"), f"{path}[{j}].key"), "In",
+                                    strings(e.get("values"), f"{path}[{j}].values")))
+        topo.append(NodeSelectorTerm(tuple(reqs)))
+    return StorageClass(name, text(obj.get("volumeBindingMode"), "volumeBindingMode") or "Immediate", tuple(topo),
+                        text(obj.get("provisioner"), "provisioner"))
 
 
 def event(obj: Mapping) -> Event:
-    meta = obj.get("metadata") or {}
-    inv = obj.get("involvedObject") or obj.get("regarding") or {}
+    meta = mapping(obj.get("metadata"), "metadata")
+    involved = "involvedObject" if obj.get("involvedObject") else "regarding"
+    inv = mapping(obj.get(involved), involved)
+    series = mapping(obj.get("series"), "series")
+    count = obj.get("count") or series.get("count") or 1
     return Event(
-        namespace=meta.get("namespace") or inv.get("namespace") or "default",
-        object_kind=inv.get("kind", ""), object_name=inv.get("name", ""),
-        reason=obj.get("reason") or "", message=obj.get("message") or obj.get("note") or "",
-        last_seen=obj.get("lastTimestamp") or obj.get("eventTime") or meta.get("creationTimestamp") or "",
-        count=int(obj.get("count") or (obj.get("series") or {}).get("count") or 1),
-        object_uid=inv.get("uid", ""),
+        namespace=text(meta.get("namespace"), "metadata.namespace") or text(inv.get("namespace"),
+                                                                           f"{involved}.namespace") or "default",
+        object_kind=text(inv.get("kind"), f"{involved}.kind"), object_name=text(inv.get("name"), f"{involved}.name"),
+        reason=text(obj.get("reason"), "reason"),
+        message=text(obj.get("message"), "message") or text(obj.get("note"), "note"),
+        last_seen=(text(obj.get("lastTimestamp"), "lastTimestamp") or text(obj.get("eventTime"), "eventTime")
+                   or text(meta.get("creationTimestamp"), "metadata.creationTimestamp")),
+        count=integer(count, "count", 0, INT32_MAX, "a count"),
+        object_uid=text(inv.get("uid"), f"{involved}.uid"),
     )
 
 
+def describe(obj: Any, kind: str) -> str:
+    """`Pod prod/web-1` for an object, as far as its metadata allows naming it."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return f"a {kind} without usable metadata"
+    name, ns = meta.get("name"), meta.get("namespace")
+    if type(name) is not str or not name:
+        return f"a {kind} without a usable name"
+    name = printable(name)
+    return f"{kind} {printable(ns)}/{name}" if type(ns) is str and ns else f"{kind} {name}"
+
+
+_DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, RecursionError)
+
+
+def _named(kind: str, decode: Callable[[Mapping], Any]) -> Callable[[Mapping], Any]:
+    """`decode`, its errors turned into one MalformedObject naming the object and the field:
+    the same words whether the object came from a dump or from the API server."""
+    def decode_named(obj: Mapping) -> Any:
+        try:
+            return decode(obj)
+        except FieldError as e:
+            raise MalformedObject(describe(obj, kind), str(e)) from None
+        except _DECODE_ERRORS as e:  # a malformed field no check above names
+            raise MalformedObject(describe(obj, kind), _reason(e)) from e
+
+    decode_named.__wrapped__ = decode  # type: ignore[attr-defined]
+    return decode_named
+
+
+def _reason(e: Exception) -> str:
+    text_ = str(e)
+    if isinstance(e, KeyError):
+        return f"missing field {e.args[0]!r}" if e.args else "missing field"
+    if isinstance(e, RecursionError):
+        return "a field is nested too deeply"
+    if isinstance(e, (AttributeError, TypeError)):
+        # e.g. 'str' object has no attribute 'get': a scalar where the API puts a map or list
+        return f"a field has the wrong type ({text_})"
+    return text_ or type(e).__name__
+
+
 # kind -> (decoder, Snapshot field). Workload kinds all land in `workloads`.
+# Each decoder raises MalformedObject (an InputError) naming the object and the field.
 DECODERS: dict[str, tuple[Callable[[Mapping], Any], str]] = {
-    "Node": (node, "nodes"),
-    "Pod": (pod, "pods"),
-    "Service": (service, "services"),
-    "PodDisruptionBudget": (pdb, "pdbs"),
-    "PersistentVolume": (persistent_volume, "pvs"),
-    "PersistentVolumeClaim": (persistent_volume_claim, "pvcs"),
-    "StorageClass": (storage_class, "storage_classes"),
-    "Event": (event, "events"),
-    **{k: (workload, "workloads") for k in WORKLOAD_KINDS},
+    kind: (_named(kind, decode), field) for kind, (decode, field) in {
+        "Node": (node, "nodes"),
+        "Pod": (pod, "pods"),
+        "Service": (service, "services"),
+        "PodDisruptionBudget": (pdb, "pdbs"),
+        "PersistentVolume": (persistent_volume, "pvs"),
+        "PersistentVolumeClaim": (persistent_volume_claim, "pvcs"),
+        "StorageClass": (storage_class, "storage_classes"),
+        "Event": (event, "events"),
+        **{k: (workload, "workloads") for k in WORKLOAD_KINDS},
+    }.items()
 }

@@ -21,9 +21,12 @@ Nothing is written anywhere; every problem is an InputError with one line saying
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 import os
+import re
+import stat
 import sys
 from collections import Counter
 from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
@@ -32,21 +35,11 @@ import yaml
 
 from kubectl_tspread.errors import InputError
 from kubectl_tspread.model import Snapshot
+from kubectl_tspread.snapshot import yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
+from kubectl_tspread.snapshot.fields import MalformedObject, shown
+from kubectl_tspread.snapshot.yamlread import MAX_DEPTH, YamlLimit
 from kubectl_tspread.snapshot.wire import decode_pod_item
-
-try:  # orjson parses large dumps several times faster; plain json is the fallback
-    import orjson
-
-    def _json_loads(text: str | bytes) -> Any:
-        return orjson.loads(text)
-
-    _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, json.JSONDecodeError)
-except ImportError:  # pragma: no cover - depends on the environment
-    def _json_loads(text: str | bytes) -> Any:
-        return json.loads(text)
-
-    _JSON_ERRORS = (json.JSONDecodeError,)
 
 try:  # msgspec splits a List into its items' bytes without building the items (see _split_list)
     import msgspec
@@ -59,34 +52,18 @@ try:  # msgspec splits a List into its items' bytes without building the items (
         items: "list[msgspec.Raw] | None" = None
 
     _SHELL_DECODER: Any = msgspec.json.Decoder(_ListShell)
+    _ARRAY_DECODER: Any = msgspec.json.Decoder(list[msgspec.Raw])  # a bare array, item by item
     _ITEM_DECODER: Any = msgspec.json.Decoder()  # as fast as orjson, and it reads Raw directly
     _SHELL_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError)
+    _RAW: Any = msgspec.Raw
 except ImportError:  # pragma: no cover - depends on the environment (the krew archive has no msgspec)
-    _SHELL_DECODER = _ITEM_DECODER = None
+    _SHELL_DECODER = _ARRAY_DECODER = _ITEM_DECODER = _RAW = None
     _SHELL_ERRORS = ()
-
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """SafeLoader (libyaml when available) that keeps timestamps as the strings the API sends.
-
-    Hand-written YAML often leaves `creationTimestamp: 2026-03-01T10:00:00Z` unquoted; the
-    stock resolver would turn it into a datetime and every record expects RFC 3339 text.
-    """
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-}
 
 log = logging.getLogger(__name__)
 
 DUMP_SUFFIXES = (".json", ".yaml", ".yml")
 _FINISHED = ("Succeeded", "Failed")
-# what decoders raise on a malformed field (int("abc"), a bad quantity, a string where a map belongs)
-_DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, ArithmeticError)
 
 
 def load_files(paths: Sequence[str], namespace: str | None = None, all_namespaces: bool = False,
@@ -101,11 +78,15 @@ def load_files(paths: Sequence[str], namespace: str | None = None, all_namespace
         raise InputError("no dump file given; pass --from-file PATH (a file, a directory, or - for stdin)")
     collector = _Collector()
     for label, data in _inputs(paths, stdin):
-        docs = _parse(label, data)
-        del data  # the file's bytes are not needed once parsed: keep the peak at bytes-or-tree
-        for doc_no in range(len(docs)):
-            collector.add_document(docs[doc_no], label, doc_no + 1)
-            docs[doc_no] = None  # each document's tree goes as soon as its records exist
+        # documents, and the items of bare arrays, one at a time: each one's tree goes as soon as
+        # its records exist, so the peak is the file's bytes plus the records
+        for doc_no, index, doc in _documents(label, data):
+            if index is None:
+                collector.add_document(doc, label, doc_no)
+            else:
+                collector.add_array_item(doc, label, doc_no, index)
+            del doc
+        del data
     return collector.snapshot(namespace, all_namespaces, _describe(paths))
 
 
@@ -169,25 +150,39 @@ class _Collector:
             return
         if isinstance(doc, list):  # a bare array, as `jq .items` prints
             for i, item in enumerate(doc):
-                self._add_item(item, "", where, f"document {doc_no}, item {i}")
+                self.add_array_item(item, where, doc_no, i)
             return
         if not isinstance(doc, Mapping) or not doc.get("kind") or not doc.get("apiVersion"):
             raise InputError(
                 f"{where}: document {doc_no} is not a Kubernetes object (no kind/apiVersion); "
                 "give what `kubectl get … -o json` or `-o yaml` prints"
             )
-        kind = str(doc["kind"])
+        kind = doc["kind"]
+        if type(kind) is not str or not kind.isprintable():
+            raise InputError(f"{where}: document {doc_no}: kind: expected a string, got {shown(kind)}; "
+                             "give what `kubectl get … -o json` or `-o yaml` prints")
         items = doc.get("items")
-        if kind.endswith("List") and (items is None or isinstance(items, list)):
+        if kind.endswith("List") and items is not None and not isinstance(items, list):
+            raise InputError(f"{where}: document {doc_no}: the {kind}'s items: expected a list, got {shown(items)}; "
+                             "give what `kubectl get … -o json` or `-o yaml` prints")
+        if kind.endswith("List"):
             # typed lists (PodList) drop the items' kind; a plain `List` keeps it
             item_kind = kind[: -len("List")]
             raw = isinstance(items, RawItems)
             for i in range(len(items or ())):
-                item = _item_tree(items[i], item_kind) if raw else items[i]  # type: ignore[index]
-                self._add_item(item, item_kind, where, f"item {i} of the {kind}")
+                what = f"item {i} of the {kind}"
+                item = _item_tree(items[i], item_kind, where, what) if raw else items[i]  # type: ignore[index]
+                self._add_item(item, item_kind, where, what)
                 items[i] = None  # free each object's JSON once decoded: memory follows the records
             return
         self._add(doc, kind, where)
+
+    def add_array_item(self, item: Any, where: str, doc_no: int, index: int) -> None:
+        """One item of a bare array (as `jq .items` prints); from JSON, its raw bytes."""
+        what = f"document {doc_no}, item {index}"
+        if type(item) is _RAW:
+            item = _item_tree(item, "", where, what)
+        self._add_item(item, "", where, what)
 
     def _add_item(self, item: Any, default_kind: str, where: str, what: str) -> None:
         if not isinstance(item, Mapping):
@@ -197,9 +192,12 @@ class _Collector:
         if not kind:
             raise InputError(f"{where}: {what} has no kind; "
                              "give what `kubectl get … -o json` or `-o yaml` prints")
+        if type(kind) is not str or not kind.isprintable():
+            raise InputError(f"{where}: {what}: kind: expected a string, got {shown(kind)}; "
+                             "give what `kubectl get … -o json` or `-o yaml` prints")
         if not item.get("kind"):
             item = {**item, "kind": kind}
-        self._add(item, str(kind), where)
+        self._add(item, kind, where)
 
     def _add(self, obj: Mapping, kind: str, where: str) -> None:
         self.kinds.add(kind)
@@ -210,9 +208,9 @@ class _Collector:
         decoder, field = entry
         try:
             record = decoder(obj)
-        except _DECODE_ERRORS as e:
-            raise InputError(f"{where}: cannot read {_name(obj, kind)}: {_reason(e)}; "
-                             "fix that field or leave the object out") from e
+        except MalformedObject as e:
+            raise InputError(f"{where}: cannot read {e.what}: {e.detail}; "
+                             "fix that field or leave the object out") from None
         if kind == "Pod":
             self.pod_namespaces.add(record.namespace)
             if record.phase in _FINISHED:
@@ -245,38 +243,18 @@ def _namespace(namespace: str | None, all_namespaces: bool, pod_namespaces: set[
     return "default"
 
 
-def _name(obj: Mapping, kind: str) -> str:
-    meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):
-        return f"a {kind} without usable metadata"
-    name = meta.get("name") or "<unnamed>"
-    ns = meta.get("namespace")
-    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
-
-
-def _reason(e: Exception) -> str:
-    text = str(e)
-    if isinstance(e, ValueError) and text.startswith("invalid literal for int()"):
-        # int("abc") on maxSkew, minDomains, a port, …: say it in the user's terms
-        return f"{text.rsplit(': ', 1)[-1]} is not an integer"
-    if isinstance(e, KeyError):
-        return f"missing field {e.args[0]!r}" if e.args else "missing field"
-    if isinstance(e, (AttributeError, TypeError)):
-        # e.g. 'str' object has no attribute 'get': a scalar where the API puts a map or list
-        return f"a field has the wrong type ({e})"
-    return text or type(e).__name__
-
-
 def _inputs(paths: Sequence[str], stdin: IO[str] | None) -> Iterator[tuple[str, bytes]]:
     """(label, raw bytes) for every file the paths name, in order."""
     for path in paths:
         if path == "-":
-            stream = stdin if stdin is not None else sys.stdin
-            text = stream.read()
-            yield "stdin", text.encode("utf-8") if isinstance(text, str) else text
+            yield "stdin", _read_stdin(stdin if stdin is not None else sys.stdin)
         elif os.path.isdir(path):
-            files = sorted(f for f in os.listdir(path)
-                           if f.lower().endswith(DUMP_SUFFIXES) and not f.startswith("."))
+            try:
+                names = os.listdir(path)
+            except OSError as e:
+                raise InputError(f"cannot list directory {path}: {e.strerror or e}; "
+                                 "check its permissions or pass the files themselves") from None
+            files = sorted(f for f in names if f.lower().endswith(DUMP_SUFFIXES) and not f.startswith("."))
             if not files:
                 raise InputError(f"directory {path} has no .json, .yaml or .yml files; "
                                  "point --from-file at the dumps themselves")
@@ -289,9 +267,11 @@ def _inputs(paths: Sequence[str], stdin: IO[str] | None) -> Iterator[tuple[str, 
 
 
 def _read(path: str) -> bytes:
+    """A regular file's bytes. Anything else is refused before it is read: a FIFO would block
+    on open until a writer comes, a device such as /dev/zero never ends."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise InputError(f"file not found: {path}; check the path given to --from-file") from None
     except PermissionError:
@@ -300,52 +280,254 @@ def _read(path: str) -> bytes:
         raise InputError(f"{path} is a directory that vanished while reading; retry") from None
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror or e}; check the path given to --from-file") from None
-
-
-def _parse(label: str, data: bytes) -> list[Any]:
-    """The documents in `data`: JSON when it starts like JSON, else (multi-document) YAML."""
-    if data[:4096].lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
-        shell = _split_list(data)
-        if shell is not None:
-            return [shell]
-        try:  # straight from the bytes: no decoded copy of a dump that may be gigabytes
-            return [_json_loads(data)]
-        except _JSON_ERRORS:
-            pass  # a BOM, concatenated documents, YAML flow style or a real error: see below
     try:
-        text = data.decode("utf-8-sig")  # -sig: tolerate the BOM Windows editors write
-    except UnicodeDecodeError:
-        raise InputError(f"{label} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
-    stripped = text.lstrip()
-    if not stripped:
-        return []
-    if stripped[0] in "{[":
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{path} is {_file_type(mode)}, not a regular file; save the dump to a file "
+                             "first (kubectl get … -o json > dump.json), or pipe it in with --from-file -")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}; check the path given to --from-file") from None
+    finally:
+        os.close(fd)
+
+
+def _file_type(mode: int) -> str:
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return what
+    return "a special file"
+
+
+def _read_stdin(stream: Any) -> bytes:
+    """stdin's bytes, undecoded (its text layer would fail on the first non-UTF-8 byte, or
+    decode with the locale's codec); a device such as /dev/zero is refused as for a path."""
+    try:
+        fileno = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # a StringIO in tests, or a closed stream
+        fileno = None
+    if fileno is not None:
         try:
-            return [_json_loads(text)]
-        except _JSON_ERRORS as json_error:
-            # `kubectl get … -o json >> dump.json` concatenates documents; `{a: 1}` is YAML flow
-            # style. Only when neither reading works is the first JSON error the one to show.
-            try:
-                return _json_stream(text)
-            except json.JSONDecodeError:
-                pass
-            try:
-                return _load_yaml(text)
-            except yaml.YAMLError:
-                raise InputError(f"{label} is neither JSON nor YAML: {_json_position(json_error)}; "
-                                 "give what `kubectl get … -o json` or `-o yaml` prints") from None
+            mode = os.fstat(fileno).st_mode
+        except OSError:
+            mode = 0
+        if (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not os.isatty(fileno):
+            raise InputError(f"stdin is {_file_type(mode)}, not a dump; pipe or redirect a dump file into it")
+    raw = getattr(stream, "buffer", None)
     try:
-        return _load_yaml(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"{label} is neither JSON nor YAML: {_yaml_position(e)}; "
+        data = (raw if raw is not None else stream).read()
+    except UnicodeDecodeError:
+        raise InputError("stdin is not UTF-8 text; give what `kubectl get … -o json` prints") from None
+    except OSError as e:
+        raise InputError(f"cannot read stdin: {e.strerror or e}") from None
+    return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _documents(label: str, data: bytes) -> Iterator[tuple[int, int | None, Any]]:
+    """(document number, item index or None, value) for each document in `data` — a bare
+    array's items one by one — told JSON when it starts like JSON, else (multi-document) YAML."""
+    view = memoryview(data)
+    if data.startswith(_BOM):  # the BOM Windows editors write
+        view = view[len(_BOM):]
+    if bytes(view[:4096]).lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
+        try:
+            yield from _json_documents(label, view)
+            return
+        except _NotJson as e:
+            json_error = e
+        if json_error.rest:  # JSON documents, then YAML ones (`---`): the rest is read as YAML
+            try:
+                for doc_no, index, doc in _yaml_documents(label, view[json_error.rest:]):
+                    yield doc_no + json_error.docs, index, doc
+            except _NotYaml:
+                raise InputError(f"{label} is not valid JSON: document {json_error.docs + 1}: {json_error}; "
+                                 "give what `kubectl get … -o json` prints") from None
+            return
+        # `{a: 1}` is YAML flow style: only when YAML cannot read it either is the JSON error the one to show
+        try:
+            yield from _yaml_documents(label, view)
+        except _NotYaml:
+            raise InputError(f"{label} is neither JSON nor YAML: {json_error}; "
+                             "give what `kubectl get … -o json` or `-o yaml` prints") from None
+        return
+    try:
+        yield from _yaml_documents(label, view)
+    except _NotYaml as e:
+        raise InputError(f"{label} is neither JSON nor YAML: {e}; "
                          "give what `kubectl get … -o json` or `-o yaml` prints") from None
 
 
+class _NotJson(Exception):
+    """A JSON document does not parse: the message is its error and position; `rest`: where
+    it starts when documents before it did parse (`docs` of them), else 0."""
+
+    def __init__(self, message: str, rest: int = 0, docs: int = 0):
+        super().__init__(message)
+        self.rest, self.docs = rest, docs
+
+
+class _NotYaml(Exception):
+    """libyaml cannot parse the text: the message is its error and position."""
+
+
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+
+
+def _json_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | None, Any]]:
+    """The JSON documents of `view`, one after another (`kubectl get … -o json >> dump.json`),
+    each found by the byte offset msgspec reports where a document is followed by another: no
+    document is parsed into a tree before its turn, and none is copied. What msgspec refuses
+    but JSON allows (an escaped lone surrogate such as \\ud800 in a name, a number past 64
+    bits), and every dump without msgspec, is read from there on by the json module."""
+    pos, end, doc_no = 0, len(view), 0
+    while True:
+        while pos < end and view[pos] in _WHITESPACE:
+            pos += 1
+        if pos == end:
+            return
+        doc_no += 1
+        try:
+            doc, used = _one_json(view[pos:], label)
+        except _Fallback:
+            yield from _json_text_documents(label, view, pos, doc_no)
+            return
+        if isinstance(doc, RawItems) and doc.bare:
+            for i in range(len(doc)):
+                item, doc[i] = doc[i], None
+                yield doc_no, i, item
+        else:
+            yield doc_no, None, doc
+        del doc
+        pos += used
+
+
+_WHITESPACE = frozenset(b" \t\r\n")
+
+
+class _Fallback(Exception):
+    """msgspec cannot read this document: the json module reads the rest."""
+
+
+def _one_json(buf: memoryview, label: str) -> tuple[Any, int]:
+    """(the first JSON document of `buf`, the bytes it takes). A List comes split into its
+    items' raw bytes (_split_list), a bare array too (RawItems with `bare`), anything else as
+    a tree. _Fallback when msgspec cannot read it."""
+    if _SHELL_DECODER is None:
+        raise _Fallback
+    used = len(buf)
+    try:
+        return _parse_one(buf), used
+    except (*_SHELL_ERRORS, UnicodeDecodeError) as e:
+        found = _TRAILING.search(str(e))
+        if found is None:  # not JSON, or what msgspec refuses but JSON allows
+            raise _Fallback from None
+        used = int(found.group(1)) - 1  # msgspec counts from 1: the next document starts there
+    except RecursionError:
+        raise _deep(label) from None
+    try:
+        return _parse_one(buf[:used]), used
+    except (*_SHELL_ERRORS, UnicodeDecodeError):
+        raise _Fallback from None
+    except RecursionError:
+        raise _deep(label) from None
+
+
+def _parse_one(buf: memoryview) -> Any:
+    """One JSON document (msgspec's errors pass through: the caller reads the offset of a
+    trailing document from them)."""
+    if buf[_first(buf)] == ord("["):
+        return RawItems(_ARRAY_DECODER.decode(buf), bare=True)
+    try:
+        shell = _SHELL_DECODER.decode(buf)
+    except msgspec.ValidationError:  # a kind that is not a string, items that are not a list
+        shell = None
+    if shell is not None and shell.kind.endswith("List") and shell.items is not None:
+        return {"kind": shell.kind, "apiVersion": shell.apiVersion, "items": RawItems(shell.items)}
+    return _ITEM_DECODER.decode(buf)
+
+
+def _first(buf: memoryview) -> int:
+    i = 0
+    while buf[i] in _WHITESPACE:
+        i += 1
+    return i
+
+
+def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int
+                         ) -> Iterator[tuple[int, int | None, Any]]:
+    """The documents from byte `pos` on, numbered from `doc_no`, read by the json module from
+    the text decoded once."""
+    try:
+        text = bytes(view[pos:]).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{label} is not UTF-8 text (byte {pos + e.start}); "
+                         "give what `kubectl get … -o json` prints") from None
+    decoder, at, end = json.JSONDecoder(), 0, len(text)
+    while True:
+        while at < end and text[at] in " \t\r\n":
+            at += 1
+        if at == end:
+            return
+        try:
+            doc, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError as e:
+            # the byte where the failing document starts: YAML may read the rest (`---`)
+            start = pos + len(text[:at].encode("utf-8", "surrogatepass"))
+            raise _NotJson(_json_position(e), start, doc_no - 1) if doc_no > 1 else _NotJson(_json_position(e))
+        except RecursionError:
+            raise _deep(label) from None
+        yield doc_no, None, doc
+        del doc
+        doc_no += 1
+
+
+def _deep(label: str) -> InputError:
+    return InputError(f"{label} holds JSON nested deeper than about {MAX_DEPTH} levels; "
+                      "a Kubernetes object is never that deep: give what `kubectl get … -o json` prints")
+
+
+def _yaml_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | None, Any]]:
+    whole = view.obj
+    data = whole if isinstance(whole, bytes) and len(whole) == len(view) else bytes(view)  # no copy of it all
+    _check_utf8(label, data)
+    try:
+        yield from yamlread.documents(data)
+    except yaml.YAMLError as e:
+        if "maximum nesting depth" in str(getattr(e, "problem", "")):  # libyaml's own bound, as deep as ours
+            raise InputError(f"{label}: {_yaml_position(e)}: YAML nested deeper than {MAX_DEPTH} levels; "
+                             "a Kubernetes object is never that deep") from None
+        raise _NotYaml(_yaml_position(e)) from None
+    except YamlLimit as e:
+        raise InputError(f"{label}: {e}") from None
+
+
+def _check_utf8(label: str, data: bytes) -> None:
+    """libyaml would read a UTF-16 file by its BOM, and say little about a bad byte."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    step = 1 << 24
+    for start in range(0, len(data), step):
+        try:
+            decoder.decode(data[start:start + step], final=start + step >= len(data))
+        except UnicodeDecodeError as e:
+            raise InputError(f"{label} is not UTF-8 text (byte {start + e.start}); "
+                             "give what `kubectl get … -o json` prints") from None
+
+
 class RawItems(list):
-    """A List's items as raw JSON bytes, each parsed only when the collector reaches it."""
+    """A List's items as raw JSON bytes, each parsed only when the collector reaches it;
+    `bare`: the items of a top-level array rather than of a List."""
+
+    def __init__(self, items: Iterable[Any] = (), bare: bool = False):
+        super().__init__(items)
+        self.bare = bare
 
 
-def _split_list(data: bytes) -> dict | None:
+def _split_list(data: bytes | memoryview) -> dict | None:
     """A JSON List document as {kind, apiVersion, items: RawItems}, or None to parse it whole.
 
     Memory: `json.load` of a 150k-pod dump builds a tree of about 5.6 × the file's size
@@ -365,29 +547,23 @@ def _split_list(data: bytes) -> dict | None:
     return {"kind": shell.kind, "apiVersion": shell.apiVersion, "items": RawItems(shell.items)}
 
 
-def _item_tree(raw: Any, list_kind: str) -> Any:
+def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item") -> Any:
     """One item of RawItems as a JSON tree (the shell's decode already checked its syntax): a
     pod's with only the fields the pod decoder reads (wire.py, as for the live path's pages:
     the bulk of a dump, mostly managedFields and container specs the decoder skips), any
     other object's whole."""
-    pod = decode_pod_item(raw, list_kind)
-    return pod if pod is not None else _ITEM_DECODER.decode(raw)
-
-
-def _json_stream(text: str) -> list[Any]:
-    """Several JSON documents one after another."""
-    decoder, pos, end, out = json.JSONDecoder(), 0, len(text), []
-    while True:
-        while pos < end and text[pos].isspace():
-            pos += 1
-        if pos == end:
-            return out
-        doc, pos = decoder.raw_decode(text, pos)
-        out.append(doc)
-
-
-def _load_yaml(text: str) -> list[Any]:
-    return list(yaml.load_all(text, Loader=_Loader))
+    try:
+        pod = decode_pod_item(raw, list_kind)
+        return pod if pod is not None else _ITEM_DECODER.decode(raw)
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: {what} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
+    except RecursionError:
+        raise _deep(where) from None
+    except _SHELL_ERRORS:  # what msgspec refuses but JSON allows (a lone surrogate, a huge number)
+        try:
+            return json.loads(bytes(raw))
+        except RecursionError:
+            raise _deep(where) from None
 
 
 def _json_position(e: Exception) -> str:

@@ -14,6 +14,7 @@ import sys
 from typing import Any, Callable, Mapping
 
 from kubectl_tspread.model import OwnerRef
+from kubectl_tspread.snapshot.fields import UNITS_MAX, FieldError, label_map, maps, text
 from kubectl_tspread.quantity import to_scheduler_units
 
 try:
@@ -66,48 +67,91 @@ def keep(table: dict, key: Any, value: Any, limit: int = MEMO_LIMIT) -> Any:
 
 
 def units(k: str, v: Any) -> int:
-    """to_scheduler_units, remembered: a cluster uses a few dozen distinct quantities."""
+    """to_scheduler_units, remembered: a cluster uses a few dozen distinct quantities. A
+    quantity that is not one, negative or past UNITS_MAX is a ValueError."""
+    if v is True or v is False:  # equal to 1 and 0 as keys: it would find their quantities
+        raise ValueError("not a quantity")
     try:
         return UNITS[(k, v)]
     except KeyError:
-        out = UNITS[(k, v)] = to_scheduler_units(k, v)
+        out = UNITS[(k, v)] = _units(k, v)
         return out
-    except TypeError:  # an unhashable value: let the parser reject it as before
-        return to_scheduler_units(k, v)
+    except TypeError:  # an unhashable value: a list or a map
+        raise ValueError("not a quantity") from None
 
 
-def resources(d: Mapping | None) -> dict[str, int]:
+def _units(k: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise ValueError("not a quantity")
+    out = to_scheduler_units(k, v)
+    if not 0 <= out <= UNITS_MAX:
+        raise ValueError("out of range")
+    return out
+
+
+def resources(d: Mapping | None, path: str = "resources") -> dict[str, int]:
     if not d:
         return {}
-    return {_intern(k): units(k, v) for k, v in d.items()}
+    try:
+        return {_intern(k): units(k, v) for k, v in d.items()}
+    except (ValueError, TypeError, AttributeError, ArithmeticError):
+        _check_resources(d, path)
+        raise
 
 
-def labels(d: Mapping | None) -> dict[str, str]:
+def _check_resources(d: Any, path: str) -> None:
+    """Raises FieldError naming the quantity of `d` that resources() could not read."""
+    if not isinstance(d, Mapping):
+        raise FieldError(path, "a map of resource names to quantities", d)
+    for k, v in d.items():
+        if type(k) is not str:
+            raise FieldError(path, "a map with string keys", k)
+        try:
+            units(k, v)
+        except (ValueError, TypeError, ArithmeticError):
+            unit = "millicores" if k == "cpu" else "units"
+            raise FieldError(f"{path}.{k}", f"a quantity such as 500m or 2Gi, from 0 to {UNITS_MAX:,} {unit}",
+                             v) from None
+
+
+def labels(d: Mapping | None, path: str = "metadata.labels") -> dict[str, str]:
     """A label map with interned keys and values: 150k pods share a few hundred distinct strings."""
     if not d:
         return {}
+    label_map(d, path)
     return {_intern(str(k)): _intern(str(v)) for k, v in d.items()}
 
 
-def shared_labels(d: Mapping | None) -> dict[str, str]:
+def shared_labels(d: Mapping | None, path: str = "metadata.labels") -> dict[str, str]:
     """labels() for maps many objects repeat (a workload's labels, nodeSelector): one dict per distinct map."""
     if not d:
         return {}
-    key = tuple(d.items())
+    try:
+        key = tuple(d.items())
+    except AttributeError:
+        raise FieldError(path, "a map", d) from None
     try:
         hit = _LABELS.get(key)
-    except TypeError:  # an unhashable value
-        return labels(d)
+    except TypeError:  # an unhashable value: labels() names it
+        return labels(d, path)
     if hit is None:
-        hit = keep(_LABELS, key, labels(d), _LABELS_LIMIT)
+        hit = keep(_LABELS, key, labels(d, path), _LABELS_LIMIT)
     return hit
 
 
 def owner(meta: Mapping) -> OwnerRef | None:
     """The controller ownerReference of `meta`, one record per distinct reference."""
-    for o in meta.get("ownerReferences") or ():
+    refs = meta.get("ownerReferences")
+    if refs and type(refs) is not list:
+        maps(refs, "metadata.ownerReferences")
+    for i, o in enumerate(refs or ()):
+        if not isinstance(o, Mapping):
+            raise FieldError(f"metadata.ownerReferences[{i}]", "a map", o)
         if o.get("controller"):
             key = (o.get("kind", ""), o.get("name", ""), o.get("uid", ""), o.get("apiVersion", ""))
+            if not all(type(part) is str for part in key):
+                for field in ("kind", "name", "uid", "apiVersion"):
+                    text(o.get(field), f"metadata.ownerReferences[{i}].{field}")
             hit = _OWNERS.get(key)
             if hit is None:
                 hit = keep(_OWNERS, key, OwnerRef(_intern(key[0]), *key[1:]))

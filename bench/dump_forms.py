@@ -1,0 +1,93 @@
+"""Memory and time of reading one cluster's dump in every form --from-file accepts.
+
+    python -m bench.dump_forms --pods 200000 [--cache DIR] [--runs 3]
+
+The synthetic cluster of bench/generate.py (with the pod count asked for) is written as
+- a `List` (`kubectl get nodes,pods,rs,deploy -A -o json`),
+- `List`s one after another, one per kind (`kubectl get … -o json >> dump.json`),
+- a bare JSON array of the same items (`jq .items`),
+- single objects one after another (`for o in …; kubectl get $o -o json >> dump.json`),
+and each is read by `snapshot.files.load_files` in a child process (wall time, peak RSS; the
+median of --runs). The floor is `json.load` of the List, in the same run: issue 58's
+target is every form under 1 GB of RSS and under 1.3 × that floor's time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from bench import generate
+from bench.measure import Stats, run
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+READ = ("import sys; from kubectl_tspread.snapshot.files import load_files; "
+        "snap = load_files([sys.argv[1]], all_namespaces=True); print(len(snap.pods), len(snap.nodes))")
+FLOOR = "import json, sys; json.load(open(sys.argv[1], 'rb'))"
+
+
+def write_forms(directory: str) -> dict[str, str]:
+    """The dump of the cluster in `directory` in each form, written once."""
+    forms = {"List": generate.ensure_dump(directory)}
+    paths = {name: os.path.join(directory, f"dump-{name}.json") for name in ("lists", "array", "objects")}
+    if all(os.path.exists(p) for p in paths.values()):
+        return {**forms, **{_LABELS[k]: p for k, p in paths.items()}}
+    with open(paths["lists"], "wb") as lists, open(paths["array"], "wb") as array, \
+            open(paths["objects"], "wb") as objects:
+        array.write(b"[")
+        first_item = True
+        for kind, api_version in generate.DUMP_KINDS:
+            prefix = b'{"apiVersion":"%s","kind":"%s",' % (api_version.encode(), kind.encode())
+            lists.write(b'{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":""},"items":[')
+            first_in_list = True
+            with open(os.path.join(directory, f"{kind}.items"), "rb") as f:
+                for line in f:
+                    obj = prefix + line.rstrip(b"\n")[1:]
+                    lists.write((b"" if first_in_list else b",\n") + obj)
+                    array.write((b"" if first_item else b",\n") + obj)
+                    objects.write(obj + b"\n")
+                    first_in_list = first_item = False
+            lists.write(b"]}\n")
+        array.write(b"]\n")
+    return {**forms, **{_LABELS[k]: p for k, p in paths.items()}}
+
+
+_LABELS = {"lists": "Lists one after another", "array": "bare array", "objects": "objects one after another"}
+
+
+def measure(code: str, path: str, runs: int) -> Stats:
+    env = dict(os.environ, PYTHONPATH=REPO)
+    stats = Stats()
+    for _ in range(runs):
+        sample = run([sys.executable, "-c", code, path], env=env, timeout=1800)
+        if sample.rc != 0:
+            raise SystemExit(f"{code!r} on {path} failed: {sample.stderr}")
+        stats.samples.append(sample)
+    return stats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pods", type=int, default=200_000)
+    parser.add_argument("--cache", default=os.path.join(REPO, "bench-out"), help="where the clusters are kept")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    size = generate.Size(f"forms-{args.pods}", max(20, args.pods // 30), args.pods, max(10, args.pods // 150))
+    directory = generate.ensure(size, args.cache)
+    forms = write_forms(directory)
+    floor = measure(FLOOR, forms["List"], args.runs)
+    rows = [("json.load of the List (floor)", os.path.getsize(forms["List"]), floor)]
+    for label, path in forms.items():
+        rows.append((f"load_files: {label}", os.path.getsize(path), measure(READ, path, args.runs)))
+    print(f"{args.pods:,} pods, median of {args.runs} runs")
+    print(f"{'':44} {'file MB':>8} {'wall s':>7} {'x floor':>8} {'RSS MB':>8}")
+    for label, size_bytes, stats in rows:
+        print(f"{label:44} {size_bytes / 2**20:8.0f} {stats.wall:7.2f} {stats.wall / floor.wall:8.2f} "
+              f"{stats.rss_mb:8.0f}")
+    print(json.dumps({label: {"wall": round(s.wall, 2), "rss_mb": round(s.rss_mb)} for label, _, s in rows}))
+
+
+if __name__ == "__main__":
+    main()

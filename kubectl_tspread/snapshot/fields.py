@@ -1,0 +1,172 @@
+"""Checks of the raw fields the decoders read: a malformed field is named, never a crash.
+
+A decoder that meets a value of the wrong type, out of range or unparsable raises
+FieldError with the field's path (`spec.topologySpreadConstraints[0].maxSkew`) and what the
+API allows there; decode.DECODERS turns it into one InputError naming the object too. The
+checks sit where values are decoded, which for the sub-trees many pods repeat is once per
+distinct sub-tree (sharing.py), so a valid cluster pays almost nothing for them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from kubectl_tspread.errors import InputError
+
+INT32_MAX = 2**31 - 1
+# a scheduler quantity (millicores, bytes, counts) beyond this is no real node or pod (8 PiB of
+# memory, 9 billion cores) and would overflow the drain's 64-bit sums of them
+UNITS_MAX = 2**53
+
+
+class FieldError(ValueError):
+    """`path` holds `got` where the API has `expected`."""
+
+    def __init__(self, path: str, expected: str, got: Any = None):
+        self.path, self.expected, self.got = path, expected, got
+        super().__init__(f"{path}: expected {expected}, got {shown(got)}")
+
+
+class MalformedObject(InputError):
+    """An API object with a malformed field; `what` names the object, `detail` the field."""
+
+    def __init__(self, what: str, detail: str):
+        self.what, self.detail = what, detail
+        super().__init__(f"cannot read {what}: {detail}; fix that field")
+
+
+def shown(value: Any) -> str:
+    """A short, printable description of a bad value."""
+    if isinstance(value, Mapping):
+        return "a map"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (int, float)):
+        text = repr(value)
+        return text if len(text) <= 40 else f"a number of {len(text)} digits"
+    if isinstance(value, str):
+        text = value if len(value) <= 60 else value[:57] + "..."
+        return ascii(text) if not text.isprintable() else repr(text)
+    return f"a {type(value).__name__}"
+
+
+def printable(value: str) -> str:
+    """A name as one line of an error: control characters (a newline would start a second
+    `error:` line, an escape sequence would color the terminal) and lone surrogates escaped."""
+    if value.isprintable():
+        return value
+    return value.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+def text(value: Any, path: str) -> str:
+    """A string field: missing or null is ""."""
+    if type(value) is str:
+        return value
+    if value is None:
+        return ""
+    raise FieldError(path, "a string", value)
+
+
+def mapping(value: Any, path: str) -> Mapping:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise FieldError(path, "a map", value)
+    return value
+
+
+def sequence(value: Any, path: str) -> list | tuple:
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise FieldError(path, "a list", value)
+    return value
+
+
+def maps(value: Any, path: str) -> list | tuple:
+    """A list of maps (containers, tolerations, terms, …)."""
+    items = sequence(value, path)
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise FieldError(f"{path}[{i}]", "a map", item)
+    return items
+
+
+def strings(value: Any, path: str) -> tuple[str, ...]:
+    items = sequence(value, path)
+    for i, item in enumerate(items):
+        if type(item) is not str:
+            raise FieldError(f"{path}[{i}]", "a string", item)
+    return tuple(items)
+
+
+def integer(value: Any, path: str, low: int = -INT32_MAX - 1, high: int = INT32_MAX,
+            what: str = "an integer") -> int:
+    """An integer field (int32 unless told), also from its decimal text as YAML may give it."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise FieldError(path, what, value)
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise FieldError(path, what, value) from None
+    if not low <= value <= high:
+        raise FieldError(path, f"{what} from {low} to {high}", value)
+    return value
+
+
+def label_map(value: Any, path: str) -> Mapping:
+    """A map of label keys to values: strings (a number or bool hand-written YAML left
+    unquoted is taken as its text, as before), never a list or a map."""
+    d = mapping(value, path)
+    for k, v in d.items():
+        if not _scalar(k) or k is None:
+            raise FieldError(path, "a map with string keys", k)
+        if not _scalar(v):
+            raise FieldError(f"{path}.{k}", "a string", v)
+    return d
+
+
+def _scalar(v: Any) -> bool:
+    """A value whose text is a label: a string, or what unquoted YAML made of one."""
+    return v is None or isinstance(v, (str, int)) or (isinstance(v, float) and math.isfinite(v))
+
+
+def selector(value: Any, path: str) -> Any:
+    """A metav1.LabelSelector, checked so that Selector.from_api reads it without surprises."""
+    if value is None:
+        return None
+    d = mapping(value, path)
+    label_map(d.get("matchLabels"), f"{path}.matchLabels")
+    for i, e in enumerate(maps(d.get("matchExpressions"), f"{path}.matchExpressions")):
+        where = f"{path}.matchExpressions[{i}]"
+        if type(e.get("key")) is not str:
+            raise FieldError(f"{where}.key", "a string", e.get("key"))
+        if e.get("operator") not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            raise FieldError(f"{where}.operator", "In, NotIn, Exists or DoesNotExist", e.get("operator"))
+        scalars(e.get("values"), f"{where}.values")
+    return d
+
+
+def scalars(value: Any, path: str) -> None:
+    for i, item in enumerate(sequence(value, path)):
+        if isinstance(item, (Mapping, list, tuple)) or item is None:
+            raise FieldError(f"{path}[{i}]", "a string", item)
+
+
+def one_of(value: Any, path: str, choices: tuple[str, ...], default: str) -> str:
+    if value is None or value == "":
+        return default
+    if value not in choices or type(value) is not str:
+        raise FieldError(path, " or ".join(choices), value)
+    return value
