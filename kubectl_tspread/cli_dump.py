@@ -43,8 +43,11 @@ def dump(output, source):
     doc, warnings = dump_objects(source)
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
+    from kubectl_tspread.cli_output import whole_answer
+
     text = _json_text(doc) + "\n" if output == "json" else _yaml_text(doc)
-    click.echo(text, nl=False)
+    with whole_answer():  # text stdout cannot encode is escaped, as for every document
+        click.echo(text, nl=False)
     return EXIT_OK
 
 

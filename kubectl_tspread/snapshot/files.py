@@ -91,35 +91,40 @@ def load_files(paths: Sequence[str], namespace: str | None = None, all_namespace
 
 
 def raw_objects(paths: Sequence[str], stdin: IO[str] | None = None) -> Iterator[dict]:
-    """Every object in the dumps, as parsed, with its kind (and its list's apiVersion when the
-    item lacks one): what `dump --from-file` writes out again."""
+    """Every object in the dumps, whole, with its kind (and its list's apiVersion when the item
+    lacks one), read with the same bounds as `load_files`: what `dump --from-file` writes out
+    again."""
     for label, data in _inputs(paths, stdin):
-        for doc_no, doc in enumerate(_parse(label, data), start=1):
+        for doc_no, index, doc in _documents(label, data):
+            if index is not None:  # an item of a bare array
+                what = f"document {doc_no}, item {index}"
+                item = _item_tree(doc, "", label, what, whole=True) if type(doc) is _RAW else doc
+                yield _raw_object(item, "", "", label, what)
+                continue
             if doc is None:
                 continue
-            items, list_kind, version = None, "", ""
-            if isinstance(doc, list):
-                items = doc
-            elif isinstance(doc, Mapping) and str(doc.get("kind", "")).endswith("List") \
-                    and isinstance(doc.get("items"), list):
-                items, list_kind, version = doc["items"], str(doc["kind"])[:-len("List")], str(doc.get("apiVersion", ""))
-            if items is None:
-                if not isinstance(doc, Mapping) or not doc.get("kind"):
-                    raise InputError(f"{label}: document {doc_no} is not a Kubernetes object (no kind/apiVersion); "
-                                     "give what `kubectl get … -o json` or `-o yaml` prints")
-                yield dict(doc)
+            kind = doc.get("kind") if isinstance(doc, Mapping) else None
+            items = doc.get("items") if isinstance(doc, Mapping) else None
+            if type(kind) is str and kind.endswith("List") and isinstance(items, list):
+                list_kind, version = kind[:-len("List")], str(doc.get("apiVersion", ""))
+                raw = isinstance(items, RawItems)
+                for i, item in enumerate(items):
+                    what = f"item {i} of the {kind}"
+                    obj = _item_tree(item, list_kind, label, what, whole=True) if raw else item
+                    yield _raw_object(obj, list_kind, version, label, what)
                 continue
-            raw = isinstance(items, RawItems)
-            for item in items:
-                obj = _ITEM_DECODER.decode(item) if raw else item
-                if not isinstance(obj, Mapping) or not (obj.get("kind") or list_kind):
-                    raise InputError(f"{label}: an item of document {doc_no} is not a Kubernetes object; "
-                                     "give what `kubectl get … -o json` or `-o yaml` prints")
-                obj = dict(obj)
-                obj.setdefault("kind", list_kind)
-                if version and list_kind:
-                    obj.setdefault("apiVersion", version)
-                yield obj
+            yield _raw_object(doc, "", "", label, f"document {doc_no}")
+
+
+def _raw_object(obj: Any, list_kind: str, version: str, where: str, what: str) -> dict:
+    if not isinstance(obj, Mapping) or not (obj.get("kind") or list_kind):
+        raise InputError(f"{where}: {what} is not a Kubernetes object (no kind); "
+                         "give what `kubectl get … -o json` or `-o yaml` prints")
+    out = dict(obj)
+    out.setdefault("kind", list_kind)
+    if version and list_kind:
+        out.setdefault("apiVersion", version)
+    return out
 
 
 def decode_objects(objs: Iterable[Any], namespace: str | None, all_namespaces: bool,
@@ -547,13 +552,13 @@ def _split_list(data: bytes | memoryview) -> dict | None:
     return {"kind": shell.kind, "apiVersion": shell.apiVersion, "items": RawItems(shell.items)}
 
 
-def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item") -> Any:
+def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item", whole: bool = False) -> Any:
     """One item of RawItems as a JSON tree (the shell's decode already checked its syntax): a
     pod's with only the fields the pod decoder reads (wire.py, as for the live path's pages:
     the bulk of a dump, mostly managedFields and container specs the decoder skips), any
-    other object's whole."""
+    other object's whole; with `whole`, every object whole (what `dump` writes again)."""
     try:
-        pod = decode_pod_item(raw, list_kind)
+        pod = None if whole else decode_pod_item(raw, list_kind)
         return pod if pod is not None else _ITEM_DECODER.decode(raw)
     except UnicodeDecodeError:
         raise InputError(f"{where}: {what} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
