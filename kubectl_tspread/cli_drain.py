@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 
@@ -19,8 +20,8 @@ Examples:
   kubectl tspread drain-safe node-a1 node-a2 --ignore-daemonsets
   # Every node of a zone, two nodes per step, as JSON; exit 3 when no safe order exists
   kubectl tspread drain-safe --domain topology.kubernetes.io/zone=us-east-2a --max-parallel 2 -o json
-  # Offline, from dumps
-  kubectl get nodes,pods,rs,deploy,sts,ds,pdb,svc -A -o json > cluster.json
+  # Offline, from a dump holding every kind the plan reads
+  kubectl tspread dump -A > cluster.json
   kubectl tspread drain-safe -l pool=old --from-file cluster.json
 """
 
@@ -66,6 +67,18 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     every replacement has a node and no PDB is asked for more than it allows. When no
     such order exists the traps are named, with remedies verified on the simulation.
 
+    \b
+    Verdicts: SAFE (no DoNotSchedule constraint of a moved workload ends a step
+    past maxSkew or worse than before the drain; every replacement has a node;
+    no PDB asked for more than it allows; a constraint already VIOLATED before
+    is named with its skew before and after) or UNSAFE (no such order found).
+    STATUS after each step: OK (skew below maxSkew), AT LIMIT (skew equals
+    maxSkew), VIOLATED (DoNotSchedule above maxSkew, but no worse than before
+    the drain), DRIFTED (ScheduleAnyway above maxSkew: it only scores), OVER
+    LIMIT (DoNotSchedule above maxSkew and above its skew before the drain:
+    the step is unsafe). TO: the node the replacement goes to, <stranded> (no
+    node takes it) or <deleted, not replaced> (no controller recreates it).
+
     On a terminal, a transient line on stderr shows what is under way while it plans.
     Exit 0 when the plan is safe, 3 when it is not, 1 on error. Read-only unless --execute.
     """
@@ -73,8 +86,10 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     from kubectl_tspread.drain.plan import plan_drain, resolve_targets
     from kubectl_tspread.drain.pods import DrainFlags
     from kubectl_tspread.drain.progress import READING, PlanStatus
+    from kubectl_tspread.drain.remedy_effects import with_rerun_hints
     from kubectl_tspread.gcpause import no_cyclic_gc
     from kubectl_tspread.labels import Selector
+    from kubectl_tspread.cli_inputs import warn_missing_kinds
     from kubectl_tspread.snapshot import load_snapshot
 
     if not execute and (yes or dry_run != "none" or log_file):
@@ -89,16 +104,25 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     # a node holds pods of every namespace: the plan always reads them all
     src = dataclasses.replace(source, all_namespaces=True)
     options = PlanOptions(DrainFlags(ignore_daemonsets, force, delete_emptydir_data), max_parallel=max_parallel)
+    # with --execute, SIGTERM is Ctrl-C from the first read on (kill, a CI job's cancel): a clean
+    # `error:` exit 130 before any change, the state block once the drain has begun
+    if execute:
+        from kubectl_tspread.drain.execute import sigterm_as_interrupt
+        guard = sigterm_as_interrupt()
+    else:
+        guard = contextlib.nullcontext()
     # on a terminal, a transient line on stderr says what is under way until the plan is printed
-    with PlanStatus(color=out.color) as status:
+    with guard, PlanStatus(color=out.color) as status:
         status.show(READING)
         watch = status if status.interactive else None  # off a terminal the planner is told nothing
         snap = load_snapshot(src, DRAIN_KINDS)
+        missing = tuple(warn_missing_kinds(snap, "drain-safe"))
         targets = resolve_targets(snap, nodes, sel, domain)
         if execute:
             from kubectl_tspread.drain.execute import execute as run_drain
 
-            plan = plan_drain(snap, targets, options, watch)
+            plan = dataclasses.replace(with_rerun_hints(plan_drain(snap, targets, options, watch), snap, sel, domain),
+                                       missing_kinds=missing)
             status.close()
             return run_drain(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
                              log_file=log_file, plan=plan)
@@ -107,7 +131,9 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
         # whole zone's 3.6 s of output at 150,000 pods), and the process ends right after
         with no_cyclic_gc():
             early = _EarlyBody(out)
-            plan = plan_drain(snap, targets, options, watch, before_remedies=early)
+            plan = dataclasses.replace(
+                with_rerun_hints(plan_drain(snap, targets, options, watch, before_remedies=early), snap, sel, domain),
+                missing_kinds=missing)
             status.close()
             render_plan(plan, out, early.text_for(plan))
             # and frozen before it is back, as the snapshot is once loaded: the collection that

@@ -29,7 +29,7 @@ import sys
 from typing import Any, Iterable, Mapping
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from apiobjects import HOST, ZONE, as_list, node_obj, pod_obj, spread_obj, workload_obj  # noqa: E402
+from apiobjects import HOST, ZONE, as_dump, as_list, node_obj, pod_obj, spread_obj, workload_obj  # noqa: E402
 from scenario_dumps import BAR, NIL, incoming, slug, to_json, tsc, unode, upod  # noqa: E402
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "acceptance")
@@ -463,7 +463,7 @@ def files() -> dict[str, str]:
     for name, build in FIXES.items():
         out[f"pending/fixes/{slug(name)}.json"] = to_json(as_list(build()))
     for name, build in DRAIN.items():
-        out[f"drain/{name}.json"] = to_json(as_list(build()))
+        out[f"drain/{name}.json"] = to_json(as_dump(build()))
     return out
 
 

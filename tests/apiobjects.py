@@ -64,3 +64,13 @@ def workload_obj(kind: str, name: str, match_labels: Mapping[str, str], namespac
 
 def as_list(objs: Iterable[Mapping]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": list(objs)}
+
+
+def as_dump(objs: Iterable[Mapping]) -> dict[str, Any]:
+    """A List as `kubectl tspread dump` writes it: every kind the commands read was listed
+    (a kind without objects held none), so no answer warns of a missing kind."""
+    from kubectl_tspread.snapshot.resources import DUMP_KINDS, KINDS_READ_ANNOTATION
+
+    doc = as_list(objs)
+    doc["metadata"]["annotations"] = {KINDS_READ_ANNOTATION: ",".join(DUMP_KINDS)}
+    return doc

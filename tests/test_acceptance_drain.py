@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import acceptance_dumps as ad
-from apiobjects import HOST, ZONE, as_list, spread_obj
+from apiobjects import HOST, ZONE, as_dump, as_list, spread_obj
 from kubectl_tspread.cli import main
 
 CORDON_KEY = "node.kubernetes.io/unschedulable"
@@ -412,7 +412,7 @@ def clusters(draw):
             objs.append(ad.pdb_obj(app, app, draw(st.integers(1, 2)), healthy, maxUnavailable=1))
     names = list(free)
     targets = draw(st.lists(st.sampled_from(names), min_size=1, max_size=min(3, len(names) - 1), unique=True))
-    return as_list(objs), targets, draw(st.integers(1, 2))
+    return as_dump(objs), targets, draw(st.integers(1, 2))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -16,7 +16,7 @@ import time
 import pytest
 import yaml
 
-from apiobjects import as_list, node_obj, pod_obj, spread_obj, workload_obj
+from apiobjects import as_dump, as_list, node_obj, pod_obj, spread_obj, workload_obj
 from fakeapi import FakeApiServer, raw_node, raw_pod, token_user, write_kubeconfig
 from kubectl_tspread.cli import main
 from kubectl_tspread.errors import InputError
@@ -50,7 +50,7 @@ def cluster() -> dict:
             for i, n in enumerate(("n0", "n1", "n2"))]
     pending = pod_obj("web-5d8f-p", labels={"app": "web", "pod-template-hash": "5d8f"}, spread=[spread_obj()],
                       owner=("ReplicaSet", "web-5d8f"), created="2026-01-01T00:00:09Z")
-    return as_list(nodes + [deploy, rs] + pods + [pending])
+    return as_dump(nodes + [deploy, rs] + pods + [pending])
 
 
 def item(doc: dict, kind: str, name: str) -> dict:

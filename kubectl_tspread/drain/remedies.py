@@ -33,8 +33,10 @@ from kubectl_tspread.drain.model import (
     PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
 )
 from kubectl_tspread.drain.parallel import Child
+from kubectl_tspread.drain.remedy_effects import new_node_name, side_effects, then_finding, verifies
 from kubectl_tspread.drain.plan import plan_drain, workload_ref
 from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.nodematch import terms_match
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, ZONE_KEY, Node, Snapshot
 
 _SPREAD_CODES = (CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, SPREAD_BLOCKED, SKEW_EXCEEDED)
@@ -78,6 +80,8 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
             out.append(f)
             continue
         kept: list[Remedy] = []
+        unchecked: list[Remedy] = []
+        failed = 0
         tried_actions: set[str] = set()
         for key, action, params, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads):
             if action in tried_actions and action in ("RaiseMaxSkew", "AddNode"):
@@ -85,7 +89,11 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
             replanned = cache.get(key)
             if replanned is None:
                 if len(cache) >= allowance:
-                    continue  # unverified candidates are not offered
+                    # never offered as a fix, never folded into "no remedy": reported as not checked
+                    if not (action in ("RaiseMaxSkew", "AddNode") and any(u.action == action for u in unchecked)):
+                        unchecked.append(Remedy(action, params, False, False, "",
+                                                side_effects(action, params, f, plan, workloads)))
+                    continue
                 child = ready.pop(key, None) if ready else None
                 replanned = child.result() if child is not None else None
                 if replanned is None:
@@ -94,9 +102,15 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 if on_replan is not None:
                     on_replan(len(cache))
             if _clears(f, replanned):
-                kept.append(Remedy(action, params, True, replanned.safe))
+                kept.append(Remedy(action, params, True, replanned.safe, verifies(f, replanned),
+                                   side_effects(action, params, f, plan, workloads), then_finding(replanned)))
                 tried_actions.add(action)
-        out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: not r.makes_safe))))
+            else:
+                failed += 1
+        # no change to running pods first, then template edits, then destructive actions;
+        # within each, those that make the whole plan safe first
+        out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: (r.rank, not r.makes_safe))),
+                           unchecked=tuple(unchecked), failed=failed))
     return out
 
 
@@ -230,6 +244,7 @@ class _Lookups:
         self.index = ClusterIndex(replace(snapshot, pods=()))
         self.memo: dict[tuple[str, str | None], frozenset[str]] = {}
         self.like: dict[tuple[str, str], Node | None] = {}
+        self.pinned: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def keys(self, namespace: str, workload: str | None) -> frozenset[str]:
         got = self.memo.get((namespace, workload))
@@ -237,6 +252,42 @@ class _Lookups:
             got = self.memo[(namespace, workload)] = frozenset(
                 p.key for p in self.snapshot.pods
                 if p.namespace == namespace and workload_ref(self.index, p) == workload)
+        return got
+
+    def left_on(self, plan: DrainPlan | None, nodes: Sequence[str]) -> tuple[str, ...]:
+        """The pods the plan leaves on `nodes` (DaemonSet, mirror, PDB-blocked, refused ones)."""
+        if plan is None:
+            return ()
+        on = set(nodes)
+        return tuple(dict.fromkeys(f"{k.namespace}/{k.name}" for s in plan.steps for k in s.skipped if k.node in on))
+
+    def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
+        """PersistentVolumes whose node affinity only `nodes` satisfy (local volumes): deleting
+        those Node objects leaves them, and the pods that claim them, without a node. Each
+        distinct affinity is matched once (a zone's thousands of volumes share a few), and one
+        that names hostnames (a local volume's) only against the nodes it names."""
+        key = tuple(nodes)
+        got = self.pinned.get(key)
+        if got is None:
+            on = set(nodes)
+            by_host: dict[str, list[Node]] = {}
+            for n in self.snapshot.nodes:
+                by_host.setdefault(n.labels.get(HOSTNAME_KEY, n.name), []).append(n)
+            memo: dict = {}
+            out = []
+            for pv in self.snapshot.pvs:
+                if not pv.node_affinity:
+                    continue
+                pinned = memo.get(pv.node_affinity)
+                if pinned is None:
+                    named = _named_hosts(pv.node_affinity)
+                    candidates = self.snapshot.nodes if named is None else \
+                        [n for h in named for n in by_host.get(h, ())]
+                    matching = [n.name for n in candidates if terms_match(pv.node_affinity, n)]
+                    pinned = memo[pv.node_affinity] = bool(matching) and all(m in on for m in matching)
+                if pinned:
+                    out.append(f"{pv.name} (claim {pv.claim})" if pv.claim else pv.name)
+            got = self.pinned[key] = tuple(out)
         return got
 
     def template_node(self, targets: Sequence[str], key: str, value: str) -> Node | None:
@@ -298,7 +349,7 @@ def _template_node(snapshot: Snapshot, targets: Sequence[str], key: str, value: 
 
 
 def _with_node(snapshot: Snapshot, like: Node, value: str, key: str) -> Snapshot:
-    name = f"new-{value}-1"
+    name = new_node_name(value)
     labels = dict(like.labels)
     labels[key] = value
     if HOSTNAME_KEY in labels:
@@ -306,3 +357,15 @@ def _with_node(snapshot: Snapshot, like: Node, value: str, key: str) -> Snapshot
     node = replace(like, name=name, labels=labels, unschedulable=False,
                    taints=tuple(t for t in like.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
     return replace(snapshot, nodes=snapshot.nodes + (node,))
+
+
+def _named_hosts(terms) -> set[str] | None:
+    """The hostnames a node affinity is limited to when every term requires
+    `kubernetes.io/hostname In (…)`; None when some term may match any node."""
+    out: set[str] = set()
+    for t in terms:
+        hosts = [r.values for r in t.match_expressions if r.key == HOSTNAME_KEY and r.op == "In"]
+        if not hosts:
+            return None
+        out.update(hosts[0])
+    return out

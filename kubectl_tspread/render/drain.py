@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
+from kubectl_tspread.drain.findings import already_violated, cause_of
 from kubectl_tspread.drain.pods import refusal_head
 from kubectl_tspread.render import structured
 from kubectl_tspread.render.console import print_block, table
+from kubectl_tspread.render.drain_remedies import names_text, remedy_tag, remedy_text, remedy_view, side_effect_message
 from kubectl_tspread.render.structured import API_VERSION
 from kubectl_tspread.render.table import SUMMARY_DOMAINS, format_counts
 
@@ -21,6 +23,22 @@ def _dist(d) -> str:
 
 # --- sentences -------------------------------------------------------------------------
 
+def finding_label(f) -> str:
+    """The name a finding is shown under: its cause (NoCapacity only for resources)."""
+    return cause_of(f.code, f.params)
+
+
+_CAUSE_WORDS = {"VolumeZoneConflict": "their volumes pin them to nodes that cannot take them",
+                "VolumeBinding": "their volume claims bind on no node that can take them",
+                "PodAntiAffinity": "pod anti-affinity keeps them off every node that would take them",
+                "PodAffinity": "no node that would take them holds the pods their affinity requires",
+                "NodeAffinity": "no node that matches their node affinity/selector can take them",
+                "UntoleratedTaint": "every node that could take them has a taint they do not tolerate",
+                "HostPortConflict": "their host ports are taken on every node that could take them",
+                "NodeName": "they name a node that cannot take them",
+                "NodesCordoned": "every node that could take them is cordoned"}
+
+
 def finding_message(f) -> str:
     """One sentence per finding code, from its data."""
     p = f.params
@@ -34,11 +52,21 @@ def finding_message(f) -> str:
                 f"{p.get('maxSkew')} the other domains refuse the replacements of {pods}{at} "
                 f"({_dist(p.get('distribution', {}))}).")
     if f.code == "HostnameSpreadFull":
+        held = p.get("minimumHeldBy") or ()
+        by = ""
+        if held:
+            more = p.get("minimumHeldByCount", len(held)) - len(held)
+            by = (f" The global minimum is held at {p.get('globalMin')} by "
+                  + ", ".join(f"{h['node']} ({h['why']})" for h in held) + (f" and {more} more" if more > 0 else "")
+                  + ".")
         return (f"{who}every node that fits already holds globalMin + maxSkew {p.get('maxSkew')} pods under the "
-                f"kubernetes.io/hostname constraint; the replacements of {pods} find no node{at}.")
+                f"kubernetes.io/hostname constraint; the replacements of {pods} find no node{at}.{by}")
     if f.code == "NoCapacity":
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(p.get("reasons", {}).items()))
-        return f"{who}no node passes the scheduler's filters for the replacements of {pods}{at} ({reasons})."
+        cause = _CAUSE_WORDS.get(finding_label(f))
+        if cause:
+            return f"{who}no node takes the replacements of {pods}{at}: {cause} ({reasons})."
+        return f"{who}no node has room for the replacements of {pods}{at} ({reasons})."
     if f.code == "SpreadBlocked":
         return (f"{who}spread ({_short(p.get('topologyKey', ''))}, maxSkew {p.get('maxSkew')}) refuses every "
                 f"node that fits the replacements of {pods}{at} ({_dist(p.get('distribution', {}))}).")
@@ -61,36 +89,35 @@ def finding_message(f) -> str:
     return f"{who}{f.code} {pods}"
 
 
-def remedy_text(r) -> str:
-    p = r.params
-    if r.action == "DeleteDrainedNodes":
-        return "delete each drained Node object once it is empty (kubectl delete node …)"
-    if r.action == "HonorTaints":
-        return f"set nodeTaintsPolicy: Honor on {p.get('workload')}'s {_short(p.get('topologyKey', ''))} constraint"
-    if r.action == "RaiseMaxSkew":
-        return (f"raise maxSkew of {p.get('workload')}'s {_short(p.get('topologyKey', ''))} constraint to "
-                f"{p.get('maxSkew')} for the drain")
-    if r.action == "AddNode":
-        return f"add a node like {p.get('like')} in {_short(p.get('topologyKey', ''))} {p.get('domain')} first"
-    if r.action == "Flag":
-        return f"rerun with {p.get('flag')}"
-    if r.action == "RaisePdbBudget":
-        return f"let PodDisruptionBudget {p.get('pdb')} allow 1 disruption (e.g. maxUnavailable: 1) for the drain"
-    if r.action == "RemovePdb":
-        return f"remove PodDisruptionBudget {p.get('pdb')} so one budget covers the pods"
-    if r.action == "Order":
-        return f"drain in this order: {', '.join(p.get('order', ()))}"
-    return r.action
+_PDB_CODES = ("PdbBlocks", "MultiplePdbs")
 
 
-def verdict_line(plan) -> str:
+def verdict_line(plan, missing_kinds: Sequence[str] | None = None) -> str:
+    """The verdict sentence. `missing_kinds` (default: the plan's, from the MissingKinds check
+    of the snapshot) are kinds the input lacked: a SAFE verdict then says what it did not check.
+    Namespaces are never read (their warning says why), so no verdict names them."""
     n = len(plan.steps)
+    lacked = [k for k in (plan.missing_kinds if missing_kinds is None else missing_kinds) if k != "Namespace"]
     if plan.safe:
-        return (f"SAFE: {n} step(s) drain {', '.join(plan.nodes)}; no DoNotSchedule constraint goes past "
-                f"maxSkew and every replacement has a node.")
-    workloads = sorted({s.workload or f"{s.namespace}/{s.name}" for s in plan.stranded})
-    why = f"{len(plan.stranded)} pod(s) of {', '.join(workloads)} would be stranded" if plan.stranded else \
-        "the drain breaks a constraint or kubectl refuses pods"
+        caveat = f" ({', '.join(_plural(k) for k in lacked)} not checked: none in the input)" if lacked else ""
+        line = (f"SAFE{caveat}: {n} step(s) drain {', '.join(plan.nodes)}; no DoNotSchedule constraint goes past "
+                f"maxSkew or gets worse than before the drain, and every replacement has a node")
+        worse = already_violated(plan)
+        if worse:
+            line += "; " + "; ".join(
+                f"{v['workload']} was already VIOLATED ({_short(v['topologyKey'])} maxSkew {v['maxSkew']}), "
+                f"skew {v['skewBefore']} → {v['skewAfter']}" for v in worse)
+        return line + "."
+    # PDB-blocked pods keep running: counted apart from the replacements left without a node
+    blocked = [s for s in plan.stranded if s.reason in _PDB_CODES]
+    stranded = [s for s in plan.stranded if s.reason not in _PDB_CODES]
+    parts = []
+    for group, what in ((stranded, "would be stranded"),
+                        (blocked, "cannot be evicted (PodDisruptionBudget; they keep running)")):
+        if group:
+            workloads = sorted({s.workload or f"{s.namespace}/{s.name}" for s in group})
+            parts.append(f"{len(group)} pod(s) of {', '.join(workloads)} {what}")
+    why = "; ".join(parts) or "the drain breaks a constraint or kubectl refuses pods"
     return f"UNSAFE: no safe order found: {why}."
 
 
@@ -102,10 +129,21 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
 
 
 def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False) -> None:
-    """The table output of a drain plan up to its findings: the steps, the constraints after
-    each, the verdict and the stranded pods (it never reads the findings: drain-safe renders it
-    while their remedies are verified)."""
+    """The table output of a drain plan up to its findings: the verdict first, a summary per
+    workload, then the details (the steps, the constraints after each, the pods left in place,
+    the stranded pods). It never reads the findings' remedies: drain-safe renders it while
+    they are verified (the findings' codes, which the summary shows, are known by then)."""
     out = console.file
+    print_verdict(console, plan)
+    summary = _summary_rows(plan, wide)
+    if summary:
+        out.write("\n")
+        print_block(console, table(["WORKLOAD", "EVICTED", "STRANDED", "NOT-EVICTABLE", "FINDINGS"], summary,
+                                   no_headers))
+        hidden = _summary_hidden(plan, wide)
+        if hidden:
+            out.write(f"… and {hidden} more workload(s) with evictions only (-o wide lists every one)\n")
+    out.write("\n")
     if plan.already_cordoned or plan.already_evicted:
         out.write(f"Already cordoned: {', '.join(plan.already_cordoned) or '-'}; "
                   f"already evicted: {', '.join(plan.already_evicted) or '-'}.\n")
@@ -127,19 +165,85 @@ def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False)
         print_block(console, table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
     else:
         out.write("Nothing to drain.\n")
-    crow = _constraint_rows(plan, wide)
+    crow = _constraint_rows(plan, wide, console.color_system is not None)
     if crow:
         out.write("\nConstraints after each step:\n")
         print_block(console, table(["STEP", "WORKLOAD", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"], crow,
                                    no_headers))
     _print_skips_and_pdbs(console, plan, wide)
-    out.write("\n" + verdict_line(plan) + "\n")
     for s in plan.stranded:
-        out.write(f"stranded: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
-                  f"{s.reason}\n")
+        what = "not evictable" if s.reason in _PDB_CODES else "stranded"
+        out.write(f"{what}: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
+                  f"{cause_of(s.reason, s.details)}\n")
 
 
-def _constraint_rows(plan, wide: bool) -> list[tuple[str, ...]]:
+def _plural(kind: str) -> str:
+    return kind if kind.endswith("s") else f"{kind}s"
+
+
+def print_verdict(console, plan) -> None:
+    """The verdict line, green when SAFE and red when not on a colored console."""
+    line = verdict_line(plan)
+    if console.color_system is None:
+        console.file.write(line + "\n")
+        return
+    from rich.text import Text
+
+    word = "SAFE" if plan.safe else "UNSAFE"
+    console.print(Text(word, style="bold green" if plan.safe else "bold red"), line[len(word):], sep="",
+                  soft_wrap=True)
+
+
+# the summary lists every workload with stranded or PDB-blocked pods or a finding, and up to this
+# many more with evictions only (a zone's drain moves hundreds of workloads); -o wide lists all
+SUMMARY_QUIET_ROWS = 8
+
+
+def _summary(plan):
+    """workload -> [evicted, stranded, not evictable, finding labels], worst first."""
+    rows: dict[str, list] = {}
+
+    def row(name: str) -> list:
+        got = rows.get(name)
+        if got is None:
+            got = rows[name] = [0, 0, 0, []]
+        return got
+
+    for s in plan.steps:
+        for e in s.evictions:
+            row(e.workload or f"{e.namespace}/{e.name}")[0] += 1
+    for s in plan.stranded:
+        row(s.workload or f"{s.namespace}/{s.name}")[2 if s.reason in _PDB_CODES else 1] += 1
+    for f in plan.findings:
+        if f.workload and f.severity == "error":
+            labels = row(f.workload)[3]
+            if finding_label(f) not in labels:
+                labels.append(finding_label(f))
+    return sorted(rows.items(), key=lambda kv: (-kv[1][1] - kv[1][2], -len(kv[1][3]), -kv[1][0], kv[0]))
+
+
+def _summary_rows(plan, wide: bool) -> list[tuple[str, ...]]:
+    out, quiet = [], 0
+    for name, (evicted, stranded, blocked, labels) in _summary(plan):
+        if not (stranded or blocked or labels):
+            quiet += 1
+            if not wide and quiet > SUMMARY_QUIET_ROWS:
+                continue
+        out.append((name, str(evicted), str(stranded), str(blocked), ", ".join(labels) or "-"))
+    return out
+
+
+def _summary_hidden(plan, wide: bool) -> int:
+    if wide:
+        return 0
+    quiet = sum(1 for _, (e, st, b, labels) in _summary(plan) if not (st or b or labels))
+    return max(0, quiet - SUMMARY_QUIET_ROWS)
+
+
+STATUS_STYLE = {"OK": "green", "AT LIMIT": "yellow", "VIOLATED": "red", "DRIFTED": "magenta", "OVER LIMIT": "bold red"}
+
+
+def _constraint_rows(plan, wide: bool, color: bool = False) -> list[tuple]:
     """The rows of "Constraints after each step". A constraint no pod of its workload moved
     since an earlier step is that step's very object (steps._judged): its cells are made
     once, not at each of the hundreds of steps that show it."""
@@ -153,9 +257,12 @@ def _constraint_rows(plan, wide: bool) -> list[tuple[str, ...]]:
                 continue
             tail = cells.get(id(c))
             if tail is None:
+                status = "OVER LIMIT" if c.exceeded else c.status
+                if color:
+                    from rich.text import Text
+                    status = Text(status, style=STATUS_STYLE.get(status, ""))
                 tail = cells[id(c)] = (c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
-                                       format_counts(c.distribution, full=wide), str(c.skew),
-                                       "OVER LIMIT" if c.exceeded else c.status)
+                                       format_counts(c.distribution, full=wide), str(c.skew), status)
             rows.append((str(s.number),) + tail)
     return rows
 
@@ -174,7 +281,15 @@ def _domains(accepting, key: str, wide: bool) -> str:
 def _print_skips_and_pdbs(console, plan, wide: bool) -> None:
     out = console.file
     for s in plan.steps:
+        # with --ignore-daemonsets a DaemonSet pod on every drained node is expected: one line a step
+        left = [k for k in s.skipped if k.reason == "DaemonSetPod"] if plan.flags.ignore_daemonsets else []
+        if left:
+            names = [f"{k.namespace}/{k.name}" for k in left]
+            out.write(f"step {s.number}: {len(left)} DaemonSet pod(s) left in place (--ignore-daemonsets): "
+                      f"{', '.join(names) if wide else names_text(names, 3)}\n")
         for k in s.skipped:
+            if left and k.reason == "DaemonSetPod":
+                continue
             out.write(f"step {s.number}: not evicted {k.namespace}/{k.name} ({k.reason})\n")
         if wide:
             for b in s.pdbs:
@@ -189,13 +304,20 @@ def _print_skips_and_pdbs(console, plan, wide: bool) -> None:
 def print_plan_findings(console, plan) -> None:
     """The rest of print_plan after print_plan_body: the findings with their remedies."""
     out = console.file
+    if plan.findings:
+        out.write("\nFindings:\n")
     for f in plan.findings:
-        out.write(f"{f.code}: {finding_message(f)}\n")
+        out.write(f"{finding_label(f)}: {finding_message(f)}\n")
         for r in f.remedies:
-            tag = "verified, makes the plan safe" if r.makes_safe else "verified"
-            out.write(f"  fix ({tag}): {remedy_text(r)}\n")
+            out.write(f"  fix ({remedy_tag(r)}): {remedy_text(r)}\n")
+            for e in r.side_effects:
+                out.write(f"    side effect: {side_effect_message(e)}\n")
+        for r in f.unchecked:
+            out.write(f"  not checked (the re-plan allowance was spent): {remedy_text(r)}\n")
         if not f.remedies and f.severity == "error":
-            out.write("  no remedy the simulation confirms\n")
+            out.write("  no remedy the simulation confirms\n" if not f.unchecked else
+                      "  no candidate was checked: none can be offered as a fix yet\n" if not f.failed else
+                      f"  none of the {f.failed} candidate(s) checked clears it\n")
 
 
 # --- JSON / YAML -----------------------------------------------------------------------
@@ -232,13 +354,20 @@ def drain_plan_view(plan) -> dict[str, Any]:
         "nodes": list(plan.nodes), "safe": plan.safe,
         "steps": structured.Stream(lambda: map(_step_view, plan.steps)),
         "stranded": [{"namespace": s.namespace, "name": s.name, "workload": s.workload, "step": s.step,
-                      "reason": s.reason, "details": dict(s.details)} for s in plan.stranded],
-        "findings": [{"code": f.code, "severity": f.severity, "message": finding_message(f),
+                      "reason": s.reason, "cause": cause_of(s.reason, s.details), "details": dict(s.details)}
+                     for s in plan.stranded],
+        "findings": [{"code": f.code, "cause": finding_label(f), "severity": f.severity, "message": finding_message(f),
                       "workload": f.workload, "pods": list(f.pods), "step": f.step, "details": dict(f.params),
-                      "remedies": [{"text": remedy_text(r), "verified": r.verified, "makesPlanSafe": r.makes_safe,
-                                    "action": r.action, "details": dict(r.params)} for r in f.remedies]}
+                      "remedies": [remedy_view(r) for r in f.remedies],
+                      "uncheckedRemedies": [remedy_view(r) for r in f.unchecked], "candidatesFailed": f.failed}
                      for f in plan.findings],
         "verdict": verdict_line(plan),
+        "warnings": structured.warnings_view(plan.missing_kinds),
+        "strandedCount": sum(s.reason not in _PDB_CODES for s in plan.stranded),
+        "pdbBlockedCount": sum(s.reason in _PDB_CODES for s in plan.stranded),
+        "alreadyViolated": already_violated(plan),
+        "summary": [{"workload": name, "evicted": e, "stranded": st, "notEvictable": b, "findings": list(labels)}
+                    for name, (e, st, b, labels) in _summary(plan)],
         "maxParallel": plan.max_parallel,
         "kubectlErrors": list(plan.kubectl_errors), "kubectlWarnings": list(plan.kubectl_warnings),
         "alreadyCordoned": list(plan.already_cordoned), "alreadyEvicted": list(plan.already_evicted),

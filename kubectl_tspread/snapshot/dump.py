@@ -3,14 +3,17 @@
 Same sources as every command (live API, --from-file, --demo) and the same -n/-A scope;
 only the kinds in resources.DUMP_KINDS are kept (a Namespace or ConfigMap in a dump is
 left out), finished pods too (the live path never lists them), and `managedFields`
-is dropped as `kubectl get` does. The List reads back through --from-file unchanged.
+is dropped as `kubectl get` does. The List reads back through --from-file unchanged; its
+annotations say which kinds were listed (resources.KINDS_READ_ANNOTATION: a kind listed
+empty, such as a cluster without PodDisruptionBudgets, is then not "missing") and the
+cluster's version (resources.VERSION_ANNOTATION: whose scheduler rules apply).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from kubectl_tspread.snapshot.resources import DUMP_KINDS, RESOURCES
+from kubectl_tspread.snapshot.resources import DUMP_KINDS, KINDS_READ_ANNOTATION, RESOURCES, VERSION_ANNOTATION
 
 _FINISHED = ("Succeeded", "Failed")
 
@@ -56,6 +59,7 @@ def dump_objects(source) -> tuple[dict[str, Any], list[str]]:
 
         scope = None if source.all_namespaces else (source.namespace or DEMO_NAMESPACE)
         objs = [o for o in _raw()["items"] if _keep(o, scope)]
+        listed, version = set(DUMP_KINDS), ""
     elif source.from_file:
         from kubectl_tspread.snapshot.files import raw_objects
 
@@ -66,22 +70,37 @@ def dump_objects(source) -> tuple[dict[str, Any], list[str]]:
                 meta = o.get("metadata") or {}
                 seen[(o["kind"], meta.get("namespace", ""), meta.get("name", ""), len(seen) if o["kind"] == "Event" else 0)] = o
         objs = list(seen.values())
+        # only the kinds the files show: a file cannot say it listed a kind that held nothing
+        listed, version = {o["kind"] for o in objs}, ""
     else:
-        objs = _live(source, warnings)
+        objs, listed, version = _live(source, warnings)
     items = [_clean(o) for o in _ordered(objs)]
-    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}, warnings
+    annotations = {KINDS_READ_ANNOTATION: ",".join(k for k in DUMP_KINDS if k in listed)}
+    version = source.kube_version or version
+    if version:
+        annotations[VERSION_ANNOTATION] = version
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": "", "annotations": annotations},
+            "items": items}, warnings
 
 
-def _live(source, warnings: list[str]) -> list[dict]:
+def _live(source, warnings: list[str]) -> tuple[list[dict], set[str], str]:
+    """The objects, the kinds listed (a 403 is not listed) and the server's version."""
     from kubectl_tspread.snapshot.live import ApiStatusError, connect
 
     cluster = connect(source.kube_options())
+    try:
+        version = cluster.version()
+    except ApiStatusError as e:
+        version = ""
+        warnings.append(f"could not read the server's version ({e}); the dump does not say it")
     out: list[dict] = []
+    listed: set[str] = set()
     for kind in DUMP_KINDS:
         try:
             out.extend(cluster.list_raw(kind))
+            listed.add(kind)
         except ApiStatusError as e:
             if not (RESOURCES[kind].optional and e.status in (403, 404)):
                 raise
             warnings.append(f"skipped {RESOURCES[kind].group_resource}: {e}")
-    return out
+    return out, listed, version

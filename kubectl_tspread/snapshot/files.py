@@ -37,7 +37,8 @@ from kubectl_tspread.errors import InputError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot import yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
-from kubectl_tspread.snapshot.fields import MalformedObject, shown
+from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping, shown, text
+from kubectl_tspread.snapshot.resources import KINDS_READ_ANNOTATION, VERSION_ANNOTATION
 from kubectl_tspread.snapshot.yamlread import MAX_DEPTH, YamlLimit
 from kubectl_tspread.snapshot.wire import decode_pod_item
 
@@ -49,6 +50,7 @@ try:  # msgspec splits a List into its items' bytes without building the items (
 
         kind: str = ""
         apiVersion: str = ""
+        metadata: Any = None  # small: a dump's annotations (Collector._declared) are read from it
         items: "list[msgspec.Raw] | None" = None
 
     _SHELL_DECODER: Any = msgspec.json.Decoder(_ListShell)
@@ -149,6 +151,7 @@ class _Collector:
         # kinds the engine has no use for, logged at debug level to explain a surprising dump
         self.ignored: Counter[str] = Counter()
         self.kinds: set[str] = set()  # every kind with an object, used or not (Snapshot.kinds_read)
+        self.kube_version = ""  # a dump's own word on its cluster's version (VERSION_ANNOTATION)
 
     def add_document(self, doc: Any, where: str, doc_no: int) -> None:
         if doc is None:  # an empty YAML document (a stray `---`)
@@ -173,6 +176,10 @@ class _Collector:
         if kind.endswith("List"):
             # typed lists (PodList) drop the items' kind; a plain `List` keeps it
             item_kind = kind[: -len("List")]
+            if item_kind:
+                self.kinds.add(item_kind)  # `kubectl get pdb -o json` of none still listed them
+            else:
+                self._declared(doc, where, doc_no)
             raw = isinstance(items, RawItems)
             for i in range(len(items or ())):
                 what = f"item {i} of the {kind}"
@@ -181,6 +188,20 @@ class _Collector:
                 items[i] = None  # free each object's JSON once decoded: memory follows the records
             return
         self._add(doc, kind, where)
+
+    def _declared(self, doc: Mapping, where: str, doc_no: int) -> None:
+        """What `kubectl tspread dump` says of the List it wrote: the kinds it listed (listed empty
+        is read, not missing) and the cluster's version."""
+        try:
+            annotations = mapping(mapping(doc.get("metadata"), "metadata").get("annotations"), "metadata.annotations")
+            listed = annotations.get(KINDS_READ_ANNOTATION)
+            if listed is not None:
+                self.kinds.update(k for k in text(listed, f"metadata.annotations[{KINDS_READ_ANNOTATION}]").split(",") if k)
+            version = annotations.get(VERSION_ANNOTATION)
+            if version is not None:
+                self.kube_version = text(version, f"metadata.annotations[{VERSION_ANNOTATION}]")
+        except FieldError as e:
+            raise InputError(f"{where}: document {doc_no} (List): {e}") from None
 
     def add_array_item(self, item: Any, where: str, doc_no: int, index: int) -> None:
         """One item of a bare array (as `jq .items` prints); from JSON, its raw bytes."""
@@ -235,7 +256,7 @@ class _Collector:
             raise InputError(f"{source} holds no Nodes; dump them too: "
                              "kubectl get nodes -o json > nodes.json, and pass that file as well")
         return Snapshot(**fields, namespace=_namespace(namespace, all_namespaces, self.pod_namespaces),
-                        source=source, kinds_read=frozenset(self.kinds))
+                        source=source, kinds_read=frozenset(self.kinds), kube_version=self.kube_version)
 
 
 def _namespace(namespace: str | None, all_namespaces: bool, pod_namespaces: set[str]) -> str | None:
@@ -452,7 +473,8 @@ def _parse_one(buf: memoryview) -> Any:
     except msgspec.ValidationError:  # a kind that is not a string, items that are not a list
         shell = None
     if shell is not None and shell.kind.endswith("List") and shell.items is not None:
-        return {"kind": shell.kind, "apiVersion": shell.apiVersion, "items": RawItems(shell.items)}
+        return {"kind": shell.kind, "apiVersion": shell.apiVersion, "metadata": shell.metadata,
+                "items": RawItems(shell.items)}
     return _ITEM_DECODER.decode(buf)
 
 
@@ -549,7 +571,8 @@ def _split_list(data: bytes | memoryview) -> dict | None:
         return None
     if not shell.kind.endswith("List") or shell.items is None:
         return None
-    return {"kind": shell.kind, "apiVersion": shell.apiVersion, "items": RawItems(shell.items)}
+    return {"kind": shell.kind, "apiVersion": shell.apiVersion, "metadata": shell.metadata,
+                "items": RawItems(shell.items)}
 
 
 def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item", whole: bool = False) -> Any:

@@ -49,6 +49,11 @@ RESOURCES: dict[str, Resource] = {r.kind: r for r in (
 
 # what `kubectl tspread dump` writes: every kind distribution, why-pending or drain-safe reads
 DUMP_KINDS = tuple(RESOURCES)
+# set by `kubectl tspread dump` on the List it writes, read back by --from-file: which kinds the
+# dump listed (a kind listed empty is not missing) and the cluster's version (whose scheduler
+# rules apply)
+KINDS_READ_ANNOTATION = "tspread.dev/kinds-read"
+VERSION_ANNOTATION = "tspread.dev/kube-version"
 
 
 def api_version(kind: str) -> str:
