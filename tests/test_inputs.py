@@ -167,3 +167,29 @@ def test_dump_live_lists_every_kind_and_skips_a_hidden_optional_one(capsys, tmp_
 def test_dump_refuses_two_sources_with_one_error_line(capsys):
     code, out, err = run(capsys, "dump", "--demo", "--from-file", "x.json")
     assert code == 2 and out == "" and err.startswith("error: --demo and --from-file cannot be used together")
+
+
+def test_a_live_dump_says_what_it_listed_and_the_servers_version(capsys, tmp_path, env):
+    """A cluster without PVs or StorageClasses, dumped and read back: not missing them (they were
+    listed empty), and the answers follow the server's minor (1.33 names the taint)."""
+    with FakeApiServer(user_for_token={"tok": "alice"}) as api:
+        api.add(*_claiming_cluster())
+        api.git_version = "v1.33.7"
+        code, out, err = run(capsys, "dump", "-A", "--kubeconfig", _live(api, tmp_path))
+    assert (code, err) == (0, "")
+    annotations = json.loads(out)["metadata"]["annotations"]
+    assert annotations["tspread.dev/kube-version"] == "v1.33.7"
+    assert "PersistentVolume" in annotations["tspread.dev/kinds-read"].split(",")
+    path = tmp_path / "cluster.json"
+    path.write_text(out)
+    code, out, err = run(capsys, "why-pending", "-A", "-o", "json", "--from-file", str(path))
+    assert (code, err) == (0, "")
+    doc = json.loads(out)
+    assert doc["warnings"] == [] and doc["schedulerVersion"] == "1.33"
+    # the same objects without the annotations: the kinds without objects are missing again
+    bare = json.loads(path.read_text())
+    del bare["metadata"]["annotations"]
+    path.write_text(json.dumps(bare))
+    code, out, err = run(capsys, "why-pending", "-A", "-o", "json", "--from-file", str(path))
+    assert code == 0 and err.startswith("warning: the input holds no PersistentVolume")
+    assert json.loads(out)["schedulerVersion"] == "1.37"
