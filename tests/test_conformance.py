@@ -1,0 +1,87 @@
+"""The engine against kube-scheduler's own code (conformance/oracle), per supported minor.
+
+Needs Go to build the oracles (scripts/oracle-build caches them by version outside the
+clone). Without Go these tests skip with one line; under CI (CI=true) or with
+TSPREAD_REQUIRE_GO=1 a missing Go is a failure, so CI always runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+MINORS = ("1.33", "1.37")
+CASES = int(os.environ.get("TSPREAD_CONFORMANCE_CASES", "500"))
+
+pytestmark = pytest.mark.slow
+
+
+def _go_required() -> bool:
+    return os.environ.get("CI") == "true" or os.environ.get("TSPREAD_REQUIRE_GO") == "1"
+
+
+@pytest.fixture(scope="session")
+def oracles() -> dict[str, str]:
+    if shutil.which("go") is None:
+        if _go_required():
+            pytest.fail("go is not installed, and CI must run the conformance tests against the real scheduler")
+        pytest.skip("go not found: the kube-scheduler oracle cannot be built (install Go 1.26+ to run these)")
+    built = {}
+    for minor in MINORS:
+        proc = subprocess.run(["bash", str(REPO / "scripts" / "oracle-build"), "--version", minor],
+                              capture_output=True, text=True, timeout=3600)
+        assert proc.returncode == 0, f"oracle-build {minor} failed:\n{proc.stderr[-4000:]}"
+        built[minor] = proc.stdout.strip()
+    return built
+
+
+# the drain planner's placement scores only PodTopologySpread and LeastAllocated today; the
+# scheduler weighs every default Score plugin (issue 59): its mismatches are printed and counted
+KNOWN_GAPS = ("placement",)
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_engine_agrees_with_the_scheduler_on_random_clusters(oracles, minor):
+    gaps = [arg for gap in KNOWN_GAPS for arg in ("--known-gap", gap)]
+    proc = subprocess.run([sys.executable, "-m", "conformance.run", "--oracle", f"{minor}={oracles[minor]}",
+                           "--cases", str(CASES), "--seed", "1", *gaps],
+                          capture_output=True, text=True, cwd=REPO, timeout=1800)
+    summary = [line for line in proc.stdout.splitlines() if line.startswith("conformance ")]
+    print("\n".join(summary))
+    assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
+    assert summary and summary[-1].startswith(f"conformance {minor}: filter ")
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_the_oracle_passes_its_own_checks(oracles, minor):
+    """conformance/oracle's go test: hand-written cases whose answers are known (the cordon
+    without its taint, a missing claim, a schedulable pod's top-scored node, …)."""
+    flags = [] if minor == "1.37" else ["-modfile=go.1.33.mod", "-tags", "k8s1_33"]
+    proc = subprocess.run(["go", "test", "-count=1", *flags, "."], capture_output=True, text=True,
+                          cwd=REPO / "conformance" / "oracle", timeout=3600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+
+
+def test_a_wrong_engine_answer_is_caught(oracles):
+    """The comparison can fail: a case whose answer is tampered with is reported."""
+    from conformance.compare import compare, ours
+    from conformance.generate import cases
+    from conformance.run import run_oracle
+
+    batch = cases(7, 40, 37)
+    answers = run_oracle(oracles["1.37"], batch)
+    unschedulable = next(i for i, a in enumerate(answers) if not a["schedulable"] and a["spread"])
+    case, answer = batch[unschedulable], answers[unschedulable]
+    mine = ours(case, 37)
+    assert compare(case, answer, mine).diffs == []
+    mine.message = mine.message.replace("0/", "1/", 1)
+    mine.counts = [(k, {d: n + 1 for d, n in c.items()}, m) for k, c, m in mine.counts]
+    outcome = compare(case, answer, mine)
+    assert outcome.agree["message"] is False
+    assert outcome.agree["counts"] is False or not mine.counts
