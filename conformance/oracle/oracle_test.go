@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// minor returns "1.33" or "1.37" for the linked k8s.io/kubernetes.
+// minor returns "1.33", "1.36" or "1.37" for the linked k8s.io/kubernetes.
 func minor() string {
 	v := strings.TrimPrefix(k8sVersion, "v")
 	parts := strings.SplitN(v, ".", 3)
@@ -116,7 +116,7 @@ func TestCases(t *testing.T) {
 	eq(t, "a1 TaintToleration", filterOf(t, c, "a1", "TaintToleration")["code"], "Success")
 	eq(t, "b1 first", firstPlugin(t, c, "b1"), "PodTopologySpread")
 	eq(t, "b1 PodTopologySpread code", filterOf(t, c, "b1", "PodTopologySpread")["code"], "Unschedulable")
-	eq(t, "cordon message", c["message"], "0/2 nodes are available: 1 node(s) didn't match pod topology spread constraints, 1 node(s) were unschedulable. preemption: 0/2 nodes are available: "+cordonPreemption[minor()])
+	eq(t, "cordon message", c["message"], "0/2 nodes are available: 1 node(s) didn't match pod topology spread constraints, 1 node(s) were unschedulable. "+draText[minor()]+"preemption: 0/2 nodes are available: "+cordonPreemption[minor()])
 	eq(t, "scores", c["scores"], []any{})
 	eq(t, "top", c["top"], []any{})
 
@@ -150,9 +150,9 @@ func TestCases(t *testing.T) {
 	eq(t, "schedulable", ta["schedulable"], true)
 	eq(t, "x4 reasons", filterOf(t, ta, "x4", "NodeResourcesFit")["reasons"], []any{"Insufficient cpu"})
 	// 1.34+: a request above the node's whole allocatable is UnschedulableAndUnresolvable.
-	eq(t, "x4 code", filterOf(t, ta, "x4", "NodeResourcesFit")["code"], map[string]string{"1.33": "Unschedulable", "1.37": "UnschedulableAndUnresolvable"}[minor()])
+	eq(t, "x4 code", filterOf(t, ta, "x4", "NodeResourcesFit")["code"], map[string]string{"1.33": "Unschedulable", "1.36": "UnschedulableAndUnresolvable", "1.37": "UnschedulableAndUnresolvable"}[minor()])
 	// 1.34+ spells the taint reason without the taint.
-	eq(t, "x2 taint reason", filterOf(t, ta, "x2", "TaintToleration")["reasons"], []any{map[string]string{"1.33": "node(s) had untolerated taint {dedicated: gpu}", "1.37": "node(s) had untolerated taint(s)"}[minor()]})
+	eq(t, "x2 taint reason", filterOf(t, ta, "x2", "TaintToleration")["reasons"], []any{map[string]string{"1.33": "node(s) had untolerated taint {dedicated: gpu}", "1.36": "node(s) had untolerated taint(s)", "1.37": "node(s) had untolerated taint(s)"}[minor()]})
 
 	// A higher-priority pending pod nominated to m2 takes its CPU (framework's view,
 	// with nominated pods); a matchFields affinity leaves m3 out of PreFilter's node set.
@@ -161,7 +161,7 @@ func TestCases(t *testing.T) {
 	eq(t, "m2 first", node(t, nm, "m2")["first"], map[string]any{"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": []any{"Insufficient cpu"}})
 	eq(t, "m2 NodeResourcesFit (with the nominated pod)", filterOf(t, nm, "m2", "NodeResourcesFit")["reasons"], []any{"Insufficient cpu"})
 	eq(t, "m3 first", node(t, nm, "m3")["first"], map[string]any{"plugin": "", "code": "UnschedulableAndUnresolvable", "reasons": []any{"node(s) didn't satisfy plugin(s) [NodeAffinity]"}})
-	eq(t, "nominated message", nm["message"], "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity], 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.")
+	eq(t, "nominated message", nm["message"], "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity], 1 node(s) were unschedulable. "+draText[minor()]+"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.")
 
 	// Objects without resourceVersion (hand-written) get one: VolumeBinding's Reserve
 	// parses the PVC's. The ReplicaSet owner brings the system default (soft) spread
@@ -200,6 +200,7 @@ func TestCases(t *testing.T) {
 // a1 with UnschedulableAndUnresolvable.
 var cordonPreemption = map[string]string{
 	"1.33": "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
+	"1.36": "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
 	"1.37": "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
 }
 
@@ -208,7 +209,13 @@ var cordonPreemption = map[string]string{
 // stopped at VolumeRestrictions (UnschedulableAndUnresolvable), so the read fails
 // with the CycleState's ErrNotFound ("not found"), the PostFilter phase ends with
 // that Error and DefaultPreemption never runs: the condition says "... not found. not found".
+// What DynamicResources' PostFilter says before DefaultPreemption's part: on 1.34-1.36, for a
+// pod without claims, "no new claims to deallocate" (1.33 has no such plugin by default, and
+// 1.37's status carries no message).
+var draText = map[string]string{"1.33": "", "1.36": "no new claims to deallocate, ", "1.37": ""}
+
 var missingPVCMessage = map[string]string{
+	"1.36": `0/2 nodes are available: persistentvolumeclaim "data" not found. not found`,
 	"1.33": `0/2 nodes are available: persistentvolumeclaim "data" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.`,
 	"1.37": `0/2 nodes are available: persistentvolumeclaim "data" not found. not found`,
 }
