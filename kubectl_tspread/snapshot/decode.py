@@ -41,7 +41,7 @@ _TEXTS_LIMIT = 50_000
 # the spec's sub-trees _template_parts reads, in _template_of_text's key order
 _TEMPLATE_FIELDS = ("containers", "initContainers", "overhead", "topologySpreadConstraints", "tolerations",
                     "nodeSelector")
-_NO_AFFINITY = (None, (), ())  # what _pod_affinity gives for a pod without spec.affinity
+_NO_AFFINITY = (None, (), (), (), (), ())  # what _pod_affinity gives for a pod without spec.affinity
 _new_pod = positional_constructor(Pod)
 _new_condition = positional_constructor(PodCondition)
 # the pod conditions a record keeps: PodScheduled (the scheduler's message for a pending pod:
@@ -125,6 +125,33 @@ def effective_requests(spec: Mapping) -> dict[str, int]:
     return total
 
 
+# kube-scheduler's request for a container that states none (pkg/scheduler/util/pod_resources.go)
+DEFAULT_MILLI_CPU = 100
+DEFAULT_MEMORY = 200 * 1024 * 1024
+
+
+def nonzero_requests(spec: Mapping) -> tuple[int, int]:
+    """The (cpu, memory) the scoring plugins charge: `effective_requests` with each container
+    that has no cpu (memory) request counted at 100m (200Mi); an explicit "0" stays 0.
+
+    >>> nonzero_requests({"containers": [{}, {"resources": {"requests": {"cpu": "0"}}}]})
+    (100, 419430400)
+    """
+    def defaulted(containers):
+        out = []
+        for c in containers or ():
+            req = dict((c.get("resources") or {}).get("requests") or {})
+            req.setdefault("cpu", f"{DEFAULT_MILLI_CPU}m")
+            req.setdefault("memory", str(DEFAULT_MEMORY))
+            out.append({**c, "resources": {"requests": req}})
+        return out
+
+    total = effective_requests({"containers": defaulted(spec.get("containers")),
+                                "initContainers": defaulted(spec.get("initContainers")),
+                                "overhead": spec.get("overhead")})
+    return total.get("cpu", 0), total.get("memory", 0)
+
+
 def _host_ports(spec: Mapping) -> tuple[HostPort, ...]:
     out = []
     for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
@@ -151,15 +178,29 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
 
 
 def _pod_affinity(affinity: Mapping | None) -> tuple:
-    """(node_affinity, pod_affinity, pod_anti_affinity) of a pod's spec.affinity."""
+    """(node_affinity, pod_affinity, pod_anti_affinity, and the preferred terms of each) of a
+    pod's spec.affinity."""
     affinity = affinity or {}
-    node_aff = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    node = affinity.get("nodeAffinity") or {}
+    pod_aff = affinity.get("podAffinity") or {}
+    anti = affinity.get("podAntiAffinity") or {}
+    required = "requiredDuringSchedulingIgnoredDuringExecution"
     return (
-        node_selector_terms(node_aff),
-        _affinity_terms((affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
-        _affinity_terms(
-            (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
+        node_selector_terms(node.get(required)),
+        _affinity_terms(pod_aff.get(required)),
+        _affinity_terms(anti.get(required)),
+        *_preferred_terms(node, pod_aff, anti),
     )
+
+
+def _preferred_terms(node: Mapping, pod_aff: Mapping, anti: Mapping) -> tuple:
+    """The preferred terms of node affinity, pod affinity and anti-affinity as (weight, term)."""
+    preferred = "preferredDuringSchedulingIgnoredDuringExecution"
+    nodes = tuple((int(t.get("weight") or 0), node_selector_terms({"nodeSelectorTerms": [t.get("preference") or {}]})[0])
+                  for t in node.get(preferred) or ())
+    pods = [tuple((int(t.get("weight") or 0), _affinity_terms([t.get("podAffinityTerm") or {}])[0])
+                  for t in raw.get(preferred) or ()) for raw in (pod_aff, anti)]
+    return (nodes, *pods)
 
 
 def _container_parts(spec: Mapping) -> tuple:
@@ -178,7 +219,7 @@ def _requests_and_ports(parts: tuple) -> tuple[dict[str, int], tuple[HostPort, .
         "initContainers": [{"resources": r, "ports": p, "restartPolicy": rp} for r, p, rp in inits],
         "overhead": overhead,
     }
-    return effective_requests(spec), _host_ports(spec)
+    return effective_requests(spec), _host_ports(spec), nonzero_requests(spec)
 
 
 def _spread(raw: Iterable[Mapping] | None) -> tuple[SpreadConstraint, ...]:
@@ -282,8 +323,8 @@ def _owner_of_references(refs: Any) -> Any:
 
 
 def _template_parts(spec: Mapping) -> tuple:
-    requests, host_ports = _memo("containers", _container_parts(spec), _requests_and_ports)
-    return (requests, host_ports, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
+    requests, host_ports, nonzero = _memo("containers", _container_parts(spec), _requests_and_ports)
+    return (requests, host_ports, nonzero, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
             _memo("tolerations", spec.get("tolerations"), _tolerations), _shared_labels(spec.get("nodeSelector")))
 
 
@@ -291,8 +332,8 @@ def pod(obj: Mapping) -> Pod:
     meta = obj.get("metadata") or _NONE
     spec = obj.get("spec") or _NONE
     status = obj.get("status") or _NONE
-    (node_affinity, pod_affinity, pod_anti_affinity, requests, host_ports, spread, tolerations,
-     node_selector) = _scheduling(spec)
+    (node_affinity, pod_affinity, pod_anti_affinity, preferred_node, preferred_pod, preferred_anti, requests,
+     host_ports, score_requests, spread, tolerations, node_selector) = _scheduling(spec)
     conditions, ready = _conditions(status.get("conditions"))
     annotations = meta.get("annotations")
     # positional, in Pod's field order (a missing or extra argument is a TypeError)
@@ -314,6 +355,7 @@ def pod(obj: Mapping) -> Pod:
         conditions,  # conditions
         bool(annotations) and "kubernetes.io/config.mirror" in annotations,  # mirror
         ready,  # ready
+        score_requests, preferred_node, preferred_pod, preferred_anti,
     )
 
 
