@@ -875,11 +875,13 @@ def test_stale_rows_are_the_rows_whose_version_differs(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_least_allocated_arrays_score_each_node_like_the_plain_score(seed):
-    """`vector.least_allocated` against placement.least_allocated node by node: nodes with
-    nothing (or less than nothing) allocatable, requests past the allocatable, pods without
-    requests (the scheduler's nonzero defaults), negative requests from a hand-made dump,
-    and after binds and a node deletion (the table derived from the old one)."""
+def test_score_rows_follow_each_nodes_usage(seed):
+    """The table's rows that the scores read (what the nodes' pods request, and the non-zero
+    requests LeastAllocated charges) against the simulation's usage node by node: nodes with
+    nothing (or less than nothing) allocatable, pods without requests (the scheduler's
+    non-zero defaults), negative requests from a hand-made dump, and after binds and a node
+    deletion (the table derived from the old one). The score formulas themselves are
+    engine/scorearrays.py's, held against the scalar ones in tests/test_scores.py."""
     from kubectl_tspread.drain import placement
 
     rng = random.Random(seed)
@@ -895,11 +897,13 @@ def test_least_allocated_arrays_score_each_node_like_the_plain_score(seed):
     def check() -> None:
         table = vector.tables_for(sim, tables)
         table.refresh_usage(sim, sim.version_array(), placement._nonzero)
-        found = np.array(sorted(rng.sample(range(table.size), min(table.size, 15))), dtype=np.int64)
-        for asked in requests:
-            want = placement._nonzero(make_pod("incoming", requests=asked))
-            expected = [placement.least_allocated(sim, want, sim.nodes[table.order[i]]) for i in found]
-            assert vector.least_allocated(table, want, found).tolist() == expected, asked
+        row_of = vector.usage_rows(placement._nonzero)
+        for i, name in enumerate(table.order):
+            usage = sim.usage_of(name, row_of)
+            assert table.alloc["cpu"][i] - table.free["cpu"][i] == usage[0], name
+            assert table.alloc["memory"][i] - table.free["memory"][i] == usage[1], name
+            nonzero = table.score_alloc[:, i] - table.score_free[:, i]
+            assert tuple(nonzero.tolist()) == tuple(usage[vector.NONZERO_COLUMNS]), name
 
     check()
     for k in range(8):
