@@ -762,7 +762,7 @@ def test_domain_counts_behave_like_the_dict(domains, expected):
 
 # what a retired table lets go of (NodeTable.retire)
 _PER_NODE = ("order", "rank", "alloc", "row_version", "free", "nonzero", "score_alloc", "score_unusable",
-             "score_divisor", "_sorted", "shapes")
+             "alloc2", "_sorted", "shapes")
 
 
 def test_carried_arrays_keep_only_retired_tables_of_deleted_node_sets(fast_calls, monkeypatch):

@@ -212,8 +212,10 @@ def test_weights_are_the_default_profiles():
 
 # -- scalar and array forms, side by side ---------------------------------------------------
 
-def _random_nodes(rng: random.Random, n: int):
-    allocs = [(4000, 16 << 30), (0, 8 << 30), (2000, 0), (150, 300 << 20), (64000, 512 << 30), (3500, 6000 << 20)]
+def _random_nodes(rng: random.Random, n: int, usable_only: bool = False):
+    allocs = [(4000, 16 << 30), (150, 300 << 20), (64000, 512 << 30), (3500, 6000 << 20)]
+    if not usable_only:  # nodes without cpu or memory take the general path of the arrays
+        allocs += [(0, 8 << 30), (2000, 0)]
     taints = [(), (_prefer("dedicated", "infra"),), (_prefer("a", "b"), _prefer("c", "d")),
               (Taint("x", "y", "NoSchedule"),)]
     out = []
@@ -227,11 +229,12 @@ def _random_nodes(rng: random.Random, n: int):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_arrays_score_like_the_scalar_forms(seed):
-    """Each plugin and the total over random nodes and usages: nodes without cpu or memory,
+    """Each plugin and the total over random nodes and usages: nodes without cpu or memory
+    (seeds 0-3; 4-7 every node has both, the arrays' short path),
     requests past the allocatable, pods requesting nothing, PreferNoSchedule taints, preferred
     node affinity, InterPodAffinity raw scores."""
     rng = random.Random(seed)
-    nodes = _random_nodes(rng, 20)
+    nodes = _random_nodes(rng, 20, usable_only=seed >= 4)
     usage = {n.name: scores.Usage((rng.choice([0, 500, 3000]), rng.choice([0, 1 << 30, 9 << 30])),
                                   (rng.choice([100, 700, 5000]), rng.choice([200 << 20, 3 << 30]))) for n in nodes}
     for requests, tol in [({}, ()), ({"cpu": 250, "memory": 1 << 30}, (Toleration("a", "Exists"),)),

@@ -106,14 +106,13 @@ class NodeTable:
         # what each node has left of each resource (allocatable less its pods' requests): the
         # fit test is then one comparison per resource
         self.free = {r: a.copy() for r, a in self.alloc.items()}
-        # LeastAllocated's inputs, cpu and memory as two rows: the nodes' allocatable (UNSCORED
-        # where it is not positive), what that leaves after their nonzero requests, and a
-        # divisor that is never 0 (least_allocated)
+        # the scores' inputs, cpu and memory as two rows: the nodes' allocatable as it is
+        # (alloc2) and UNSCORED where it is not positive (score_alloc), and what that leaves
+        # after their non-zero requests (score_free: less it, the requests LeastAllocated charges)
         allocatable = np.stack([self.alloc["cpu"], self.alloc["memory"]])
-        usable = allocatable > 0
-        self.score_alloc = np.where(usable, allocatable, UNSCORED)
+        self.alloc2 = allocatable
+        self.score_alloc = np.where(allocatable > 0, allocatable, UNSCORED)
         self.score_free = self.score_alloc.copy()
-        self.score_divisor = np.where(usable, allocatable, 1)
         self._values: dict[str, tuple] = {}
         # the keys every node of the table carries (values: no value id is the missing one)
         self.complete: set[str] = set()
@@ -143,7 +142,7 @@ class NodeTable:
         # take(axis=1): [:, perm] would make them Fortran-ordered, and every take of their
         # columns per placement three times slower
         new.score_alloc, new.score_free = old.score_alloc.take(perm, axis=1), old.score_free.take(perm, axis=1)
-        new.score_divisor = old.score_divisor.take(perm, axis=1)
+        new.alloc2 = old.alloc2.take(perm, axis=1)
         # a value whose last node went keeps its id: no node refers to it any more
         new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
                        in old._values.items()}
@@ -194,7 +193,7 @@ class NodeTable:
         5,000-node table) go, and so do the node positions but the root's, which `row`
         reads for every table of its node set."""
         for name in ("order", "rank", "alloc", "row_version", "free", "score_alloc", "score_free",
-                     "score_divisor", "_sorted", "shapes"):
+                     "alloc2", "_sorted", "shapes"):
             delattr(self, name)
         self._values = {key: (None, ids, names, None) for key, (_, ids, names, _) in self._values.items()}
         if self.root is not self:
@@ -708,7 +707,7 @@ def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState,
     """engine/scores.py's totals for the nodes at positions `found` (scorearrays.total over the
     table's rows): allocatable, the non-zero requests LeastAllocated charges and the requests
     BalancedAllocation reads, cpu and memory as two rows."""
-    alloc = np.stack([table.alloc["cpu"].take(found), table.alloc["memory"].take(found)])
+    alloc = table.alloc2.take(found, axis=1)
     used = alloc - np.stack([table.free["cpu"].take(found), table.free["memory"].take(found)])
     nonzero = table.score_alloc.take(found, axis=1) - table.score_free.take(found, axis=1)
     soft = spread_scores(table, sim, state, found) if state.soft else None

@@ -27,8 +27,17 @@ def _column(pair: tuple[int, int]):
 
 
 def least_allocated(alloc, used, want: tuple[int, int]):
-    """scores.least_allocated per node: `used` the nodes' non-zero requests, `want` the pod's."""
+    """scores.least_allocated per node: `used` the nodes' non-zero requests, `want` the pod's.
+    When every node has both resources (the common case) what is left after the requests,
+    floored at 0, is the numerator: four array operations."""
     usable = alloc > 0
+    if usable.all():
+        left = alloc - used
+        left -= _column(want)
+        np.maximum(left, 0, out=left)
+        left *= MAX_NODE_SCORE
+        left //= alloc
+        return (left[0] + left[1]) // 2
     requested = used + _column(want)
     safe = np.where(usable, alloc, 1)
     per = np.where(requested > alloc, 0, (alloc - requested) * MAX_NODE_SCORE // safe)
@@ -41,9 +50,12 @@ def _balance(requested, alloc):
     """scores._balance per node (cpu and memory; a resource without allocatable is left out,
     and one resource alone is balanced)."""
     usable = alloc > 0
-    frac = np.minimum(requested.astype(np.float64) / np.where(usable, alloc, 1).astype(np.float64), 1.0)
-    both = usable[0] & usable[1]
-    std = np.where(both, np.abs((frac[0] - frac[1]) / 2), 0.0)
+    if usable.all():  # int64 / int64 is float64(r) / float64(a), as in the scalar form
+        frac = np.minimum(requested / alloc, 1.0)
+        std = np.abs((frac[0] - frac[1]) / 2)
+    else:
+        frac = np.minimum(requested.astype(np.float64) / np.where(usable, alloc, 1).astype(np.float64), 1.0)
+        std = np.where(usable[0] & usable[1], np.abs((frac[0] - frac[1]) / 2), 0.0)
     return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
@@ -113,8 +125,11 @@ def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero,
     usages as above, `spread` the normalised PodTopologySpread scores (None: the pod has no
     soft constraint), `tainted` the positions of the nodes with a PreferNoSchedule taint
     (None: look at every node), `topology` scores.interpod_topology (None: not scored)."""
-    taints = per_node(scores.untolerated_prefer_no_schedule, pod, n, node_at, tainted)
-    out = WEIGHTS[scores.TAINT_TOLERATION] * normalize_default(taints, reverse=True)
+    if tainted is not None and not len(tainted):
+        out = WEIGHTS[scores.TAINT_TOLERATION] * MAX_NODE_SCORE  # no PreferNoSchedule taint: 100 for all
+    else:
+        taints = per_node(scores.untolerated_prefer_no_schedule, pod, n, node_at, tainted)
+        out = WEIGHTS[scores.TAINT_TOLERATION] * normalize_default(taints, reverse=True)
     if pod.preferred_node_affinity:
         raw = per_node(scores.preferred_node_affinity, pod, n, node_at)
         out = out + WEIGHTS[scores.NODE_AFFINITY] * normalize_default(raw)
@@ -124,8 +139,9 @@ def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero,
     if topology:
         raw = per_node(lambda p, node: scores.interpod_raw(topology, node), pod, n, node_at)
         out = out + WEIGHTS[scores.INTER_POD_AFFINITY] * normalize_min_max(raw)
-    return out + WEIGHTS[scores.BALANCED_ALLOCATION] * balanced_allocation(alloc, used_requested,
-                                                                           scores.fit_requests(pod))
+    out = out + WEIGHTS[scores.BALANCED_ALLOCATION] * balanced_allocation(alloc, used_requested,
+                                                                          scores.fit_requests(pod))
+    return out if n else np.zeros(0, dtype=np.int64)
 
 
 def best(totals, rank):
