@@ -31,8 +31,9 @@ from kubectl_tspread.drain.simulate import PodMap, SimCluster
 from kubectl_tspread.drain.steps import DomainCounts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.partition import Domain
+from kubectl_tspread.labels import Requirement
 from kubectl_tspread.model import (
-    DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Toleration,
+    DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, NodeSelectorTerm, Toleration,
 )
 
 MI = 1024**2
@@ -89,6 +90,10 @@ TEMPLATES = {
     "tolerates every taint (cordons too), zone Honor": dict(
         labels={"app": "any"}, tolerations=(Toleration(operator="Exists"),),
         spread=[_c(ZONE_KEY, "any", node_taints_policy=HONOR)], requests={"cpu": 50}),
+    "prefers disk=ssd, tolerates the batch PreferNoSchedule taint": dict(
+        labels={"app": "pref"}, requests={"cpu": 400, "memory": 512 * MI},
+        tolerations=(Toleration("dedicated", "Equal", "batch", "PreferNoSchedule"),),
+        preferred_node_affinity=((30, NodeSelectorTerm((Requirement("disk", "In", ("ssd",)),))),)),
 }
 NAMES = sorted(TEMPLATES)
 ODD_NODES = 5
@@ -99,8 +104,8 @@ def _pod(template: str, name: str, node: str | None = None):
 
 
 def _snapshot(zones: dict[str, int], seed: int, bound: int = 120):
-    """Zoned nodes of mixed sizes (some cordoned, some tainted, some labelled disk=ssd,
-    about half with a rack label), five odd nodes (no zone label, no hostname label, zone
+    """Zoned nodes of mixed sizes (some cordoned, some tainted NoSchedule or PreferNoSchedule,
+    some labelled disk=ssd, about half with a rack label), five odd nodes (no zone label, no hostname label, zone
     "", a hostname shared with another node, no cpu), and `bound` pods of the templates
     spread at random."""
     rng = random.Random(seed)
@@ -112,7 +117,8 @@ def _snapshot(zones: dict[str, int], seed: int, bound: int = 120):
                 f"{zone}{i:03d}", zone=zone, allocatable=rng.choice(SIZES),
                 labels={**({"disk": "ssd"} if rng.random() < 0.3 else {}),
                         **({"rack": f"r{i % 4}"} if rng.random() < 0.5 else {})},
-                unschedulable=r < 0.06, taints=["dedicated=infra:NoSchedule"] if 0.06 <= r < 0.14 else ()))
+                unschedulable=r < 0.06, taints=["dedicated=infra:NoSchedule"] if 0.06 <= r < 0.14 else
+                ["dedicated=batch:PreferNoSchedule"] if 0.14 <= r < 0.2 else ()))
     nodes.append(make_node("nozone", allocatable=SIZES[2]))
     nodes.append(make_node("nohost", zone=next(iter(zones)), hostname="", allocatable=SIZES[2]))
     # a zone label with the empty value: a domain "" (a node lacking the key scores as "" too)

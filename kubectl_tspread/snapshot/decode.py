@@ -193,10 +193,14 @@ def _pod_affinity(affinity: Mapping | None) -> tuple:
     )
 
 
+def _preference(term: Mapping) -> NodeSelectorTerm:
+    return node_selector_terms({"nodeSelectorTerms": [term.get("preference") or {}]})[0]
+
+
 def _preferred_terms(node: Mapping, pod_aff: Mapping, anti: Mapping) -> tuple:
     """The preferred terms of node affinity, pod affinity and anti-affinity as (weight, term)."""
     preferred = "preferredDuringSchedulingIgnoredDuringExecution"
-    nodes = tuple((int(t.get("weight") or 0), node_selector_terms({"nodeSelectorTerms": [t.get("preference") or {}]})[0])
+    nodes = tuple((int(t.get("weight") or 0), _preference(t))
                   for t in node.get(preferred) or ())
     pods = [tuple((int(t.get("weight") or 0), _affinity_terms([t.get("podAffinityTerm") or {}])[0])
                   for t in raw.get(preferred) or ()) for raw in (pod_aff, anti)]
