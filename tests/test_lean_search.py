@@ -459,12 +459,15 @@ UNCOVERED = {
                                                         HOSTNAME_KEY),)),
     "host ports": dict(host_ports=(HostPort(8080),)),
     "resource": dict(requests={"example.com/dongle": 1}),
+    # InterPodAffinity's score reads pods across the cluster
+    "preferred anti-affinity": dict(preferred_pod_anti_affinity=(
+        (50, PodAffinityTerm(Selector.from_api({"matchLabels": {"app": "web"}}), HOSTNAME_KEY)),)),
 }
 
 
 @pytest.mark.parametrize("what", list(UNCOVERED))
 def test_a_cluster_the_lean_search_does_not_cover_is_replanned_by_the_planner(monkeypatch, what):
-    """Pod anti-affinity, host ports, a resource its arrays do not track: the lean search says
+    """Pod anti-affinity (required or preferred), host ports, a resource its arrays do not track: the lean search says
     so, and the planner plans and re-plans (zone a drained under Ignore is a trap whatever else
     the pods have, and deleting its nodes is verified to clear it)."""
     monkeypatch.setenv("TSPREAD_NO_FORK", "1")
