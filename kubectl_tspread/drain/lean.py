@@ -324,6 +324,7 @@ class FlatCluster:
         self.honor: list[Constraint] = []  # those with nodeTaintsPolicy Honor (cordon)
         self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
         self.found = None  # the last placement's feasible nodes found (walk positions)
+        self.tied: tuple[str, ...] = ()  # the nodes tied with the last placement's (names)
         # the last placement that found no node: (the pod, the stamp then, _feasible's parts)
         self.unfit: tuple | None = None
         # moved whenever a node is cordoned or deleted, or a candidate rolled back: what the
@@ -666,6 +667,7 @@ class FlatCluster:
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         self.next_start = (start + examined) % n
         walk = self.walk
+        self.tied = ()
         if len(found) == 1:
             return int(found[0] if walk is None else walk[found[0]])
         at = found if walk is None else walk.take(found)  # positions
@@ -677,7 +679,10 @@ class FlatCluster:
         nodes, order = self.sim.nodes, self.order
         totals = scorearrays.total(pod, len(found), lambda i: nodes[order[int(at[i])]], alloc, nonzero, used,
                                    soft_scores, tainted)
-        best = int(found[scorearrays.best(totals, self.rank.take(found))[0]])
+        at_best, tie = scorearrays.best(totals, self.rank.take(found))
+        if tie:
+            self.tied = tuple(sorted(order[int(j)] for j in at[totals == totals.max()]))
+        best = int(found[at_best])
         return int(best if walk is None else walk[best])
 
     def by_name(self, sim: SimCluster, key: str) -> tuple:
@@ -1035,7 +1040,8 @@ class LeanSearch:
             if self.report:
                 accepting = accepting_domains(p, []) if i is None else vector.accepting(flat, flat.sim, p, flat.found)
                 self.settled.append(Eviction(p.namespace, p.name, "", workload_ref(index, p), True,
-                                             None if i is None else flat.order[i], dict(accepting)))
+                                             None if i is None else flat.order[i], dict(accepting),
+                                             tied_nodes=flat.tied if i is not None else ()))
             if i is not None:
                 flat.move(p, i, +1)
                 flat.node_of[p.key] = i
@@ -1278,6 +1284,7 @@ class LeanSearch:
                 new.append((p, r, n))
         deleted = self._delete_emptied(batch) if self.delete else ()
         placed: dict[str, str | None] = {}
+        tied: dict[str, tuple[str, ...]] = {}  # the nodes tied with the one placed on
         accepting: dict[str, Mapping] = {}  # with `report`: each replacement's accepting domains
         safe = True
         for p, r, n in sorted(new, key=lambda x: -x[1].priority):
@@ -1285,6 +1292,7 @@ class LeanSearch:
             if i is not None:
                 flat.bind(r, i)
                 placed[p.key] = flat.order[i]
+                tied[p.key] = flat.tied
                 if self.report:
                     accepting[p.key] = vector.accepting(flat, sim, r, flat.found)
                 continue
@@ -1313,7 +1321,7 @@ class LeanSearch:
             workload = ctx.workload_of.get
             step.evictions = tuple(
                 _new_eviction(p.namespace, p.name, n, workload(self._origin(p.key)), replaced, placed.get(p.key),
-                              accepting.get(p.key, {}), self._pdbs(p), warning)
+                              accepting.get(p.key, {}), self._pdbs(p), warning, tied.get(p.key, ()))
                 for ((p, replaced), (_, n), warning) in zip(evicted, wave, warnings))
             step.constraints_after = self._constraints_after()
             step.pdbs = tuple(PdbUse(ctx.pdbs[k].namespace, ctx.pdbs[k].name, self.budgets.step_allowance(k), n)
