@@ -252,7 +252,8 @@ def test_unkeyable_sub_trees_are_decoded_as_is():
     # the drain planner's records (drain/steps.py, counts.py, placement.py)
     pytest.param(ConstraintAfter, ("Deployment/web", "prod", "topology.kubernetes.io/zone", 1, "DoNotSchedule",
                                    {"a": 2, "b": 1}, 1, 1, 1, "AT LIMIT"), id="ConstraintAfter"),
-    pytest.param(Eviction, ("prod", "web-1", "n1", "Deployment/web", True, "n2", {"zone": ("a",)}, ("prod/pdb",), ""),
+    pytest.param(Eviction, ("prod", "web-1", "n1", "Deployment/web", True, "n2", {"zone": ("a",)}, ("prod/pdb",), "",
+                            ("n2", "n3")),
                  id="Eviction"),
     pytest.param(Stranded, ("prod", "web-1", "Deployment/web", 3, "SpreadRefusesEveryFitNode", {"node": "n1"}),
                  id="Stranded"),
