@@ -181,6 +181,14 @@ class Pod:
     conditions: tuple[PodCondition, ...] = ()
     mirror: bool = False  # static pod mirror (annotation kubernetes.io/config.mirror)
     ready: bool = False
+    # the (cpu, memory) the scoring plugins charge: like `requests`, but a container that
+    # requests no cpu (memory) counts 100m (200Mi); an explicit "0" stays 0. None: made
+    # without containers (a test's record), read from `requests` as one container
+    score_requests: tuple[int, int] | None = None
+    # preferred terms as (weight, term): NodeAffinity's and InterPodAffinity's scores
+    preferred_node_affinity: tuple[tuple[int, NodeSelectorTerm], ...] = ()
+    preferred_pod_affinity: tuple[tuple[int, PodAffinityTerm], ...] = ()
+    preferred_pod_anti_affinity: tuple[tuple[int, PodAffinityTerm], ...] = ()
 
     @property
     def key(self) -> str:

@@ -69,7 +69,7 @@ def test_json_follows_the_drainplan_contract_and_yaml_agrees(capsys, dump):
     step = doc["steps"][0]
     assert set(step) >= {"step", "nodes", "evictions", "skipped", "constraintsAfter", "pdbs"}
     ev = step["evictions"][0]
-    assert set(ev) >= {"namespace", "name", "workload", "predictedNode", "acceptingDomains"}
+    assert set(ev) >= {"namespace", "name", "workload", "predictedNode", "acceptingDomains", "tiedNodes"}
     assert ev["workload"] == "ReplicaSet/web-5d8f"
     c = step["constraintsAfter"][0]
     assert set(c) >= {"workload", "topologyKey", "maxSkew", "distribution", "skew", "status"}

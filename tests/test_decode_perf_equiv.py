@@ -114,7 +114,7 @@ CASES = [
                                {"name": "kube-api-access-x7k2p", "projected": {"sources": []}}]}),
      dict(volumes=(Volume("data", "data-web-1", False), Volume("scratch", None, True),
                    Volume("kube-api-access-x7k2p", None, False)))),
-    ("required node affinity and pod anti-affinity; preferred terms are not kept",
+    ("required node affinity and pod anti-affinity; a preferred term with its weight",
      api_pod(spec={"affinity": {
          "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
              {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a", "b"]}],
@@ -125,7 +125,8 @@ CASES = [
               "namespaces": ["prod"]}]}}}),
      dict(node_affinity=(NodeSelectorTerm((Requirement("pool", "In", ("a", "b")),),
                                           (Requirement("metadata.name", "In", ("n-a",)),)),),
-          pod_anti_affinity=(PodAffinityTerm(WEB, "kubernetes.io/hostname", ("prod",)),))),
+          pod_anti_affinity=(PodAffinityTerm(WEB, "kubernetes.io/hostname", ("prod",)),),
+          preferred_node_affinity=((1, NodeSelectorTerm()),))),
     ("tolerations with defaults, spread with defaults and with every field, node selector",
      api_pod(spec={"nodeSelector": {"pool": "a"},
                    "tolerations": [{"key": "dedicated", "value": "web", "effect": "NoSchedule"},
@@ -173,6 +174,8 @@ def test_every_field_is_what_the_api_object_says(obj, changes, memo, source):
             decode.pod(as_read(other, "wire"))
     got = decode.pod(as_read(obj, source))
     want = {**BASE, **changes}
+    # the scoring requests: their cases are tests/test_scores.py's
+    want.setdefault("score_requests", decode.nonzero_requests(obj.get("spec") or {}))
     assert type(got) is Pod
     for name in want:  # one field at a time, so a failure names it
         assert getattr(got, name) == want[name], name
@@ -249,15 +252,16 @@ def test_unkeyable_sub_trees_are_decoded_as_is():
 
 @pytest.mark.parametrize("cls, values", [
     pytest.param(PodCondition, ("Ready", "True", "r", "m", T0), id="PodCondition"),
-    pytest.param(Pod, tuple(BASE.values()), id="Pod, every field"),
+    pytest.param(Pod, tuple(BASE.values()) + ((250, 128 * MI), (), (), ()), id="Pod, every field"),
     # the drain planner's records (drain/steps.py, counts.py, placement.py)
     pytest.param(ConstraintAfter, ("Deployment/web", "prod", "topology.kubernetes.io/zone", 1, "DoNotSchedule",
                                    {"a": 2, "b": 1}, 1, 1, 1, "AT LIMIT"), id="ConstraintAfter"),
-    pytest.param(Eviction, ("prod", "web-1", "n1", "Deployment/web", True, "n2", {"zone": ("a",)}, ("prod/pdb",), ""),
+    pytest.param(Eviction, ("prod", "web-1", "n1", "Deployment/web", True, "n2", {"zone": ("a",)}, ("prod/pdb",), "",
+                            ("n2", "n3")),
                  id="Eviction"),
     pytest.param(Stranded, ("prod", "web-1", "Deployment/web", 3, "SpreadRefusesEveryFitNode", {"node": "n1"}),
                  id="Stranded"),
-    pytest.param(Placement, ("pod", "n2", ("n2", "n3"), {"zone": ("b",)}, (), {}, {}), id="Placement"),
+    pytest.param(Placement, ("pod", "n2", ("n2", "n3"), {"zone": ("b",)}, (), {}, {}, ()), id="Placement"),
     pytest.param(Domain, ("a", 2, ("n1", "n2")), id="Domain"),
 ])
 def test_positional_constructor_makes_ordinary_instances(cls, values):

@@ -380,3 +380,19 @@ def test_pods_sharing_one_labels_map_are_covered_by_their_own_namespaces_pdbs():
                             "blog/web-2": ("blog/one", "blog/two"), "blog/web-3": ("blog/one", "blog/two"),
                             "shop/api-0": ()}
     assert ctx.blocked == {"blog/web-2": "MultiplePdbs", "blog/web-3": "MultiplePdbs"}
+
+
+@pytest.mark.parametrize("busy, predicted, tied", [
+    ({}, "b1", ("b1", "b2")),
+    ({"b1": 1}, "b2", ()),
+], ids=["two equal nodes: a tie, the first name predicted", "b1 busier: b2 alone"])
+def test_a_replacement_scored_equal_on_several_nodes_names_the_tie(busy, predicted, tied):
+    """a1 drained, b1 and b2 alike: the scheduler picks either at random, and the plan says so
+    (tied_nodes, the JSON's tiedNodes); a pod already on b1 makes b2 the one best node."""
+    nodes = nodes_in({"a": 1, "b": 2})
+    pods = web({"a1": 1}, (), requests={"cpu": 500, "memory": GI})
+    pods += [make_pod(f"other-{k}", node=n, requests={"cpu": 1000, "memory": GI})
+             for n, count in busy.items() for k in range(count)]
+    plan = plan_drain(make_snapshot(nodes, pods), ["a1"], PlanOptions(DrainFlags(True, False, True)))
+    (e,) = [e for s in plan.steps for e in s.evictions]
+    assert (e.predicted_node, e.tied_nodes) == (predicted, tied)

@@ -31,8 +31,9 @@ from kubectl_tspread.drain.simulate import PodMap, SimCluster
 from kubectl_tspread.drain.steps import DomainCounts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.partition import Domain
+from kubectl_tspread.labels import Requirement
 from kubectl_tspread.model import (
-    DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Toleration,
+    DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, NodeSelectorTerm, Toleration,
 )
 
 MI = 1024**2
@@ -89,6 +90,10 @@ TEMPLATES = {
     "tolerates every taint (cordons too), zone Honor": dict(
         labels={"app": "any"}, tolerations=(Toleration(operator="Exists"),),
         spread=[_c(ZONE_KEY, "any", node_taints_policy=HONOR)], requests={"cpu": 50}),
+    "prefers disk=ssd, tolerates the batch PreferNoSchedule taint": dict(
+        labels={"app": "pref"}, requests={"cpu": 400, "memory": 512 * MI},
+        tolerations=(Toleration("dedicated", "Equal", "batch", "PreferNoSchedule"),),
+        preferred_node_affinity=((30, NodeSelectorTerm((Requirement("disk", "In", ("ssd",)),))),)),
 }
 NAMES = sorted(TEMPLATES)
 ODD_NODES = 5
@@ -99,8 +104,8 @@ def _pod(template: str, name: str, node: str | None = None):
 
 
 def _snapshot(zones: dict[str, int], seed: int, bound: int = 120):
-    """Zoned nodes of mixed sizes (some cordoned, some tainted, some labelled disk=ssd,
-    about half with a rack label), five odd nodes (no zone label, no hostname label, zone
+    """Zoned nodes of mixed sizes (some cordoned, some tainted NoSchedule or PreferNoSchedule,
+    some labelled disk=ssd, about half with a rack label), five odd nodes (no zone label, no hostname label, zone
     "", a hostname shared with another node, no cpu), and `bound` pods of the templates
     spread at random."""
     rng = random.Random(seed)
@@ -112,7 +117,8 @@ def _snapshot(zones: dict[str, int], seed: int, bound: int = 120):
                 f"{zone}{i:03d}", zone=zone, allocatable=rng.choice(SIZES),
                 labels={**({"disk": "ssd"} if rng.random() < 0.3 else {}),
                         **({"rack": f"r{i % 4}"} if rng.random() < 0.5 else {})},
-                unschedulable=r < 0.06, taints=["dedicated=infra:NoSchedule"] if 0.06 <= r < 0.14 else ()))
+                unschedulable=r < 0.06, taints=["dedicated=infra:NoSchedule"] if 0.06 <= r < 0.14 else
+                ["dedicated=batch:PreferNoSchedule"] if 0.14 <= r < 0.2 else ()))
     nodes.append(make_node("nozone", allocatable=SIZES[2]))
     nodes.append(make_node("nohost", zone=next(iter(zones)), hostname="", allocatable=SIZES[2]))
     # a zone label with the empty value: a domain "" (a node lacking the key scores as "" too)
@@ -762,7 +768,7 @@ def test_domain_counts_behave_like_the_dict(domains, expected):
 
 # what a retired table lets go of (NodeTable.retire)
 _PER_NODE = ("order", "rank", "alloc", "row_version", "free", "nonzero", "score_alloc", "score_unusable",
-             "score_divisor", "_sorted", "shapes")
+             "alloc2", "_sorted", "shapes")
 
 
 def test_carried_arrays_keep_only_retired_tables_of_deleted_node_sets(fast_calls, monkeypatch):
@@ -875,11 +881,13 @@ def test_stale_rows_are_the_rows_whose_version_differs(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_least_allocated_arrays_score_each_node_like_the_plain_score(seed):
-    """`vector.least_allocated` against placement.least_allocated node by node: nodes with
-    nothing (or less than nothing) allocatable, requests past the allocatable, pods without
-    requests (the scheduler's nonzero defaults), negative requests from a hand-made dump,
-    and after binds and a node deletion (the table derived from the old one)."""
+def test_score_rows_follow_each_nodes_usage(seed):
+    """The table's rows that the scores read (what the nodes' pods request, and the non-zero
+    requests LeastAllocated charges) against the simulation's usage node by node: nodes with
+    nothing (or less than nothing) allocatable, pods without requests (the scheduler's
+    non-zero defaults), negative requests from a hand-made dump, and after binds and a node
+    deletion (the table derived from the old one). The score formulas themselves are
+    engine/scorearrays.py's, held against the scalar ones in tests/test_scores.py."""
     from kubectl_tspread.drain import placement
 
     rng = random.Random(seed)
@@ -895,11 +903,13 @@ def test_least_allocated_arrays_score_each_node_like_the_plain_score(seed):
     def check() -> None:
         table = vector.tables_for(sim, tables)
         table.refresh_usage(sim, sim.version_array(), placement._nonzero)
-        found = np.array(sorted(rng.sample(range(table.size), min(table.size, 15))), dtype=np.int64)
-        for asked in requests:
-            want = placement._nonzero(make_pod("incoming", requests=asked))
-            expected = [placement.least_allocated(sim, want, sim.nodes[table.order[i]]) for i in found]
-            assert vector.least_allocated(table, want, found).tolist() == expected, asked
+        row_of = vector.usage_rows(placement._nonzero)
+        for i, name in enumerate(table.order):
+            usage = sim.usage_of(name, row_of)
+            assert table.alloc["cpu"][i] - table.free["cpu"][i] == usage[0], name
+            assert table.alloc["memory"][i] - table.free["memory"][i] == usage[1], name
+            nonzero = table.score_alloc[:, i] - table.score_free[:, i]
+            assert tuple(nonzero.tolist()) == tuple(usage[vector.NONZERO_COLUMNS]), name
 
     check()
     for k in range(8):

@@ -459,12 +459,15 @@ UNCOVERED = {
                                                         HOSTNAME_KEY),)),
     "host ports": dict(host_ports=(HostPort(8080),)),
     "resource": dict(requests={"example.com/dongle": 1}),
+    # InterPodAffinity's score reads pods across the cluster
+    "preferred anti-affinity": dict(preferred_pod_anti_affinity=(
+        (50, PodAffinityTerm(Selector.from_api({"matchLabels": {"app": "web"}}), HOSTNAME_KEY)),)),
 }
 
 
 @pytest.mark.parametrize("what", list(UNCOVERED))
 def test_a_cluster_the_lean_search_does_not_cover_is_replanned_by_the_planner(monkeypatch, what):
-    """Pod anti-affinity, host ports, a resource its arrays do not track: the lean search says
+    """Pod anti-affinity (required or preferred), host ports, a resource its arrays do not track: the lean search says
     so, and the planner plans and re-plans (zone a drained under Ignore is a trap whatever else
     the pods have, and deleting its nodes is verified to clear it)."""
     monkeypatch.setenv("TSPREAD_NO_FORK", "1")
@@ -575,3 +578,41 @@ def test_the_planner_plans_when_the_lean_search_cannot(clusters, monkeypatch, fa
     assert again == expected
     monkeypatch.setattr(plan_module, "LEAN_PLANS", False)
     assert _with_remedies(snapshot, targets) == expected
+
+
+def _partly_racked(seed: int):
+    """Issue 59's example: 9 nodes in 3 zones, web under a hard zone constraint and a
+    ScheduleAnyway one on `rack`, a label ~40 % of the nodes lack; nodes of several sizes
+    and usages, some with a PreferNoSchedule taint, so that every array score decides."""
+    import random
+
+    rng = random.Random(seed)
+    nodes = []
+    for z in "abc":
+        for i in range(1, 4):
+            labels = {"rack": f"r{rng.randint(1, 3)}"} if rng.random() < 0.6 else {}
+            taints = ("dedicated=batch:PreferNoSchedule",) if rng.random() < 0.25 else ()
+            nodes.append(make_node(f"{z}{i}", zone=z, labels=labels, taints=taints,
+                                   allocatable={"cpu": rng.choice([2000, 4000, 8000]),
+                                                "memory": rng.choice([4, 8, 16]) << 30, "pods": 110}))
+    spread = (make_constraint(ZONE_KEY, 2), make_constraint("rack", 1, mode="ScheduleAnyway"))
+    pods = [make_pod(f"web-{k}", node=rng.choice(nodes).name, labels={"app": "web"}, spread=spread,
+                     owner="ReplicaSet/web-1", requests={"cpu": rng.choice([100, 500]), "memory": 1 << 28})
+            for k in range(1, 13)]
+    pods += [make_pod(f"filler-{k}", node=rng.choice(nodes).name, requests={"cpu": 700, "memory": 1 << 30})
+             for k in range(6)]
+    return make_snapshot(nodes, pods)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_soft_constraint_on_a_partly_labelled_key_is_placed_alike_on_the_arrays(seed):
+    """The lean search and the planner predict the same node for every replacement when a
+    soft constraint's key is missing from some nodes (both leave those nodes out of its score:
+    IgnoredNodes) and the other scores (TaintToleration, both resource scores) decide."""
+    snapshot = _partly_racked(seed)
+    targets = ["a1", "a2", "a3"]
+    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False)
+    plan = plan_drain(snapshot, targets, options)
+    lean = lean_search.lean_for(snapshot, targets, options)
+    lean.run()
+    assert lean_search.compare(lean, plan) == []

@@ -51,7 +51,7 @@ from kubectl_tspread.drain.model import (
     ConstraintAfter, DrainPlan, Eviction, Finding, PdbUse, PlanOptions, Skipped, Step, Stranded,
 )
 from kubectl_tspread.drain.placement import (
-    FILTER_KEY_STRINGS, LEAST_ALLOCATED_WEIGHT, SPREAD_WEIGHT, TEMPLATE_KEY_READS, WINDOW_MARGIN, Placer, _nonzero,
+    FILTER_KEY_STRINGS, TEMPLATE_KEY_READS, WINDOW_MARGIN, Placer, _nonzero,
     accepting_domains, keys_of, num_feasible_to_find, template_of,
 )
 from kubectl_tspread.drain.forced import forced_harm
@@ -64,7 +64,7 @@ from kubectl_tspread.drain.simulate import (
     SimCluster, _without_zone_member, parts_memo, round_robin, spread_key_of, zone_lists,
 )
 from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
-from kubectl_tspread.engine import filters, resources, spread
+from kubectl_tspread.engine import filters, resources, scorearrays, scores, spread
 from kubectl_tspread.engine.nodematch import node_untolerated_taint, untolerated_taint
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, Snapshot
 
@@ -251,6 +251,8 @@ class FlatCluster:
         self.sim = SimCluster(snapshot) if sim is None else sim
         if self.sim.affinity_sensitive:
             raise Unsupported("pod (anti-)affinity")
+        if self.sim.affinity_scored:  # InterPodAffinity's score reads pods across the cluster
+            raise Unsupported("preferred pod (anti-)affinity")
         self.placer = Placer()
         self.order = order = list(self.sim.scan_order())
         n = len(order)
@@ -277,7 +279,10 @@ class FlatCluster:
         allocatable = np.stack([self.free["cpu"], self.free["memory"]])
         usable = allocatable > 0
         self.score_free = np.where(usable, allocatable, UNSCORED)
-        self.score_divisor = np.where(usable, allocatable, 1)  # vector.least_allocated reads these two
+        self.score_alloc = allocatable  # less score_free: the non-zero requests LeastAllocated charges
+        # the positions of the nodes with a PreferNoSchedule taint (TaintToleration's score)
+        self.prefer_tainted = np.array([i for i, name in enumerate(order) if any(
+            t.effect == scores.PREFER_NO_SCHEDULE for t in nodes[name].taints)], dtype=np.int64)
         self.cordoned = np.array([nodes[name].unschedulable for name in order], dtype=bool)
         self.open = ~self.cordoned  # by position: neither cordoned nor deleted
         self.name_rank = self.rank.copy()  # by position
@@ -319,12 +324,15 @@ class FlatCluster:
         self.honor: list[Constraint] = []  # those with nodeTaintsPolicy Honor (cordon)
         self._reach: dict[tuple, float] = {}  # per template: how far its last walk went, per node wanted
         self.found = None  # the last placement's feasible nodes found (walk positions)
+        self.tied: tuple[str, ...] = ()  # the nodes tied with the last placement's (names)
         # the last placement that found no node: (the pod, the stamp then, _feasible's parts)
         self.unfit: tuple | None = None
         # moved whenever a node is cordoned or deleted, or a candidate rolled back: what the
         # closed domains of a diagnosis are kept by (never the number of an earlier state)
         self.shut = next(_VERSIONS)
         self._label_values: dict[str, tuple] = {}  # topology key -> by_name's arrays, by position
+        self._domains_by_value: dict[int, tuple] = {}  # id(constraint) -> (it, _domain_ids')
+        self._require_all: dict[tuple, bool] = {}  # template -> its spread state's IgnoredNodes rule
         # stranded replacements, retried at each step as the planner does (steps.retry_pending)
         self.pending: list[tuple] = []  # (replacement, what it replaces: the caller's), in stranding order
         self.first_pending: dict = {}  # template -> the index of its first replacement in `pending`
@@ -368,6 +376,7 @@ class FlatCluster:
             self.honor += [c for c in made if c.honor]
             self.of_template[template] = made
             self._templates[template] = ([c for c in made if c.hard], [c for c in made if not c.hard])
+            self._require_all[template] = state.require_all_soft_keys
             self._counting.clear()
 
     def _use(self, pod, i: int, sign: int) -> None:
@@ -529,21 +538,21 @@ class FlatCluster:
         for c in self.constraints:
             c.without_node(i, self._log)
         self.log_on(self._restore_walk, self._zones, self.walk, self.slot, dict(self.free), self.score_free,
-                    self.score_divisor, self.cordoned, self.rank, self._walked, self._size)
+                    self.score_alloc, self.cordoned, self.rank, self._walked, self._size)
         self._zones = _without_zone_member(self._zones, name)
         walk = np.fromiter(map(self.position.__getitem__, round_robin(self._zones.values())), dtype=np.int64)
         moved = walk if self.slot is None else self.slot.take(walk)  # new walk order -> old
         for r in self.free:
             self.free[r] = self.free[r].take(moved)
-        self.score_free, self.score_divisor = self.score_free.take(moved, axis=1), self.score_divisor.take(moved, axis=1)
+        self.score_free, self.score_alloc = self.score_free.take(moved, axis=1), self.score_alloc.take(moved, axis=1)
         self.cordoned, self.rank = self.cordoned.take(moved), self.rank.take(moved)
         self.walk, self.slot = walk, np.full(len(self.order), -1, dtype=np.int64)
         self.slot[walk] = np.arange(len(walk))
         self._walked = {}
 
-    def _restore_walk(self, zones, walk, slot, free, score_free, score_divisor, cordoned, rank, walked, size) -> None:
+    def _restore_walk(self, zones, walk, slot, free, score_free, score_alloc, cordoned, rank, walked, size) -> None:
         self._zones, self.walk, self.slot, self.free = zones, walk, slot, free
-        self.score_free, self.score_divisor, self.cordoned, self.rank = score_free, score_divisor, cordoned, rank
+        self.score_free, self.score_alloc, self.cordoned, self.rank = score_free, score_alloc, cordoned, rank
         self._walked, self._size = walked, size
 
     def strand(self, pod, replaced) -> None:
@@ -658,13 +667,22 @@ class FlatCluster:
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         self.next_start = (start + examined) % n
         walk = self.walk
+        self.tied = ()
         if len(found) == 1:
             return int(found[0] if walk is None else walk[found[0]])
-        score = LEAST_ALLOCATED_WEIGHT * vector.least_allocated(self, _nonzero(pod), found)
-        if soft:
-            score = score + SPREAD_WEIGHT * self._spread_score(soft, found if walk is None else walk.take(found))
-        top = found[score == score.max()]
-        best = top[self.rank[top].argmin()]
+        at = found if walk is None else walk.take(found)  # positions
+        soft_scores = self._spread_score(soft, at, self._require_all[(pod.namespace, spread_key)]) if soft else None
+        alloc = self.score_alloc.take(found, axis=1)
+        nonzero = alloc - self.score_free.take(found, axis=1)
+        used = alloc - np.stack([self.free["cpu"].take(found), self.free["memory"].take(found)])
+        tainted = np.flatnonzero(np.isin(at, self.prefer_tainted)).tolist() if len(self.prefer_tainted) else []
+        nodes, order = self.sim.nodes, self.order
+        totals = scorearrays.total(pod, len(found), lambda i: nodes[order[int(at[i])]], alloc, nonzero, used,
+                                   soft_scores, tainted)
+        at_best, tie = scorearrays.best(totals, self.rank.take(found))
+        if tie:
+            self.tied = tuple(sorted(order[int(j)] for j in at[totals == totals.max()]))
+        best = int(found[at_best])
         return int(best if walk is None else walk[best])
 
     def by_name(self, sim: SimCluster, key: str) -> tuple:
@@ -723,21 +741,49 @@ class FlatCluster:
                 out[why] = out.get(why, 0) + 1
         return dict(sorted(out.items()))
 
-    def _spread_score(self, soft: list[Constraint], found):
-        total = None
+    def _value_ids(self, key: str) -> tuple:
+        """(the label value id of each node by position, the number of values: the missing
+        value's id), as by_name makes them."""
+        got = self._label_values.get(key)
+        if got is None:
+            self.by_name(self.sim, key)
+            got = self._label_values[key]
+        return got[0], got[1]
+
+    def _domain_ids(self, c: Constraint, key: str):
+        """Label value id -> c's domain id (its missing slot for a value that is no domain)."""
+        got = self._domains_by_value.get(id(c))
+        if got is None or got[0] is not c:
+            ordered = self._label_values[key][3]
+            ids = np.array([c.ids.get(v, c.domains) for v in ordered] + [c.domains], dtype=np.int64)
+            got = self._domains_by_value[id(c)] = (c, ids)
+        return got[1]
+
+    def _spread_score(self, soft: list[Constraint], at, require_all: bool):
+        """spread.score_nodes for the nodes at positions `at`, through the scorer's view: a
+        domain is a label value, and with the pod's own constraints a node lacking a soft key
+        is left out (IgnoredNodes)."""
+        keyed = []
         for c in soft:
+            key = c.state.constraint.topology_key
+            vid, missing = self._value_ids(key)
+            keyed.append((c, key, vid.take(at), missing))
+        considered = None
+        if require_all:
+            lacking = np.logical_or.reduce([v == missing for _, _, v, missing in keyed])
+            if lacking.any():
+                considered = ~lacking
+        size_all = len(at) if considered is None else int(np.count_nonzero(considered))
+        total = np.zeros(len(at))
+        for c, key, v, missing in keyed:
+            kept = v if considered is None else v[considered]
             if c.hostname:
-                size, cnt = len(found), c.per_node.take(found)
+                size, cnt = size_all, c.per_node.take(at)
             else:
-                at = c.domain_of.take(found)
-                size = int(np.count_nonzero(np.bincount(at, minlength=c.domains + 1)))
-                cnt = c.per_domain.take(at)
-            added = cnt * math.log(size + 2) + (c.max_skew - 1)
-            total = added if total is None else total + added
-        raw = np.floor(total + 0.5).astype(np.int64)
-        hi, lo = int(raw.max()), int(raw.min())
-        return np.full(len(raw), spread.MAX_NODE_SCORE, dtype=np.int64) if hi == 0 \
-            else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
+                size = int(np.count_nonzero(np.bincount(kept, minlength=missing + 1)))
+                cnt = c.per_domain.take(self._domain_ids(c, key).take(v))
+            total = total + np.where(v == missing, 0.0, scorearrays.spread_term(cnt, size, c.max_skew))
+        return scorearrays.spread_normalize(total, considered)
 
 
 class Heuristic:
@@ -994,7 +1040,8 @@ class LeanSearch:
             if self.report:
                 accepting = accepting_domains(p, []) if i is None else vector.accepting(flat, flat.sim, p, flat.found)
                 self.settled.append(Eviction(p.namespace, p.name, "", workload_ref(index, p), True,
-                                             None if i is None else flat.order[i], dict(accepting)))
+                                             None if i is None else flat.order[i], dict(accepting),
+                                             tied_nodes=flat.tied if i is not None else ()))
             if i is not None:
                 flat.move(p, i, +1)
                 flat.node_of[p.key] = i
@@ -1237,6 +1284,7 @@ class LeanSearch:
                 new.append((p, r, n))
         deleted = self._delete_emptied(batch) if self.delete else ()
         placed: dict[str, str | None] = {}
+        tied: dict[str, tuple[str, ...]] = {}  # the nodes tied with the one placed on
         accepting: dict[str, Mapping] = {}  # with `report`: each replacement's accepting domains
         safe = True
         for p, r, n in sorted(new, key=lambda x: -x[1].priority):
@@ -1244,6 +1292,7 @@ class LeanSearch:
             if i is not None:
                 flat.bind(r, i)
                 placed[p.key] = flat.order[i]
+                tied[p.key] = flat.tied
                 if self.report:
                     accepting[p.key] = vector.accepting(flat, sim, r, flat.found)
                 continue
@@ -1272,7 +1321,7 @@ class LeanSearch:
             workload = ctx.workload_of.get
             step.evictions = tuple(
                 _new_eviction(p.namespace, p.name, n, workload(self._origin(p.key)), replaced, placed.get(p.key),
-                              accepting.get(p.key, {}), self._pdbs(p), warning)
+                              accepting.get(p.key, {}), self._pdbs(p), warning, tied.get(p.key, ()))
                 for ((p, replaced), (_, n), warning) in zip(evicted, wave, warnings))
             step.constraints_after = self._constraints_after()
             step.pdbs = tuple(PdbUse(ctx.pdbs[k].namespace, ctx.pdbs[k].name, self.budgets.step_allowance(k), n)

@@ -60,6 +60,9 @@ class Eviction:
     accepting_domains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     pdbs: tuple[str, ...] = ()
     warning: str = ""  # kubectl's warning for this pod (local storage, no controller)
+    # the nodes that share the best score with predicted_node (it among them): the scheduler
+    # picks one of them at random; () when the prediction is one node
+    tied_nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,19 +14,13 @@ simulation examines them one by one. When no node is feasible every node has bee
 examined, so a stranded replacement's diagnosis (fit nodes, spread refusals, the
 first-failure histogram) is complete; for a placed one they cover the sample.
 
-Among the nodes found, the planner predicts the node with the highest weighted
-score, using the two default-profile Score plugins that decide placements during a
-drain:
+Among the nodes found, the planner predicts the node with the highest total of the
+default profile's Score plugins, each with its weight and normalisation
+(engine/scores.py; the array paths engine/scorearrays.py).
 
-- PodTopologySpread (weight 2): `spread.score_nodes` over the feasible nodes; only
-  pods with ScheduleAnyway constraints (their own or the implicit defaults) get one.
-- NodeResourcesFit LeastAllocated (weight 1): for cpu and memory, weight 1 each,
-  `(allocatable − requested) × 100 / allocatable` after adding the pod, averaged;
-  requests are the scheduler's non-zero ones (a container without requests counts
-  100m cpu and 200Mi memory when scoring).
-
-Ties go to the node whose name sorts first (the scheduler picks at random among
-ties), so the predicted node is a prediction. The accepting domains are those of the
+Ties go to the node whose name sorts first and the Placement names the tied nodes
+(`tied`): the scheduler picks at random among them, so such a placement is one of
+several the scheduler may make. The accepting domains are those of the
 feasible nodes found: every accepting domain below 100 nodes, and at scale the ones
 in the scheduler's sample (which covers every zone — the walk goes round robin over
 zones — but only the sampled nodes of a hostname constraint; listing every feasible
@@ -54,15 +48,10 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from kubectl_tspread.drain import vector
-from kubectl_tspread.engine import filters, interpod, resources, spread
+from kubectl_tspread.engine import filters, interpod, resources, scorearrays, scores, spread
 from kubectl_tspread.drain.simulate import SPREAD_KEY_READS, SimCluster, interned, numbering, parts_memo, spread_key_of
 from kubectl_tspread.model import Node, Pod, positional_constructor
 
-SPREAD_WEIGHT = 2
-LEAST_ALLOCATED_WEIGHT = 1
-# kube-scheduler's defaults for pods that request nothing (pkg/scheduler/util/pod_resources.go)
-DEFAULT_MILLI_CPU = 100
-DEFAULT_MEMORY = 200 * 1024 * 1024
 SPREAD_PLUGIN = spread.PLUGIN
 # the filters that run before NodeResourcesFit (scheduler order)
 _BEFORE_FIT = frozenset(filters.FILTER_ORDER[:filters.FILTER_ORDER.index(resources.NODE_RESOURCES_FIT)])
@@ -114,6 +103,8 @@ class Placement:
     fit_nodes: tuple[str, ...] = ()
     spread_refusals: Mapping[str, int] = field(default_factory=dict)
     reasons: Mapping[str, int] = field(default_factory=dict)
+    # the nodes that share the highest score with `node` (node among them); () when it is alone
+    tied: tuple[str, ...] = ()
 
 
 # one per replacement placed: without the frozen dataclass's per-field setattr (every field, in order)
@@ -273,9 +264,10 @@ class Placer:
                 reasons[first.reason] = reasons.get(first.reason, 0) + 1
         if total:
             sim.next_start = (start + processed) % total
-        chosen = pick(sim, state, pod, feasible)
-        return Placement(pod, chosen, tuple(n.name for n in feasible), accepting_domains(pod, feasible),
-                         tuple(fit), refusals, reasons)
+        best = pick(sim, state, pod, feasible)
+        return Placement(pod, best[0] if best else None, tuple(n.name for n in feasible),
+                         accepting_domains(pod, feasible), tuple(fit), refusals, reasons,
+                         best if len(best) > 1 else ())
 
     def _non_spread(self, sim: SimCluster, cache: dict, cycle: "_LazyCycle", node: Node):
         """(every non-spread failure, the first failure in scheduler order when it is not
@@ -386,20 +378,22 @@ class Placer:
                     return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
                 fits = vector.InWalkOrder(fit, start)  # every fit node, in walk order
                 return _new_placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
-                                      vector.refusals(state, allowed, fit), {})
+                                      vector.refusals(state, allowed, fit), {}, ())
         found, examined = walked
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         sim.next_start = (start + examined) % total
         order = table.order
+        tied: tuple[str, ...] = ()
         if len(found) == 1:
             best = int(found[0])
         else:
-            score = (SPREAD_WEIGHT * vector.spread_scores(table, sim, state, found)
-                     + LEAST_ALLOCATED_WEIGHT * vector.least_allocated(table, _nonzero(pod), found))
-            top = found[score == score.max()]
-            best = int(top[table.rank[top].argmin()])
+            totals = vector.score_totals(table, sim, state, pod, found, interpod_topology(sim, pod))
+            at, tie = scorearrays.best(totals, table.rank.take(found))
+            best = int(found[at])
+            if tie:
+                tied = tuple(sorted(order[int(i)] for i in found[totals == totals.max()]))
         return _new_placement(pod, order[best], vector.Names(order, found),
-                              vector.accepting(table, sim, pod, found), (), {}, {})
+                              vector.accepting(table, sim, pod, found), (), {}, {}, tied)
 
 
 class _LazyCycle:
@@ -457,38 +451,30 @@ def accepting_domains(pod: Pod, feasible: list[Node]) -> dict[str, tuple[str, ..
     return {k: tuple(sorted({n.labels[k] for n in feasible if k in n.labels})) for k in keys}
 
 
-def _nonzero(pod: Pod) -> tuple[int, int]:
-    cpu = pod.requests.get("cpu", 0) or DEFAULT_MILLI_CPU
-    mem = pod.requests.get("memory", 0) or DEFAULT_MEMORY
-    return cpu, mem
+# what LeastAllocated charges a pod, as the usage rows of the simulation and the tables read it
+_nonzero = scores.score_requests
 
 
-def least_allocated(sim: SimCluster, want: tuple[int, int], node: Node) -> int:
-    """LeastAllocated score 0..100 of `node` with a pod of nonzero requests `want`
-    (`_nonzero(pod)`: cpu, memory) added (cpu and memory, weight 1 each).
-
-    >>> # 4000m node with 1000m requested, pod asks 1000m -> cpu part (4000-2000)*100/4000 = 50
-    """
-    used_cpu, used_mem = sim.nonzero_usage(node.name, _nonzero)
-    cpu, mem = want[0] + used_cpu, want[1] + used_mem
-    alloc = node.allocatable
-    a_cpu, a_mem = alloc.get("cpu", 0), alloc.get("memory", 0)
-    total = 0 if a_cpu <= 0 or cpu > a_cpu else (a_cpu - cpu) * 100 // a_cpu
-    total += 0 if a_mem <= 0 or mem > a_mem else (a_mem - mem) * 100 // a_mem
-    return total // 2
-
-
-def pick(sim: SimCluster, state: spread.SpreadState, pod: Pod, feasible: list[Node]) -> str | None:
-    """The best-scoring feasible node; ties to the first name."""
-    if not feasible:
+def interpod_topology(sim: SimCluster, pod: Pod) -> dict | None:
+    """InterPodAffinity's PreScore on the simulation; None without a pod whose terms score."""
+    if not (sim.affinity_scored or scores.interpod_has_terms(pod)):
         return None
-    if len(feasible) == 1:
-        return feasible[0].name
-    spread_scores = spread.score_nodes(state, feasible)
-    want = _nonzero(pod)  # the pod's part of least_allocated, once for every node
-    best, best_score = None, None
-    for n in feasible:  # walk order; a tie goes to the smaller name, without sorting them all
-        s = SPREAD_WEIGHT * spread_scores.get(n.name, 0) + LEAST_ALLOCATED_WEIGHT * least_allocated(sim, want, n)
-        if best_score is None or s > best_score or (s == best_score and n.name < best):
-            best, best_score = n.name, s
-    return best
+    return scores.interpod_topology(sim.index, pod)
+
+
+def _usage(sim: SimCluster):
+    row_of = vector.usage_rows(_nonzero)
+
+    def usage(name: str) -> scores.Usage:
+        row = sim.usage_of(name, row_of)
+        return scores.Usage((row[0], row[1]), tuple(row[vector.NONZERO_COLUMNS]))
+    return usage
+
+
+def pick(sim: SimCluster, state: spread.SpreadState, pod: Pod, feasible: list[Node]) -> tuple[str, ...]:
+    """The best-scoring feasible nodes, by name (more than one: a tie)."""
+    if len(feasible) <= 1:
+        return tuple(n.name for n in feasible)
+    scored = scores.score_nodes(pod, feasible, _usage(sim), spread.score_nodes(state, feasible),
+                                interpod_topology(sim, pod))
+    return scored.best()

@@ -187,7 +187,8 @@ def _settle(ctx: Context, world: World) -> list[Eviction]:
         pl = world.placer.place(world.sim, p)
         if pl.node is not None:
             world.sim.bind(p, pl.node)
-        out.append(Eviction(p.namespace, p.name, "", workload_ref(index, p), True, pl.node, dict(pl.accepting)))
+        out.append(Eviction(p.namespace, p.name, "", workload_ref(index, p), True, pl.node, dict(pl.accepting),
+                            tied_nodes=pl.tied))
     return out
 
 

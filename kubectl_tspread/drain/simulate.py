@@ -50,7 +50,7 @@ from dataclasses import fields, replace
 from typing import Any, Callable, Iterable
 
 from kubectl_tspread.drain import counts, vector
-from kubectl_tspread.engine import spread
+from kubectl_tspread.engine import scores, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import untolerated_taint
 from kubectl_tspread.engine.partition import EXCLUDED_TAINT, without_node
@@ -80,6 +80,8 @@ class SimCluster:
         self.seq = seq
         # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
+        # some pod's terms give InterPodAffinity a score (engine/scores.py reads every such pod)
+        self.affinity_scored = any(map(scores.scores_affinity, self.pods.values()))
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
         # names the set of memoised states: renewed whenever one is added, replaced or dropped
         # (copies share it until either changes one), so a reader of many can tell nothing moved
@@ -139,6 +141,7 @@ class SimCluster:
             vector.forked()  # both may move the states they share now
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
+        other.affinity_scored = self.affinity_scored
         other.stamp = self.stamp
         # dict.copy, not dict(): a C-level clone of the table even once entries were deleted from
         # it (a deleted node, a pod gone), where dict() inserts entry by entry, 4-5 times slower
@@ -254,6 +257,7 @@ class SimCluster:
             if old_pods.get(key) is not pod:
                 other._put(pod)
                 other.affinity_sensitive = other.affinity_sensitive or bool(pod.pod_affinity or pod.pod_anti_affinity)
+                other.affinity_scored = other.affinity_scored or scores.scores_affinity(pod)
         return other
 
     def put_node(self, node: Node) -> None:

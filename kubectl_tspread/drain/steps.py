@@ -339,7 +339,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     # the scheduling queue pops higher priority first, then older pods; all are new here
     for evicted, key, r in sorted(replacements, key=lambda x: -x[2].priority):
         pl = world.placer.place(sim, r)
-        placed[key] = (pl.node, pl.accepting)  # vector.Accepting: made when read
+        placed[key] = (pl.node, pl.accepting, pl.tied)  # vector.Accepting: made when read
         if pl.node is not None:
             sim.bind(r, pl.node)
             continue
@@ -353,9 +353,9 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
         world.budgets.strand(ctx.pod_pdbs.get(key, ()))
     for p, key in zip(wave, keys):
         d = decisions[key]
-        node, accepting = placed.get(key, (None, {}))
+        node, accepting, tied = placed.get(key, (None, {}, ()))
         evictions.append(_new_eviction(p.namespace, p.name, p.node_name, ctx.workload_of.get(key), d.replaced,
-                                       node, accepting, ctx.pod_pdbs.get(key, ()), d.message))
+                                       node, accepting, ctx.pod_pdbs.get(key, ()), d.message, tied))
     after = judge(ctx, sim)
     if excess(ctx, after) > 0:
         safe = False

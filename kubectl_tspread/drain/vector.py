@@ -15,8 +15,9 @@ scheduler's node-tree order (`SimCluster.scan_order`):
   constraint's node counts, workload-sized) looked up through each node's label value;
 - the walk itself: the first `num_feasible_to_find` feasible nodes from the rotating
   start, and the index advanced by the nodes the walk would have examined;
-- Score: `spread.score_nodes` and `least_allocated` as array expressions (same integer
-  and float operations, so the same rounding), ties to the smallest node name.
+- Score: every default Score plugin through engine/scorearrays.py (the array forms of
+  engine/scores.py: same integer and float operations, so the same rounding), ties to
+  the smallest node name.
 
 Only the common case takes this path: no pod (anti-)affinity in the cluster, no
 PreFilter outcome for the pod, and requests among cpu, memory and ephemeral-storage.
@@ -32,12 +33,11 @@ refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Callable
 
 from kubectl_tspread.drain.memo import let_go
-from kubectl_tspread.engine import resources, spread
+from kubectl_tspread.engine import resources, scorearrays, scores, spread
 from kubectl_tspread.model import HOSTNAME_KEY, Pod
 
 try:  # optional: the pure-Python archive has no numpy, and then every placement walks
@@ -106,14 +106,13 @@ class NodeTable:
         # what each node has left of each resource (allocatable less its pods' requests): the
         # fit test is then one comparison per resource
         self.free = {r: a.copy() for r, a in self.alloc.items()}
-        # LeastAllocated's inputs, cpu and memory as two rows: the nodes' allocatable (UNSCORED
-        # where it is not positive), what that leaves after their nonzero requests, and a
-        # divisor that is never 0 (least_allocated)
+        # the scores' inputs, cpu and memory as two rows: the nodes' allocatable as it is
+        # (alloc2) and UNSCORED where it is not positive (score_alloc), and what that leaves
+        # after their non-zero requests (score_free: less it, the requests LeastAllocated charges)
         allocatable = np.stack([self.alloc["cpu"], self.alloc["memory"]])
-        usable = allocatable > 0
-        self.score_alloc = np.where(usable, allocatable, UNSCORED)
+        self.alloc2 = allocatable
+        self.score_alloc = np.where(allocatable > 0, allocatable, UNSCORED)
         self.score_free = self.score_alloc.copy()
-        self.score_divisor = np.where(usable, allocatable, 1)
         self._values: dict[str, tuple] = {}
         # the keys every node of the table carries (values: no value id is the missing one)
         self.complete: set[str] = set()
@@ -143,7 +142,7 @@ class NodeTable:
         # take(axis=1): [:, perm] would make them Fortran-ordered, and every take of their
         # columns per placement three times slower
         new.score_alloc, new.score_free = old.score_alloc.take(perm, axis=1), old.score_free.take(perm, axis=1)
-        new.score_divisor = old.score_divisor.take(perm, axis=1)
+        new.alloc2 = old.alloc2.take(perm, axis=1)
         # a value whose last node went keeps its id: no node refers to it any more
         new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
                        in old._values.items()}
@@ -194,7 +193,7 @@ class NodeTable:
         5,000-node table) go, and so do the node positions but the root's, which `row`
         reads for every table of its node set."""
         for name in ("order", "rank", "alloc", "row_version", "free", "score_alloc", "score_free",
-                     "score_divisor", "_sorted", "shapes"):
+                     "alloc2", "_sorted", "shapes"):
             delattr(self, name)
         self._values = {key: (None, ids, names, None) for key, (_, ids, names, _) in self._values.items()}
         if self.root is not self:
@@ -231,6 +230,17 @@ class NodeTable:
         vid, _, names, _ = self.values(sim, key)
         rank, ordered = self._sorted[key]
         return vid, len(names), rank, ordered
+
+    def prefer_tainted(self, sim: "SimCluster"):
+        """The rows of the nodes with a PreferNoSchedule taint (TaintToleration's score reads
+        only them), made again when a Node object changed (sim.node_epoch)."""
+        got = self.__dict__.get("_prefer_tainted")
+        if got is None or got[0] != sim.node_epoch:
+            nodes = sim.nodes
+            rows = [i for i, name in enumerate(self.order)
+                    if any(t.effect == scores.PREFER_NO_SCHEDULE for t in nodes[name].taints)]
+            got = self.__dict__["_prefer_tainted"] = (sim.node_epoch, np.array(rows, dtype=np.int64))
+        return got[1]
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]],
                       rows: slice = slice(None)) -> None:
@@ -297,12 +307,12 @@ def usage_rows(nonzero: Callable[[Pod], tuple[int, int]]) -> Callable[[Pod], tup
     def row_of(pod: Pod) -> tuple[int, ...]:
         req = pod.requests
         hit = memo.get(id(req))
-        if hit is not None and hit[0] is req:
+        if hit is not None and hit[0] is req and hit[2] == pod.score_requests:
             return hit[1]
         row = tuple(req.get(r, 0) for r in FIT_RESOURCES) + tuple(nonzero(pod)) + (1,)
         if len(memo) >= ARRAYS_KEPT:
             memo.clear()
-        memo[id(req)] = (req, row)
+        memo[id(req)] = (req, row, pod.score_requests)
         return row
 
     row_of.zero = (0,) * (len(FIT_RESOURCES) + 3)  # type: ignore[attr-defined]  # a node without pods
@@ -676,8 +686,7 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
         else:
             size = int(np.count_nonzero(np.bincount(as_empty.take(kept), minlength=len(names) + 1)))
             cnt = counts_of(table, sim, cs)[2].take(at)
-        w = math.log(size + 2)
-        added = cnt * w + (cs.constraint.max_skew - 1)
+        added = scorearrays.spread_term(cnt, size, cs.constraint.max_skew)
         if total is not None:
             added = total + added
         if lacking is not None and lacking.any():
@@ -685,45 +694,33 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
         total = added
     if not len(kept):
         return np.zeros(len(found), dtype=np.int64)
-    raw = np.floor(total + 0.5).astype(np.int64)
-    hi, lo = int(raw.max()), int(raw.min())
-    scores = np.full(len(raw), spread.MAX_NODE_SCORE, dtype=np.int64) if hi == 0 \
-        else spread.MAX_NODE_SCORE * (hi + lo - raw) // hi
+    normalised = scorearrays.spread_normalize(total)
     if kept is found:
-        return scores
+        return normalised
     out = np.zeros(len(found), dtype=np.int64)
-    out[considered] = scores
+    out[considered] = normalised
     return out
 
 
-def least_allocated(table: NodeTable, want: tuple[int, int], found):
-    """placement.least_allocated for the nodes at positions `found` (cpu and memory at once).
-
-    A resource scores (allocatable − requested) × 100 // allocatable, or 0 when the
-    requests pass the allocatable or it is not positive. `left` = allocatable − the node's
-    nonzero requests − the pod's is negative in both cases (a node's allocatable that is
-    not positive is kept as UNSCORED, far below any requests), so the score is
-    max(left × 100 // divisor, 0): four array operations, where masks of each case took
-    eight."""
-    column = _WANT_COLUMNS.get(want)
-    if column is None:
-        if len(_WANT_COLUMNS) >= ARRAYS_KEPT:
-            _WANT_COLUMNS.clear()
-        column = _WANT_COLUMNS[want] = np.array(want, dtype=np.int64)[:, None]
-    # take(axis=1), not [:, found]: numpy's fancy indexing of a row pair is three times slower
-    left = table.score_free.take(found, axis=1)
-    left -= column
-    left *= 100
-    left //= table.score_divisor.take(found, axis=1)
-    np.maximum(left, 0, out=left)
-    return (left[0] + left[1]) // 2
+def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, pod: Pod, found,
+                 topology: dict | None = None):
+    """engine/scores.py's totals for the nodes at positions `found` (scorearrays.total over the
+    table's rows): allocatable, the non-zero requests LeastAllocated charges and the requests
+    BalancedAllocation reads, cpu and memory as two rows."""
+    alloc = table.alloc2.take(found, axis=1)
+    used = alloc - np.stack([table.free["cpu"].take(found), table.free["memory"].take(found)])
+    nonzero = table.score_alloc.take(found, axis=1) - table.score_free.take(found, axis=1)
+    soft = spread_scores(table, sim, state, found) if state.soft else None
+    order, nodes = table.order, sim.nodes
+    tainted = table.prefer_tainted(sim)
+    rows = np.flatnonzero(np.isin(found, tainted)).tolist() if len(tainted) else []
+    return scorearrays.total(pod, len(found), lambda i: nodes[order[int(found[i])]], alloc, nonzero, used, soft,
+                             rows, topology)
 
 
 # NodeTable.score_alloc where a node's allocatable is not positive: anything left from it
-# is negative (scores 0), and a hundred times it is still far inside int64
+# is negative, and a hundred times it is still far inside int64
 UNSCORED = -(2 ** 52)
-# a pod's nonzero (cpu, memory) requests -> the same as a column (least_allocated)
-_WANT_COLUMNS: dict[tuple[int, int], object] = {}
 
 
 def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":

@@ -325,7 +325,9 @@ def print_plan_findings(console, plan) -> None:
 def _eviction_view(e) -> dict[str, Any]:
     return {"namespace": e.namespace, "name": e.name, "workload": e.workload, "predictedNode": e.predicted_node,
             "acceptingDomains": {k: list(v) for k, v in e.accepting_domains.items()},
-            "node": e.node or None, "replaced": e.replaced, "pdbs": list(e.pdbs), "warning": e.warning or None}
+            "node": e.node or None, "replaced": e.replaced, "pdbs": list(e.pdbs), "warning": e.warning or None,
+            # the scheduler picks one of several equally scored nodes at random: [] when there is one
+            "tiedNodes": list(e.tied_nodes)}
 
 
 def _step_view(s) -> dict[str, Any]:

@@ -45,7 +45,7 @@ _TEXTS_LIMIT = 50_000
 # the spec's sub-trees _template_parts reads, in _template_of_text's key order
 _TEMPLATE_FIELDS = ("containers", "initContainers", "overhead", "topologySpreadConstraints", "tolerations",
                     "nodeSelector", "resources")
-_NO_AFFINITY = (None, (), ())  # what _pod_affinity gives for a pod without spec.affinity
+_NO_AFFINITY = (None, (), (), (), (), ())  # what _pod_affinity gives for a pod without spec.affinity
 _new_pod = positional_constructor(Pod)
 _new_condition = positional_constructor(PodCondition)
 # the pod conditions a record keeps: PodScheduled (the scheduler's message for a pending pod:
@@ -151,6 +151,34 @@ def effective_requests(spec: Mapping) -> dict[str, int]:
     return total
 
 
+# kube-scheduler's request for a container that states none (pkg/scheduler/util/pod_resources.go)
+DEFAULT_MILLI_CPU = 100
+DEFAULT_MEMORY = 200 * 1024 * 1024
+
+
+def nonzero_requests(spec: Mapping) -> tuple[int, int]:
+    """The (cpu, memory) the scoring plugins charge: `effective_requests` with each container
+    that has no cpu (memory) request counted at 100m (200Mi); an explicit "0" stays 0.
+
+    >>> nonzero_requests({"containers": [{}, {"resources": {"requests": {"cpu": "0"}}}]})
+    (100, 419430400)
+    """
+    def defaulted(containers):
+        out = []
+        for c in containers or ():
+            req = dict((c.get("resources") or {}).get("requests") or {})
+            req.setdefault("cpu", f"{DEFAULT_MILLI_CPU}m")
+            req.setdefault("memory", str(DEFAULT_MEMORY))
+            out.append({**c, "resources": {"requests": req}})
+        return out
+
+    # pod-level requests replace the containers' for scoring too (PodRequests reads them)
+    total = effective_requests({"containers": defaulted(spec.get("containers")),
+                                "initContainers": defaulted(spec.get("initContainers")),
+                                "overhead": spec.get("overhead"), "resources": spec.get("resources")})
+    return total.get("cpu", 0), total.get("memory", 0)
+
+
 def _host_ports(spec: Mapping) -> tuple[HostPort, ...]:
     out = []
     for field in ("containers", "initContainers"):
@@ -198,15 +226,36 @@ _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
 
 def _pod_affinity(affinity: Mapping | None) -> tuple:
-    """(node_affinity, pod_affinity, pod_anti_affinity) of a pod's spec.affinity."""
+    """(node_affinity, pod_affinity, pod_anti_affinity, and the preferred terms of each) of a
+    pod's spec.affinity."""
     affinity = mapping(affinity, "spec.affinity")
-    parts = [mapping(affinity.get(f), f"spec.affinity.{f}").get(_REQUIRED)
-             for f in ("nodeAffinity", "podAffinity", "podAntiAffinity")]
+    raw = [mapping(affinity.get(f), f"spec.affinity.{f}") for f in ("nodeAffinity", "podAffinity", "podAntiAffinity")]
     return (
-        node_selector_terms(parts[0], f"spec.affinity.nodeAffinity.{_REQUIRED}"),
-        _affinity_terms(parts[1], f"spec.affinity.podAffinity.{_REQUIRED}"),
-        _affinity_terms(parts[2], f"spec.affinity.podAntiAffinity.{_REQUIRED}"),
+        node_selector_terms(raw[0].get(_REQUIRED), f"spec.affinity.nodeAffinity.{_REQUIRED}"),
+        _affinity_terms(raw[1].get(_REQUIRED), f"spec.affinity.podAffinity.{_REQUIRED}"),
+        _affinity_terms(raw[2].get(_REQUIRED), f"spec.affinity.podAntiAffinity.{_REQUIRED}"),
+        *_preferred_terms(*raw),
     )
+
+
+def _preferred_terms(node: Mapping, pod_aff: Mapping, anti: Mapping) -> tuple:
+    """The preferred terms of node affinity, pod affinity and anti-affinity as (weight, term)."""
+    preferred = "preferredDuringSchedulingIgnoredDuringExecution"
+    path = f"spec.affinity.nodeAffinity.{preferred}"
+    nodes = tuple(
+        (integer(t.get("weight") or 0, f"{path}[{i}].weight"),
+         node_selector_terms({"nodeSelectorTerms": [mapping(t.get("preference"), f"{path}[{i}].preference")]},
+                             f"{path}[{i}].preference")[0])
+        for i, t in enumerate(maps(node.get(preferred), path)))
+    pods = []
+    for name, raw in (("podAffinity", pod_aff), ("podAntiAffinity", anti)):
+        path = f"spec.affinity.{name}.{preferred}"
+        pods.append(tuple(
+            (integer(t.get("weight") or 0, f"{path}[{i}].weight"),
+             _affinity_terms([mapping(t.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")],
+                             f"{path}[{i}].podAffinityTerm")[0])
+            for i, t in enumerate(maps(raw.get(preferred), path))))
+    return (nodes, *pods)
 
 
 def _container_parts(spec: Mapping) -> tuple:
@@ -228,7 +277,7 @@ def _requests_and_ports(parts: tuple) -> tuple[dict[str, int], tuple[HostPort, .
         "overhead": overhead,
         "resources": pod_level,
     }
-    return effective_requests(spec), _host_ports(spec)
+    return effective_requests(spec), _host_ports(spec), nonzero_requests(spec)
 
 
 def _spread(raw: Iterable[Mapping] | None) -> tuple[SpreadConstraint, ...]:
@@ -341,8 +390,8 @@ def _owner_of_references(refs: Any) -> Any:
 
 
 def _template_parts(spec: Mapping) -> tuple:
-    requests, host_ports = _memo("containers", _container_parts(spec), _requests_and_ports)
-    return (requests, host_ports, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
+    requests, host_ports, nonzero = _memo("containers", _container_parts(spec), _requests_and_ports)
+    return (requests, host_ports, nonzero, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
             _memo("tolerations", spec.get("tolerations"), _tolerations),
             _shared_labels(label_map(spec.get("nodeSelector"), "spec.nodeSelector")))
 
@@ -373,8 +422,8 @@ def pod(obj: Mapping) -> Pod:
     priority = spec.get("priority")
     if type(priority) is not int or not _INT32_MIN <= priority <= INT32_MAX:
         priority = 0 if priority is None else integer(priority, "spec.priority")
-    (node_affinity, pod_affinity, pod_anti_affinity, requests, host_ports, spread, tolerations,
-     node_selector) = _scheduling(spec)
+    (node_affinity, pod_affinity, pod_anti_affinity, preferred_node, preferred_pod, preferred_anti, requests,
+     host_ports, score_requests, spread, tolerations, node_selector) = _scheduling(spec)
     conditions, ready = _conditions(status.get("conditions"))
     annotations = meta.get("annotations")
     if annotations and type(annotations) is not dict:
@@ -398,6 +447,7 @@ def pod(obj: Mapping) -> Pod:
         conditions,  # conditions
         bool(annotations) and "kubernetes.io/config.mirror" in annotations,  # mirror
         ready,  # ready
+        score_requests, preferred_node, preferred_pod, preferred_anti,
     )
 
 

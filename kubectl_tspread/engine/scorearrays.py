@@ -1,0 +1,152 @@
+"""engine/scores.py's formulas over numpy arrays, one element per candidate node: the same
+integer and float operations in the same order, so the same rounding (tests/test_scores.py
+holds each against its scalar form). The drain planner's array paths score ~500 nodes per
+placement with these; they read their own representation and call nothing else to score.
+
+Shapes: `alloc`, `used` and friends are (2, n) int64 arrays, row 0 cpu (millicores), row 1
+memory (bytes); a node's allocatable that is not positive leaves that resource out.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from kubectl_tspread.engine import scores
+from kubectl_tspread.engine.scores import MAX_NODE_SCORE, WEIGHTS
+from kubectl_tspread.model import Node, Pod
+
+try:  # the array paths need numpy; the scalar forms do not
+    import numpy as np
+except ImportError:  # pragma: no cover - the planner then never takes an array path
+    np = None  # type: ignore[assignment]
+
+
+def _column(pair: tuple[int, int]):
+    return np.array(pair, dtype=np.int64)[:, None]
+
+
+def least_allocated(alloc, used, want: tuple[int, int]):
+    """scores.least_allocated per node: `used` the nodes' non-zero requests, `want` the pod's.
+    When every node has both resources (the common case) what is left after the requests,
+    floored at 0, is the numerator: four array operations."""
+    usable = alloc > 0
+    if usable.all():
+        left = alloc - used
+        left -= _column(want)
+        np.maximum(left, 0, out=left)
+        left *= MAX_NODE_SCORE
+        left //= alloc
+        return (left[0] + left[1]) // 2
+    requested = used + _column(want)
+    safe = np.where(usable, alloc, 1)
+    per = np.where(requested > alloc, 0, (alloc - requested) * MAX_NODE_SCORE // safe)
+    per = np.where(usable, per, 0)
+    count = usable.sum(axis=0)
+    return np.where(count > 0, per.sum(axis=0) // np.maximum(count, 1), 0)
+
+
+def _balance(requested, alloc):
+    """scores._balance per node (cpu and memory; a resource without allocatable is left out,
+    and one resource alone is balanced)."""
+    usable = alloc > 0
+    if usable.all():  # int64 / int64 is float64(r) / float64(a), as in the scalar form
+        frac = np.minimum(requested / alloc, 1.0)
+        std = np.abs((frac[0] - frac[1]) / 2)
+    else:
+        frac = np.minimum(requested.astype(np.float64) / np.where(usable, alloc, 1).astype(np.float64), 1.0)
+        std = np.where(usable[0] & usable[1], np.abs((frac[0] - frac[1]) / 2), 0.0)
+    return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+
+def balanced_allocation(alloc, used, want: tuple[int, int]):
+    """scores.balanced_allocation per node: `used` the nodes' requests as they are."""
+    if not any(want):
+        return np.zeros(alloc.shape[1], dtype=np.int64)
+    after = _balance(used + _column(want), alloc)
+    before = _balance(used, alloc)
+    x = MAX_NODE_SCORE // 2 + after - before
+    return MAX_NODE_SCORE // 2 + np.where(x >= 0, x // 2, -((-x) // 2))  # Go's x / 2
+
+
+def normalize_default(raw, reverse: bool = False):
+    """scores.normalize_default over an int64 array."""
+    hi = int(raw.max()) if len(raw) else 0
+    if hi <= 0:
+        return np.full(len(raw), MAX_NODE_SCORE, dtype=np.int64) if reverse else raw.astype(np.int64)
+    out = MAX_NODE_SCORE * raw // hi
+    return MAX_NODE_SCORE - out if reverse else out
+
+
+def normalize_min_max(raw):
+    """scores.normalize_min_max over an int64 array."""
+    if not len(raw):
+        return raw.astype(np.int64)
+    lo, hi = int(raw.min()), int(raw.max())
+    if hi == lo:
+        return np.zeros(len(raw), dtype=np.int64)
+    return (float(MAX_NODE_SCORE) * ((raw - lo).astype(np.float64) / float(hi - lo))).astype(np.int64)
+
+
+def spread_term(count, size: int, max_skew: int):
+    """One soft constraint's part of PodTopologySpread's raw score: count × ln(size + 2) +
+    (maxSkew − 1), `size` the constraint's domains among the scored nodes (the nodes
+    themselves for hostname), `count` each node's domain count."""
+    return count * math.log(size + 2) + (max_skew - 1)
+
+
+def spread_normalize(total, considered=None):
+    """PodTopologySpread's NormalizeScore of the summed terms (float, one per node): rounded
+    (Go math.Round of a non-negative value), 100 × (max + min − s) // max over the considered
+    nodes (100 for all when max is 0); a node left out (IgnoredNodes: it lacks a soft key)
+    scores 0."""
+    raw = np.floor(total + 0.5).astype(np.int64)
+    kept = raw if considered is None else raw[considered]
+    if not len(kept):
+        return np.zeros(len(raw), dtype=np.int64)
+    hi, lo = int(kept.max()), int(kept.min())
+    out = np.full(len(raw), MAX_NODE_SCORE, dtype=np.int64) if hi == 0 \
+        else MAX_NODE_SCORE * (hi + lo - raw) // hi
+    return out if considered is None else np.where(considered, out, 0)
+
+
+def per_node(raw: Callable[[Pod, Node], int], pod: Pod, n: int, node_at: Callable[[int], Node], rows=None):
+    """A scalar raw score for each of `n` nodes (`node_at(i)` the i-th; of `rows` only, where
+    given: 0 elsewhere)."""
+    out = np.zeros(n, dtype=np.int64)
+    for i in (range(n) if rows is None else rows):
+        out[i] = raw(pod, node_at(i))
+    return out
+
+
+def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero, used_requested, spread,
+          tainted=None, topology=None):
+    """scores.score_nodes' totals for `n` nodes (`node_at(i)` the i-th): `alloc` and the
+    usages as above, `spread` the normalised PodTopologySpread scores (None: the pod has no
+    soft constraint), `tainted` the positions of the nodes with a PreferNoSchedule taint
+    (None: look at every node), `topology` scores.interpod_topology (None: not scored)."""
+    if tainted is not None and not len(tainted):
+        out = WEIGHTS[scores.TAINT_TOLERATION] * MAX_NODE_SCORE  # no PreferNoSchedule taint: 100 for all
+    else:
+        taints = per_node(scores.untolerated_prefer_no_schedule, pod, n, node_at, tainted)
+        out = WEIGHTS[scores.TAINT_TOLERATION] * normalize_default(taints, reverse=True)
+    if pod.preferred_node_affinity:
+        raw = per_node(scores.preferred_node_affinity, pod, n, node_at)
+        out = out + WEIGHTS[scores.NODE_AFFINITY] * normalize_default(raw)
+    out = out + WEIGHTS[scores.LEAST_ALLOCATED] * least_allocated(alloc, used_nonzero, scores.score_requests(pod))
+    if spread is not None:
+        out = out + WEIGHTS[scores.SPREAD] * spread
+    if topology:
+        raw = per_node(lambda p, node: scores.interpod_raw(topology, node), pod, n, node_at)
+        out = out + WEIGHTS[scores.INTER_POD_AFFINITY] * normalize_min_max(raw)
+    out = out + WEIGHTS[scores.BALANCED_ALLOCATION] * balanced_allocation(alloc, used_requested,
+                                                                          scores.fit_requests(pod))
+    return out if n else np.zeros(0, dtype=np.int64)
+
+
+def best(totals, rank):
+    """The positions with the highest total; the first of them by `rank` (the node names'
+    order) first, and whether there is a tie."""
+    top = np.flatnonzero(totals == totals.max())
+    first = int(top[rank[top].argmin()])
+    return first, len(top) > 1

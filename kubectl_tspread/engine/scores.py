@@ -1,0 +1,253 @@
+"""The default profile's Score plugins: where the scheduler puts a pod among the feasible nodes.
+
+Each plugin scores a node 0..100 after its NormalizeScore; the total is Σ weight × score with
+the default profile's weights (pkg/scheduler/apis/config/v1/default_plugins.go):
+
+    TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2,
+    InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1
+
+The scheduler binds the pod to one of the nodes with the highest total, at random among
+ties: `Scored.best` returns all of them, and the caller says when there is more than one.
+PodTopologySpread's score is spread.score_nodes (with IgnoredNodes and the inclusion
+policies, as the scorer applies them). The array forms of these formulas are in
+engine/scorearrays.py, tested against these.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
+
+from kubectl_tspread.engine import nodematch
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.interpod import resolve
+from kubectl_tspread.model import Node, Pod
+
+MAX_NODE_SCORE = 100
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+TAINT_TOLERATION = "TaintToleration"
+NODE_AFFINITY = "NodeAffinity"
+LEAST_ALLOCATED = "NodeResourcesFit"
+SPREAD = "PodTopologySpread"
+INTER_POD_AFFINITY = "InterPodAffinity"
+BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
+IMAGE_LOCALITY = "ImageLocality"
+WEIGHTS = {TAINT_TOLERATION: 3, NODE_AFFINITY: 2, LEAST_ALLOCATED: 1, SPREAD: 2, INTER_POD_AFFINITY: 2,
+           BALANCED_ALLOCATION: 1, IMAGE_LOCALITY: 1}
+# kube-scheduler's request for a container that states none (pkg/scheduler/util/pod_resources.go)
+DEFAULT_MILLI_CPU = 100
+DEFAULT_MEMORY = 200 * 1024 * 1024
+# InterPodAffinityArgs.hardPodAffinityWeight's default: an existing pod's required affinity
+# term that the incoming pod matches counts this much toward the existing pod's domain
+HARD_POD_AFFINITY_WEIGHT = 1
+
+
+def score_requests(pod: Pod) -> tuple[int, int]:
+    """The (cpu, memory) LeastAllocated charges for `pod`: decode's per-container non-zero
+    requests; a record made without containers counts as one container (a missing request
+    is the default, an explicit 0 stays 0)."""
+    if pod.score_requests is not None:
+        return pod.score_requests
+    req = pod.requests
+    return req.get("cpu", DEFAULT_MILLI_CPU), req.get("memory", DEFAULT_MEMORY)
+
+
+def fit_requests(pod: Pod) -> tuple[int, int]:
+    """The (cpu, memory) BalancedAllocation charges: the pod's requests as they are."""
+    return pod.requests.get("cpu", 0), pod.requests.get("memory", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a node's pods already charge: Σ requests (BalancedAllocation) and Σ score_requests
+    (LeastAllocated), each (cpu, memory)."""
+
+    requested: tuple[int, int]
+    nonzero: tuple[int, int]
+
+
+def least_allocated(want: tuple[int, int], used: tuple[int, int], allocatable: tuple[int, int]) -> int:
+    """NodeResourcesFit LeastAllocated: per resource with allocatable, (alloc − used − want) ×
+    100 // alloc (0 when the requests pass it), averaged over those resources (weight 1 each).
+
+    >>> least_allocated((1000, 0), (1000, 0), (4000, 8))  # cpu (4000-2000)*100/4000 = 50, memory 100
+    75
+    """
+    total = count = 0
+    for w, u, a in zip(want, used, allocatable):
+        if a <= 0:
+            continue  # a resource the node does not have is left out of the average
+        count += 1
+        requested = w + u
+        total += 0 if requested > a else (a - requested) * MAX_NODE_SCORE // a
+    return total // count if count else 0
+
+
+def _fractions(requested: Iterable[int], allocatable: Iterable[int]) -> list[float]:
+    return [min(float(r) / float(a), 1.0) for r, a in zip(requested, allocatable) if a > 0]
+
+
+def _balance(fractions: Sequence[float]) -> int:
+    """int((1 − std) × 100) of the resources' fractions (std of two: |f0 − f1| / 2)."""
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+    else:
+        std = 0.0
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def _go_half(x: int) -> int:
+    """x / 2 in Go's integer division (truncation toward zero)."""
+    return x // 2 if x >= 0 else -((-x) // 2)
+
+
+def balanced_allocation(want: tuple[int, int], used: tuple[int, int], allocatable: tuple[int, int]) -> int:
+    """NodeResourcesBalancedAllocation (1.37): how much the pod improves the balance of the
+    node's cpu and memory fractions, 50 + (50 + balance with the pod − balance without) / 2.
+    A pod requesting nothing is not scored (0 everywhere: the plugin skips).
+
+    >>> balanced_allocation((1000, 1 << 30), (0, 0), (4000, 4 << 30))  # 1/4 and 1/4: balanced
+    75
+    """
+    if not any(want):
+        return 0
+    after = _balance(_fractions((u + w for u, w in zip(used, want)), allocatable))
+    before = _balance(_fractions(used, allocatable))
+    return MAX_NODE_SCORE // 2 + _go_half(MAX_NODE_SCORE // 2 + after - before)
+
+
+def untolerated_prefer_no_schedule(pod: Pod, node: Node) -> int:
+    """TaintToleration's raw score: the node's PreferNoSchedule taints that none of the pod's
+    tolerations with effect PreferNoSchedule or empty tolerates."""
+    taints = [t for t in node.taints if t.effect == PREFER_NO_SCHEDULE]
+    if not taints:
+        return 0
+    tols = [t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)]
+    return sum(1 for t in taints if not any(tol.tolerates(t) for tol in tols))
+
+
+def preferred_node_affinity(pod: Pod, node: Node) -> int:
+    """NodeAffinity's raw score: Σ weight of the preferred terms the node matches (an empty
+    term matches nothing)."""
+    return sum(w for w, term in pod.preferred_node_affinity if w and nodematch.term_matches(term, node))
+
+
+def normalize_default(raw: Sequence[int], reverse: bool = False) -> list[int]:
+    """helper.DefaultNormalizeScore: 100 × s // max (100 − that when `reverse`); with max 0,
+    all 100 when reversed, else unchanged.
+
+    >>> normalize_default([0, 1, 2], reverse=True), normalize_default([0, 3, 6])
+    ([100, 50, 0], [0, 50, 100])
+    """
+    hi = max(raw, default=0)
+    if hi <= 0:
+        return [MAX_NODE_SCORE] * len(raw) if reverse else list(raw)
+    out = [MAX_NODE_SCORE * s // hi for s in raw]
+    return [MAX_NODE_SCORE - s for s in out] if reverse else out
+
+
+def normalize_min_max(raw: Sequence[int]) -> list[int]:
+    """InterPodAffinity's NormalizeScore: int(100 × (s − min) / (max − min)), all 0 when equal.
+
+    >>> normalize_min_max([-100, 0, 100])
+    [0, 50, 100]
+    """
+    if not raw:
+        return []
+    lo, hi = min(raw), max(raw)
+    if hi == lo:
+        return [0] * len(raw)
+    return [int(float(MAX_NODE_SCORE) * (float(s - lo) / float(hi - lo))) for s in raw]
+
+
+def interpod_has_terms(pod: Pod) -> bool:
+    """Whether the pod's own preferred terms make InterPodAffinity read every existing pod."""
+    return bool(pod.preferred_pod_affinity or pod.preferred_pod_anti_affinity)
+
+
+def scores_affinity(pod: Pod) -> bool:
+    """Whether an existing pod's terms can give another pod an InterPodAffinity score."""
+    return bool(pod.pod_affinity or pod.preferred_pod_affinity or pod.preferred_pod_anti_affinity)
+
+
+def interpod_topology(index: ClusterIndex, pod: Pod) -> dict[tuple[str, str], int] | None:
+    """InterPodAffinity's PreScore: (topologyKey, value) -> Σ weights, from the pod's preferred
+    terms over every existing pod, and every existing pod's required (weight 1) and preferred
+    terms toward the pod; anti-affinity subtracts. None when nothing scores (the plugin skips)."""
+    own = interpod_has_terms(pod)
+    mine = [(w, resolve(t, pod), 1) for w, t in pod.preferred_pod_affinity]
+    mine += [(w, resolve(t, pod), -1) for w, t in pod.preferred_pod_anti_affinity]
+    # a pair met with weights that cancel still makes the plugin score (all equal: 0)
+    out: dict[tuple[str, str], int] = defaultdict(int)
+    for name, pods in index.pods_by_node.items():
+        node = index.nodes.get(name)
+        if node is None or not node.labels:
+            continue
+        for p in pods:
+            if p.key == pod.key or not (own or scores_affinity(p)):
+                continue
+            terms = [(w, t, sign) for w, t, sign in mine if t.matches(p)]
+            theirs = [(HARD_POD_AFFINITY_WEIGHT, t, 1) for t in p.pod_affinity]
+            theirs += [(w, t, 1) for w, t in p.preferred_pod_affinity]
+            theirs += [(w, t, -1) for w, t in p.preferred_pod_anti_affinity]
+            terms += [(w, r, sign) for w, t, sign in theirs if (r := resolve(t, p)).matches(pod)]
+            for w, t, sign in terms:
+                value = node.labels.get(t.topology_key)
+                if value is not None:
+                    out[(t.topology_key, value)] += w * sign
+    return dict(out) if out else None
+
+
+def interpod_raw(topology: Mapping[tuple[str, str], int], node: Node) -> int:
+    """InterPodAffinity's raw score of a node: Σ over the topology pairs it carries."""
+    return sum(v for (key, value), v in topology.items() if node.labels.get(key) == value)
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """Every plugin's normalised score per node (unweighted) and the weighted totals."""
+
+    plugins: Mapping[str, Mapping[str, int]]
+    total: Mapping[str, int] = field(default_factory=dict)
+
+    def best(self) -> tuple[str, ...]:
+        """The nodes with the highest total, by name: more than one is a tie the scheduler
+        breaks at random."""
+        if not self.total:
+            return ()
+        hi = max(self.total.values())
+        return tuple(sorted(n for n, s in self.total.items() if s == hi))
+
+
+def score_nodes(pod: Pod, nodes: Sequence[Node], usage: Callable[[str], Usage], spread_scores: Mapping[str, int],
+                topology: Mapping[tuple[str, str], int] | None) -> Scored:
+    """Every default Score plugin over the feasible `nodes`. `usage` gives each node's charged
+    requests, `spread_scores` is spread.score_nodes (normalised; {} when the pod has no soft
+    constraint), `topology` interpod_topology (None: InterPodAffinity skips). ImageLocality
+    is 0 for every node: the snapshot does not keep the images nodes hold."""
+    names = [n.name for n in nodes]
+    want, fit = score_requests(pod), fit_requests(pod)
+    least, balanced = [], []
+    for n in nodes:
+        u = usage(n.name)
+        alloc = (n.allocatable.get("cpu", 0), n.allocatable.get("memory", 0))
+        least.append(least_allocated(want, u.nonzero, alloc))
+        balanced.append(balanced_allocation(fit, u.requested, alloc))
+    plugins = {
+        TAINT_TOLERATION: normalize_default([untolerated_prefer_no_schedule(pod, n) for n in nodes], reverse=True),
+        NODE_AFFINITY: normalize_default([preferred_node_affinity(pod, n) for n in nodes])
+        if pod.preferred_node_affinity else [0] * len(nodes),
+        LEAST_ALLOCATED: least,
+        SPREAD: [spread_scores.get(name, 0) for name in names],
+        INTER_POD_AFFINITY: normalize_min_max([interpod_raw(topology, n) for n in nodes])
+        if topology else [0] * len(nodes),
+        BALANCED_ALLOCATION: balanced,
+        IMAGE_LOCALITY: [0] * len(nodes),
+    }
+    total = {name: sum(WEIGHTS[p] * s[i] for p, s in plugins.items()) for i, name in enumerate(names)}
+    return Scored({p: dict(zip(names, s)) for p, s in plugins.items()}, total)

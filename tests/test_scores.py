@@ -1,0 +1,296 @@
+"""engine/scores.py per plugin, on worked examples of upstream's *_test.go cases (the facts,
+not the code), and engine/scorearrays.py held against it: the only place the scalar and
+array forms of the score formulas are compared."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from conftest import ZONE_KEY, make_constraint, make_node, make_pod, make_snapshot
+from kubectl_tspread.engine import scorearrays, scores, spread
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.labels import Requirement, Selector
+from kubectl_tspread.model import NodeSelectorTerm, PodAffinityTerm, Taint, Toleration
+from kubectl_tspread.snapshot.decode import nonzero_requests
+
+SOFT = "ScheduleAnyway"
+
+
+# -- NodeResourcesFit LeastAllocated (least_allocated_test.go) ------------------------------
+
+@pytest.mark.parametrize("want, used, alloc, expected", [
+    # cpu (4000-3000)*100/4000 = 25, memory (10000-5000)*100/10000 = 50 -> 37
+    ((3000, 5000), (0, 0), (4000, 10000), 37),
+    ((3000, 5000), (0, 0), (6000, 10000), 50),
+    # pods scheduled: cpu (10000-6000)*100/10000 = 40, memory (20000-5000)*100/20000 = 75 -> 57
+    ((3000, 5000), (3000, 0), (10000, 20000), 57),
+    ((3000, 5000), (3000, 5000), (10000, 50000), 60),
+    # cpu past the capacity scores 0: (0 + 100) / 2; memory half used: (0 + 50) / 2
+    ((3000, 0), (3000, 0), (4000, 10000), 50),
+    ((3000, 0), (3000, 5000), (4000, 10000), 25),
+    # a node without the resource leaves it out of the average; without any, 0
+    ((1000, 0), (0, 0), (0, 10000), 100),
+    ((1000, 0), (0, 0), (0, 0), 0),
+], ids=["nothing scheduled, small node 37", "nothing scheduled, big node 50", "pods scheduled 57",
+        "differently sized nodes 60", "requests past the cpu capacity 50", "and half the memory used 25",
+        "no cpu allocatable: memory alone", "nothing allocatable: 0"])
+def test_least_allocated(want, used, alloc, expected):
+    assert scores.least_allocated(want, used, alloc) == expected
+
+
+# -- NodeResourcesBalancedAllocation (balanced_allocation_test.go) --------------------------
+
+@pytest.mark.parametrize("want, used, alloc, expected", [
+    # cpu 0 -> 3000/4000 (75 %), memory 0 -> 5000/10000 (50 %): balance 100 -> 87, 50 + 37/2 = 68
+    ((3000, 5000), (0, 0), (4000, 10000), 68),
+    ((3000, 5000), (0, 0), (6000, 10000), 75),
+    # cpu 30 % -> 60 %, memory 0 -> 25 %: balance 85 -> 82 -> 73
+    ((3000, 5000), (3000, 0), (10000, 20000), 73),
+    ((3000, 5000), (3000, 5000), (10000, 20000), 74),
+    ((3000, 5000), (3000, 5000), (10000, 50000), 70),
+    # to the extremes: 50 -> 100 gives 100, 100 -> 50 gives 50
+    ((0, 5000), (3000, 0), (3000, 5000), 100),
+    ((0, 5000), (0, 0), (3000, 5000), 50),
+    # a pod requesting nothing is skipped
+    ((0, 0), (3000, 0), (3000, 5000), 0),
+], ids=["nothing scheduled, small node 68", "nothing scheduled, big node 75", "pods scheduled 73",
+        "pods scheduled 74", "differently sized nodes 70", "to the maximum 100", "to the minimum 50",
+        "nothing requested: skipped"])
+def test_balanced_allocation(want, used, alloc, expected):
+    assert scores.balanced_allocation(want, used, alloc) == expected
+
+
+# -- the requests the scores charge ---------------------------------------------------------
+
+def _c(requests=None, **kw):
+    return {"name": "c", **({"resources": {"requests": requests}} if requests is not None else {}), **kw}
+
+
+MI = 1024 * 1024
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"containers": [_c()]}, (100, 200 * MI)),
+    ({"containers": [_c(), _c()]}, (200, 400 * MI)),
+    ({"containers": [_c({"cpu": "0", "memory": "0"})]}, (0, 0)),
+    ({"containers": [_c({"cpu": "250m"}), _c({"memory": "1Mi"})]}, (350, 201 * MI)),
+    ({"containers": [_c({"cpu": "1"})], "initContainers": [_c({"cpu": "2"})]}, (2000, 200 * MI)),
+    ({"containers": [_c({"cpu": "1"})], "initContainers": [_c({"cpu": "500m"}, restartPolicy="Always")]},
+     (1500, 400 * MI)),
+    ({"containers": [_c()], "overhead": {"cpu": "250m", "memory": "120Mi"}}, (350, 320 * MI)),
+], ids=["a container without requests: the defaults", "the defaults per container",
+        "an explicit 0 stays 0", "a missing resource defaulted per container",
+        "an init container larger than the containers", "a sidecar adds to the containers",
+        "overhead on top"])
+def test_nonzero_requests(spec, expected):
+    assert nonzero_requests(spec) == expected
+
+
+# -- TaintToleration (taint_toleration_test.go) ---------------------------------------------
+
+def _prefer(key, value):
+    return Taint(key, value, scores.PREFER_NO_SCHEDULE)
+
+
+@pytest.mark.parametrize("tolerations, taints, expected", [
+    # a tolerated taint scores like no taint, an untolerated one lowest
+    ((Toleration("foo", "Equal", "bar", "PreferNoSchedule"),),
+     [[_prefer("foo", "bar")], [_prefer("foo", "blah")]], [100, 0]),
+    # the more untolerated taints, the lower: 0, 1, 2 of them -> 100, 50, 0
+    ((Toleration("cpu-type", "Equal", "arm64", "PreferNoSchedule"),),
+     [[], [_prefer("cpu-type", "arm64")] + [_prefer("disk", "hdd")],
+      [_prefer("cpu-type", "x86"), _prefer("disk", "hdd")]], [100, 50, 0]),
+    # only PreferNoSchedule taints count
+    ((), [[Taint("foo", "bar", "NoSchedule")], [_prefer("foo", "bar")]], [100, 0]),
+    # a toleration without effect tolerates PreferNoSchedule; one for NoSchedule does not
+    ((Toleration("foo", "Exists", "", ""),), [[_prefer("foo", "x")], []], [100, 100]),
+    ((Toleration("foo", "Exists", "", "NoSchedule"),), [[_prefer("foo", "x")], []], [0, 100]),
+], ids=["tolerated beats untolerated", "more untolerated taints score lower", "only PreferNoSchedule counts",
+        "an empty effect tolerates", "a NoSchedule toleration does not"])
+def test_taint_toleration(tolerations, taints, expected):
+    pod = make_pod("p", tolerations=tolerations)
+    nodes = [make_node(f"n{i}", taints=t) for i, t in enumerate(taints)]
+    raw = [scores.untolerated_prefer_no_schedule(pod, n) for n in nodes]
+    assert scores.normalize_default(raw, reverse=True) == expected
+
+
+# -- NodeAffinity (node_affinity_test.go) ---------------------------------------------------
+
+def _term(**labels):
+    return NodeSelectorTerm(tuple(Requirement(k, "In", (v,)) for k, v in labels.items()))
+
+
+def test_node_affinity_sums_the_matching_terms_and_scales_to_the_best():
+    """Terms foo=bar (2), key=value (4), both (5): a node with both labels matches all three
+    (11 -> 100), one with foo=bar only 2 (100 × 2 // 11 = 18), one without 0."""
+    pod = make_pod("p", preferred_node_affinity=((2, _term(foo="bar")), (4, _term(key="value")),
+                                                 (5, _term(foo="bar", key="value"))))
+    nodes = [make_node("n1", labels={"foo": "bar"}), make_node("n2", labels={"foo": "bar", "key": "value"}),
+             make_node("n3")]
+    raw = [scores.preferred_node_affinity(pod, n) for n in nodes]
+    assert raw == [2, 11, 0]
+    assert scores.normalize_default(raw) == [18, 100, 0]
+
+
+def test_node_affinity_without_a_match_anywhere_is_all_zero():
+    pod = make_pod("p", preferred_node_affinity=((5, _term(foo="bar")),))
+    assert scores.normalize_default([scores.preferred_node_affinity(pod, make_node("n"))]) == [0]
+
+
+# -- InterPodAffinity (interpodaffinity/scoring_test.go) ------------------------------------
+
+def _pod_term(key=ZONE_KEY, **labels):
+    return PodAffinityTerm(Selector.from_match_labels(labels), key)
+
+
+def _interpod(incoming, existing, nodes):
+    index = ClusterIndex(make_snapshot(nodes, existing + [incoming]))
+    topology = scores.interpod_topology(index, incoming)
+    if topology is None:
+        return None
+    return scores.normalize_min_max([scores.interpod_raw(topology, n) for n in nodes])
+
+
+ZONES = [make_node("a1", zone="a"), make_node("a2", zone="a"), make_node("b1", zone="b")]
+
+
+@pytest.mark.parametrize("incoming, existing, expected", [
+    # the pod prefers a zone with a db pod: zone a 100, zone b 0
+    (make_pod("in", preferred_pod_affinity=((5, _pod_term(app="db")),)),
+     [make_pod("db", node="a1", labels={"app": "db"})], [100, 100, 0]),
+    # anti-affinity the other way round
+    (make_pod("in", preferred_pod_anti_affinity=((5, _pod_term(app="db")),)),
+     [make_pod("db", node="a1", labels={"app": "db"})], [0, 0, 100]),
+    # an existing pod's required affinity toward the pod counts (hardPodAffinityWeight 1)
+    (make_pod("in", labels={"app": "web"}),
+     [make_pod("db", node="b1", labels={"app": "db"}, pod_affinity=(_pod_term(app="web"),))], [0, 0, 100]),
+    # an existing pod's preferred anti-affinity toward the pod
+    (make_pod("in", labels={"app": "web"}),
+     [make_pod("db", node="b1", preferred_pod_anti_affinity=((10, _pod_term(app="web")),))], [100, 100, 0]),
+], ids=["preferred affinity", "preferred anti-affinity", "existing pod's required affinity",
+        "existing pod's preferred anti-affinity"])
+def test_interpod_affinity(incoming, existing, expected):
+    assert _interpod(incoming, existing, ZONES) == expected
+
+
+def test_interpod_affinity_skips_without_terms():
+    assert _interpod(make_pod("in"), [make_pod("x", node="a1")], ZONES) is None
+
+
+def test_min_max_normalisation():
+    assert scores.normalize_min_max([-100, 0, 100]) == [0, 50, 100]
+    assert scores.normalize_min_max([7, 7]) == [0, 0]
+
+
+# -- PodTopologySpread: IgnoredNodes --------------------------------------------------------
+
+def test_spread_score_leaves_out_nodes_lacking_a_soft_key():
+    """A ScheduleAnyway constraint on `rack`, which n3 lacks: n3 is left out (score 0) and
+    the other two are scored among themselves (rack r1 holds a web pod: r2 scores 100)."""
+    nodes = [make_node("n1", labels={"rack": "r1"}), make_node("n2", labels={"rack": "r2"}), make_node("n3")]
+    web = make_pod("w", node="n1", labels={"app": "web"})
+    pod = make_pod("in", labels={"app": "web"}, spread=[make_constraint("rack", mode=SOFT)])
+    state = spread.compute(ClusterIndex(make_snapshot(nodes, [web, pod])), pod)
+    got = spread.score_nodes(state, nodes)
+    assert got["n3"] == 0 and got["n2"] == 100 and got["n1"] < 100
+
+
+# -- the total and ties ---------------------------------------------------------------------
+
+def test_best_returns_every_node_of_the_highest_total():
+    assert scores.Scored({}, {"b": 5, "a": 5, "c": 1}).best() == ("a", "b")
+    assert scores.Scored({}, {"b": 5, "a": 4}).best() == ("b",)
+
+
+def test_weights_are_the_default_profiles():
+    assert scores.WEIGHTS == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+                              "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+
+
+# -- scalar and array forms, side by side ---------------------------------------------------
+
+def _random_nodes(rng: random.Random, n: int, usable_only: bool = False):
+    allocs = [(4000, 16 << 30), (150, 300 << 20), (64000, 512 << 30), (3500, 6000 << 20)]
+    if not usable_only:  # nodes without cpu or memory take the general path of the arrays
+        allocs += [(0, 8 << 30), (2000, 0)]
+    taints = [(), (_prefer("dedicated", "infra"),), (_prefer("a", "b"), _prefer("c", "d")),
+              (Taint("x", "y", "NoSchedule"),)]
+    out = []
+    for i in range(n):
+        cpu, mem = rng.choice(allocs)
+        labels = {"pool": "blue"} if rng.random() < 0.4 else {}
+        out.append(make_node(f"n{i:02d}", zone=rng.choice("abc"), labels=labels, taints=rng.choice(taints),
+                             allocatable={"cpu": cpu, "memory": mem, "pods": 110}))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_arrays_score_like_the_scalar_forms(seed):
+    """Each plugin and the total over random nodes and usages: nodes without cpu or memory
+    (seeds 0-3; 4-7 every node has both, the arrays' short path),
+    requests past the allocatable, pods requesting nothing, PreferNoSchedule taints, preferred
+    node affinity, InterPodAffinity raw scores."""
+    rng = random.Random(seed)
+    nodes = _random_nodes(rng, 20, usable_only=seed >= 4)
+    usage = {n.name: scores.Usage((rng.choice([0, 500, 3000]), rng.choice([0, 1 << 30, 9 << 30])),
+                                  (rng.choice([100, 700, 5000]), rng.choice([200 << 20, 3 << 30]))) for n in nodes}
+    for requests, tol in [({}, ()), ({"cpu": 250, "memory": 1 << 30}, (Toleration("a", "Exists"),)),
+                          ({"cpu": 0, "memory": 0}, ()), ({"cpu": 3900}, ())]:
+        pod = make_pod("in", requests=requests, tolerations=tol,
+                       preferred_node_affinity=((rng.choice([10, 50]), _term(pool="blue")),) if seed % 2 else ())
+        spread_scores = {n.name: rng.randint(0, 100) for n in nodes} if seed % 3 else {}
+        topology = {(ZONE_KEY, "a"): rng.randint(-5, 5), (ZONE_KEY, "b"): 3} if seed % 4 == 1 else None
+        scalar = scores.score_nodes(pod, nodes, usage.__getitem__, spread_scores, topology)
+        alloc = np.array([[n.allocatable["cpu"] for n in nodes], [n.allocatable["memory"] for n in nodes]])
+        nonzero = np.array([[usage[n.name].nonzero[k] for n in nodes] for k in (0, 1)])
+        used = np.array([[usage[n.name].requested[k] for n in nodes] for k in (0, 1)])
+        want = scores.score_requests(pod)
+        assert scorearrays.least_allocated(alloc, nonzero, want).tolist() == \
+            [scalar.plugins[scores.LEAST_ALLOCATED][n.name] for n in nodes]
+        assert scorearrays.balanced_allocation(alloc, used, scores.fit_requests(pod)).tolist() == \
+            [scalar.plugins[scores.BALANCED_ALLOCATION][n.name] for n in nodes]
+        soft = np.array([spread_scores[n.name] for n in nodes]) if spread_scores else None
+        totals = scorearrays.total(pod, len(nodes), nodes.__getitem__, alloc, nonzero, used, soft, None, topology)
+        assert totals.tolist() == [scalar.total[n.name] for n in nodes]
+        first, tie = scorearrays.best(totals, np.arange(len(nodes)))
+        assert nodes[first].name == scalar.best()[0] and tie == (len(scalar.best()) > 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_normalisations_match(seed):
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(-20 if seed % 2 else 0, 40, 25)
+    assert scorearrays.normalize_min_max(raw).tolist() == scores.normalize_min_max(raw.tolist())
+    plain = np.abs(raw) if seed % 3 else np.zeros(25, dtype=np.int64)
+    for reverse in (False, True):
+        assert scorearrays.normalize_default(plain, reverse).tolist() == \
+            scores.normalize_default(plain.tolist(), reverse)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_spread_array_normalisation_matches_score_nodes(seed):
+    """scorearrays.spread_term and spread_normalize against spread.score_nodes on random
+    clusters with a soft zone constraint and a soft `rack` one that some nodes lack."""
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}", zone=rng.choice("abc"),
+                       labels={"rack": f"r{rng.randint(1, 3)}"} if rng.random() < 0.6 else {}) for i in range(12)]
+    pods = [make_pod(f"w{i}", node=rng.choice(nodes).name, labels={"app": "web"}) for i in range(15)]
+    pod = make_pod("in", labels={"app": "web"}, spread=[make_constraint(ZONE_KEY, max_skew=2, mode=SOFT),
+                                                         make_constraint("rack", mode=SOFT)])
+    state = spread.compute(ClusterIndex(make_snapshot(nodes, pods + [pod])), pod)
+    want = spread.score_nodes(state, nodes)
+    lacking = np.array(["rack" not in n.labels for n in nodes])
+    considered = ~lacking
+    kept = [n for n, ok in zip(nodes, considered) if ok]
+    total = np.zeros(len(nodes))
+    for cs in state.soft:
+        key = cs.constraint.topology_key
+        size = len({n.labels[key] for n in kept})
+        counts = np.array([cs.count(n.labels[key]) if key in n.labels else 0 for n in nodes])
+        has = np.array([key in n.labels for n in nodes])
+        total = total + np.where(has, scorearrays.spread_term(counts, size, cs.constraint.max_skew), 0.0)
+    got = scorearrays.spread_normalize(total, considered if lacking.any() else None)
+    assert got.tolist() == [want[n.name] for n in nodes]
