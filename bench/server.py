@@ -146,7 +146,7 @@ def _offset(token: str) -> int:
 
 def discovery(path: str) -> dict | None:
     if path == "/version":
-        return {"major": "1", "minor": "30", "gitVersion": "v1.30.4", "platform": "linux/amd64"}
+        return {"major": "1", "minor": "37", "gitVersion": "v1.37.2", "platform": "linux/amd64"}
     if path == "/api":
         return {"kind": "APIVersions", "versions": ["v1"],
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:443"}]}

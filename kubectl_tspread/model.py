@@ -189,6 +189,9 @@ class Pod:
     preferred_node_affinity: tuple[tuple[int, NodeSelectorTerm], ...] = ()
     preferred_pod_affinity: tuple[tuple[int, PodAffinityTerm], ...] = ()
     preferred_pod_anti_affinity: tuple[tuple[int, PodAffinityTerm], ...] = ()
+    # what NodeResourcesFit's score charges this pod when it is the one placed, where that
+    # differs from score_requests: its pod-level requests left out (scores.placed_requests)
+    placed_score_requests: tuple[int, int] | None = None
 
     @property
     def key(self) -> str:

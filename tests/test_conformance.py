@@ -43,13 +43,8 @@ def oracles() -> dict[str, str]:
     return built
 
 
-# the drain planner's predicted node (engine/scores.py weighs every default Score plugin) misses
-# the scheduler's top-scored set in about 2 of 500 cases, for two causes not modelled yet:
-# NodeResourcesFit's score leaves the incoming pod's pod-level requests out (its scorer never
-# turns PodLevelResources on; the requests of the pods already on a node keep them), and before
-# 1.36 BalancedAllocation scores the balance after the pod, not its improvement. The mismatches
-# are printed and counted.
-KNOWN_GAPS = ("placement",)
+# every aspect must agree, the drain planner's predicted node included (no known gap)
+KNOWN_GAPS: tuple[str, ...] = ()
 
 
 @pytest.mark.parametrize("minor", MINORS)

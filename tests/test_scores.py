@@ -63,6 +63,20 @@ def test_balanced_allocation(want, used, alloc, expected):
     assert scores.balanced_allocation(want, used, alloc) == expected
 
 
+@pytest.mark.parametrize("want, used, alloc, expected", [
+    # before 1.36 the score is the balance with the pod: 75 % and 50 % -> std 0.125 -> 87
+    ((3000, 5000), (0, 0), (4000, 10000), 87),
+    ((3000, 5000), (3000, 0), (10000, 20000), 82),
+    ((0, 5000), (3000, 0), (3000, 5000), 100),
+    ((0, 0), (3000, 0), (3000, 5000), 0),
+], ids=["nothing scheduled 87", "pods scheduled 82", "balanced 100", "nothing requested: skipped"])
+def test_balanced_allocation_before_136_scores_the_balance_with_the_pod(want, used, alloc, expected):
+    assert scores.balanced_allocation(want, used, alloc, improvement=False) == expected
+    got = scorearrays.balanced_allocation(np.array([[alloc[0]], [alloc[1]]]), np.array([[used[0]], [used[1]]]),
+                                          want, improvement=False)
+    assert got.tolist() == [expected]
+
+
 # -- the requests the scores charge ---------------------------------------------------------
 
 def _c(requests=None, **kw):
@@ -294,3 +308,16 @@ def test_spread_array_normalisation_matches_score_nodes(seed):
         total = total + np.where(has, scorearrays.spread_term(counts, size, cs.constraint.max_skew), 0.0)
     got = scorearrays.spread_normalize(total, considered if lacking.any() else None)
     assert got.tolist() == [want[n.name] for n in nodes]
+
+
+def test_the_placed_pods_score_leaves_its_pod_level_requests_out():
+    """NodeResourcesFit's scorer never turns PodLevelResources on for the pod being placed, while
+    a node's pods are charged with theirs (kube-scheduler 1.37's own scores: tests/test_conformance.py)."""
+    from kubectl_tspread.snapshot import decode
+
+    spec = {"containers": [_c({"memory": "3Gi"})], "resources": {"requests": {"cpu": "2", "memory": "512Mi"}}}
+    pod = decode.pod({"metadata": {"name": "p", "namespace": "default"}, "spec": spec})
+    assert pod.score_requests == (2000, 512 * 1024 * 1024)  # charged so once it is on a node
+    assert scores.placed_requests(pod) == (100, 3 * 1024 ** 3)  # the containers', cpu defaulted
+    plain = decode.pod({"metadata": {"name": "q", "namespace": "default"}, "spec": {"containers": [_c()]}})
+    assert plain.placed_score_requests is None and scores.placed_requests(plain) == plain.score_requests

@@ -678,7 +678,7 @@ class FlatCluster:
         tainted = np.flatnonzero(np.isin(at, self.prefer_tainted)).tolist() if len(self.prefer_tainted) else []
         nodes, order = self.sim.nodes, self.order
         totals = scorearrays.total(pod, len(found), lambda i: nodes[order[int(at[i])]], alloc, nonzero, used,
-                                   soft_scores, tainted)
+                                   soft_scores, tainted, improvement=self.sim.balanced_improvement)
         at_best, tie = scorearrays.best(totals, self.rank.take(found))
         if tie:
             self.tied = tuple(sorted(order[int(j)] for j in at[totals == totals.max()]))

@@ -50,7 +50,7 @@ from dataclasses import fields, replace
 from typing import Any, Callable, Iterable
 
 from kubectl_tspread.drain import counts, vector
-from kubectl_tspread.engine import scores, spread
+from kubectl_tspread.engine import scores, spread, versions
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import untolerated_taint
 from kubectl_tspread.engine.partition import EXCLUDED_TAINT, without_node
@@ -129,6 +129,11 @@ class SimCluster:
         # the same as an array in scan order): verdicts that read only the Node key on it
         self._node_stamps: dict[str, int] = {}
         self._node_array = None
+
+    @property
+    def balanced_improvement(self) -> bool:
+        """BalancedAllocation's formula of the cluster's minor (engine/versions.py)."""
+        return versions.rules_for(self.base.kube_version).balanced_improvement
 
     def copy(self, checkpoint: bool = False) -> "SimCluster":
         """A copy to play on, independent of this one. A `checkpoint` is a copy that is only

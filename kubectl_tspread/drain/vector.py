@@ -715,7 +715,7 @@ def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState,
     tainted = table.prefer_tainted(sim)
     rows = np.flatnonzero(np.isin(found, tainted)).tolist() if len(tainted) else []
     return scorearrays.total(pod, len(found), lambda i: nodes[order[int(found[i])]], alloc, nonzero, used, soft,
-                             rows, topology)
+                             rows, topology, sim.balanced_improvement)
 
 
 # NodeTable.score_alloc where a node's allocatable is not positive: anything left from it

@@ -59,11 +59,13 @@ def _balance(requested, alloc):
     return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
-def balanced_allocation(alloc, used, want: tuple[int, int]):
+def balanced_allocation(alloc, used, want: tuple[int, int], improvement: bool = True):
     """scores.balanced_allocation per node: `used` the nodes' requests as they are."""
     if not any(want):
         return np.zeros(alloc.shape[1], dtype=np.int64)
     after = _balance(used + _column(want), alloc)
+    if not improvement:
+        return after
     before = _balance(used, alloc)
     x = MAX_NODE_SCORE // 2 + after - before
     return MAX_NODE_SCORE // 2 + np.where(x >= 0, x // 2, -((-x) // 2))  # Go's x / 2
@@ -120,7 +122,7 @@ def per_node(raw: Callable[[Pod, Node], int], pod: Pod, n: int, node_at: Callabl
 
 
 def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero, used_requested, spread,
-          tainted=None, topology=None):
+          tainted=None, topology=None, improvement: bool = True):
     """scores.score_nodes' totals for `n` nodes (`node_at(i)` the i-th): `alloc` and the
     usages as above, `spread` the normalised PodTopologySpread scores (None: the pod has no
     soft constraint), `tainted` the positions of the nodes with a PreferNoSchedule taint
@@ -133,14 +135,14 @@ def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero,
     if pod.preferred_node_affinity:
         raw = per_node(scores.preferred_node_affinity, pod, n, node_at)
         out = out + WEIGHTS[scores.NODE_AFFINITY] * normalize_default(raw)
-    out = out + WEIGHTS[scores.LEAST_ALLOCATED] * least_allocated(alloc, used_nonzero, scores.score_requests(pod))
+    out = out + WEIGHTS[scores.LEAST_ALLOCATED] * least_allocated(alloc, used_nonzero, scores.placed_requests(pod))
     if spread is not None:
         out = out + WEIGHTS[scores.SPREAD] * spread
     if topology:
         raw = per_node(lambda p, node: scores.interpod_raw(topology, node), pod, n, node_at)
         out = out + WEIGHTS[scores.INTER_POD_AFFINITY] * normalize_min_max(raw)
     out = out + WEIGHTS[scores.BALANCED_ALLOCATION] * balanced_allocation(alloc, used_requested,
-                                                                          scores.fit_requests(pod))
+                                                                          scores.fit_requests(pod), improvement)
     return out if n else np.zeros(0, dtype=np.int64)
 
 

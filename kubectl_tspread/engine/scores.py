@@ -54,6 +54,13 @@ def score_requests(pod: Pod) -> tuple[int, int]:
     return req.get("cpu", DEFAULT_MILLI_CPU), req.get("memory", DEFAULT_MEMORY)
 
 
+def placed_requests(pod: Pod) -> tuple[int, int]:
+    """The (cpu, memory) LeastAllocated charges for the pod being placed: `score_requests`,
+    except that its pod-level requests are left out (NodeResourcesFit's scorer never turns
+    PodLevelResources on; the pods already on a node are charged with them)."""
+    return pod.placed_score_requests if pod.placed_score_requests is not None else score_requests(pod)
+
+
 def fit_requests(pod: Pod) -> tuple[int, int]:
     """The (cpu, memory) BalancedAllocation charges: the pod's requests as they are."""
     return pod.requests.get("cpu", 0), pod.requests.get("memory", 0)
@@ -106,17 +113,23 @@ def _go_half(x: int) -> int:
     return x // 2 if x >= 0 else -((-x) // 2)
 
 
-def balanced_allocation(want: tuple[int, int], used: tuple[int, int], allocatable: tuple[int, int]) -> int:
-    """NodeResourcesBalancedAllocation (1.37): how much the pod improves the balance of the
-    node's cpu and memory fractions, 50 + (50 + balance with the pod − balance without) / 2.
+def balanced_allocation(want: tuple[int, int], used: tuple[int, int], allocatable: tuple[int, int],
+                        improvement: bool = True) -> int:
+    """NodeResourcesBalancedAllocation: from 1.36 (`improvement`, versions.Rules.balanced_improvement)
+    how much the pod improves the balance of the node's cpu and memory fractions, 50 + (50 +
+    balance with the pod − balance without) / 2; before, the balance with the pod.
     A pod requesting nothing is not scored (0 everywhere: the plugin skips).
 
     >>> balanced_allocation((1000, 1 << 30), (0, 0), (4000, 4 << 30))  # 1/4 and 1/4: balanced
     75
+    >>> balanced_allocation((1000, 1 << 30), (0, 0), (4000, 4 << 30), improvement=False)
+    100
     """
     if not any(want):
         return 0
     after = _balance(_fractions((u + w for u, w in zip(used, want)), allocatable))
+    if not improvement:
+        return after
     before = _balance(_fractions(used, allocatable))
     return MAX_NODE_SCORE // 2 + _go_half(MAX_NODE_SCORE // 2 + after - before)
 
@@ -225,19 +238,19 @@ class Scored:
 
 
 def score_nodes(pod: Pod, nodes: Sequence[Node], usage: Callable[[str], Usage], spread_scores: Mapping[str, int],
-                topology: Mapping[tuple[str, str], int] | None) -> Scored:
+                topology: Mapping[tuple[str, str], int] | None, improvement: bool = True) -> Scored:
     """Every default Score plugin over the feasible `nodes`. `usage` gives each node's charged
     requests, `spread_scores` is spread.score_nodes (normalised; {} when the pod has no soft
     constraint), `topology` interpod_topology (None: InterPodAffinity skips). ImageLocality
     is 0 for every node: the snapshot does not keep the images nodes hold."""
     names = [n.name for n in nodes]
-    want, fit = score_requests(pod), fit_requests(pod)
+    want, fit = placed_requests(pod), fit_requests(pod)
     least, balanced = [], []
     for n in nodes:
         u = usage(n.name)
         alloc = (n.allocatable.get("cpu", 0), n.allocatable.get("memory", 0))
         least.append(least_allocated(want, u.nonzero, alloc))
-        balanced.append(balanced_allocation(fit, u.requested, alloc))
+        balanced.append(balanced_allocation(fit, u.requested, alloc, improvement))
     plugins = {
         TAINT_TOLERATION: normalize_default([untolerated_prefer_no_schedule(pod, n) for n in nodes], reverse=True),
         NODE_AFFINITY: normalize_default([preferred_node_affinity(pod, n) for n in nodes])

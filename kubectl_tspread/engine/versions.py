@@ -16,6 +16,8 @@ Each rule below names the minor it changed in, as the upstream code of that mino
   wrote its state, so its PostFilter fails reading it with the error "not found", the framework
   stops there, and that error is the whole PostFilter part: "0/N nodes are available:
   <PreFilter message>. not found" (preemption never runs);
+- 1.36: NodeResourcesBalancedAllocation scores the change in the node's balance the pod makes
+  (before: the balance with the pod);
 - 1.37: the default profile runs NodeName before NodeUnschedulable (before: after it);
 - 1.37: a preemption that finds victims says so: "preemption: found a potential placement
   for pod on node N, preempting K victims" (before, a successful PostFilter added nothing).
@@ -76,6 +78,12 @@ class Rules:
     @property
     def preemption_names_node(self) -> bool:
         return self.minor >= 37
+
+    @property
+    def balanced_improvement(self) -> bool:
+        """BalancedAllocation scores how much the pod improves the node's balance (1.36+), not
+        the balance with the pod."""
+        return self.minor >= 36
 
 
 def parse(text: str) -> tuple[int, int]:

@@ -156,9 +156,12 @@ DEFAULT_MILLI_CPU = 100
 DEFAULT_MEMORY = 200 * 1024 * 1024
 
 
-def nonzero_requests(spec: Mapping) -> tuple[int, int]:
+def nonzero_requests(spec: Mapping, pod_level: bool = True) -> tuple[int, int]:
     """The (cpu, memory) the scoring plugins charge: `effective_requests` with each container
     that has no cpu (memory) request counted at 100m (200Mi); an explicit "0" stays 0.
+    `pod_level=False` leaves spec.resources out: NodeResourcesFit's score of the pod being
+    placed reads its requests so (its scorer never turns PodLevelResources on, while the
+    requests of the pods already on a node keep them).
 
     >>> nonzero_requests({"containers": [{}, {"resources": {"requests": {"cpu": "0"}}}]})
     (100, 419430400)
@@ -175,7 +178,8 @@ def nonzero_requests(spec: Mapping) -> tuple[int, int]:
     # pod-level requests replace the containers' for scoring too (PodRequests reads them)
     total = effective_requests({"containers": defaulted(spec.get("containers")),
                                 "initContainers": defaulted(spec.get("initContainers")),
-                                "overhead": spec.get("overhead"), "resources": spec.get("resources")})
+                                "overhead": spec.get("overhead"),
+                                "resources": spec.get("resources") if pod_level else None})
     return total.get("cpu", 0), total.get("memory", 0)
 
 
@@ -277,7 +281,9 @@ def _requests_and_ports(parts: tuple) -> tuple[dict[str, int], tuple[HostPort, .
         "overhead": overhead,
         "resources": pod_level,
     }
-    return effective_requests(spec), _host_ports(spec), nonzero_requests(spec)
+    nonzero = nonzero_requests(spec)
+    placed = nonzero_requests(spec, pod_level=False) if pod_level else None
+    return effective_requests(spec), _host_ports(spec), (nonzero, placed if placed != nonzero else None)
 
 
 def _spread(raw: Iterable[Mapping] | None) -> tuple[SpreadConstraint, ...]:
@@ -423,7 +429,7 @@ def pod(obj: Mapping) -> Pod:
     if type(priority) is not int or not _INT32_MIN <= priority <= INT32_MAX:
         priority = 0 if priority is None else integer(priority, "spec.priority")
     (node_affinity, pod_affinity, pod_anti_affinity, preferred_node, preferred_pod, preferred_anti, requests,
-     host_ports, score_requests, spread, tolerations, node_selector) = _scheduling(spec)
+     host_ports, (score_requests, placed_score_requests), spread, tolerations, node_selector) = _scheduling(spec)
     conditions, ready = _conditions(status.get("conditions"))
     annotations = meta.get("annotations")
     if annotations and type(annotations) is not dict:
@@ -447,7 +453,7 @@ def pod(obj: Mapping) -> Pod:
         conditions,  # conditions
         bool(annotations) and "kubernetes.io/config.mirror" in annotations,  # mirror
         ready,  # ready
-        score_requests, preferred_node, preferred_pod, preferred_anti,
+        score_requests, preferred_node, preferred_pod, preferred_anti, placed_score_requests,
     )
 
 
