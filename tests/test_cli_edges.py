@@ -14,7 +14,7 @@ import time
 import pytest
 import yaml
 
-from apiobjects import as_list, node_obj, pod_obj
+from apiobjects import as_dump, as_list, node_obj, pod_obj
 from fakeapi import FakeApiServer, make_self_signed_cert, raw_node
 from hostileapi import HostileApiServer
 from kubectl_tspread.cli import EXIT_ABORTED, main
@@ -121,7 +121,7 @@ def _terminate_here(*args, **kwargs):
 ], ids=["loading", "computing", "rendering", "explaining", "planning", "rendering the plan"])
 def test_sigterm_at_every_phase_is_aborted_exit_130(capsys, monkeypatch, tmp_path, args, target):
     dump = tmp_path / "cluster.json"
-    dump.write_text(json.dumps(as_list([node_obj("a1", zone="a"), pod_obj("web", node="a1")])))
+    dump.write_text(json.dumps(as_dump([node_obj("a1", zone="a"), pod_obj("web", node="a1")])))
     monkeypatch.setattr(target, _terminate_here)
     code, out, err = run(capsys, *[str(dump) if a == "DUMP" else a for a in args])
     assert (code, out, err) == (EXIT_ABORTED, "", "error: aborted\n")
