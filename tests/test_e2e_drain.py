@@ -1,0 +1,262 @@
+"""`drain-safe --execute` against a real control plane (tests/controlplane.py): 12 nodes in 3
+zones, two Deployments and a StatefulSet spread over the zones (DoNotSchedule, maxSkew 1),
+each with a PodDisruptionBudget of maxUnavailable 1. The real disruption controller answers
+the evictions (429 while a budget is spent), the real ReplicaSet and StatefulSet controllers
+make the replacements, the real scheduler places them. The plan's predicted placements
+(`-o json` before executing) are compared with the actual ones and the agreement reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from controlplane import (NOTES, ControlPlane, cordon, deployment, pdb, ready_count, statefulset, tspread,
+                          tspread_json, zone_spread)
+
+pytestmark = pytest.mark.e2e
+
+ZONE = "topology.kubernetes.io/zone"
+WORKLOADS = {"web": 12, "api": 6, "db": 3}
+
+
+def node_zones(cp: ControlPlane) -> dict[str, str]:
+    return {n.metadata.name: n.metadata.labels.get(ZONE, "") for n in cp.core().list_node().items}
+
+
+def placements(cp: ControlPlane, ns: str) -> dict[str, tuple[str, str, str]]:
+    """uid -> (app, pod name, node) of the live pods of the namespace (terminating ones left out)."""
+    return {p.metadata.uid: (p.metadata.labels.get("app", ""), p.metadata.name, p.spec.node_name or "")
+            for p in cp.pods(ns) if p.metadata.deletion_timestamp is None}
+
+
+def all_ready(cp: ControlPlane, ns: str) -> bool:
+    pods = cp.pods(ns)
+    return all(ready_count([p for p in pods if p.metadata.labels.get("app") == app]) == n
+               and len([p for p in pods if p.metadata.labels.get("app") == app]) == n
+               for app, n in WORKLOADS.items())
+
+
+def zone_skews(cp: ControlPlane, ns: str) -> dict[str, int]:
+    zones = node_zones(cp)
+    counts: dict[str, Counter] = {app: Counter({z: 0 for z in set(zones.values())}) for app in WORKLOADS}
+    for app, _, node in placements(cp, ns).values():
+        if app in counts and node:
+            counts[app][zones[node]] += 1
+    return {app: max(c.values()) - min(c.values()) for app, c in counts.items()}
+
+
+def read_log(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def drain_ns(control_plane):
+    cp = control_plane
+    ns = cp.namespace("drain")
+    spread = lambda app: [zone_spread({"app": app})]  # noqa: E731
+    cp.create(deployment("web", WORKLOADS["web"], spread("web"), cpu="200m"),
+              deployment("api", WORKLOADS["api"], spread("api"), cpu="300m"),
+              statefulset("db", WORKLOADS["db"], spread("db"), cpu="250m"),
+              pdb("web", "web"), pdb("api", "api"), pdb("db", "db"), namespace=ns)
+    cp.wait("every workload Ready", lambda: all_ready(cp, ns), timeout=180, interval=0.5)
+    # the disruption controller has counted the healthy pods: each budget allows one disruption
+    cp.wait("the PDBs' status", lambda: all(
+        (b.status.disruptions_allowed or 0) == 1 for b in cp.api_policy().list_namespaced_pod_disruption_budget(ns).items))
+    yield ns
+    cordon(cp, *node_zones(cp), on=False)
+    cp.core().delete_namespace(ns)
+
+
+def plan(cp: ControlPlane, *nodes: str) -> dict:
+    return tspread_json(cp, "drain-safe", *nodes, "--ignore-daemonsets")
+
+
+def predicted(doc: dict) -> list[tuple[str, str, str]]:
+    """(workload, evicted pod, predicted node) of every eviction of a plan."""
+    return [(e["workload"], e["name"], e["predictedNode"]) for s in doc["steps"] for e in s["evictions"]]
+
+
+def test_a_server_dry_run_changes_nothing(control_plane, drain_ns, tmp_path):
+    cp = control_plane
+    before = placements(cp, drain_ns)
+    log = str(tmp_path / "dry.jsonl")
+    code, out, err = tspread(cp, "drain-safe", "node-01", "node-04", "--ignore-daemonsets", "--execute", "--yes",
+                             "--dry-run=server", "--log", log)
+    assert code == 0, err
+    events = read_log(log)
+    evicts = [e for e in events if e["action"] == "evict"]
+    assert evicts and all("server dry run" in e["result"] for e in evicts)
+    time.sleep(1.0)  # anything the dry run had changed would show by now
+    assert placements(cp, drain_ns) == before
+    assert not any(cp.core().read_node(n).spec.unschedulable for n in ("node-01", "node-04"))
+
+
+class Recorder:
+    """Every pod of a namespace bound to a node while it runs (uid -> (app, node)), polled:
+    a replacement that a later step evicts again is recorded too."""
+
+    def __init__(self, cp: ControlPlane, ns: str):
+        self.cp, self.ns, self.seen, self._stop = cp, ns, {}, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.poll()
+            self._stop.wait(0.2)
+
+    def poll(self) -> None:
+        for p in self.cp.pods(self.ns):
+            if p.spec.node_name:
+                self.seen.setdefault(p.metadata.uid, (p.metadata.labels.get("app", ""), p.spec.node_name))
+
+    def __enter__(self) -> "Recorder":
+        self.poll()
+        self.before = set(self.seen)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self.poll()
+
+    def new(self) -> list[tuple[str, str]]:
+        return [v for uid, v in self.seen.items() if uid not in self.before]
+
+
+def agreement(cp: ControlPlane, planned: list[tuple[str, str, str]], actual: list[tuple[str, str]]) -> tuple[int, int, int]:
+    """(same node, same zone, planned evictions): the planned replacements of each workload
+    matched as multisets against the pods the controllers actually made and the scheduler placed."""
+    zones = node_zones(cp)
+    want = Counter((w.split("/")[-1], node) for w, _, node in planned)
+    got = Counter(actual)
+
+    def by_zone(c: Counter) -> Counter:
+        out: Counter = Counter()
+        for (app, node), k in c.items():
+            out[(app, zones.get(node, "?"))] += k
+        return out
+
+    return sum((want & got).values()), sum((by_zone(want) & by_zone(got)).values()), sum(want.values())
+
+
+def test_execute_drains_two_nodes_and_the_scheduler_places_replacements_as_planned(control_plane, drain_ns, tmp_path):
+    cp = control_plane
+    targets = ("node-01", "node-04")  # both in zone-a
+    doc = plan(cp, *targets)
+    assert doc["safe"] is True, doc.get("verdict")
+    ours = [w for w in predicted(doc) if w[0].split("/")[-1] in WORKLOADS]
+    assert ours, "the plan evicts none of the test's pods"
+    log = str(tmp_path / "execute.jsonl")
+    t0 = time.monotonic()
+    with Recorder(cp, drain_ns) as rec:
+        code, out, err = tspread(cp, "drain-safe", *targets, "--ignore-daemonsets", "--execute", "--yes",
+                                 "--timeout", "3m", "--log", log)
+        took = time.monotonic() - t0
+        assert code == 0, f"exit {code}\n{out}\n{err}"
+        cp.wait("every workload Ready again", lambda: all_ready(cp, drain_ns), timeout=60)
+
+    after = placements(cp, drain_ns)
+    assert not [v for v in after.values() if v[2] in targets], "pods left on the drained nodes"
+    assert all(cp.core().read_node(n).spec.unschedulable for n in targets)
+    assert all(skew <= 1 for skew in zone_skews(cp, drain_ns).values()), zone_skews(cp, drain_ns)
+
+    evicted = [e for e in read_log(log) if e["action"] == "evict"]
+    actual = rec.new()
+    same_node, same_zone, total = agreement(cp, ours, actual)
+    NOTES.append(f"drain-safe --execute {' '.join(targets)}: planned {total} evictions in "
+                 f"{len(doc['steps'])} steps, made {len(evicted)} in {took:.0f}s; the real scheduler placed "
+                 f"{same_node}/{total} replacements on the predicted node, {same_zone}/{total} in the predicted zone")
+    assert len(actual) == len(evicted)
+    assert same_zone == total, f"planned {sorted(ours)}, actual {sorted(actual)}"
+
+
+def set_ready(cp: ControlPlane, ns: str, name: str, ready: bool) -> None:
+    status = "True" if ready else "False"
+    cp.core().patch_namespaced_pod_status(name, ns, {"status": {"conditions": [
+        {"type": "Ready", "status": status}, {"type": "ContainersReady", "status": status}]}})
+
+
+def test_a_spent_budget_gets_the_drain_a_real_429_and_it_waits(control_plane, drain_ns, tmp_path, monkeypatch):
+    """Just before the drain's eviction of a web pod another web pod turns NotReady: the real
+    disruption controller takes the budget (maxUnavailable 1) to 0, the API server answers the
+    eviction 429, and the drain backs off until the pod is Ready again and the controller has
+    given the budget back."""
+    from kubectl_tspread.drain.writer import Writer
+
+    cp = control_plane
+    target = "node-03"
+    if not any(n.startswith("web-") and node == target for _, n, node in placements(cp, drain_ns).values()):
+        pytest.skip(f"no web pod on {target}")
+    real, victims = Writer.evict, []
+
+    def evict(self, namespace, name, *args, **kw):
+        if namespace == drain_ns and name.startswith("web-") and not victims:
+            victim = next(n for _, n, node in placements(cp, drain_ns).values()
+                          if n.startswith("web-") and node != target and n != name)
+            victims.append(victim)
+            set_ready(cp, drain_ns, victim, False)
+            cp.wait("the web budget at 0", lambda: cp.api_policy().read_namespaced_pod_disruption_budget(
+                "web", drain_ns).status.disruptions_allowed == 0, timeout=30, interval=0.05)
+            threading.Timer(3.0, set_ready, (cp, drain_ns, victim, True)).start()
+        return real(self, namespace, name, *args, **kw)
+
+    monkeypatch.setattr(Writer, "evict", evict)
+    log = str(tmp_path / "budget.jsonl")
+    code, out, err = tspread(cp, "drain-safe", target, "--ignore-daemonsets", "--execute", "--yes",
+                             "--timeout", "3m", "--log", log)
+    assert code == 0, f"exit {code}\n{out}\n{err}"
+    assert victims
+    retries = [e for e in read_log(log) if e["action"] == "retry"]
+    assert retries and all("429" in e.get("message", "") and "disruption budget" in e["message"] for e in retries), \
+        "\n".join(json.dumps(e) for e in read_log(log))
+    evicted = [e["object"] for e in read_log(log) if e["action"] == "evict"]
+    assert len(evicted) == len(set(evicted)), "a pod was evicted twice"
+    cp.wait("every workload Ready again", lambda: all_ready(cp, drain_ns), timeout=60)
+    assert not [v for v in placements(cp, drain_ns).values() if v[2] == target]
+    NOTES.append(f"drain-safe --execute {target} while the web budget was spent: {len(retries)} eviction "
+                 f"retr{'y' if len(retries) == 1 else 'ies'} on the disruption controller's 429 "
+                 f"({retries[0]['message'][:80]}…), then evicted")
+
+
+def test_an_interrupted_drain_resumes_with_the_same_command(control_plane, drain_ns, tmp_path):
+    cp = control_plane
+    targets = ("node-02", "node-05")  # both in zone-b
+    log = str(tmp_path / "interrupted.jsonl")
+    cmd = [sys.executable, "-m", "kubectl_tspread", "drain-safe", *targets, "--ignore-daemonsets", "--execute",
+           "--yes", "--timeout", "3m", "--log", log, "--kubeconfig", cp.kubeconfig, "--color", "never"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        cp.wait("the first eviction", lambda: any(e["action"] == "evict" for e in read_log(log)) or proc.poll() is not None,
+                timeout=120, interval=0.05)
+        assert proc.poll() is None, "the drain ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, f"exit {proc.returncode}\n{out}\n{err}"
+    assert "rerun the same command" in err
+    assert any(cp.core().read_node(n).spec.unschedulable for n in targets)
+    interrupted_after = sum(e["action"] == "evict" for e in read_log(log))
+
+    code, out, err = tspread(cp, *cmd[3:cmd.index("--kubeconfig")])
+    assert code == 0, f"exit {code}\n{out}\n{err}"
+    cp.wait("every workload Ready again", lambda: all_ready(cp, drain_ns), timeout=60)
+    after = placements(cp, drain_ns)
+    assert not [v for v in after.values() if v[2] in targets]
+    assert all(skew <= 1 for skew in zone_skews(cp, drain_ns).values()), zone_skews(cp, drain_ns)
+    NOTES.append(f"drain-safe --execute {' '.join(targets)}: interrupted after "
+                 f"{interrupted_after} eviction(s), resumed and finished")
