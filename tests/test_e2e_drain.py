@@ -267,11 +267,20 @@ def test_an_interrupted_drain_resumes_with_the_same_command(control_plane, drain
     assert any(cp.core().read_node(n).spec.unschedulable for n in targets)
     interrupted_after = sum(e["action"] == "evict" for e in read_log(log))
 
-    code, out, err = tspread(cp, *cmd[3:cmd.index("--kubeconfig")])
+    resume = cmd[3:cmd.index("--kubeconfig")]
+    code, out, err = tspread(cp, *resume)
+    early = ""
+    if code == 3 and "PdbBlocks" in out:
+        # seen in about one run of four: the interrupted run's last replacement was not Ready yet,
+        # its budget still spent, and the re-plan calls that PdbBlocks and refuses to start
+        early = "; the immediate rerun was refused (PdbBlocks while the interrupted run's replacement " \
+                "was not Ready yet), the rerun after it was Ready finished"
+        cp.wait("every workload Ready after the interruption", lambda: all_ready(cp, drain_ns), timeout=60)
+        code, out, err = tspread(cp, *resume)
     assert code == 0, f"exit {code}\n{out}\n{err}"
     cp.wait("every workload Ready again", lambda: all_ready(cp, drain_ns), timeout=60)
     after = placements(cp, drain_ns)
     assert not [v for v in after.values() if v[2] in targets]
     assert all(skew <= 1 for skew in zone_skews(cp, drain_ns).values()), zone_skews(cp, drain_ns)
     NOTES.append(f"drain-safe --execute {' '.join(targets)}: interrupted after "
-                 f"{interrupted_after} eviction(s), resumed and finished")
+                 f"{interrupted_after} eviction(s), resumed and finished{early}")
