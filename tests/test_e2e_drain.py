@@ -252,7 +252,10 @@ def test_an_interrupted_drain_resumes_with_the_same_command(control_plane, drain
     log = str(tmp_path / "interrupted.jsonl")
     cmd = [sys.executable, "-m", "kubectl_tspread", "drain-safe", *targets, "--ignore-daemonsets", "--execute",
            "--yes", "--timeout", "3m", "--log", log, "--kubeconfig", cp.kubeconfig, "--color", "never"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a shell without job control starts background jobs with SIGINT ignored, and Python keeps
+    # an ignored SIGINT ignored: give the drain the default a terminal's Ctrl-C meets
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         cp.wait("the first eviction", lambda: any(e["action"] == "evict" for e in read_log(log)) or proc.poll() is not None,
                 timeout=120, interval=0.05)
