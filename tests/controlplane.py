@@ -56,7 +56,8 @@ def build_binary(show_progress: bool = False) -> str:
     if proc.returncode == 3:
         raise GoMissing("go not found on PATH")
     if proc.returncode != 0:
-        raise RuntimeError(f"scripts/controlplane-build failed (exit {proc.returncode}):\n{(proc.stderr or '')[-4000:]}")
+        tail = (proc.stderr or "")[-4000:]
+        raise RuntimeError(f"scripts/controlplane-build failed (exit {proc.returncode}):\n{tail}")
     return proc.stdout.strip().splitlines()[-1]
 
 
@@ -151,7 +152,7 @@ def start(binary: str, data_dir: str, nodes: int = NODES, zones: Iterable[str] =
     os.makedirs(data_dir, exist_ok=True)
     log_path = os.path.join(data_dir, "cluster.log")
     args = [binary, f"--data-dir={data_dir}", f"--nodes={nodes}", f"--zones={','.join(zones)}",
-            f"--ready-timeout={int(timeout)}s", *extra]
+            f"--ready-timeout={int(timeout)}s", "--exit-with-parent", *extra]
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -290,7 +291,8 @@ def pdb(name: str, app: str, max_unavailable: int = 1) -> dict:
             "spec": {"maxUnavailable": max_unavailable, "selector": {"matchLabels": {"app": app}}}}
 
 
-def bare_pod(name: str, labels: dict | None = None, spread: Iterable[dict] = (), cpu: str = "100m", **spec: Any) -> dict:
+def bare_pod(name: str, labels: dict | None = None, spread: Iterable[dict] = (), cpu: str = "100m",
+             **spec: Any) -> dict:
     tmpl = pod_template(labels or {"app": name}, spread, cpu, **spec)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, **tmpl["metadata"]}, "spec": tmpl["spec"]}
 
@@ -313,7 +315,8 @@ def cordon(cp: ControlPlane, *nodes: str, on: bool = True) -> None:
 
 
 def nodes_in(cp: ControlPlane, zone: str) -> list[str]:
-    return sorted(n.metadata.name for n in cp.core().list_node(label_selector=f"topology.kubernetes.io/zone={zone}").items)
+    nodes = cp.core().list_node(label_selector=f"topology.kubernetes.io/zone={zone}").items
+    return sorted(n.metadata.name for n in nodes)
 
 
 # ---- scripts/e2e ------------------------------------------------------------------------------

@@ -72,8 +72,8 @@ def drain_ns(control_plane):
               pdb("web", "web"), pdb("api", "api"), pdb("db", "db"), namespace=ns)
     cp.wait("every workload Ready", lambda: all_ready(cp, ns), timeout=180, interval=0.5)
     # the disruption controller has counted the healthy pods: each budget allows one disruption
-    cp.wait("the PDBs' status", lambda: all(
-        (b.status.disruptions_allowed or 0) == 1 for b in cp.api_policy().list_namespaced_pod_disruption_budget(ns).items))
+    budgets = lambda: cp.api_policy().list_namespaced_pod_disruption_budget(ns).items  # noqa: E731
+    cp.wait("the PDBs' status", lambda: all((b.status.disruptions_allowed or 0) == 1 for b in budgets()))
     yield ns
     cordon(cp, *node_zones(cp), on=False)
     cp.core().delete_namespace(ns)
@@ -257,8 +257,8 @@ def test_an_interrupted_drain_resumes_with_the_same_command(control_plane, drain
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        cp.wait("the first eviction", lambda: any(e["action"] == "evict" for e in read_log(log)) or proc.poll() is not None,
-                timeout=120, interval=0.05)
+        cp.wait("the first eviction", lambda: proc.poll() is not None or any(
+            e["action"] == "evict" for e in read_log(log)), timeout=120, interval=0.05)
         assert proc.poll() is None, "the drain ended before it could be interrupted"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)

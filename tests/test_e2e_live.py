@@ -160,7 +160,8 @@ def test_a_role_bound_in_one_namespace_gets_a_403_naming_verb_resource_and_names
     assert code == 1 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert re.match(rf'^error: cannot list (\S+) in namespace "{bulk}": your RBAC lacks list on \1; ', lines[0]), lines[0]
+    pattern = rf'^error: cannot list (\S+) in namespace "{bulk}": your RBAC lacks list on \1; '
+    assert re.match(pattern, lines[0]), lines[0]
 
 
 def test_a_role_without_cluster_wide_pods_is_told_to_drop_all_namespaces(control_plane, rbac):

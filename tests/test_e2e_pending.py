@@ -105,8 +105,9 @@ def test_a_spread_blocked_pod_after_a_zone_is_cordoned(control_plane, namespace)
         cordon(cp, *zone_c, on=False)
 
 
-@pytest.mark.xfail(strict=False, raises=AssertionError, reason="issue 56: a node cordoned without the node.kubernetes.io/unschedulable "
-                   "taint still counts under nodeTaintsPolicy Honor in kube-scheduler; the engine adds the taint")
+@pytest.mark.xfail(strict=False, raises=AssertionError,
+                   reason="issue 56: a node cordoned without the node.kubernetes.io/unschedulable taint still counts "
+                   "under nodeTaintsPolicy Honor in kube-scheduler; the engine adds the taint")
 def test_a_cordon_without_the_taint_still_counts_under_honor(control_plane, namespace):
     """The issue's first disagreement on a real scheduler: a1 (zone za) cordoned with no taint
     (the node lifecycle controller has not tainted it), b1 (zone zb) holding one app=web pod.
