@@ -287,3 +287,32 @@ def test_an_interrupted_drain_resumes_with_the_same_command(control_plane, drain
     assert all(skew <= 1 for skew in zone_skews(cp, drain_ns).values()), zone_skews(cp, drain_ns)
     NOTES.append(f"drain-safe --execute {' '.join(targets)}: interrupted after "
                  f"{interrupted_after} eviction(s), resumed and finished{early}")
+
+
+def test_placement_agreement_over_every_pair_of_nodes_in_a_zone(control_plane, drain_ns, tmp_path):
+    """The plan's placements against the scheduler's over six more drains (two nodes of one zone
+    each, uncordoned again after): the figure is reported; every replacement must land in the
+    zone the plan predicted (the zone spread leaves the scheduler no other choice)."""
+    cp = control_plane
+    cordon(cp, *node_zones(cp), on=False)
+    pairs = [("node-07", "node-10"), ("node-02", "node-05"), ("node-08", "node-11"), ("node-03", "node-06"),
+             ("node-09", "node-12"), ("node-01", "node-04")]
+    totals = Counter()
+    for i, targets in enumerate(pairs):
+        doc = plan(cp, *targets)
+        assert doc["safe"] is True, doc.get("verdict")
+        ours = [w for w in predicted(doc) if w[0].split("/")[-1] in WORKLOADS]
+        from_node = {e["name"]: e["node"] for s in doc["steps"] for e in s["evictions"]}
+        existing = {name for _, name, _ in placements(cp, drain_ns).values()}
+        before = set(placements(cp, drain_ns))
+        code, out, err = tspread(cp, "drain-safe", *targets, "--ignore-daemonsets", "--execute", "--yes",
+                                 "--timeout", "3m", "--log", str(tmp_path / f"pair{i}.jsonl"))
+        assert code == 0, f"exit {code}\n{out}\n{err}"
+        cp.wait("every workload Ready again", lambda: all_ready(cp, drain_ns), timeout=60)
+        got = Counter((app, node) for uid, (app, _, node) in placements(cp, drain_ns).items() if uid not in before)
+        same_node, same_zone, total = agreement(cp, final_predictions(ours, from_node, existing), got)
+        totals.update(node=same_node, zone=same_zone, total=total, drains=1)
+        cordon(cp, *targets, on=False)
+    NOTES.append(f"placement agreement over {totals['drains']} more two-node drains: {totals['node']}/{totals['total']} "
+                 f"replacements on the predicted node, {totals['zone']}/{totals['total']} in the predicted zone")
+    assert totals["zone"] == totals["total"]
