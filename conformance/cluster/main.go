@@ -40,6 +40,7 @@ type settings struct {
 	verbosity      int
 	schedulerQPS   int
 	controllerList string
+	exitWithParent bool
 }
 
 func parseFlags() settings {
@@ -60,6 +61,7 @@ func parseFlags() settings {
 	flag.StringVar(&s.controllerList, "controllers",
 		"deployment,replicaset,statefulset,daemonset,disruption,garbagecollector,namespace,serviceaccount,serviceaccount-token,podgc",
 		"kube-controller-manager --controllers (the node lifecycle controller stays off)")
+	flag.BoolVar(&s.exitWithParent, "exit-with-parent", false, "shut down when the process that started this one exits (a test run killed without stopping it)")
 	flag.Parse()
 	if s.dataDir == "" {
 		fmt.Fprintln(os.Stderr, "error: --data-dir is required")
@@ -93,6 +95,9 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if s.exitWithParent {
+		ctx = watchParent(ctx)
+	}
 	cp, err := start(ctx, s)
 	if err != nil {
 		fail(err)
@@ -109,6 +114,29 @@ func main() {
 		os.Exit(1)
 	}
 	cp.shutdown()
+}
+
+// watchParent ends the returned context when this process is re-parented (its parent died).
+func watchParent(parent context.Context) context.Context {
+	ctx, cancel := context.WithCancel(parent)
+	ppid := os.Getppid()
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if os.Getppid() != ppid {
+					klog.Info("the parent process exited; shutting down")
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx
 }
 
 func fail(err error) {
