@@ -112,6 +112,27 @@ class ControlPlane:
         self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         return name
 
+    def delete_namespace(self, name: str, timeout: float = 120.0) -> None:
+        """Delete a namespace and wait until it is gone: pods still terminating in it would be
+        drained by the next test (and an eviction there is refused with a 403 of its own)."""
+        from kubernetes.client.exceptions import ApiException
+
+        def gone() -> bool:
+            try:
+                self.core().read_namespace(name)
+            except ApiException as e:
+                if e.status == 404:
+                    return True
+                raise
+            return False
+
+        try:
+            self.core().delete_namespace(name)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+        self.wait(f"namespace {name} deleted", gone, timeout=timeout, interval=0.5)
+
     def pods(self, namespace: str, selector: str = "") -> list:
         return self.core().list_namespaced_pod(namespace, label_selector=selector).items
 
@@ -202,10 +223,7 @@ def namespace(control_plane, request) -> str:
     prefix = request.node.name.removeprefix("test_")[:40].rstrip("_-").replace("_", "-")
     name = control_plane.namespace(prefix)
     yield name
-    try:
-        control_plane.core().delete_namespace(name)
-    except Exception:  # noqa: BLE001 - a leftover namespace must not fail the test that used it
-        pass
+    control_plane.delete_namespace(name)
 
 
 @pytest.fixture(scope="session")

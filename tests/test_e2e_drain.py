@@ -76,7 +76,7 @@ def drain_ns(control_plane):
     cp.wait("the PDBs' status", lambda: all((b.status.disruptions_allowed or 0) == 1 for b in budgets()))
     yield ns
     cordon(cp, *node_zones(cp), on=False)
-    cp.core().delete_namespace(ns)
+    cp.delete_namespace(ns)
 
 
 def plan(cp: ControlPlane, *nodes: str) -> dict:

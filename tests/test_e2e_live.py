@@ -40,7 +40,7 @@ def bulk(control_plane, tmp_path_factory):
     cp.wait(f"{BULK} bulk pods Ready", lambda: ready_count(cp.pods(ns, "app=bulk")) == BULK, timeout=240, interval=1)
     cp.wait("the other pod Ready", lambda: ready_count(cp.pods(ns, "app=other")) == 1)
     yield ns
-    cp.core().delete_namespace(ns)
+    cp.delete_namespace(ns)
 
 
 def test_pods_are_read_past_the_first_page_by_the_tools_own_page_size(control_plane, bulk):
@@ -111,7 +111,21 @@ def rbac(control_plane):
                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "tspread-readonly"},
                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "e2e-narrow"}]},
               namespace=narrow_ns)
+    # the API server's RBAC authorizer reads bindings through an informer: wait until it has them
+    for user, group, verb, resource, ns in (("alice", "tspread-readers", "list", "pods", None),
+                                            ("bob", "tspread-operators", "patch", "nodes", None),
+                                            ("carol", "e2e-narrow", "list", "pods", narrow_ns)):
+        cp.wait(f"RBAC allowing {user} to {verb} {resource}", lambda: allowed(cp, user, group, verb, resource, ns))
     return narrow_ns
+
+
+def allowed(cp: ControlPlane, user: str, group: str, verb: str, resource: str, namespace: str | None) -> bool:
+    from kubernetes import client
+
+    review = client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(
+        user=user, groups=[group, "system:authenticated"],
+        resource_attributes=client.V1ResourceAttributes(verb=verb, resource=resource, namespace=namespace)))
+    return client.AuthorizationV1Api(cp.api).create_subject_access_review(review).status.allowed
 
 
 READER = ("--as", "alice", "--as-group", "tspread-readers")
