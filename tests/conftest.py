@@ -192,3 +192,7 @@ def results(monkeypatch):
     """forking.results: (child, verdict) of every Child.result() read."""
     import forking
     return forking.results(monkeypatch)
+
+
+# the session's real control plane for the end-to-end tests (tests/controlplane.py)
+from controlplane import control_plane, namespace, pytest_configure, pytest_terminal_summary  # noqa: E402,F401
