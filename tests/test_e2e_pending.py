@@ -30,21 +30,13 @@ def rebuilt(cp: ControlPlane, namespace: str, name: str) -> dict:
     return pod
 
 
-# kube-scheduler 1.34 wrote this before "preemption:"; 1.37.2's DynamicResources PostFilter no
-# longer does (it only logs "No new claims to deallocate"), while why-pending still builds the
-# 1.34 form. Version awareness (issue 56, item 4) is to fix it; until then it is an xfail that
-# names the difference, and any other difference fails.
-DRA_CLAUSE = "no new claims to deallocate, "
-
-
 def assert_same_message(cp: ControlPlane, namespace: str, name: str) -> str:
+    """The message why-pending rebuilds for the server's minor (read from /version) is the one
+    the real scheduler wrote, byte for byte."""
     live = unschedulable_message(cp, namespace, name)
     pod = rebuilt(cp, namespace, name)
     assert pod["schedulerMessage"] == live
     assert pod["schedulable"] is False
-    if pod["message"] != live and pod["message"].replace(DRA_CLAUSE, "", 1) == live and DRA_CLAUSE not in live:
-        pytest.xfail(f"the rebuilt message has {DRA_CLAUSE.rstrip(', ')!r}, which kube-scheduler "
-                     f"{cp.version} does not write; otherwise byte for byte equal: {live}")
     assert pod["message"] == live, f"rebuilt:\n  {pod['message']}\nscheduler:\n  {live}"
     assert pod["messagesAgree"] is True
     return live
@@ -105,9 +97,6 @@ def test_a_spread_blocked_pod_after_a_zone_is_cordoned(control_plane, namespace)
         cordon(cp, *zone_c, on=False)
 
 
-@pytest.mark.xfail(strict=False, raises=AssertionError,
-                   reason="issue 56: a node cordoned without the node.kubernetes.io/unschedulable taint still counts "
-                   "under nodeTaintsPolicy Honor in kube-scheduler; the engine adds the taint")
 def test_a_cordon_without_the_taint_still_counts_under_honor(control_plane, namespace):
     """The issue's first disagreement on a real scheduler: a1 (zone za) cordoned with no taint
     (the node lifecycle controller has not tainted it), b1 (zone zb) holding one app=web pod.
@@ -134,7 +123,6 @@ def test_a_cordon_without_the_taint_still_counts_under_honor(control_plane, name
         spread = zone_spread({"app": "web"}, nodeTaintsPolicy="Honor")
         cp.create(bare_pod("p", labels={"app": "web"}, spread=[spread], nodeSelector={"pool": "e2e-issue"}),
                   namespace=ns)
-        # what the scheduler says holds whatever the engine says: checked outside the xfail's reach
         live = unschedulable_message(cp, ns, "p")
         if "1 node(s) didn't match pod topology spread constraints, 1 node(s) were unschedulable" not in live:
             pytest.fail(f"the scheduler's message is not the issue's: {live}")
