@@ -162,10 +162,17 @@ def _write_plan(plan, out, body: str | None = None) -> None:
 
     console = make_console(out.color)
     if body is None:
-        print_plan_body(console, plan, wide=out.wide, no_headers=out.no_headers)
+        print_plan_body(console, plan, wide=out.wide, no_headers=out.no_headers, fit=_fit(out))
     else:
         console.file.write(body)
     print_plan_findings(console, plan)
+
+
+def _fit(out) -> int | None:
+    """The width default tables fit (COLUMNS, the terminal, else 120); -o wide is unbounded."""
+    from kubectl_tspread.render.console import output_width
+
+    return None if out.wide else output_width()
 
 
 class _EarlyBody:
@@ -188,7 +195,8 @@ class _EarlyBody:
         if self.out.structured or use_color(self.out.color, sys.stdout):  # render_plan's console's colors
             return
         text = io.StringIO()
-        print_plan_body(make_console("never", text), plan, wide=self.out.wide, no_headers=self.out.no_headers)
+        print_plan_body(make_console("never", text), plan, wide=self.out.wide, no_headers=self.out.no_headers,
+                        fit=_fit(self.out))
         self.plan, self.text = plan, text.getvalue()
 
     def text_for(self, plan) -> str | None:

@@ -624,3 +624,19 @@ def test_the_verdict_hook_for_missing_kinds_says_what_was_not_checked(capsys, du
     assert verdict_line(plan).startswith(
         "SAFE (PodDisruptionBudgets not checked: none in the input): 0 step(s) drain a1;")
     assert verdict_line(plan, ()).startswith("SAFE: 0 step(s)")
+
+
+def test_the_plan_tables_fit_the_width_by_wrapping_lists_never_names(capsys, monkeypatch):
+    """COLUMNS narrows the tables' list cells (DISTRIBUTION, FINDINGS); pod and workload names
+    stay whole, and -o wide is never narrowed."""
+    monkeypatch.setenv("COLUMNS", "90")
+    args = ("drain-safe", "node-a3", "--demo", "--ignore-daemonsets")
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    lines = out[out.index("Constraints after each step:"):].splitlines()[1:]
+    table = lines[:next(i for i, line in enumerate(lines) if line.startswith("step "))]  # prose follows
+    assert table and all(len(line) <= 90 for line in table), table
+    assert any(line.startswith(" ") and "us-east-2" in line for line in table)  # a wrapped DISTRIBUTION
+    assert "shop/recommendations-nfxv7n4fdz-q7t8p" in out and "Deployment/recommendations" in out
+    code, wide, _ = run(capsys, *args, "-o", "wide")
+    assert max(len(line) for line in wide.splitlines() if line.startswith("1 ")) > 90

@@ -139,14 +139,15 @@ def show_plan(plan: DrainPlan, out) -> None:
     """The plan, whole or not at all (cli_output.whole_answer), before anything is asked or done."""
     from kubectl_tspread.cli_output import whole_answer
     from kubectl_tspread.render import structured
-    from kubectl_tspread.render.console import make_console
+    from kubectl_tspread.render.console import make_console, output_width
     from kubectl_tspread.render.drain import drain_plan_view, print_plan
 
     with whole_answer():
         if out.structured:
             structured.write(drain_plan_view(plan), out.output, sys.stdout.write)
         else:
-            print_plan(make_console(out.color), plan, wide=out.wide, no_headers=out.no_headers)
+            print_plan(make_console(out.color), plan, wide=out.wide, no_headers=out.no_headers,
+                       fit=None if out.wide else output_width())
     sys.stdout.flush()
 
 

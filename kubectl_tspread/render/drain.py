@@ -123,23 +123,27 @@ def verdict_line(plan, missing_kinds: Sequence[str] | None = None) -> str:
 
 # --- table -----------------------------------------------------------------------------
 
-def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> None:
-    print_plan_body(console, plan, wide, no_headers)
+def print_plan(console, plan, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
+    print_plan_body(console, plan, wide, no_headers, fit)
     print_plan_findings(console, plan)
 
 
-def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False) -> None:
+def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
     """The table output of a drain plan up to its findings: the verdict first, a summary per
     workload, then the details (the steps, the constraints after each, the pods left in place,
     the stranded pods). It never reads the findings' remedies: drain-safe renders it while
-    they are verified (the findings' codes, which the summary shows, are known by then)."""
+    they are verified (the findings' codes, which the summary shows, are known by then).
+
+    `fit`: the width the tables fit (render.console.output_width; None: unbounded, -o wide).
+    Only the cells of space-separated lists wrap (FINDINGS, DISTRIBUTION): pod and workload
+    names, and the steps' accepting domains, are never cut."""
     out = console.file
     print_verdict(console, plan)
     summary = _summary_rows(plan, wide)
     if summary:
         out.write("\n")
         print_block(console, table(["WORKLOAD", "EVICTED", "STRANDED", "NOT-EVICTABLE", "FINDINGS"], summary,
-                                   no_headers))
+                                   no_headers, fit=fit, shrink=(4,)))
         hidden = _summary_hidden(plan, wide)
         if hidden:
             out.write(f"… and {hidden} more workload(s) with evictions only (-o wide lists every one)\n")
@@ -162,6 +166,7 @@ def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False)
             accepts = " ".join(f"{_short(k)}:{_domains(e.accepting_domains, k, wide)}" for k in e.accepting_domains)
             rows.append(lead + (f"{e.namespace}/{e.name}", e.workload or "-", to, accepts or "-"))
     if rows:
+        # no cell here wraps: names, and ACCEPTING's comma-joined domains, are kept whole
         print_block(console, table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
     else:
         out.write("Nothing to drain.\n")
@@ -169,7 +174,7 @@ def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False)
     if crow:
         out.write("\nConstraints after each step:\n")
         print_block(console, table(["STEP", "WORKLOAD", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"], crow,
-                                   no_headers))
+                                   no_headers, fit=fit, shrink=(3,)))
     _print_skips_and_pdbs(console, plan, wide)
     for s in plan.stranded:
         what = "not evictable" if s.reason in _PDB_CODES else "stranded"
