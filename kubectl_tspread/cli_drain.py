@@ -66,6 +66,18 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     every replacement has a node and no PDB is asked for more than it allows. When no
     such order exists the traps are named, with remedies verified on the simulation.
 
+    \b
+    Verdicts: SAFE (no DoNotSchedule constraint of a moved workload ends a step
+    past maxSkew or worse than before the drain; every replacement has a node;
+    no PDB asked for more than it allows; a constraint already VIOLATED before
+    is named with its skew before and after) or UNSAFE (no such order found).
+    STATUS after each step: OK (skew below maxSkew), AT LIMIT (skew equals
+    maxSkew), VIOLATED (DoNotSchedule above maxSkew, but no worse than before
+    the drain), DRIFTED (ScheduleAnyway above maxSkew: it only scores), OVER
+    LIMIT (DoNotSchedule above maxSkew and above its skew before the drain:
+    the step is unsafe). TO: the node the replacement goes to, <stranded> (no
+    node takes it) or <deleted, not replaced> (no controller recreates it).
+
     On a terminal, a transient line on stderr shows what is under way while it plans.
     Exit 0 when the plan is safe, 3 when it is not, 1 on error. Read-only unless --execute.
     """

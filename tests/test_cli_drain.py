@@ -256,3 +256,44 @@ def test_streamed_output_is_the_whole_documents_text(capsys, dump, fmt):
     plan = plan_drain(snap, resolve_targets(snap, (), None, ("topology.kubernetes.io/zone", "a")), PlanOptions())
     assert code == 3 and len(plan.steps) >= 2 and plan.stranded and plan.findings
     assert out == structured.dump(drain_plan_view(plan), fmt)
+
+
+# --- verdicts agree with the tables (issue 57, item 3) ---------------------------------
+
+def test_safe_verdict_names_a_constraint_that_was_already_violated(capsys):
+    """The demo's inventory is at skew 3 before the drain (VIOLATED in the table); draining
+    node-a3 takes it to 2: SAFE (never worse), and the sentence says so instead of "no
+    constraint goes past maxSkew" next to a VIOLATED row."""
+    code, out, _ = run(capsys, "drain-safe", "node-a3", "--demo", "--ignore-daemonsets")
+    assert code == 0
+    row = next(line for line in out.splitlines() if "Deployment/inventory" in line and "maxSkew=1" in line)
+    assert row.split()[-1] == "VIOLATED"
+    verdict = next(line for line in out.splitlines() if line.startswith("SAFE"))
+    assert "Deployment/inventory was already VIOLATED (zone maxSkew 1), skew 3 → 2" in verdict
+    assert "or gets worse than before the drain" in verdict
+    code, out, _ = run(capsys, "drain-safe", "node-a3", "--demo", "--ignore-daemonsets", "-o", "json")
+    doc = json.loads(out)
+    assert doc["alreadyViolated"] == [{"workload": "Deployment/inventory", "namespace": "shop",
+                                       "topologyKey": "topology.kubernetes.io/zone", "maxSkew": 1,
+                                       "skewBefore": 3, "skewAfter": 2}]
+    assert "already VIOLATED" in doc["verdict"]
+
+
+def test_safe_verdict_without_violations_names_none(capsys, dump):
+    code, out, _ = run(capsys, "drain-safe", "a1", "--from-file", dump(), "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["alreadyViolated"] == [] and "already VIOLATED" not in doc["verdict"]
+
+
+def test_help_and_readme_define_every_status_word(capsys):
+    from pathlib import Path
+
+    code, out, _ = run(capsys, "drain-safe", "--help")
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("## drain-safe"):readme.index("## Shell completion")]
+    for word in ("SAFE (", "UNSAFE (", "OK (", "AT LIMIT (", "VIOLATED (", "DRIFTED (", "OVER", "<stranded>",
+                 "<deleted, not replaced>"):
+        assert word in out, word
+    for word in ("SAFE when", "UNSAFE", "OK (", "AT LIMIT (", "VIOLATED (", "DRIFTED (", "OVER LIMIT (",
+                 "`<stranded>`", "`<deleted, not replaced>`"):
+        assert word in section, word

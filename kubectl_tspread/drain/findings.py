@@ -65,3 +65,19 @@ def order_finding(plan: DrainPlan, given_safe: Callable[[], bool]) -> list[Findi
     remedy = Remedy("Order", {"order": order}, True, True)
     return [Finding(ORDER_MATTERS, None, (), None, {"givenOrder": list(plan.nodes), "order": order},
                     (remedy,), INFO)]
+
+
+def already_violated(plan: DrainPlan) -> list[dict]:
+    """The DoNotSchedule constraints that were already above maxSkew before the drain and that
+    the plan leaves above it (never worse: their limit is the skew they had), with their skew
+    before and after: a SAFE verdict names them, so it never reads as "all within maxSkew"
+    next to a VIOLATED row. Every step judges every tracked constraint, so the last step's
+    judgements are the state the drain leaves."""
+    if not plan.steps:
+        return []
+    out = []
+    for c in plan.steps[-1].constraints_after:
+        if c.when_unsatisfiable == "DoNotSchedule" and c.limit > c.max_skew and c.skew > c.max_skew:
+            out.append({"workload": c.workload, "namespace": c.namespace, "topologyKey": c.topology_key,
+                        "maxSkew": c.max_skew, "skewBefore": c.limit, "skewAfter": c.skew})
+    return out

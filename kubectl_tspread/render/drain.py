@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubectl_tspread.drain.findings import already_violated
 from kubectl_tspread.render import structured
 from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.structured import API_VERSION
@@ -85,8 +86,14 @@ def remedy_text(r) -> str:
 def verdict_line(plan) -> str:
     n = len(plan.steps)
     if plan.safe:
-        return (f"SAFE: {n} step(s) drain {', '.join(plan.nodes)}; no DoNotSchedule constraint goes past "
-                f"maxSkew and every replacement has a node.")
+        line = (f"SAFE: {n} step(s) drain {', '.join(plan.nodes)}; no DoNotSchedule constraint goes past "
+                f"maxSkew or gets worse than before the drain, and every replacement has a node")
+        worse = already_violated(plan)
+        if worse:
+            line += "; " + "; ".join(
+                f"{v['workload']} was already VIOLATED ({_short(v['topologyKey'])} maxSkew {v['maxSkew']}), "
+                f"skew {v['skewBefore']} → {v['skewAfter']}" for v in worse)
+        return line + "."
     workloads = sorted({s.workload or f"{s.namespace}/{s.name}" for s in plan.stranded})
     why = f"{len(plan.stranded)} pod(s) of {', '.join(workloads)} would be stranded" if plan.stranded else \
         "the drain breaks a constraint or kubectl refuses pods"
@@ -238,6 +245,7 @@ def drain_plan_view(plan) -> dict[str, Any]:
                                     "action": r.action, "details": dict(r.params)} for r in f.remedies]}
                      for f in plan.findings],
         "verdict": verdict_line(plan),
+        "alreadyViolated": already_violated(plan),
         "maxParallel": plan.max_parallel,
         "kubectlErrors": list(plan.kubectl_errors), "kubectlWarnings": list(plan.kubectl_warnings),
         "alreadyCordoned": list(plan.already_cordoned), "alreadyEvicted": list(plan.already_evicted),
