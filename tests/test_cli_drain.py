@@ -297,3 +297,120 @@ def test_help_and_readme_define_every_status_word(capsys):
     for word in ("SAFE when", "UNSAFE", "OK (", "AT LIMIT (", "VIOLATED (", "DRIFTED (", "OVER LIMIT (",
                  "`<stranded>`", "`<deleted, not replaced>`"):
         assert word in section, word
+
+
+# --- "verified" says what was verified; side effects and their ranking (issue 57, items 2, 1) ---
+
+def _pdb(name: str = "web", allowed: int = 0, labels=None) -> dict:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"maxUnavailable": allowed, "selector": {"matchLabels": labels or {"app": "web"}}},
+            "status": {"disruptionsAllowed": allowed, "currentHealthy": 6, "desiredHealthy": 6, "expectedPods": 6}}
+
+
+def _lone_zone_c() -> dict:
+    """Zones a and b with two nodes each, zone c with one (c1): a web pod per node, zone spread
+    maxSkew 1 under Ignore, a PDB that allows no disruption. Draining c1: the PDB blocks the
+    eviction, and once it allows one, the replacement meets the cordoned zone c (0 pods)."""
+    names = ("a1", "a2", "b1", "b2", "c1")
+    nodes = [node_obj(n, zone=n[0]) for n in names]
+    pods = [pod_obj(f"web-5d8f-{n}", node=n, labels={"app": "web", "pod-template-hash": "5d8f"},
+                    spread=[spread_obj()], owner=("ReplicaSet", "web-5d8f")) for n in names]
+    return as_list(nodes + [workload_obj("ReplicaSet", "web-5d8f", {"app": "web"})] + pods + [_pdb()])
+
+
+def test_a_pdb_fix_that_leaves_the_plan_unsafe_says_what_it_verified_and_what_comes_next(capsys, dump):
+    path = dump(_lone_zone_c())
+    code, out, _ = run(capsys, "drain-safe", "c1", "--from-file", path)
+    assert code == 3
+    line = next(x for x in out.splitlines() if "let PodDisruptionBudget default/web allow 1" in x)
+    # before: "fix (verified): …", which read as "makes the drain safe"
+    assert line.startswith("  fix (verified: unblocks the eviction; the plan stays unsafe: ")
+    assert "CordonedDomainTrap" in line
+    code, out, _ = run(capsys, "drain-safe", "c1", "--from-file", path, "-o", "json")
+    (f,) = [f for f in json.loads(out)["findings"] if f["code"] == "PdbBlocks"]
+    r = next(r for r in f["remedies"] if r["action"] == "RaisePdbBudget")
+    assert (r["verified"], r["makesPlanSafe"], r["verifies"]) == (True, False, "EvictionAllowed")
+    assert r["then"]["code"] == "CordonedDomainTrap" and r["then"]["workload"] == "ReplicaSet/web-5d8f"
+    assert r["sideEffects"] == [{"code": "ReducesAvailability", "objects": ["default/web"],
+                                 "message": "PodDisruptionBudget default/web then lets more of its pods be down "
+                                            "at once"}]
+
+
+def test_a_fix_that_makes_the_plan_safe_verifies_plansafe(capsys, dump):
+    code, out, _ = run(capsys, "drain-safe", "b1", "--from-file", dump(_cluster(extra=[_pdb()])), "-o", "json")
+    (f,) = json.loads(out)["findings"]
+    (r,) = f["remedies"]
+    assert (r["verifies"], r["makesPlanSafe"], r["then"]) == ("PlanSafe", True, None)
+    assert r["outcome"] == "verified, makes the plan safe"
+
+
+def test_candidates_past_the_replan_allowance_are_not_checked_never_no_remedy(capsys, dump, monkeypatch):
+    """With the allowance spent before a finding's candidates are re-planned, the finding says
+    "not checked" and lists them apart (JSON uncheckedRemedies); "no remedy the simulation
+    confirms" is kept for candidates that were re-planned and failed."""
+    from kubectl_tspread.drain import remedies
+
+    monkeypatch.setattr(remedies, "MIN_REMEDY_REPLANS", 1)
+    monkeypatch.setattr(remedies, "REMEDY_REPLANS", 1)
+    bare = pod_obj("debug", node="a1", labels={"run": "debug"})
+    path = dump(_cluster(extra=[bare, _pdb()]))
+    code, out, _ = run(capsys, "drain-safe", "a1", "--from-file", path)
+    assert code == 3
+    assert "no remedy the simulation confirms" not in out
+    assert "  not checked (the re-plan allowance was spent): rerun with --force" in out
+    assert "  no candidate was checked: none can be offered as a fix yet" in out
+    code, out, _ = run(capsys, "drain-safe", "a1", "--from-file", path, "-o", "json")
+    by_code = {f["code"]: f for f in json.loads(out)["findings"]}
+    assert [r["verifies"] for r in by_code["PdbBlocks"]["remedies"]] == ["EvictionAllowed"]
+    unmanaged = by_code["UnmanagedPod"]
+    assert unmanaged["remedies"] == [] and unmanaged["candidatesFailed"] == 0
+    (u,) = unmanaged["uncheckedRemedies"]
+    assert (u["action"], u["verified"], u["verifies"], u["outcome"]) == ("Flag", False, None, None)
+    # unchecked, it still says what it would do: --force deletes a pod nothing recreates
+    assert u["sideEffects"][0]["code"] == "DeletesPods" and u["sideEffects"][0]["objects"] == ["default/debug"]
+
+
+def _zone_a_with_daemonset_and_local_volume() -> dict:
+    ds = workload_obj("DaemonSet", "agent", {"app": "agent"})
+    agents = [pod_obj(f"agent-{n}", node=n, labels={"app": "agent"}, owner=("DaemonSet", "agent"))
+              for n in ("a1", "a2")]
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "local-a1"},
+          "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                   "claimRef": {"namespace": "default", "name": "data-0"},
+                   "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                       {"key": "kubernetes.io/hostname", "operator": "In", "values": ["a1"]}]}]}}},
+          "status": {"phase": "Bound"}}
+    return _cluster(extra=[ds, *agents, pv])
+
+
+def test_every_remedy_carries_its_side_effects_and_destructive_ones_rank_last(capsys, dump):
+    path = dump(_zone_a_with_daemonset_and_local_volume())
+    code, out, _ = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--ignore-daemonsets",
+                       "--from-file", path, "-o", "json")
+    assert code == 3
+    f = next(f for f in json.loads(out)["findings"] if f["code"] == "CordonedDomainTrap")
+    by_action = {r["action"]: r for r in f["remedies"]}
+    assert {"DeleteDrainedNodes", "HonorTaints"} <= set(by_action)
+    honor = by_action["HonorTaints"]["sideEffects"]
+    assert honor == [{"code": "RollsWorkload", "objects": ["ReplicaSet/web-5d8f"], "count": 6,
+                      "message": "edits the pod template: a rolling update replaces all 6 pod(s) of "
+                                 "ReplicaSet/web-5d8f"}]
+    delete = {e["code"]: e["objects"] for e in by_action["DeleteDrainedNodes"]["sideEffects"]}
+    assert delete == {"DeletesNodes": ["a1", "a2"], "DeletesPods": ["default/agent-a1", "default/agent-a2"],
+                      "StrandsVolumes": ["local-a1 (claim default/data-0)"]}
+    # no change to running pods, then template edits, then destructive actions
+    rank = {"AddNode": 0, "RaisePdbBudget": 0, "HonorTaints": 1, "RaiseMaxSkew": 1, "DeleteDrainedNodes": 2}
+    ranks = [rank[r["action"]] for r in f["remedies"]]
+    assert ranks == sorted(ranks) and ranks[-1] == 2
+    code, out, _ = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--ignore-daemonsets",
+                       "--from-file", path)
+    assert "    side effect: deletes 2 pod(s) that nothing recreates there: default/agent-a1, default/agent-a2" in out
+    assert "    side effect: leaves PersistentVolume(s) only those nodes can mount without a node: local-a1" in out
+    fixes = [x for x in out.splitlines() if x.startswith("  fix (")]
+    assert "delete each drained Node object" in fixes[-1]
+
+
+def test_delete_drained_nodes_of_empty_nodes_is_not_destructive():
+    from kubectl_tspread.drain.model import DELETES_NODES, Remedy, SideEffect
+
+    assert Remedy("DeleteDrainedNodes", {}, True, True, "PlanSafe", (SideEffect(DELETES_NODES, ("a1",)),)).rank == 0

@@ -125,12 +125,47 @@ class Stranded:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
+# what a remedy's re-plan showed (Remedy.verifies): the whole plan is then safe; the pods
+# kubectl or a PDB refused can then be evicted; the stranded replacements then get a node;
+# the constraint then stays within its limit
+PLAN_SAFE, EVICTION_ALLOWED, POD_FITS, CONSTRAINT_HOLDS = "PlanSafe", "EvictionAllowed", "PodFits", "ConstraintHolds"
+
+# what applying a remedy does besides fixing the finding (SideEffect.code); remedies rank by
+# the worst: none to running pods (0), a pod template edit that rolls the workload (1),
+# destructive (2: pods deleted and not recreated, data or volumes lost, Node objects with pods)
+ADDS_NODE = "AddsNode"
+REDUCES_AVAILABILITY = "ReducesAvailability"  # a PDB allows more pods down at once
+ROLLS_WORKLOAD = "RollsWorkload"
+DELETES_NODES = "DeletesNodes"
+DELETES_PODS = "DeletesPods"
+LOSES_DATA = "LosesData"  # emptyDir contents
+STRANDS_VOLUMES = "StrandsVolumes"  # PersistentVolumes only the deleted nodes can mount
+DESTRUCTIVE = (DELETES_PODS, LOSES_DATA, STRANDS_VOLUMES)
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffect:
+    code: str
+    objects: tuple[str, ...] = ()  # what it touches: "ns/pod", "Deployment/web", "node-a1", "pv-1"
+    count: int = 0  # RollsWorkload: the pods the rolling update replaces
+
+
 @dataclass(frozen=True, slots=True)
 class Remedy:
     action: str  # DeleteDrainedNodes | HonorTaints | AddNode | RaiseMaxSkew | Flag | RaisePdbBudget | RemovePdb | Order
     params: Mapping[str, Any]
     verified: bool  # re-planning with the remedy applied clears this finding
     makes_safe: bool  # ... and the whole plan is then safe
+    verifies: str = ""  # PLAN_SAFE | EVICTION_ALLOWED | POD_FITS | CONSTRAINT_HOLDS; "" when not checked
+    side_effects: tuple[SideEffect, ...] = ()
+    # when the plan stays unsafe: the re-plan's first error finding, what stands in the way next
+    then: "Finding | None" = None
+
+    @property
+    def rank(self) -> int:
+        """0: no running pod changes; 1: a template edit rolls a workload; 2: destructive."""
+        codes = {e.code for e in self.side_effects}
+        return 2 if codes.intersection(DESTRUCTIVE) else 1 if ROLLS_WORKLOAD in codes else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +177,9 @@ class Finding:
     params: Mapping[str, Any] = field(default_factory=dict)
     remedies: tuple[Remedy, ...] = ()
     severity: str = ERROR
+    # candidates never re-planned (the re-plan allowance was spent): not checked, never "no remedy"
+    unchecked: tuple[Remedy, ...] = ()
+    failed: int = 0  # candidates re-planned that did not clear it
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,12 +29,15 @@ from dataclasses import replace
 from typing import Any, Callable, Iterator, Sequence
 
 from kubectl_tspread.drain.model import (
-    CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS,
-    PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
+    ADDS_NODE, CONSTRAINT_HOLDS, CORDONED_DOMAIN_TRAP, DAEMONSET_POD, DELETES_NODES, DELETES_PODS, EVICTION_ALLOWED,
+    HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, LOSES_DATA, MULTIPLE_PDBS, PDB_BLOCKS, PLAN_SAFE, POD_FITS,
+    REDUCES_AVAILABILITY, ROLLS_WORKLOAD, SKEW_EXCEEDED, SPREAD_BLOCKED, STRANDS_VOLUMES, UNMANAGED_POD, DrainPlan,
+    Finding, PlanOptions, Remedy, SideEffect,
 )
 from kubectl_tspread.drain.parallel import Child
 from kubectl_tspread.drain.plan import plan_drain, workload_ref
 from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.nodematch import terms_match
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, ZONE_KEY, Node, Snapshot
 
 _SPREAD_CODES = (CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, SPREAD_BLOCKED, SKEW_EXCEEDED)
@@ -78,6 +81,8 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
             out.append(f)
             continue
         kept: list[Remedy] = []
+        unchecked: list[Remedy] = []
+        failed = 0
         tried_actions: set[str] = set()
         for key, action, params, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads):
             if action in tried_actions and action in ("RaiseMaxSkew", "AddNode"):
@@ -85,7 +90,11 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
             replanned = cache.get(key)
             if replanned is None:
                 if len(cache) >= allowance:
-                    continue  # unverified candidates are not offered
+                    # never offered as a fix, never folded into "no remedy": reported as not checked
+                    if not (action in ("RaiseMaxSkew", "AddNode") and any(u.action == action for u in unchecked)):
+                        unchecked.append(Remedy(action, params, False, False, "",
+                                                side_effects(action, params, f, plan, workloads)))
+                    continue
                 child = ready.pop(key, None) if ready else None
                 replanned = child.result() if child is not None else None
                 if replanned is None:
@@ -94,10 +103,67 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 if on_replan is not None:
                     on_replan(len(cache))
             if _clears(f, replanned):
-                kept.append(Remedy(action, params, True, replanned.safe))
+                kept.append(Remedy(action, params, True, replanned.safe, _verifies(f, replanned),
+                                   side_effects(action, params, f, plan, workloads), _then(replanned)))
                 tried_actions.add(action)
-        out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: not r.makes_safe))))
+            else:
+                failed += 1
+        # no change to running pods first, then template edits, then destructive actions;
+        # within each, those that make the whole plan safe first
+        out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: (r.rank, not r.makes_safe))),
+                           unchecked=tuple(unchecked), failed=failed))
     return out
+
+
+def _verifies(f: Finding, replanned: Any) -> str:
+    """What the re-plan showed: the whole plan safe, else what clearing this finding means."""
+    if replanned.safe:
+        return PLAN_SAFE
+    if f.code in (PDB_BLOCKS, MULTIPLE_PDBS) or f.code in _FLAG_FIELD:
+        return EVICTION_ALLOWED
+    return CONSTRAINT_HOLDS if f.code == SKEW_EXCEEDED else POD_FITS
+
+
+def _then(replanned: Any) -> Finding | None:
+    """What stands in the way next when the re-planned drain is still unsafe."""
+    if replanned.safe:
+        return None
+    return next((g for g in replanned.findings if g.severity != INFO), None)
+
+
+def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
+                 lookups: "_Lookups") -> tuple[SideEffect, ...]:
+    """What applying a candidate does besides clearing `f`, as data (render/drain.py words it)."""
+    if action in (HONOR_TAINTS, "RaiseMaxSkew"):
+        # a pod template edit: the workload's controller replaces every pod of it
+        namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
+        return (SideEffect(ROLLS_WORKLOAD, (f.workload or "",), len(lookups.keys(namespace, f.workload))),)
+    if action == "AddNode":
+        return (SideEffect(ADDS_NODE, (new_node_name(params["domain"]),)),)
+    if action in ("RaisePdbBudget", "RemovePdb"):
+        return (SideEffect(REDUCES_AVAILABILITY, (params["pdb"],)),)
+    if action == "Flag":
+        if params.get("flag") == "--force":
+            return (SideEffect(DELETES_PODS, f.pods),)
+        if params.get("flag") == "--delete-emptydir-data":
+            return (SideEffect(LOSES_DATA, f.pods),)
+        return ()
+    if action == "DeleteDrainedNodes":
+        nodes = tuple(params.get("nodes", ()))
+        out = [SideEffect(DELETES_NODES, nodes)]
+        left = lookups.left_on(plan, nodes)
+        if left:  # the pod garbage collector deletes the pods of a deleted Node object
+            out.append(SideEffect(DELETES_PODS, left))
+        volumes = lookups.pinned_volumes(nodes)
+        if volumes:
+            out.append(SideEffect(STRANDS_VOLUMES, volumes))
+        return tuple(out)
+    return ()
+
+
+def new_node_name(domain: str) -> str:
+    """The name the AddNode candidate gives the node it adds in `domain`."""
+    return f"new-{domain}-1"
 
 
 def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
@@ -230,6 +296,7 @@ class _Lookups:
         self.index = ClusterIndex(replace(snapshot, pods=()))
         self.memo: dict[tuple[str, str | None], frozenset[str]] = {}
         self.like: dict[tuple[str, str], Node | None] = {}
+        self.pinned: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def keys(self, namespace: str, workload: str | None) -> frozenset[str]:
         got = self.memo.get((namespace, workload))
@@ -237,6 +304,28 @@ class _Lookups:
             got = self.memo[(namespace, workload)] = frozenset(
                 p.key for p in self.snapshot.pods
                 if p.namespace == namespace and workload_ref(self.index, p) == workload)
+        return got
+
+    def left_on(self, plan: DrainPlan | None, nodes: Sequence[str]) -> tuple[str, ...]:
+        """The pods the plan leaves on `nodes` (DaemonSet, mirror, PDB-blocked, refused ones)."""
+        if plan is None:
+            return ()
+        on = set(nodes)
+        return tuple(dict.fromkeys(f"{k.namespace}/{k.name}" for s in plan.steps for k in s.skipped if k.node in on))
+
+    def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
+        """PersistentVolumes whose node affinity only `nodes` satisfy (local volumes): deleting
+        those Node objects leaves them, and the pods that claim them, without a node."""
+        key = tuple(nodes)
+        got = self.pinned.get(key)
+        if got is None:
+            on = set(nodes)
+            drained = [n for n in self.snapshot.nodes if n.name in on]
+            others = [n for n in self.snapshot.nodes if n.name not in on]
+            got = self.pinned[key] = tuple(
+                f"{pv.name} (claim {pv.claim})" if pv.claim else pv.name for pv in self.snapshot.pvs
+                if pv.node_affinity and any(terms_match(pv.node_affinity, n) for n in drained)
+                and not any(terms_match(pv.node_affinity, n) for n in others))
         return got
 
     def template_node(self, targets: Sequence[str], key: str, value: str) -> Node | None:
@@ -298,7 +387,7 @@ def _template_node(snapshot: Snapshot, targets: Sequence[str], key: str, value: 
 
 
 def _with_node(snapshot: Snapshot, like: Node, value: str, key: str) -> Snapshot:
-    name = f"new-{value}-1"
+    name = new_node_name(value)
     labels = dict(like.labels)
     labels[key] = value
     if HOSTNAME_KEY in labels:

@@ -21,6 +21,11 @@ def _dist(d) -> str:
 
 # --- sentences -------------------------------------------------------------------------
 
+def finding_label(f) -> str:
+    """The name a finding is shown under."""
+    return f.code
+
+
 def finding_message(f) -> str:
     """One sentence per finding code, from its data."""
     p = f.params
@@ -81,6 +86,56 @@ def remedy_text(r) -> str:
     if r.action == "Order":
         return f"drain in this order: {', '.join(p.get('order', ()))}"
     return r.action
+
+
+_VERIFIES = {"PlanSafe": "makes the plan safe", "EvictionAllowed": "unblocks the eviction",
+             "PodFits": "the replacements then get a node", "ConstraintHolds": "the constraint then stays within "
+                                                                                "its limit"}
+
+
+def _names(objs, most: int = 5) -> str:
+    objs = list(objs)
+    return ", ".join(objs[:most]) + (f" and {len(objs) - most} more" if len(objs) > most else "")
+
+
+def side_effect_message(e) -> str:
+    o = _names(e.objects)
+    if e.code == "AddsNode":
+        return f"adds node {o}; no running pod changes"
+    if e.code == "ReducesAvailability":
+        return f"PodDisruptionBudget {o} then lets more of its pods be down at once"
+    if e.code == "RollsWorkload":
+        return f"edits the pod template: a rolling update replaces all {e.count} pod(s) of {o}"
+    if e.code == "DeletesNodes":
+        return f"deletes Node object(s) {o}"
+    if e.code == "DeletesPods":
+        return f"deletes {len(e.objects)} pod(s) that nothing recreates there: {o}"
+    if e.code == "LosesData":
+        return f"loses the emptyDir data of {o}"
+    if e.code == "StrandsVolumes":
+        return f"leaves PersistentVolume(s) only those nodes can mount without a node: {o}"
+    return f"{e.code} {o}"
+
+
+def then_text(g) -> str:
+    """The re-plan's first remaining finding, in a few words."""
+    p, who = g.params, f" of {g.workload}" if g.workload else ""
+    pod = f" of {g.pods[0]}" if g.pods else who
+    if g.code in ("CordonedDomainTrap", "SpreadBlocked", "HostnameSpreadFull") and p.get("topologyKey"):
+        return (f"the replacement{pod} is then refused by spread ({_short(p['topologyKey'])} maxSkew "
+                f"{p.get('maxSkew')}: {_dist(p.get('distribution', {}))}; {g.code})")
+    if g.code == "PdbBlocks" and p.get("pdbs"):
+        return f"PodDisruptionBudget {', '.join(p['pdbs'])} then blocks the eviction{pod}"
+    return f"next {finding_label(g)}{' for ' + g.workload if g.workload else ''}"
+
+
+def remedy_tag(r) -> str:
+    """What the fix's verification showed: "verified, makes the plan safe", or the outcome
+    and what the plan then still meets."""
+    if r.makes_safe:
+        return "verified, makes the plan safe"
+    tag = f"verified: {_VERIFIES.get(r.verifies, 'clears this finding')}"
+    return tag + (f"; the plan stays unsafe: {then_text(r.then)}" if r.then is not None else "")
 
 
 def verdict_line(plan) -> str:
@@ -196,12 +251,17 @@ def print_plan_findings(console, plan) -> None:
     """The rest of print_plan after print_plan_body: the findings with their remedies."""
     out = console.file
     for f in plan.findings:
-        out.write(f"{f.code}: {finding_message(f)}\n")
+        out.write(f"{finding_label(f)}: {finding_message(f)}\n")
         for r in f.remedies:
-            tag = "verified, makes the plan safe" if r.makes_safe else "verified"
-            out.write(f"  fix ({tag}): {remedy_text(r)}\n")
+            out.write(f"  fix ({remedy_tag(r)}): {remedy_text(r)}\n")
+            for e in r.side_effects:
+                out.write(f"    side effect: {side_effect_message(e)}\n")
+        for r in f.unchecked:
+            out.write(f"  not checked (the re-plan allowance was spent): {remedy_text(r)}\n")
         if not f.remedies and f.severity == "error":
-            out.write("  no remedy the simulation confirms\n")
+            out.write("  no remedy the simulation confirms\n" if not f.unchecked else
+                      "  no candidate was checked: none can be offered as a fix yet\n" if not f.failed else
+                      f"  none of the {f.failed} candidate(s) checked clears it\n")
 
 
 # --- JSON / YAML -----------------------------------------------------------------------
@@ -229,6 +289,17 @@ def _step_view(s) -> dict[str, Any]:
     }
 
 
+def _remedy_view(r) -> dict[str, Any]:
+    then = r.then
+    return {"text": remedy_text(r), "verified": r.verified, "makesPlanSafe": r.makes_safe,
+            "action": r.action, "details": dict(r.params), "verifies": r.verifies or None,
+            "outcome": remedy_tag(r) if r.verified else None,
+            "sideEffects": [{"code": e.code, "message": side_effect_message(e), "objects": list(e.objects),
+                             **({"count": e.count} if e.code == "RollsWorkload" else {})} for e in r.side_effects],
+            "then": None if then is None else {"code": then.code, "workload": then.workload,
+                                                "message": then_text(then)}}
+
+
 def drain_plan_view(plan) -> dict[str, Any]:
     """The DrainPlan document of the issue's contract (plus additive extras). Its steps are a
     structured.Stream: structured.write makes each step's view as it writes it, and
@@ -241,8 +312,8 @@ def drain_plan_view(plan) -> dict[str, Any]:
                       "reason": s.reason, "details": dict(s.details)} for s in plan.stranded],
         "findings": [{"code": f.code, "severity": f.severity, "message": finding_message(f),
                       "workload": f.workload, "pods": list(f.pods), "step": f.step, "details": dict(f.params),
-                      "remedies": [{"text": remedy_text(r), "verified": r.verified, "makesPlanSafe": r.makes_safe,
-                                    "action": r.action, "details": dict(r.params)} for r in f.remedies]}
+                      "remedies": [_remedy_view(r) for r in f.remedies],
+                      "uncheckedRemedies": [_remedy_view(r) for r in f.unchecked], "candidatesFailed": f.failed}
                      for f in plan.findings],
         "verdict": verdict_line(plan),
         "alreadyViolated": already_violated(plan),
