@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from apiobjects import as_list, node_obj, pod_obj, spread_obj, workload_obj
+from apiobjects import HOST, ZONE, as_list, node_obj, pod_obj, spread_obj, workload_obj
 from kubectl_tspread.cli import main
 
 
@@ -414,3 +414,95 @@ def test_delete_drained_nodes_of_empty_nodes_is_not_destructive():
     from kubectl_tspread.drain.model import DELETES_NODES, Remedy, SideEffect
 
     assert Remedy("DeleteDrainedNodes", {}, True, True, "PlanSafe", (SideEffect(DELETES_NODES, ("a1",)),)).rank == 0
+
+
+# --- finding names that point at the cause (issue 57, item 8) --------------------------
+
+def _volume_pinned_cluster() -> dict:
+    """A StatefulSet pod in zone a whose bound volume lives in zone a; zone a's two nodes
+    are drained: the other zones' nodes refuse it for its volume, not for room."""
+    nodes = [node_obj(n, zone=n[0]) for n in ("a1", "a2", "b1", "b2", "c1", "c2")]
+    sts = workload_obj("StatefulSet", "db", {"app": "db"})
+    pod = pod_obj("db-0", node="a1", labels={"app": "db"}, owner=("StatefulSet", "db"))
+    pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data-db-0", "namespace": "default"},
+           "spec": {"volumeName": "pv-a", "storageClassName": "ebs"}, "status": {"phase": "Bound"}}
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-a"},
+          "spec": {"storageClassName": "ebs", "claimRef": {"namespace": "default", "name": "data-db-0"},
+                   "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                       {"key": ZONE, "operator": "In", "values": ["a"]}]}]}}},
+          "status": {"phase": "Bound"}}
+    return as_list(nodes + [sts, pod, pvc, pv])
+
+
+def _anti_affinity_cluster() -> dict:
+    nodes = [node_obj(n, zone=n[0]) for n in ("a1", "b1", "c1")]
+    rs = workload_obj("ReplicaSet", "cache-1", {"app": "cache"})
+    pods = []
+    for n in ("a1", "b1", "c1"):
+        p = pod_obj(f"cache-1-{n}", node=n, labels={"app": "cache"}, owner=("ReplicaSet", "cache-1"))
+        p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": HOST}]}}
+        pods.append(p)
+    return as_list(nodes + [rs] + pods)
+
+
+@pytest.mark.parametrize("build,args,cause,words", [
+    (_volume_pinned_cluster, ["--domain", "topology.kubernetes.io/zone=a"], "VolumeZoneConflict",
+     "their volumes pin them to nodes that cannot take them"),
+    (_anti_affinity_cluster, ["a1"], "PodAntiAffinity", "pod anti-affinity keeps them off every node"),
+], ids=["volume pinned to the drained zone", "required pod anti-affinity on hostname"])
+def test_a_stranding_not_caused_by_resources_is_named_by_its_cause(capsys, dump, build, args, cause, words):
+    path = dump(build())
+    code, out, _ = run(capsys, "drain-safe", *args, "--from-file", path)
+    assert code == 3
+    # before: "NoCapacity: … no node passes the scheduler's filters …"
+    assert f"\n{cause}: " in out and words in out and "NoCapacity" not in out
+    assert out.count(f": {cause}\n") >= 1  # the stranded line names it too
+    code, out, _ = run(capsys, "drain-safe", *args, "--from-file", path, "-o", "json")
+    doc = json.loads(out)
+    (f,) = [f for f in doc["findings"] if f["severity"] == "error"]
+    # the code JSON consumers read is kept; the cause is added
+    assert (f["code"], f["cause"]) == ("NoCapacity", cause)
+    assert {(s["reason"], s["cause"]) for s in doc["stranded"]} == {("NoCapacity", cause)}
+
+
+def test_resources_keep_the_name_nocapacity(capsys, dump):
+    nodes = [node_obj(n, zone=n[0], cpu="1") for n in ("a1", "b1")]
+    rs = workload_obj("ReplicaSet", "big-1", {"app": "big"})
+    pods = [pod_obj(f"big-1-{n}", node=n, labels={"app": "big"}, owner=("ReplicaSet", "big-1"), cpu="800m")
+            for n in ("a1", "b1")]
+    code, out, _ = run(capsys, "drain-safe", "a1", "--from-file", dump(as_list(nodes + [rs] + pods)), "-o", "json")
+    (f,) = json.loads(out)["findings"]
+    assert code == 3 and (f["code"], f["cause"]) == ("NoCapacity", "NoCapacity")
+    assert "no node has room" in f["message"]
+
+
+def test_pdb_blocked_pods_are_counted_apart_from_stranded_ones(capsys):
+    code, out, _ = run(capsys, "drain-safe", "--demo", "--domain", "topology.kubernetes.io/zone=us-east-2c",
+                       "--ignore-daemonsets", "-o", "json")
+    doc = json.loads(out)
+    blocked = [s for s in doc["stranded"] if s["reason"] in ("PdbBlocks", "MultiplePdbs")]
+    assert blocked and doc["pdbBlockedCount"] == len(blocked)
+    assert doc["strandedCount"] == len(doc["stranded"]) - len(blocked)
+    # before: "10 pod(s) of … would be stranded", PDB-blocked pods (which keep running) included
+    assert (f"{doc['strandedCount']} pod(s) of Deployment/cart, Deployment/catalog, Deployment/checkout, "
+            f"Deployment/inventory would be stranded; {len(blocked)} pod(s) of ") in doc["verdict"]
+    assert "cannot be evicted (PodDisruptionBudget; they keep running)" in doc["verdict"]
+
+
+def test_a_hostname_trap_names_the_nodes_that_hold_the_minimum_and_why(capsys, dump):
+    taint = {"key": "ToBeDeletedByClusterAutoscaler", "value": "1700000000", "effect": "NoSchedule"}
+    nodes = [node_obj(n, zone=n[0]) for n in ("a1", "a2", "b1", "b2")] + [node_obj("d1", zone="d", taints=[taint])]
+    rs = workload_obj("ReplicaSet", "web-5d8f", {"app": "web"})
+    pods = [pod_obj(f"web-5d8f-{n}", node=n, labels={"app": "web"}, spread=[spread_obj(HOST)],
+                    owner=("ReplicaSet", "web-5d8f")) for n in ("a1", "a2", "b1", "b2")]
+    path = dump(as_list(nodes + [rs] + pods))
+    code, out, _ = run(capsys, "drain-safe", "a1", "--from-file", path, "-o", "json")
+    assert code == 3
+    (f,) = [f for f in json.loads(out)["findings"] if f["code"] == "HostnameSpreadFull"]
+    held = {h["node"]: h["why"] for h in f["details"]["minimumHeldBy"]}
+    assert held == {"a1": "drained by this plan (cordoned, it stays a domain under nodeTaintsPolicy Ignore)",
+                    "d1": "tainted ToBeDeletedByClusterAutoscaler (being scaled down)"}
+    assert "The global minimum is held at 0 by a1 (drained by this plan" in f["message"]
+    assert "d1 (tainted ToBeDeletedByClusterAutoscaler" in f["message"]

@@ -8,6 +8,7 @@ drain itself would refuse (DaemonSetPod, LocalStorage, UnmanagedPod).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Sequence
 
 from kubectl_tspread.drain.model import INFO, ORDER_MATTERS, SKEW_EXCEEDED, DrainPlan, Finding, Remedy, Stranded
@@ -81,3 +82,101 @@ def already_violated(plan: DrainPlan) -> list[dict]:
             out.append({"workload": c.workload, "namespace": c.namespace, "topologyKey": c.topology_key,
                         "maxSkew": c.max_skew, "skewBefore": c.limit, "skewAfter": c.skew})
     return out
+
+
+# a NoCapacity stranding named by what refused the nodes: the scheduler's first-failure
+# reasons (diagnose.strand_reason's `reasons`) -> the cause, in the scheduler's filter order
+# (ties go to the earlier filter). NoCapacity stays the `code` (JSON consumers read it); the
+# cause is what the text shows and JSON adds as `cause`.
+NODES_CORDONED = "NodesCordoned"
+_CAUSES = (
+    ("node(s) were unschedulable", NODES_CORDONED),
+    ("node(s) didn't match the requested node name", "NodeName"),
+    ("node(s) had untolerated taint", "UntoleratedTaint"),
+    ("node(s) had taint", "UntoleratedTaint"),
+    ("node(s) didn't match Pod's node affinity/selector", "NodeAffinity"),
+    ("node(s) didn't satisfy plugin(s) [NodeAffinity]", "NodeAffinity"),
+    ("node(s) didn't have free ports", "HostPortConflict"),
+    ("Insufficient ", "NoCapacity"),
+    ("Too many pods", "NoCapacity"),
+    ("node(s) had volume node affinity conflict", "VolumeZoneConflict"),
+    ("node(s) didn't find available persistent volumes to bind", "VolumeBinding"),
+    ("node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)", "VolumeBinding"),
+    ("node(s) had no available volume zone", "VolumeZoneConflict"),
+    ("node(s) didn't match pod affinity rules", "PodAffinity"),
+    ("node(s) didn't match pod anti-affinity rules", "PodAntiAffinity"),
+    ("node(s) didn't satisfy existing pods anti-affinity rules", "PodAntiAffinity"),
+)
+
+
+def cause_of(code: str, params) -> str:
+    """The name a finding or stranding is shown under: its code, except that NoCapacity is
+    kept for resources (cpu, memory, pod count) and otherwise names the filter that refused
+    the most nodes; the drained nodes' own "unschedulable" counts only when nothing else does.
+
+    >>> cause_of("NoCapacity", {"reasons": {"node(s) were unschedulable": 3,
+    ...                                     "node(s) had volume node affinity conflict": 6}})
+    'VolumeZoneConflict'
+    >>> cause_of("NoCapacity", {"reasons": {"Insufficient cpu": 4, "node(s) didn't match pod anti-affinity rules": 4}})
+    'NoCapacity'
+    """
+    from kubectl_tspread.drain.model import NO_CAPACITY
+
+    reasons = params.get("reasons") if code == NO_CAPACITY else None
+    if not reasons:
+        return code
+    best: tuple[int, int] | None = None
+    cause = code
+    for reason, count in reasons.items():
+        order, name = next(((i, c) for i, (prefix, c) in enumerate(_CAUSES) if reason.startswith(prefix)),
+                           (len(_CAUSES), NO_CAPACITY))
+        if name == NODES_CORDONED:
+            count = 0  # the drain's own cordons refuse its nodes: the cause lies elsewhere if anywhere
+        key = (-count, order)
+        if best is None or key < best:
+            best, cause = key, name
+    return cause
+
+
+# taints autoscalers put on a node they are about to remove: it stays a hostname domain with
+# 0 pods (nodeTaintsPolicy Ignore) while nothing can be placed on it
+AUTOSCALER_TAINTS = {"ToBeDeletedByClusterAutoscaler": "tainted ToBeDeletedByClusterAutoscaler (being scaled down)",
+                     "karpenter.sh/disruption": "tainted karpenter.sh/disruption (being disrupted by Karpenter)"}
+MINIMUM_NODES_LISTED = 10
+
+
+def explain_hostname_minimum(findings: Sequence[Finding], snapshot, plan: DrainPlan) -> list[Finding]:
+    """HostnameSpreadFull findings with the nodes that hold the global minimum and why they
+    take no pod (`minimumHeldBy`: [{node, why}], at most MINIMUM_NODES_LISTED, and
+    `minimumHeldByCount`): the drained node itself (cordoned, it stays a domain under
+    nodeTaintsPolicy Ignore), a node an autoscaler is removing, a node cordoned before."""
+    out = []
+    targets = set(plan.nodes)
+    for f in findings:
+        dist, low = f.params.get("distribution"), f.params.get("globalMin")
+        if f.code != "HostnameSpreadFull" or not dist or low is None:
+            out.append(f)
+            continue
+        held = [n for n, count in dist.items() if count == low]
+        listed = []
+        for name in held[:MINIMUM_NODES_LISTED]:
+            node = snapshot.node(name)
+            listed.append({"node": name, "why": _why_no_pod(node, name in targets)})
+        out.append(replace(f, params={**f.params, "minimumHeldBy": listed, "minimumHeldByCount": len(held)}))
+    return out
+
+
+def _why_no_pod(node, drained: bool) -> str:
+    if drained:
+        return "drained by this plan (cordoned, it stays a domain under nodeTaintsPolicy Ignore)"
+    if node is None:
+        return "not in the input"
+    for t in node.taints:
+        if t.key in AUTOSCALER_TAINTS:
+            return AUTOSCALER_TAINTS[t.key]
+    if node.unschedulable:
+        return "cordoned before the drain"
+    tainted = [t.key for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
+    if tainted:
+        return f"tainted {', '.join(tainted)}"
+    return "refused by another filter (resources, affinity, ports or volumes)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_tspread.drain.findings import already_violated
+from kubectl_tspread.drain.findings import already_violated, cause_of
 from kubectl_tspread.render import structured
 from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.structured import API_VERSION
@@ -22,8 +22,19 @@ def _dist(d) -> str:
 # --- sentences -------------------------------------------------------------------------
 
 def finding_label(f) -> str:
-    """The name a finding is shown under."""
-    return f.code
+    """The name a finding is shown under: its cause (NoCapacity only for resources)."""
+    return cause_of(f.code, f.params)
+
+
+_CAUSE_WORDS = {"VolumeZoneConflict": "their volumes pin them to nodes that cannot take them",
+                "VolumeBinding": "their volume claims bind on no node that can take them",
+                "PodAntiAffinity": "pod anti-affinity keeps them off every node that would take them",
+                "PodAffinity": "no node that would take them holds the pods their affinity requires",
+                "NodeAffinity": "no node that matches their node affinity/selector can take them",
+                "UntoleratedTaint": "every node that could take them has a taint they do not tolerate",
+                "HostPortConflict": "their host ports are taken on every node that could take them",
+                "NodeName": "they name a node that cannot take them",
+                "NodesCordoned": "every node that could take them is cordoned"}
 
 
 def finding_message(f) -> str:
@@ -39,11 +50,21 @@ def finding_message(f) -> str:
                 f"{p.get('maxSkew')} the other domains refuse the replacements of {pods}{at} "
                 f"({_dist(p.get('distribution', {}))}).")
     if f.code == "HostnameSpreadFull":
+        held = p.get("minimumHeldBy") or ()
+        by = ""
+        if held:
+            more = p.get("minimumHeldByCount", len(held)) - len(held)
+            by = (f" The global minimum is held at {p.get('globalMin')} by "
+                  + ", ".join(f"{h['node']} ({h['why']})" for h in held) + (f" and {more} more" if more > 0 else "")
+                  + ".")
         return (f"{who}every node that fits already holds globalMin + maxSkew {p.get('maxSkew')} pods under the "
-                f"kubernetes.io/hostname constraint; the replacements of {pods} find no node{at}.")
+                f"kubernetes.io/hostname constraint; the replacements of {pods} find no node{at}.{by}")
     if f.code == "NoCapacity":
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(p.get("reasons", {}).items()))
-        return f"{who}no node passes the scheduler's filters for the replacements of {pods}{at} ({reasons})."
+        cause = _CAUSE_WORDS.get(finding_label(f))
+        if cause:
+            return f"{who}no node takes the replacements of {pods}{at}: {cause} ({reasons})."
+        return f"{who}no node has room for the replacements of {pods}{at} ({reasons})."
     if f.code == "SpreadBlocked":
         return (f"{who}spread ({_short(p.get('topologyKey', ''))}, maxSkew {p.get('maxSkew')}) refuses every "
                 f"node that fits the replacements of {pods}{at} ({_dist(p.get('distribution', {}))}).")
@@ -119,13 +140,11 @@ def side_effect_message(e) -> str:
 
 def then_text(g) -> str:
     """The re-plan's first remaining finding, in a few words."""
-    p, who = g.params, f" of {g.workload}" if g.workload else ""
-    pod = f" of {g.pods[0]}" if g.pods else who
-    if g.code in ("CordonedDomainTrap", "SpreadBlocked", "HostnameSpreadFull") and p.get("topologyKey"):
-        return (f"the replacement{pod} is then refused by spread ({_short(p['topologyKey'])} maxSkew "
-                f"{p.get('maxSkew')}: {_dist(p.get('distribution', {}))}; {g.code})")
-    if g.code == "PdbBlocks" and p.get("pdbs"):
-        return f"PodDisruptionBudget {', '.join(p['pdbs'])} then blocks the eviction{pod}"
+    who = f" of {g.workload}" if g.workload else ""
+    if g.code in ("CordonedDomainTrap", "SpreadBlocked", "HostnameSpreadFull", "SkewExceeded"):
+        return f"replacements{who} are then refused by spread ({finding_label(g)})"
+    if g.code in ("PdbBlocks", "MultiplePdbs"):
+        return f"a PodDisruptionBudget then blocks evictions{who} ({g.code})"
     return f"next {finding_label(g)}{' for ' + g.workload if g.workload else ''}"
 
 
@@ -136,6 +155,9 @@ def remedy_tag(r) -> str:
         return "verified, makes the plan safe"
     tag = f"verified: {_VERIFIES.get(r.verifies, 'clears this finding')}"
     return tag + (f"; the plan stays unsafe: {then_text(r.then)}" if r.then is not None else "")
+
+
+_PDB_CODES = ("PdbBlocks", "MultiplePdbs")
 
 
 def verdict_line(plan) -> str:
@@ -149,9 +171,16 @@ def verdict_line(plan) -> str:
                 f"{v['workload']} was already VIOLATED ({_short(v['topologyKey'])} maxSkew {v['maxSkew']}), "
                 f"skew {v['skewBefore']} → {v['skewAfter']}" for v in worse)
         return line + "."
-    workloads = sorted({s.workload or f"{s.namespace}/{s.name}" for s in plan.stranded})
-    why = f"{len(plan.stranded)} pod(s) of {', '.join(workloads)} would be stranded" if plan.stranded else \
-        "the drain breaks a constraint or kubectl refuses pods"
+    # PDB-blocked pods keep running: counted apart from the replacements left without a node
+    blocked = [s for s in plan.stranded if s.reason in _PDB_CODES]
+    stranded = [s for s in plan.stranded if s.reason not in _PDB_CODES]
+    parts = []
+    for group, what in ((stranded, "would be stranded"),
+                        (blocked, "cannot be evicted (PodDisruptionBudget; they keep running)")):
+        if group:
+            workloads = sorted({s.workload or f"{s.namespace}/{s.name}" for s in group})
+            parts.append(f"{len(group)} pod(s) of {', '.join(workloads)} {what}")
+    why = "; ".join(parts) or "the drain breaks a constraint or kubectl refuses pods"
     return f"UNSAFE: no safe order found: {why}."
 
 
@@ -196,8 +225,9 @@ def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False)
     _print_skips_and_pdbs(console, plan, wide)
     out.write("\n" + verdict_line(plan) + "\n")
     for s in plan.stranded:
-        out.write(f"stranded: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
-                  f"{s.reason}\n")
+        what = "not evictable" if s.reason in _PDB_CODES else "stranded"
+        out.write(f"{what}: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
+                  f"{cause_of(s.reason, s.details)}\n")
 
 
 def _constraint_rows(plan, wide: bool) -> list[tuple[str, ...]]:
@@ -309,13 +339,16 @@ def drain_plan_view(plan) -> dict[str, Any]:
         "nodes": list(plan.nodes), "safe": plan.safe,
         "steps": structured.Stream(lambda: map(_step_view, plan.steps)),
         "stranded": [{"namespace": s.namespace, "name": s.name, "workload": s.workload, "step": s.step,
-                      "reason": s.reason, "details": dict(s.details)} for s in plan.stranded],
-        "findings": [{"code": f.code, "severity": f.severity, "message": finding_message(f),
+                      "reason": s.reason, "cause": cause_of(s.reason, s.details), "details": dict(s.details)}
+                     for s in plan.stranded],
+        "findings": [{"code": f.code, "cause": finding_label(f), "severity": f.severity, "message": finding_message(f),
                       "workload": f.workload, "pods": list(f.pods), "step": f.step, "details": dict(f.params),
                       "remedies": [_remedy_view(r) for r in f.remedies],
                       "uncheckedRemedies": [_remedy_view(r) for r in f.unchecked], "candidatesFailed": f.failed}
                      for f in plan.findings],
         "verdict": verdict_line(plan),
+        "strandedCount": sum(s.reason not in _PDB_CODES for s in plan.stranded),
+        "pdbBlockedCount": sum(s.reason in _PDB_CODES for s in plan.stranded),
         "alreadyViolated": already_violated(plan),
         "maxParallel": plan.max_parallel,
         "kubectlErrors": list(plan.kubectl_errors), "kubectlWarnings": list(plan.kubectl_warnings),
