@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 
@@ -101,8 +102,15 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     # a node holds pods of every namespace: the plan always reads them all
     src = dataclasses.replace(source, all_namespaces=True)
     options = PlanOptions(DrainFlags(ignore_daemonsets, force, delete_emptydir_data), max_parallel=max_parallel)
+    # with --execute, SIGTERM is Ctrl-C from the first read on (kill, a CI job's cancel): a clean
+    # `error:` exit 130 before any change, the state block once the drain has begun
+    if execute:
+        from kubectl_tspread.drain.execute import sigterm_as_interrupt
+        guard = sigterm_as_interrupt()
+    else:
+        guard = contextlib.nullcontext()
     # on a terminal, a transient line on stderr says what is under way until the plan is printed
-    with PlanStatus(color=out.color) as status:
+    with guard, PlanStatus(color=out.color) as status:
         status.show(READING)
         watch = status if status.interactive else None  # off a terminal the planner is told nothing
         snap = load_snapshot(src, DRAIN_KINDS)

@@ -463,3 +463,141 @@ def test_resume_command_repeats_the_run(kw, expected):
     source = SourceOptions(context=kw.get("context"), as_groups=kw.get("as_groups", ()),
                            request_timeout=kw.get("request_timeout"))
     assert resume_command(["a1", "node b"], options, source, kw.get("timeout", 300.0), kw.get("log")) == expected
+
+
+# ---- interruptions tell the truth (issue 57 item 10, issue 58's drain edges) ---------------
+
+def _interrupt_main_on(api, method: str, pattern: str, sig=signal.SIGINT, armed=None):
+    """Send `sig` to this process's main thread when the server receives the next matching
+    request (while the client waits for its answer); `armed` (a one-item list) gates it."""
+    import threading
+
+    main_thread = threading.main_thread().ident
+    armed = armed if armed is not None else [True]
+
+    def fire(req) -> bool:
+        if armed[0]:
+            armed[0] = False
+            signal.pthread_kill(main_thread, sig)
+            time.sleep(0.2)  # the client gives up before the answer
+        return False  # never a fault: the server then handles the request as usual
+
+    api.fail(pattern, 500, times=None, method=method, when=fire)
+    return armed
+
+
+def test_an_eviction_sent_but_unanswered_at_ctrl_c_is_reported_as_outcome_unknown(
+        capsys, kubeconfig, fake, api, settings, events, tmp_path):
+    log = tmp_path / "drain.log"
+    _interrupt_main_on(api, "POST", "/api/v1/namespaces/default/pods/web-abc12-a1/eviction")
+    code, _, err = drain(capsys, kubeconfig, "a1", "--log", str(log))
+    assert code == 130
+    # the server took the eviction after the client stopped waiting (as the issue saw)
+    assert [r.name for r in fake.evictions] == ["web-abc12-a1"]
+    assert ("  evictions sent, outcome unknown (the run stopped before the answer; check with kubectl get pod): "
+            "default/web-abc12-a1") in err
+    assert "pods evicted by this run: none" in err and "nothing is in flight" not in err
+    assert "1 eviction(s) sent with no answer yet (outcome unknown)" in err
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {"action": P.EVICT, "object": "pod/default/web-abc12-a1", "result": "sent, outcome unknown"}.items() \
+        <= next(r for r in records if r["action"] == P.EVICT).items()
+    assert next(r for r in records if r["action"] == P.INTERRUPT)["unknown"] == ["default/web-abc12-a1"]
+
+
+def test_an_unexpected_error_mid_drain_still_prints_the_state_and_a_stop_record(
+        capsys, kubeconfig, fake, api, settings, events, tmp_path):
+    log = tmp_path / "drain.log"
+
+    @on(P.EVICT, "pod/default/web-abc12-a1")
+    def fault(_):
+        raise OverflowError("cannot convert float infinity to integer")  # e.g. Retry-After: inf
+
+    settings.listeners += (fault,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1", "--log", str(log))
+    assert code == 1
+    assert "State of the drain:" in err and "cordoned nodes: a1" in err
+    assert "pods evicted by this run: default/web-abc12-a1" in err
+    assert f"kubectl tspread drain-safe a1 b1 --kubeconfig {kubeconfig} --execute --log {log} --yes" in err
+    assert "  kubectl uncordon a1" in err
+    assert [line for line in err.splitlines() if line.startswith("error:")] == [
+        "error: unexpected OverflowError: cannot convert float infinity to integer (rerun with -v for the traceback "
+        "and report it as a bug)"] and "Traceback" not in err
+    stop = [json.loads(line) for line in log.read_text().splitlines() if '"stop"' in line]
+    assert stop and stop[-1]["result"] == "drain stopped by an unexpected error"
+    assert stop[-1]["message"].startswith("OverflowError: ")
+
+
+def test_a_resume_waits_for_the_earlier_runs_replacements_before_judging_the_plan(
+        capsys, kubeconfig, fake, api, settings, events, monkeypatch):
+    fake.ready_ticks = 40  # replacements take a while to become Ready: the PDB's budget stays used
+
+    @on(P.EVICT, "pod/default/web-abc12-a1")
+    def ctrl_c(_):
+        raise KeyboardInterrupt
+
+    settings.listeners += (ctrl_c,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 130
+    settings.listeners = (events.append,)
+    # judged at once, the interrupted run's own eviction still holds the budget: UNSAFE (PdbBlocks)
+    monkeypatch.setattr(ex, "budget_held", lambda snapshot, plan: None)
+    code, out, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 3 and "PdbBlocks" in out
+    monkeypatch.undo()
+    monkeypatch.setattr(ex, "SETTINGS", settings)
+    code, out, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 0, err
+    assert "their evictions still hold the PodDisruptionBudget, so the plan is judged once they are Ready" in err
+    assert [r.name for r in fake.evictions if r.status == 201] == ["web-abc12-a1", "web-abc12-b1"]
+
+
+def test_a_second_ctrl_c_does_not_blame_the_api_server(capsys, kubeconfig, fake, api, settings, events):
+    armed = [False]
+    _interrupt_main_on(api, "GET", "*", armed=armed)
+
+    @on(P.EVICT, "pod/default/web-abc12-a1")
+    def ctrl_c(_):
+        armed[0] = True  # the state block's fresh read gets the second Ctrl-C
+        raise KeyboardInterrupt
+
+    settings.listeners += (ctrl_c,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 130
+    assert "State of the drain (as last read; interrupted again before the cluster was read afresh):" in err
+    assert "cannot be reached" not in err
+    assert "cordoned nodes: a1" in err and "kubectl uncordon a1" in err
+
+
+def test_the_resume_command_drops_nodes_that_no_longer_exist(capsys, kubeconfig, fake, api, settings, events):
+    @on(P.EVICT, "pod/default/web-abc12-a1")
+    def node_deleted_then_ctrl_c(_):
+        api.objects.pop(("/api/v1/nodes", "", "b1"))
+        raise KeyboardInterrupt
+
+    settings.listeners += (node_deleted_then_ctrl_c,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 130
+    assert f"  kubectl tspread drain-safe a1 --kubeconfig {kubeconfig} --execute --yes" in err
+    assert "drain-safe a1 b1" not in err
+
+
+def test_sigterm_while_reading_the_cluster_for_execute_is_a_clean_interrupt(kubeconfig, fake, api, env):
+    pid = []
+
+    def term(req) -> bool:
+        if pid:
+            os.kill(pid.pop(), signal.SIGTERM)
+            time.sleep(0.2)
+        return False
+
+    api.fail("/api/v1/pods", 500, times=None, method="GET", when=term)
+    proc = subprocess.Popen([sys.executable, "-m", "kubectl_tspread", "drain-safe", "a1", "--kubeconfig", kubeconfig,
+                             "--execute", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            env={**os.environ, "HOME": str(env / "home")})
+    pid.append(proc.pid)
+    out, err = proc.communicate(timeout=60)
+    # before: killed by the signal (-15), silently
+    assert proc.returncode == 130, err
+    assert out == "" and [line for line in err.splitlines() if line] == ["error: aborted"]
+    assert not api.logged("PATCH") and not fake.evictions

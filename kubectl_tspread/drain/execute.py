@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from typing import IO, Callable, Iterator, Sequence
 
 from kubectl_tspread.drain import progress as P
-from kubectl_tspread.drain.model import DRAIN_KINDS, DrainPlan, PlanOptions, Step
+from kubectl_tspread.drain.model import DRAIN_KINDS, PDB_BLOCKS, DrainPlan, PlanOptions, Step
 from kubectl_tspread.drain.plan import plan_drain
 from kubectl_tspread.drain.progress import Progress
-from kubectl_tspread.drain.resume import RunState, resume_command, state_lines
-from kubectl_tspread.drain.waiting import WaitTarget, controller_of, evaluate, stuck, target_for_leftovers, \
-    target_for_step
+from kubectl_tspread.drain.resume import INTERRUPTED_AGAIN, UNREACHABLE, RunState, resume_command, state_lines
+from kubectl_tspread.drain.waiting import WaitTarget, controller_of, evaluate, live, serving, stuck, \
+    target_for_leftovers, target_for_step
 from kubectl_tspread.drain.writer import BackoffPolicy, Cancelled, ConnectionLost, EvictionBlocked, \
     EvictionRefused, Writer
 from kubectl_tspread.errors import EXIT_ERROR, EXIT_FOUND, EXIT_OK, TspreadError
@@ -84,6 +84,10 @@ def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ou
     stderr = s.stderr or sys.stderr
     if plan is None:
         plan = plan_drain(snapshot, targets, options)
+    held = budget_held(snapshot, plan)
+    if held is not None:
+        snapshot, plan = _settle_first(snapshot, targets, options, out, held, source=source, timeout=timeout,
+                                       log_file=log_file, settings=s)
     show_plan(plan, out)
     if not plan.safe:
         raise TspreadError("the plan is not safe, so nothing was changed; apply a remedy listed above "
@@ -97,11 +101,58 @@ def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ou
     cluster = connect(kube, retry=s.read_retry)
     policy = BackoffPolicy(base=s.backoff_base, max_backoff=s.max_backoff, connection_attempts=s.connection_attempts)
     writer = Writer(cluster, dry_run=server_dry, policy=policy)
-    resume = resume_command(targets, options, source, timeout, log_file)
+    def resume(nodes: Sequence[str]) -> str:
+        return resume_command(nodes, options, source, timeout, log_file)
+
     with Progress(stderr, s.interactive, log_file, s.listeners, color=out.color) as progress, sigterm_as_interrupt():
         ex = Executor(lambda: load_live(kube, DRAIN_KINDS, cluster=cluster), tuple(targets), options, writer,
                       progress, timeout, s.poll_interval, resume, color=out.color)
         return ex.dry_run(plan) if server_dry else ex.run()
+
+
+def budget_held(snapshot: Snapshot, plan: DrainPlan) -> WaitTarget | None:
+    """When a resumed drain (some targets already cordoned, pods terminating or replacements
+    placed first) is unsafe because a PodDisruptionBudget allows no disruption while pods of
+    the blocked workloads are not Ready yet, those are most likely the earlier run's
+    replacements, whose evictions still hold the budget: what to wait for before judging the
+    plan (None otherwise)."""
+    if plan.safe or not (plan.already_cordoned or plan.already_evicted or plan.settled):
+        return None
+    blocked = {k for f in plan.findings if f.code == PDB_BLOCKS for k in f.pods}
+    if not blocked:
+        return None
+    owners = {controller_of(p) for p in snapshot.pods if p.key in blocked} - {None}
+    target = WaitTarget(known_uids=frozenset(p.uid for p in snapshot.pods))
+    for c in owners:
+        mine = [p for p in snapshot.pods if controller_of(p) == c and live(p)]
+        if any(not serving(p) for p in mine):
+            target.expect_ready[c] = len(mine)
+    return None if target.empty else target
+
+
+def _settle_first(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, out, held: WaitTarget, *,
+                  source, timeout: float | None, log_file: str | None,
+                  settings: ExecuteSettings) -> tuple[Snapshot, DrainPlan]:
+    """Wait (up to --timeout) for the pods `held` names to be Ready, then read and plan again.
+    Nothing is changed meanwhile, so a stop here needs no state block."""
+    from kubectl_tspread.snapshot.live import connect, load_live
+
+    kube = kube_options(source)
+    cluster = connect(kube, retry=settings.read_retry)
+    stderr = settings.stderr or sys.stderr
+    names = ", ".join(f"{c[1]}/{c[2]}" for c in held.expect_ready)
+    with Progress(stderr, settings.interactive, log_file, settings.listeners, color=out.color) as progress, \
+            sigterm_as_interrupt():
+        progress.say(f"Pods of {names} are not Ready yet (an earlier run's replacements, most likely): their "
+                     "evictions still hold the PodDisruptionBudget, so the plan is judged once they are Ready.")
+        ex = Executor(lambda: load_live(kube, DRAIN_KINDS, cluster=cluster), tuple(targets), options,
+                      Writer(cluster), progress, timeout, settings.poll_interval, "", color=out.color)
+        try:
+            ex._wait(held, ex._deadline(), 0)
+        except DrainStopped as e:
+            raise DrainStopped(f"{e} (nothing was changed by this run)", EXIT_FOUND) from None
+        snapshot = ex._read()
+    return snapshot, plan_drain(snapshot, targets, options)
 
 
 def show_plan(plan: DrainPlan, out) -> None:
@@ -160,7 +211,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 class Executor:
     def __init__(self, read: Callable[[], Snapshot], targets: tuple[str, ...], options: PlanOptions,
-                 writer: Writer, progress: Progress, timeout: float | None, poll_interval: float, resume: str,
+                 writer: Writer, progress: Progress, timeout: float | None, poll_interval: float,
+                 resume: "str | Callable[[Sequence[str]], str]",
                  color: str = "auto", clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep):
         self.read, self.targets, self.options, self.writer = read, targets, options, writer
@@ -177,7 +229,9 @@ class Executor:
             self.writer.policy.cancel.set()
             what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
             self._report(P.INTERRUPT, f"drain {what}", fresh=True)
-            raise Interrupted(f"drain {what}; nothing is in flight; rerun the same command to resume, or undo "
+            flight = (f"{len(self.state.in_flight)} eviction(s) sent with no answer yet (outcome unknown)"
+                      if self.state.in_flight else "nothing is in flight")
+            raise Interrupted(f"drain {what}; {flight}; rerun the same command to resume, or undo "
                               "the cordons (commands above)") from None
         except Cancelled:
             self._report(P.INTERRUPT, "drain interrupted", fresh=True)
@@ -188,6 +242,13 @@ class Executor:
                               EXIT_ERROR) from None
         except TspreadError as e:
             self._report(P.STOP, "drain stopped", fresh=True, message=str(e))
+            raise
+        except Exception as e:
+            # a fault of ours or an answer nobody foresaw: the cluster is still mid-drain, so the
+            # user gets the state, the resume and uncordon commands and the stop record anyway
+            self.writer.policy.cancel.set()
+            self._report(P.STOP, "drain stopped by an unexpected error", fresh=True,
+                         message=f"{type(e).__name__}: {e}")
             raise
 
     def _loop(self) -> int:
@@ -200,6 +261,12 @@ class Executor:
             if plan.already_evicted or plan.settled:
                 if self._leftovers(snap, plan):
                     continue
+            held = budget_held(snap, plan)
+            if held is not None:
+                self.progress.record(P.WAIT, "", "pods of a PodDisruptionBudget the plan needs are not Ready yet; "
+                                     "waiting for them first")
+                self._wait(held, self._deadline(), self.state.steps_done + 1)
+                continue
             if not plan.safe:
                 self._explain_unsafe(plan)
                 raise DrainStopped("the drain is no longer safe on the live cluster (the cluster changed since "
@@ -252,11 +319,11 @@ class Executor:
         workers = min(max(1, self.options.max_parallel), len(todo))
         if workers <= 1:
             for p in todo:
-                self._evicted(p, self.writer.evict(p.namespace, p.name, deadline, self._on_retry), number, done)
+                self._evicted(p, self._send(p, deadline), number, done)
                 self.progress.evictions(len(done), len(todo))
             return done
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evict")
-        futures = {pool.submit(self.writer.evict, p.namespace, p.name, deadline, self._on_retry): p for p in todo}
+        futures = {pool.submit(self._send, p, deadline): p for p in todo}
         try:
             for fut in as_completed(futures):
                 self._evicted(futures[fut], fut.result(), number, done)
@@ -270,6 +337,19 @@ class Executor:
             raise
         pool.shutdown(wait=True)
         return done
+
+    def _send(self, pod: Pod, deadline: float) -> str:
+        """writer.evict, with the pod kept in state.in_flight until an answer is known: an
+        interruption (or a lost connection) while the call is out leaves its outcome unknown,
+        and the server may still accept it after the run stops."""
+        self.state.in_flight.append(pod.key)
+        try:
+            result = self.writer.evict(pod.namespace, pod.name, deadline, self._on_retry)
+        except (EvictionBlocked, EvictionRefused, Cancelled):
+            self.state.in_flight.remove(pod.key)  # answered (refused), or given up between answers
+            raise
+        self.state.in_flight.remove(pod.key)
+        return result
 
     def _evicted(self, pod: Pod, result: str, number: int, done: list[Pod]) -> None:
         done.append(pod)
@@ -353,16 +433,30 @@ class Executor:
     def _report(self, action: str, result: str, fresh: bool, message: str | None = None) -> None:
         """The state block after a stop: what is cordoned, evicted, pending; how to resume or undo."""
         self.progress.stop_bars()
-        snap, is_fresh = self.last, False
+        snap, is_fresh, stale = self.last, False, UNREACHABLE
         if fresh:
             try:
                 snap, is_fresh = self.read(), True
-            except (TspreadError, KeyboardInterrupt):
+            except KeyboardInterrupt:  # a second Ctrl-C: the server may be fine
+                stale = INTERRUPTED_AGAIN
+            except TspreadError:
                 pass
+        unknown = list(self.state.in_flight)
+        for key in unknown:
+            self.progress.record(P.EVICT, f"pod/{key}", self._label("sent, outcome unknown"),
+                                 step=self.state.steps_done + 1)
         self.progress.record(action, "", result, message=message, cordoned=list(self.state.cordoned),
-                             evicted=list(self.state.evicted))
-        for line in state_lines(self.state, snap, self.resume, is_fresh):
+                             evicted=list(self.state.evicted), unknown=unknown)
+        for line in state_lines(self.state, snap, self._resume_line(snap, is_fresh), is_fresh, stale):
             self.progress.say(line)
+
+    def _resume_line(self, snap: Snapshot | None, fresh: bool) -> str:
+        """The resume command, without the target nodes a fresh read no longer shows ("" when
+        none is left)."""
+        if isinstance(self.resume, str):
+            return self.resume
+        nodes = [t for t in self.targets if not fresh or snap is None or snap.node(t) is not None]
+        return self.resume(nodes) if nodes else ""
 
     # ---- server dry run --------------------------------------------------------------------
 

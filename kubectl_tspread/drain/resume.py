@@ -30,6 +30,8 @@ class RunState:
     evicted: list[str] = field(default_factory=list)  # "ns/name" this run evicted
     evicted_owners: set = field(default_factory=set)  # controllers of those pods
     steps_done: int = 0
+    # "ns/name" of evictions sent and not answered yet: at an interruption, their outcome is unknown
+    in_flight: list[str] = field(default_factory=list)
 
 
 def resume_command(targets: Sequence[str], options, source, timeout: float | None, log_file: str | None) -> str:
@@ -61,14 +63,27 @@ def resume_command(targets: Sequence[str], options, source, timeout: float | Non
     return shlex.join(args)
 
 
-def state_lines(state: RunState, snap: Snapshot | None, resume: str, fresh: bool) -> list[str]:
-    """The state block: cordoned nodes, evicted pods, replacements not Ready, resume and undo."""
+UNREACHABLE = "the API server cannot be reached now"
+INTERRUPTED_AGAIN = "interrupted again before the cluster was read afresh"
+
+
+def state_lines(state: RunState, snap: Snapshot | None, resume: str, fresh: bool,
+                stale: str = UNREACHABLE) -> list[str]:
+    """The state block: cordoned nodes, evicted pods, evictions whose answer never came,
+    replacements not Ready, resume and undo. `stale`: why the state is not a fresh read
+    (a second Ctrl-C is not an unreachable server). `resume` "" when no target node is left."""
     cordoned = _cordoned(state, snap, fresh)
-    lines = [f"State of the drain{'' if fresh else ' (as last read; the API server cannot be reached now)'}:"]
+    lines = [f"State of the drain{'' if fresh else f' (as last read; {stale})'}:"]
     lines.append(f"  cordoned nodes: {', '.join(cordoned) or 'none'}")
     lines.append(f"  pods evicted by this run: {', '.join(state.evicted) or 'none'}")
+    if state.in_flight:
+        lines.append(f"  evictions sent, outcome unknown (the run stopped before the answer; check with "
+                     f"kubectl get pod): {', '.join(state.in_flight)}")
     waiting = _not_ready(state, snap)
     lines.append(f"  replacements not Ready yet: {', '.join(waiting) or 'none'}")
+    if not resume:
+        lines.append("Nothing to resume: none of the target nodes exists any more.")
+        return lines
     lines.append("To resume, rerun the same command (cordoned nodes and evicted pods are recognized and the "
                  "drain continues):")
     lines.append(f"  {resume}")
