@@ -40,8 +40,10 @@ def dump(tmp_path):
 def test_safe_plan_exits_0_with_a_table_on_stdout(capsys, dump):
     code, out, err = run(capsys, "drain-safe", "a1", "--from-file", dump())
     assert (code, err) == (0, "")
-    assert out.startswith("STEP   NODES   EVICT")
-    assert "default/web-5d8f-a1" in out and "SAFE: 1 step(s) drain a1" in out
+    # the verdict comes first, then the summary by workload, then the step table (issue 57: the
+    # verdict of a big plan was thousands of lines down)
+    assert out.startswith("SAFE: 1 step(s) drain a1")
+    assert "\nSTEP   NODES   EVICT" in out and "default/web-5d8f-a1" in out
 
 
 def test_whole_zone_under_ignore_exits_3_and_names_the_trap(capsys, dump):
@@ -506,3 +508,70 @@ def test_a_hostname_trap_names_the_nodes_that_hold_the_minimum_and_why(capsys, d
                     "d1": "tainted ToBeDeletedByClusterAutoscaler (being scaled down)"}
     assert "The global minimum is held at 0 by a1 (drained by this plan" in f["message"]
     assert "d1 (tainted ToBeDeletedByClusterAutoscaler" in f["message"]
+
+
+# --- readable at any size (issue 57, item 11) ------------------------------------------
+
+def _many_workloads(zones=("a", "b", "c"), per_zone=12, workloads=20) -> dict:
+    nodes = [node_obj(f"{z}{i}", zone=z) for z in zones for i in range(per_zone)]
+    objs = []
+    for w in range(workloads):
+        app = f"app{w:02d}"
+        objs.append(workload_obj("ReplicaSet", f"{app}-1", {"app": app}))
+        for z in zones:
+            for i in range(2):
+                node = f"{z}{(w + i * 5) % per_zone}"
+                objs.append(pod_obj(f"{app}-1-{node}-{i}", node=node, labels={"app": app},
+                                    spread=[spread_obj(match_labels={"app": app}, mode="ScheduleAnyway")],
+                                    owner=("ReplicaSet", f"{app}-1")))
+    ds = workload_obj("DaemonSet", "agent", {"app": "agent"})
+    agents = [pod_obj(f"agent-{n['metadata']['name']}", node=n["metadata"]["name"], labels={"app": "agent"},
+                      owner=("DaemonSet", "agent")) for n in nodes]
+    return as_list(nodes + objs + [ds] + agents)
+
+
+def test_a_whole_zone_plan_starts_with_its_verdict_and_a_short_summary(capsys, dump):
+    path = dump(_many_workloads())
+    code, out, _ = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--ignore-daemonsets",
+                       "--from-file", path)
+    lines = out.splitlines()
+    assert code == 0 and len(lines) > 60
+    assert lines[0].startswith("SAFE: 12 step(s) drain a0, ")
+    # the summary keeps the first screen: eight quiet workloads, and a count of the others
+    assert lines[2].split() == ["WORKLOAD", "EVICTED", "STRANDED", "NOT-EVICTABLE", "FINDINGS"]
+    assert lines[11] == "… and 12 more workload(s) with evictions only (-o wide lists every one)"
+    assert next(i for i, x in enumerate(lines) if x.startswith("STEP   NODES   EVICT")) < 20
+    # one line per step for the DaemonSet pods --ignore-daemonsets leaves (was one line per pod)
+    left = [x for x in lines if "DaemonSet pod(s) left in place" in x]
+    assert len(left) == 12 and not any("not evicted" in x and "DaemonSetPod" in x for x in lines)
+    assert left[0] == "step 1: 1 DaemonSet pod(s) left in place (--ignore-daemonsets): default/agent-" + \
+        left[0].rsplit("agent-", 1)[1]
+    code, out, _ = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--ignore-daemonsets",
+                       "--from-file", path, "-o", "wide")
+    wide = out.splitlines()
+    assert "more workload(s)" not in out and sum(x.startswith("ReplicaSet/app") for x in wide[:30]) == 20
+
+
+def test_the_summary_groups_evictions_strandings_and_findings_by_workload(capsys):
+    args = ["drain-safe", "--demo", "--domain", "topology.kubernetes.io/zone=us-east-2c", "--ignore-daemonsets"]
+    code, out, _ = run(capsys, *args)
+    lines = out.splitlines()
+    assert lines[0].startswith("UNSAFE: ")
+    assert lines[3].split() == ["Deployment/search", "0", "0", "3", "PdbBlocks"]
+    assert lines[4].split() == ["Deployment/catalog", "1", "1", "1", "CordonedDomainTrap,", "PdbBlocks"]
+    code, out, _ = run(capsys, *args, "-o", "json")
+    summary = {r["workload"]: r for r in json.loads(out)["summary"]}
+    assert summary["Deployment/search"] == {"workload": "Deployment/search", "evicted": 0, "stranded": 0,
+                                            "notEvictable": 3, "findings": ["PdbBlocks"]}
+    assert summary["Deployment/cart"]["stranded"] == 2 and summary["StatefulSet/orders-db"]["findings"] == []
+
+
+@pytest.mark.parametrize("args,word,style", [
+    (["node-a3"], "SAFE:", "\x1b[1;32m"), (["node-b1"], "UNSAFE:", "\x1b[1;31m")], ids=["safe green", "unsafe red"])
+def test_color_always_colours_the_verdict_and_statuses(capsys, args, word, style):
+    code, out, _ = run(capsys, "drain-safe", *args, "--demo", "--ignore-daemonsets", "--color", "always")
+    assert out.startswith(f"{style}{word}\x1b[0m")
+    code, plain, _ = run(capsys, "drain-safe", *args, "--demo", "--ignore-daemonsets", "--color", "never")
+    assert "\x1b[" not in plain and plain.startswith(word)
+    if word == "SAFE:":
+        assert "\x1b[31mVIOLATED\x1b[0m" in out  # the inventory row, red like distribution's

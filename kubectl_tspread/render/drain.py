@@ -192,10 +192,21 @@ def print_plan(console, plan, wide: bool = False, no_headers: bool = False) -> N
 
 
 def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False) -> None:
-    """The table output of a drain plan up to its findings: the steps, the constraints after
-    each, the verdict and the stranded pods (it never reads the findings: drain-safe renders it
-    while their remedies are verified)."""
+    """The table output of a drain plan up to its findings: the verdict first, a summary per
+    workload, then the details (the steps, the constraints after each, the pods left in place,
+    the stranded pods). It never reads the findings' remedies: drain-safe renders it while
+    they are verified (the findings' codes, which the summary shows, are known by then)."""
     out = console.file
+    print_verdict(console, plan)
+    summary = _summary_rows(plan, wide)
+    if summary:
+        out.write("\n")
+        print_block(console, table(["WORKLOAD", "EVICTED", "STRANDED", "NOT-EVICTABLE", "FINDINGS"], summary,
+                                   no_headers))
+        hidden = _summary_hidden(plan, wide)
+        if hidden:
+            out.write(f"… and {hidden} more workload(s) with evictions only (-o wide lists every one)\n")
+    out.write("\n")
     if plan.already_cordoned or plan.already_evicted:
         out.write(f"Already cordoned: {', '.join(plan.already_cordoned) or '-'}; "
                   f"already evicted: {', '.join(plan.already_evicted) or '-'}.\n")
@@ -217,20 +228,80 @@ def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False)
         print_block(console, table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
     else:
         out.write("Nothing to drain.\n")
-    crow = _constraint_rows(plan, wide)
+    crow = _constraint_rows(plan, wide, console.color_system is not None)
     if crow:
         out.write("\nConstraints after each step:\n")
         print_block(console, table(["STEP", "WORKLOAD", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"], crow,
                                    no_headers))
     _print_skips_and_pdbs(console, plan, wide)
-    out.write("\n" + verdict_line(plan) + "\n")
     for s in plan.stranded:
         what = "not evictable" if s.reason in _PDB_CODES else "stranded"
         out.write(f"{what}: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
                   f"{cause_of(s.reason, s.details)}\n")
 
 
-def _constraint_rows(plan, wide: bool) -> list[tuple[str, ...]]:
+def print_verdict(console, plan) -> None:
+    """The verdict line, green when SAFE and red when not on a colored console."""
+    line = verdict_line(plan)
+    if console.color_system is None:
+        console.file.write(line + "\n")
+        return
+    from rich.text import Text
+
+    head, _, rest = line.partition(":")
+    console.print(Text(head + ":", style="bold green" if plan.safe else "bold red"), rest, sep="", soft_wrap=True)
+
+
+# the summary lists every workload with stranded or PDB-blocked pods or a finding, and up to this
+# many more with evictions only (a zone's drain moves hundreds of workloads); -o wide lists all
+SUMMARY_QUIET_ROWS = 8
+
+
+def _summary(plan):
+    """workload -> [evicted, stranded, not evictable, finding labels], worst first."""
+    rows: dict[str, list] = {}
+
+    def row(name: str) -> list:
+        got = rows.get(name)
+        if got is None:
+            got = rows[name] = [0, 0, 0, []]
+        return got
+
+    for s in plan.steps:
+        for e in s.evictions:
+            row(e.workload or f"{e.namespace}/{e.name}")[0] += 1
+    for s in plan.stranded:
+        row(s.workload or f"{s.namespace}/{s.name}")[2 if s.reason in _PDB_CODES else 1] += 1
+    for f in plan.findings:
+        if f.workload and f.severity == "error":
+            labels = row(f.workload)[3]
+            if finding_label(f) not in labels:
+                labels.append(finding_label(f))
+    return sorted(rows.items(), key=lambda kv: (-kv[1][1] - kv[1][2], -len(kv[1][3]), -kv[1][0], kv[0]))
+
+
+def _summary_rows(plan, wide: bool) -> list[tuple[str, ...]]:
+    out, quiet = [], 0
+    for name, (evicted, stranded, blocked, labels) in _summary(plan):
+        if not (stranded or blocked or labels):
+            quiet += 1
+            if not wide and quiet > SUMMARY_QUIET_ROWS:
+                continue
+        out.append((name, str(evicted), str(stranded), str(blocked), ", ".join(labels) or "-"))
+    return out
+
+
+def _summary_hidden(plan, wide: bool) -> int:
+    if wide:
+        return 0
+    quiet = sum(1 for _, (e, st, b, labels) in _summary(plan) if not (st or b or labels))
+    return max(0, quiet - SUMMARY_QUIET_ROWS)
+
+
+STATUS_STYLE = {"OK": "green", "AT LIMIT": "yellow", "VIOLATED": "red", "DRIFTED": "magenta", "OVER LIMIT": "bold red"}
+
+
+def _constraint_rows(plan, wide: bool, color: bool = False) -> list[tuple]:
     """The rows of "Constraints after each step". A constraint no pod of its workload moved
     since an earlier step is that step's very object (steps._judged): its cells are made
     once, not at each of the hundreds of steps that show it."""
@@ -244,9 +315,12 @@ def _constraint_rows(plan, wide: bool) -> list[tuple[str, ...]]:
                 continue
             tail = cells.get(id(c))
             if tail is None:
+                status = "OVER LIMIT" if c.exceeded else c.status
+                if color:
+                    from rich.text import Text
+                    status = Text(status, style=STATUS_STYLE.get(status, ""))
                 tail = cells[id(c)] = (c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
-                                       format_counts(c.distribution, full=wide), str(c.skew),
-                                       "OVER LIMIT" if c.exceeded else c.status)
+                                       format_counts(c.distribution, full=wide), str(c.skew), status)
             rows.append((str(s.number),) + tail)
     return rows
 
@@ -265,7 +339,15 @@ def _domains(accepting, key: str, wide: bool) -> str:
 def _print_skips_and_pdbs(console, plan, wide: bool) -> None:
     out = console.file
     for s in plan.steps:
+        # with --ignore-daemonsets a DaemonSet pod on every drained node is expected: one line a step
+        left = [k for k in s.skipped if k.reason == "DaemonSetPod"] if plan.flags.ignore_daemonsets else []
+        if left:
+            names = [f"{k.namespace}/{k.name}" for k in left]
+            out.write(f"step {s.number}: {len(left)} DaemonSet pod(s) left in place (--ignore-daemonsets): "
+                      f"{', '.join(names) if wide else _names(names, 3)}\n")
         for k in s.skipped:
+            if left and k.reason == "DaemonSetPod":
+                continue
             out.write(f"step {s.number}: not evicted {k.namespace}/{k.name} ({k.reason})\n")
         if wide:
             for b in s.pdbs:
@@ -280,6 +362,8 @@ def _print_skips_and_pdbs(console, plan, wide: bool) -> None:
 def print_plan_findings(console, plan) -> None:
     """The rest of print_plan after print_plan_body: the findings with their remedies."""
     out = console.file
+    if plan.findings:
+        out.write("\nFindings:\n")
     for f in plan.findings:
         out.write(f"{finding_label(f)}: {finding_message(f)}\n")
         for r in f.remedies:
@@ -350,6 +434,8 @@ def drain_plan_view(plan) -> dict[str, Any]:
         "strandedCount": sum(s.reason not in _PDB_CODES for s in plan.stranded),
         "pdbBlockedCount": sum(s.reason in _PDB_CODES for s in plan.stranded),
         "alreadyViolated": already_violated(plan),
+        "summary": [{"workload": name, "evicted": e, "stranded": st, "notEvictable": b, "findings": list(labels)}
+                    for name, (e, st, b, labels) in _summary(plan)],
         "maxParallel": plan.max_parallel,
         "kubectlErrors": list(plan.kubectl_errors), "kubectlWarnings": list(plan.kubectl_warnings),
         "alreadyCordoned": list(plan.already_cordoned), "alreadyEvicted": list(plan.already_evicted),
