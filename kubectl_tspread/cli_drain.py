@@ -86,6 +86,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     from kubectl_tspread.drain.plan import plan_drain, resolve_targets
     from kubectl_tspread.drain.pods import DrainFlags
     from kubectl_tspread.drain.progress import READING, PlanStatus
+    from kubectl_tspread.drain.remedies import with_rerun_hints
     from kubectl_tspread.gcpause import no_cyclic_gc
     from kubectl_tspread.labels import Selector
     from kubectl_tspread.snapshot import load_snapshot
@@ -118,7 +119,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
         if execute:
             from kubectl_tspread.drain.execute import execute as run_drain
 
-            plan = plan_drain(snap, targets, options, watch)
+            plan = with_rerun_hints(plan_drain(snap, targets, options, watch), snap, sel, domain)
             status.close()
             return run_drain(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
                              log_file=log_file, plan=plan)
@@ -127,7 +128,8 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
         # whole zone's 3.6 s of output at 150,000 pods), and the process ends right after
         with no_cyclic_gc():
             early = _EarlyBody(out)
-            plan = plan_drain(snap, targets, options, watch, before_remedies=early)
+            plan = with_rerun_hints(plan_drain(snap, targets, options, watch, before_remedies=early), snap, sel,
+                                    domain)
             status.close()
             render_plan(plan, out, early.text_for(plan))
             # and frozen before it is back, as the snapshot is once loaded: the collection that

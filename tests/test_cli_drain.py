@@ -246,6 +246,7 @@ def test_streamed_output_is_the_whole_documents_text(capsys, dump, fmt):
     whole document dumped at once, on a plan of several steps with strandings and findings."""
     from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
     from kubectl_tspread.drain.plan import plan_drain, resolve_targets
+    from kubectl_tspread.drain.remedies import with_rerun_hints
     from kubectl_tspread.options import SourceOptions
     from kubectl_tspread.render import structured
     from kubectl_tspread.render.drain import drain_plan_view
@@ -255,7 +256,9 @@ def test_streamed_output_is_the_whole_documents_text(capsys, dump, fmt):
     code, out, _ = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--from-file", path,
                        "-o", fmt)
     snap = load_snapshot(SourceOptions(from_file=(path,), all_namespaces=True), DRAIN_KINDS)
-    plan = plan_drain(snap, resolve_targets(snap, (), None, ("topology.kubernetes.io/zone", "a")), PlanOptions())
+    zone = ("topology.kubernetes.io/zone", "a")
+    # the command adds the narrower selection to remedies its --domain would undo (with_rerun_hints)
+    plan = with_rerun_hints(plan_drain(snap, resolve_targets(snap, (), None, zone), PlanOptions()), snap, None, zone)
     assert code == 3 and len(plan.steps) >= 2 and plan.stranded and plan.findings
     assert out == structured.dump(drain_plan_view(plan), fmt)
 
@@ -575,3 +578,29 @@ def test_color_always_colours_the_verdict_and_statuses(capsys, args, word, style
     assert "\x1b[" not in plain and plain.startswith(word)
     if word == "SAFE:":
         assert "\x1b[31mVIOLATED\x1b[0m" in out  # the inventory row, red like distribution's
+
+
+# --- a remedy is never undone by the command line that produced it (issue 57, item 5) --
+
+@pytest.mark.parametrize("selection", [["--domain", "topology.kubernetes.io/zone=a"],
+                                       ["-l", "topology.kubernetes.io/zone=a"]], ids=["--domain", "-l"])
+def test_a_node_to_add_that_the_selection_would_drain_names_the_narrower_selection(capsys, dump, selection):
+    path = dump()
+    code, out, _ = run(capsys, "drain-safe", *selection, "--from-file", path, "-o", "json")
+    assert code == 3
+    adds = [r for f in json.loads(out)["findings"] for r in f["remedies"] + f["uncheckedRemedies"]
+            if r["action"] == "AddNode" and r["details"]["domain"] == "a"]
+    assert adds
+    for r in adds:
+        assert r["details"]["matchedBy"] == f"{selection[0]} topology.kubernetes.io/zone=a"
+        assert r["details"]["rerunNodes"] == ["a1", "a2"]
+        assert r["text"].endswith("would drain that node too, so rerun naming the drained nodes instead (with your "
+                                  "other flags): kubectl tspread drain-safe a1 a2")
+    code, out, _ = run(capsys, "drain-safe", *selection, "--from-file", path)
+    assert "kubectl tspread drain-safe a1 a2" in out
+
+
+def test_nodes_named_on_the_command_line_need_no_narrower_selection(capsys, dump):
+    code, out, _ = run(capsys, "drain-safe", "a1", "a2", "--from-file", dump(), "-o", "json")
+    adds = [r for f in json.loads(out)["findings"] for r in f["remedies"] if r["action"] == "AddNode"]
+    assert adds and all("matchedBy" not in r["details"] for r in adds)

@@ -399,3 +399,34 @@ def _with_node(snapshot: Snapshot, like: Node, value: str, key: str) -> Snapshot
     node = replace(like, name=name, labels=labels, unschedulable=False,
                    taints=tuple(t for t in like.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
     return replace(snapshot, nodes=snapshot.nodes + (node,))
+
+
+def with_rerun_hints(plan: DrainPlan, snapshot: Snapshot, selector=None,
+                     domain: tuple[str, str] | None = None) -> DrainPlan:
+    """A remedy that adds a node is undone by the command line that produced it when the same
+    selection (-l, --domain) would drain the new node too: such remedies get `rerunNodes`
+    (the nodes to name instead) and `matchedBy` (the selection that would catch it)."""
+    if selector is None and domain is None:
+        return plan
+
+    def caught(labels) -> str:
+        if domain is not None and labels.get(domain[0]) == domain[1]:
+            return f"--domain {domain[0]}={domain[1]}"
+        if selector is not None and selector.matches(labels):
+            return f"-l {selector}"
+        return ""
+
+    def hinted(r: Remedy) -> Remedy:
+        like = snapshot.node(r.params.get("like", "")) if r.action == "AddNode" else None
+        if like is None:
+            return r
+        labels = {**like.labels, r.params["topologyKey"]: r.params["domain"]}
+        labels[HOSTNAME_KEY] = new_node_name(r.params["domain"])
+        by = caught(labels)
+        if not by:
+            return r
+        return replace(r, params={**r.params, "matchedBy": by, "rerunNodes": list(plan.nodes)})
+
+    findings = tuple(replace(f, remedies=tuple(map(hinted, f.remedies)), unchecked=tuple(map(hinted, f.unchecked)))
+                     for f in plan.findings)
+    return replace(plan, findings=findings)

@@ -97,7 +97,13 @@ def remedy_text(r) -> str:
         return (f"raise maxSkew of {p.get('workload')}'s {_short(p.get('topologyKey', ''))} constraint to "
                 f"{p.get('maxSkew')} for the drain")
     if r.action == "AddNode":
-        return f"add a node like {p.get('like')} in {_short(p.get('topologyKey', ''))} {p.get('domain')} first"
+        text = f"add a node like {p.get('like')} in {_short(p.get('topologyKey', ''))} {p.get('domain')} first"
+        if p.get("matchedBy"):
+            nodes = p.get("rerunNodes", ())
+            named = " ".join(nodes[:6]) + (f" … ({len(nodes)} nodes; -o json lists them)" if len(nodes) > 6 else "")
+            text += (f"; {p['matchedBy']} would drain that node too, so rerun naming the drained nodes instead "
+                     f"(with your other flags): kubectl tspread drain-safe {named}")
+        return text
     if r.action == "Flag":
         return f"rerun with {p.get('flag')}"
     if r.action == "RaisePdbBudget":
