@@ -408,13 +408,13 @@ class Executor:
     # ---- explanations ----------------------------------------------------------------------
 
     def _explain_unsafe(self, plan: DrainPlan) -> None:
-        from kubectl_tspread.render.drain import finding_message, verdict_line
+        from kubectl_tspread.render.drain import finding_label, finding_message, verdict_line
 
         self.progress.stop_bars()
         self.progress.say("Re-planned from the live cluster: " + verdict_line(plan))
         for f in plan.findings:
             if f.severity == "error":
-                self.progress.say(f"  {f.code}: {finding_message(f)}")
+                self.progress.say(f"  {finding_label(f)}: {finding_message(f)}")
 
     def _explain_pending(self, snap: Snapshot, pods: Sequence[Pod]) -> None:
         """why-pending's explanation of each stuck replacement (at most three)."""

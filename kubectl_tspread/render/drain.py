@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from kubectl_tspread.drain.findings import already_violated, cause_of
 from kubectl_tspread.render import structured
@@ -166,10 +166,14 @@ def remedy_tag(r) -> str:
 _PDB_CODES = ("PdbBlocks", "MultiplePdbs")
 
 
-def verdict_line(plan) -> str:
+def verdict_line(plan, missing_kinds: Sequence[str] = ()) -> str:
+    """The verdict sentence. `missing_kinds` is the hook for what the input lacked (e.g.
+    "PodDisruptionBudgets", from the MissingKinds check of the snapshot, when the command
+    passes it): a SAFE verdict then says what it did not check."""
     n = len(plan.steps)
     if plan.safe:
-        line = (f"SAFE: {n} step(s) drain {', '.join(plan.nodes)}; no DoNotSchedule constraint goes past "
+        caveat = f" ({', '.join(missing_kinds)} not checked: none in the input)" if missing_kinds else ""
+        line = (f"SAFE{caveat}: {n} step(s) drain {', '.join(plan.nodes)}; no DoNotSchedule constraint goes past "
                 f"maxSkew or gets worse than before the drain, and every replacement has a node")
         worse = already_violated(plan)
         if worse:
@@ -254,8 +258,9 @@ def print_verdict(console, plan) -> None:
         return
     from rich.text import Text
 
-    head, _, rest = line.partition(":")
-    console.print(Text(head + ":", style="bold green" if plan.safe else "bold red"), rest, sep="", soft_wrap=True)
+    word = "SAFE" if plan.safe else "UNSAFE"
+    console.print(Text(word, style="bold green" if plan.safe else "bold red"), line[len(word):], sep="",
+                  soft_wrap=True)
 
 
 # the summary lists every workload with stranded or PDB-blocked pods or a finding, and up to this
