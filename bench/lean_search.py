@@ -36,7 +36,7 @@ from dataclasses import replace
 
 from bench.lean_probe import ZONE, load, plan_options, planner_plan
 from kubectl_tspread.drain.lean import LeanSearch, Unsupported, forced_proof
-from kubectl_tspread.drain.findings import build_findings
+from kubectl_tspread.drain.findings import plan_findings
 from kubectl_tspread.drain.model import INFO, ORDER_MATTERS
 from kubectl_tspread.drain.plan import resolve_targets
 from kubectl_tspread.drain.remedies import HONOR_TAINTS, first_replan_actions
@@ -118,7 +118,7 @@ def compare_plan(lean: LeanSearch, found: bool, plan) -> list[str]:
     compare_report look at those): the stranded pods with their details, the settled pods, the
     findings (those made before remedies) with their messages, the verdict line and the rest."""
     mine, refused = lean.drain_plan(found)
-    mine = replace(mine, findings=tuple(build_findings(mine, refused)))
+    mine = replace(mine, findings=tuple(plan_findings(mine, refused, lean.snapshot)))
     theirs = replace(plan, findings=tuple(f for f in plan.findings if f.code != ORDER_MATTERS))
     a, b = drain_plan_view(mine), drain_plan_view(theirs)
     out = []

@@ -307,7 +307,8 @@ def test_help_and_readme_define_every_status_word(capsys):
 # --- "verified" says what was verified; side effects and their ranking (issue 57, items 2, 1) ---
 
 def _pdb(name: str = "web", allowed: int = 0, labels=None) -> dict:
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "default"},
             "spec": {"maxUnavailable": allowed, "selector": {"matchLabels": labels or {"app": "web"}}},
             "status": {"disruptionsAllowed": allowed, "currentHealthy": 6, "desiredHealthy": 6, "expectedPods": 6}}
 
@@ -430,7 +431,8 @@ def _volume_pinned_cluster() -> dict:
     sts = workload_obj("StatefulSet", "db", {"app": "db"})
     pod = pod_obj("db-0", node="a1", labels={"app": "db"}, owner=("StatefulSet", "db"))
     pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]
-    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data-db-0", "namespace": "default"},
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": {"name": "data-db-0", "namespace": "default"},
            "spec": {"volumeName": "pv-a", "storageClassName": "ebs"}, "status": {"phase": "Bound"}}
     pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-a"},
           "spec": {"storageClassName": "ebs", "claimRef": {"namespace": "default", "name": "data-db-0"},

@@ -30,6 +30,12 @@ def build_findings(plan: DrainPlan, refused: Sequence[PodDecision]) -> list[Find
     return out
 
 
+def plan_findings(plan: DrainPlan, refused: Sequence[PodDecision], snapshot) -> list[Finding]:
+    """The findings of a plan that is shown (build_findings, the hostname traps explained):
+    what plan_drain gives, and what any other way of making the same plan must give."""
+    return explain_hostname_minimum(build_findings(plan, refused), snapshot, plan)
+
+
 def stranded_finding(items: Sequence[Stranded]) -> Finding:
     """The finding of stranded pods of one (code, workload): its pods, and the step and
     numbers of the first to strand."""

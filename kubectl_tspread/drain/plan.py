@@ -27,7 +27,7 @@ from typing import Callable, Iterable, Sequence
 
 from kubectl_tspread.drain import parallel, shared
 from kubectl_tspread.drain import pdb as pdbmod
-from kubectl_tspread.drain.findings import build_findings, explain_hostname_minimum, order_finding, stranded_finding
+from kubectl_tspread.drain.findings import build_findings, order_finding, plan_findings, stranded_finding
 from kubectl_tspread.drain.model import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, SIMULATE, VERIFY, DrainPlan, Eviction, \
     Finding, PlanOptions, PlanProgress, Step, Stranded
 from kubectl_tspread.drain.placement import Placer
@@ -379,7 +379,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand,
                               None if on_progress is _silent else lambda done: on_progress(SIMULATE, done, total),
                               lean_sim)
-        findings = explain_hostname_minimum(build_findings(plan, refused), snapshot, plan)
+        findings = plan_findings(plan, refused, snapshot)
         if plan.safe:
             findings += order_finding(plan, given_safe)
         if options.verify_remedies and not plan.safe:
