@@ -86,7 +86,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     from kubectl_tspread.drain.plan import plan_drain, resolve_targets
     from kubectl_tspread.drain.pods import DrainFlags
     from kubectl_tspread.drain.progress import READING, PlanStatus
-    from kubectl_tspread.drain.remedies import with_rerun_hints
+    from kubectl_tspread.drain.remedy_effects import with_rerun_hints
     from kubectl_tspread.gcpause import no_cyclic_gc
     from kubectl_tspread.labels import Selector
     from kubectl_tspread.snapshot import load_snapshot

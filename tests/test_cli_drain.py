@@ -246,7 +246,7 @@ def test_streamed_output_is_the_whole_documents_text(capsys, dump, fmt):
     whole document dumped at once, on a plan of several steps with strandings and findings."""
     from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
     from kubectl_tspread.drain.plan import plan_drain, resolve_targets
-    from kubectl_tspread.drain.remedies import with_rerun_hints
+    from kubectl_tspread.drain.remedy_effects import with_rerun_hints
     from kubectl_tspread.options import SourceOptions
     from kubectl_tspread.render import structured
     from kubectl_tspread.render.drain import drain_plan_view

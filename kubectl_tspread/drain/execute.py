@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from typing import IO, Callable, Iterator, Sequence
 
 from kubectl_tspread.drain import progress as P
-from kubectl_tspread.drain.model import DRAIN_KINDS, PDB_BLOCKS, DrainPlan, PlanOptions, Step
+from kubectl_tspread.drain.model import DRAIN_KINDS, DrainPlan, PlanOptions, Step
 from kubectl_tspread.drain.plan import plan_drain
 from kubectl_tspread.drain.progress import Progress
 from kubectl_tspread.drain.resume import INTERRUPTED_AGAIN, UNREACHABLE, RunState, resume_command, state_lines
-from kubectl_tspread.drain.waiting import WaitTarget, controller_of, evaluate, live, serving, stuck, \
+from kubectl_tspread.drain.waiting import WaitTarget, budget_held, controller_of, evaluate, stuck, \
     target_for_leftovers, target_for_step
 from kubectl_tspread.drain.writer import BackoffPolicy, Cancelled, ConnectionLost, EvictionBlocked, \
     EvictionRefused, Writer
@@ -108,26 +108,6 @@ def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ou
         ex = Executor(lambda: load_live(kube, DRAIN_KINDS, cluster=cluster), tuple(targets), options, writer,
                       progress, timeout, s.poll_interval, resume, color=out.color)
         return ex.dry_run(plan) if server_dry else ex.run()
-
-
-def budget_held(snapshot: Snapshot, plan: DrainPlan) -> WaitTarget | None:
-    """When a resumed drain (some targets already cordoned, pods terminating or replacements
-    placed first) is unsafe because a PodDisruptionBudget allows no disruption while pods of
-    the blocked workloads are not Ready yet, those are most likely the earlier run's
-    replacements, whose evictions still hold the budget: what to wait for before judging the
-    plan (None otherwise)."""
-    if plan.safe or not (plan.already_cordoned or plan.already_evicted or plan.settled):
-        return None
-    blocked = {k for f in plan.findings if f.code == PDB_BLOCKS for k in f.pods}
-    if not blocked:
-        return None
-    owners = {controller_of(p) for p in snapshot.pods if p.key in blocked} - {None}
-    target = WaitTarget(known_uids=frozenset(p.uid for p in snapshot.pods))
-    for c in owners:
-        mine = [p for p in snapshot.pods if controller_of(p) == c and live(p)]
-        if any(not serving(p) for p in mine):
-            target.expect_ready[c] = len(mine)
-    return None if target.empty else target
 
 
 def _settle_first(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, out, held: WaitTarget, *,

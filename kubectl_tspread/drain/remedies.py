@@ -29,12 +29,11 @@ from dataclasses import replace
 from typing import Any, Callable, Iterator, Sequence
 
 from kubectl_tspread.drain.model import (
-    ADDS_NODE, CONSTRAINT_HOLDS, CORDONED_DOMAIN_TRAP, DAEMONSET_POD, DELETES_NODES, DELETES_PODS, EVICTION_ALLOWED,
-    HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, LOSES_DATA, MULTIPLE_PDBS, PDB_BLOCKS, PLAN_SAFE, POD_FITS,
-    REDUCES_AVAILABILITY, ROLLS_WORKLOAD, SKEW_EXCEEDED, SPREAD_BLOCKED, STRANDS_VOLUMES, UNMANAGED_POD, DrainPlan,
-    Finding, PlanOptions, Remedy, SideEffect,
+    CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS,
+    PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
 )
 from kubectl_tspread.drain.parallel import Child
+from kubectl_tspread.drain.remedy_effects import new_node_name, side_effects, then_finding, verifies
 from kubectl_tspread.drain.plan import plan_drain, workload_ref
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import terms_match
@@ -103,8 +102,8 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 if on_replan is not None:
                     on_replan(len(cache))
             if _clears(f, replanned):
-                kept.append(Remedy(action, params, True, replanned.safe, _verifies(f, replanned),
-                                   side_effects(action, params, f, plan, workloads), _then(replanned)))
+                kept.append(Remedy(action, params, True, replanned.safe, verifies(f, replanned),
+                                   side_effects(action, params, f, plan, workloads), then_finding(replanned)))
                 tried_actions.add(action)
             else:
                 failed += 1
@@ -113,61 +112,6 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
         out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: (r.rank, not r.makes_safe))),
                            unchecked=tuple(unchecked), failed=failed))
     return out
-
-
-def _verifies(f: Finding, replanned: Any) -> str:
-    """What the re-plan showed: the whole plan safe, else what clearing this finding means."""
-    if replanned.safe:
-        return PLAN_SAFE
-    if f.code in (PDB_BLOCKS, MULTIPLE_PDBS) or f.code in _FLAG_FIELD:
-        return EVICTION_ALLOWED
-    return CONSTRAINT_HOLDS if f.code == SKEW_EXCEEDED else POD_FITS
-
-
-def _then(replanned: Any) -> Finding | None:
-    """What stands in the way next when the re-planned drain is still unsafe."""
-    if replanned.safe:
-        return None
-    # its code and workload only, the least of them: what every way of re-planning gives alike
-    # (the lean search's verdicts carry no pods or numbers, and a re-plan carried along the
-    # plan lists its findings in another order), so a remedy is the same however it was re-planned
-    left = sorted((g.code, g.workload or "") for g in replanned.findings if g.severity != INFO)
-    return Finding(left[0][0], left[0][1] or None, (), None) if left else None
-
-
-def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
-                 lookups: "_Lookups") -> tuple[SideEffect, ...]:
-    """What applying a candidate does besides clearing `f`, as data (render/drain.py words it)."""
-    if action in (HONOR_TAINTS, "RaiseMaxSkew"):
-        # a pod template edit: the workload's controller replaces every pod of it
-        namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
-        return (SideEffect(ROLLS_WORKLOAD, (f.workload or "",), len(lookups.keys(namespace, f.workload))),)
-    if action == "AddNode":
-        return (SideEffect(ADDS_NODE, (new_node_name(params["domain"]),)),)
-    if action in ("RaisePdbBudget", "RemovePdb"):
-        return (SideEffect(REDUCES_AVAILABILITY, (params["pdb"],)),)
-    if action == "Flag":
-        if params.get("flag") == "--force":
-            return (SideEffect(DELETES_PODS, f.pods),)
-        if params.get("flag") == "--delete-emptydir-data":
-            return (SideEffect(LOSES_DATA, f.pods),)
-        return ()
-    if action == "DeleteDrainedNodes":
-        nodes = tuple(params.get("nodes", ()))
-        out = [SideEffect(DELETES_NODES, nodes)]
-        left = lookups.left_on(plan, nodes)
-        if left:  # the pod garbage collector deletes the pods of a deleted Node object
-            out.append(SideEffect(DELETES_PODS, left))
-        volumes = lookups.pinned_volumes(nodes)
-        if volumes:
-            out.append(SideEffect(STRANDS_VOLUMES, volumes))
-        return tuple(out)
-    return ()
-
-
-def new_node_name(domain: str) -> str:
-    """The name the AddNode candidate gives the node it adds in `domain`."""
-    return f"new-{domain}-1"
 
 
 def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
@@ -399,34 +343,3 @@ def _with_node(snapshot: Snapshot, like: Node, value: str, key: str) -> Snapshot
     node = replace(like, name=name, labels=labels, unschedulable=False,
                    taints=tuple(t for t in like.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
     return replace(snapshot, nodes=snapshot.nodes + (node,))
-
-
-def with_rerun_hints(plan: DrainPlan, snapshot: Snapshot, selector=None,
-                     domain: tuple[str, str] | None = None) -> DrainPlan:
-    """A remedy that adds a node is undone by the command line that produced it when the same
-    selection (-l, --domain) would drain the new node too: such remedies get `rerunNodes`
-    (the nodes to name instead) and `matchedBy` (the selection that would catch it)."""
-    if selector is None and domain is None:
-        return plan
-
-    def caught(labels) -> str:
-        if domain is not None and labels.get(domain[0]) == domain[1]:
-            return f"--domain {domain[0]}={domain[1]}"
-        if selector is not None and selector.matches(labels):
-            return f"-l {selector}"
-        return ""
-
-    def hinted(r: Remedy) -> Remedy:
-        like = snapshot.node(r.params.get("like", "")) if r.action == "AddNode" else None
-        if like is None:
-            return r
-        labels = {**like.labels, r.params["topologyKey"]: r.params["domain"]}
-        labels[HOSTNAME_KEY] = new_node_name(r.params["domain"])
-        by = caught(labels)
-        if not by:
-            return r
-        return replace(r, params={**r.params, "matchedBy": by, "rerunNodes": list(plan.nodes)})
-
-    findings = tuple(replace(f, remedies=tuple(map(hinted, f.remedies)), unchecked=tuple(map(hinted, f.unchecked)))
-                     for f in plan.findings)
-    return replace(plan, findings=findings)

@@ -115,6 +115,26 @@ def target_for_leftovers(snap: Snapshot, terminating: Iterable[str], pending: It
     return target
 
 
+def budget_held(snapshot: Snapshot, plan) -> WaitTarget | None:
+    """When a resumed drain (some targets already cordoned, pods terminating or replacements
+    placed first) is unsafe because a PodDisruptionBudget allows no disruption while pods of
+    the blocked workloads are not Ready yet, those are most likely the earlier run's
+    replacements, whose evictions still hold the budget: what to wait for before judging the
+    plan (None otherwise)."""
+    if plan.safe or not (plan.already_cordoned or plan.already_evicted or plan.settled):
+        return None
+    blocked = {k for f in plan.findings if f.code == "PdbBlocks" for k in f.pods}
+    if not blocked:
+        return None
+    owners = {controller_of(p) for p in snapshot.pods if p.key in blocked} - {None}
+    target = WaitTarget(known_uids=frozenset(p.uid for p in snapshot.pods))
+    for c in owners:
+        mine = [p for p in snapshot.pods if controller_of(p) == c and live(p)]
+        if any(not serving(p) for p in mine):
+            target.expect_ready[c] = len(mine)
+    return None if target.empty else target
+
+
 def _pods_of(pods: Iterable[Pod], c: Controller) -> list[Pod]:
     return [p for p in pods if controller_of(p) == c]
 

@@ -1,0 +1,105 @@
+"""What a drain remedy does besides clearing its finding, and what its re-plan showed, as
+data: its side effects (remedies rank by them), what it verifies, what the plan meets next
+when it stays unsafe, and the narrower selection to rerun with when the command line that
+produced a remedy would undo it (render/drain_remedies.py words them)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from kubectl_tspread.drain.model import (
+    ADDS_NODE, CONSTRAINT_HOLDS, DAEMONSET_POD, DELETES_NODES, DELETES_PODS, EVICTION_ALLOWED, INFO, LOCAL_STORAGE,
+    LOSES_DATA, MULTIPLE_PDBS, PDB_BLOCKS, PLAN_SAFE, POD_FITS, REDUCES_AVAILABILITY, ROLLS_WORKLOAD, SKEW_EXCEEDED,
+    STRANDS_VOLUMES, UNMANAGED_POD, DrainPlan, Finding, Remedy, SideEffect,
+)
+from kubectl_tspread.model import HOSTNAME_KEY, Snapshot
+
+# the findings a kubectl flag or a PDB change clears: their remedies let the eviction happen
+_EVICTION_CODES = (PDB_BLOCKS, MULTIPLE_PDBS, UNMANAGED_POD, LOCAL_STORAGE, DAEMONSET_POD)
+
+
+def verifies(f: Finding, replanned: Any) -> str:
+    """What the re-plan showed: the whole plan safe, else what clearing this finding means."""
+    if replanned.safe:
+        return PLAN_SAFE
+    if f.code in _EVICTION_CODES:
+        return EVICTION_ALLOWED
+    return CONSTRAINT_HOLDS if f.code == SKEW_EXCEEDED else POD_FITS
+
+
+def then_finding(replanned: Any) -> Finding | None:
+    """What stands in the way next when the re-planned drain is still unsafe."""
+    if replanned.safe:
+        return None
+    # its code and workload only, the least of them: what every way of re-planning gives alike
+    # (the lean search's verdicts carry no pods or numbers, and a re-plan carried along the
+    # plan lists its findings in another order), so a remedy is the same however it was re-planned
+    left = sorted((g.code, g.workload or "") for g in replanned.findings if g.severity != INFO)
+    return Finding(left[0][0], left[0][1] or None, (), None) if left else None
+
+
+def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
+                 lookups) -> tuple[SideEffect, ...]:
+    """What applying a candidate does besides clearing `f`, as data (render/drain.py words it)."""
+    if action in ("HonorTaints", "RaiseMaxSkew"):
+        # a pod template edit: the workload's controller replaces every pod of it
+        namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
+        return (SideEffect(ROLLS_WORKLOAD, (f.workload or "",), len(lookups.keys(namespace, f.workload))),)
+    if action == "AddNode":
+        return (SideEffect(ADDS_NODE, (new_node_name(params["domain"]),)),)
+    if action in ("RaisePdbBudget", "RemovePdb"):
+        return (SideEffect(REDUCES_AVAILABILITY, (params["pdb"],)),)
+    if action == "Flag":
+        if params.get("flag") == "--force":
+            return (SideEffect(DELETES_PODS, f.pods),)
+        if params.get("flag") == "--delete-emptydir-data":
+            return (SideEffect(LOSES_DATA, f.pods),)
+        return ()
+    if action == "DeleteDrainedNodes":
+        nodes = tuple(params.get("nodes", ()))
+        out = [SideEffect(DELETES_NODES, nodes)]
+        left = lookups.left_on(plan, nodes)
+        if left:  # the pod garbage collector deletes the pods of a deleted Node object
+            out.append(SideEffect(DELETES_PODS, left))
+        volumes = lookups.pinned_volumes(nodes)
+        if volumes:
+            out.append(SideEffect(STRANDS_VOLUMES, volumes))
+        return tuple(out)
+    return ()
+
+
+def new_node_name(domain: str) -> str:
+    """The name the AddNode candidate gives the node it adds in `domain`."""
+    return f"new-{domain}-1"
+
+
+def with_rerun_hints(plan: DrainPlan, snapshot: Snapshot, selector=None,
+                     domain: tuple[str, str] | None = None) -> DrainPlan:
+    """A remedy that adds a node is undone by the command line that produced it when the same
+    selection (-l, --domain) would drain the new node too: such remedies get `rerunNodes`
+    (the nodes to name instead) and `matchedBy` (the selection that would catch it)."""
+    if selector is None and domain is None:
+        return plan
+
+    def caught(labels) -> str:
+        if domain is not None and labels.get(domain[0]) == domain[1]:
+            return f"--domain {domain[0]}={domain[1]}"
+        if selector is not None and selector.matches(labels):
+            return f"-l {selector}"
+        return ""
+
+    def hinted(r: Remedy) -> Remedy:
+        like = snapshot.node(r.params.get("like", "")) if r.action == "AddNode" else None
+        if like is None:
+            return r
+        labels = {**like.labels, r.params["topologyKey"]: r.params["domain"]}
+        labels[HOSTNAME_KEY] = new_node_name(r.params["domain"])
+        by = caught(labels)
+        if not by:
+            return r
+        return replace(r, params={**r.params, "matchedBy": by, "rerunNodes": list(plan.nodes)})
+
+    findings = tuple(replace(f, remedies=tuple(map(hinted, f.remedies)), unchecked=tuple(map(hinted, f.unchecked)))
+                     for f in plan.findings)
+    return replace(plan, findings=findings)
