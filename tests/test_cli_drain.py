@@ -386,7 +386,10 @@ def _zone_a_with_daemonset_and_local_volume() -> dict:
                    "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
                        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["a1"]}]}]}}},
           "status": {"phase": "Bound"}}
-    return _cluster(extra=[ds, *agents, pv])
+    zonal = [{"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"ebs-{z}"},
+              "spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                  {"key": ZONE, "operator": "In", "values": [z]}]}]}}}} for z in ("a", "b")]
+    return _cluster(extra=[ds, *agents, pv, *zonal])
 
 
 def test_every_remedy_carries_its_side_effects_and_destructive_ones_rank_last(capsys, dump):
@@ -403,7 +406,7 @@ def test_every_remedy_carries_its_side_effects_and_destructive_ones_rank_last(ca
                                  "ReplicaSet/web-5d8f"}]
     delete = {e["code"]: e["objects"] for e in by_action["DeleteDrainedNodes"]["sideEffects"]}
     assert delete == {"DeletesNodes": ["a1", "a2"], "DeletesPods": ["default/agent-a1", "default/agent-a2"],
-                      "StrandsVolumes": ["local-a1 (claim default/data-0)"]}
+                      "StrandsVolumes": ["local-a1 (claim default/data-0)", "ebs-a"]}  # not ebs-b: zone b stays
     # no change to running pods, then template edits, then destructive actions
     rank = {"AddNode": 0, "RaisePdbBudget": 0, "HonorTaints": 1, "RaiseMaxSkew": 1, "DeleteDrainedNodes": 2}
     ranks = [rank[r["action"]] for r in f["remedies"]]

@@ -263,17 +263,31 @@ class _Lookups:
 
     def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
         """PersistentVolumes whose node affinity only `nodes` satisfy (local volumes): deleting
-        those Node objects leaves them, and the pods that claim them, without a node."""
+        those Node objects leaves them, and the pods that claim them, without a node. Each
+        distinct affinity is matched once (a zone's thousands of volumes share a few), and one
+        that names hostnames (a local volume's) only against the nodes it names."""
         key = tuple(nodes)
         got = self.pinned.get(key)
         if got is None:
             on = set(nodes)
-            drained = [n for n in self.snapshot.nodes if n.name in on]
-            others = [n for n in self.snapshot.nodes if n.name not in on]
-            got = self.pinned[key] = tuple(
-                f"{pv.name} (claim {pv.claim})" if pv.claim else pv.name for pv in self.snapshot.pvs
-                if pv.node_affinity and any(terms_match(pv.node_affinity, n) for n in drained)
-                and not any(terms_match(pv.node_affinity, n) for n in others))
+            by_host: dict[str, list[Node]] = {}
+            for n in self.snapshot.nodes:
+                by_host.setdefault(n.labels.get(HOSTNAME_KEY, n.name), []).append(n)
+            memo: dict = {}
+            out = []
+            for pv in self.snapshot.pvs:
+                if not pv.node_affinity:
+                    continue
+                pinned = memo.get(pv.node_affinity)
+                if pinned is None:
+                    named = _named_hosts(pv.node_affinity)
+                    candidates = self.snapshot.nodes if named is None else \
+                        [n for h in named for n in by_host.get(h, ())]
+                    matching = [n.name for n in candidates if terms_match(pv.node_affinity, n)]
+                    pinned = memo[pv.node_affinity] = bool(matching) and all(m in on for m in matching)
+                if pinned:
+                    out.append(f"{pv.name} (claim {pv.claim})" if pv.claim else pv.name)
+            got = self.pinned[key] = tuple(out)
         return got
 
     def template_node(self, targets: Sequence[str], key: str, value: str) -> Node | None:
@@ -343,3 +357,15 @@ def _with_node(snapshot: Snapshot, like: Node, value: str, key: str) -> Snapshot
     node = replace(like, name=name, labels=labels, unschedulable=False,
                    taints=tuple(t for t in like.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
     return replace(snapshot, nodes=snapshot.nodes + (node,))
+
+
+def _named_hosts(terms) -> set[str] | None:
+    """The hostnames a node affinity is limited to when every term requires
+    `kubernetes.io/hostname In (…)`; None when some term may match any node."""
+    out: set[str] = set()
+    for t in terms:
+        hosts = [r.values for r in t.match_expressions if r.key == HOSTNAME_KEY and r.op == "In"]
+        if not hosts:
+            return None
+        out.update(hosts[0])
+    return out
