@@ -89,6 +89,9 @@ def test_kubectl_refusals_show_kubectls_message(capsys, dump):
     assert ("kubectl drain would fail: cannot delete Pods that declare no controller (use --force to override): "
             "default/debug") in out
     assert "fix (verified, makes the plan safe): rerun with --force" in out
+    # the finding words it once (it read "cannot delete cannot delete Pods …")
+    assert ("UnmanagedPod: kubectl drain refuses: cannot delete Pods that declare no controller (use --force to "
+            "override): default/debug.") in out and "cannot delete cannot delete" not in out
     code, out, _ = run(capsys, "drain-safe", "a1", "--force", "--from-file", dump(_cluster(extra=[bare])))
     assert code == 0
 

@@ -132,11 +132,12 @@ def kubectl_errors(decisions: Iterable[PodDecision]) -> list[str]:
     for d in decisions:
         if d.action == REFUSE:
             by_msg[d.message].append(d.pod.key)
-    out = []
-    for msg, pods in by_msg.items():
-        head = msg if msg.lower().startswith("cannot delete") else f"cannot delete {msg}"
-        out.append(f"{head}: {', '.join(pods)}")
-    return sorted(out)
+    return sorted(f"{refusal_head(msg)}: {', '.join(pods)}" for msg, pods in by_msg.items())
+
+
+def refusal_head(message: str) -> str:
+    """kubectl's `cannot delete <message>`, for a message that does not already start so."""
+    return message if message.lower().startswith("cannot delete") else f"cannot delete {message}"
 
 
 def kubectl_warnings(decisions: Iterable[PodDecision]) -> list[str]:

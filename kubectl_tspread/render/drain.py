@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kubectl_tspread.drain.findings import already_violated, cause_of
+from kubectl_tspread.drain.pods import refusal_head
 from kubectl_tspread.render import structured
 from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.drain_remedies import names_text, remedy_tag, remedy_text, remedy_view, side_effect_message
@@ -81,7 +82,7 @@ def finding_message(f) -> str:
         return (f"{who}{pods} is covered by several PodDisruptionBudgets ({', '.join(p.get('pdbs', ()))}); "
                 f"the Eviction API refuses such pods with a 500.")
     if f.code in ("UnmanagedPod", "LocalStorage", "DaemonSetPod"):
-        return f"kubectl drain refuses: cannot delete {p.get('message', '')}: {pods}."
+        return f"kubectl drain refuses: {refusal_head(p.get('message', ''))}: {pods}."
     if f.code == "OrderMatters":
         return (f"draining in the given order ({', '.join(p.get('givenOrder', ()))}) is not safe; "
                 f"this plan's order is.")
