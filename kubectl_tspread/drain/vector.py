@@ -237,8 +237,9 @@ class NodeTable:
         got = self.__dict__.get("_prefer_tainted")
         if got is None or got[0] != sim.node_epoch:
             nodes = sim.nodes
+            # made again at every cordon: most nodes have no taint at all, so look at those that do
             rows = [i for i, name in enumerate(self.order)
-                    if any(t.effect == scores.PREFER_NO_SCHEDULE for t in nodes[name].taints)]
+                    if nodes[name].taints and any(t.effect == scores.PREFER_NO_SCHEDULE for t in nodes[name].taints)]
             got = self.__dict__["_prefer_tainted"] = (sim.node_epoch, np.array(rows, dtype=np.int64))
         return got[1]
 
