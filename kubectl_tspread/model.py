@@ -303,6 +303,8 @@ ROLLS_WORKLOAD = "RollsWorkload"  # objects: the workload; params pods: how many
 RECREATES_POD = "RecreatesPod"  # objects: a pod without a controller, deleted and created again
 WEAKENS_SPREAD = "WeakensSpread"  # objects: the workload whose guarantee becomes looser
 ADDS_NODE = "AddsNode"  # objects: the node to create (it costs money until removed)
+DELETES_NODES = "DeletesNodes"  # objects: the Node objects deleted
+LOSES_DATA = "LosesData"  # objects: pods whose emptyDir contents are lost
 # the side effects that change or remove running pods: a fix carrying one ranks last
 DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES})
 
@@ -310,6 +312,7 @@ DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES})
 VERIFIES_POD_FITS = "PodFits"  # the Pending pod then passes every filter on some node
 VERIFIES_EVICTION_ALLOWED = "EvictionAllowed"  # the blocked eviction is then allowed
 VERIFIES_PLAN_SAFE = "PlanSafe"  # the whole drain then plans SAFE
+VERIFIES_CONSTRAINT_HOLDS = "ConstraintHolds"  # the remedied constraint then stays within maxSkew
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from kubectl_tspread.drain.pods import DrainFlags
+from kubectl_tspread.model import (  # noqa: F401  (the remedies' side effects: importable from here too)
+    ADDS_NODE, DELETES_NODES, DELETES_PODS, LOSES_DATA, REDUCES_AVAILABILITY, ROLLS_WORKLOAD, STRANDS_VOLUMES,
+    VERIFIES_CONSTRAINT_HOLDS, VERIFIES_EVICTION_ALLOWED, VERIFIES_PLAN_SAFE, VERIFIES_POD_FITS, SideEffect,
+)
 
 # stranded / finding codes (the issue's list, plus two for spread refusals without a named trap)
 CORDONED_DOMAIN_TRAP = "CordonedDomainTrap"
@@ -131,26 +135,15 @@ class Stranded:
 # what a remedy's re-plan showed (Remedy.verifies): the whole plan is then safe; the pods
 # kubectl or a PDB refused can then be evicted; the stranded replacements then get a node;
 # the constraint then stays within its limit
-PLAN_SAFE, EVICTION_ALLOWED, POD_FITS, CONSTRAINT_HOLDS = "PlanSafe", "EvictionAllowed", "PodFits", "ConstraintHolds"
+# what a verified remedy was checked to achieve, and its side effects: model.py's vocabulary,
+# shared with why-pending's fixes
+PLAN_SAFE, EVICTION_ALLOWED, POD_FITS, CONSTRAINT_HOLDS = (
+    VERIFIES_PLAN_SAFE, VERIFIES_EVICTION_ALLOWED, VERIFIES_POD_FITS, VERIFIES_CONSTRAINT_HOLDS)
 
-# what applying a remedy does besides fixing the finding (SideEffect.code); remedies rank by
-# the worst: none to running pods (0), a pod template edit that rolls the workload (1),
-# destructive (2: pods deleted and not recreated, data or volumes lost, Node objects with pods)
-ADDS_NODE = "AddsNode"
-REDUCES_AVAILABILITY = "ReducesAvailability"  # a PDB allows more pods down at once
-ROLLS_WORKLOAD = "RollsWorkload"
-DELETES_NODES = "DeletesNodes"
-DELETES_PODS = "DeletesPods"
-LOSES_DATA = "LosesData"  # emptyDir contents
-STRANDS_VOLUMES = "StrandsVolumes"  # PersistentVolumes only the deleted nodes can mount
+# remedies rank by their worst side effect: none to running pods (0), a pod template edit that
+# rolls the workload (1), destructive (2: pods deleted and not recreated, data or volumes lost,
+# Node objects with pods)
 DESTRUCTIVE = (DELETES_PODS, LOSES_DATA, STRANDS_VOLUMES)
-
-
-@dataclass(frozen=True, slots=True)
-class SideEffect:
-    code: str
-    objects: tuple[str, ...] = ()  # what it touches: "ns/pod", "Deployment/web", "node-a1", "pv-1"
-    count: int = 0  # RollsWorkload: the pods the rolling update replaces
 
 
 @dataclass(frozen=True, slots=True)

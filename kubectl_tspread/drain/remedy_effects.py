@@ -45,7 +45,7 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
     if action in ("HonorTaints", "RaiseMaxSkew"):
         # a pod template edit: the workload's controller replaces every pod of it
         namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
-        return (SideEffect(ROLLS_WORKLOAD, (f.workload or "",), len(lookups.keys(namespace, f.workload))),)
+        return (SideEffect(ROLLS_WORKLOAD, (f.workload or "",), {"pods": len(lookups.keys(namespace, f.workload))}),)
     if action == "AddNode":
         return (SideEffect(ADDS_NODE, (new_node_name(params["domain"]),)),)
     if action in ("RaisePdbBudget", "RemovePdb"):

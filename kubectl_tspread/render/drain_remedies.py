@@ -57,7 +57,7 @@ def side_effect_message(e) -> str:
     if e.code == "ReducesAvailability":
         return f"PodDisruptionBudget {o} then lets more of its pods be down at once"
     if e.code == "RollsWorkload":
-        return f"edits the pod template: a rolling update replaces all {e.count} pod(s) of {o}"
+        return f"edits the pod template: a rolling update replaces all {e.params.get('pods', 0)} pod(s) of {o}"
     if e.code == "DeletesNodes":
         return f"deletes Node object(s) {o}"
     if e.code == "DeletesPods":
@@ -94,6 +94,7 @@ def remedy_view(r) -> dict[str, Any]:
             "action": r.action, "details": dict(r.params), "verifies": r.verifies or None,
             "outcome": remedy_tag(r) if r.verified else None,
             "sideEffects": [{"code": e.code, "message": side_effect_message(e), "objects": list(e.objects),
-                             **({"count": e.count} if e.code == "RollsWorkload" else {})} for e in r.side_effects],
+                             **({"count": e.params.get("pods", 0)} if e.code == "RollsWorkload" else {})}
+                            for e in r.side_effects],
             "then": None if then is None else {"code": then.code, "workload": then.workload,
                                                 "message": then_text(then)}}
