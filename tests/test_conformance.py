@@ -86,3 +86,19 @@ def test_a_wrong_engine_answer_is_caught(oracles):
     outcome = compare(case, answer, mine)
     assert outcome.agree["message"] is False
     assert outcome.agree["counts"] is False or not mine.counts
+
+
+def test_an_answer_from_a_lagging_volume_cache_is_asked_again_only_when_the_pv_exists():
+    """The harness asks again when VolumeBinding says a claim's PV is missing although the case
+    holds it (its assume cache lagged); a PV that is really missing is a real answer."""
+    from conformance.generate import Case
+    from conformance.run import _lagging
+
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"}}
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+           "spec": {"volumeName": "pv-1"}}
+    lagged = {"message": "0/1 nodes are available: 1 node(s) unavailable due to one or more pvc(s) bound to "
+                         "non-existent pv(s)."}
+    assert _lagging(Case("c", [pv, pvc], "default", "p"), lagged)
+    assert not _lagging(Case("c", [pvc], "default", "p"), lagged)
+    assert not _lagging(Case("c", [pv, pvc], "default", "p"), {"message": "0/1 nodes are available: 1 Insufficient cpu."})
