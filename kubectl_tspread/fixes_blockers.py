@@ -19,14 +19,12 @@ from typing import Any, Sequence
 from kubectl_tspread.blockers import NODE_AFFINITY_UNMATCHED, REQUEST_ABOVE_ALLOCATABLE, Blocker, only_cordon_taint
 from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.fixes_nodes import MAX_VARIANTS, Candidate, _domain_key, new_node_like
+from kubectl_tspread.fixes_nodes import MAX_VARIANTS, Candidate, _domain_key
 from kubectl_tspread.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN
-from kubectl_tspread.model import Node, NodeSelectorTerm, Pod
+from kubectl_tspread.model import (
+    ADD_LARGER_NODE, ADD_NODE_WITH_LABELS, LOWER_REQUEST, Node, NodeSelectorTerm, Pod, new_node_like,
+)
 from kubectl_tspread.whatif import Change
-
-ADD_LABELLED_NODE = "AddNodeWithLabels"
-ADD_LARGER_NODE = "AddLargerNode"
-LOWER_REQUEST = "LowerRequest"
 
 
 def _term_labels(term: NodeSelectorTerm) -> tuple[dict[str, str], list[str]] | None:
@@ -94,8 +92,8 @@ def labelled_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[f
         labels.update(put)
         node = new_node_like(replace(template, labels=labels), set(index.nodes))
         wanted = {k: node.labels[k] for k in sorted({*pod.node_selector, *put})}
-        params = {"template": template.name, "name": node.name, "labels": wanted, "dropped": sorted(drop)}
-        out.append(Candidate(ADD_LABELLED_NODE, params, Change(nodes=(node,))))
+        params = {"like": template.name, "name": node.name, "labels": wanted, "dropped": sorted(drop)}
+        out.append(Candidate(ADD_NODE_WITH_LABELS, params, Change(nodes=(node,))))
     return out
 
 
@@ -133,7 +131,7 @@ def larger_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[fil
                 alloc[r] = want
         node = new_node_like(replace(template, allocatable=alloc), taken)
         taken.add(node.name)
-        params: dict[str, Any] = {"template": template.name, "name": node.name, "key": key,
+        params: dict[str, Any] = {"like": template.name, "name": node.name, "topologyKey": key,
                                   "domain": value or None, "allocatable": {r: alloc[r] for r in sorted(need)},
                                   "largest": largest}
         out.append(Candidate(ADD_LARGER_NODE, params, Change(nodes=(node,))))

@@ -8,7 +8,7 @@ drops the rest of the JSON. Dicts inside records are treated as read-only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 from kubectl_tspread.labels import Requirement, Selector
 
@@ -142,6 +142,28 @@ class Node:
         if any(t.key == UNSCHEDULABLE_TAINT_KEY and t.effect == NO_SCHEDULE for t in self.taints):
             return replace(self, unschedulable=True)
         return replace(self, unschedulable=True, taints=self.taints + (Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE),))
+
+    def uncordoned(self) -> "Node":
+        """kubectl uncordon: spec.unschedulable false; the lifecycle controller drops the taint."""
+        return replace(self, unschedulable=False,
+                       taints=tuple(t for t in self.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
+
+
+def new_node_like(template: Node, taken: Collection[str]) -> Node:
+    """The node a what-if change adds "like" `template` (why-pending's AddNode fixes and
+    drain-safe's AddNode remedy alike): its labels (hostname replaced), taints and allocatable,
+    no cordon, no pods, named `<template>-new` (then -new2, -new3 …) so no name in `taken` is
+    reused.
+
+    template c0 (zone c, hostname c0, cordoned), taken {c0, c0-new} → c0-new2, zone c, hostname
+    c0-new2, schedulable"""
+    name, i = f"{template.name}-new", 2
+    while name in taken:
+        name, i = f"{template.name}-new{i}", i + 1
+    labels = dict(template.labels)
+    if HOSTNAME_KEY in labels:
+        labels[HOSTNAME_KEY] = name
+    return replace(template.uncordoned(), name=name, labels=labels, created="")
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,8 +327,11 @@ WEAKENS_SPREAD = "WeakensSpread"  # objects: the workload whose guarantee become
 ADDS_NODE = "AddsNode"  # objects: the node to create (it costs money until removed)
 DELETES_NODES = "DeletesNodes"  # objects: the Node objects deleted
 LOSES_DATA = "LosesData"  # objects: pods whose emptyDir contents are lost
-# the side effects that change or remove running pods: a fix carrying one ranks last
-DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES})
+# the side effects that change or remove running pods, or lose what they hold: a fix or remedy
+# carrying one ranks last (TIER_DESTRUCTIVE)
+DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES, LOSES_DATA})
+# the side effects of a pod template edit: its controller replaces every pod (TIER_TEMPLATE)
+TEMPLATE_EFFECTS = frozenset({ROLLS_WORKLOAD, RECREATES_POD})
 
 # what a verified fix or remedy was checked to achieve (`verifies`)
 VERIFIES_POD_FITS = "PodFits"  # the Pending pod then passes every filter on some node
@@ -329,6 +354,61 @@ class SideEffect:
     @property
     def destructive(self) -> bool:
         return self.code in DESTRUCTIVE_EFFECTS
+
+
+# the actions of what-if changes: why-pending's fixes and drain-safe's remedies name the same
+# change alike, with the same parameter names (README "What-if vocabulary"; render/changes.py
+# keeps the names they replaced readable in JSON)
+UNCORDON = "Uncordon"  # node
+LABEL_NODES = "LabelNodes"  # nodes, labels {node: {key: value}}, guessed
+DELETE_NODES = "DeleteNodes"  # topologyKey, domains, nodes, autoscalers
+DELETE_DRAINED_NODES = "DeleteDrainedNodes"  # nodes: each deleted once the drain has emptied it
+SET_NODE_TAINTS_POLICY_HONOR = "SetNodeTaintsPolicyHonor"  # topologyKey, position | workload
+LOWER_MIN_DOMAINS = "LowerMinDomains"  # topologyKey, position, old, minDomains
+RAISE_MAX_SKEW = "RaiseMaxSkew"  # topologyKey, old, maxSkew; position | workload
+SCHEDULE_ANYWAY_ACTION = "ScheduleAnyway"  # topologyKey, position, maxSkew (the whenUnsatisfiable value)
+EVICT_LOWER_PRIORITY = "EvictLowerPriority"  # node, pods, podKeys, priorities, priority
+ADD_NODE = "AddNode"  # topologyKey, domain, like, name; requests
+ADD_NODE_WITH_LABELS = "AddNodeWithLabels"  # like, name, labels, dropped
+ADD_LARGER_NODE = "AddLargerNode"  # like, name, topologyKey, domain, allocatable, largest
+LOWER_REQUEST = "LowerRequest"  # old, new
+RAISE_PDB_BUDGET = "RaisePdbBudget"  # pdb, disruptionsAllowed
+REMOVE_PDB = "RemovePdb"  # pdb
+FLAG = "Flag"  # flag: the kubectl drain flag to rerun with
+ORDER = "Order"  # order: the nodes in the order to drain them
+
+# the order advice is offered in: what a change does to running pods (its side effects)
+TIER_NO_POD_CHANGE, TIER_TEMPLATE, TIER_DESTRUCTIVE = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedChange:
+    """One what-if change offered as advice, applied to a copy of the cluster and checked there:
+    why-pending's fixes (fixes.Suggestion) and drain-safe's remedies (drain.model.Remedy) are
+    this record. `action` and the keys of `params` are the vocabulary above; `verifies` is what
+    the check showed (VERIFIES_*, "" when the change was not checked, `verified` False).
+
+    What the check found besides, per command: `nodes`, where the Pending pod then fits
+    (why-pending); `makes_safe`, whether the re-planned drain is then safe, and `then`, the
+    re-plan's first remaining finding when it is not (drain-safe)."""
+
+    action: str
+    params: Mapping[str, Any]
+    verified: bool = True
+    makes_safe: bool = False
+    verifies: str = ""
+    side_effects: tuple[SideEffect, ...] = ()
+    then: Any = None
+    nodes: tuple[str, ...] = ()
+
+    @property
+    def tier(self) -> int:
+        """TIER_NO_POD_CHANGE, TIER_TEMPLATE (a template edit rolls a workload) or
+        TIER_DESTRUCTIVE, from the side effects: advice is offered in this order."""
+        codes = {e.code for e in self.side_effects}
+        if codes & DESTRUCTIVE_EFFECTS:
+            return TIER_DESTRUCTIVE
+        return TIER_TEMPLATE if codes & TEMPLATE_EFFECTS else TIER_NO_POD_CHANGE
 
 
 @dataclass(frozen=True, slots=True)
