@@ -359,23 +359,47 @@ class SideEffect:
 # the actions of what-if changes: why-pending's fixes and drain-safe's remedies name the same
 # change alike, with the same parameter names (README "What-if vocabulary"; render/changes.py
 # keeps the names they replaced readable in JSON)
-UNCORDON = "Uncordon"  # node
-LABEL_NODES = "LabelNodes"  # nodes, labels {node: {key: value}}, guessed
-DELETE_NODES = "DeleteNodes"  # topologyKey, domains, nodes, autoscalers
-DELETE_DRAINED_NODES = "DeleteDrainedNodes"  # nodes: each deleted once the drain has emptied it
-SET_NODE_TAINTS_POLICY_HONOR = "SetNodeTaintsPolicyHonor"  # topologyKey, position | workload
-LOWER_MIN_DOMAINS = "LowerMinDomains"  # topologyKey, position, old, minDomains
-RAISE_MAX_SKEW = "RaiseMaxSkew"  # topologyKey, old, maxSkew; position | workload
-SCHEDULE_ANYWAY_ACTION = "ScheduleAnyway"  # topologyKey, position, maxSkew (the whenUnsatisfiable value)
-EVICT_LOWER_PRIORITY = "EvictLowerPriority"  # node, pods, podKeys, priorities, priority
-ADD_NODE = "AddNode"  # topologyKey, domain, like, name; requests
-ADD_NODE_WITH_LABELS = "AddNodeWithLabels"  # like, name, labels, dropped
-ADD_LARGER_NODE = "AddLargerNode"  # like, name, topologyKey, domain, allocatable, largest
-LOWER_REQUEST = "LowerRequest"  # old, new
-RAISE_PDB_BUDGET = "RaisePdbBudget"  # pdb, disruptionsAllowed
-REMOVE_PDB = "RemovePdb"  # pdb
-FLAG = "Flag"  # flag: the kubectl drain flag to rerun with
-ORDER = "Order"  # order: the nodes in the order to drain them
+UNCORDON = "Uncordon"
+LABEL_NODES = "LabelNodes"
+DELETE_NODES = "DeleteNodes"  # Node objects deleted now
+DELETE_DRAINED_NODES = "DeleteDrainedNodes"  # each drained Node object deleted once the drain empties it
+SET_NODE_TAINTS_POLICY_HONOR = "SetNodeTaintsPolicyHonor"
+LOWER_MIN_DOMAINS = "LowerMinDomains"
+RAISE_MAX_SKEW = "RaiseMaxSkew"
+SCHEDULE_ANYWAY_ACTION = "ScheduleAnyway"
+EVICT_LOWER_PRIORITY = "EvictLowerPriority"
+ADD_NODE = "AddNode"
+ADD_NODE_WITH_LABELS = "AddNodeWithLabels"
+ADD_LARGER_NODE = "AddLargerNode"
+LOWER_REQUEST = "LowerRequest"
+RAISE_PDB_BUDGET = "RaisePdbBudget"
+REMOVE_PDB = "RemovePdb"
+FLAG = "Flag"
+ORDER = "Order"
+
+# each action's parameters (the keys of ProposedChange.params, as JSON `details` writes them):
+# a constraint edit names the constraint by topologyKey (and its position in the Pending pod's
+# list, or the workload whose pods a remedy edits); the field it sets carries the value it sets
+# (maxSkew, minDomains) and `old` the value before; a node added is `like` an existing one
+ACTION_PARAMETERS: dict[str, tuple[str, ...]] = {
+    UNCORDON: ("node",),
+    LABEL_NODES: ("nodes", "labels", "guessed"),
+    DELETE_NODES: ("topologyKey", "domains", "nodes", "autoscalers"),
+    DELETE_DRAINED_NODES: ("nodes",),
+    SET_NODE_TAINTS_POLICY_HONOR: ("topologyKey", "position", "workload"),
+    LOWER_MIN_DOMAINS: ("topologyKey", "position", "old", "minDomains"),
+    RAISE_MAX_SKEW: ("topologyKey", "position", "workload", "old", "maxSkew"),
+    SCHEDULE_ANYWAY_ACTION: ("topologyKey", "position", "maxSkew"),
+    EVICT_LOWER_PRIORITY: ("node", "pods", "podKeys", "priorities", "priority"),
+    ADD_NODE: ("topologyKey", "domain", "like", "name", "requests", "matchedBy", "rerunNodes"),
+    ADD_NODE_WITH_LABELS: ("like", "name", "labels", "dropped"),
+    ADD_LARGER_NODE: ("topologyKey", "domain", "like", "name", "allocatable", "largest"),
+    LOWER_REQUEST: ("old", "new"),
+    RAISE_PDB_BUDGET: ("pdb", "disruptionsAllowed"),
+    REMOVE_PDB: ("pdb",),
+    FLAG: ("flag",),
+    ORDER: ("order",),
+}
 
 # the order advice is offered in: what a change does to running pods (its side effects)
 TIER_NO_POD_CHANGE, TIER_TEMPLATE, TIER_DESTRUCTIVE = 0, 1, 2

@@ -15,7 +15,7 @@ from kubectl_tspread.drain.model import (
 )
 from kubectl_tspread.model import (
     ADD_NODE, DELETE_DRAINED_NODES, FLAG, RAISE_MAX_SKEW, RAISE_PDB_BUDGET, REMOVE_PDB, SET_NODE_TAINTS_POLICY_HONOR,
-    Snapshot, new_node_like,
+    WEAKENS_SPREAD, Snapshot, new_node_like,
 )
 
 # the findings a kubectl flag or a PDB change clears: their remedies let the eviction happen
@@ -48,7 +48,9 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
     if action in (SET_NODE_TAINTS_POLICY_HONOR, RAISE_MAX_SKEW):
         # a pod template edit: the workload's controller replaces every pod of it
         namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
-        return (SideEffect(ROLLS_WORKLOAD, (f.workload or "",), {"pods": len(lookups.keys(namespace, f.workload))}),)
+        rolls = SideEffect(ROLLS_WORKLOAD, (f.workload or "",), {"pods": len(lookups.keys(namespace, f.workload))})
+        # a larger maxSkew loosens the guarantee, as why-pending's RaiseMaxSkew says too
+        return (rolls, SideEffect(WEAKENS_SPREAD, (f.workload or "",))) if action == RAISE_MAX_SKEW else (rolls,)
     if action == ADD_NODE:
         return (SideEffect(ADDS_NODE, (params["name"],)),)
     if action in (RAISE_PDB_BUDGET, REMOVE_PDB):
