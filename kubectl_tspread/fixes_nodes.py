@@ -22,9 +22,10 @@ from kubectl_tspread.whatif import Change
 
 NODE_UNSCHEDULABLE = "NodeUnschedulable"
 TAINT_TOLERATION = "TaintToleration"
-# a brand-new node holds no pods and no cordon: failures of these plugins do not carry over
-_FRESH_NODE_CLEARS = {NODE_UNSCHEDULABLE, resources.NODE_RESOURCES_FIT, resources.NODE_PORTS,
-                      "InterPodAffinity", spread.PLUGIN}
+# a brand-new node (model.new_node_like) holds no pods and no cordon: failures of these plugins do
+# not carry over to it; its taints it keeps
+FRESH_NODE_CLEARS = frozenset({NODE_UNSCHEDULABLE, resources.NODE_RESOURCES_FIT, resources.NODE_PORTS,
+                               "InterPodAffinity", spread.PLUGIN})
 
 MAX_VARIANTS = 8  # per action: every variant costs one full filter run over the cluster
 
@@ -209,7 +210,7 @@ def _domain_key(state: spread.SpreadState) -> str | None:
 
 def _template_rank(pod: Pod, node: Node, v: filters.NodeVerdict) -> tuple:
     """Templates that fail only what a fresh node clears, and that hold the pod when empty, first."""
-    lasting = sum(1 for f in v.failures if f.plugin not in _FRESH_NODE_CLEARS)
+    lasting = sum(1 for f in v.failures if f.plugin not in FRESH_NODE_CLEARS)
     too_small = any(node.allocatable.get(r, 0) < q for r, q in pod.requests.items() if q > 0)
     return (lasting, too_small, -node.allocatable.get("cpu", 0), -node.allocatable.get("memory", 0),
             node.name)

@@ -19,7 +19,7 @@ from kubectl_tspread.model import (
     ProposedChange, SideEffect,
 )
 from kubectl_tspread.render.structured import camel_keys
-from kubectl_tspread.render.text import side_effect_text
+from kubectl_tspread.render.text import short_key, side_effect_text
 
 WHY_PENDING, DRAIN_SAFE = "why-pending", "drain-safe"
 
@@ -78,10 +78,6 @@ def change_view(c: ProposedChange, command: str, text: str) -> dict[str, Any]:
     return doc
 
 
-def _short(key: str) -> str:
-    return key.rsplit("/", 1)[-1]
-
-
 def _constraint(p) -> str:
     """"Deployment/web's topology.kubernetes.io/zone constraint", or "the … constraint" when the
     change is about the Pending pod's own."""
@@ -99,6 +95,6 @@ def change_text(c: ProposedChange) -> str | None:
     if c.action == RAISE_MAX_SKEW:
         return f"raise maxSkew on {_constraint(p)} from {p['old']} to {p['maxSkew']}"
     if c.action == ADD_NODE:
-        where = f" in {_short(p['topologyKey'])} {p['domain']}" if p.get("domain") else ""
+        where = f" in {short_key(p['topologyKey'])} {p['domain']}" if p.get("domain") else ""
         return f"add a node like {p['like']}{where}"
     return None

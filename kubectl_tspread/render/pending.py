@@ -22,18 +22,13 @@ from kubectl_tspread.model import (
 from kubectl_tspread.quantity import format_quantity
 from kubectl_tspread.render.changes import WHY_PENDING, change_text, change_view
 from kubectl_tspread.render.structured import API_VERSION, Stream, camel_keys, constraint_view, warnings_view
-from kubectl_tspread.render.text import side_effect_text, trap_message
+from kubectl_tspread.render.text import short_key, side_effect_text, trap_message
 
 _RESOURCE_REASONS = ("Insufficient ", "Too many pods")
 _CORDON_REASON = "node(s) were unschedulable"
 
 
 # -- words -----------------------------------------------------------------------------------
-
-def short_key(key: str) -> str:
-    """topology.kubernetes.io/zone -> zone: how people name a domain in a sentence."""
-    return key.rsplit("/", 1)[-1]
-
 
 def _names(values: Sequence[str]) -> str:
     vals = list(values)

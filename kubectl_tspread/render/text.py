@@ -29,6 +29,11 @@ from kubectl_tspread.model import (
 )
 
 
+def short_key(key: str) -> str:
+    """topology.kubernetes.io/zone -> zone: how people name a domain in a sentence."""
+    return key.rsplit("/", 1)[-1]
+
+
 def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
