@@ -155,6 +155,40 @@ def test_side_effects_and_changes_are_worded_the_same_in_both(documents):
     assert _first(remedies, model.ADD_NODE)["text"].startswith("add a node like a1 in zone a")
 
 
+def _pdb(name: str, labels: dict) -> dict:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"maxUnavailable": 0, "selector": {"matchLabels": labels}},
+            "status": {"disruptionsAllowed": 0, "currentHealthy": 6, "desiredHealthy": 6, "expectedPods": 6}}
+
+
+@pytest.mark.parametrize("extra, actions", [
+    pytest.param([_pdb("web", {"app": "web"})], {model.RAISE_PDB_BUDGET}, id="a PDB allows no disruption"),
+    pytest.param([_pdb("web", {"app": "web"}), _pdb("all", {})], {model.REMOVE_PDB}, id="two PDBs cover a pod"),
+    pytest.param([pod_obj("debug", node="a1")], {model.FLAG}, id="a pod without a controller"),
+])
+def test_every_drain_remedy_is_in_the_vocabulary(capsys, tmp_path, extra, actions):
+    pods = [_web(f"web-{n}", n) for n in NAMES]
+    doc = as_dump([node_obj(n, zone=n[0]) for n in NAMES]
+                  + [workload_obj("ReplicaSet", "web", {"app": "web"}, replicas=6)] + pods + extra)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = run(capsys, "drain-safe", "a1", "--from-file", str(path), "-o", "json")
+    assert (code, err) == (3, "")
+    proposed = [r for f in json.loads(out)["findings"] for r in f["remedies"] + f["uncheckedRemedies"]]
+    assert actions <= {r["action"] for r in proposed}
+    for r in proposed:
+        assert _new_keys(r, changes.DRAIN_SAFE) <= set(model.ACTION_PARAMETERS[r["action"]]), r
+
+
+def test_every_fix_of_the_fix_scenarios_is_in_the_vocabulary():
+    from test_fixes import WORKS
+
+    assert len({p.values[1] for p in WORKS}) >= 8
+    for p in WORKS:
+        _build, action, params = p.values
+        assert set(params) <= set(model.ACTION_PARAMETERS[action]), p.id
+
+
 @pytest.mark.parametrize("code", [
     model.DELETES_PODS, model.EVICTS_PODS, model.STRANDS_VOLUMES, model.REDUCES_AVAILABILITY, model.ROLLS_WORKLOAD,
     model.RECREATES_POD, model.WEAKENS_SPREAD, model.ADDS_NODE, model.DELETES_NODES, model.LOSES_DATA])
