@@ -156,7 +156,8 @@ def test_side_effects_and_changes_are_worded_the_same_in_both(documents):
 
 
 def _pdb(name: str, labels: dict) -> dict:
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "default"},
             "spec": {"maxUnavailable": 0, "selector": {"matchLabels": labels}},
             "status": {"disruptionsAllowed": 0, "currentHealthy": 6, "desiredHealthy": 6, "expectedPods": 6}}
 
