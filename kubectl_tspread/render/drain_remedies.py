@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_tspread.drain.findings import cause_of
-from kubectl_tspread.model import ADD_NODE, RAISE_MAX_SKEW
+from kubectl_tspread.model import ADD_NODE, DELETE_DRAINED_NODES, FLAG, ORDER, RAISE_MAX_SKEW, RAISE_PDB_BUDGET, REMOVE_PDB
 from kubectl_tspread.render.changes import DRAIN_SAFE, change_text, change_view
 
 
@@ -24,17 +24,17 @@ def remedy_text(r) -> str:
             text += (f"; {p['matchedBy']} would drain that node too, so rerun naming the drained nodes instead "
                      f"(with your other flags): kubectl tspread drain-safe {named}")
         return text
-    if r.action == "Flag":
+    if r.action == FLAG:
         return f"rerun with {p.get('flag')}"
-    if r.action == "RaisePdbBudget":
+    if r.action == RAISE_PDB_BUDGET:
         return f"let PodDisruptionBudget {p.get('pdb')} allow 1 disruption (e.g. maxUnavailable: 1) for the drain"
-    if r.action == "RemovePdb":
+    if r.action == REMOVE_PDB:
         return f"remove PodDisruptionBudget {p.get('pdb')} so one budget covers the pods"
-    if r.action == "Order":
+    if r.action == ORDER:
         return f"drain in this order: {', '.join(p.get('order', ()))}"
     if shared is not None:
         return shared
-    if r.action == "DeleteDrainedNodes":
+    if r.action == DELETE_DRAINED_NODES:
         return "delete each drained Node object once it is empty (kubectl delete node …)"
     return r.action
 
