@@ -39,7 +39,7 @@ def lost_pods(index: ClusterIndex, node_names: Iterable[str]) -> list[Pod]:
     out = []
     for name in sorted(node_names):
         for p in index.pods_by_node.get(name, ()):
-            if p.finished or p.mirror or (p.owner is not None and p.owner.kind == "DaemonSet"):
+            if p.finished or p.goes_with_node:
                 continue
             out.append(p)
     return sorted(out, key=lambda p: p.key)

@@ -224,6 +224,12 @@ class Pod:
         return self.phase in ("Succeeded", "Failed")
 
     @property
+    def goes_with_node(self) -> bool:
+        """A DaemonSet or mirror (static) pod belongs to its node: deleting the Node object takes
+        it away with the node, and from no workload that runs elsewhere."""
+        return self.mirror or (self.owner is not None and self.owner.kind == "DaemonSet")
+
+    @property
     def pending(self) -> bool:
         """Waiting for the scheduler: not bound, not finished, not being deleted."""
         return not self.node_name and not self.finished and not self.terminating

@@ -235,3 +235,25 @@ def test_readme_lists_every_action_with_its_parameters_and_old_names():
         for old in olds:
             assert f"`{old}`" in cells[4], (action, old)
     assert "`count`" in section
+
+
+def test_deleting_nodes_takes_away_the_same_pods_in_both_commands():
+    """A DaemonSet or mirror pod goes with its node; a pod left in place for another reason (a
+    PodDisruptionBudget, kubectl's refusal) is taken away: why-pending's DeleteNodes and
+    drain-safe's DeleteDrainedNodes count alike."""
+    from conftest import make_node, make_pod
+    from pending_cases import index_of
+
+    from kubectl_tspread.drain.remedies import _Lookups
+    from kubectl_tspread.fixes_effects import lost_pods
+
+    agent = make_pod("agent", node="a1", owner="DaemonSet/agent")
+    static = model.Pod("kube-system", "proxy-a1", node_name="a1", phase="Running", mirror=True)
+    held = make_pod("db-0", node="a1", owner="StatefulSet/db")
+    snap = model.Snapshot(nodes=(make_node("a1", zone="a"),), pods=(agent, static, held))
+    assert [p.key for p in lost_pods(index_of(snap), ["a1"])] == [held.key]
+    skipped = tuple(drain_model.Skipped(p.namespace, p.name, "a1", reason)
+                    for p, reason in ((agent, "DaemonSetPod"), (static, "MirrorPod"), (held, "PdbBlocks")))
+    step = drain_model.Step(1, ("a1",), ("a1",), (), skipped, (), (), False)
+    plan = drain_model.DrainPlan(("a1",), False, (step,), (), ())
+    assert _Lookups(snap).left_on(plan, ["a1"]) == (held.key,)

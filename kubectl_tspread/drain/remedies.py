@@ -248,6 +248,7 @@ class _Lookups:
         self.like: dict[tuple[str, str], Node | None] = {}
         self.pinned: dict[tuple[str, ...], tuple[str, ...]] = {}
         self.added: dict[str, Node] = {}
+        self.node_owned: dict[tuple[str, ...], frozenset[str]] = {}
 
     def keys(self, namespace: str, workload: str | None) -> frozenset[str]:
         got = self.memo.get((namespace, workload))
@@ -258,11 +259,21 @@ class _Lookups:
         return got
 
     def left_on(self, plan: DrainPlan | None, nodes: Sequence[str]) -> tuple[str, ...]:
-        """The pods the plan leaves on `nodes` (DaemonSet, mirror, PDB-blocked, refused ones)."""
+        """The pods the plan leaves on `nodes` (PDB-blocked, refused ones) that deleting those
+        Node objects takes away for good; DaemonSet and mirror pods go with their node
+        (model.Pod.goes_with_node), as why-pending's DeleteNodes counts them too."""
         if plan is None:
             return ()
         on = set(nodes)
-        return tuple(dict.fromkeys(f"{k.namespace}/{k.name}" for s in plan.steps for k in s.skipped if k.node in on))
+        left = dict.fromkeys(f"{k.namespace}/{k.name}" for s in plan.steps for k in s.skipped if k.node in on)
+        if not left:
+            return ()
+        key = tuple(nodes)
+        owned = self.node_owned.get(key)
+        if owned is None:
+            owned = self.node_owned[key] = frozenset(
+                p.key for p in self.snapshot.pods if p.node_name in on and p.goes_with_node)
+        return tuple(k for k in left if k not in owned)
 
     def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
         """PersistentVolumes whose node affinity only `nodes` satisfy (local volumes): deleting
