@@ -46,7 +46,8 @@ def test_whole_zone_drain_under_ignore_is_a_cordoned_domain_trap():
     assert trap.workload == "ReplicaSet/web-1" and trap.step == 2
     assert trap.details["cordonedDomains"] == ["a"] and trap.details["globalMin"] == 0
     # every remedy listed was re-planned and clears the trap
-    assert {"DeleteDrainedNodes", "HonorTaints", "RaiseMaxSkew", "AddNode"} <= remedy_actions(plan, "CordonedDomainTrap")
+    assert {"DeleteDrainedNodes", "SetNodeTaintsPolicyHonor", "RaiseMaxSkew", "AddNode"} <= remedy_actions(
+        plan, "CordonedDomainTrap")
 
 
 def test_whole_zone_drain_under_honor_is_safe():

@@ -118,7 +118,7 @@ def test_the_honor_replan_is_carried_to_the_last_level(kw, counting, results, mo
     in_process = no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
     assert repr(forked.steps) == repr(in_process.steps) and repr(forked.stranded) == repr(in_process.stranded)
-    assert any(r.action == "HonorTaints" for f in forked.findings for r in f.remedies)
+    assert any(r.action == "SetNodeTaintsPolicyHonor" for f in forked.findings for r in f.remedies)
 
 
 # found by a random search: web's replacements wait Pending from the first level on, and a

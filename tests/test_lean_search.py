@@ -388,7 +388,7 @@ def test_the_remedy_replans_are_answered_by_the_lean_search(clusters, monkeypatc
     without = _with_remedies(snapshot, targets)
     assert with_lean == without
     remedies = {r.action: r.verified for f in with_lean.findings for r in f.remedies}
-    assert remedies.get("DeleteDrainedNodes") and remedies.get("HonorTaints")
+    assert remedies.get("DeleteDrainedNodes") and remedies.get("SetNodeTaintsPolicyHonor")
 
 
 @pytest.mark.parametrize("policy", ["Ignore", "Honor"])
@@ -539,8 +539,8 @@ def test_the_planner_replans_when_the_lean_search_cannot(monkeypatch, fault):
         monkeypatch.setattr(lean_module.LeanSearch, "run", broken)
     assert _with_remedies(snapshot, targets) == expected
     assert len(calls) == 2 * asked  # each asked again, and the planner answered
-    assert {"DeleteDrainedNodes", "HonorTaints"} <= {r.action for f in expected.findings for r in f.remedies
-                                                     if r.verified}
+    assert {"DeleteDrainedNodes", "SetNodeTaintsPolicyHonor"} <= {
+        r.action for f in expected.findings for r in f.remedies if r.verified}
 
 
 @pytest.mark.parametrize("fault", ["no numpy", "a fault of its own", "a fault after the first stranding"])
