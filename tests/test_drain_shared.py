@@ -71,7 +71,6 @@ def _trap(b_nodes: int = 4, spare: int = 4, per_node: int = 1, pdb: int | None =
 def engine(request, monkeypatch):
     """Which makes the plans that forced.py proves unsafe (and carries their HonorTaints
     re-plan): the planner, or the lean search where it covers the cluster."""
-    pytest.importorskip("numpy")
     monkeypatch.setattr(plan_module, "LEAN_PLANS", request.param == "lean")
     made, real = [], plan_module._lean_plan
 
@@ -260,7 +259,6 @@ def test_honor_from_here_is_honor_from_the_start():
     from kubectl_tspread.drain.simulate import spread_key_of
     from kubectl_tspread.model import HONOR
 
-    pytest.importorskip("numpy")
     snap, targets = _trap(b_nodes=5, gpu=True)
     web = [p for p in snap.pods if p.labels.get("app") == "web"]
     edited = replace(snap, pods=tuple(
