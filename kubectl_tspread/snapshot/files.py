@@ -29,7 +29,8 @@ import re
 import stat
 import sys
 from collections import Counter
-from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python, per object
+from typing import IO, Any, Iterable, Iterator, Sequence
 
 import yaml
 
@@ -361,8 +362,8 @@ class _Source:
     """One input, read a chunk at a time (`read(n)`, all of the rest with n < 0); a failing
     read is an InputError naming the input."""
 
-    def __init__(self, label: str, stream: Any, text: bool = False, seekable: bool = False):
-        self.label, self.stream, self.text, self.seekable = label, stream, text, seekable
+    def __init__(self, label: str, stream: Any, seekable: bool = False):
+        self.label, self.stream, self.seekable = label, stream, seekable
 
     def read(self, n: int = -1) -> bytes:
         try:
@@ -373,6 +374,19 @@ class _Source:
             fix = "" if self.label == "stdin" else "; check the path given to --from-file"
             raise InputError(f"cannot read {self.label}: {e.strerror or e}{fix}") from None
         return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+
+    def readinto(self, buffer: Any) -> int:
+        """read() into `buffer`, without a copy of the bytes from a binary stream."""
+        into = getattr(self.stream, "readinto", None)
+        if into is None:  # a text stream (tests hand a StringIO over as stdin)
+            data = self.read(len(buffer))
+            buffer[:len(data)] = data
+            return len(data)
+        try:
+            return into(buffer)
+        except OSError as e:
+            fix = "" if self.label == "stdin" else "; check the path given to --from-file"
+            raise InputError(f"cannot read {self.label}: {e.strerror or e}{fix}") from None
 
     def rewind(self) -> bool:
         """Back to the start of a regular file (False for a pipe)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from kubectl_tspread.errors import InputError
 from kubectl_tspread.snapshot import jsonscan
@@ -93,9 +93,10 @@ class StreamedList:
 
 
 class JsonReader:
-    """The documents of one input; `first` is its first chunk (a BOM already dropped)."""
+    """The documents of one input (`stream`: read(n) and readinto(buffer)); `first` is its
+    first chunk (a BOM already dropped)."""
 
-    def __init__(self, label: str, stream: IO[bytes] | Any, first: bytes, parse: Callable[[bytes], Any]):
+    def __init__(self, label: str, stream: Any, first: bytes, parse: Callable[[bytes], Any]):
         self.label, self.stream, self.parse = label, stream, parse
         self.buf, self.base, self.eof = first, 0, not first
         self._tail_from: int | None = None  # where a StreamedList's items end (its `]`)
@@ -107,14 +108,18 @@ class JsonReader:
         when the end of the input was reached before (nothing can change any more)."""
         if self.eof:
             return False
-        data = self.stream.read(CHUNK)
         cut = keep - self.base
-        self.eof = not data
-        if cut >= len(self.buf):
-            self.buf = data
-        elif data or cut:
-            self.buf = b"".join((memoryview(self.buf)[cut:], data))
-        self.base = keep
+        left = max(0, len(self.buf) - cut)
+        # a new buffer each time (the last one's items may still be in use), read into
+        # directly: the chunk is copied once, from the file, not again onto what is kept
+        buf = bytearray(left + CHUNK)
+        if left:
+            buf[:left] = memoryview(self.buf)[cut:]
+        with memoryview(buf) as view, view[left:] as free:
+            n = self.stream.readinto(free)
+        if left + n < len(buf):
+            del buf[left + n:]
+        self.buf, self.base, self.eof = buf, keep, n == 0
         return True
 
     def _scan(self, start: int, depth: int, level: int, limit: int | None = None
