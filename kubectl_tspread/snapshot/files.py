@@ -462,7 +462,7 @@ def _documents(label: str, source: _Source) -> Iterator[tuple[int, int | None, A
     first = source.read(jsonstream.CHUNK)
     skip = len(_BOM) if first.startswith(_BOM) else 0  # the BOM Windows editors write
     if first[skip:skip + 4096].lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
-        if _SHELL_DECODER is not None and jsonscan.np is not None:  # numpy walks it, msgspec parses its parts
+        if _SHELL_DECODER is not None and jsonscan.available():  # numpy walks it, msgspec parses its parts
             yield from _json_stream(label, source, first[skip:])
         else:  # no numpy or msgspec (the krew archive): read whole, by the json module
             yield from _json_rest(label, first[skip:] + source.read(), 0, 0)

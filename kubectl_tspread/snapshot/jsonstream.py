@@ -123,7 +123,7 @@ class JsonReader:
         return True
 
     def _scan(self, start: int, depth: int, level: int, limit: int | None = None
-              ) -> tuple[jsonscan.Scanned, list[int], list[int], list[bool]]:
+              ) -> tuple[Any, list[int], list[int], list[bool]]:
         sc = jsonscan.scan(self.buf, start - self.base, depth, self.eof, level, limit)
         at, after, opening = sc.returns()
         return sc, [a + self.base for a in at], after, opening
@@ -134,7 +134,7 @@ class JsonReader:
     def _slice(self, start: int, stop: int) -> memoryview:
         return memoryview(self.buf)[start - self.base:stop - self.base]
 
-    def _too_deep(self, sc: jsonscan.Scanned, before: int | None = None) -> None:
+    def _too_deep(self, sc: Any, before: int | None = None) -> None:
         if sc.too_deep is not None and (before is None or sc.too_deep + self.base <= before):
             raise jsonscan.too_deep_error(self.label, sc.too_deep + self.base)
 
