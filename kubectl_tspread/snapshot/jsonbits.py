@@ -66,15 +66,19 @@ def _unescaped(a: Any, lo: int, quotes: Any, backslashes: Any, carry_bs: int) ->
         return quotes
     rows, cols = np.nonzero(np.unpackbits(after[words].view(np.uint8), bitorder="little").reshape(-1, 64))
     at = words[rows] * 64 + cols + lo
-    run = np.zeros(at.size, dtype=np.int64)
-    alive = np.ones(at.size, dtype=bool)
-    k = 1
-    while alive.any():
-        back = at - k
-        alive &= back >= 0
-        alive[alive] = a[back[alive]] == 92
-        run += alive
-        k += 1
+    # nearly always a lone backslash (`\"`): only longer runs are counted back further
+    longer = (at >= 2) & (a[np.maximum(at - 2, 0)] == 92)
+    run = np.ones(at.size, dtype=np.int64)
+    if longer.any():
+        far = np.flatnonzero(longer)
+        alive = np.ones(far.size, dtype=bool)
+        k = 2
+        while alive.any():
+            back = at[far] - k
+            alive &= back >= 0
+            alive[alive] = a[back[alive]] == 92
+            run[far] += alive
+            k += 1
     escaped = at[(run & 1) == 1] - lo
     if not escaped.size:
         return quotes
