@@ -142,3 +142,17 @@ def test_yaml_after_json_documents_is_still_read(tmp_path, small_chunks):
     data = json.dumps(as_list(doc["items"][:3])).encode() + b"\n---\n" + yaml.safe_dump(as_list(doc["items"][3:])).encode()
     snap = files.load_files([write(tmp_path, data)], all_namespaces=True)
     assert len(snap.nodes) == 3 and len(snap.pods) == 4
+
+
+@pytest.mark.parametrize("form", ["kubectl's order", "PodList, kind last", "bare array"])
+def test_dump_from_a_long_document_writes_what_the_whole_read_writes(tmp_path, capsys, monkeypatch, form):
+    doc = cluster()
+    data = {"kubectl's order": lambda: json.dumps(kubectl_order(doc)).encode(),
+            "PodList, kind last": lambda: typed(doc, False),
+            "bare array": lambda: json.dumps(doc["items"]).encode()}[form]()
+    path = write(tmp_path, data)
+    whole = run(capsys, "dump", "--from-file", path)
+    monkeypatch.setattr(jsonstream, "CHUNK", 97)
+    monkeypatch.setattr(jsonstream, "WHOLE", 300)
+    assert run(capsys, "dump", "--from-file", path) == whole
+    assert whole[0] == 0 and len(json.loads(whole[1])["items"]) == 9
