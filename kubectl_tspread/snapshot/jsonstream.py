@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+import numpy as np
+
 from kubectl_tspread.errors import InputError
 from kubectl_tspread.snapshot import jsonscan
 
@@ -110,16 +112,14 @@ class JsonReader:
             return False
         cut = keep - self.base
         left = max(0, len(self.buf) - cut)
-        # a new buffer each time (the last one's items may still be in use), read into
-        # directly: the chunk is copied once, from the file, not again onto what is kept
-        buf = bytearray(left + CHUNK)
+        # a new buffer each time (the last one's items may still be in use), uninitialised (a
+        # bytearray would be zeroed first) and read into directly: each chunk is copied once
+        buf = np.empty(left + CHUNK, dtype=np.uint8)
         if left:
-            buf[:left] = memoryview(self.buf)[cut:]
+            buf[:left] = np.frombuffer(self.buf, dtype=np.uint8, count=left, offset=cut)
         with memoryview(buf) as view, view[left:] as free:
             n = self.stream.readinto(free)
-        if left + n < len(buf):
-            del buf[left + n:]
-        self.buf, self.base, self.eof = buf, keep, n == 0
+        self.buf, self.base, self.eof = buf[:left + n], keep, n == 0
         return True
 
     def _scan(self, start: int, depth: int, level: int, limit: int | None = None
@@ -129,7 +129,7 @@ class JsonReader:
         return sc, [a + self.base for a in at], after, opening
 
     def _byte(self, at: int) -> int:
-        return self.buf[at - self.base]
+        return int(self.buf[at - self.base])
 
     def _slice(self, start: int, stop: int) -> memoryview:
         return memoryview(self.buf)[start - self.base:stop - self.base]
