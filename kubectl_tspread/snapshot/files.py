@@ -496,8 +496,10 @@ def _json_stream(label: str, source: _Source, first: bytes) -> Iterator[tuple[in
             else:
                 yield part.doc_no, None, doc
             del doc
-        elif isinstance(part, jsonstream.Item):
-            yield part.doc_no, part.index, _RAW(part.raw)
+        elif isinstance(part, jsonstream.Items):
+            doc_no = part.doc_no
+            for index, raw in part.items:
+                yield doc_no, index, _RAW(raw)
         elif isinstance(part, StreamedList):
             yield part.doc_no, None, part
         else:  # jsonstream.Rest: not an object or array (a scalar, YAML after JSON documents)

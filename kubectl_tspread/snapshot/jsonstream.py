@@ -44,11 +44,10 @@ class Whole:
 
 
 @dataclass
-class Item:
-    """Item `index` of a bare array too long to hold whole: its raw JSON bytes."""
+class Items:
+    """A bare array too long to hold whole: `items` gives (index, raw JSON bytes) in turn."""
     doc_no: int
-    index: int
-    raw: memoryview
+    items: Iterator[tuple[int, memoryview]]
 
 
 @dataclass
@@ -145,7 +144,7 @@ class JsonReader:
 
     # ---- documents ------------------------------------------------------------------------
 
-    def documents(self) -> Iterator[Whole | Item | StreamedList | Rest]:
+    def documents(self) -> Iterator[Whole | Items | StreamedList | Rest]:
         doc_no, pos = 0, self.base
         while True:
             pos = _SPACE.match(self.buf, pos - self.base).end() + self.base
@@ -178,8 +177,10 @@ class JsonReader:
                 continue
             doc_no += 1
             if self._byte(pos) == 0x5B:
-                for index, raw in self._items(pos + 1, 1, lambda i, n=doc_no: f"document {n}, item {i}"):
-                    yield Item(doc_no, index, raw)
+                items = self._items(pos + 1, 1, lambda i, n=doc_no: f"document {n}, item {i}")
+                yield Items(doc_no, items)
+                for _ in items:  # what the caller left unread
+                    pass
                 pos = self._after_close
                 continue
             found = self._head(pos, doc_no)
