@@ -20,8 +20,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-import numpy as np
-
 from kubectl_tspread.errors import InputError
 from kubectl_tspread.snapshot import jsonscan
 
@@ -109,6 +107,8 @@ class JsonReader:
         when the end of the input was reached before (nothing can change any more)."""
         if self.eof:
             return False
+        import numpy as np  # here, not above: files.py imports this module in the krew archive too
+
         cut = keep - self.base
         left = max(0, len(self.buf) - cut)
         # a new buffer each time (the last one's items may still be in use), uninitialised (a
