@@ -155,7 +155,7 @@ CORPUS_ERRORS = {
     "created-int.json": "cannot read Pod default/web-1-a: metadata.creationTimestamp: expected a string, got 1767",
     "created-yaml-nan.yaml": "metadata.creationTimestamp: expected a string, got nan",
     "created-yaml-timestamp.yaml": "metadata.creationTimestamp: expected a string, got a datetime",
-    "json-deeper-than-1000.json": "nested deeper than about 1000 levels",
+    "json-deeper-than-1000.json": "holds JSON nested deeper than 200 levels (at byte ",
     "maxskew-2-64.json": "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer from 1 to",
     "maxskew-abc.json": "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer, got 'abc'",
     "maxskew-negative.json": "maxSkew: expected a positive integer from 1 to 2147483647, got -1",
@@ -166,7 +166,7 @@ CORPUS_ERRORS = {
     "surrogate-names.json": None,
     "utf8-bad-in-list-item.json": "item 4 of the List is not UTF-8 text",
     "workload-uid-map.json": "cannot read ReplicaSet default/web-1: metadata.uid: expected a string, got a map",
-    "yaml-deeper-than-1000.yaml": "YAML nested deeper than 1000 levels",
+    "yaml-deeper-than-1000.yaml": "YAML nested deeper than 200 levels",
     "yaml-flow-sequence-of-scalars.yaml": "document 1, item 0 is not a Kubernetes object",
 }
 

@@ -349,7 +349,7 @@ def test_every_accepted_form_gives_the_same_snapshot(tmp_path, form):
 ])
 def test_bare_arrays_and_concatenated_documents_are_split_into_raw_items(data, bare):
     """Not held whole: each item stays its raw bytes until the collector reaches it, as a List's."""
-    doc, used = files._one_json(memoryview(data + b"\n" + data), "x")
+    doc, used = files._one_json(memoryview(data + b"\n" + data))
     assert used == len(data) + 1  # where the next document starts
     items = doc if bare else doc["items"]
     assert isinstance(items, files.RawItems) and items.bare == bare

@@ -132,6 +132,7 @@ def test_an_exec_plugins_stderr_is_in_the_error_on_one_line(tmp_path):
 
 @pytest.mark.parametrize("stdout, what", [
     ("not json", "its output is not an ExecCredential (not JSON)"),
+    ("[" * 300 + "]" * 300, "its output is JSON nested deeper than 200 levels, not an ExecCredential"),
     ('{"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential"}', "has no status"),
     ('{"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "status": {}}',
      "returned neither a token nor a client certificate and key"),

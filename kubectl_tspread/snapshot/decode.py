@@ -10,7 +10,8 @@ their own (`pod`).
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Mapping  # not typing.Mapping: its isinstance goes through Python, per field
+from typing import Any, Callable, Iterable
 
 from kubectl_tspread.labels import Requirement, Selector
 from kubectl_tspread.model import (

@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.snapshot import jsonscan
 
 EXEC_TIMEOUT = 20.0
 INTERACTIVE_EXEC_TIMEOUT = 120.0
@@ -59,6 +60,11 @@ def run_exec_plugin(config: Any, cwd: str | None, cluster: Any, user: str | None
         raise
     if proc.returncode != 0:
         raise fail(f"the process returned {proc.returncode}", err)
+    try:
+        jsonscan.check(out)
+    except jsonscan.TooDeep:
+        raise fail(f"its output is JSON nested deeper than {jsonscan.MAX_DEPTH} levels, not an ExecCredential",
+                   err) from None
     try:
         cred = json.loads(out)
     except ValueError:

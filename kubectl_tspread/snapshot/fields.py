@@ -10,7 +10,8 @@ distinct sub-tree (sharing.py), so a valid cluster pays almost nothing for them.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python
+from typing import Any
 
 from kubectl_tspread.errors import InputError
 

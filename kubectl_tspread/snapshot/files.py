@@ -29,20 +29,23 @@ import re
 import stat
 import sys
 from collections import Counter
-from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python, per object
+from typing import IO, Any, Iterable, Iterator, Sequence
 
 import yaml
 
 from kubectl_tspread.errors import InputError
 from kubectl_tspread.model import Snapshot
-from kubectl_tspread.snapshot import yamlread
+from kubectl_tspread.snapshot import jsonscan, jsonstream, yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping, shown, text
 from kubectl_tspread.snapshot.resources import KINDS_READ_ANNOTATION, VERSION_ANNOTATION
-from kubectl_tspread.snapshot.yamlread import MAX_DEPTH, YamlLimit
+from kubectl_tspread.snapshot.jsonscan import MAX_DEPTH
+from kubectl_tspread.snapshot.jsonstream import StreamedList
+from kubectl_tspread.snapshot.yamlread import YamlLimit
 from kubectl_tspread.snapshot.wire import decode_pod_item
 
-try:  # msgspec splits a List into its items' bytes without building the items (see _split_list)
+try:  # msgspec splits a List into its items' bytes without building the items (see _parse_one)
     import msgspec
 
     class _ListShell(msgspec.Struct):
@@ -79,16 +82,16 @@ def load_files(paths: Sequence[str], namespace: str | None = None, all_namespace
     if not paths:
         raise InputError("no dump file given; pass --from-file PATH (a file, a directory, or - for stdin)")
     collector = _Collector()
-    for label, data in _inputs(paths, stdin):
-        # documents, and the items of bare arrays, one at a time: each one's tree goes as soon as
-        # its records exist, so the peak is the file's bytes plus the records
-        for doc_no, index, doc in _documents(label, data):
+    for label, stream in _inputs(paths, stdin):
+        # documents, and the items of bare arrays and long Lists, one at a time as they are
+        # read: each one's bytes and tree go as soon as its records exist, so the peak is the
+        # records plus a chunk of the input (jsonstream.py)
+        for doc_no, index, doc in _documents(label, stream):
             if index is None:
                 collector.add_document(doc, label, doc_no)
             else:
                 collector.add_array_item(doc, label, doc_no, index)
             del doc
-        del data
     return collector.snapshot(namespace, all_namespaces, _describe(paths))
 
 
@@ -96,8 +99,17 @@ def raw_objects(paths: Sequence[str], stdin: IO[str] | None = None) -> Iterator[
     """Every object in the dumps, whole, with its kind (and its list's apiVersion when the item
     lacks one), read with the same bounds as `load_files`: what `dump --from-file` writes out
     again."""
-    for label, data in _inputs(paths, stdin):
-        for doc_no, index, doc in _documents(label, data):
+    for label, stream in _inputs(paths, stdin):
+        for doc_no, index, doc in _documents(label, stream):
+            if isinstance(doc, StreamedList):  # its kind may follow its items: they are kept until then
+                trees = [_item_tree(raw, "", label, f"item {i} of the List", whole=True) for i, raw in doc.items()]
+                shell = doc.shell()
+                kind = shell.get("kind") if isinstance(shell, Mapping) else None
+                list_kind = kind[:-len("List")] if type(kind) is str and kind.endswith("List") else ""
+                version = str(shell.get("apiVersion", "")) if isinstance(shell, Mapping) else ""
+                for i, tree in enumerate(trees):
+                    yield _raw_object(tree, list_kind, version, label, f"item {i} of the {kind}")
+                continue
             if index is not None:  # an item of a bare array
                 what = f"document {doc_no}, item {index}"
                 item = _item_tree(doc, "", label, what, whole=True) if type(doc) is _RAW else doc
@@ -156,10 +168,28 @@ class _Collector:
     def add_document(self, doc: Any, where: str, doc_no: int) -> None:
         if doc is None:  # an empty YAML document (a stray `---`)
             return
+        if isinstance(doc, StreamedList):
+            self._add_streamed(doc, where, doc_no)
+            return
         if isinstance(doc, list):  # a bare array, as `jq .items` prints
             for i, item in enumerate(doc):
                 self.add_array_item(item, where, doc_no, i)
             return
+        kind = self._kind(doc, where, doc_no)
+        if kind.endswith("List"):
+            item_kind = self._list(doc, kind, where, doc_no)
+            items = doc.get("items")
+            raw = isinstance(items, RawItems)
+            for i in range(len(items or ())):
+                what = f"item {i} of the {kind}"
+                item = _item_tree(items[i], item_kind, where, what) if raw else items[i]  # type: ignore[index]
+                self._add_item(item, item_kind, where, what)
+                items[i] = None  # free each object's JSON once decoded: memory follows the records
+            return
+        self._add(doc, kind, where)
+
+    def _kind(self, doc: Any, where: str, doc_no: int) -> str:
+        """The kind of a document, checked (with a List's items)."""
         if not isinstance(doc, Mapping) or not doc.get("kind") or not doc.get("apiVersion"):
             raise InputError(
                 f"{where}: document {doc_no} is not a Kubernetes object (no kind/apiVersion); "
@@ -173,21 +203,54 @@ class _Collector:
         if kind.endswith("List") and items is not None and not isinstance(items, list):
             raise InputError(f"{where}: document {doc_no}: the {kind}'s items: expected a list, got {shown(items)}; "
                              "give what `kubectl get … -o json` or `-o yaml` prints")
-        if kind.endswith("List"):
-            # typed lists (PodList) drop the items' kind; a plain `List` keeps it
-            item_kind = kind[: -len("List")]
-            if item_kind:
-                self.kinds.add(item_kind)  # `kubectl get pdb -o json` of none still listed them
-            else:
-                self._declared(doc, where, doc_no)
-            raw = isinstance(items, RawItems)
-            for i in range(len(items or ())):
-                what = f"item {i} of the {kind}"
-                item = _item_tree(items[i], item_kind, where, what) if raw else items[i]  # type: ignore[index]
-                self._add_item(item, item_kind, where, what)
-                items[i] = None  # free each object's JSON once decoded: memory follows the records
-            return
-        self._add(doc, kind, where)
+        return kind
+
+    def _list(self, doc: Mapping, kind: str, where: str, doc_no: int) -> str:
+        """The kind of a List's items: typed lists (PodList) drop the items' kind, a plain
+        `List` keeps it ("")."""
+        item_kind = kind[: -len("List")]
+        if item_kind:
+            self.kinds.add(item_kind)  # `kubectl get pdb -o json` of none still listed them
+        else:
+            self._declared(doc, where, doc_no)
+        return item_kind
+
+    def _add_streamed(self, doc: StreamedList, where: str, doc_no: int) -> None:
+        """A List read item by item (jsonstream.py), whose kind may come after its items
+        (kubectl writes `items` before `kind`). Items that carry their own kind are decoded as
+        they come; from the first that does not, they wait for the List's kind. An item's
+        error is raised once the List itself is known good, worded as for a List read whole."""
+        head = doc.head if isinstance(doc.head, Mapping) else {}
+        head_kind = head.get("kind")
+        known = type(head_kind) is str and head_kind.endswith("List")
+        guess = head_kind[: -len("List")] if known else ""
+        waiting: list[tuple[int, bytes]] = []  # items that wait for the List's kind
+        failed: list[tuple[int, bytes]] = []  # the first item that could not be read
+        for i, raw in doc.items():
+            if failed or waiting:
+                if waiting:
+                    waiting.append((i, bytes(raw)))
+                continue
+            what = f"item {i} of the {head_kind if known else 'List'}"
+            try:
+                item = _item_tree(raw, guess, where, what)
+                if not known and isinstance(item, Mapping) and not item.get("kind"):
+                    waiting.append((i, bytes(raw)))
+                    continue
+                self._add_item(item, guess, where, what)
+            except InputError:
+                failed.append((i, bytes(raw)))
+        shell = doc.shell()
+        kind = self._kind(shell, where, doc_no)
+        if not kind.endswith("List") or (known and kind != head_kind):
+            raise InputError(f"{where}: document {doc_no} has items but is a {kind}, not one List; "
+                             "give what `kubectl get … -o json` prints")
+        item_kind = self._list(shell, kind, where, doc_no)
+        for i, raw in failed + waiting:
+            what = f"item {i} of the {kind}"
+            self._add_item(_item_tree(raw, item_kind, where, what), item_kind, where, what)
+        if failed:  # pragma: no cover - the same item with the same kind fails the same way
+            raise AssertionError(f"{where}: item {failed[0][0]} of document {doc_no} failed only once")
 
     def _declared(self, doc: Mapping, where: str, doc_no: int) -> None:
         """What `kubectl tspread dump` says of the List it wrote: the kinds it listed (listed empty
@@ -269,11 +332,12 @@ def _namespace(namespace: str | None, all_namespaces: bool, pod_namespaces: set[
     return "default"
 
 
-def _inputs(paths: Sequence[str], stdin: IO[str] | None) -> Iterator[tuple[str, bytes]]:
-    """(label, raw bytes) for every file the paths name, in order."""
+def _inputs(paths: Sequence[str], stdin: IO[str] | None) -> Iterator[tuple[str, "_Source"]]:
+    """(label, the input to read) for every file the paths name, in order, each closed once
+    the caller moves on."""
     for path in paths:
         if path == "-":
-            yield "stdin", _read_stdin(stdin if stdin is not None else sys.stdin)
+            yield "stdin", _stdin(stdin if stdin is not None else sys.stdin)
         elif os.path.isdir(path):
             try:
                 names = os.listdir(path)
@@ -287,13 +351,58 @@ def _inputs(paths: Sequence[str], stdin: IO[str] | None) -> Iterator[tuple[str, 
             for f in files:
                 full = os.path.join(path, f)
                 if os.path.isfile(full):
-                    yield full, _read(full)
+                    with _open(full) as source:
+                        yield full, source
         else:
-            yield path, _read(path)
+            with _open(path) as source:
+                yield path, source
 
 
-def _read(path: str) -> bytes:
-    """A regular file's bytes. Anything else is refused before it is read: a FIFO would block
+class _Source:
+    """One input, read a chunk at a time (`read(n)`, all of the rest with n < 0); a failing
+    read is an InputError naming the input."""
+
+    def __init__(self, label: str, stream: Any, seekable: bool = False):
+        self.label, self.stream, self.seekable = label, stream, seekable
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            data = self.stream.read(n)
+        except UnicodeDecodeError:  # a text stdin whose layer decodes (tests hand one over)
+            raise InputError(f"{self.label} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
+        except OSError as e:
+            fix = "" if self.label == "stdin" else "; check the path given to --from-file"
+            raise InputError(f"cannot read {self.label}: {e.strerror or e}{fix}") from None
+        return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+
+    def readinto(self, buffer: Any) -> int:
+        """read() into `buffer`, without a copy of the bytes from a binary stream."""
+        into = getattr(self.stream, "readinto", None)
+        if into is None:  # a text stream (tests hand a StringIO over as stdin)
+            data = self.read(len(buffer))
+            buffer[:len(data)] = data
+            return len(data)
+        try:
+            return into(buffer)
+        except OSError as e:
+            fix = "" if self.label == "stdin" else "; check the path given to --from-file"
+            raise InputError(f"cannot read {self.label}: {e.strerror or e}{fix}") from None
+
+    def rewind(self) -> bool:
+        """Back to the start of a regular file (False for a pipe)."""
+        if self.seekable:
+            self.stream.seek(0)
+        return self.seekable
+
+    def __enter__(self) -> "_Source":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stream.close()
+
+
+def _open(path: str) -> _Source:
+    """A regular file, open. Anything else is refused before it is read: a FIFO would block
     on open until a writer comes, a device such as /dev/zero never ends."""
     try:
         # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer
@@ -311,12 +420,10 @@ def _read(path: str) -> bytes:
         if not stat.S_ISREG(mode):
             raise InputError(f"{path} is {_file_type(mode)}, not a regular file; save the dump to a file "
                              "first (kubectl get … -o json > dump.json), or pipe it in with --from-file -")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror or e}; check the path given to --from-file") from None
-    finally:
+        return _Source(path, os.fdopen(fd, "rb"), seekable=True)
+    except BaseException:
         os.close(fd)
+        raise
 
 
 def _file_type(mode: int) -> str:
@@ -327,9 +434,9 @@ def _file_type(mode: int) -> str:
     return "a special file"
 
 
-def _read_stdin(stream: Any) -> bytes:
-    """stdin's bytes, undecoded (its text layer would fail on the first non-UTF-8 byte, or
-    decode with the locale's codec); a device such as /dev/zero is refused as for a path."""
+def _stdin(stream: Any) -> _Source:
+    """stdin, read as bytes (its text layer would fail on the first non-UTF-8 byte, or decode
+    with the locale's codec); a device such as /dev/zero is refused as for a path."""
     try:
         fileno = stream.fileno()
     except (AttributeError, OSError, ValueError):  # a StringIO in tests, or a closed stream
@@ -342,49 +449,86 @@ def _read_stdin(stream: Any) -> bytes:
         if (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not os.isatty(fileno):
             raise InputError(f"stdin is {_file_type(mode)}, not a dump; pipe or redirect a dump file into it")
     raw = getattr(stream, "buffer", None)
-    try:
-        data = (raw if raw is not None else stream).read()
-    except UnicodeDecodeError:
-        raise InputError("stdin is not UTF-8 text; give what `kubectl get … -o json` prints") from None
-    except OSError as e:
-        raise InputError(f"cannot read stdin: {e.strerror or e}") from None
-    return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return _Source("stdin", raw if raw is not None else stream)
 
 
 _BOM = b"\xef\xbb\xbf"
 
 
-def _documents(label: str, data: bytes) -> Iterator[tuple[int, int | None, Any]]:
-    """(document number, item index or None, value) for each document in `data` — a bare
-    array's items one by one — told JSON when it starts like JSON, else (multi-document) YAML."""
-    view = memoryview(data)
-    if data.startswith(_BOM):  # the BOM Windows editors write
-        view = view[len(_BOM):]
-    if bytes(view[:4096]).lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
-        try:
-            yield from _json_documents(label, view)
-            return
-        except _NotJson as e:
-            json_error = e
-        if json_error.rest:  # JSON documents, then YAML ones (`---`): the rest is read as YAML
-            try:
-                for doc_no, index, doc in _yaml_documents(label, view[json_error.rest:]):
-                    yield doc_no + json_error.docs, index, doc
-            except _NotYaml:
-                raise InputError(f"{label} is not valid JSON: document {json_error.docs + 1}: {json_error}; "
-                                 "give what `kubectl get … -o json` prints") from None
-            return
-        # `{a: 1}` is YAML flow style: only when YAML cannot read it either is the JSON error the one to show
-        try:
-            yield from _yaml_documents(label, view)
-        except _NotYaml:
-            raise InputError(f"{label} is neither JSON nor YAML: {json_error}; "
-                             "give what `kubectl get … -o json` or `-o yaml` prints") from None
+def _documents(label: str, source: _Source) -> Iterator[tuple[int, int | None, Any]]:
+    """(document number, item index or None, value) for each document of the input — the
+    items of a bare array, and of a List too long to hold whole, one by one — told JSON when
+    it starts like JSON, else (multi-document) YAML."""
+    first = source.read(jsonstream.CHUNK)
+    skip = len(_BOM) if first.startswith(_BOM) else 0  # the BOM Windows editors write
+    if first[skip:skip + 4096].lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
+        if _SHELL_DECODER is not None and jsonscan.available():  # numpy walks it, msgspec parses its parts
+            yield from _json_stream(label, source, first[skip:])
+        else:  # no numpy or msgspec (the krew archive): read whole, by the json module
+            yield from _json_rest(label, first[skip:] + source.read(), 0, 0)
         return
+    data = source.read() if source.rewind() else first + source.read()
+    view = memoryview(data)[skip:]
     try:
         yield from _yaml_documents(label, view)
     except _NotYaml as e:
         raise InputError(f"{label} is neither JSON nor YAML: {e}; "
+                         "give what `kubectl get … -o json` or `-o yaml` prints") from None
+
+
+def _json_stream(label: str, source: _Source, first: bytes) -> Iterator[tuple[int, int | None, Any]]:
+    """JSON documents as jsonstream.JsonReader splits them, each held whole or item by item."""
+    reader = jsonstream.JsonReader(label, source, first, lambda data: _shell(label, data))
+    for part in reader.documents():
+        if isinstance(part, jsonstream.Whole):
+            try:
+                doc = _parse_one(part.data)
+            except (*_SHELL_ERRORS, UnicodeDecodeError):
+                # what msgspec refuses but JSON allows (an escaped lone surrogate such as
+                # \ud800 in a name, a number past 64 bits): the json module reads the rest
+                rest = reader.rest(part.offset)
+                yield from _json_rest(label, rest.data, part.doc_no - 1, rest.offset)
+                return
+            if isinstance(doc, RawItems) and doc.bare:
+                for i in range(len(doc)):
+                    item, doc[i] = doc[i], None
+                    yield part.doc_no, i, item
+            else:
+                yield part.doc_no, None, doc
+            del doc
+        elif isinstance(part, jsonstream.Items):
+            doc_no = part.doc_no
+            for index, raw in part.items:
+                yield doc_no, index, _RAW(raw)
+        elif isinstance(part, StreamedList):
+            yield part.doc_no, None, part
+        else:  # jsonstream.Rest: not an object or array (a scalar, YAML after JSON documents)
+            yield from _json_rest(label, part.data, part.docs, part.offset)
+
+
+def _json_rest(label: str, data: bytes, docs: int, base: int) -> Iterator[tuple[int, int | None, Any]]:
+    """The input from byte `base` on (`data`), `docs` JSON documents having come before it,
+    read whole: JSON documents one after another as msgspec or the json module read them, and
+    when a document is not JSON, YAML from there on (the whole input when it is the first)."""
+    try:
+        jsonscan.check(data)
+    except jsonscan.TooDeep as e:
+        raise jsonscan.too_deep_error(label, base + e.offset) from None
+    view = memoryview(data)
+    try:
+        yield from _json_documents(label, view, docs, base)
+        return
+    except _NotJson as e:
+        json_error = e
+    # `{a: 1}` is YAML flow style: only when YAML cannot read it either is the JSON error the one to show
+    try:
+        for doc_no, index, doc in _yaml_documents(label, view[json_error.rest:]):
+            yield doc_no + json_error.docs, index, doc
+    except _NotYaml:
+        if json_error.docs:
+            raise InputError(f"{label} is not valid JSON: document {json_error.docs + 1}: {json_error}; "
+                             "give what `kubectl get … -o json` prints") from None
+        raise InputError(f"{label} is neither JSON nor YAML: {json_error}; "
                          "give what `kubectl get … -o json` or `-o yaml` prints") from None
 
 
@@ -404,13 +548,14 @@ class _NotYaml(Exception):
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 
 
-def _json_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | None, Any]]:
-    """The JSON documents of `view`, one after another (`kubectl get … -o json >> dump.json`),
-    each found by the byte offset msgspec reports where a document is followed by another: no
-    document is parsed into a tree before its turn, and none is copied. What msgspec refuses
-    but JSON allows (an escaped lone surrogate such as \\ud800 in a name, a number past 64
-    bits), and every dump without msgspec, is read from there on by the json module."""
-    pos, end, doc_no = 0, len(view), 0
+def _json_documents(label: str, view: memoryview, docs: int = 0, base: int = 0
+                    ) -> Iterator[tuple[int, int | None, Any]]:
+    """The JSON documents of `view` (input bytes from `base` on, after `docs` documents), one
+    after another, each found by the byte offset msgspec reports where a document is followed
+    by another. What msgspec refuses but JSON allows (an escaped lone surrogate such as
+    \\ud800 in a name, a number past 64 bits), and every dump without msgspec, is read from
+    there on by the json module. jsonscan has bounded the nesting of all of `view`."""
+    pos, end, doc_no = 0, len(view), docs
     while True:
         while pos < end and view[pos] in _WHITESPACE:
             pos += 1
@@ -418,9 +563,9 @@ def _json_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | N
             return
         doc_no += 1
         try:
-            doc, used = _one_json(view[pos:], label)
+            doc, used = _one_json(view[pos:])
         except _Fallback:
-            yield from _json_text_documents(label, view, pos, doc_no)
+            yield from _json_text_documents(label, view, pos, doc_no, base)
             return
         if isinstance(doc, RawItems) and doc.bare:
             for i in range(len(doc)):
@@ -439,9 +584,9 @@ class _Fallback(Exception):
     """msgspec cannot read this document: the json module reads the rest."""
 
 
-def _one_json(buf: memoryview, label: str) -> tuple[Any, int]:
+def _one_json(buf: memoryview) -> tuple[Any, int]:
     """(the first JSON document of `buf`, the bytes it takes). A List comes split into its
-    items' raw bytes (_split_list), a bare array too (RawItems with `bare`), anything else as
+    items' raw bytes (_parse_one), a bare array too (RawItems with `bare`), anything else as
     a tree. _Fallback when msgspec cannot read it."""
     if _SHELL_DECODER is None:
         raise _Fallback
@@ -453,14 +598,10 @@ def _one_json(buf: memoryview, label: str) -> tuple[Any, int]:
         if found is None:  # not JSON, or what msgspec refuses but JSON allows
             raise _Fallback from None
         used = int(found.group(1)) - 1  # msgspec counts from 1: the next document starts there
-    except RecursionError:
-        raise _deep(label) from None
     try:
         return _parse_one(buf[:used]), used
     except (*_SHELL_ERRORS, UnicodeDecodeError):
         raise _Fallback from None
-    except RecursionError:
-        raise _deep(label) from None
 
 
 def _parse_one(buf: memoryview) -> Any:
@@ -485,14 +626,14 @@ def _first(buf: memoryview) -> int:
     return i
 
 
-def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int
+def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int, base: int = 0
                          ) -> Iterator[tuple[int, int | None, Any]]:
-    """The documents from byte `pos` on, numbered from `doc_no`, read by the json module from
-    the text decoded once."""
+    """The documents from byte `pos` of `view` on, numbered from `doc_no`, read by the json
+    module from the text decoded once; `base`: where `view` starts in the input."""
     try:
         text = bytes(view[pos:]).decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"{label} is not UTF-8 text (byte {pos + e.start}); "
+        raise InputError(f"{label} is not UTF-8 text (byte {base + pos + e.start}); "
                          "give what `kubectl get … -o json` prints") from None
     decoder, at, end = json.JSONDecoder(), 0, len(text)
     while True:
@@ -506,16 +647,9 @@ def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int
             # the byte where the failing document starts: YAML may read the rest (`---`)
             start = pos + len(text[:at].encode("utf-8", "surrogatepass"))
             raise _NotJson(_json_position(e), start, doc_no - 1) if doc_no > 1 else _NotJson(_json_position(e))
-        except RecursionError:
-            raise _deep(label) from None
         yield doc_no, None, doc
         del doc
         doc_no += 1
-
-
-def _deep(label: str) -> InputError:
-    return InputError(f"{label} holds JSON nested deeper than about {MAX_DEPTH} levels; "
-                      "a Kubernetes object is never that deep: give what `kubectl get … -o json` prints")
 
 
 def _yaml_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | None, Any]]:
@@ -525,7 +659,9 @@ def _yaml_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | N
     try:
         yield from yamlread.documents(data)
     except yaml.YAMLError as e:
-        if "maximum nesting depth" in str(getattr(e, "problem", "")):  # libyaml's own bound, as deep as ours
+        if "maximum nesting depth" in str(getattr(e, "problem", "")):
+            # libyaml's own bound (1000), reached first when its scanner looks ahead along a
+            # flow collection (`[[[…`): past ours too
             raise InputError(f"{label}: {_yaml_position(e)}: YAML nested deeper than {MAX_DEPTH} levels; "
                              "a Kubernetes object is never that deep") from None
         raise _NotYaml(_yaml_position(e)) from None
@@ -554,27 +690,6 @@ class RawItems(list):
         self.bare = bare
 
 
-def _split_list(data: bytes | memoryview) -> dict | None:
-    """A JSON List document as {kind, apiVersion, items: RawItems}, or None to parse it whole.
-
-    Memory: `json.load` of a 150k-pod dump builds a tree of about 5.6 × the file's size
-    before anything can be decoded; split first, the peak is the file's bytes plus the
-    records (each item's tree lives only while it is decoded). Anything that is not one
-    well-formed List object (a single object, several documents, a syntax error) goes
-    the whole-parse way, which also words the errors.
-    """
-    if _SHELL_DECODER is None:
-        return None
-    try:
-        shell = _SHELL_DECODER.decode(data)
-    except _SHELL_ERRORS:
-        return None
-    if not shell.kind.endswith("List") or shell.items is None:
-        return None
-    return {"kind": shell.kind, "apiVersion": shell.apiVersion, "metadata": shell.metadata,
-                "items": RawItems(shell.items)}
-
-
 def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item", whole: bool = False) -> Any:
     """One item of RawItems as a JSON tree (the shell's decode already checked its syntax): a
     pod's with only the fields the pod decoder reads (wire.py, as for the live path's pages:
@@ -585,13 +700,32 @@ def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item",
         return pod if pod is not None else _ITEM_DECODER.decode(raw)
     except UnicodeDecodeError:
         raise InputError(f"{where}: {what} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
-    except RecursionError:
-        raise _deep(where) from None
     except _SHELL_ERRORS:  # what msgspec refuses but JSON allows (a lone surrogate, a huge number)
         try:
             return json.loads(bytes(raw))
-        except RecursionError:
-            raise _deep(where) from None
+        except json.JSONDecodeError as e:  # an item of a List read item by item (jsonstream.py)
+            raise InputError(f"{where} is not valid JSON: {what}: {_json_position(e)}; "
+                             "give what `kubectl get … -o json` prints") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{where}: {what} is not UTF-8 text; give what `kubectl get … -o json` prints") \
+                from None
+
+
+def _shell(label: str, data: bytes) -> Any:
+    """A List read item by item, without its items (jsonstream.StreamedList)."""
+    try:
+        return _ITEM_DECODER.decode(data)
+    except _SHELL_ERRORS:
+        pass
+    except UnicodeDecodeError:
+        raise InputError(f"{label} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError:
+        raise InputError(f"{label} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{label} is not valid JSON: {_json_position(e)} of its List without its items; "
+                         "give what `kubectl get … -o json` prints") from None
 
 
 def _json_position(e: Exception) -> str:

@@ -19,6 +19,7 @@ from urllib.parse import quote, urlencode
 
 from kubectl_tspread.errors import ClusterError
 from kubectl_tspread.model import Snapshot
+from kubectl_tspread.snapshot import jsonscan
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
 from kubectl_tspread.snapshot.kubeconfig_check import header_safe
@@ -224,8 +225,9 @@ class LiveCluster:
                     peeked = peek_continue(data)
                     ahead = _Ahead(self._get_bytes, path, self._page_query(params, peeked), peeked) \
                         if peeked else None
-                    # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py)
-                    fast = decode_pod_page(data) if kind == "Pod" else None
+                    # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py),
+                    # once their nesting is known to be bounded
+                    fast = decode_pod_page(self._bounded(path, data)) if kind == "Pod" else None
                     if fast is not None:
                         items, token = fast
                         if token is not None and not isinstance(token, str):
@@ -492,9 +494,24 @@ class LiveCluster:
             raise _Transient(status, data, retry_after_of(headers, data, self.retry.retry_after_cap))
         raise self._status_error("GET", path, status, data)
 
+    def _bounded(self, path: str, data: bytes) -> bytes:
+        """`data`, once jsonscan has found its nesting within bounds."""
+        try:
+            jsonscan.check(data)
+        except jsonscan.TooDeep:
+            raise self._too_deep(path) from None
+        return data
+
+    def _too_deep(self, path: str) -> ClusterError:
+        return ClusterError(f"the API server at {self.server} answered {path} with JSON nested deeper than "
+                            f"{jsonscan.MAX_DEPTH} levels; no Kubernetes object is that deep: check that the "
+                            "kubeconfig's server URL is a Kubernetes API")
+
     def _decode(self, path: str, data: bytes) -> dict:
         try:
             obj = self._loads(data)
+        except jsonscan.TooDeep:
+            raise self._too_deep(path) from None
         except ValueError:
             raise ClusterError(f"the API server at {self.server} answered {path} with something that is "
                                "not JSON; check that the kubeconfig's server URL is a Kubernetes API") from None

@@ -11,7 +11,8 @@ limit it starts over, which costs speed, never correctness.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python
+from typing import Any, Callable
 
 from kubectl_tspread.model import OwnerRef
 from kubectl_tspread.snapshot.fields import UNITS_MAX, FieldError, label_map, maps, text

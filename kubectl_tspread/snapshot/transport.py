@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable
 
 from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.snapshot import jsonscan
 
 # without --request-timeout: how long one request (connect, headers and the whole body) may take,
 # and connecting alone; a dead or trickling server ends in an error, never a hang
@@ -21,14 +22,23 @@ RETRY_AFTER_CAP = 30.0
 
 
 def json_loads() -> Callable[[bytes], Any]:
+    """The JSON decoder of server answers (orjson, else json): an answer's nesting is bounded
+    first (jsonscan), so one nested past jsonscan.MAX_DEPTH raises TooDeep, a ValueError,
+    before a recursive decoder sees it."""
     try:
         import orjson
 
-        return orjson.loads
+        loads = orjson.loads
     except ImportError:
         import json
 
-        return json.loads
+        loads = json.loads
+
+    def bounded(data: bytes) -> Any:
+        jsonscan.check(data)
+        return loads(data)
+
+    return bounded
 
 
 def server_text(value: Any, limit: int = 300) -> str:

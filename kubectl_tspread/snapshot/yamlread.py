@@ -23,11 +23,13 @@ from typing import Any, Iterator
 
 import yaml
 from yaml import events as ev
+
+from kubectl_tspread.snapshot import jsonscan
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-MAX_DEPTH = 1000
+MAX_DEPTH = jsonscan.MAX_DEPTH  # one bound for JSON and YAML
 ALIAS_BUDGET = 100_000
 # the API server stores objects of at most 1.5 MiB, each value at least two bytes of JSON
 OBJECT_VALUES = 250_000
