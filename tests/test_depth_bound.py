@@ -154,16 +154,3 @@ def test_the_walk_agrees_with_a_byte_by_byte_walk(monkeypatch, window):
         scanned = jsonscan.scan(data, 0, 0, True, level)
         assert list(zip(*scanned.returns())) == want_at
         assert (scanned.too_deep, scanned.end_depth) == (too_deep, depth)
-        assert jsonscan.depth_py(data) == too_deep or depth != 0  # the bytes walk of the krew archive
-
-
-@pytest.mark.parametrize("form", ["List", "objects one after another", "YAML, block"])
-def test_without_numpy_the_bound_holds_and_a_dump_reads_the_same(tmp_path, capsys, monkeypatch, form):
-    """The pure-Python krew archive has no numpy: the dump is read whole and depth_py bounds it."""
-    ordinary = write(tmp_path, cluster(), "ordinary.json")
-    with_numpy = files.load_files([ordinary], all_namespaces=True)
-    monkeypatch.setattr(jsonscan, "available", lambda: False)
-    assert files.load_files([ordinary], all_namespaces=True) == with_numpy
-    path = write(tmp_path, forms()[form], "deep.yaml" if form.startswith("YAML") else "deep.json")
-    code, out, err = run(capsys, "distribution", "-A", "--from-file", path)
-    assert_one_error(code, out, err, path, WANTS.get(form, "holds JSON nested deeper than 200 levels (at byte "))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import io
 import json
 import sys
@@ -128,24 +127,6 @@ def test_events_are_all_kept_even_without_names():
     assert [e.message for e in snap.events] == ["one", "two"]
 
 
-def test_json_fallback_without_msgspec(monkeypatch, tmp_path):
-    """Without msgspec the standard json module parses the same dumps, documents one after
-    another included."""
-    monkeypatch.setitem(sys.modules, "msgspec", None)  # makes `import msgspec` raise ImportError
-    try:
-        plain = importlib.reload(files)
-        assert plain._SHELL_DECODER is None
-        assert names(plain.load_files([d("cluster-list.json")]).nodes) == ["n-a", "n-b", "n-c"]
-        two = tmp_path / "two.json"
-        two.write_bytes(Path(d("cluster-list.json")).read_bytes() + b"\n" + Path(d("pods.json")).read_bytes())
-        got = plain.load_files([str(two)], all_namespaces=True)
-        want = files.load_files([d("cluster-list.json"), d("pods.json")], all_namespaces=True)
-        assert (got.pods, got.nodes) == (want.pods, want.nodes)
-    finally:
-        monkeypatch.undo()
-        importlib.reload(files)
-
-
 SPLIT_CASES = [
     pytest.param(b'{"kind":"List","apiVersion":"v1","items":[{"kind":"Node"},{"kind":"Pod"}]}', True,
                  id="a List is split into its items' bytes"),
@@ -175,12 +156,12 @@ def test_which_dumps_are_split_into_raw_items(data, split):
         assert [files._item_tree(i, "") for i in items] == (whole if isinstance(whole, list) else whole["items"])
 
 
-def test_split_and_whole_parse_give_the_same_snapshot(monkeypatch):
+def test_split_and_whole_parse_give_the_same_snapshot():
     """The memory-saving split of a List must not change a single record."""
     split = load_files([d("cluster-list.json"), d("pods.json")], all_namespaces=True)
-    monkeypatch.setattr(files, "_SHELL_DECODER", None)  # as without msgspec: one json parse
-    whole = load_files([d("cluster-list.json"), d("pods.json")], all_namespaces=True)
-    assert split == whole
+    objs = [obj for name in ("cluster-list.json", "pods.json") for obj in [json.loads(Path(d(name)).read_text())]]
+    whole = decode_objects(objs, None, True, "test")  # the same objects parsed whole by the json module
+    assert (split.pods, split.nodes, split.workloads) == (whole.pods, whole.nodes, whole.workloads)
     assert names(split.pods) == ["web-5d8f7c9b4-abcde", "web-5d8f7c9b4-fghij", "api-7c9d-1", "api-7c9d-2",
                                  "api-7c9d-3"]
 
@@ -213,9 +194,8 @@ def test_a_dumps_pods_are_parsed_partially_and_give_the_same_records(tmp_path, m
     assert [x is not None for x in seen] == [False, True, True, True]
     assert "managedFields" not in seen[1]["metadata"]
     assert not isinstance(seen[1]["spec"]["containers"], list)  # left as JSON text for the decoder's memos
-    monkeypatch.setattr(files, "_SHELL_DECODER", None)  # as without msgspec: one json parse each
-    whole = load_files([str(p) for p in paths], all_namespaces=True)
-    assert split == whole
+    whole = decode_objects([listed, typed], None, True, "test")  # the same objects parsed whole
+    assert (split.pods, split.nodes) == (whole.pods, whole.nodes)
     assert names(split.pods) == ["p-1", "p-2", "bare"] and names(split.nodes) == ["n-a"]
     for got, want in zip(split.pods, whole.pods):
         assert_same_record(got, want)

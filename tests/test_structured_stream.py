@@ -42,10 +42,8 @@ def test_streamed_text_is_the_whole_documents(fmt, items):
         assert "&id001" in whole and "*id001" in whole  # the aliases of the keys after the stream
 
 
-def test_streamed_json_without_orjson_is_the_stdlib_documents(monkeypatch):
-    monkeypatch.setitem(sys.modules, "orjson", None)  # import orjson raises ImportError
-    assert _written(_doc(ITEMS), "json") == structured.dump(_doc(ITEMS), "json")
-    assert '"é": 2' in structured.dump(_doc(ITEMS), "json")
+def test_streamed_json_keeps_non_ascii_text_as_it_is():
+    assert '"é": 2' in _written(_doc(ITEMS), "json")
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])

@@ -190,10 +190,8 @@ def _write_yaml(doc: dict[str, Any], out: Callable[[str], Any]) -> None:
 
 
 def _json_text(value: Any) -> str:
-    try:
-        import orjson
-    except ImportError:
-        return _stdlib_json_text(value)
+    import orjson
+
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
     except orjson.JSONEncodeError:  # a lone surrogate in a name, an integer past 64 bits
@@ -238,8 +236,7 @@ def _yaml_writer() -> Callable[[Any], str]:
 
 
 def dump(doc: dict[str, Any], fmt: str) -> str:
-    """JSON with a two-space indent (orjson when installed: the pure-Python indenting encoder
-    took minutes on a why-pending -A report of 1,000 pods × 5,000 nodes); YAML from the same dict,
+    """JSON with a two-space indent (orjson: the pure-Python indenting encoder took minutes on a why-pending -A report of 1,000 pods × 5,000 nodes); YAML from the same dict,
     keys in schema order."""
     doc = listed(doc)
     return _json_text(doc) + "\n" if fmt == "json" else _yaml_text(doc)

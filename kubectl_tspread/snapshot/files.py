@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python, per object
 from typing import IO, Any, Iterable, Iterator, Sequence
 
+import msgspec
 import yaml
 
 from kubectl_tspread.errors import InputError
@@ -45,25 +46,23 @@ from kubectl_tspread.snapshot.jsonstream import StreamedList
 from kubectl_tspread.snapshot.yamlread import YamlLimit
 from kubectl_tspread.snapshot.wire import decode_pod_item
 
-try:  # msgspec splits a List into its items' bytes without building the items (see _parse_one)
-    import msgspec
+# msgspec splits a List into its items' bytes without building the items (see _parse_one)
 
-    class _ListShell(msgspec.Struct):
-        """A List document with each item left as its raw JSON bytes."""
 
-        kind: str = ""
-        apiVersion: str = ""
-        metadata: Any = None  # small: a dump's annotations (Collector._declared) are read from it
-        items: "list[msgspec.Raw] | None" = None
+class _ListShell(msgspec.Struct):
+    """A List document with each item left as its raw JSON bytes."""
 
-    _SHELL_DECODER: Any = msgspec.json.Decoder(_ListShell)
-    _ARRAY_DECODER: Any = msgspec.json.Decoder(list[msgspec.Raw])  # a bare array, item by item
-    _ITEM_DECODER: Any = msgspec.json.Decoder()  # as fast as orjson, and it reads Raw directly
-    _SHELL_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError)
-    _RAW: Any = msgspec.Raw
-except ImportError:  # pragma: no cover - depends on the environment
-    _SHELL_DECODER = _ARRAY_DECODER = _ITEM_DECODER = _RAW = None
-    _SHELL_ERRORS = ()
+    kind: str = ""
+    apiVersion: str = ""
+    metadata: Any = None  # small: a dump's annotations (Collector._declared) are read from it
+    items: "list[msgspec.Raw] | None" = None
+
+
+_SHELL_DECODER: Any = msgspec.json.Decoder(_ListShell)
+_ARRAY_DECODER: Any = msgspec.json.Decoder(list[msgspec.Raw])  # a bare array, item by item
+_ITEM_DECODER: Any = msgspec.json.Decoder()  # as fast as orjson, and it reads Raw directly
+_SHELL_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError)
+_RAW: Any = msgspec.Raw
 
 log = logging.getLogger(__name__)
 
@@ -462,10 +461,7 @@ def _documents(label: str, source: _Source) -> Iterator[tuple[int, int | None, A
     first = source.read(jsonstream.CHUNK)
     skip = len(_BOM) if first.startswith(_BOM) else 0  # the BOM Windows editors write
     if first[skip:skip + 4096].lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
-        if _SHELL_DECODER is not None and jsonscan.available():  # numpy walks it, msgspec parses its parts
-            yield from _json_stream(label, source, first[skip:])
-        else:  # no numpy or msgspec (the krew archive): read whole, by the json module
-            yield from _json_rest(label, first[skip:] + source.read(), 0, 0)
+        yield from _json_stream(label, source, first[skip:])
         return
     data = source.read() if source.rewind() else first + source.read()
     view = memoryview(data)[skip:]
@@ -553,8 +549,7 @@ def _json_documents(label: str, view: memoryview, docs: int = 0, base: int = 0
     """The JSON documents of `view` (input bytes from `base` on, after `docs` documents), one
     after another, each found by the byte offset msgspec reports where a document is followed
     by another. What msgspec refuses but JSON allows (an escaped lone surrogate such as
-    \\ud800 in a name, a number past 64 bits), and every dump without msgspec, is read from
-    there on by the json module. jsonscan has bounded the nesting of all of `view`."""
+    \\ud800 in a name, a number past 64 bits) is read from there on by the json module. jsonscan has bounded the nesting of all of `view`."""
     pos, end, doc_no = 0, len(view), docs
     while True:
         while pos < end and view[pos] in _WHITESPACE:
@@ -588,8 +583,6 @@ def _one_json(buf: memoryview) -> tuple[Any, int]:
     """(the first JSON document of `buf`, the bytes it takes). A List comes split into its
     items' raw bytes (_parse_one), a bare array too (RawItems with `bare`), anything else as
     a tree. _Fallback when msgspec cannot read it."""
-    if _SHELL_DECODER is None:
-        raise _Fallback
     used = len(buf)
     try:
         return _parse_one(buf), used

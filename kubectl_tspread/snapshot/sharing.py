@@ -14,24 +14,13 @@ import sys
 from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python
 from typing import Any, Callable
 
+from msgspec import Raw as TEXT  # JSON text a typed parse left unparsed (snapshot/wire.py)
+from msgspec.json import decode as parse_text
+from orjson import dumps as json_key
+
 from kubectl_tspread.model import OwnerRef
 from kubectl_tspread.snapshot.fields import UNITS_MAX, FieldError, label_map, maps, text
 from kubectl_tspread.quantity import to_scheduler_units
-
-try:
-    from orjson import dumps as json_key
-except ImportError:  # pragma: no cover - orjson is optional; the stdlib key is only slower
-    import json as _json
-
-    def json_key(obj: Any) -> Any:
-        return _json.dumps(obj, separators=(",", ":"))
-
-try:  # JSON text a typed parse left unparsed (snapshot/wire.py); without msgspec none arrives
-    from msgspec import Raw as TEXT
-    from msgspec.json import decode as parse_text
-except ImportError:  # pragma: no cover - depends on the environment
-    TEXT = None  # type: ignore[assignment,misc]  # type(x) is TEXT is then never true
-    parse_text = None  # type: ignore[assignment]  # and no text is ever parsed
 
 _intern = sys.intern
 _MISSING = object()

@@ -22,21 +22,13 @@ RETRY_AFTER_CAP = 30.0
 
 
 def json_loads() -> Callable[[bytes], Any]:
-    """The JSON decoder of server answers (orjson, else json): an answer's nesting is bounded
-    first (jsonscan), so one nested past jsonscan.MAX_DEPTH raises TooDeep, a ValueError,
-    before a recursive decoder sees it."""
-    try:
-        import orjson
-
-        loads = orjson.loads
-    except ImportError:
-        import json
-
-        loads = json.loads
+    """The JSON decoder of server answers: an answer's nesting is bounded first (jsonscan), so
+    one nested past jsonscan.MAX_DEPTH raises TooDeep, a ValueError, before orjson sees it."""
+    import orjson
 
     def bounded(data: bytes) -> Any:
         jsonscan.check(data)
-        return loads(data)
+        return orjson.loads(data)
 
     return bounded
 
