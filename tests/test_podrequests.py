@@ -175,3 +175,17 @@ def test_the_engine_fit_filter_reads_the_sized_pod():
     assert [f.reason for f in verdict.failures] == ["Insufficient cpu"]  # 950 + 100 > 1000
     snap37 = podrequests.for_version(make_snapshot(snap.nodes, snap.pods, kube_version="1.37"))
     assert filters.evaluate(ClusterIndex(snap37), incoming)[0].passes  # 700 + 100 <= 1000
+
+
+def test_a_drain_replacement_comes_back_at_its_spec_size():
+    """The controller's new pod reports no status resources: spec 500m + 100m, whatever the
+    evicted pod held (950m on 1.36)."""
+    from kubectl_tspread.drain.simulate import SimCluster
+
+    r = PodResize((C({"cpu": 500}, {"cpu": 300}, {"cpu": 200}, True, CONTAINER),
+                   C({"cpu": 100}, {"cpu": 400}, {"cpu": 450}, True, CONTAINER)))
+    pod = make_pod("web-r", node="n1", requests={"cpu": 600}, resize=r)
+    snap = podrequests.for_version(make_snapshot([make_node("n1", zone="a")], [pod], kube_version="1.36"))
+    assert snap.pods[0].requests == {"cpu": 950}
+    new = SimCluster(snap).replacement_for(snap.pods[0])
+    assert (new.requests, new.score_requests, new.resize) == ({"cpu": 600}, (600, 400 * MI), None)

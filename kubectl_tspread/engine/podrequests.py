@@ -210,6 +210,29 @@ def resized(pod: Pod, rules: versions.Rules) -> Pod:
     return replace(pod, requests=requests, score_requests=held_score_requests(r, rules, requests))
 
 
+# id(resize record) -> (the record, a new pod's requests and score requests): the replacements
+# of one workload's resized pods share their record
+_FRESH: dict[int, tuple[PodResize, dict[str, int], tuple[int, int]]] = {}
+
+
+def fresh(pod: Pod) -> Pod:
+    """The pod as its controller would create it again: sized by its spec alone (a new pod's
+    status reports no resources), with no resize record. The drain planner's replacements."""
+    r = pod.resize
+    if r is None:
+        return pod
+    hit = _FRESH.get(id(r))
+    if hit is None or hit[0] is not r:
+        bare = PodResize(tuple(replace(c, allocated=None, actual=None, status_resources=False) for c in r.containers),
+                         r.pod_level, r.overhead)
+        # without status resources every minor sizes a pod alike
+        requests = held_requests(bare, versions.NEWEST_RULES)
+        if len(_FRESH) >= 4096:
+            _FRESH.clear()
+        hit = _FRESH[id(r)] = (r, requests, held_score_requests(bare, versions.NEWEST_RULES, requests))
+    return replace(pod, requests=hit[1], score_requests=hit[2], resize=None)
+
+
 def for_version(snapshot: Snapshot) -> Snapshot:
     """The snapshot with every resized pod sized by its minor's rule (Snapshot.kube_version):
     applied once the minor is known, after loading. Sizes come from each pod's `resize`
