@@ -504,7 +504,8 @@ def _resize(spec: Mapping, status: Mapping, infeasible: bool) -> PodResize | Non
     get = status.get
     statuses, inits = get("containerStatuses"), get("initContainerStatuses")
     allocated, resources = get("allocatedResources"), get("resources")
-    if not statuses and not inits and allocated is None and resources is None and not infeasible:
+    if allocated is None and resources is None and not infeasible and not _reports_resources(statuses) \
+            and not _reports_resources(inits):
         return None
     try:
         key = (_sized(spec.get("containers")), _sized(spec.get("initContainers")), _key(spec.get("overhead")),
@@ -523,6 +524,17 @@ def _resize(spec: Mapping, status: Mapping, infeasible: bool) -> PodResize | Non
 
 
 _MISSING = object()
+
+
+def _reports_resources(statuses: Any) -> bool:
+    """Some container status has allocatedResources or resources (or the list is malformed:
+    the full decode names the field)."""
+    if not statuses:
+        return False
+    try:
+        return any("allocatedResources" in s or "resources" in s for s in statuses)
+    except TypeError:
+        return True
 
 
 def _key(raw: Any) -> Any:
