@@ -189,3 +189,25 @@ def test_a_drain_replacement_comes_back_at_its_spec_size():
     assert snap.pods[0].requests == {"cpu": 950}
     new = SimCluster(snap).replacement_for(snap.pods[0])
     assert (new.requests, new.score_requests, new.resize) == ({"cpu": 600}, (600, 400 * MI), None)
+
+
+@pytest.mark.parametrize("git_version, fits", [("v1.36.3", False), ("v1.37.2", True)])
+def test_live_path_sizes_a_resized_pod_by_the_server_minor(capsys, tmp_path, env, git_version, fits):
+    """Through the kubernetes client over HTTP (the wire parse of PodList pages): the server's
+    /version picks the rule, in the CLI and in load_live alone (drain-safe --execute's re-reads)."""
+    from fakeapi import FakeApiServer, token_user, write_kubeconfig
+    from kubectl_tspread.snapshot.kubeconfig import KubeOptions
+    from kubectl_tspread.snapshot.live import load_live
+
+    objs = json.loads(open(_resize_dump(tmp_path)).read())["items"]
+    with FakeApiServer(user_for_token={"tok": "alice"}) as api:
+        api.add(*objs)
+        api.git_version = git_version
+        config = write_kubeconfig(str(tmp_path / "config"), {"fake": api.url}, {"alice": token_user("tok")},
+                                  {"fake": {"cluster": "fake", "user": "alice", "namespace": "default"}}, "fake")
+        code, out, err = _run(capsys, "why-pending", "web-1", "--kubeconfig", config, "-o", "json")
+        assert (code, err) == (0, "")
+        assert json.loads(out)["pods"][0]["schedulable"] is fits
+        snap = load_live(KubeOptions(kubeconfig=config), ("Node", "Pod"))
+    held = next(p for p in snap.pods if p.name == "resized")
+    assert held.requests == {"cpu": 700 if fits else 950}
