@@ -19,8 +19,8 @@ from kubectl_tspread.drain.placement import Placement
 from kubectl_tspread.engine.partition import Domain
 from kubectl_tspread.labels import Requirement, Selector
 from kubectl_tspread.model import (
-    ContainerResize, HostPort, NodeSelectorTerm, OwnerRef, Pod, PodAffinityTerm, PodCondition, SpreadConstraint, Toleration,
-    PodResize, Volume, positional_constructor,
+    ContainerResize, HostPort, NodeSelectorTerm, OwnerRef, Pod, PodAffinityTerm, PodCondition, PodResize,
+    SpreadConstraint, Toleration, Volume, positional_constructor,
 )
 from kubectl_tspread.snapshot import decode, sharing, wire
 from kubectl_tspread.snapshot.fields import FieldError

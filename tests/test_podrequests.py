@@ -211,3 +211,24 @@ def test_live_path_sizes_a_resized_pod_by_the_server_minor(capsys, tmp_path, env
         snap = load_live(KubeOptions(kubeconfig=config), ("Node", "Pod"))
     held = next(p for p in snap.pods if p.name == "resized")
     assert held.requests == {"cpu": 700 if fits else 950}
+
+
+@pytest.mark.parametrize("source", ["dict", "wire"])
+def test_the_resize_memo_tells_container_names_apart(source):
+    """Two pods alike but for a container's name: the status of "app" is the first pod's
+    container's, and matches no container of the second (which then has nothing to resize)."""
+    from test_decode_perf_equiv import as_read, forget
+    from kubectl_tspread.snapshot import decode
+
+    def pod(container: str) -> dict:
+        return {"metadata": {"name": f"p-{container}", "namespace": "default"},
+                "spec": {"nodeName": "n1", "containers": [{"name": container, "resources": {"requests": {"cpu": "100m"}}}]},
+                "status": {"phase": "Running",
+                           "containerStatuses": [{"name": "app", "allocatedResources": {"cpu": "900m"},
+                                                  "resources": {"requests": {"cpu": "900m"}}}]}}
+
+    forget()
+    first = decode.pod(as_read(pod("app"), source))
+    second = decode.pod(as_read(pod("web"), source))
+    assert first.resize == PodResize((C({"cpu": 100}, {"cpu": 900}, {"cpu": 900}, True),))
+    assert second.resize is None

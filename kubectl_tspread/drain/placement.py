@@ -115,8 +115,8 @@ def shape_key(pod: Pod) -> tuple:
     """What every filter but spread, InterPodAffinity and NodeResourcesFit reads of an
     unbound pod: NodeUnschedulable and TaintToleration the tolerations, NodeName the
     requested node, NodeAffinity the nodeSelector and required terms, NodePorts the host
-    ports, NodeDeclaredFeatures the features its spec uses, the volume filters the claims (looked up in the namespace; a pod's other
-    volumes are nothing to them)."""
+    ports, NodeDeclaredFeatures the features its spec uses, the volume filters the claims
+    (looked up in the namespace; a pod's other volumes are nothing to them)."""
     claims = tuple(v.pvc for v in pod.volumes if v.pvc)  # all the volume filters read of the volumes
     # the claims stay last (`_vector` reads them there)
     return (pod.namespace if claims else "", pod.tolerations, pod.node_name,

@@ -15,9 +15,9 @@ from typing import Any, Callable, Iterable, Mapping
 from kubectl_tspread.engine import podrequests, versions
 from kubectl_tspread.labels import Requirement, Selector
 from kubectl_tspread.model import (
-    HONOR, IGNORE, ContainerResize, Event, HostPort, Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim, Pdb, Pod,
-    PodAffinityTerm, PodCondition, PodResize, Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload,
-    positional_constructor,
+    HONOR, IGNORE, ContainerResize, Event, HostPort, Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim,
+    Pdb, Pod, PodAffinityTerm, PodCondition, PodResize, Service, SpreadConstraint, StorageClass, Taint, Toleration,
+    Volume, Workload, positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
     INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, one_of, printable, scalars, sequence,
@@ -328,7 +328,9 @@ def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...]
 
 def _scheduling(spec: Mapping) -> tuple:
     """(node_affinity, pod_affinity, pod_anti_affinity, requests, host_ports, spread, tolerations,
-    node_selector) of a pod spec, shared by every pod whose spec has the same such sub-trees.
+    node_selector, the features the containers use, the memo key: the JSON text of the template
+    sub-trees or their JSON key, None when unkeyable) of a pod spec, shared by every pod whose
+    spec has the same such sub-trees.
 
     One JSON key for the whole template-like part of the spec (requests, ports, spread,
     tolerations, node selector) instead of one per sub-tree. Affinity is keyed on its own: a
@@ -342,7 +344,8 @@ def _scheduling(spec: Mapping) -> tuple:
     aff = _NO_AFFINITY if affinity is None else _memo("affinity", affinity, _pod_affinity)
     # from wire.py (containers first: every pod it parsed has them), the sub-trees are JSON text
     if type(containers) is _Text or any(type(get(name)) is _Text for name in _TEMPLATE_FIELDS):
-        return aff + _template_of_text(get)
+        hit, texts = _template_of_text(get)
+        return aff + hit + (texts,)
     try:
         key = json_key((
             [(c.get("resources"), c.get("ports"), c.get("restartPolicyRules"), _binds(c)) for c in containers]
@@ -352,11 +355,11 @@ def _scheduling(spec: Mapping) -> tuple:
             get("overhead"), get("topologySpreadConstraints"), get("tolerations"), get("nodeSelector"),
             get("resources")))
     except (TypeError, ValueError, AttributeError):  # unkeyable (see _memo) or malformed: decoded as is
-        return aff + _template_parts(spec)
+        return aff + _template_parts(spec) + (None,)
     hit = _SHAPES.get(key)
     if hit is None:
         hit = _keep(_SHAPES, key, _template_parts(spec), _SHAPES_LIMIT)
-    return aff + hit
+    return aff + hit + (key,)
 
 
 def _binds(c: Mapping) -> list:
@@ -365,17 +368,18 @@ def _binds(c: Mapping) -> list:
     return [m.get("bindMountOptions") for m in c.get("volumeMounts") or ()]
 
 
-def _template_of_text(get: Callable[[str], Any]) -> tuple:
+def _template_of_text(get: Callable[[str], Any]) -> tuple[tuple, tuple]:
     """_template_parts of a spec from wire.py's typed parse, whose template-like sub-trees are
     left as their JSON text (msgspec.Raw): the pods of one template repeat it byte for byte, so
     the memo is keyed on the text and it is parsed only on a miss. Equal text is equal JSON, and
-    one value has one record, so a record keyed either way is the one decoding it gives."""
+    one value has one record, so a record keyed either way is the one decoding it gives. The
+    texts are returned too (`_resize` keys on them: their hashes are already made)."""
     texts = tuple([None if (t := get(name)) is None else bytes(t) for name in _TEMPLATE_FIELDS])
     hit = _SHAPES.get(texts)
     if hit is None:
         spec = {name: _parse_text(t) for name, t in zip(_TEMPLATE_FIELDS, texts) if t is not None}
         hit = _keep(_SHAPES, texts, _template_parts(spec), _SHAPES_LIMIT)
-    return hit
+    return hit, texts
 
 
 def _labels_of(raw: Any) -> dict[str, str]:
@@ -403,7 +407,20 @@ def _template_parts(spec: Mapping) -> tuple:
     requests, host_ports, nonzero = _memo("containers", _container_parts(spec), _requests_and_ports)
     return (requests, host_ports, nonzero, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
             _memo("tolerations", spec.get("tolerations"), _tolerations),
-            _shared_labels(label_map(spec.get("nodeSelector"), "spec.nodeSelector")), _container_features(spec))
+            _shared_labels(label_map(spec.get("nodeSelector"), "spec.nodeSelector")), _container_features(spec),
+            _requests_by_name(spec))
+
+
+def _requests_by_name(spec: Mapping) -> dict[str, Any]:
+    """Each container's requests as written, by name: what `_resize` compares a status with
+    before it keys anything (a running pod's status usually repeats its spec)."""
+    out: dict[str, Any] = {}
+    for field in ("containers", "initContainers"):
+        for c in spec.get(field) or ():
+            if isinstance(c, Mapping):
+                res = c.get("resources")
+                out.setdefault(c.get("name"), res.get("requests") if isinstance(res, Mapping) else None)
+    return out
 
 
 _NO_FEATURES: frozenset[str] = frozenset()
@@ -462,9 +479,9 @@ def pod(obj: Mapping) -> Pod:
         priority = 0 if priority is None else integer(priority, "spec.priority")
     (node_affinity, pod_affinity, pod_anti_affinity, preferred_node, preferred_pod, preferred_anti, requests,
      host_ports, (score_requests, placed_score_requests), spread, tolerations, node_selector,
-     features) = _scheduling(spec)
+     features, spec_requests, spec_key) = _scheduling(spec)
     conditions, ready, infeasible = _conditions(status.get("conditions"))
-    resize = _resize(spec, status, infeasible)
+    resize = _resize(spec, status, infeasible, spec_requests, spec_key)
     annotations = meta.get("annotations")
     if annotations and type(annotations) is not dict:
         mapping(annotations, "metadata.annotations")
@@ -496,20 +513,27 @@ def pod(obj: Mapping) -> Pod:
 _RESIZE: dict[Any, Any] = {}  # (spec containers, statuses, infeasible) -> PodResize or None
 
 
-def _resize(spec: Mapping, status: Mapping, infeasible: bool) -> PodResize | None:
+def _resize(spec: Mapping, status: Mapping, infeasible: bool, spec_requests: Mapping[str, Any],
+            spec_key: Any) -> PodResize | None:
     """What in-place resize needs of the pod (model.PodResize), or None when its status reports
     nothing that could make any minor size it other than by its spec: no status resources, or
-    status resources equal to the spec's (a running pod's usual state). Shared per distinct
-    (containers' requests, statuses' resources): a template's pods report the same."""
+    status resources written as the spec's requests (`spec_requests`, by container name: a
+    running pod's usual state). Shared per distinct (spec, statuses' resources): a template's
+    pods report the same. `spec_key` is _scheduling's memo key of the spec's template sub-trees
+    (None: unkeyable, decoded as is)."""
     get = status.get
     statuses, inits = get("containerStatuses"), get("initContainerStatuses")
     allocated, resources = get("allocatedResources"), get("resources")
-    if allocated is None and resources is None and not infeasible and not _reports_resources(statuses) \
-            and not _reports_resources(inits):
+    if allocated is None and resources is None and not infeasible and _as_spec(statuses, spec_requests) \
+            and _as_spec(inits, spec_requests):
         return None
+    if spec_key is None:
+        return _build_resize(spec, status, infeasible)
     try:
-        key = (_sized(spec.get("containers")), _sized(spec.get("initContainers")), _key(spec.get("overhead")),
-               _key(spec.get("resources")),
+        if type(spec_key) is not tuple:  # a JSON key of the sub-trees, which leaves out container names
+            spec_key = (spec_key, tuple([c.get("name") for c in spec.get("containers") or ()]),
+                        tuple([c.get("name") for c in spec.get("initContainers") or ()]))
+        key = (spec_key,
                tuple([(s.get("name"), _key(s.get("allocatedResources")), _key(s.get("resources")))
                       for s in statuses or ()]),
                tuple([(s.get("name"), _key(s.get("allocatedResources")), _key(s.get("resources")))
@@ -526,28 +550,32 @@ def _resize(spec: Mapping, status: Mapping, infeasible: bool) -> PodResize | Non
 _MISSING = object()
 
 
-def _reports_resources(statuses: Any) -> bool:
-    """Some container status has allocatedResources or resources (or the list is malformed:
-    the full decode names the field)."""
+def _as_spec(statuses: Any, spec_requests: Mapping[str, Any]) -> bool:
+    """Every container status reports no resources, or requests written as its container's
+    spec has them (a status of no container is never read). False for anything else, a
+    malformed list included: the full decode then sizes the pod, or names the field."""
     if not statuses:
-        return False
-    try:
-        return any("allocatedResources" in s or "resources" in s for s in statuses)
-    except TypeError:
         return True
+    try:
+        for st in statuses:
+            allocated, res = st.get("allocatedResources"), st.get("resources")
+            if allocated is None and res is None:
+                continue
+            want = spec_requests.get(st.get("name"), _MISSING)
+            if want is _MISSING:
+                continue
+            want = want or _NONE
+            if allocated is not None and allocated != want:
+                return False
+            if res is not None and (actual := res.get("requests")) is not None and actual != want:
+                return False
+    except (TypeError, AttributeError):
+        return False
+    return True
 
 
 def _key(raw: Any) -> Any:
     return bytes(raw) if type(raw) is _Text else json_key(raw)
-
-
-def _sized(containers: Any) -> Any:
-    """What a memo key needs of spec.containers: their names, requests and restart policies
-    (JSON text from wire.py as it came)."""
-    if type(containers) is _Text or not containers:
-        return _key(containers)
-    return json_key([(c.get("name"), (c.get("resources") or _NONE).get("requests"), c.get("restartPolicy"))
-                     for c in containers])
 
 
 def _parsed(raw: Any) -> Any:

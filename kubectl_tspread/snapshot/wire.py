@@ -78,10 +78,13 @@ if msgspec is not None:
         message: Any
         lastTransitionTime: Any
 
+    class _StatusResources(TypedDict, total=False):
+        requests: Any
+
     class _ContainerStatus(TypedDict, total=False):  # only what in-place resize reads
         name: Any
-        allocatedResources: msgspec.Raw
-        resources: msgspec.Raw
+        allocatedResources: Any  # compared with the spec's requests as written (decode._as_spec)
+        resources: Optional[_StatusResources]
 
     class _Status(TypedDict, total=False):
         phase: Any
