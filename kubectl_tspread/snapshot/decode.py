@@ -412,14 +412,20 @@ def _template_parts(spec: Mapping) -> tuple:
 
 
 def _requests_by_name(spec: Mapping) -> dict[str, Any]:
-    """Each container's requests as written, by name: what `_resize` compares a status with
-    before it keys anything (a running pod's status usually repeats its spec)."""
+    """By container name: (its requests as written, their JSON text, its resources' JSON
+    text), what `_resize` compares a status with before it keys anything (a running pod's
+    status usually repeats its spec; the API server writes both the same, compact)."""
     out: dict[str, Any] = {}
     for field in ("containers", "initContainers"):
         for c in spec.get(field) or ():
             if isinstance(c, Mapping):
                 res = c.get("resources")
-                out.setdefault(c.get("name"), res.get("requests") if isinstance(res, Mapping) else None)
+                requests = res.get("requests") if isinstance(res, Mapping) else None
+                try:
+                    texts = (json_key(requests or {}), json_key(res or {}))
+                except (TypeError, ValueError):  # unkeyable: compared as parsed only
+                    texts = (None, None)
+                out.setdefault(c.get("name"), (requests or _NONE, *texts))
     return out
 
 
@@ -561,15 +567,19 @@ def _as_spec(statuses: Any, spec_requests: Mapping[str, Any]) -> bool:
             allocated, res = st.get("allocatedResources"), st.get("resources")
             if allocated is None and res is None:
                 continue
-            want = spec_requests.get(st.get("name"), _MISSING)
-            if want is _MISSING:
+            spec = spec_requests.get(st.get("name"))
+            if spec is None:
                 continue
-            want = want or _NONE
-            if allocated is not None and allocated != want:
-                return False
-            if res is not None and (actual := res.get("requests")) is not None and actual != want:
-                return False
-    except (TypeError, AttributeError):
+            want, want_text, resources_text = spec
+            # from wire.py the two are JSON text: equal to the spec's text, or else parsed
+            if allocated is not None and not (type(allocated) is _Text and bytes(allocated) == want_text):
+                if _parsed(allocated) != want:
+                    return False
+            if res is not None and not (type(res) is _Text and bytes(res) == resources_text):
+                actual = _parsed(res).get("requests")
+                if actual is not None and actual != want:
+                    return False
+    except (TypeError, AttributeError, ValueError):
         return False
     return True
 

@@ -78,13 +78,12 @@ if msgspec is not None:
         message: Any
         lastTransitionTime: Any
 
-    class _StatusResources(TypedDict, total=False):
-        requests: Any
-
     class _ContainerStatus(TypedDict, total=False):  # only what in-place resize reads
         name: Any
-        allocatedResources: Any  # compared with the spec's requests as written (decode._as_spec)
-        resources: Optional[_StatusResources]
+        # JSON text, compared with the spec's as sent (decode._as_spec): a running pod's
+        # status repeats its spec, and building these maps for every pod cost more than that
+        allocatedResources: msgspec.Raw
+        resources: msgspec.Raw
 
     class _Status(TypedDict, total=False):
         phase: Any
