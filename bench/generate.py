@@ -34,7 +34,8 @@ except ImportError:  # the generator still works, only slower
     def _dumps(obj) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode()
 
-GENERATOR_VERSION = "4"  # 4: pod names unique in their namespace (_unique_names)
+GENERATOR_VERSION = "5"  # 4: pod names unique in their namespace (_unique_names); 5: container statuses
+# report resources as a 1.33+ kubelet does (in-place resize)
 ZONES = ("zone-a", "zone-b", "zone-c")
 APPS = ("api", "web", "worker", "cache", "search", "billing", "auth", "media", "feed", "ingest", "report",
         "notify")

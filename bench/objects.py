@@ -144,6 +144,7 @@ def pod(name: str, namespace: str, labels: dict, owner: dict, template: dict, no
     if node:
         spec["nodeName"] = node
     names = [c["name"] for c in spec["containers"]]
+    resources = [c.get("resources") or {} for c in spec["containers"]]
     meta = {"name": name, "generateName": name.rsplit("-", 1)[0] + "-", "namespace": namespace,
             "uid": uid("pod", namespace, name), "resourceVersion": str(50000 + serial),
             "creationTimestamp": timestamp(serial), "labels": labels, "ownerReferences": [owner],
@@ -151,10 +152,12 @@ def pod(name: str, namespace: str, labels: dict, owner: dict, template: dict, no
     if terminating:
         meta["deletionTimestamp"] = timestamp(serial + 600)
         meta["deletionGracePeriodSeconds"] = 30
-    return {"metadata": meta, "spec": spec, "status": _pod_status(names, node, phase, serial, pending_message)}
+    return {"metadata": meta, "spec": spec,
+            "status": _pod_status(names, node, phase, serial, pending_message, resources)}
 
 
-def _pod_status(containers: list[str], node: str | None, phase: str, serial: int, pending_message: str) -> dict:
+def _pod_status(containers: list[str], node: str | None, phase: str, serial: int, pending_message: str,
+                resources: list[dict]) -> dict:
     if node is None:
         return {"phase": "Pending", "qosClass": "Burstable", "conditions": [
             {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": pending_message,
@@ -173,8 +176,10 @@ def _pod_status(containers: list[str], node: str | None, phase: str, serial: int
              "containerID": "containerd://" + uid(c, serial).replace("-", ""),
              "state": {"running": {"startedAt": timestamp(serial + 3)}} if ready == "True" else
              {"terminated": {"exitCode": 0 if phase == "Succeeded" else 1, "reason": "Completed"}},
-             "lastState": {}}
-            for c in containers],
+             "lastState": {},
+             # what a 1.33+ kubelet (InPlacePodVerticalScaling) reports of a container not resizing
+             "allocatedResources": dict(r.get("requests") or {}), "resources": r}
+            for c, r in zip(containers, resources)],
     }
 
 

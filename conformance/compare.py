@@ -19,7 +19,7 @@ from typing import Any
 
 from kubectl_tspread.drain.placement import Placer
 from kubectl_tspread.drain.simulate import SimCluster
-from kubectl_tspread.engine import preemption
+from kubectl_tspread.engine import podrequests, preemption
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.pending import explain_pending
 from kubectl_tspread.snapshot.files import decode_objects
@@ -52,7 +52,9 @@ class Outcome:
 
 
 def ours(case: Case, minor: int) -> Ours:
-    snap = replace(decode_objects(case.objects, None, True, case.id), kube_version=f"1.{minor}")
+    # as load_snapshot does once the minor is known: pods mid-resize sized by its rule
+    snap = podrequests.for_version(replace(decode_objects(case.objects, None, True, case.id),
+                                           kube_version=f"1.{minor}"))
     index = ClusterIndex(snap)
     pod = next(p for p in snap.pods if p.namespace == case.namespace and p.name == case.name)
     report = explain_pending(index, pod, with_fixes=False)

@@ -7,7 +7,11 @@ without the node controller's taint, node labels for affinity, tolerations, requ
 and limits, init and sidecar containers, overhead, an extended resource, terminating
 and finished pods, another namespace, matchLabelKeys, minDomains, both node inclusion
 policies, default constraints through owners and Services, pod (anti-)affinity, host
-ports, and PVCs (missing, bound to a zone-pinned PV).
+ports, and PVCs (missing, bound to a zone-pinned PV). Some cases hold running pods mid-resize
+(status resources above and below the spec per container, with and without allocatedResources,
+pod-level status, PodResizePending Infeasible or Deferred), and some have nodes declaring
+features (status.declaredFeatures) and an incoming pod that needs some (NodeDeclaredFeatures).
+Those draws come from a stream of their own, so every other draw is what it was without them.
 
 The same seed gives the same cases on every machine (only `random.Random(seed)` draws).
 A case is made for one minor: a field that minor's API server drops (pod-level resources
@@ -27,6 +31,10 @@ OTHER_NS = "other"
 APPS = ("web", "api", "db")
 EXTENDED = "example.com/gpu"
 CREATED = "2026-01-01T00:00:00Z"
+NODE_FEATURES = ("RestartAllContainersOnContainerExits", "UserNamespacesHostNetworkSupport", "VolumeBindMountOptions")
+# what a kubelet reports of a resized container
+CPU_SIZES = ("50m", "200m", "750m", "2")
+MEMORY_SIZES = ("32Mi", "512Mi", "2Gi", "5Gi")
 
 
 class Case:
@@ -55,6 +63,11 @@ class _Builder:
         self.nodes: list[dict[str, Any]] = []
         self.host_ports: set[tuple[str, int]] = set()
         self.uid = 0
+        # resize and node-feature draws: their own stream (the clusters stay the same otherwise),
+        # each kind in about a third of the cases
+        self.extra = random.Random(f"{case_id}/extra")
+        self.resizing = self.extra.random() < 0.35
+        self.featured = self.extra.random() < 0.35
 
     def next_uid(self, kind: str) -> str:
         self.uid += 1
@@ -114,12 +127,16 @@ class _Builder:
             taints.append({"key": "ToBeDeletedByClusterAutoscaler", "value": "1700000000", "effect": "NoSchedule"})
         if taints:
             spec["taints"] = taints
+        status = {"capacity": dict(allocatable), "allocatable": allocatable,
+                  "conditions": [{"type": "Ready", "status": "True"}]}
+        if self.featured and self.extra.random() < 0.8:
+            # an unknown name among them: the scheduler maps only the names it registers
+            status["declaredFeatures"] = sorted(f for f in NODE_FEATURES + ("SomeFutureFeature",)
+                                                if self.extra.random() < 0.6)
         return {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": name, "uid": self.next_uid("Node"), "labels": labels,
                              "creationTimestamp": CREATED},
-                "spec": spec,
-                "status": {"capacity": dict(allocatable), "allocatable": allocatable,
-                           "conditions": [{"type": "Ready", "status": "True"}]}}
+                "spec": spec, "status": status}
 
     # ---- owners and services ------------------------------------------------------------------
 
@@ -217,9 +234,55 @@ class _Builder:
         if app == "db" and self.chance(0.3):
             spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                 {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOST}]}}
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
-                "status": {"phase": phase, "startTime": created,
-                           "conditions": [{"type": "PodScheduled", "status": "True"}]}}
+        status = {"phase": phase, "startTime": created, "conditions": [{"type": "PodScheduled", "status": "True"}]}
+        if self.resizing and self.extra.random() < 0.4:
+            self.resize(spec, status)
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+    def resize(self, spec: dict[str, Any], status: dict[str, Any]) -> None:
+        """A running pod's status mid-resize: per container, resources the kubelet reports
+        above or below the spec (drawn apart from it, so the directions differ across
+        containers), with or without allocatedResources, sometimes no status at all; now and
+        then pod-level status resources and a PodResizePending condition."""
+        x = self.extra
+        for field, kind in (("containers", "containerStatuses"), ("initContainers", "initContainerStatuses")):
+            out = []
+            for c in spec.get(field, ()):
+                if x.random() < 0.15:
+                    continue  # no status for this container (yet)
+                st: dict[str, Any] = {"name": c["name"], "image": c["image"], "imageID": "", "ready": True,
+                                      "restartCount": 0}
+                spec_requests = (c.get("resources") or {}).get("requests") or {}
+                if x.random() < 0.7:
+                    st["allocatedResources"] = self.reported(spec_requests)
+                if x.random() < 0.8:
+                    st["resources"] = {"requests": self.reported(spec_requests)} if x.random() < 0.85 else {}
+                out.append(st)
+            if out:
+                status[kind] = out
+        if x.random() < 0.3:
+            level = (spec.get("resources") or {}).get("requests") or {"cpu": "500m", "memory": "512Mi"}
+            if x.random() < 0.8:
+                status["allocatedResources"] = self.reported(level)
+            status["resources"] = {"requests": self.reported(level)} if x.random() < 0.8 else {}
+        if x.random() < 0.3:
+            status["conditions"].append({"type": "PodResizePending", "status": "True",
+                                         "reason": x.choice(["Infeasible", "Infeasible", "Deferred"]),
+                                         "message": "resize pending"})
+
+    def reported(self, requests: dict[str, str]) -> dict[str, str]:
+        """Requests a kubelet reports for `requests`: each the same, larger or smaller, now and
+        then one left out or one added."""
+        x = self.extra
+        out = {}
+        for name in ("cpu", "memory"):
+            if name in requests and x.random() < 0.3:
+                out[name] = requests[name]
+            elif name in requests or x.random() < 0.25:
+                out[name] = x.choice(CPU_SIZES if name == "cpu" else MEMORY_SIZES)
+        if x.random() < 0.1 and out:
+            out.pop(x.choice(sorted(out)))
+        return out
 
     def incoming(self) -> dict[str, Any]:
         rng = self.rng
@@ -250,8 +313,28 @@ class _Builder:
             spec["nodeSelector"] = {"disk": rng.choice(["ssd", "hdd"])}
         if self.chance(0.15):
             self.volume(spec)
+        if self.featured and self.extra.random() < 0.8:
+            self.needs_features(spec)
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
                 "status": {"phase": "Pending"}}
+
+    def needs_features(self, spec: dict[str, Any]) -> None:
+        """Spec fields that need node-declared features: a RestartAllContainers restart rule,
+        the host network in a user namespace, a bind mount with options (each minor's registry
+        knows some of them; an older minor's API types drop the fields they lack)."""
+        x = self.extra
+        wanted = [f for f in NODE_FEATURES if x.random() < 0.45] or [x.choice(NODE_FEATURES)]
+        c = spec["containers"][-1]
+        if "RestartAllContainersOnContainerExits" in wanted:
+            c["restartPolicy"] = "Never"
+            c["restartPolicyRules"] = [{"action": "RestartAllContainers",
+                                        "exitCodes": {"operator": "In", "values": [42]}}]
+        if "UserNamespacesHostNetworkSupport" in wanted:
+            spec["hostNetwork"] = True
+            spec["hostUsers"] = False
+        if "VolumeBindMountOptions" in wanted:
+            spec.setdefault("volumes", []).append({"name": "scratch", "emptyDir": {}})
+            c["volumeMounts"] = [{"name": "scratch", "mountPath": "/scratch", "bindMountOptions": ["ro"]}]
 
     def constraint(self, labels: dict[str, str]) -> dict[str, Any]:
         rng = self.rng

@@ -8,7 +8,8 @@ node matches), then the blocker that refuses the most nodes, ties in scheduler o
 
 Each blocker carries a code and the numbers its sentence needs (render/pending.py words it):
 the node affinity term no node matches, the largest allocatable beside the request, the PV
-and zone a volume pins the pod to, the autoscaler taints on nodes being removed.
+and zone a volume pins the pod to, the autoscaler taints on nodes being removed, the node
+features the pod requires that nodes do not declare.
 
     pod requests 64Gi memory, nodes of 16Gi →
     Blocker(NodeResourcesFit, "Insufficient memory", all nodes, RequestAboveAllocatable,
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from kubectl_tspread.engine import filters, resources, spread, volumes
+from kubectl_tspread.engine import filters, resources, spread, versions, volumes
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import AUTOSCALER_TAINTS, term_matches, untolerated_taint
 from kubectl_tspread.model import UNSCHEDULABLE_TAINT_KEY, Node, PersistentVolume, Pod
@@ -36,6 +37,7 @@ NO_CAPACITY = "NoCapacity"
 VOLUME_CONFLICT = "VolumeConflict"
 POD_AFFINITY = "PodAffinity"
 PREFILTER_REJECTED = "PreFilterRejected"
+MISSING_NODE_FEATURES = "MissingNodeFeatures"
 OTHER = "Other"
 
 _ZONE_KEYS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -104,6 +106,8 @@ def _classify(index: ClusterIndex, pod: Pod, plugin: str, reason: str, nodes: tu
         code, params = VOLUME_CONFLICT, pinned_volumes(index, pod)
     elif plugin == "InterPodAffinity":
         code = POD_AFFINITY
+    elif plugin == filters.NODE_DECLARED_FEATURES:
+        code, params = MISSING_NODE_FEATURES, missing_features(index, pod, nodes)
     if code == OTHER and _is_prefilter(reason):
         code = PREFILTER_REJECTED
     return Blocker(plugin, reason, nodes, code, params, alone)
@@ -169,6 +173,24 @@ def _resources(index: ClusterIndex, pod: Pod, reason: str) -> tuple[str, dict[st
     params = {"resource": name, "request": want, "largest": largest,
               "node": None if largest_node is None else largest_node.name}
     return (REQUEST_ABOVE_ALLOCATABLE if want > largest else NO_CAPACITY), params
+
+
+def missing_features(index: ClusterIndex, pod: Pod, nodes: Sequence[str]) -> dict[str, Any]:
+    """The features the pod requires (NodeDeclaredFeatures) and, per feature, the refused nodes
+    that do not declare it; `declaring`: the nodes that declare every one.
+
+    a pod on the host network with hostUsers false, nodes n1 n2 declaring nothing →
+    {features: [UserNamespacesHostNetworkSupport], missing: [{feature: …, nodes: [n1, n2]}]}
+    """
+    rules = versions.rules_for(index.snapshot.kube_version)
+    required = sorted(filters.required_features(pod, rules))
+    missing = []
+    for feature in required:
+        lacking = [n for n in nodes if feature not in index.nodes[n].declared_features]
+        if lacking:
+            missing.append({"feature": feature, "nodes": lacking})
+    declaring = sorted(n.name for n in index.nodes.values() if not filters.missing_features(pod, n, rules))
+    return {"features": required, "missing": missing, "declaring": declaring}
 
 
 def pv_zones(pv: PersistentVolume) -> list[str]:

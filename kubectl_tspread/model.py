@@ -132,6 +132,8 @@ class Node:
     allocatable: Mapping[str, int] = field(default_factory=dict)  # cpu in millicores, "pods" a count
     ready: bool = True
     created: str = ""
+    # status.declaredFeatures: what the node's kubelet says it supports (NodeDeclaredFeatures)
+    declared_features: frozenset[str] = frozenset()
 
     def cordoned(self) -> "Node":
         """The node after a simulated cordon: spec.unschedulable set and the
@@ -176,6 +178,39 @@ class PodCondition:
 
 
 @dataclass(frozen=True, slots=True)
+class ContainerResize:
+    """One container's requests as its spec states them and as the kubelet reports them in
+    the pod's status (in-place resize): `allocated` is the status's allocatedResources,
+    `actual` its resources.requests (None when the status does not have them);
+    `status_resources` says the status has `resources` at all (1.33 to 1.36 read the status
+    of a container only then). `kind` is CONTAINER, INIT or SIDECAR (a restartable init
+    container)."""
+
+    spec: Mapping[str, int]
+    allocated: Mapping[str, int] | None = None
+    actual: Mapping[str, int] | None = None
+    status_resources: bool = False
+    kind: str = "container"
+
+
+@dataclass(frozen=True, slots=True)
+class PodResize:
+    """What kube-scheduler reads to size a pod whose status reports resources (in-place
+    resize): every container in spec order (containers, then init containers), the pod-level
+    spec requests, the overhead, the pod-level status (allocatedResources, resources.requests,
+    whether status.resources is there at all) and whether the PodResizePending condition says
+    Infeasible. engine/podrequests.py turns it into requests by the rule of each minor."""
+
+    containers: tuple[ContainerResize, ...]
+    pod_level: Mapping[str, int] = field(default_factory=dict)
+    overhead: Mapping[str, int] = field(default_factory=dict)
+    allocated: Mapping[str, int] | None = None
+    actual: Mapping[str, int] | None = None
+    status_resources: bool = False
+    infeasible: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Pod:
     namespace: str
     name: str
@@ -214,6 +249,13 @@ class Pod:
     # what NodeResourcesFit's score charges this pod when it is the one placed, where that
     # differs from score_requests: its pod-level requests left out (scores.placed_requests)
     placed_score_requests: tuple[int, int] | None = None
+    # set when the pod's status reports container resources that can change what it holds
+    # (in-place resize); `requests` and `score_requests` are then the minor's answer
+    # (engine/podrequests.py `for_version`), from the spec until the minor is known
+    resize: PodResize | None = None
+    # the node-declared features the spec uses, by upstream name (engine/filters.py `required_features`);
+    # which of them a minor's scheduler requires is engine/versions.py's word
+    features_used: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:

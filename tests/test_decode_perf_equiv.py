@@ -19,8 +19,8 @@ from kubectl_tspread.drain.placement import Placement
 from kubectl_tspread.engine.partition import Domain
 from kubectl_tspread.labels import Requirement, Selector
 from kubectl_tspread.model import (
-    HostPort, NodeSelectorTerm, OwnerRef, Pod, PodAffinityTerm, PodCondition, SpreadConstraint, Toleration,
-    Volume, positional_constructor,
+    ContainerResize, HostPort, NodeSelectorTerm, OwnerRef, Pod, PodAffinityTerm, PodCondition, PodResize,
+    SpreadConstraint, Toleration, Volume, positional_constructor,
 )
 from kubectl_tspread.snapshot import decode, sharing, wire
 from kubectl_tspread.snapshot.fields import FieldError
@@ -32,8 +32,8 @@ WEB = Selector.from_api({"matchLabels": {"app": "web"}})
 
 def forget() -> None:
     """Cold memos, as at the start of a process."""
-    for table in (decode._SHAPES, decode._VOLUMES, decode._LABEL_TEXTS, decode._OWNER_TEXTS, sharing.MEMO,
-                  sharing.UNITS, sharing._LABELS, sharing._OWNERS):
+    for table in (decode._SHAPES, decode._VOLUMES, decode._LABEL_TEXTS, decode._OWNER_TEXTS, decode._RESIZE,
+                  sharing.MEMO, sharing.UNITS, sharing._LABELS, sharing._OWNERS):
         table.clear()
 
 
@@ -151,6 +151,45 @@ CASES = [
              spec={"priority": 1000, "schedulerName": "batch"}),
      dict(mirror=True, owner=OwnerRef("ReplicaSet", "web-abc", "rs1", "apps/v1"), priority=1000,
           scheduler_name="batch")),
+    ("running mid-resize: status resources apart from the spec, PodResizePending Infeasible",
+     api_pod(spec={"nodeName": "n-a",
+                   "initContainers": [{"name": "side", "restartPolicy": "Always",
+                                       "resources": {"requests": {"cpu": "100m"}}}]},
+             status={"phase": "Running",
+                     "conditions": [cond("PodResizePending", "True", reason="Infeasible"),
+                                    cond("PodResizePending", "True", reason="Deferred")],
+                     "containerStatuses": [{"name": "app", "image": "web:1", "ready": True, "restartCount": 0,
+                                            "allocatedResources": {"cpu": "500m"},
+                                            "resources": {"requests": {"cpu": "400m", "memory": "128Mi"}}}],
+                     "initContainerStatuses": [{"name": "side", "resources": {}}],
+                     "resources": {"requests": {"cpu": "1"}}}),
+     dict(node_name="n-a", phase="Running", requests={"cpu": 350, "memory": 128 * MI},
+          score_requests=(350, 128 * MI + 200 * MI),
+          resize=PodResize((ContainerResize({"cpu": 250, "memory": 128 * MI}, {"cpu": 500},
+                                            {"cpu": 400, "memory": 128 * MI}, True, "container"),
+                            ContainerResize({"cpu": 100}, None, None, True, "sidecar")),
+                           actual={"cpu": 1000}, status_resources=True, infeasible=True))),
+    ("running, status resources equal to the spec: nothing to size by status",
+     api_pod(spec={"nodeName": "n-a"},
+             status={"phase": "Running",
+                     "containerStatuses": [{"name": "app", "allocatedResources": {"cpu": "250m", "memory": "128Mi"},
+                                            "resources": {"requests": {"cpu": "250m", "memory": "128Mi"},
+                                                          "limits": {"cpu": "1"}}}]}),
+     dict(node_name="n-a", phase="Running")),
+    ("node features: a RestartAllContainers rule, a bind mount with options, host network without host users",
+     api_pod(spec={"hostNetwork": True, "hostUsers": False,
+                   "containers": [{"name": "app", "restartPolicyRules": [{"action": "RestartAllContainers"}],
+                                   "volumeMounts": [{"name": "v", "mountPath": "/v"}],
+                                   "resources": {"requests": {"cpu": "250m", "memory": "128Mi"}}}],
+                   "initContainers": [{"name": "i", "volumeMounts": [{"name": "v", "mountPath": "/v",
+                                                                       "bindMountOptions": ["ro"]}]}]}),
+     dict(features_used=frozenset({"RestartAllContainersOnContainerExits", "VolumeBindMountOptions",
+                                   "UserNamespacesHostNetworkSupport"}))),
+    ("host network with host users, a Restart rule: no node feature",
+     api_pod(spec={"hostNetwork": True, "hostUsers": True,
+                   "containers": [{"name": "app", "restartPolicyRules": [{"action": "Restart"}],
+                                   "resources": {"requests": {"cpu": "250m", "memory": "128Mi"}}}]}),
+     dict()),
     ("no namespace, labels, spec or status: the defaults",
      {"metadata": {"name": "bare"}},
      dict(namespace="default", name="bare", uid="", labels={}, created="", requests={})),
@@ -252,7 +291,8 @@ def test_unkeyable_sub_trees_are_decoded_as_is():
 
 @pytest.mark.parametrize("cls, values", [
     pytest.param(PodCondition, ("Ready", "True", "r", "m", T0), id="PodCondition"),
-    pytest.param(Pod, tuple(BASE.values()) + ((250, 128 * MI), (), (), (), (300, 128 * MI)), id="Pod, every field"),
+    pytest.param(Pod, tuple(BASE.values()) + ((250, 128 * MI), (), (), (), (300, 128 * MI), None,
+                                                frozenset({"VolumeBindMountOptions"})), id="Pod, every field"),
     # the drain planner's records (drain/steps.py, counts.py, placement.py)
     pytest.param(ConstraintAfter, ("Deployment/web", "prod", "topology.kubernetes.io/zone", 1, "DoNotSchedule",
                                    {"a": 2, "b": 1}, 1, 1, 1, "AT LIMIT"), id="ConstraintAfter"),

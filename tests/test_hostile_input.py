@@ -128,6 +128,14 @@ MALFORMED = [
     pytest.param(_set("Pod/web-5d8f-0:spec.containers", [{"name": "c", "resources": {"requests": {"cpu": True}}}]),
                  ["spec.containers[0].resources.requests.cpu: expected a quantity", "got true"],
                  id="a quantity that is a bool"),
+    pytest.param(_set("Pod/web-5d8f-0:status.containerStatuses", [{"name": "c", "allocatedResources": {"cpu": "x"}}]),
+                 ["status.containerStatuses[0].allocatedResources.cpu: expected a quantity"],
+                 id="a resize status quantity that is not one"),
+    pytest.param(_set("Pod/web-5d8f-0:spec.containers", [{"name": "c", "restartPolicyRules": ["RestartAll"]}]),
+                 ["spec.containers[0].restartPolicyRules[0]: expected a map, got 'RestartAll'"],
+                 id="a restart rule that is not a map"),
+    pytest.param(_set("Node/n1:status.declaredFeatures", "UserNamespacesHostNetworkSupport"),
+                 ["status.declaredFeatures: expected a list"], id="declared features that are not a list"),
 ]
 
 

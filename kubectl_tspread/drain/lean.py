@@ -346,6 +346,8 @@ class FlatCluster:
             raise Unsupported("a pod with host ports or volume claims")
         if not vector.fits_fast_path(pod):
             raise Unsupported("a pod requesting a resource besides cpu, memory, ephemeral-storage and pods")
+        if pod.features_used:  # NodeDeclaredFeatures refuses after spread: the shapes put it before
+            raise Unsupported("a pod that needs node-declared features")
         shape, shape_id, key = keys_of(pod)
         if shape_id not in self._shapes:
             cycle = self.placer._cycle(self.sim, key, pod, self.sim.spread_state(pod))

@@ -115,11 +115,12 @@ def shape_key(pod: Pod) -> tuple:
     """What every filter but spread, InterPodAffinity and NodeResourcesFit reads of an
     unbound pod: NodeUnschedulable and TaintToleration the tolerations, NodeName the
     requested node, NodeAffinity the nodeSelector and required terms, NodePorts the host
-    ports, the volume filters the claims (looked up in the namespace; a pod's other
-    volumes are nothing to them)."""
+    ports, NodeDeclaredFeatures the features its spec uses, the volume filters the claims
+    (looked up in the namespace; a pod's other volumes are nothing to them)."""
     claims = tuple(v.pvc for v in pod.volumes if v.pvc)  # all the volume filters read of the volumes
+    # the claims stay last (`_vector` reads them there)
     return (pod.namespace if claims else "", pod.tolerations, pod.node_name,
-            tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports, claims)
+            tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports, pod.features_used, claims)
 
 
 def filter_key(pod: Pod, shape: tuple | None = None) -> tuple:
@@ -135,7 +136,8 @@ def template_key(pod: Pod) -> tuple:
 
 
 # what filter_key reads (and shape_key, all but the requests)
-FILTER_KEY_READS = ("tolerations", "node_selector", "node_affinity", "host_ports", "volumes", "requests")
+FILTER_KEY_READS = ("tolerations", "node_selector", "node_affinity", "host_ports", "volumes", "requests",
+                    "features_used")
 FILTER_KEY_STRINGS = ("namespace", "node_name")
 # what template_key reads
 TEMPLATE_KEY_READS = FILTER_KEY_READS + ("pod_affinity", "pod_anti_affinity") + SPREAD_KEY_READS
@@ -217,7 +219,10 @@ class Placer:
         cycle = _LazyCycle(self, sim, key, pod, state)
         # the template's verdicts by node: hashing the key once, not once per node
         cache = self._cache.setdefault(key, {}) if not sim.affinity_sensitive else {}
-        cycle.shapes = self._shapes.setdefault(shape_id, {}) if not sim.affinity_sensitive else None
+        # a pod that needs node features has a failure after spread's (NodeDeclaredFeatures):
+        # the shape verdicts, which put every non-spread failure first, would misorder it
+        shaped = not sim.affinity_sensitive and not pod.features_used
+        cycle.shapes = self._shapes.setdefault(shape_id, {}) if shaped else None
         if vector.ENABLED:
             fast = self._vector(sim, pod, state, shape, shape_id, cycle, diagnose)
             if fast is _NOWHERE:
@@ -324,7 +329,7 @@ class Placer:
         is wanted). A pod that some node fits but spread refuses everywhere is diagnosed
         here (fit nodes, refusals): a drain that traps a zone strands thousands of them,
         and the walk would examine every node of the cluster for each."""
-        if sim.affinity_sensitive or not vector.fits_fast_path(pod):
+        if sim.affinity_sensitive or pod.features_used or not vector.fits_fast_path(pod):
             return None
         # without pod (anti-)affinity a filter key's cycle is made once (_cycle) and its PreFilter
         # outcome and node-name set are fixed: read them there without readying it for this pod

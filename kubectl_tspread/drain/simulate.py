@@ -50,7 +50,7 @@ from dataclasses import fields, replace
 from typing import Any, Callable, Iterable
 
 from kubectl_tspread.drain import counts, vector
-from kubectl_tspread.engine import scores, spread, versions
+from kubectl_tspread.engine import podrequests, scores, spread, versions
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import untolerated_taint
 from kubectl_tspread.engine.partition import EXCLUDED_TAINT, without_node
@@ -525,7 +525,7 @@ class SimCluster:
 
     def replacement_for(self, pod: Pod) -> Pod:
         """The pod a controller creates for `pod`: same labels (pod-template-hash
-        included), constraints and requests; unbound; a new name (a StatefulSet's keeps
+        included), constraints and spec requests; unbound; a new name (a StatefulSet's keeps
         its name, the old pod being gone by then)."""
         self.seq += 1
         if pod.owner is not None and pod.owner.kind == "StatefulSet":
@@ -533,7 +533,8 @@ class SimCluster:
         else:
             base = pod.name.rsplit("-", 1)[0] if "-" in pod.name else pod.name
             name = f"{base}-new{self.seq}"
-        return pod_with(pod, name=name, uid=f"{REPLACEMENT_UID_PREFIX}{self.seq}", node_name="",
+        # a pod mid-resize comes back at its spec's size (podrequests.fresh)
+        return pod_with(podrequests.fresh(pod), name=name, uid=f"{REPLACEMENT_UID_PREFIX}{self.seq}", node_name="",
                         phase="Pending", terminating=False, conditions=(), ready=False,
                         nominated_node="", created="")
 

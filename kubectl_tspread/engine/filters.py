@@ -13,6 +13,9 @@ first failure whatever the order:
   pods carry) leaves every other node out (`stage == PREFILTER_RESULT`) with
   "node(s) didn't satisfy plugin(s) [NodeAffinity]".
 
+NodeDeclaredFeatures (1.36+) is node-local but runs after the cluster-wide filters
+(`late_failures`).
+
 Not modelled (the snapshot lacks the data): VolumeRestrictions (disk conflicts,
 ReadWriteOncePod), NodeVolumeLimits (CSI attach limits), DynamicResources claims,
 scheduler profiles with other plugins or NodeAffinity addedAffinity.
@@ -30,9 +33,12 @@ from kubectl_tspread.engine.spread import UNRESOLVABLE, FilterFailure, shared_fa
 from kubectl_tspread.model import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Pod, Taint
 
 SUCCESS = "Success"
+NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
+# NodeDeclaredFeatures is appended to the default profile's plugins (applyFeatureGates), after
+# DynamicResources and the rest: its Filter runs last
 FILTER_ORDER = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                 "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-                "VolumeZone", "PodTopologySpread", "InterPodAffinity")
+                "VolumeZone", "PodTopologySpread", "InterPodAffinity", NODE_DECLARED_FEATURES)
 
 FILTER, PREFILTER, PREFILTER_RESULT = "Filter", "PreFilter", "PreFilterResult"
 
@@ -42,6 +48,7 @@ REASON_TAINT = "node(s) had untolerated taint(s)"
 REASON_NODE_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 REASON_AFFINITY_CONFLICT = "pod affinity terms conflict"
 REASON_NOT_IN_PREFILTER_RESULT = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+REASON_FEATURES = "node(s) didn't match Pod's required features"
 
 _CORDON_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE)
 
@@ -167,6 +174,27 @@ def node_affinity_failure(pod: Pod, node: Node) -> FilterFailure | None:
     return None
 
 
+def required_features(pod: Pod, rules: versions.Rules) -> frozenset[str]:
+    """NodeDeclaredFeatures' PreFilter: the features of its minor's registry the pod's spec
+    uses (empty: the plugin Skips, as it does while off in 1.35)."""
+    used = pod.features_used
+    return used & rules.node_features if used else used
+
+
+def missing_features(pod: Pod, node: Node, rules: versions.Rules) -> tuple[str, ...]:
+    """The required features `node` does not declare (status.declaredFeatures), by name."""
+    return tuple(sorted(required_features(pod, rules) - node.declared_features))
+
+
+def features_failure(pod: Pod, node: Node, rules: versions.Rules) -> FilterFailure | None:
+    """NodeDeclaredFeatures: UnschedulableAndUnresolvable on a node that does not declare every
+    feature the pod requires (a kubelet's declaration is not something preemption changes).
+    Node-local, but after PodTopologySpread and InterPodAffinity in scheduler order."""
+    if pod.features_used and missing_features(pod, node, rules):
+        return shared_failure(NODE_DECLARED_FEATURES, UNRESOLVABLE, REASON_FEATURES)
+    return None
+
+
 # the filters whose verdict on a node depends on pods elsewhere; every other one reads only
 # the node, the pods bound to it and the incoming pod (`local_failures`)
 CLUSTER_PLUGINS = (spread.PLUGIN, interpod.INTER_POD_AFFINITY)
@@ -198,16 +226,21 @@ def cluster_failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
     return out
 
 
+def late_failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
+    """The node-local filters that run after the cluster-wide ones: NodeDeclaredFeatures."""
+    return [features_failure(cycle.pod, node, cycle.rules)]
+
+
 def _failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
-    return local_failures(cycle, node) + cluster_failures(cycle, node)
+    return local_failures(cycle, node) + cluster_failures(cycle, node) + late_failures(cycle, node)
 
 
 def passes_beyond_local(cycle: Cycle, node: Node) -> bool:
-    """The node passes everything but the node-local filters: no PreFilter outcome keeps
-    it out and the cluster-wide filters accept it."""
+    """The node passes everything but `local_failures`: no PreFilter outcome keeps it out,
+    the cluster-wide filters accept it, and so do the filters after them."""
     if cycle.prefilter is not None or (cycle.node_names is not None and node.name not in cycle.node_names):
         return False
-    return all(f is None for f in cluster_failures(cycle, node))
+    return all(f is None for f in cluster_failures(cycle, node)) and all(f is None for f in late_failures(cycle, node))
 
 
 def local_pass(verdict: NodeVerdict) -> bool:

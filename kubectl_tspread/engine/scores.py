@@ -23,6 +23,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from kubectl_tspread.engine import nodematch
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.interpod import resolve
+from kubectl_tspread.engine.podrequests import DEFAULT_MEMORY, DEFAULT_MILLI_CPU
 from kubectl_tspread.model import Node, Pod
 
 MAX_NODE_SCORE = 100
@@ -36,9 +37,6 @@ BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 IMAGE_LOCALITY = "ImageLocality"
 WEIGHTS = {TAINT_TOLERATION: 3, NODE_AFFINITY: 2, LEAST_ALLOCATED: 1, SPREAD: 2, INTER_POD_AFFINITY: 2,
            BALANCED_ALLOCATION: 1, IMAGE_LOCALITY: 1}
-# kube-scheduler's request for a container that states none (pkg/scheduler/util/pod_resources.go)
-DEFAULT_MILLI_CPU = 100
-DEFAULT_MEMORY = 200 * 1024 * 1024
 # InterPodAffinityArgs.hardPodAffinityWeight's default: an existing pod's required affinity
 # term that the incoming pod matches counts this much toward the existing pod's domain
 HARD_POD_AFFINITY_WEIGHT = 1

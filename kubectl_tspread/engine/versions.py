@@ -20,7 +20,15 @@ Each rule below names the minor it changed in, as the upstream code of that mino
   (before: the balance with the pod);
 - 1.37: the default profile runs NodeName before NodeUnschedulable (before: after it);
 - 1.37: a preemption that finds victims says so: "preemption: found a potential placement
-  for pod on node N, preempting K victims" (before, a successful PostFilter added nothing).
+  for pod on node N, preempting K victims" (before, a successful PostFilter added nothing);
+- in-place resize (InPlacePodVerticalScaling, on in every supported minor): a pod whose status
+  reports resources holds per container the max of spec, actual and allocated until 1.36; from
+  1.37 the max of the aggregated spec, actuated and allocated sums; pod-level requests read
+  the pod's status from 1.36 (InPlacePodLevelResourcesVerticalScaling beta, on): see
+  engine/podrequests.py;
+- NodeDeclaredFeatures (alpha and off in 1.35, beta and on in 1.36, GA in 1.37): the last
+  default filter; a pod whose spec uses a feature its minor's registry knows fails on a node
+  whose status.declaredFeatures lacks it (engine/filters.py `features_failure`).
 
     >>> [rules_for(v).dra_message for v in ("v1.33.4-eks-1a2b", "1.34", "1.36", "1.37")]
     [False, True, True, False]
@@ -80,10 +88,41 @@ class Rules:
         return self.minor >= 37
 
     @property
+    def resize_max_of_sums(self) -> bool:
+        """A resized pod holds the max of its spec, actuated and allocated sums (1.37+), not
+        the sum of each container's max."""
+        return self.minor >= 37
+
+    @property
+    def pod_level_resize(self) -> bool:
+        """InPlacePodLevelResourcesVerticalScaling is on (beta from 1.36): pod-level requests
+        and the pod's own status resources count."""
+        return self.minor >= 36
+
+    @property
+    def node_features(self) -> frozenset[str]:
+        """The features NodeDeclaredFeatures requires of a node when the pod uses them: its
+        registry's features that a pod spec can need (none while the plugin is off, 1.35)."""
+        return _NODE_FEATURES.get(self.minor, _NODE_FEATURES[max(_NODE_FEATURES)])
+
+    @property
     def balanced_improvement(self) -> bool:
         """BalancedAllocation scores how much the pod improves the node's balance (1.36+), not
         the balance with the pod."""
         return self.minor >= 36
+
+
+# component-helpers nodedeclaredfeatures/features/registry.go of each minor, the features whose
+# InferForScheduling can say yes (the others only matter to pod updates); none of them has a
+# MaxVersion. 1.35 registers RestartAllContainersOnContainerExits but leaves the plugin off.
+RESTART_ALL_CONTAINERS = "RestartAllContainersOnContainerExits"
+USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
+VOLUME_BIND_MOUNT_OPTIONS = "VolumeBindMountOptions"
+_NODE_FEATURES = {
+    33: frozenset(), 34: frozenset(), 35: frozenset(),
+    36: frozenset((RESTART_ALL_CONTAINERS, USER_NAMESPACES_HOST_NETWORK)),
+    37: frozenset((RESTART_ALL_CONTAINERS, USER_NAMESPACES_HOST_NETWORK, VOLUME_BIND_MOUNT_OPTIONS)),
+}
 
 
 def parse(text: str) -> tuple[int, int]:

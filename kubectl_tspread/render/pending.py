@@ -128,6 +128,13 @@ def blocker_text(b: B.Blocker) -> str:
             return (f"{_n_nodes(n)} are being removed by {' and '.join(p['autoscalers'])} ({taints}): "
                     f"wait for their deletion rather than removing the taint.")
         return f"{_n_nodes(n)} carry taints the pod does not tolerate: {taints}."
+    if b.code == B.MISSING_NODE_FEATURES and p["missing"]:
+        lacking = "; ".join(f"{m['feature']} on {_some(m['nodes'])}" for m in p["missing"])
+        declaring = (f" (every one is declared by {_some(p['declaring'])})" if p["declaring"]
+                     else " (no node declares every one)")
+        return (f"{_n_nodes(n)} do not declare node features the pod's spec requires, in their "
+                f"status.declaredFeatures: {lacking}{declaring}. A node declares what its kubelet "
+                f"supports: upgrade or reconfigure the nodes, or drop the fields that need it.")
     if b.code == B.PREFILTER_REJECTED:
         return f"The pod is rejected before any node is looked at: {b.reason}."
     if b.code == B.SPREAD:

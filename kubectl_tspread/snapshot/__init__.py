@@ -12,7 +12,7 @@ import sys
 from contextlib import contextmanager
 from typing import IO, Iterable
 
-from kubectl_tspread.engine import versions
+from kubectl_tspread.engine import podrequests, versions
 from kubectl_tspread.errors import UsageError
 from kubectl_tspread.gcpause import no_cyclic_gc
 from kubectl_tspread.model import Snapshot
@@ -36,6 +36,8 @@ def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS, warn: IO[st
         snap = _load(source, kinds, cluster_wide)
     if rules is not None:
         snap = dataclasses.replace(snap, kube_version=rules)
+    # pods mid-resize hold what their minor's scheduler counts, known only now
+    snap = podrequests.for_version(snap)
     clamped = versions.clamp_warning(versions.rules_for(snap.kube_version))
     if clamped:
         snap = dataclasses.replace(snap, warnings=snap.warnings + (clamped,))

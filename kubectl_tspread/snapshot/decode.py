@@ -13,14 +13,15 @@ import sys
 from collections.abc import Mapping  # not typing.Mapping: its isinstance goes through Python, per field
 from typing import Any, Callable, Iterable
 
+from kubectl_tspread.engine import podrequests, versions
 from kubectl_tspread.labels import Requirement, Selector
 from kubectl_tspread.model import (
-    HONOR, IGNORE, Event, HostPort, Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim, Pdb, Pod,
-    PodAffinityTerm, PodCondition, Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload,
-    positional_constructor,
+    HONOR, IGNORE, ContainerResize, Event, HostPort, Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim,
+    Pdb, Pod, PodAffinityTerm, PodCondition, PodResize, Service, SpreadConstraint, StorageClass, Taint, Toleration,
+    Volume, Workload, positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
-    INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, one_of, printable, scalars,
+    INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, one_of, printable, scalars, sequence,
     selector as _selector, strings, text,
 )
 from kubectl_tspread.snapshot.sharing import (
@@ -116,45 +117,35 @@ def _affinity_terms(terms: Iterable[Mapping] | None, path: str) -> tuple[PodAffi
 
 
 def effective_requests(spec: Mapping) -> dict[str, int]:
-    """What NodeResourcesFit charges: max(each init container, sum of containers) + overhead.
+    """What NodeResourcesFit charges: max(each init container, sum of containers) + overhead
+    (engine/podrequests.py `pod_requests`, from the spec's parsed requests).
 
     Restartable init containers (sidecars) run alongside the app containers and add to the sum.
     Pod-level requests (spec.resources, PodLevelResources: on from 1.34) replace the containers'
     cpu, memory and hugepages before the overhead is added; an API server without the feature
     drops the field, so a pod that carries it is read as 1.34+ schedules it.
     """
-    total: dict[str, int] = {}
-    for i, c in enumerate(maps(spec.get("containers"), "spec.containers")):
-        where = f"spec.containers[{i}].resources"
-        for k, v in _resources(mapping(c.get("resources"), where).get("requests"), f"{where}.requests").items():
-            total[k] = total.get(k, 0) + v
-    sidecars: dict[str, int] = {}
-    init_max: dict[str, int] = {}
-    for i, c in enumerate(maps(spec.get("initContainers"), "spec.initContainers")):
-        where = f"spec.initContainers[{i}].resources"
-        req = _resources(mapping(c.get("resources"), where).get("requests"), f"{where}.requests")
-        if c.get("restartPolicy") == "Always":
-            for k, v in req.items():
-                sidecars[k] = sidecars.get(k, 0) + v
-            continue
-        for k, v in req.items():
-            # an init container runs beside the sidecars started before it
-            init_max[k] = max(init_max.get(k, 0), v + sidecars.get(k, 0))
-    for k, v in sidecars.items():
-        total[k] = total.get(k, 0) + v
-    for k, v in init_max.items():
-        total[k] = max(total.get(k, 0), v)
-    for k, v in _resources((spec.get("resources") or {}).get("requests"), "spec.resources.requests").items():
-        if k in ("cpu", "memory") or k.startswith("hugepages-"):
-            total[k] = v
-    for k, v in _resources(spec.get("overhead"), "spec.overhead").items():
-        total[k] = total.get(k, 0) + v
-    return total
+    return podrequests.pod_requests(_spec_parts(spec), _pod_level(spec), _resources(spec.get("overhead"),
+                                                                                    "spec.overhead"))
 
 
-# kube-scheduler's request for a container that states none (pkg/scheduler/util/pod_resources.go)
-DEFAULT_MILLI_CPU = 100
-DEFAULT_MEMORY = 200 * 1024 * 1024
+def _spec_parts(spec: Mapping) -> list[tuple[dict[str, int], str]]:
+    """(requests, kind) of every container in spec order, containers first (podrequests.aggregate)."""
+    parts = []
+    for field, path in (("containers", "spec.containers"), ("initContainers", "spec.initContainers")):
+        for i, c in enumerate(maps(spec.get(field), path)):
+            where = f"{path}[{i}].resources"
+            kind = (podrequests.CONTAINER if field == "containers"
+                    else podrequests.SIDECAR if c.get("restartPolicy") == "Always" else podrequests.INIT)
+            parts.append((_resources(mapping(c.get("resources"), where).get("requests"), f"{where}.requests"), kind))
+    return parts
+
+
+def _pod_level(spec: Mapping) -> dict[str, int]:
+    return _resources(mapping(spec.get("resources"), "spec.resources").get("requests"), "spec.resources.requests")
+
+
+DEFAULT_MILLI_CPU, DEFAULT_MEMORY = podrequests.DEFAULT_MILLI_CPU, podrequests.DEFAULT_MEMORY
 
 
 def nonzero_requests(spec: Mapping, pod_level: bool = True) -> tuple[int, int]:
@@ -302,16 +293,18 @@ def _tolerations(raw: Iterable[Mapping] | None) -> tuple[Toleration, ...]:
     return tuple(out)
 
 
-def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...], bool]:
-    """(the conditions of the types in READ_CONDITIONS as records, whether Ready is True). The
+def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...], bool, bool]:
+    """(the conditions of the types in READ_CONDITIONS as records, whether Ready is True, whether
+    PodResizePending says Infeasible). The
     others (Initialized, ContainersReady, Ready itself, …) are read by nothing past `ready`: a
     running pod's four conditions would be 600,000 records in a cluster of 150k pods. Strings
     are interned: the types, statuses, reasons and (per workload) messages repeat. Not memoised:
     transition times make most pods' conditions distinct."""
     if not raw:
-        return (), False
+        return (), False, False
     out = []
     ready = False
+    resize_pending = None  # the first PodResizePending condition's reason decides (IsPodResizeInfeasible)
     for i, c in enumerate(maps(raw, "status.conditions")):
         get = c.get
         type_ = get("type", "")
@@ -320,6 +313,9 @@ def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...]
         if type_ == "Ready":
             if get("status", "") == "True":
                 ready = True
+        elif type_ == "PodResizePending":
+            if resize_pending is None:
+                resize_pending = text(get("reason"), f"status.conditions[{i}].reason")
         elif type_ in READ_CONDITIONS:
             where = f"status.conditions[{i}]"
             text(get("status"), f"{where}.status")
@@ -328,12 +324,14 @@ def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...]
             when = text(get("lastTransitionTime"), f"{where}.lastTransitionTime")
             out.append(_new_condition(_intern(type_), _intern(get("status", "")), _intern(reason) if reason else "",
                                       _intern(message) if message else "", _intern(when) if when else ""))
-    return tuple(out), ready
+    return tuple(out), ready, resize_pending == "Infeasible"
 
 
 def _scheduling(spec: Mapping) -> tuple:
     """(node_affinity, pod_affinity, pod_anti_affinity, requests, host_ports, spread, tolerations,
-    node_selector) of a pod spec, shared by every pod whose spec has the same such sub-trees.
+    node_selector, the features the containers use, the memo key: the JSON text of the template
+    sub-trees or their JSON key, None when unkeyable) of a pod spec, shared by every pod whose
+    spec has the same such sub-trees.
 
     One JSON key for the whole template-like part of the spec (requests, ports, spread,
     tolerations, node selector) instead of one per sub-tree. Affinity is keyed on its own: a
@@ -347,32 +345,42 @@ def _scheduling(spec: Mapping) -> tuple:
     aff = _NO_AFFINITY if affinity is None else _memo("affinity", affinity, _pod_affinity)
     # from wire.py (containers first: every pod it parsed has them), the sub-trees are JSON text
     if type(containers) is _Text or any(type(get(name)) is _Text for name in _TEMPLATE_FIELDS):
-        return aff + _template_of_text(get)
+        hit, texts = _template_of_text(get)
+        return aff + hit + (texts,)
     try:
         key = json_key((
-            [(c.get("resources"), c.get("ports")) for c in containers] if containers else None,
-            [(c.get("resources"), c.get("ports"), c.get("restartPolicy")) for c in inits] if inits else None,
+            [(c.get("resources"), c.get("ports"), c.get("restartPolicyRules"), _binds(c)) for c in containers]
+            if containers else None,
+            [(c.get("resources"), c.get("ports"), c.get("restartPolicy"), c.get("restartPolicyRules"), _binds(c))
+             for c in inits] if inits else None,
             get("overhead"), get("topologySpreadConstraints"), get("tolerations"), get("nodeSelector"),
             get("resources")))
     except (TypeError, ValueError, AttributeError):  # unkeyable (see _memo) or malformed: decoded as is
-        return aff + _template_parts(spec)
+        return aff + _template_parts(spec) + (None,)
     hit = _SHAPES.get(key)
     if hit is None:
         hit = _keep(_SHAPES, key, _template_parts(spec), _SHAPES_LIMIT)
-    return aff + hit
+    return aff + hit + (key,)
 
 
-def _template_of_text(get: Callable[[str], Any]) -> tuple:
+def _binds(c: Mapping) -> list:
+    """What _container_features reads of a container's volume mounts (their names are often
+    unique per pod: a template's memo key leaves them out)."""
+    return [m.get("bindMountOptions") for m in c.get("volumeMounts") or ()]
+
+
+def _template_of_text(get: Callable[[str], Any]) -> tuple[tuple, tuple]:
     """_template_parts of a spec from wire.py's typed parse, whose template-like sub-trees are
     left as their JSON text (msgspec.Raw): the pods of one template repeat it byte for byte, so
     the memo is keyed on the text and it is parsed only on a miss. Equal text is equal JSON, and
-    one value has one record, so a record keyed either way is the one decoding it gives."""
+    one value has one record, so a record keyed either way is the one decoding it gives. The
+    texts are returned too (`_resize` keys on them: their hashes are already made)."""
     texts = tuple([None if (t := get(name)) is None else bytes(t) for name in _TEMPLATE_FIELDS])
     hit = _SHAPES.get(texts)
     if hit is None:
         spec = {name: _parse_text(t) for name, t in zip(_TEMPLATE_FIELDS, texts) if t is not None}
         hit = _keep(_SHAPES, texts, _template_parts(spec), _SHAPES_LIMIT)
-    return hit
+    return hit, texts
 
 
 def _labels_of(raw: Any) -> dict[str, str]:
@@ -400,7 +408,54 @@ def _template_parts(spec: Mapping) -> tuple:
     requests, host_ports, nonzero = _memo("containers", _container_parts(spec), _requests_and_ports)
     return (requests, host_ports, nonzero, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
             _memo("tolerations", spec.get("tolerations"), _tolerations),
-            _shared_labels(label_map(spec.get("nodeSelector"), "spec.nodeSelector")))
+            _shared_labels(label_map(spec.get("nodeSelector"), "spec.nodeSelector")), _container_features(spec),
+            _requests_by_name(spec))
+
+
+def _requests_by_name(spec: Mapping) -> dict[str, Any]:
+    """By container name: (its requests as written, their JSON text, its resources' JSON
+    text), what `_resize` compares a status with before it keys anything (a running pod's
+    status usually repeats its spec; the API server writes both the same, compact)."""
+    out: dict[str, Any] = {}
+    for field in ("containers", "initContainers"):
+        for c in spec.get(field) or ():
+            if isinstance(c, Mapping):
+                res = c.get("resources")
+                requests = res.get("requests") if isinstance(res, Mapping) else None
+                try:
+                    texts = (json_key(requests or {}), json_key(res or {}))
+                except (TypeError, ValueError):  # unkeyable: compared as parsed only
+                    texts = (None, None)
+                out.setdefault(c.get("name"), (requests or _NONE, *texts))
+    return out
+
+
+_NO_FEATURES: frozenset[str] = frozenset()
+
+
+def _container_features(spec: Mapping) -> frozenset[str]:
+    """The node-declared features the containers use (component-helpers nodedeclaredfeatures
+    InferForScheduling): a restartPolicyRules action RestartAllContainers, a volume mount with
+    bindMountOptions."""
+    found = []
+    for field in ("containers", "initContainers"):
+        for i, c in enumerate(maps(spec.get(field), f"spec.{field}")):
+            where = f"spec.{field}[{i}]"
+            for j, rule in enumerate(maps(c.get("restartPolicyRules"), f"{where}.restartPolicyRules")):
+                if rule.get("action") == "RestartAllContainers":
+                    found.append(versions.RESTART_ALL_CONTAINERS)
+            for j, m in enumerate(maps(c.get("volumeMounts"), f"{where}.volumeMounts")):
+                if sequence(m.get("bindMountOptions"), f"{where}.volumeMounts[{j}].bindMountOptions"):
+                    found.append(versions.VOLUME_BIND_MOUNT_OPTIONS)
+    return frozenset(found) if found else _NO_FEATURES
+
+
+def _spec_features(spec: Mapping, from_containers: frozenset[str]) -> frozenset[str]:
+    """`from_containers` and UserNamespacesHostNetworkSupport for a pod on the host network in
+    its own user namespace (hostNetwork true, hostUsers false)."""
+    if spec.get("hostNetwork") is True and spec.get("hostUsers") is False:
+        return from_containers | {versions.USER_NAMESPACES_HOST_NETWORK}
+    return from_containers
 
 
 _STR_OR_NONE = frozenset((str, type(None)))
@@ -430,8 +485,10 @@ def pod(obj: Mapping) -> Pod:
     if type(priority) is not int or not _INT32_MIN <= priority <= INT32_MAX:
         priority = 0 if priority is None else integer(priority, "spec.priority")
     (node_affinity, pod_affinity, pod_anti_affinity, preferred_node, preferred_pod, preferred_anti, requests,
-     host_ports, (score_requests, placed_score_requests), spread, tolerations, node_selector) = _scheduling(spec)
-    conditions, ready = _conditions(status.get("conditions"))
+     host_ports, (score_requests, placed_score_requests), spread, tolerations, node_selector,
+     features, spec_requests, spec_key) = _scheduling(spec)
+    conditions, ready, infeasible = _conditions(status.get("conditions"))
+    resize = _resize(spec, status, infeasible, spec_requests, spec_key)
     annotations = meta.get("annotations")
     if annotations and type(annotations) is not dict:
         mapping(annotations, "metadata.annotations")
@@ -455,7 +512,127 @@ def pod(obj: Mapping) -> Pod:
         bool(annotations) and "kubernetes.io/config.mirror" in annotations,  # mirror
         ready,  # ready
         score_requests, preferred_node, preferred_pod, preferred_anti, placed_score_requests,
+        resize,  # resize
+        _spec_features(spec, features),  # features_used
     )
+
+
+_RESIZE: dict[Any, Any] = {}  # (spec containers, statuses, infeasible) -> PodResize or None
+
+
+def _resize(spec: Mapping, status: Mapping, infeasible: bool, spec_requests: Mapping[str, Any],
+            spec_key: Any) -> PodResize | None:
+    """What in-place resize needs of the pod (model.PodResize), or None when its status reports
+    nothing that could make any minor size it other than by its spec: no status resources, or
+    status resources written as the spec's requests (`spec_requests`, by container name: a
+    running pod's usual state). Shared per distinct (spec, statuses' resources): a template's
+    pods report the same. `spec_key` is _scheduling's memo key of the spec's template sub-trees
+    (None: unkeyable, decoded as is)."""
+    get = status.get
+    statuses, inits = get("containerStatuses"), get("initContainerStatuses")
+    allocated, resources = get("allocatedResources"), get("resources")
+    if allocated is None and resources is None and not infeasible and _as_spec(statuses, spec_requests) \
+            and _as_spec(inits, spec_requests):
+        return None
+    if spec_key is None:
+        return _build_resize(spec, status, infeasible)
+    try:
+        if type(spec_key) is not tuple:  # a JSON key of the sub-trees, which leaves out container names
+            spec_key = (spec_key, tuple([c.get("name") for c in spec.get("containers") or ()]),
+                        tuple([c.get("name") for c in spec.get("initContainers") or ()]))
+        key = (spec_key,
+               tuple([(s.get("name"), _key(s.get("allocatedResources")), _key(s.get("resources")))
+                      for s in statuses or ()]),
+               tuple([(s.get("name"), _key(s.get("allocatedResources")), _key(s.get("resources")))
+                      for s in inits or ()]),
+               _key(allocated), _key(resources), infeasible)
+        hit = _RESIZE.get(key, _MISSING)
+    except (TypeError, ValueError, AttributeError):  # malformed or unkeyable: decoded as is (and checked)
+        return _build_resize(spec, status, infeasible)
+    if hit is _MISSING:
+        hit = _keep(_RESIZE, key, _build_resize(spec, status, infeasible), _SHAPES_LIMIT)
+    return hit
+
+
+_MISSING = object()
+
+
+def _as_spec(statuses: Any, spec_requests: Mapping[str, Any]) -> bool:
+    """Every container status reports no resources, or requests written as its container's
+    spec has them (a status of no container is never read). False for anything else, a
+    malformed list included: the full decode then sizes the pod, or names the field."""
+    if not statuses:
+        return True
+    try:
+        for st in statuses:
+            allocated, res = st.get("allocatedResources"), st.get("resources")
+            if allocated is None and res is None:
+                continue
+            spec = spec_requests.get(st.get("name"))
+            if spec is None:
+                continue
+            want, want_text, resources_text = spec
+            # from wire.py the two are JSON text: equal to the spec's text, or else parsed
+            if allocated is not None and not (type(allocated) is _Text and bytes(allocated) == want_text):
+                if _parsed(allocated) != want:
+                    return False
+            if res is not None and not (type(res) is _Text and bytes(res) == resources_text):
+                actual = _parsed(res).get("requests")
+                if actual is not None and actual != want:
+                    return False
+    except (TypeError, AttributeError, ValueError):
+        return False
+    return True
+
+
+def _key(raw: Any) -> Any:
+    return bytes(raw) if type(raw) is _Text else json_key(raw)
+
+
+def _parsed(raw: Any) -> Any:
+    return _parse_text(raw) if type(raw) is _Text else raw
+
+
+def _status_requests(raw: Any, path: str) -> dict[str, int] | None:
+    """A resource list of the status; None when it is missing or null (Go's nil)."""
+    raw = _parsed(raw)
+    return None if raw is None else _resources(mapping(raw, path), path)
+
+
+def _build_resize(spec: Mapping, status: Mapping, infeasible: bool) -> PodResize | None:
+    spec = {name: _parsed(spec.get(name)) for name in ("containers", "initContainers", "overhead", "resources")}
+    by_name: dict[str, tuple[Mapping, str]] = {}
+    # a container status is looked up by name, containerStatuses first (findContainerStatus)
+    for field in ("initContainerStatuses", "containerStatuses"):
+        for i, st in reversed(list(enumerate(maps(status.get(field), f"status.{field}")))):
+            by_name[text(st.get("name"), f"status.{field}[{i}].name")] = (st, f"status.{field}[{i}]")
+    names = [text(c.get("name"), f"spec.{field}[{i}].name")
+             for field in ("containers", "initContainers")
+             for i, c in enumerate(maps(spec.get(field), f"spec.{field}"))]
+    containers = []
+    plain = not infeasible
+    for name, (req, kind) in zip(names, _spec_parts(spec)):
+        st, where = by_name.get(name, (_NONE, ""))
+        allocated = _status_requests(st.get("allocatedResources"), f"{where}.allocatedResources")
+        res = _parsed(st.get("resources"))
+        actual = None if res is None else _status_requests(mapping(res, f"{where}.resources").get("requests"),
+                                                             f"{where}.resources.requests")
+        plain = plain and allocated in (None, req) and actual in (None, req)
+        containers.append(ContainerResize(req, allocated, actual, res is not None, kind))
+    pod_level = {k: v for k, v in _pod_level(spec).items() if podrequests.pod_level_supported(k)}
+    overhead = _resources(spec.get("overhead"), "spec.overhead")
+    allocated = _status_requests(status.get("allocatedResources"), "status.allocatedResources")
+    res = _parsed(status.get("resources"))
+    actual = None if res is None else _status_requests(mapping(res, "status.resources").get("requests"),
+                                                         "status.resources.requests")
+    if plain and (allocated is not None or actual is not None):
+        # the pod's own status stands for its containers' sum (1.37) and its pod-level requests
+        # (1.36+): equal to the spec's, it changes nothing
+        base = podrequests.pod_requests([(c.spec, c.kind) for c in containers], pod_level, None)
+        plain = allocated in (None, base) and actual in (None, base)
+    if plain:
+        return None
+    return PodResize(tuple(containers), pod_level, overhead, allocated, actual, res is not None, infeasible)
 
 
 def _check_texts(groups: Iterable[tuple[Mapping, str, tuple[str, ...]]]) -> None:
@@ -491,7 +668,22 @@ def node(obj: Mapping) -> Node:
         allocatable=_resources(status.get("allocatable"), "status.allocatable"),
         ready=ready,
         created=created,
+        declared_features=_declared(status.get("declaredFeatures")),
     )
+
+
+_DECLARED: dict[tuple[str, ...], frozenset[str]] = {}
+
+
+def _declared(raw: Any) -> frozenset[str]:
+    """status.declaredFeatures, one set per distinct list (nodes of a pool declare the same)."""
+    if not raw:
+        return _NO_FEATURES
+    names = strings(raw, "status.declaredFeatures")
+    hit = _DECLARED.get(names)
+    if hit is None:
+        hit = _keep(_DECLARED, names, frozenset(_intern(n) for n in names), _SHAPES_LIMIT)
+    return hit
 
 
 def _count(d: Mapping, field: str, path: str) -> int:

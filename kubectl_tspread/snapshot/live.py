@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import quote, urlencode
 
 from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.engine import podrequests
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot import jsonscan
 from kubectl_tspread.snapshot.decode import DECODERS
@@ -615,7 +616,9 @@ def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | N
             warnings.append(f"skipped {RESOURCES[kind].group_resource}: {e}")
             continue
         listed.add(kind)  # listed, even when empty: none of it exists
-    return Snapshot(**{k: tuple(v) for k, v in fields.items()},
-                    namespace=None if live.all_namespaces else live.namespace,
-                    source=f"cluster {live.server}", warnings=tuple(warnings), kube_version=kube_version,
-                    kinds_read=frozenset(listed))
+    # pods mid-resize sized by the server's minor: drain-safe --execute reads the cluster again
+    # through here, without load_snapshot
+    return podrequests.for_version(Snapshot(
+        **{k: tuple(v) for k, v in fields.items()}, namespace=None if live.all_namespaces else live.namespace,
+        source=f"cluster {live.server}", warnings=tuple(warnings), kube_version=kube_version,
+        kinds_read=frozenset(listed)))

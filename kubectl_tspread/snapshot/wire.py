@@ -68,6 +68,8 @@ if msgspec is not None:
         volumes: Optional[list[_Volume]]
         schedulerName: Any
         priority: Any
+        hostNetwork: Any  # with hostUsers: a node-declared feature (decode._spec_features)
+        hostUsers: Any
 
     class _Condition(TypedDict, total=False):  # lastProbeTime is not read
         type: Any
@@ -76,10 +78,22 @@ if msgspec is not None:
         message: Any
         lastTransitionTime: Any
 
+    class _ContainerStatus(TypedDict, total=False):  # only what in-place resize reads
+        name: Any
+        # JSON text, compared with the spec's as sent (decode._as_spec): a running pod's
+        # status repeats its spec, and building these maps for every pod cost more than that
+        allocatedResources: msgspec.Raw
+        resources: msgspec.Raw
+
     class _Status(TypedDict, total=False):
         phase: Any
         conditions: Optional[list[_Condition]]
         nominatedNodeName: Any
+        # in-place resize (decode._resize): the resources the kubelet reports, as JSON text
+        containerStatuses: Optional[list[_ContainerStatus]]
+        initContainerStatuses: Optional[list[_ContainerStatus]]
+        allocatedResources: msgspec.Raw
+        resources: msgspec.Raw
 
     class _Pod(TypedDict, total=False):
         metadata: Optional[_Meta]
