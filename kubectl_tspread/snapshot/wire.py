@@ -15,111 +15,102 @@ and tests/test_decode_perf_equiv.py check that field by field).
 
 Anything msgspec cannot match to this shape (a field of an unexpected type, a page
 that is not a PodList) makes `decode_pod_page` return None, and the caller parses the
-page the ordinary way: odd input costs speed, never correctness. Without msgspec this
-module is a no-op.
+page the ordinary way: odd input costs speed, never correctness.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional, TypedDict
 
-try:
-    import msgspec
-except ImportError:  # pragma: no cover - depends on the environment
-    msgspec = None  # type: ignore[assignment]
+import msgspec
 
-_ERRORS: tuple[type[Exception], ...] = ()
+_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError)
 
-if msgspec is not None:
-    _ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
+# total=False: a key the page does not send stays absent, and JSON null stays None,
+# exactly as in a fully parsed dict
+class _Meta(TypedDict, total=False):
+    name: Any
+    namespace: Any
+    uid: Any
+    labels: msgspec.Raw  # JSON text, as the spec's template sub-trees below
+    annotations: Optional[dict[str, Any]]
+    ownerReferences: msgspec.Raw
+    deletionTimestamp: Any
+    creationTimestamp: Any
 
-    # total=False: a key the page does not send stays absent, and JSON null stays None,
-    # exactly as in a fully parsed dict
-    class _Meta(TypedDict, total=False):
-        name: Any
-        namespace: Any
-        uid: Any
-        labels: msgspec.Raw  # JSON text, as the spec's template sub-trees below
-        annotations: Optional[dict[str, Any]]
-        ownerReferences: msgspec.Raw
-        deletionTimestamp: Any
-        creationTimestamp: Any
+class _Claim(TypedDict, total=False):
+    claimName: Any
 
-    class _Claim(TypedDict, total=False):
-        claimName: Any
+class _Volume(TypedDict, total=False):  # a volume's source is read only for these two kinds
+    name: Any
+    persistentVolumeClaim: Optional[_Claim]
+    emptyDir: Any
 
-    class _Volume(TypedDict, total=False):  # a volume's source is read only for these two kinds
-        name: Any
-        persistentVolumeClaim: Optional[_Claim]
-        emptyDir: Any
+class _Spec(TypedDict, total=False):
+    nodeName: Any
+    # what the decoder's memos are keyed on (decode._template_of_text): left as the JSON
+    # text, parsed only for the first pod of each template
+    containers: msgspec.Raw
+    initContainers: msgspec.Raw
+    overhead: msgspec.Raw
+    resources: msgspec.Raw  # pod-level requests (PodLevelResources)
+    affinity: msgspec.Raw
+    topologySpreadConstraints: msgspec.Raw
+    nodeSelector: msgspec.Raw
+    tolerations: msgspec.Raw
+    volumes: Optional[list[_Volume]]
+    schedulerName: Any
+    priority: Any
+    hostNetwork: Any  # with hostUsers: a node-declared feature (decode._spec_features)
+    hostUsers: Any
 
-    class _Spec(TypedDict, total=False):
-        nodeName: Any
-        # what the decoder's memos are keyed on (decode._template_of_text): left as the JSON
-        # text, parsed only for the first pod of each template
-        containers: msgspec.Raw
-        initContainers: msgspec.Raw
-        overhead: msgspec.Raw
-        resources: msgspec.Raw  # pod-level requests (PodLevelResources)
-        affinity: msgspec.Raw
-        topologySpreadConstraints: msgspec.Raw
-        nodeSelector: msgspec.Raw
-        tolerations: msgspec.Raw
-        volumes: Optional[list[_Volume]]
-        schedulerName: Any
-        priority: Any
-        hostNetwork: Any  # with hostUsers: a node-declared feature (decode._spec_features)
-        hostUsers: Any
+class _Condition(TypedDict, total=False):  # lastProbeTime is not read
+    type: Any
+    status: Any
+    reason: Any
+    message: Any
+    lastTransitionTime: Any
 
-    class _Condition(TypedDict, total=False):  # lastProbeTime is not read
-        type: Any
-        status: Any
-        reason: Any
-        message: Any
-        lastTransitionTime: Any
+class _ContainerStatus(TypedDict, total=False):  # only what in-place resize reads
+    name: Any
+    # JSON text, compared with the spec's as sent (decode._as_spec): a running pod's
+    # status repeats its spec, and building these maps for every pod cost more than that
+    allocatedResources: msgspec.Raw
+    resources: msgspec.Raw
 
-    class _ContainerStatus(TypedDict, total=False):  # only what in-place resize reads
-        name: Any
-        # JSON text, compared with the spec's as sent (decode._as_spec): a running pod's
-        # status repeats its spec, and building these maps for every pod cost more than that
-        allocatedResources: msgspec.Raw
-        resources: msgspec.Raw
+class _Status(TypedDict, total=False):
+    phase: Any
+    conditions: Optional[list[_Condition]]
+    nominatedNodeName: Any
+    # in-place resize (decode._resize): the resources the kubelet reports, as JSON text
+    containerStatuses: Optional[list[_ContainerStatus]]
+    initContainerStatuses: Optional[list[_ContainerStatus]]
+    allocatedResources: msgspec.Raw
+    resources: msgspec.Raw
 
-    class _Status(TypedDict, total=False):
-        phase: Any
-        conditions: Optional[list[_Condition]]
-        nominatedNodeName: Any
-        # in-place resize (decode._resize): the resources the kubelet reports, as JSON text
-        containerStatuses: Optional[list[_ContainerStatus]]
-        initContainerStatuses: Optional[list[_ContainerStatus]]
-        allocatedResources: msgspec.Raw
-        resources: msgspec.Raw
+class _Pod(TypedDict, total=False):
+    metadata: Optional[_Meta]
+    spec: Optional[_Spec]
+    status: Optional[_Status]
 
-    class _Pod(TypedDict, total=False):
-        metadata: Optional[_Meta]
-        spec: Optional[_Spec]
-        status: Optional[_Status]
+_ListMeta = TypedDict("_ListMeta", {"continue": Any}, total=False)  # a keyword: functional form
 
-    _ListMeta = TypedDict("_ListMeta", {"continue": Any}, total=False)  # a keyword: functional form
+class _PodList(TypedDict, total=False):
+    kind: Any
+    items: Optional[list[_Pod]]
+    metadata: Optional[_ListMeta]
 
-    class _PodList(TypedDict, total=False):
-        kind: Any
-        items: Optional[list[_Pod]]
-        metadata: Optional[_ListMeta]
+_DECODER: Any = msgspec.json.Decoder(_PodList)
 
-    _DECODER: Any = msgspec.json.Decoder(_PodList)
+class _PodItem(_Pod, total=False):  # an item of a dump's List, which names its kind
+    kind: Any
+    apiVersion: Any
 
-    class _PodItem(_Pod, total=False):  # an item of a dump's List, which names its kind
-        kind: Any
-        apiVersion: Any
-
-    _POD_ITEM_DECODER: Any = msgspec.json.Decoder(_PodItem)
+_POD_ITEM_DECODER: Any = msgspec.json.Decoder(_PodItem)
 
 
 def decode_pod_page(data: bytes) -> tuple[list[Any], str | None] | None:
     """(the page's pods as dict-like objects, its continue token), or None to parse it the ordinary way."""
-    if msgspec is None:
-        return None
     try:
         page = _DECODER.decode(data)
     except _ERRORS:
@@ -135,7 +126,7 @@ def decode_pod_item(data: bytes, list_kind: str = "") -> dict[str, Any] | None:
     decoder reads when it is a pod: its own `kind`, or `list_kind` for the kind-less items of
     a PodList. None for any other kind and for what does not fit the shape: the caller parses
     those in full (the items of a typed list of another kind, a NodeList's, without a try)."""
-    if msgspec is None or list_kind not in ("", "Pod"):
+    if list_kind not in ("", "Pod"):
         return None
     try:
         item = _POD_ITEM_DECODER.decode(data)
