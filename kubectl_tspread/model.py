@@ -305,6 +305,9 @@ WEAKENS_SPREAD = "WeakensSpread"  # objects: the workload whose guarantee become
 ADDS_NODE = "AddsNode"  # objects: the node to create (it costs money until removed)
 DELETES_NODES = "DeletesNodes"  # objects: the Node objects deleted
 LOSES_DATA = "LosesData"  # objects: pods whose emptyDir contents are lost
+# objects: none; params pods: how many evictions in the re-plan are of pods an earlier step of
+# it placed on a node drained later (drain-safe's StageCordons remedy)
+MOVES_PODS_TWICE = "MovesPodsTwice"
 # the side effects that change or remove running pods: a fix carrying one ranks last
 DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES})
 

@@ -35,6 +35,9 @@ def remedy_text(r) -> str:
         return f"let PodDisruptionBudget {p.get('pdb')} allow 1 disruption (e.g. maxUnavailable: 1) for the drain"
     if r.action == "RemovePdb":
         return f"remove PodDisruptionBudget {p.get('pdb')} so one budget covers the pods"
+    if r.action == "StageCordons":
+        return ("cordon each step's nodes just before its evictions instead of every node first "
+                "(rerun with --stage-cordons)")
     if r.action == "Order":
         return f"drain in this order: {', '.join(p.get('order', ()))}"
     return r.action
@@ -64,6 +67,9 @@ def side_effect_message(e) -> str:
         return f"deletes {len(e.objects)} pod(s) that nothing recreates there: {o}"
     if e.code == "LosesData":
         return f"loses the emptyDir data of {o}"
+    if e.code == "MovesPodsTwice":
+        return (f"{e.params.get('pods', 0)} replacement(s) land on nodes drained later and are evicted "
+                f"again (a pod moves twice)")
     if e.code == "StrandsVolumes":
         return f"leaves PersistentVolume(s) only those nodes can mount without a node: {o}"
     return f"{e.code} {o}"
@@ -94,7 +100,8 @@ def remedy_view(r) -> dict[str, Any]:
             "action": r.action, "details": dict(r.params), "verifies": r.verifies or None,
             "outcome": remedy_tag(r) if r.verified else None,
             "sideEffects": [{"code": e.code, "message": side_effect_message(e), "objects": list(e.objects),
-                             **({"count": e.params.get("pods", 0)} if e.code == "RollsWorkload" else {})}
+                             **({"count": e.params.get("pods", 0)} if e.code in ("RollsWorkload", "MovesPodsTwice")
+                                else {})}
                             for e in r.side_effects],
             "then": None if then is None else {"code": then.code, "workload": then.workload,
                                                 "message": then_text(then)}}

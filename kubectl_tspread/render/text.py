@@ -16,6 +16,7 @@ from kubectl_tspread.engine.traps import (
 )
 from kubectl_tspread.model import (
     ADDS_NODE,
+    MOVES_PODS_TWICE,
     DELETES_PODS,
     EVICTS_PODS,
     RECREATES_POD,
@@ -161,6 +162,8 @@ def side_effect_text(effect: SideEffect) -> str:
         return f"loosens the spread guarantee of {_names(objs)}"
     if code == ADDS_NODE:
         return f"adds node {_names(objs)} (capacity you pay for until it is removed)"
+    if code == MOVES_PODS_TWICE:
+        return f"{_count(int(p.get('pods', 0)), 'pod')} evicted again from nodes drained later"
     return f"{code}: {', '.join(objs)}"
 
 
