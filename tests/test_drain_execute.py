@@ -148,6 +148,17 @@ def test_drains_step_by_step_and_waits_for_replacements(capsys, kubeconfig, fake
     assert lines[-1]["action"] == "done" and lines[0]["time"].endswith("Z")
 
 
+def test_staged_cordons_cordon_each_step_after_the_one_before(capsys, kubeconfig, fake, api, settings, events):
+    """--stage-cordons (the StageCordons remedy): step 2 cordons b1 only once step 1's
+    replacement is Ready, and the resume command keeps the flag."""
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1", "--stage-cordons")
+    assert code == 0, err
+    order = [(e["action"], e.get("step")) for e in events if e["action"] in (P.CORDON, P.EVICT, P.WAIT)]
+    assert order.index((P.CORDON, 2)) > order.index((P.WAIT, 1)) > order.index((P.EVICT, 1))
+    assert [o for o in order if o[0] == P.CORDON] == [(P.CORDON, 1), (P.CORDON, 2)]
+    assert sorted(unschedulable(fake)) == ["a1", "b1"]
+
+
 def test_max_parallel_evicts_the_pods_of_a_step_together(capsys, kubeconfig, fake, api, settings, events):
     api.objects.pop(("/apis/policy/v1/poddisruptionbudgets", "default", "web"))
     code, _, err = drain(capsys, kubeconfig, "a1", "b1", "--max-parallel", "2")
@@ -464,14 +475,17 @@ def test_confirmation_on_a_terminal(answer, proceeds, capsys, kubeconfig, fake, 
     ({"timeout": 90.0, "log": "/tmp/d.log"},
      "kubectl tspread drain-safe a1 'node b' --execute --timeout 90s --log /tmp/d.log --yes"),
     ({"timeout": None}, "kubectl tspread drain-safe a1 'node b' --execute --timeout 0 --yes"),
-], ids=["defaults", "kubectl drain flags and --max-parallel", "connection flags", "timeout and log", "no timeout"])
+    ({"stage_cordons": True}, "kubectl tspread drain-safe a1 'node b' --stage-cordons --execute --yes"),
+], ids=["defaults", "kubectl drain flags and --max-parallel", "connection flags", "timeout and log", "no timeout",
+        "staged cordons"])
 def test_resume_command_repeats_the_run(kw, expected):
     from kubectl_tspread.drain.model import PlanOptions
     from kubectl_tspread.drain.pods import DrainFlags
     from kubectl_tspread.drain.resume import resume_command
     from kubectl_tspread.options import SourceOptions
 
-    options = PlanOptions(DrainFlags(*kw.get("flags", (False, False, False))), max_parallel=kw.get("max_parallel", 1))
+    options = PlanOptions(DrainFlags(*kw.get("flags", (False, False, False))), max_parallel=kw.get("max_parallel", 1),
+                          stage_cordons=kw.get("stage_cordons", False))
     source = SourceOptions(context=kw.get("context"), as_groups=kw.get("as_groups", ()),
                            request_timeout=kw.get("request_timeout"))
     assert resume_command(["a1", "node b"], options, source, kw.get("timeout", 300.0), kw.get("log")) == expected
