@@ -217,9 +217,17 @@ def _honor_skew():
     return make_snapshot(nodes, pods, workloads=[make_workload("ReplicaSet", "w", {"app": "w"})]), ["a4", "a1", "a2"]
 
 
+@pytest.mark.parametrize("lean", [True, False], ids=["lean re-plans", "planner re-plans"])
 @pytest.mark.parametrize("fork", ["1", "0"], ids=["in-process", "forked"])
-def test_stage_cordons_is_offered_where_the_cordons_first_make_the_plan_unsafe(fork, monkeypatch):
+def test_stage_cordons_is_offered_where_the_cordons_first_make_the_plan_unsafe(fork, lean, monkeypatch):
+    """The re-plan's count of pods evicted again is the same from the lean search's verdict
+    and from the planner's plan."""
     monkeypatch.setenv("TSPREAD_NO_FORK", fork)
+    monkeypatch.setattr(plan_module, "LEAN_REPLANS", lean)
+    from kubectl_tspread.drain import lean as lean_module
+    answered = []
+    real = lean_module.replan_verdict
+    monkeypatch.setattr(lean_module, "replan_verdict", lambda *a: answered.append(real(*a)) or answered[-1])
     snap, targets = _honor_skew()
     staged = plan_drain(snap, targets, STAGED)
     assert staged.safe and staged.evicted_again == 1
@@ -234,6 +242,8 @@ def test_stage_cordons_is_offered_where_the_cordons_first_make_the_plan_unsafe(f
     assert stage.params == {"nodes": targets}
     assert [(e.code, e.params) for e in stage.side_effects] == [("MovesPodsTwice", {"pods": 1})]
     assert stage.rank == 0 and f.remedies[0] is stage  # no change to running pods: listed first
+    if fork == "1":  # in this process: the staged re-plan was the lean search's verdict, or the planner's
+        assert any(v.evicted_again == 1 and v.safe for v in answered) == lean
 
 
 def test_the_stage_cordons_remedy_in_the_table_and_json(capsys, dump):

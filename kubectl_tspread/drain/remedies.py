@@ -5,9 +5,9 @@ elsewhere, which the re-plan's own findings would show; `makes_safe` says whethe
 
 Candidates per code:
 - CordonedDomainTrap, HostnameSpreadFull, SpreadBlocked, SkewExceeded: delete the
-  drained Node objects once empty; stage the cordons (each step cordons its own nodes,
-  as drain-safe did before it cordoned every target first: under nodeTaintsPolicy Honor
-  a node cordoned early takes its still running pods out of the counts), offered only
+  drained Node objects once empty; stage the cordons (each step cordons its own nodes
+  instead of step 1 every target: under nodeTaintsPolicy Honor a node cordoned early
+  takes its still running pods out of the counts), offered only
   when it makes the whole plan safe and never when forced.py proved that no order is
   safe (a trap of the drained cluster itself, however the cordons are staged);
   nodeTaintsPolicy: Honor on the constraint; raise maxSkew (smallest of +1..+3 that
