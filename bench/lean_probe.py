@@ -415,8 +415,8 @@ def _probe(size: str, snapshot, delete_drained_nodes: bool = False) -> int:
     batches = sum(1 for stamp in stamps if stamp[1] <= last)
     planner_placing = placing_after - placing_before
     flat = FlatCluster(snapshot)
-    heuristic = Heuristic(flat, build_context(flat.sim, targets, probe_options(snapshot, targets, delete_drained_nodes)).tracked,
-                          list(targets))
+    options = probe_options(snapshot, targets, delete_drained_nodes)
+    heuristic = Heuristic(flat, build_context(flat.sim, targets, options).tracked, list(targets))
     marks: list[tuple[int, float, float]] = []
     differ, placed, took, placing = replay(flat, plan, list(plan.steps), delete_drained_nodes, marks, heuristic,
                                            rejected=True)
