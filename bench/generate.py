@@ -46,10 +46,15 @@ class Size:
     nodes: int
     pods: int
     pending: int
+    # the workloads' spread modes, in turn (None: MODES, the mix); "trap" spreads every one
+    # over zones with DoNotSchedule, maxSkew 1 and the default nodeTaintsPolicy, so a whole-zone
+    # drain traps every workload (the cordoned zone stays a domain and pins the minimum)
+    modes: tuple[str, ...] | None = None
 
 
 SIZES = {s.name: s for s in (Size("tiny", 20, 300, 10), Size("small", 500, 15_000, 100),
-                             Size("large", 5_000, 150_000, 1_000))}
+                             Size("large", 5_000, 150_000, 1_000),
+                             Size("trap", 500, 15_000, 0, modes=("zone",)))}
 
 
 @dataclass
@@ -96,6 +101,7 @@ MODES = ("zone", "zone", "zone", "zone", "hostname-soft", "hostname-soft", "zone
 
 def plan_workloads(size: Size, rng: random.Random) -> list[WorkloadPlan]:
     """Deployments sharing the pods left after DaemonSets, Jobs and the pending workloads."""
+    modes = size.modes or MODES
     count = max(4, size.pods // 300)
     namespaces = [f"team-{i:02d}" for i in range(max(2, count // 10))]
     finished = size.pods // 200
@@ -106,12 +112,12 @@ def plan_workloads(size: Size, rng: random.Random) -> list[WorkloadPlan]:
     for k, wgt in enumerate(weights):
         plans.append(WorkloadPlan(
             namespace=namespaces[k % len(namespaces)], name=f"{APPS[k % len(APPS)]}-{k:04d}",
-            replicas=max(2, int(wgt * scale)), mode=MODES[k % len(MODES)],
+            replicas=max(2, int(wgt * scale)), mode=modes[k % len(modes)],
             cpu=rng.choice(("100m", "250m", "500m")), memory=rng.choice(("128Mi", "256Mi", "512Mi", "1Gi")),
-            skewed=k % 37 == 5))
+            skewed=k % 37 == 5 and size.modes is None))
     plans[0].replicas += bound_total - sum(p.replicas for p in plans)  # exact total
     per_pending = 100 if size.pending >= 100 else size.pending
-    for k in range(max(1, size.pending // per_pending)):
+    for k in range(max(1, size.pending // per_pending) if per_pending else 0):
         w = WorkloadPlan(namespaces[k % len(namespaces)], f"batch-{k:03d}", per_pending, "zone", "48", "1Gi",
                          pending=True)
         if k % 2:  # the gpu pool exists, but its taint is not tolerated

@@ -39,8 +39,8 @@ from kubectl_tspread.drain.lean import LeanSearch, Unsupported, forced_proof
 from kubectl_tspread.drain.findings import plan_findings
 from kubectl_tspread.drain.model import INFO, ORDER_MATTERS
 from kubectl_tspread.drain.plan import resolve_targets
-from kubectl_tspread.drain.remedies import HONOR_TAINTS, first_replan_actions
-from kubectl_tspread.model import ZONE_KEY
+from kubectl_tspread.drain.remedies import first_replan_actions
+from kubectl_tspread.model import SET_NODE_TAINTS_POLICY_HONOR, ZONE_KEY
 from kubectl_tspread.render.drain import drain_plan_view
 
 
@@ -55,7 +55,7 @@ def honor_replan(snapshot, targets, options):
     nodeTaintsPolicy Honor."""
     plan = planner_plan(snapshot, targets, options)
     for _, action, snap, opts in first_replan_actions(snapshot, targets, options, plan, plan.findings):
-        if action == HONOR_TAINTS:
+        if action == SET_NODE_TAINTS_POLICY_HONOR:
             return snap(), opts
     raise SystemExit("error: the plan's findings ask for no HonorTaints re-plan")
 

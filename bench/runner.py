@@ -1,6 +1,6 @@
 """scripts/bench: generate the clusters, serve them, measure every case with its floor, report.
 
-    scripts/bench                         # small and large, writes docs/PERFORMANCE.md
+    scripts/bench                         # small, large and trap, writes docs/PERFORMANCE.md
     scripts/bench --sizes small           # about two minutes
     scripts/bench --only distribution-A,help --runs 3
 
@@ -21,13 +21,14 @@ import urllib.request
 from dataclasses import dataclass, field
 
 from bench import generate, report
-from bench.cases import REPO, VENV_BIN, Case, fixed_cases, sized_cases, tool
+from bench.cases import REPO, VENV_BIN, Case, fixed_cases, sized_cases, tool, trap_cases
 from bench.measure import Stats, run
 from bench.server import write_kubeconfig
 
 CACHE_DIR = os.path.join(REPO, "bench-out")
 DOC = os.path.join(REPO, "docs", "PERFORMANCE.md")
 CASE_NAMES = ("distribution-A", "why-pending-one", "why-pending-A", "drain-one", "drain-10pct", "drain-zone",
+              "drain-trap-zone",
               "typed-client", "kubectl-get", "from-file", "json-load", "help", "kubectl-ref", "demo")
 
 
@@ -169,7 +170,9 @@ def run_size(size_name: str, args, selected) -> list[Result]:
         kubeconfig = write_kubeconfig(os.path.join(cluster, "kubeconfig"), served.url)
         env = command_env(kubeconfig)
         results = []
-        for case in sized_cases(cluster, kubeconfig, dump, large, args.runs, args.cache_dir):
+        cases = trap_cases(kubeconfig, args.runs) if size.modes else \
+            sized_cases(cluster, kubeconfig, dump, large, args.runs, args.cache_dir)
+        for case in cases:
             if selected(case.name):
                 _progress(f"{size_name}: {case.label}")
                 results.append(measure_case(case, size_name, env, served, cluster))
@@ -181,7 +184,7 @@ def run_size(size_name: str, args, selected) -> list[Result]:
 def parse_args(argv: list[str] | None):
     ap = argparse.ArgumentParser(prog="scripts/bench", description="Benchmark kubectl-tspread against the "
                                  "floor and the baselines on synthetic clusters served from 127.0.0.1.")
-    ap.add_argument("--sizes", default="small,large", help="comma list of: " + ", ".join(generate.SIZES))
+    ap.add_argument("--sizes", default="small,large,trap", help="comma list of: " + ", ".join(generate.SIZES))
     ap.add_argument("--runs", type=int, default=None, help="runs per case (default: 3 at large, 5 otherwise; "
                     "at most 3 of a command whose warm-up took over 30 s; the baselines 1 at large)")
     ap.add_argument("--only", default="", help="comma list of case names: " + ", ".join(CASE_NAMES))

@@ -21,7 +21,7 @@ rendered by render/pending.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Iterator, Sequence
 
 from kubectl_tspread import fixes_effects as effects
@@ -30,11 +30,6 @@ from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import node_untolerated_taint
 from kubectl_tspread.fixes_nodes import (
-    ADD_NODE,
-    DELETE_NODES,
-    EVICT_LOWER_PRIORITY,
-    LABEL_NODES,
-    UNCORDON,
     Candidate,
     add_node_candidates,
     delete_nodes_candidates,
@@ -43,51 +38,36 @@ from kubectl_tspread.fixes_nodes import (
     uncordon_candidates,
 )
 from kubectl_tspread.fixes_blockers import (
-    ADD_LABELLED_NODE,
-    ADD_LARGER_NODE,
-    LOWER_REQUEST,
     labelled_node_candidates,
     larger_node_candidates,
     lower_request_candidates,
 )
 from kubectl_tspread.model import (
-    DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY, VERIFIES_POD_FITS, Pod, SideEffect, Snapshot,
+    ADD_LARGER_NODE, ADD_NODE, ADD_NODE_WITH_LABELS, DELETE_NODES, DO_NOT_SCHEDULE, EVICT_LOWER_PRIORITY, HONOR,
+    IGNORE, LABEL_NODES, LOWER_MIN_DOMAINS, LOWER_REQUEST, RAISE_MAX_SKEW, SCHEDULE_ANYWAY,
+    SCHEDULE_ANYWAY_ACTION, SET_NODE_TAINTS_POLICY_HONOR, UNCORDON, VERIFIES_POD_FITS, Pod,
+    ProposedChange, SideEffect, Snapshot,
 )
 from kubectl_tspread.whatif import Baseline, Change, fit_nodes
-
-SET_NODE_TAINTS_POLICY_HONOR = "SetNodeTaintsPolicyHonor"
-LOWER_MIN_DOMAINS = "LowerMinDomains"
-RAISE_MAX_SKEW = "RaiseMaxSkew"
-SCHEDULE_ANYWAY_ACTION = "ScheduleAnyway"
 
 # cheapest first within a tier; see the module docstring for the reasoning
 COST = {
     UNCORDON: 10, LABEL_NODES: 20, DELETE_NODES: 30, SET_NODE_TAINTS_POLICY_HONOR: 40,
     LOWER_MIN_DOMAINS: 50, RAISE_MAX_SKEW: 60, EVICT_LOWER_PRIORITY: 70, ADD_NODE: 80,
-    ADD_LABELLED_NODE: 82, ADD_LARGER_NODE: 84, LOWER_REQUEST: 86, SCHEDULE_ANYWAY_ACTION: 90,
+    ADD_NODE_WITH_LABELS: 82, ADD_LARGER_NODE: 84, LOWER_REQUEST: 86, SCHEDULE_ANYWAY_ACTION: 90,
 }
 # edits of the pod's template: its workload rolls every pod to apply them
 TEMPLATE_EDITS = frozenset({SET_NODE_TAINTS_POLICY_HONOR, LOWER_MIN_DOMAINS, RAISE_MAX_SKEW,
                             SCHEDULE_ANYWAY_ACTION, LOWER_REQUEST})
 
 
-@dataclass(frozen=True, slots=True)
-class Suggestion:
-    action: str
-    params: dict[str, Any] = field(default_factory=dict)
-    nodes: tuple[str, ...] = ()  # where the pod fits once the change is made
-    verified: bool = True
-    side_effects: tuple[SideEffect, ...] = ()
-    verifies: str = VERIFIES_POD_FITS
+# a fix is the change record drain-safe's remedies use too; `nodes`: where the pod then fits
+Suggestion = ProposedChange
 
-    @property
-    def tier(self) -> int:
-        return effects.tier(self.side_effects, self.action in TEMPLATE_EDITS)
 
-    @property
-    def cost(self) -> tuple[int, int]:
-        """(tier, cost within it): the order fixes are offered in."""
-        return self.tier, COST[self.action]
+def cost(s: Suggestion) -> tuple[int, int]:
+    """(tier, cost within it): the order fixes are offered in."""
+    return s.tier, COST[s.action]
 
 
 def side_effects(index: ClusterIndex, pod: Pod, candidate: Candidate) -> tuple[SideEffect, ...]:
@@ -100,7 +80,7 @@ def side_effects(index: ClusterIndex, pod: Pod, candidate: Candidate) -> tuple[S
         return effects.evicting(index, [q for q in index.pods_by_node.get(p["node"], ()) if q.key in keys])
     if a in TEMPLATE_EDITS:
         return effects.template_edit(index, pod, weakens=a in (RAISE_MAX_SKEW, SCHEDULE_ANYWAY_ACTION))
-    if a in (ADD_NODE, ADD_LABELLED_NODE, ADD_LARGER_NODE):
+    if a in (ADD_NODE, ADD_NODE_WITH_LABELS, ADD_LARGER_NODE):
         return effects.adding_node(p["name"])
     return ()
 
@@ -123,7 +103,7 @@ def verify(snapshot: Snapshot, pod: Pod, candidate: Candidate,
         fit = schedulable_nodes(candidate.apply(snapshot), pod.key)
     if not fit:
         return None
-    return Suggestion(candidate.action, dict(candidate.params), fit)
+    return Suggestion(candidate.action, dict(candidate.params), verifies=VERIFIES_POD_FITS, nodes=fit)
 
 
 def _with_effects(index: ClusterIndex, pod: Pod, candidate: Candidate, s: Suggestion) -> Suggestion:
@@ -161,7 +141,7 @@ def propose_fixes(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.Node
                 raised.add(cand.params["position"])
             elif action == EVICT_LOWER_PRIORITY:
                 break  # variants come fewest victims first: one working set is the answer
-    found.sort(key=lambda s: s.cost)  # stable: variants keep their generation order
+    found.sort(key=cost)  # stable: variants keep their generation order
     return found, tried
 
 
@@ -176,7 +156,7 @@ def _candidate_groups(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.
     yield RAISE_MAX_SKEW, max_skew_candidates(index, pod, state)
     yield EVICT_LOWER_PRIORITY, evict_candidates(index, pod, verdicts)
     yield ADD_NODE, add_node_candidates(index, pod, verdicts, state)
-    yield ADD_LABELLED_NODE, labelled_node_candidates(index, pod, verdicts, blockers)
+    yield ADD_NODE_WITH_LABELS, labelled_node_candidates(index, pod, verdicts, blockers)
     yield ADD_LARGER_NODE, larger_node_candidates(index, pod, verdicts, blockers, state)
     yield LOWER_REQUEST, lower_request_candidates(index, pod, verdicts, blockers)
     yield SCHEDULE_ANYWAY_ACTION, schedule_anyway_candidates(pod, state)
@@ -200,7 +180,7 @@ def with_constraint(pod: Pod, position: int, **changes: Any) -> Change:
 
 def _constraint_params(cs: spread.ConstraintState, position: int, **extra: Any) -> dict[str, Any]:
     c = cs.constraint
-    return {"key": c.topology_key, "position": position, **extra}
+    return {"topologyKey": c.topology_key, "position": position, **extra}
 
 
 def taints_policy_candidates(index: ClusterIndex, pod: Pod, state: spread.SpreadState) -> list[Candidate]:
@@ -222,7 +202,7 @@ def min_domains_candidates(pod: Pod, state: spread.SpreadState) -> list[Candidat
         have = len(cs.domains)
         if cs.constraint.min_domains > have >= 1:
             out.append(Candidate(LOWER_MIN_DOMAINS,
-                                 _constraint_params(cs, i, old=cs.constraint.min_domains, new=have),
+                                 _constraint_params(cs, i, old=cs.constraint.min_domains, minDomains=have),
                                  with_constraint(pod, i, min_domains=have)))
     return out
 
@@ -238,14 +218,14 @@ def max_skew_candidates(index: ClusterIndex, pod: Pod, state: spread.SpreadState
         key, old = cs.constraint.topology_key, cs.constraint.max_skew
         values = {n.labels[key] for n in index.nodes.values() if key in n.labels}
         skews = sorted({cs.skew_if_placed(v) for v in values if cs.skew_if_placed(v) > old})
-        out.extend(Candidate(RAISE_MAX_SKEW, _constraint_params(cs, i, old=old, new=s),
+        out.extend(Candidate(RAISE_MAX_SKEW, _constraint_params(cs, i, old=old, maxSkew=s),
                              with_constraint(pod, i, max_skew=s)) for s in skews)
     return out
 
 
 def schedule_anyway_candidates(pod: Pod, state: spread.SpreadState) -> list[Candidate]:
     return [
-        Candidate(SCHEDULE_ANYWAY_ACTION, _constraint_params(cs, i, max_skew=cs.constraint.max_skew),
+        Candidate(SCHEDULE_ANYWAY_ACTION, _constraint_params(cs, i, maxSkew=cs.constraint.max_skew),
                   with_constraint(pod, i, when_unsatisfiable=SCHEDULE_ANYWAY))
         for i, cs in _positions(pod, state) if cs.constraint.when_unsatisfiable == DO_NOT_SCHEDULE
     ]

@@ -19,14 +19,12 @@ from typing import Any, Sequence
 from kubectl_tspread.blockers import NODE_AFFINITY_UNMATCHED, REQUEST_ABOVE_ALLOCATABLE, Blocker, only_cordon_taint
 from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.fixes_nodes import MAX_VARIANTS, Candidate, _domain_key, new_node_like
+from kubectl_tspread.fixes_nodes import FRESH_NODE_CLEARS, MAX_VARIANTS, Candidate, _domain_key
 from kubectl_tspread.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN
-from kubectl_tspread.model import Node, NodeSelectorTerm, Pod
+from kubectl_tspread.model import (
+    ADD_LARGER_NODE, ADD_NODE_WITH_LABELS, LOWER_REQUEST, Node, NodeSelectorTerm, Pod, new_node_like,
+)
 from kubectl_tspread.whatif import Change
-
-ADD_LABELLED_NODE = "AddNodeWithLabels"
-ADD_LARGER_NODE = "AddLargerNode"
-LOWER_REQUEST = "LowerRequest"
 
 
 def _term_labels(term: NodeSelectorTerm) -> tuple[dict[str, str], list[str]] | None:
@@ -52,7 +50,7 @@ def _term_labels(term: NodeSelectorTerm) -> tuple[dict[str, str], list[str]] | N
 
 
 def _best_template(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],
-                   ignore: set[str]) -> Node | None:
+                   ignore: frozenset[str]) -> Node | None:
     """The node failing the fewest filters besides `ignore` (plugins a fresh copy clears), the
     largest first."""
     if not verdicts:
@@ -69,17 +67,12 @@ def _best_template(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.Nod
     return index.nodes[min(verdicts, key=rank).node]
 
 
-# what a fresh copy of a node clears (no cordon, no pods); its taints it keeps
-_FRESH = {"NodeUnschedulable", resources.NODE_RESOURCES_FIT, resources.NODE_PORTS,
-          "InterPodAffinity", "PodTopologySpread"}
-
-
 def labelled_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[filters.NodeVerdict],
                              blockers: Sequence[Blocker]) -> list[Candidate]:
     """A new node matching the pod's nodeSelector and one required affinity term at a time."""
     if not any(b.code == NODE_AFFINITY_UNMATCHED for b in blockers):
         return []
-    template = _best_template(index, pod, verdicts, _FRESH | {"NodeAffinity"})
+    template = _best_template(index, pod, verdicts, FRESH_NODE_CLEARS | {"NodeAffinity"})
     if template is None:
         return []
     options: list[tuple[dict[str, str], list[str]]] = []
@@ -94,8 +87,8 @@ def labelled_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[f
         labels.update(put)
         node = new_node_like(replace(template, labels=labels), set(index.nodes))
         wanted = {k: node.labels[k] for k in sorted({*pod.node_selector, *put})}
-        params = {"template": template.name, "name": node.name, "labels": wanted, "dropped": sorted(drop)}
-        out.append(Candidate(ADD_LABELLED_NODE, params, Change(nodes=(node,))))
+        params = {"like": template.name, "name": node.name, "labels": wanted, "dropped": sorted(drop)}
+        out.append(Candidate(ADD_NODE_WITH_LABELS, params, Change(nodes=(node,))))
     return out
 
 
@@ -124,7 +117,7 @@ def larger_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[fil
     taken = set(index.nodes)
     out = []
     for value in order[:MAX_VARIANTS]:
-        template = _best_template(index, pod, groups[value], _FRESH)
+        template = _best_template(index, pod, groups[value], FRESH_NODE_CLEARS)
         if template is None:
             continue
         alloc = dict(template.allocatable)
@@ -133,7 +126,7 @@ def larger_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[fil
                 alloc[r] = want
         node = new_node_like(replace(template, allocatable=alloc), taken)
         taken.add(node.name)
-        params: dict[str, Any] = {"template": template.name, "name": node.name, "key": key,
+        params: dict[str, Any] = {"like": template.name, "name": node.name, "topologyKey": key,
                                   "domain": value or None, "allocatable": {r: alloc[r] for r in sorted(need)},
                                   "largest": largest}
         out.append(Candidate(ADD_LARGER_NODE, params, Change(nodes=(node,))))

@@ -1,4 +1,5 @@
-"""What a fix does besides letting the pod in: its side effects, and the tier it ranks in.
+"""What a fix does besides letting the pod in: its side effects (which set the tier it ranks in,
+model.ProposedChange.tier).
 
 Pure. A fix that deletes Node objects deletes every pod bound there (the pod garbage
 collector) and strands the volumes only those nodes can mount; a fix that edits the pod's
@@ -32,16 +33,13 @@ from kubectl_tspread.model import (
     SideEffect,
 )
 
-TIER_NO_POD_CHANGE, TIER_TEMPLATE, TIER_DESTRUCTIVE = 0, 1, 2
-
-
 def lost_pods(index: ClusterIndex, node_names: Iterable[str]) -> list[Pod]:
     """The pods deleting these Node objects takes away for good: bound, not finished, not
     DaemonSet or mirror pods (those belong to the node and go with it)."""
     out = []
     for name in sorted(node_names):
         for p in index.pods_by_node.get(name, ()):
-            if p.finished or p.mirror or (p.owner is not None and p.owner.kind == "DaemonSet"):
+            if p.finished or p.goes_with_node:
                 continue
             out.append(p)
     return sorted(out, key=lambda p: p.key)
@@ -109,9 +107,3 @@ def template_edit(index: ClusterIndex, pod: Pod, weakens: bool = False) -> tuple
 
 def adding_node(name: str) -> tuple[SideEffect, ...]:
     return (SideEffect(ADDS_NODE, (name,)),)
-
-
-def tier(effects: Sequence[SideEffect], template: bool) -> int:
-    if any(e.destructive for e in effects):
-        return TIER_DESTRUCTIVE
-    return TIER_TEMPLATE if template else TIER_NO_POD_CHANGE

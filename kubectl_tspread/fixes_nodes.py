@@ -14,20 +14,18 @@ from typing import Any, Sequence
 from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import AUTOSCALER_TAINTS, autoscaler_taint
-from kubectl_tspread.model import HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, Node, Pod
+from kubectl_tspread.model import (
+    ADD_NODE, DELETE_NODES, EVICT_LOWER_PRIORITY, HOSTNAME_KEY, LABEL_NODES, UNCORDON, UNSCHEDULABLE_TAINT_KEY, Node,
+    Pod, new_node_like,
+)
 from kubectl_tspread.whatif import Change
-
-UNCORDON = "Uncordon"
-LABEL_NODES = "LabelNodes"
-DELETE_NODES = "DeleteNodes"
-EVICT_LOWER_PRIORITY = "EvictLowerPriority"
-ADD_NODE = "AddNode"
 
 NODE_UNSCHEDULABLE = "NodeUnschedulable"
 TAINT_TOLERATION = "TaintToleration"
-# a brand-new node holds no pods and no cordon: failures of these plugins do not carry over
-_FRESH_NODE_CLEARS = {NODE_UNSCHEDULABLE, resources.NODE_RESOURCES_FIT, resources.NODE_PORTS,
-                      "InterPodAffinity", spread.PLUGIN}
+# a brand-new node (model.new_node_like) holds no pods and no cordon: failures of these plugins do
+# not carry over to it; its taints it keeps
+FRESH_NODE_CLEARS = frozenset({NODE_UNSCHEDULABLE, resources.NODE_RESOURCES_FIT, resources.NODE_PORTS,
+                               "InterPodAffinity", spread.PLUGIN})
 
 MAX_VARIANTS = 8  # per action: every variant costs one full filter run over the cluster
 
@@ -46,12 +44,6 @@ def _cordoned(node: Node) -> bool:
     return node.unschedulable or any(t.key == UNSCHEDULABLE_TAINT_KEY for t in node.taints)
 
 
-def uncordoned(node: Node) -> Node:
-    """kubectl uncordon: spec.unschedulable false; the lifecycle controller drops the taint."""
-    return replace(node, unschedulable=False,
-                   taints=tuple(t for t in node.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
-
-
 def uncordon_candidates(index: ClusterIndex, pod: Pod,
                         verdicts: Sequence[filters.NodeVerdict]) -> list[Candidate]:
     """One candidate per cordoned node, those failing nothing but the cordon first."""
@@ -62,7 +54,7 @@ def uncordon_candidates(index: ClusterIndex, pod: Pod,
     cordoned.sort(key=lambda v: (others(v), v.node))
     out = []
     for v in cordoned[:MAX_VARIANTS]:
-        node = uncordoned(index.nodes[v.node])
+        node = index.nodes[v.node].uncordoned()
         out.append(Candidate(UNCORDON, {"node": v.node}, Change(nodes=(node,))))
     return out
 
@@ -93,7 +85,7 @@ def delete_nodes_candidates(index: ClusterIndex, state: spread.SpreadState) -> l
             seen.add(names)
             marked = [t for n in names if not _cordoned(index.nodes[n])
                       and (t := autoscaler_taint(index.nodes[n])) is not None]
-            params = {"key": cs.constraint.topology_key, "domains": [d.value for d in group],
+            params = {"topologyKey": cs.constraint.topology_key, "domains": [d.value for d in group],
                       "nodes": list(names), "autoscalers": sorted({AUTOSCALER_TAINTS[t.key] for t in marked})}
             out.append(Candidate(DELETE_NODES, params, without_nodes(names)))
     return out[:MAX_VARIANTS]
@@ -216,20 +208,9 @@ def _domain_key(state: spread.SpreadState) -> str | None:
     return None
 
 
-def new_node_like(template: Node, taken: set[str]) -> Node:
-    """A fresh copy: same labels (hostname replaced), taints and allocatable, no cordon, no pods."""
-    name, i = f"{template.name}-new", 2
-    while name in taken:
-        name, i = f"{template.name}-new{i}", i + 1
-    labels = dict(template.labels)
-    if HOSTNAME_KEY in labels:
-        labels[HOSTNAME_KEY] = name
-    return replace(uncordoned(template), name=name, labels=labels, created="")
-
-
 def _template_rank(pod: Pod, node: Node, v: filters.NodeVerdict) -> tuple:
     """Templates that fail only what a fresh node clears, and that hold the pod when empty, first."""
-    lasting = sum(1 for f in v.failures if f.plugin not in _FRESH_NODE_CLEARS)
+    lasting = sum(1 for f in v.failures if f.plugin not in FRESH_NODE_CLEARS)
     too_small = any(node.allocatable.get(r, 0) < q for r, q in pod.requests.items() if q > 0)
     return (lasting, too_small, -node.allocatable.get("cpu", 0), -node.allocatable.get("memory", 0),
             node.name)
@@ -254,7 +235,7 @@ def add_node_candidates(index: ClusterIndex, pod: Pod, verdicts: Sequence[filter
         best = min(groups[value], key=lambda v: _template_rank(pod, index.nodes[v.node], v))
         template = index.nodes[best.node]
         node = new_node_like(template, set(index.nodes))
-        params = {"key": key, "domain": value or None, "template": template.name, "name": node.name,
+        params = {"topologyKey": key, "domain": value or None, "like": template.name, "name": node.name,
                   "requests": dict(pod.requests)}
         out.append(Candidate(ADD_NODE, params, Change(nodes=(node,))))
     return out

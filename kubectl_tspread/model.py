@@ -8,7 +8,7 @@ drops the rest of the JSON. Dicts inside records are treated as read-only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 from kubectl_tspread.labels import Requirement, Selector
 
@@ -143,6 +143,28 @@ class Node:
             return replace(self, unschedulable=True)
         return replace(self, unschedulable=True, taints=self.taints + (Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE),))
 
+    def uncordoned(self) -> "Node":
+        """kubectl uncordon: spec.unschedulable false; the lifecycle controller drops the taint."""
+        return replace(self, unschedulable=False,
+                       taints=tuple(t for t in self.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
+
+
+def new_node_like(template: Node, taken: Collection[str]) -> Node:
+    """The node a what-if change adds "like" `template` (why-pending's AddNode fixes and
+    drain-safe's AddNode remedy alike): its labels (hostname replaced), taints and allocatable,
+    no cordon, no pods, named `<template>-new` (then -new2, -new3 …) so no name in `taken` is
+    reused.
+
+    template c0 (zone c, hostname c0, cordoned), taken {c0, c0-new} → c0-new2, zone c, hostname
+    c0-new2, schedulable"""
+    name, i = f"{template.name}-new", 2
+    while name in taken:
+        name, i = f"{template.name}-new{i}", i + 1
+    labels = dict(template.labels)
+    if HOSTNAME_KEY in labels:
+        labels[HOSTNAME_KEY] = name
+    return replace(template.uncordoned(), name=name, labels=labels, created="")
+
 
 @dataclass(frozen=True, slots=True)
 class PodCondition:
@@ -200,6 +222,12 @@ class Pod:
     @property
     def finished(self) -> bool:
         return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def goes_with_node(self) -> bool:
+        """A DaemonSet or mirror (static) pod belongs to its node: deleting the Node object takes
+        it away with the node, and from no workload that runs elsewhere."""
+        return self.mirror or (self.owner is not None and self.owner.kind == "DaemonSet")
 
     @property
     def pending(self) -> bool:
@@ -306,10 +334,15 @@ ADDS_NODE = "AddsNode"  # objects: the node to create (it costs money until remo
 DELETES_NODES = "DeletesNodes"  # objects: the Node objects deleted
 LOSES_DATA = "LosesData"  # objects: pods whose emptyDir contents are lost
 # objects: none; params pods: how many evictions in the re-plan are of pods an earlier step of
-# it placed on a node drained later (drain-safe's StageCordons remedy)
+# it placed on a node drained later (drain-safe's StageCordons remedy). Not destructive and no
+# template edit: those pods are replacements a controller made, evicted again from a node being
+# drained and made again by it, as the drain does to every pod it evicts; nothing is deleted or lost
 MOVES_PODS_TWICE = "MovesPodsTwice"
-# the side effects that change or remove running pods: a fix carrying one ranks last
-DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES})
+# the side effects that change or remove running pods, or lose what they hold: a fix or remedy
+# carrying one ranks last (TIER_DESTRUCTIVE)
+DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES, LOSES_DATA})
+# the side effects of a pod template edit: its controller replaces every pod (TIER_TEMPLATE)
+TEMPLATE_EFFECTS = frozenset({ROLLS_WORKLOAD, RECREATES_POD})
 
 # what a verified fix or remedy was checked to achieve (`verifies`)
 VERIFIES_POD_FITS = "PodFits"  # the Pending pod then passes every filter on some node
@@ -332,6 +365,89 @@ class SideEffect:
     @property
     def destructive(self) -> bool:
         return self.code in DESTRUCTIVE_EFFECTS
+
+
+# the actions of what-if changes: why-pending's fixes and drain-safe's remedies name the same
+# change alike, with the same parameter names (README "What-if vocabulary"; render/changes.py
+# keeps the names they replaced readable in JSON)
+UNCORDON = "Uncordon"
+LABEL_NODES = "LabelNodes"
+DELETE_NODES = "DeleteNodes"  # Node objects deleted now
+DELETE_DRAINED_NODES = "DeleteDrainedNodes"  # each drained Node object deleted once the drain empties it
+SET_NODE_TAINTS_POLICY_HONOR = "SetNodeTaintsPolicyHonor"
+LOWER_MIN_DOMAINS = "LowerMinDomains"
+RAISE_MAX_SKEW = "RaiseMaxSkew"
+SCHEDULE_ANYWAY_ACTION = "ScheduleAnyway"
+EVICT_LOWER_PRIORITY = "EvictLowerPriority"
+ADD_NODE = "AddNode"
+ADD_NODE_WITH_LABELS = "AddNodeWithLabels"
+ADD_LARGER_NODE = "AddLargerNode"
+LOWER_REQUEST = "LowerRequest"
+RAISE_PDB_BUDGET = "RaisePdbBudget"
+REMOVE_PDB = "RemovePdb"
+FLAG = "Flag"
+ORDER = "Order"
+# drain-safe: cordon each step's nodes just before its evictions (--stage-cordons) instead of
+# every target at step 1
+STAGE_CORDONS = "StageCordons"
+
+# each action's parameters (the keys of ProposedChange.params, as JSON `details` writes them):
+# a constraint edit names the constraint by topologyKey (and its position in the Pending pod's
+# list, or the workload whose pods a remedy edits); the field it sets carries the value it sets
+# (maxSkew, minDomains) and `old` the value before; a node added is `like` an existing one
+ACTION_PARAMETERS: dict[str, tuple[str, ...]] = {
+    UNCORDON: ("node",),
+    LABEL_NODES: ("nodes", "labels", "guessed"),
+    DELETE_NODES: ("topologyKey", "domains", "nodes", "autoscalers"),
+    DELETE_DRAINED_NODES: ("nodes",),
+    SET_NODE_TAINTS_POLICY_HONOR: ("topologyKey", "position", "workload"),
+    LOWER_MIN_DOMAINS: ("topologyKey", "position", "old", "minDomains"),
+    RAISE_MAX_SKEW: ("topologyKey", "position", "workload", "old", "maxSkew"),
+    SCHEDULE_ANYWAY_ACTION: ("topologyKey", "position", "maxSkew"),
+    EVICT_LOWER_PRIORITY: ("node", "pods", "podKeys", "priorities", "priority"),
+    ADD_NODE: ("topologyKey", "domain", "like", "name", "requests", "matchedBy", "rerunNodes"),
+    ADD_NODE_WITH_LABELS: ("like", "name", "labels", "dropped"),
+    ADD_LARGER_NODE: ("topologyKey", "domain", "like", "name", "allocatable", "largest"),
+    LOWER_REQUEST: ("old", "new"),
+    RAISE_PDB_BUDGET: ("pdb", "disruptionsAllowed"),
+    REMOVE_PDB: ("pdb",),
+    FLAG: ("flag",),
+    ORDER: ("order",),
+    STAGE_CORDONS: ("nodes",),
+}
+
+# the order advice is offered in: what a change does to running pods (its side effects)
+TIER_NO_POD_CHANGE, TIER_TEMPLATE, TIER_DESTRUCTIVE = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedChange:
+    """One what-if change offered as advice, applied to a copy of the cluster and checked there:
+    why-pending's fixes (fixes.Suggestion) and drain-safe's remedies (drain.model.Remedy) are
+    this record. `action` and the keys of `params` are the vocabulary above; `verifies` is what
+    the check showed (VERIFIES_*, "" when the change was not checked, `verified` False).
+
+    What the check found besides, per command: `nodes`, where the Pending pod then fits
+    (why-pending); `makes_safe`, whether the re-planned drain is then safe, and `then`, the
+    re-plan's first remaining finding when it is not (drain-safe)."""
+
+    action: str
+    params: Mapping[str, Any]
+    verified: bool = True
+    makes_safe: bool = False
+    verifies: str = ""
+    side_effects: tuple[SideEffect, ...] = ()
+    then: Any = None
+    nodes: tuple[str, ...] = ()
+
+    @property
+    def tier(self) -> int:
+        """TIER_NO_POD_CHANGE, TIER_TEMPLATE (a template edit rolls a workload) or
+        TIER_DESTRUCTIVE, from the side effects: advice is offered in this order."""
+        codes = {e.code for e in self.side_effects}
+        if codes & DESTRUCTIVE_EFFECTS:
+            return TIER_DESTRUCTIVE
+        return TIER_TEMPLATE if codes & TEMPLATE_EFFECTS else TIER_NO_POD_CHANGE
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,6 +71,7 @@ class ControlPlane:
     data_dir: str
     process: subprocess.Popen | None = None
     log_path: str | None = None
+    etcd: str = ""  # the embedded etcd's client URL (empty when attached to one started elsewhere)
     _api: Any = field(default=None, repr=False)
 
     # ---- clients ---------------------------------------------------------------------------
@@ -189,7 +190,8 @@ def start(binary: str, data_dir: str, nodes: int = NODES, zones: Iterable[str] =
             tail = b"".join(f.readlines()[-30:]).decode("utf-8", "replace")
         raise RuntimeError(f"tspread-cluster did not become ready (exit {proc.returncode}); log {log_path}:\n{tail}")
     ready = json.loads(line[0])
-    return ControlPlane(ready["kubeconfig"], ready["server"], ready["version"], data_dir, proc, log_path)
+    return ControlPlane(ready["kubeconfig"], ready["server"], ready["version"], data_dir, proc, log_path,
+                        etcd=ready.get("etcd", ""))
 
 
 def attach(kubeconfig: str) -> ControlPlane:
@@ -226,6 +228,18 @@ def namespace(control_plane, request) -> str:
     control_plane.delete_namespace(name)
 
 
+def binary_or_skip() -> str:
+    """build_binary() for a fixture: without Go the test skips with one line, or fails when Go
+    is required (CI)."""
+    try:
+        return build_binary()
+    except GoMissing as e:
+        if go_required():
+            pytest.fail(f"{e}: the end-to-end tests need Go 1.26+ to build their control plane, and CI=true or "
+                        "TSPREAD_REQUIRE_GO=1 makes them required", pytrace=False)
+        pytest.skip(f"{e}: the end-to-end tests need Go 1.26+ to build their Kubernetes control plane")
+
+
 @pytest.fixture(scope="session")
 def control_plane(tmp_path_factory) -> ControlPlane:
     """The session's control plane: 12 Ready nodes in zones zone-a, zone-b, zone-c (4 cpu,
@@ -234,14 +248,7 @@ def control_plane(tmp_path_factory) -> ControlPlane:
     if given:
         yield attach(given)
         return
-    try:
-        binary = build_binary()
-    except GoMissing as e:
-        if go_required():
-            pytest.fail(f"{e}: the end-to-end tests need Go 1.26+ to build their control plane, and CI=true or "
-                        "TSPREAD_REQUIRE_GO=1 makes them required", pytrace=False)
-        pytest.skip(f"{e}: the end-to-end tests need Go 1.26+ to build their Kubernetes control plane")
-    cp = start(binary, str(tmp_path_factory.mktemp("cluster")))
+    cp = start(binary_or_skip(), str(tmp_path_factory.mktemp("cluster")))
     try:
         yield cp
     finally:

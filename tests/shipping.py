@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import os
 import re
 import shutil
@@ -80,3 +81,37 @@ def live_cluster(tmp: Path) -> Iterator[str]:
         config = write_kubeconfig(str(tmp / "kubeconfig"), {"fake": api.url}, {"alice": token_user(TOKEN)},
                                   {"fake": {"cluster": "fake", "user": "alice", "namespace": "default"}}, "fake")
         yield config
+
+
+# The built-in demo, as every install path must run it: a whole-zone drain that strands pods
+# (an UNSAFE plan takes the planner's numpy paths), a Pending pod and the distribution.
+UNSAFE_DRAIN = ("drain-safe", "--demo", "--domain", "topology.kubernetes.io/zone=us-east-2c", "--ignore-daemonsets")
+PENDING_POD = "pod/notifications-hbwg8j56n9-mbkxz"
+
+
+def assert_runs_the_demo(command: list[str | Path], env: dict[str, str]) -> None:
+    """`command` (an installed kubectl-tspread, however it was installed) plans an UNSAFE
+    drain, explains a Pending pod and shows the distribution of the demo cluster."""
+    drain = run([*command, *UNSAFE_DRAIN], env)
+    assert (drain.returncode, drain.stderr) == (3, ""), drain.stderr
+    first = drain.stdout.splitlines()[0]
+    assert first.startswith("UNSAFE: ") and "would be stranded" in first, drain.stdout
+    assert "CordonedDomainTrap" in drain.stdout
+    doc = run([*command, *UNSAFE_DRAIN, "-o", "json"], env)
+    assert (doc.returncode, doc.stderr) == (3, ""), doc.stderr
+    plan = json.loads(doc.stdout)
+    assert (plan["kind"], plan["safe"]) == ("DrainPlan", False)
+    assert plan["stranded"] and "CordonedDomainTrap" in {f["code"] for f in plan["findings"]}
+
+    pending = run([*command, "why-pending", PENDING_POD, "--demo"], env)
+    assert (pending.returncode, pending.stderr) == (0, ""), pending.stderr
+    lines = pending.stdout.splitlines()
+    assert lines[0] == "Pod shop/notifications-hbwg8j56n9-mbkxz · Pending · fits none of 11 nodes", lines[0]
+    assert any(line.startswith("  trap CordonedDomain: ") for line in lines), pending.stdout
+    assert "[verified: the pod then fits]" in pending.stdout
+
+    dist = run([*command, "distribution", "--demo"], env)
+    assert (dist.returncode, dist.stderr) == (0, ""), dist.stderr
+    rows = dist.stdout.splitlines()
+    assert rows[0].split()[:3] == ["NAMESPACE", "WORKLOAD", "PODS"]
+    assert any(r.split()[1:2] == ["deployment/inventory"] and r.split()[-1] == "VIOLATED" for r in rows), dist.stdout

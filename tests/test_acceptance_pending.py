@@ -268,9 +268,9 @@ def apply_suggestion(doc: dict, ns: str, pod: str, s: dict) -> dict:
     elif action == "SetNodeTaintsPolicyHonor":
         _constraint(doc, ns, pod, d["position"])["nodeTaintsPolicy"] = "Honor"
     elif action == "LowerMinDomains":
-        _constraint(doc, ns, pod, d["position"])["minDomains"] = d["new"]
+        _constraint(doc, ns, pod, d["position"])["minDomains"] = d["minDomains"]
     elif action == "RaiseMaxSkew":
-        _constraint(doc, ns, pod, d["position"])["maxSkew"] = d["new"]
+        _constraint(doc, ns, pod, d["position"])["maxSkew"] = d["maxSkew"]
     elif action == "ScheduleAnyway":
         _constraint(doc, ns, pod, d["position"])["whenUnsatisfiable"] = "ScheduleAnyway"
     elif action == "EvictLowerPriority":
@@ -278,16 +278,16 @@ def apply_suggestion(doc: dict, ns: str, pod: str, s: dict) -> dict:
         doc["items"] = [o for o in doc["items"] if not (
             o["kind"] == "Pod" and f'{o["metadata"].get("namespace", "default")}/{o["metadata"]["name"]}' in victims)]
     elif action == "AddNode":
-        new = copy.deepcopy(_node(doc, d["template"]))
+        new = copy.deepcopy(_node(doc, d["like"]))
         new["metadata"]["name"] = d["name"]
         if HOSTNAME in new["metadata"]["labels"]:
             new["metadata"]["labels"][HOSTNAME] = d["name"]
         _uncordon(new)
-        if d["key"] is not None:
-            assert new["metadata"]["labels"][d["key"]] == d["domain"]
+        if d["topologyKey"] is not None:
+            assert new["metadata"]["labels"][d["topologyKey"]] == d["domain"]
         doc["items"].append(new)
     elif action in ("AddNodeWithLabels", "AddLargerNode"):
-        new = copy.deepcopy(_node(doc, d["template"]))
+        new = copy.deepcopy(_node(doc, d["like"]))
         new["metadata"]["name"] = d["name"]
         labels = new["metadata"]["labels"]
         if HOSTNAME in labels:

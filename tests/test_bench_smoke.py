@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections import Counter
 
@@ -153,8 +155,45 @@ def test_harness_runs_a_case_with_its_floor_and_reports_it(tmp_path, capsys):
 def test_only_option_names_every_case(tiny_cluster, tmp_path):
     from bench.cases import fixed_cases, sized_cases
 
-    cases = sized_cases(tiny_cluster, "kubeconfig", "dump.json", False, None, str(tmp_path)) + fixed_cases(None)
+    from bench.cases import trap_cases
+
+    cases = sized_cases(tiny_cluster, "kubeconfig", "dump.json", False, None, str(tmp_path)) + fixed_cases(None) \
+        + trap_cases("kubeconfig", None)
     assert sorted(c.name for c in cases) == sorted(runner.CASE_NAMES)
+
+
+def test_the_trap_cluster_traps_every_zone_spread_workload_of_a_drained_zone(tmp_path):
+    """The trap size's shape at a tiny scale: every Deployment zone-spread with DoNotSchedule,
+    maxSkew 1 and no nodeTaintsPolicy, no pending pods, and a whole-zone drain that is UNSAFE
+    with a CordonedDomainTrap for every Deployment (or the PDB that blocks it first)."""
+    size = generate.Size("trap-tiny", 30, 900, 0, modes=generate.SIZES["trap"].modes)
+    directory = str(tmp_path / "cluster-trap-tiny")
+    generate.generate(size, directory)
+    deployments = _items(directory, "Deployment")
+    for d in deployments:
+        (c,) = d["spec"]["template"]["spec"]["topologySpreadConstraints"]
+        assert (c["topologyKey"], c["whenUnsatisfiable"], c["maxSkew"]) == (ZONE_KEY, "DoNotSchedule", 1)
+        assert "nodeTaintsPolicy" not in c
+    assert all(p["spec"].get("nodeName") for p in _items(directory, "Pod"))
+    server = make_server(directory)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        kubeconfig = write_kubeconfig(os.path.join(directory, "kubeconfig"), f"http://127.0.0.1:{server.server_address[1]}")
+        got = subprocess.run([sys.executable, "-m", "kubectl_tspread", "drain-safe", "--domain", f"{ZONE_KEY}=zone-b",
+                              "--ignore-daemonsets", "--delete-emptydir-data", "--kubeconfig", kubeconfig, "-o", "json"],
+                             capture_output=True, text=True, timeout=300)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert got.returncode == 3, got.stderr  # UNSAFE
+    doc = json.loads(got.stdout)
+    def having(code: str) -> set[str]:
+        return {f["workload"] for f in doc["findings"] if f["code"] == code}
+
+    # a workload whose budget stops its evictions first is blocked by the PDB before the trap
+    trapped = having("CordonedDomainTrap")
+    assert trapped and trapped | having("PdbBlocks") == {f"Deployment/{d['metadata']['name']}" for d in deployments}
 
 
 @pytest.mark.parametrize("asked, warmup, runs", [

@@ -14,7 +14,7 @@ from kubectl_tspread import blockers as B, fixes
 from kubectl_tspread.cli import main
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.traps import AUTOSCALER_DOMAIN, CORDONED_DOMAIN
-from kubectl_tspread.fixes_blockers import ADD_LABELLED_NODE, ADD_LARGER_NODE, LOWER_REQUEST
+from kubectl_tspread.fixes_blockers import ADD_NODE_WITH_LABELS, ADD_LARGER_NODE, LOWER_REQUEST
 from kubectl_tspread.fixes_nodes import ADD_NODE, DELETE_NODES, UNCORDON
 from kubectl_tspread.labels import Requirement
 from kubectl_tspread.model import (
@@ -50,7 +50,7 @@ def test_unmatched_node_affinity_is_named_and_spread_is_not_blamed():
     # the constraint has no domain at all: its own line says spread is not the cause
     assert r.constraints[0].summary.code == NO_DOMAINS
     assert "spread is not what blocks the pod" in view.summary_text(r.constraints[0].summary)
-    add = _by_action(r)[ADD_LABELLED_NODE]
+    add = _by_action(r)[ADD_NODE_WITH_LABELS]
     assert add.params["labels"] == {ZONE_KEY: "d"} and add.nodes == (add.params["name"],)
     _independently_verified(snap, pod, r, add)
 
@@ -70,7 +70,7 @@ def test_unmatched_node_selector_is_named_and_a_labelled_node_fixes_it():
     r = _report(snap, pod)
     assert r.blockers[0].params["selector"] == ["disk=ssd"]
     assert "no node carries nodeSelector disk=ssd" in view.answer(r)[1]
-    add = _by_action(r)[ADD_LABELLED_NODE]
+    add = _by_action(r)[ADD_NODE_WITH_LABELS]
     assert add.params["labels"] == {"disk": "ssd"}
     assert add.tier == 0 and [e.code for e in add.side_effects] == ["AddsNode"]
 
@@ -88,7 +88,7 @@ def test_request_above_every_allocatable_names_the_largest_and_offers_bigger_nod
     assert "Spread" not in sentence
     found = _by_action(r)
     larger, lower = found[ADD_LARGER_NODE], found[LOWER_REQUEST]
-    assert larger.params["allocatable"] == {"memory": 64 * GI} and larger.params["template"] == "big"
+    assert larger.params["allocatable"] == {"memory": 64 * GI} and larger.params["like"] == "big"
     assert lower.params == {"old": {"memory": 64 * GI}, "new": {"memory": 16 * GI}}
     # lowering the request is a template edit: it rolls the workload, after the new node
     assert [e.code for e in lower.side_effects] == [ROLLS_WORKLOAD]

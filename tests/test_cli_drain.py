@@ -345,7 +345,7 @@ def test_a_pdb_fix_that_leaves_the_plan_unsafe_says_what_it_verified_and_what_co
     assert r["then"]["code"] == "CordonedDomainTrap" and r["then"]["workload"] == "ReplicaSet/web-5d8f"
     assert r["sideEffects"] == [{"code": "ReducesAvailability", "objects": ["default/web"],
                                  "message": "PodDisruptionBudget default/web then lets more of its pods be down "
-                                            "at once"}]
+                                            "at once", "details": {"kind": "PodDisruptionBudget"}}]
 
 
 def test_a_fix_that_makes_the_plan_safe_verifies_plansafe(capsys, dump):
@@ -407,22 +407,27 @@ def test_every_remedy_carries_its_side_effects_and_destructive_ones_rank_last(ca
     assert code == 3
     f = next(f for f in json.loads(out)["findings"] if f["code"] == "CordonedDomainTrap")
     by_action = {r["action"]: r for r in f["remedies"]}
-    assert {"DeleteDrainedNodes", "HonorTaints"} <= set(by_action)
-    honor = by_action["HonorTaints"]["sideEffects"]
-    assert honor == [{"code": "RollsWorkload", "objects": ["ReplicaSet/web-5d8f"], "count": 6,
-                      "message": "edits the pod template: a rolling update replaces all 6 pod(s) of "
-                                 "ReplicaSet/web-5d8f"}]
+    assert {"DeleteDrainedNodes", "SetNodeTaintsPolicyHonor"} <= set(by_action)
+    honor = by_action["SetNodeTaintsPolicyHonor"]["sideEffects"]
+    assert honor == [{"code": "RollsWorkload", "objects": ["ReplicaSet/web-5d8f"], "details": {"pods": 6},
+                      "count": 6,  # the old key, kept for one minor version
+                      "message": "a template edit: rolls every pod of ReplicaSet/web-5d8f (6 pods replaced by a "
+                                 "rolling update)"}]
     delete = {e["code"]: e["objects"] for e in by_action["DeleteDrainedNodes"]["sideEffects"]}
-    assert delete == {"DeletesNodes": ["a1", "a2"], "DeletesPods": ["default/agent-a1", "default/agent-a2"],
+    # the DaemonSet pods left in place go with their nodes: no pod is taken away from a workload
+    # (why-pending's DeleteNodes counts them alike)
+    assert delete == {"DeletesNodes": ["a1", "a2"],
                       "StrandsVolumes": ["local-a1 (claim default/data-0)", "ebs-a"]}  # not ebs-b: zone b stays
     # no change to running pods, then template edits, then destructive actions
-    rank = {"AddNode": 0, "RaisePdbBudget": 0, "HonorTaints": 1, "RaiseMaxSkew": 1, "DeleteDrainedNodes": 2}
+    rank = {"AddNode": 0, "RaisePdbBudget": 0, "SetNodeTaintsPolicyHonor": 1, "RaiseMaxSkew": 1,
+            "DeleteDrainedNodes": 2}
     ranks = [rank[r["action"]] for r in f["remedies"]]
     assert ranks == sorted(ranks) and ranks[-1] == 2
     code, out, _ = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--ignore-daemonsets",
                        "--max-parallel", "2", "--from-file", path)
-    assert "    side effect: deletes 2 pod(s) that nothing recreates there: default/agent-a1, default/agent-a2" in out
-    assert "    side effect: leaves PersistentVolume(s) only those nodes can mount without a node: local-a1" in out
+    assert "agent-a1" not in "".join(x for x in out.splitlines() if "side effect" in x)
+    assert ("    side effect: strands 2 persistent volumes that only these nodes can mount: "
+            "local-a1 (claim default/data-0), ebs-a (their pods cannot run anywhere else)") in out
     fixes = [x for x in out.splitlines() if x.startswith("  fix (")]
     assert "delete each drained Node object" in fixes[-1]
 
@@ -430,7 +435,7 @@ def test_every_remedy_carries_its_side_effects_and_destructive_ones_rank_last(ca
 def test_delete_drained_nodes_of_empty_nodes_is_not_destructive():
     from kubectl_tspread.drain.model import DELETES_NODES, Remedy, SideEffect
 
-    assert Remedy("DeleteDrainedNodes", {}, True, True, "PlanSafe", (SideEffect(DELETES_NODES, ("a1",)),)).rank == 0
+    assert Remedy("DeleteDrainedNodes", {}, True, True, "PlanSafe", (SideEffect(DELETES_NODES, ("a1",)),)).tier == 0
 
 
 # --- finding names that point at the cause (issue 57, item 8) --------------------------

@@ -419,7 +419,7 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arr
     arrays and in lists alike."""
     from kubectl_tspread.drain import vector
 
-    monkeypatch.setattr(vector, "ENABLED", arrays and vector.np is not None)
+    monkeypatch.setattr(vector, "ENABLED", arrays)
     snap, targets = _order_case(case)
     checked = []
     real = search.Search._share_totals
@@ -463,7 +463,7 @@ def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
     empties = {n: 1 for n in rng.sample(names, 20)}
     remaining = rng.sample(names, 200)
     want = sorted(remaining, key=lambda n: (empties.get(n, 0), holds[n], -surplus[n], n))
-    for arrays in ([True, False] if vector.np is not None else [False]):
+    for arrays in (True, False):
         saved, vector.ENABLED = vector.ENABLED, arrays
         try:
             totals = search._Totals(names)
@@ -484,10 +484,6 @@ def test_positions_made_from_a_like_sets_move_the_same_totals():
     order heuristic does, leaves the totals a _Totals reading every position gives."""
     import random
 
-    from kubectl_tspread.drain import vector
-
-    if vector.np is None:
-        pytest.skip("numpy positions only")
     rng = random.Random(11)
     names = tuple(f"node-{i:03d}" for i in range(120))
     derived, fresh = search._Totals(names), search._Totals(names)

@@ -19,7 +19,7 @@ from kubectl_tspread.drain import plan as plan_module
 from kubectl_tspread.drain import remedies
 from kubectl_tspread.drain.model import PlanOptions
 from kubectl_tspread.drain.plan import plan_drain
-from kubectl_tspread.model import HONOR, IGNORE, ZONE_KEY
+from kubectl_tspread.model import HONOR, IGNORE, TIER_NO_POD_CHANGE, ZONE_KEY
 
 FAST = PlanOptions(verify_remedies=False)
 STAGED = replace(FAST, stage_cordons=True)
@@ -241,7 +241,8 @@ def test_stage_cordons_is_offered_where_the_cordons_first_make_the_plan_unsafe(f
     assert stage.verified and stage.makes_safe and stage.verifies == "PlanSafe"
     assert stage.params == {"nodes": targets}
     assert [(e.code, e.params) for e in stage.side_effects] == [("MovesPodsTwice", {"pods": 1})]
-    assert stage.rank == 0 and f.remedies[0] is stage  # no change to running pods: listed first
+    # moving a replacement twice deletes nothing and edits no template: listed first
+    assert stage.tier == TIER_NO_POD_CHANGE and f.remedies[0] is stage
     if fork == "1":  # in this process: the staged re-plan was the lean search's verdict, or the planner's
         assert any(v.evicted_again == 1 and v.safe for v in answered) == lean
 
@@ -261,8 +262,12 @@ def test_the_stage_cordons_remedy_in_the_table_and_json(capsys, dump):
         in out
     code, out, _ = run(capsys, "drain-safe", *targets, "--from-file", path, "-o", "json")
     r = next(r for r in json.loads(out)["findings"][0]["remedies"] if r["action"] == "StageCordons")
-    assert r["sideEffects"][0]["code"] == "MovesPodsTwice" and r["sideEffects"][0]["count"] == 1
+    # the one vocabulary's side-effect numbers (details), no old `count` key: the code is new
+    assert r["sideEffects"] == [{
+        "code": "MovesPodsTwice", "objects": [], "details": {"pods": 1},
+        "message": "1 replacement(s) land on nodes drained later and are evicted again (a pod moves twice)"}]
     assert r["makesPlanSafe"] is True and r["details"] == {"nodes": targets}
+    assert r["category"] == "NoChangeToRunningPods" and "deprecatedAction" not in r
     code, out, _ = run(capsys, "drain-safe", *targets, "--stage-cordons", "--from-file", path, "-o", "json")
     doc = json.loads(out)
     assert code == 0 and doc["safe"] and doc["evictedAgain"] == 1 and not doc["cordonFirst"]

@@ -222,7 +222,7 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
     assert all(gone(c.pid) for c in counting)
     assert not forked.safe
     actions = {r.action for f in forked.findings for r in f.remedies}
-    assert "DeleteDrainedNodes" in actions or "HonorTaints" in actions
+    assert "DeleteDrainedNodes" in actions or "SetNodeTaintsPolicyHonor" in actions
     in_process = no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
 
@@ -320,7 +320,7 @@ def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stran
     # cordon-first: zone b is closed from step 1, so web's trap strands first (it used to
     # strand at step 3, after api's hostname spread at step 1)
     assert forked.findings[0].workload == "ReplicaSet/web-1"
-    assert "HonorTaints" in {r.action for r in forked.findings[0].remedies}
+    assert "SetNodeTaintsPolicyHonor" in {r.action for r in forked.findings[0].remedies}
     in_process = no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
 

@@ -53,7 +53,7 @@ def test_whole_zone_drain_under_ignore_is_a_cordoned_domain_trap():
     # Node objects no longer does one node at a time (a2, cordoned and still holding its pod,
     # keeps zone a a closed domain while a1's replacement is placed; --max-parallel 2 clears it)
     actions = remedy_actions(plan, "CordonedDomainTrap")
-    assert {"HonorTaints", "RaiseMaxSkew", "AddNode"} <= actions and "DeleteDrainedNodes" not in actions
+    assert {"SetNodeTaintsPolicyHonor", "RaiseMaxSkew", "AddNode"} <= actions and "DeleteDrainedNodes" not in actions
     deleting = plan_drain(_zone_cluster(IGNORE), ["a1", "a2"], replace(FAST, delete_drained_nodes=True))
     assert [s.reason for s in deleting.stranded] == ["CordonedDomainTrap"]
     assert plan_drain(_zone_cluster(IGNORE), ["a1", "a2"], replace(FAST, delete_drained_nodes=True, max_parallel=2)).safe

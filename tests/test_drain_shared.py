@@ -76,7 +76,6 @@ def _trap(b_nodes: int = 4, spare: int = 4, per_node: int = 1, pdb: int | None =
 def engine(request, monkeypatch):
     """Which makes the plans that forced.py proves unsafe (and carries their HonorTaints
     re-plan): the planner, or the lean search where it covers the cluster."""
-    pytest.importorskip("numpy")
     monkeypatch.setattr(plan_module, "LEAN_PLANS", request.param == "lean")
     made, real = [], plan_module._lean_plan
 
@@ -123,7 +122,7 @@ def test_the_honor_replan_is_carried_to_the_last_level(kw, counting, results, mo
     in_process = no_fork_plan(snap, targets, monkeypatch, STAGED)
     assert repr(forked.findings) == repr(in_process.findings)
     assert repr(forked.steps) == repr(in_process.steps) and repr(forked.stranded) == repr(in_process.stranded)
-    assert any(r.action == "HonorTaints" for f in forked.findings for r in f.remedies)
+    assert any(r.action == "SetNodeTaintsPolicyHonor" for f in forked.findings for r in f.remedies)
 
 
 # found by a random search: web's replacements wait Pending from the first level on, and a
@@ -211,7 +210,7 @@ def test_a_plan_with_the_cordons_first_carries_nothing(kw, counting, results, mo
     assert forked.steps[0].cordon == tuple(targets) and not forked.safe
     in_process = no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
-    assert any(r.action == "HonorTaints" for f in forked.findings for r in f.remedies)
+    assert any(r.action == "SetNodeTaintsPolicyHonor" for f in forked.findings for r in f.remedies)
 
 
 def test_a_hostname_constraint_is_not_carried(counting, results, monkeypatch):
@@ -289,7 +288,6 @@ def test_honor_from_here_is_honor_from_the_start():
     from kubectl_tspread.drain.simulate import spread_key_of
     from kubectl_tspread.model import HONOR
 
-    pytest.importorskip("numpy")
     snap, targets = _trap(b_nodes=5, gpu=True)
     web = [p for p in snap.pods if p.labels.get("app") == "web"]
     edited = replace(snap, pods=tuple(

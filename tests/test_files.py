@@ -129,8 +129,8 @@ def test_events_are_all_kept_even_without_names():
 
 
 def test_json_fallback_without_msgspec(monkeypatch, tmp_path):
-    """msgspec is optional (the krew archive has no compiled extensions): without it the
-    standard json module parses the same dumps, documents one after another included."""
+    """Without msgspec the standard json module parses the same dumps, documents one after
+    another included."""
     monkeypatch.setitem(sys.modules, "msgspec", None)  # makes `import msgspec` raise ImportError
     try:
         plain = importlib.reload(files)

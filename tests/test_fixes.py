@@ -28,26 +28,27 @@ WORKS = [
                  {"nodes": ["x0"], "labels": {"x0": {"topology.kubernetes.io/zone": "a"}}, "guessed": True},
                  id="label the unlabelled node with room"),
     pytest.param(lambda: zoned({"a": 1, "b": 1, "c": 0}, cordoned="c"), DELETE_NODES,
-                 {"key": "topology.kubernetes.io/zone", "domains": ["c"], "nodes": ["c0"], "autoscalers": []},
+                 {"topologyKey": "topology.kubernetes.io/zone", "domains": ["c"], "nodes": ["c0"], "autoscalers": []},
                  id="delete the Node objects of drained zone c"),
     pytest.param(lambda: zoned({"a": 1, "b": 1, "c": 0}, cordoned="c"), fixes.SET_NODE_TAINTS_POLICY_HONOR,
-                 {"key": "topology.kubernetes.io/zone", "position": 0},
+                 {"topologyKey": "topology.kubernetes.io/zone", "position": 0},
                  id="nodeTaintsPolicy Honor drops the cordoned zone"),
     pytest.param(lambda: zoned({"a": 1, "b": 1}, constraint=make_constraint(min_domains=3)),
-                 fixes.LOWER_MIN_DOMAINS, {"key": "topology.kubernetes.io/zone", "position": 0, "old": 3, "new": 2},
+                 fixes.LOWER_MIN_DOMAINS,
+                 {"topologyKey": "topology.kubernetes.io/zone", "position": 0, "old": 3, "minDomains": 2},
                  id="minDomains 3 lowered to the 2 zones that exist"),
     pytest.param(lambda: zoned({"a": 5, "b": 5, "c": 3}, full="c"), fixes.RAISE_MAX_SKEW,
-                 {"key": "topology.kubernetes.io/zone", "position": 0, "old": 1, "new": 3},
+                 {"topologyKey": "topology.kubernetes.io/zone", "position": 0, "old": 1, "maxSkew": 3},
                  id="a=5 b=5 c=3 c full: maxSkew 3 is the smallest that works"),
     pytest.param(lambda: zoned({"a": 2, "b": 1}, full="b", pod_kw={"priority": 100}), EVICT_LOWER_PRIORITY,
                  {"node": "b0", "pods": ["filler-b0"], "podKeys": ["default/filler-b0"], "priorities": [0], "priority": 100},
                  id="evict the priority-0 filler from b0"),
     pytest.param(lambda: zoned({"a": 5, "b": 5, "c": 3}, full="c"), ADD_NODE,
-                 {"key": "topology.kubernetes.io/zone", "domain": "c", "template": "c0", "name": "c0-new",
+                 {"topologyKey": "topology.kubernetes.io/zone", "domain": "c", "like": "c0", "name": "c0-new",
                   "requests": {"cpu": 500}},
                  id="add a node like c0 in zone c"),
     pytest.param(lambda: zoned({"a": 2, "b": 1}, full="b"), fixes.SCHEDULE_ANYWAY_ACTION,
-                 {"key": "topology.kubernetes.io/zone", "position": 0, "max_skew": 1},
+                 {"topologyKey": "topology.kubernetes.io/zone", "position": 0, "maxSkew": 1},
                  id="ScheduleAnyway lets the pod into zone a"),
 ]
 
@@ -115,7 +116,7 @@ def test_every_verified_fix_really_schedules_the_pod_and_cheapest_come_first(bui
     state = spread.compute(index, pod)
     found, _ = fixes.propose_fixes(index, pod, verdicts, state)
     assert found
-    assert [s.cost for s in found] == sorted(s.cost for s in found)
+    assert [fixes.cost(s) for s in found] == sorted(map(fixes.cost, found))
     candidates = [c for _a, group in fixes._candidate_groups(index, pod, verdicts, state) for c in group]
     for s in found:
         cand = next(c for c in candidates if c.action == s.action and c.params == s.params)
@@ -138,7 +139,7 @@ def test_hostname_spread_adds_a_node_without_a_zone():
     snap, pod = zoned({"a": 1, "b": 1}, full="ab", constraint=host)
     r = explain_pending(index_of(snap), pod)
     add = next(s for s in r.suggestions if s.action == ADD_NODE)
-    assert add.params["domain"] is None and add.params["key"] is None
+    assert add.params["domain"] is None and add.params["topologyKey"] is None
 
 
 def test_evicts_lowest_priority_first_and_stops_once_there_is_room():

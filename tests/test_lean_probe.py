@@ -4,8 +4,6 @@ planner does, and a wrong placement is counted."""
 
 import pytest
 
-pytest.importorskip("numpy")
-
 from bench import lean_probe  # noqa: E402
 from kubectl_tspread.drain import lean  # noqa: E402
 from kubectl_tspread.drain.simulate import spread_key_of  # noqa: E402

@@ -11,8 +11,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-np = pytest.importorskip("numpy")
-
 from bench import lean_probe, lean_search  # noqa: E402
 from conftest import make_constraint, make_node, make_pod, make_snapshot  # noqa: E402
 from drain_builders import nodes_in, web  # noqa: E402
@@ -407,7 +405,7 @@ def test_the_remedy_replans_are_answered_by_the_lean_search(clusters, monkeypatc
     remedies = {r.action: r.verified for f in with_lean.findings for r in f.remedies}
     # cordon-first: deleting the drained nodes node by node no longer clears the zone trap (the
     # zone's other nodes, cordoned and still holding pods, keep it a closed domain)
-    assert remedies.get("HonorTaints") and "DeleteDrainedNodes" not in remedies
+    assert remedies.get("SetNodeTaintsPolicyHonor") and "DeleteDrainedNodes" not in remedies
 
 
 @pytest.mark.parametrize("policy", ["Ignore", "Honor"])
@@ -534,9 +532,8 @@ def test_random_clusters_plans_with_remedies_are_the_same_with_the_lean_replans(
     event("unsafe" if not with_lean.safe else "safe")
 
 
-@pytest.mark.parametrize("fault", ["no numpy", "a fault of its own"])
-def test_the_planner_replans_when_the_lean_search_cannot(monkeypatch, fault):
-    """Without numpy, or should the lean search fail, the planner re-plans and the plan is the same."""
+def test_the_planner_replans_when_the_lean_search_cannot(monkeypatch):
+    """Should the lean search fail, the planner re-plans and the plan is the same."""
     monkeypatch.setenv("TSPREAD_NO_FORK", "1")
     monkeypatch.setattr(plan_module, "LEAN_PLANS", False)  # the plan itself: the next test
     snapshot = make_snapshot(nodes_in({"a": 2, "b": 2, "c": 2}),
@@ -553,25 +550,20 @@ def test_the_planner_replans_when_the_lean_search_cannot(monkeypatch, fault):
     expected = _with_remedies(snapshot, targets)
     asked = len(calls)
     assert asked >= 2  # every re-plan: deleting the drained nodes, Honor, raising maxSkew, ...
-    if fault == "no numpy":
-        monkeypatch.setattr(lean_module, "np", None)
-        with pytest.raises(lean_module.Unsupported, match="numpy"):
-            answer(snapshot, targets, PlanOptions(delete_drained_nodes=True, search_budget=0))
-    else:
-        def broken(self):
-            raise IndexError("a fault")
+    def broken(self):
+        raise IndexError("a fault")
 
-        monkeypatch.setattr(lean_module.LeanSearch, "run", broken)
+    monkeypatch.setattr(lean_module.LeanSearch, "run", broken)
     assert _with_remedies(snapshot, targets) == expected
     assert len(calls) == 2 * asked  # each asked again, and the planner answered
-    assert {"DeleteDrainedNodes", "HonorTaints"} <= {r.action for f in expected.findings for r in f.remedies
-                                                     if r.verified}
+    assert {"DeleteDrainedNodes", "SetNodeTaintsPolicyHonor"} <= {
+        r.action for f in expected.findings for r in f.remedies if r.verified}
 
 
-@pytest.mark.parametrize("fault", ["no numpy", "a fault of its own", "a fault after the first stranding"])
+@pytest.mark.parametrize("fault", ["a fault of its own", "a fault after the first stranding"])
 def test_the_planner_plans_when_the_lean_search_cannot(clusters, monkeypatch, fault, counting):
     """A plan forced.py proves unsafe is the lean search's (LeanSearch.drain_plan) and the
-    planner's alike: without numpy, or should the lean search fail (before or after it told
+    planner's alike: should the lean search fail (before or after it told
     plan.py the first stranded pod and a carried re-plan may have started), the planner makes
     it, with the same findings and remedies (re-plans forked, as the CLI makes them)."""
     monkeypatch.setattr(plan_module, "LEAN_PLANS", True)
@@ -586,20 +578,16 @@ def test_the_planner_plans_when_the_lean_search_cannot(clusters, monkeypatch, fa
     monkeypatch.setattr(plan_module, "_lean_plan", lean_plan)
     expected = _with_remedies(snapshot, targets)
     assert isinstance(made[0], tuple) and not expected.safe  # the lean search made it
-    if fault == "no numpy":
-        monkeypatch.setattr(lean_module, "np", None)
-    else:
-        real_step = lean_module.LeanSearch._play_step
+    real_step = lean_module.LeanSearch._play_step
 
-        def broken(self, *args):
-            if fault == "a fault of its own" or (self.strandings and self.on_strand is None):  # told
-                raise IndexError("a fault")
-            return real_step(self, *args)
+    def broken(self, *args):
+        if fault == "a fault of its own" or (self.strandings and self.on_strand is None):  # told
+            raise IndexError("a fault")
+        return real_step(self, *args)
 
-        monkeypatch.setattr(lean_module.LeanSearch, "_play_step", broken)
+    monkeypatch.setattr(lean_module.LeanSearch, "_play_step", broken)
     again = _with_remedies(snapshot, targets)
     assert made[1] is (fault == "a fault after the first stranding")  # whether on_strand was told
-    monkeypatch.setattr(lean_module, "np", np)
     assert again == expected
     monkeypatch.setattr(plan_module, "LEAN_PLANS", False)
     assert _with_remedies(snapshot, targets) == expected

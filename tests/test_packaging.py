@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from kubectl_tspread import __version__
-from shipping import KUBECTL, NO_KUBECTL, ROOT, clean_env, live_cluster, run
+from shipping import KUBECTL, NO_KUBECTL, ROOT, assert_runs_the_demo, clean_env, live_cluster, run
 
 PACKAGE = ROOT / "kubectl_tspread"
 SCRIPTS_DIR = Path(sysconfig.get_path("scripts"))
@@ -136,6 +136,11 @@ def test_console_script_reads_a_live_cluster(tmp_path):
     assert (workload["name"], workload["pods"]) == ("web", 3)
 
 
+def test_console_script_plans_an_unsafe_drain_and_explains_a_pending_pod(tmp_path):
+    # pip's install path: numpy comes from the environment pip installed into
+    assert_runs_the_demo([_installed_script("kubectl-tspread")], _script_env(tmp_path))
+
+
 @pytest.fixture
 def kubectl_env(tmp_path):
     if not KUBECTL:
@@ -196,6 +201,7 @@ def test_pipx_install_gives_a_working_plugin(tmp_path):
         assert (tmp_path / "bin" / name).exists(), f"pipx did not expose {name}"
     version = run([tmp_path / "bin" / "kubectl-tspread", "--version"], env)
     assert version.returncode == 0 and version.stdout.strip().endswith(__version__), version.stderr
+    assert_runs_the_demo([tmp_path / "bin" / "kubectl-tspread"], env)
 
 
 # ---- the README's two commands and CI ------------------------------------------------------

@@ -14,7 +14,6 @@ from conftest import make_constraint, make_node, make_pod, make_snapshot
 from kubectl_tspread import fixes, whatif
 from kubectl_tspread.engine import filters, partition, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.fixes_nodes import uncordoned
 from kubectl_tspread.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, ZONE_KEY, HostPort, PodAffinityTerm, Taint, Toleration
 from pending_cases import zoned
@@ -148,7 +147,7 @@ def test_derived_partitions_equal_fresh_ones(monkeypatch):
     index = ClusterIndex(snap)
     parent: dict = {}
     spread.compute(index, pod, partitions=parent)
-    change = whatif.Change(nodes=(uncordoned(index.nodes["c0"]), make_node("d0", zone="d")),
+    change = whatif.Change(nodes=(index.nodes["c0"].uncordoned(), make_node("d0", zone="d")),
                            removed_nodes=frozenset({"a1"}))
     changed = change(snap)
     view, _ = change.patch(index, changed)
@@ -171,7 +170,7 @@ def test_a_partition_no_changed_node_moves_is_the_parents(policy, relabel):
     parent: dict = {}
     before = spread.compute(index, pod, partitions=parent)
     c0 = index.nodes["c0"]
-    changed = replace(c0, labels={**c0.labels, "extra": "1"}) if relabel else uncordoned(c0)
+    changed = replace(c0, labels={**c0.labels, "extra": "1"}) if relabel else c0.uncordoned()
     view, _ = whatif.Change(nodes=(changed,)).patch(index)
     after = spread.compute(view, pod, partitions=spread.DerivedPartitions(parent, {"c0"}))
     assert after.constraints[0].node_domain is before.constraints[0].node_domain

@@ -35,6 +35,9 @@ type readyLine struct {
 	DataDir    string `json:"dataDir"`
 	Nodes      int    `json:"nodes"`
 	Pid        int    `json:"pid"`
+	// the embedded etcd's client URL: tests compact it (through its JSON gateway) to expire
+	// continue tokens
+	Etcd string `json:"etcd"`
 }
 
 type controlPlane struct {
@@ -154,7 +157,8 @@ func start(parent context.Context, s settings) (*controlPlane, error) {
 		return nil, err
 	}
 	cp.ready = readyLine{Kubeconfig: kubeconfig, Server: server, Version: info.GitVersion,
-		Token: filepath.Join(s.dataDir, "admin.token"), CA: p.caFile, DataDir: s.dataDir, Nodes: len(nodes), Pid: os.Getpid()}
+		Token: filepath.Join(s.dataDir, "admin.token"), CA: p.caFile, DataDir: s.dataDir, Nodes: len(nodes), Pid: os.Getpid(),
+		Etcd: fmt.Sprintf("http://127.0.0.1:%d", etcdClient)}
 	ok = true
 	return cp, nil
 }
@@ -222,6 +226,7 @@ func startAPIServer(ctx context.Context, cp *controlPlane, s settings, p *pki, e
 		"--profiling=false",
 		"--endpoint-reconciler-type=none",
 	}
+	args = append(args, s.apiserverArgs...)
 	if err := parse("kube-apiserver", opts.Flags().FlagSets, args); err != nil {
 		return err
 	}

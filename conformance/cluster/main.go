@@ -41,7 +41,14 @@ type settings struct {
 	schedulerQPS   int
 	controllerList string
 	exitWithParent bool
+	apiserverArgs  repeated
 }
+
+// repeated is a flag that may be given more than once; each value is kept, in order.
+type repeated []string
+
+func (r *repeated) String() string     { return fmt.Sprint(*r) }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 func parseFlags() settings {
 	var s settings
@@ -62,6 +69,7 @@ func parseFlags() settings {
 		"deployment,replicaset,statefulset,daemonset,disruption,garbagecollector,namespace,serviceaccount,serviceaccount-token,podgc",
 		"kube-controller-manager --controllers (the node lifecycle controller stays off)")
 	flag.BoolVar(&s.exitWithParent, "exit-with-parent", false, "shut down when the process that started this one exits (a test run killed without stopping it)")
+	flag.Var(&s.apiserverArgs, "apiserver-arg", "one more kube-apiserver flag, e.g. --apiserver-arg=--watch-cache-sizes=pods#0 (repeatable; applied after the defaults)")
 	flag.Parse()
 	if s.dataDir == "" {
 		fmt.Fprintln(os.Stderr, "error: --data-dir is required")

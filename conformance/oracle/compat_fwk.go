@@ -10,13 +10,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/events"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/profile"
 )
 
 // What 1.34 and later share (the framework interfaces live in k8s.io/kube-scheduler/framework);
@@ -24,12 +22,11 @@ import (
 
 // Version-specific names (1.34+: framework interfaces live in k8s.io/kube-scheduler/framework).
 type (
-	Status       = fwk.Status
-	Code         = fwk.Code
-	CycleState   = fwk.CycleState
-	NodeInfo     = fwk.NodeInfo
-	StateKey     = fwk.StateKey
-	FilterPlugin = fwk.FilterPlugin
+	Status     = fwk.Status
+	Code       = fwk.Code
+	CycleState = fwk.CycleState
+	NodeInfo   = fwk.NodeInfo
+	StateKey   = fwk.StateKey
 )
 
 const (
@@ -54,10 +51,6 @@ func skippedFilters(s CycleState) map[string]bool {
 		out[n] = true
 	}
 	return out
-}
-
-func recorderFactory() profile.RecorderFactory {
-	return func(string) events.EventRecorderLogger { return &events.FakeRecorder{} }
 }
 
 // withNominatedPods returns the state and node with the pods nominated to the node
@@ -110,7 +103,7 @@ func keepIncoming(logger klog.Logger, s *scheduler.Scheduler, uid types.UID, see
 // recordFailures hands the status given to the failure handler (the one whose Message()
 // handleSchedulingFailure writes into the PodScheduled condition) to onFail.
 func recordFailures(s *scheduler.Scheduler, onFail func(*Status)) {
-	s.FailureHandler = func(_ context.Context, _ framework.Framework, _ *framework.QueuedPodInfo, st *fwk.Status, _ *fwk.NominatingInfo, _ time.Time) {
+	s.FailureHandler = func(_ context.Context, _ framework.Framework, _ *framework.QueuedPodInfo, st *fwk.Status, _ *NominatingInfo, _ time.Time) {
 		onFail(st)
 	}
 }

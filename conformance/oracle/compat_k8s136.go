@@ -1,4 +1,4 @@
-//go:build k8s1_36
+//go:build k8s1_34 || k8s1_35 || k8s1_36
 
 package main
 
@@ -11,14 +11,12 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-const fallbackVersion = "v1.36.3"
-
 func newInformerFactory(cs clientset.Interface) informers.SharedInformerFactory {
 	return scheduler.NewInformerFactory(cs, 0)
 }
 
 // hookScheduler makes ScheduleOne pick the pod with uid (see keepIncoming) and records the
-// status handed to the failure handler. 1.36's queue hands out pods.
+// status handed to the failure handler. 1.34–1.36's queue hands out pods.
 func hookScheduler(s *scheduler.Scheduler, uid types.UID, onFail func(*Status)) {
 	next := s.NextPod
 	seen := map[types.UID]bool{}

@@ -1,4 +1,4 @@
-//go:build !k8s1_33 && !k8s1_36
+//go:build !k8s1_33 && !k8s1_34 && !k8s1_35 && !k8s1_36
 
 package main
 

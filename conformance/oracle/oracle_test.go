@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// minor returns "1.33", "1.36" or "1.37" for the linked k8s.io/kubernetes.
+// minor returns "1.33" … "1.37" for the linked k8s.io/kubernetes.
 func minor() string {
 	v := strings.TrimPrefix(k8sVersion, "v")
 	parts := strings.SplitN(v, ".", 3)
@@ -150,9 +150,9 @@ func TestCases(t *testing.T) {
 	eq(t, "schedulable", ta["schedulable"], true)
 	eq(t, "x4 reasons", filterOf(t, ta, "x4", "NodeResourcesFit")["reasons"], []any{"Insufficient cpu"})
 	// 1.34+: a request above the node's whole allocatable is UnschedulableAndUnresolvable.
-	eq(t, "x4 code", filterOf(t, ta, "x4", "NodeResourcesFit")["code"], map[string]string{"1.33": "Unschedulable", "1.36": "UnschedulableAndUnresolvable", "1.37": "UnschedulableAndUnresolvable"}[minor()])
+	eq(t, "x4 code", filterOf(t, ta, "x4", "NodeResourcesFit")["code"], map[string]string{"1.33": "Unschedulable", "1.34": "UnschedulableAndUnresolvable", "1.35": "UnschedulableAndUnresolvable", "1.36": "UnschedulableAndUnresolvable", "1.37": "UnschedulableAndUnresolvable"}[minor()])
 	// 1.34+ spells the taint reason without the taint.
-	eq(t, "x2 taint reason", filterOf(t, ta, "x2", "TaintToleration")["reasons"], []any{map[string]string{"1.33": "node(s) had untolerated taint {dedicated: gpu}", "1.36": "node(s) had untolerated taint(s)", "1.37": "node(s) had untolerated taint(s)"}[minor()]})
+	eq(t, "x2 taint reason", filterOf(t, ta, "x2", "TaintToleration")["reasons"], []any{map[string]string{"1.33": "node(s) had untolerated taint {dedicated: gpu}", "1.34": "node(s) had untolerated taint(s)", "1.35": "node(s) had untolerated taint(s)", "1.36": "node(s) had untolerated taint(s)", "1.37": "node(s) had untolerated taint(s)"}[minor()]})
 
 	// A higher-priority pending pod nominated to m2 takes its CPU (framework's view,
 	// with nominated pods); a matchFields affinity leaves m3 out of PreFilter's node set.
@@ -200,6 +200,8 @@ func TestCases(t *testing.T) {
 // a1 with UnschedulableAndUnresolvable.
 var cordonPreemption = map[string]string{
 	"1.33": "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
+	"1.34": "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
+	"1.35": "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
 	"1.36": "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
 	"1.37": "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
 }
@@ -212,9 +214,11 @@ var cordonPreemption = map[string]string{
 // What DynamicResources' PostFilter says before DefaultPreemption's part: on 1.34-1.36, for a
 // pod without claims, "no new claims to deallocate" (1.33 has no such plugin by default, and
 // 1.37's status carries no message).
-var draText = map[string]string{"1.33": "", "1.36": "no new claims to deallocate, ", "1.37": ""}
+var draText = map[string]string{"1.33": "", "1.34": "no new claims to deallocate, ", "1.35": "no new claims to deallocate, ", "1.36": "no new claims to deallocate, ", "1.37": ""}
 
 var missingPVCMessage = map[string]string{
+	"1.34": `0/2 nodes are available: persistentvolumeclaim "data" not found. not found`,
+	"1.35": `0/2 nodes are available: persistentvolumeclaim "data" not found. not found`,
 	"1.36": `0/2 nodes are available: persistentvolumeclaim "data" not found. not found`,
 	"1.33": `0/2 nodes are available: persistentvolumeclaim "data" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.`,
 	"1.37": `0/2 nodes are available: persistentvolumeclaim "data" not found. not found`,

@@ -32,7 +32,7 @@ It covers what a big drain meets, and raises Unsupported for the rest (the plann
 pods with pod (anti-)affinity, PreFilter outcomes, host ports, volume claims or requests of
 other resources than cpu, memory, ephemeral-storage and pods; a search with a backtracking
 allowance (search_budget above 0) unless forced.py proved that no order is safe; a report of a
-plan that deletes the drained nodes. It needs numpy.
+plan that deletes the drained nodes.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ import operator
 from dataclasses import dataclass
 from collections.abc import Iterator, Mapping
 from typing import Callable, Sequence
+
+import numpy as np
 
 from kubectl_tspread.drain import counts, parallel, vector
 from kubectl_tspread.drain import pdb as pdbmod
@@ -68,11 +70,6 @@ from kubectl_tspread.drain.vector import FIT_RESOURCES as FIT, UNSCORED
 from kubectl_tspread.engine import filters, resources, scorearrays, scores, spread
 from kubectl_tspread.engine.nodematch import node_untolerated_taint, untolerated_taint
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, Snapshot
-
-try:  # optional, as for drain/vector.py: without it the planner plans everything
-    import numpy as np
-except ImportError:  # pragma: no cover - the pure-Python archive
-    np = None  # type: ignore[assignment]
 
 
 # Constraint.version: drawn from one sequence, so that no two states ever share a number (a
@@ -936,8 +933,6 @@ class LeanSearch:
 
     def __init__(self, snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, forced: bool = False,
                  sim: SimCluster | None = None, report: bool = False, ctx: Context | None = None):
-        if np is None:
-            raise Unsupported("numpy is not installed")
         if options.search_budget and not forced:
             # a search with a backtracking allowance keeps the worlds of several levels at once
             raise Unsupported("a search with a backtracking allowance")

@@ -9,7 +9,8 @@ from kubectl_tspread.drain.pods import DrainFlags
 from kubectl_tspread.model import (  # noqa: F401  (the remedies' side effects: importable from here too)
     ADDS_NODE, DELETES_NODES, DELETES_PODS, LOSES_DATA, MOVES_PODS_TWICE, REDUCES_AVAILABILITY, ROLLS_WORKLOAD,
     STRANDS_VOLUMES,
-    VERIFIES_CONSTRAINT_HOLDS, VERIFIES_EVICTION_ALLOWED, VERIFIES_PLAN_SAFE, VERIFIES_POD_FITS, SideEffect,
+    VERIFIES_CONSTRAINT_HOLDS, VERIFIES_EVICTION_ALLOWED, VERIFIES_PLAN_SAFE, VERIFIES_POD_FITS, ProposedChange,
+    SideEffect,
 )
 
 # stranded / finding codes (the issue's list, plus two for spread refusals without a named trap)
@@ -146,30 +147,11 @@ class Stranded:
 PLAN_SAFE, EVICTION_ALLOWED, POD_FITS, CONSTRAINT_HOLDS = (
     VERIFIES_PLAN_SAFE, VERIFIES_EVICTION_ALLOWED, VERIFIES_POD_FITS, VERIFIES_CONSTRAINT_HOLDS)
 
-# remedies rank by their worst side effect: none to running pods (0), a pod template edit that
-# rolls the workload (1), destructive (2: pods deleted and not recreated, data or volumes lost,
-# Node objects with pods)
-DESTRUCTIVE = (DELETES_PODS, LOSES_DATA, STRANDS_VOLUMES)
-
-
-@dataclass(frozen=True, slots=True)
-class Remedy:
-    # DeleteDrainedNodes | HonorTaints | AddNode | RaiseMaxSkew | Flag | RaisePdbBudget | RemovePdb | Order |
-    # StageCordons
-    action: str
-    params: Mapping[str, Any]
-    verified: bool  # re-planning with the remedy applied clears this finding
-    makes_safe: bool  # ... and the whole plan is then safe
-    verifies: str = ""  # PLAN_SAFE | EVICTION_ALLOWED | POD_FITS | CONSTRAINT_HOLDS; "" when not checked
-    side_effects: tuple[SideEffect, ...] = ()
-    # when the plan stays unsafe: the re-plan's first error finding, what stands in the way next
-    then: "Finding | None" = None
-
-    @property
-    def rank(self) -> int:
-        """0: no running pod changes; 1: a template edit rolls a workload; 2: destructive."""
-        codes = {e.code for e in self.side_effects}
-        return 2 if codes.intersection(DESTRUCTIVE) else 1 if ROLLS_WORKLOAD in codes else 0
+# a remedy is the change record why-pending's fixes use too (model.ProposedChange): `verified`
+# when re-planning with it applied clears its finding, `makes_safe` when the whole plan is then
+# safe, `then` the re-plan's first error finding when it is not; remedies rank by `tier` (their
+# worst side effect: none to running pods, a template edit, destructive)
+Remedy = ProposedChange
 
 
 @dataclass(frozen=True, slots=True)

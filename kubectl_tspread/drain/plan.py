@@ -45,7 +45,7 @@ from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.errors import NotFoundError, UsageError
 from kubectl_tspread.gcpause import no_cyclic_gc
 from kubectl_tspread.labels import Selector
-from kubectl_tspread.model import Pdb, Pod, Snapshot
+from kubectl_tspread.model import SET_NODE_TAINTS_POLICY_HONOR, Pdb, Pod, Snapshot
 
 # remedy re-plans answered by drain/lean.py where it covers the cluster (tests turn it off to
 # compare with the planner's own re-plans)
@@ -298,7 +298,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         kept. The HonorTaints re-plan is carried along by the plan instead, when
         drain/shared.py's checks allow (drain/lean_carry.py's, when `world` is the lean search
         making the plan)."""
-        from kubectl_tspread.drain.remedies import HONOR_TAINTS, first_replan_actions
+        from kubectl_tspread.drain.remedies import first_replan_actions
         # its namespace (from the pod) says whose pods a candidate edits
         wanted = [w for w in first_replan_actions(snapshot, targets, options, None, [stranded_finding([s])],
                                                   forced=True)
@@ -307,7 +307,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         # forced.py's proof without the workload the remedy edits: the re-plan's own proof
         others = [h for h in proved if h.workload != s.workload]
         for key, action, snap, opts in wanted:
-            if action == HONOR_TAINTS and others and len(children) < parallel.MAX_CHILDREN:
+            if action == SET_NODE_TAINTS_POLICY_HONOR and others and len(children) < parallel.MAX_CHILDREN:
                 if isinstance(world, World):
                     sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, planner_carry(opts, others)))
                 else:

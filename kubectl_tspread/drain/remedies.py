@@ -38,17 +38,18 @@ from kubectl_tspread.drain.model import (
     PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
 )
 from kubectl_tspread.drain.parallel import Child
-from kubectl_tspread.drain.remedy_effects import new_node_name, side_effects, then_finding, verifies
+from kubectl_tspread.drain.remedy_effects import side_effects, then_finding, verifies
 from kubectl_tspread.drain.plan import plan_drain, workload_ref
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import terms_match
-from kubectl_tspread.model import HONOR, HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, ZONE_KEY, Node, Snapshot
+from kubectl_tspread.model import (
+    ADD_NODE, HONOR, HOSTNAME_KEY, RAISE_MAX_SKEW, SET_NODE_TAINTS_POLICY_HONOR, STAGE_CORDONS, ZONE_KEY, Node,
+    Snapshot, new_node_like,
+)
 
 _SPREAD_CODES = (CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, SPREAD_BLOCKED, SKEW_EXCEEDED)
 _FLAG_FIELD = {UNMANAGED_POD: ("force", "--force"), LOCAL_STORAGE: ("delete_emptydir_data", "--delete-emptydir-data"),
                DAEMONSET_POD: ("ignore_daemonsets", "--ignore-daemonsets")}
-HONOR_TAINTS = "HonorTaints"
-STAGE_CORDONS = "StageCordons"
 MAX_SKEW_TRIES = 3
 MAX_DOMAINS_TRIED = 3
 REMEDY_SEARCH_BUDGET = 0
@@ -90,13 +91,13 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
         failed = 0
         tried_actions: set[str] = set()
         for key, action, params, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads):
-            if action in tried_actions and action in ("RaiseMaxSkew", "AddNode"):
+            if action in tried_actions and action in (RAISE_MAX_SKEW, ADD_NODE):
                 continue  # the smallest working raise / the first working domain is enough
             replanned = cache.get(key)
             if replanned is None:
                 if len(cache) >= allowance:
                     # never offered as a fix, never folded into "no remedy": reported as not checked
-                    if not (action in ("RaiseMaxSkew", "AddNode") and any(u.action == action for u in unchecked)):
+                    if not (action in (RAISE_MAX_SKEW, ADD_NODE) and any(u.action == action for u in unchecked)):
                         unchecked.append(Remedy(action, params, False, False, "",
                                                 side_effects(action, params, f, plan, workloads)))
                     continue
@@ -117,7 +118,7 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 failed += 1
         # no change to running pods first, then template edits, then destructive actions;
         # within each, those that make the whole plan safe first
-        out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: (r.rank, not r.makes_safe))),
+        out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: (r.tier, not r.makes_safe))),
                            unchecked=tuple(unchecked), failed=failed))
     return out
 
@@ -233,16 +234,16 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
         def edited(**changes) -> Callable[[], Snapshot]:
             return lambda: _edit_constraint(snapshot, workloads.keys(namespace, f.workload), key, **changes)
 
-        yield (HONOR_TAINTS, {"workload": f.workload, "topologyKey": key}, edited(node_taints_policy=HONOR),
-               options)
+        yield (SET_NODE_TAINTS_POLICY_HONOR, {"workload": f.workload, "topologyKey": key},
+               edited(node_taints_policy=HONOR), options)
         base = int(f.params.get("maxSkew", 1))
         for s in range(base + 1, base + 1 + MAX_SKEW_TRIES):
-            yield ("RaiseMaxSkew", {"workload": f.workload, "topologyKey": key, "maxSkew": s},
+            yield (RAISE_MAX_SKEW, {"workload": f.workload, "topologyKey": key, "old": base, "maxSkew": s},
                    edited(max_skew=s), options)
     for domain_key, value, like in _node_domains(snapshot, targets, f, workloads):
-        yield ("AddNode", {"topologyKey": domain_key, "domain": value, "like": like.name},
-               lambda like=like, value=value, domain_key=domain_key: _with_node(snapshot, like, value, domain_key),
-               options)
+        node = workloads.new_node(like)
+        yield (ADD_NODE, {"topologyKey": domain_key, "domain": value, "like": like.name, "name": node.name},
+               lambda node=node: replace(snapshot, nodes=snapshot.nodes + (node,)), options)
 
 
 def _stageable(targets: Sequence[str], options: PlanOptions, forced: bool) -> bool:
@@ -265,6 +266,8 @@ class _Lookups:
         self.memo: dict[tuple[str, str | None], frozenset[str]] = {}
         self.like: dict[tuple[str, str], Node | None] = {}
         self.pinned: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.added: dict[str, Node] = {}
+        self.node_owned: dict[tuple[str, ...], frozenset[str]] = {}
 
     def keys(self, namespace: str, workload: str | None) -> frozenset[str]:
         got = self.memo.get((namespace, workload))
@@ -275,11 +278,21 @@ class _Lookups:
         return got
 
     def left_on(self, plan: DrainPlan | None, nodes: Sequence[str]) -> tuple[str, ...]:
-        """The pods the plan leaves on `nodes` (DaemonSet, mirror, PDB-blocked, refused ones)."""
+        """The pods the plan leaves on `nodes` (PDB-blocked, refused ones) that deleting those
+        Node objects takes away for good; DaemonSet and mirror pods go with their node
+        (model.Pod.goes_with_node), as why-pending's DeleteNodes counts them too."""
         if plan is None:
             return ()
         on = set(nodes)
-        return tuple(dict.fromkeys(f"{k.namespace}/{k.name}" for s in plan.steps for k in s.skipped if k.node in on))
+        left = dict.fromkeys(f"{k.namespace}/{k.name}" for s in plan.steps for k in s.skipped if k.node in on)
+        if not left:
+            return ()
+        key = tuple(nodes)
+        owned = self.node_owned.get(key)
+        if owned is None:
+            owned = self.node_owned[key] = frozenset(
+                p.key for p in self.snapshot.pods if p.node_name in on and p.goes_with_node)
+        return tuple(k for k in left if k not in owned)
 
     def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
         """PersistentVolumes whose node affinity only `nodes` satisfy (local volumes): deleting
@@ -308,6 +321,13 @@ class _Lookups:
                 if pinned:
                     out.append(f"{pv.name} (claim {pv.claim})" if pv.claim else pv.name)
             got = self.pinned[key] = tuple(out)
+        return got
+
+    def new_node(self, like: Node) -> Node:
+        """The node an AddNode candidate adds like `like` (model.new_node_like), one per template."""
+        got = self.added.get(like.name)
+        if got is None:
+            got = self.added[like.name] = new_node_like(like, self.index.nodes.keys())
         return got
 
     def template_node(self, targets: Sequence[str], key: str, value: str) -> Node | None:
@@ -366,17 +386,6 @@ def _template_node(snapshot: Snapshot, targets: Sequence[str], key: str, value: 
     drained = set(targets)  # a zone's 1,667 targets: a tuple would be walked once per node
     nodes.sort(key=lambda n: (n.name in drained, -n.allocatable.get("cpu", 0), n.name))
     return nodes[0] if nodes else None
-
-
-def _with_node(snapshot: Snapshot, like: Node, value: str, key: str) -> Snapshot:
-    name = new_node_name(value)
-    labels = dict(like.labels)
-    labels[key] = value
-    if HOSTNAME_KEY in labels:
-        labels[HOSTNAME_KEY] = name
-    node = replace(like, name=name, labels=labels, unschedulable=False,
-                   taints=tuple(t for t in like.taints if t.key != UNSCHEDULABLE_TAINT_KEY))
-    return replace(snapshot, nodes=snapshot.nodes + (node,))
 
 
 def _named_hosts(terms) -> set[str] | None:

@@ -10,10 +10,13 @@ from typing import Any
 
 from kubectl_tspread.drain.model import (
     ADDS_NODE, CONSTRAINT_HOLDS, DAEMONSET_POD, DELETES_NODES, DELETES_PODS, EVICTION_ALLOWED, INFO, LOCAL_STORAGE,
-    LOSES_DATA, MOVES_PODS_TWICE, MULTIPLE_PDBS, PDB_BLOCKS, PLAN_SAFE, POD_FITS, REDUCES_AVAILABILITY, ROLLS_WORKLOAD, SKEW_EXCEEDED,
-    STRANDS_VOLUMES, UNMANAGED_POD, DrainPlan, Finding, Remedy, SideEffect,
+    LOSES_DATA, MOVES_PODS_TWICE, MULTIPLE_PDBS, PDB_BLOCKS, PLAN_SAFE, POD_FITS, REDUCES_AVAILABILITY,
+    ROLLS_WORKLOAD, SKEW_EXCEEDED, STRANDS_VOLUMES, UNMANAGED_POD, DrainPlan, Finding, Remedy, SideEffect,
 )
-from kubectl_tspread.model import HOSTNAME_KEY, Snapshot
+from kubectl_tspread.model import (
+    ADD_NODE, DELETE_DRAINED_NODES, FLAG, RAISE_MAX_SKEW, RAISE_PDB_BUDGET, REMOVE_PDB, SET_NODE_TAINTS_POLICY_HONOR,
+    STAGE_CORDONS, WEAKENS_SPREAD, Snapshot, new_node_like,
+)
 
 # the findings a kubectl flag or a PDB change clears: their remedies let the eviction happen
 _EVICTION_CODES = (PDB_BLOCKS, MULTIPLE_PDBS, UNMANAGED_POD, LOCAL_STORAGE, DAEMONSET_POD)
@@ -44,41 +47,39 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
     """What applying a candidate does besides clearing `f`, as data (render/drain.py words it);
     `replanned`: the candidate's re-plan (a DrainPlan or a parallel.Verdict), None when it was
     not re-planned."""
-    if action == "StageCordons":
+    if action == STAGE_CORDONS:
         # nodes drained later stay open to replacements until their own step: each pod placed
         # there is evicted again; how many is what the re-plan simulated
         again = getattr(replanned, "evicted_again", 0)
         return (SideEffect(MOVES_PODS_TWICE, (), {"pods": again}),) if again else ()
-    if action in ("HonorTaints", "RaiseMaxSkew"):
+    if action in (SET_NODE_TAINTS_POLICY_HONOR, RAISE_MAX_SKEW):
         # a pod template edit: the workload's controller replaces every pod of it
         namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
-        return (SideEffect(ROLLS_WORKLOAD, (f.workload or "",), {"pods": len(lookups.keys(namespace, f.workload))}),)
-    if action == "AddNode":
-        return (SideEffect(ADDS_NODE, (new_node_name(params["domain"]),)),)
-    if action in ("RaisePdbBudget", "RemovePdb"):
-        return (SideEffect(REDUCES_AVAILABILITY, (params["pdb"],)),)
-    if action == "Flag":
+        rolls = SideEffect(ROLLS_WORKLOAD, (f.workload or "",), {"pods": len(lookups.keys(namespace, f.workload))})
+        # a larger maxSkew loosens the guarantee, as why-pending's RaiseMaxSkew says too
+        return (rolls, SideEffect(WEAKENS_SPREAD, (f.workload or "",))) if action == RAISE_MAX_SKEW else (rolls,)
+    if action == ADD_NODE:
+        return (SideEffect(ADDS_NODE, (params["name"],)),)
+    if action in (RAISE_PDB_BUDGET, REMOVE_PDB):
+        # the objects are a budget, not workloads: the words say so (render/text.side_effect_text)
+        return (SideEffect(REDUCES_AVAILABILITY, (params["pdb"],), {"kind": "PodDisruptionBudget"}),)
+    if action == FLAG:
         if params.get("flag") == "--force":
-            return (SideEffect(DELETES_PODS, f.pods),)
+            return (SideEffect(DELETES_PODS, f.pods, {"pods": len(f.pods)}),)
         if params.get("flag") == "--delete-emptydir-data":
             return (SideEffect(LOSES_DATA, f.pods),)
         return ()
-    if action == "DeleteDrainedNodes":
+    if action == DELETE_DRAINED_NODES:
         nodes = tuple(params.get("nodes", ()))
         out = [SideEffect(DELETES_NODES, nodes)]
         left = lookups.left_on(plan, nodes)
         if left:  # the pod garbage collector deletes the pods of a deleted Node object
-            out.append(SideEffect(DELETES_PODS, left))
+            out.append(SideEffect(DELETES_PODS, left, {"pods": len(left)}))
         volumes = lookups.pinned_volumes(nodes)
         if volumes:
             out.append(SideEffect(STRANDS_VOLUMES, volumes))
         return tuple(out)
     return ()
-
-
-def new_node_name(domain: str) -> str:
-    """The name the AddNode candidate gives the node it adds in `domain`."""
-    return f"new-{domain}-1"
 
 
 def with_rerun_hints(plan: DrainPlan, snapshot: Snapshot, selector=None,
@@ -88,6 +89,7 @@ def with_rerun_hints(plan: DrainPlan, snapshot: Snapshot, selector=None,
     (the nodes to name instead) and `matchedBy` (the selection that would catch it)."""
     if selector is None and domain is None:
         return plan
+    taken = {n.name for n in snapshot.nodes}
 
     def caught(labels) -> str:
         if domain is not None and labels.get(domain[0]) == domain[1]:
@@ -97,12 +99,11 @@ def with_rerun_hints(plan: DrainPlan, snapshot: Snapshot, selector=None,
         return ""
 
     def hinted(r: Remedy) -> Remedy:
-        like = snapshot.node(r.params.get("like", "")) if r.action == "AddNode" else None
+        like = snapshot.node(r.params.get("like", "")) if r.action == ADD_NODE else None
         if like is None:
             return r
-        labels = {**like.labels, r.params["topologyKey"]: r.params["domain"]}
-        labels[HOSTNAME_KEY] = new_node_name(r.params["domain"])
-        by = caught(labels)
+        # the node the remedy adds, as remedies.py made it (the same name: params["name"])
+        by = caught(new_node_like(like, taken).labels)
         if not by:
             return r
         return replace(r, params={**r.params, "matchedBy": by, "rerunNodes": list(plan.nodes)})

@@ -22,10 +22,9 @@ scheduler's node-tree order (`SimCluster.scan_order`):
 Only the common case takes this path: no pod (anti-)affinity in the cluster, no
 PreFilter outcome for the pod, and requests among cpu, memory and ephemeral-storage.
 Anything else, and a pod that no node fits even before spread (NoCapacity, whose
-diagnosis is every node's first failure), goes through the walk. numpy is optional:
-without it every placement walks. A placed pod's Placement leaves `fit_nodes`,
-`spread_refusals` and `reasons` empty: they describe a stranded pod and are read only
-then. A pod that nodes fit but spread refuses everywhere gets its fit nodes and
+diagnosis is every node's first failure), goes through the walk. A placed pod's
+Placement leaves `fit_nodes`, `spread_refusals` and `reasons` empty: they describe a
+stranded pod and are read only then. A pod that nodes fit but spread refuses everywhere gets its fit nodes and
 refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them
 (drain/diagnose.py).
 """
@@ -36,19 +35,18 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Callable
 
+import numpy as np
+
 from kubectl_tspread.drain.memo import let_go
 from kubectl_tspread.engine import resources, scorearrays, scores, spread
 from kubectl_tspread.model import HOSTNAME_KEY, Pod
 
-try:  # optional: the pure-Python archive has no numpy, and then every placement walks
-    import numpy as np
-except ImportError:  # pragma: no cover - exercised by the fallback tests with ENABLED off
-    np = None  # type: ignore[assignment]
-
 if TYPE_CHECKING:
     from kubectl_tspread.drain.simulate import SimCluster
 
-ENABLED = np is not None
+# On in every install (numpy is a required dependency); tests switch it off to hold the
+# node-by-node walk against the arrays.
+ENABLED = True
 FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _MISSING = ""  # labels.get(key, "") in score_nodes: a node without the key counts as the value ""
 

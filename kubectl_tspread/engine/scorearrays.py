@@ -12,14 +12,11 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+import numpy as np
+
 from kubectl_tspread.engine import scores
 from kubectl_tspread.engine.scores import MAX_NODE_SCORE, WEIGHTS
 from kubectl_tspread.model import Node, Pod
-
-try:  # the array paths need numpy; the scalar forms do not
-    import numpy as np
-except ImportError:  # pragma: no cover - the planner then never takes an array path
-    np = None  # type: ignore[assignment]
 
 
 def _column(pair: tuple[int, int]):

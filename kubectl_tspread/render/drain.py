@@ -8,9 +8,10 @@ from kubectl_tspread.drain.findings import already_violated, cause_of
 from kubectl_tspread.drain.pods import refusal_head
 from kubectl_tspread.render import structured
 from kubectl_tspread.render.console import print_block, table
-from kubectl_tspread.render.drain_remedies import names_text, remedy_tag, remedy_text, remedy_view, side_effect_message
+from kubectl_tspread.render.drain_remedies import names_text, remedy_tag, remedy_text, remedy_view
 from kubectl_tspread.render.structured import API_VERSION
 from kubectl_tspread.render.table import SUMMARY_DOMAINS, format_counts
+from kubectl_tspread.render.text import side_effect_text
 
 
 def _short(key: str) -> str:
@@ -337,7 +338,7 @@ def print_plan_findings(console, plan) -> None:
         for r in f.remedies:
             out.write(f"  fix ({remedy_tag(r)}): {remedy_text(r)}\n")
             for e in r.side_effects:
-                out.write(f"    side effect: {side_effect_message(e)}\n")
+                out.write(f"    side effect: {side_effect_text(e)}\n")
         for r in f.unchecked:
             out.write(f"  not checked (the re-plan allowance was spent): {remedy_text(r)}\n")
         if not f.remedies and f.severity == "error":

@@ -1,45 +1,46 @@
-"""How drain-safe words a remedy: its text, what its re-plan verified, its side effects, and
-its JSON view (render/drain.py prints them under each finding)."""
+"""How drain-safe words a remedy: its text, what its re-plan verified, and its JSON view
+(render/drain.py prints them under each finding). A change why-pending proposes too is worded
+by render/changes.py, and its side effects by render/text.py, for both commands."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kubectl_tspread.drain.findings import cause_of
-
-
-def _short(key: str) -> str:
-    return key.rsplit("/", 1)[-1]
+from kubectl_tspread.model import (
+    ADD_NODE, DELETE_DRAINED_NODES, FLAG, ORDER, RAISE_MAX_SKEW, RAISE_PDB_BUDGET, REMOVE_PDB, STAGE_CORDONS,
+)
+from kubectl_tspread.render.changes import DRAIN_SAFE, change_text, change_view
 
 
 def remedy_text(r) -> str:
     p = r.params
-    if r.action == "DeleteDrainedNodes":
-        return "delete each drained Node object once it is empty (kubectl delete node …)"
-    if r.action == "HonorTaints":
-        return f"set nodeTaintsPolicy: Honor on {p.get('workload')}'s {_short(p.get('topologyKey', ''))} constraint"
-    if r.action == "RaiseMaxSkew":
-        return (f"raise maxSkew of {p.get('workload')}'s {_short(p.get('topologyKey', ''))} constraint to "
-                f"{p.get('maxSkew')} for the drain")
-    if r.action == "AddNode":
-        text = f"add a node like {p.get('like')} in {_short(p.get('topologyKey', ''))} {p.get('domain')} first"
+    shared = change_text(r)
+    if r.action == RAISE_MAX_SKEW:
+        return f"{shared} for the drain"
+    if r.action == ADD_NODE:
+        text = f"{shared} first"
         if p.get("matchedBy"):
             nodes = p.get("rerunNodes", ())
             named = " ".join(nodes[:6]) + (f" … ({len(nodes)} nodes; -o json lists them)" if len(nodes) > 6 else "")
             text += (f"; {p['matchedBy']} would drain that node too, so rerun naming the drained nodes instead "
                      f"(with your other flags): kubectl tspread drain-safe {named}")
         return text
-    if r.action == "Flag":
+    if r.action == FLAG:
         return f"rerun with {p.get('flag')}"
-    if r.action == "RaisePdbBudget":
+    if r.action == RAISE_PDB_BUDGET:
         return f"let PodDisruptionBudget {p.get('pdb')} allow 1 disruption (e.g. maxUnavailable: 1) for the drain"
-    if r.action == "RemovePdb":
+    if r.action == REMOVE_PDB:
         return f"remove PodDisruptionBudget {p.get('pdb')} so one budget covers the pods"
-    if r.action == "StageCordons":
+    if r.action == STAGE_CORDONS:
         return ("cordon each step's nodes just before its evictions instead of every node first "
                 "(rerun with --stage-cordons)")
-    if r.action == "Order":
+    if r.action == ORDER:
         return f"drain in this order: {', '.join(p.get('order', ()))}"
+    if shared is not None:
+        return shared
+    if r.action == DELETE_DRAINED_NODES:
+        return "delete each drained Node object once it is empty (kubectl delete node …)"
     return r.action
 
 
@@ -51,28 +52,6 @@ _VERIFIES = {"PlanSafe": "makes the plan safe", "EvictionAllowed": "unblocks the
 def names_text(objs, most: int = 5) -> str:
     objs = list(objs)
     return ", ".join(objs[:most]) + (f" and {len(objs) - most} more" if len(objs) > most else "")
-
-
-def side_effect_message(e) -> str:
-    o = names_text(e.objects)
-    if e.code == "AddsNode":
-        return f"adds node {o}; no running pod changes"
-    if e.code == "ReducesAvailability":
-        return f"PodDisruptionBudget {o} then lets more of its pods be down at once"
-    if e.code == "RollsWorkload":
-        return f"edits the pod template: a rolling update replaces all {e.params.get('pods', 0)} pod(s) of {o}"
-    if e.code == "DeletesNodes":
-        return f"deletes Node object(s) {o}"
-    if e.code == "DeletesPods":
-        return f"deletes {len(e.objects)} pod(s) that nothing recreates there: {o}"
-    if e.code == "LosesData":
-        return f"loses the emptyDir data of {o}"
-    if e.code == "MovesPodsTwice":
-        return (f"{e.params.get('pods', 0)} replacement(s) land on nodes drained later and are evicted "
-                f"again (a pod moves twice)")
-    if e.code == "StrandsVolumes":
-        return f"leaves PersistentVolume(s) only those nodes can mount without a node: {o}"
-    return f"{e.code} {o}"
 
 
 def then_text(g) -> str:
@@ -96,12 +75,7 @@ def remedy_tag(r) -> str:
 
 def remedy_view(r) -> dict[str, Any]:
     then = r.then
-    return {"text": remedy_text(r), "verified": r.verified, "makesPlanSafe": r.makes_safe,
-            "action": r.action, "details": dict(r.params), "verifies": r.verifies or None,
+    return {**change_view(r, DRAIN_SAFE, remedy_text(r)), "makesPlanSafe": r.makes_safe,
             "outcome": remedy_tag(r) if r.verified else None,
-            "sideEffects": [{"code": e.code, "message": side_effect_message(e), "objects": list(e.objects),
-                             **({"count": e.params.get("pods", 0)} if e.code in ("RollsWorkload", "MovesPodsTwice")
-                                else {})}
-                            for e in r.side_effects],
             "then": None if then is None else {"code": then.code, "workload": then.workload,
                                                 "message": then_text(then)}}

@@ -6,33 +6,29 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kubectl_tspread import blockers as B, pending as P
-from kubectl_tspread.fixes_blockers import ADD_LABELLED_NODE, ADD_LARGER_NODE, LOWER_REQUEST
-from kubectl_tspread.fixes_effects import TIER_DESTRUCTIVE, TIER_TEMPLATE
-from kubectl_tspread.fixes import (
+from kubectl_tspread.model import (
+    ADD_LARGER_NODE,
     ADD_NODE,
+    ADD_NODE_WITH_LABELS,
     DELETE_NODES,
     EVICT_LOWER_PRIORITY,
     LABEL_NODES,
     LOWER_MIN_DOMAINS,
+    LOWER_REQUEST,
     RAISE_MAX_SKEW,
     SCHEDULE_ANYWAY_ACTION,
-    SET_NODE_TAINTS_POLICY_HONOR,
     UNCORDON,
 )
 from kubectl_tspread.quantity import format_quantity
+from kubectl_tspread.render.changes import WHY_PENDING, change_text, change_view
 from kubectl_tspread.render.structured import API_VERSION, Stream, camel_keys, constraint_view, warnings_view
-from kubectl_tspread.render.text import side_effect_text, trap_message
+from kubectl_tspread.render.text import short_key, side_effect_text, trap_message
 
 _RESOURCE_REASONS = ("Insufficient ", "Too many pods")
 _CORDON_REASON = "node(s) were unschedulable"
 
 
 # -- words -----------------------------------------------------------------------------------
-
-def short_key(key: str) -> str:
-    """topology.kubernetes.io/zone -> zone: how people name a domain in a sentence."""
-    return key.rsplit("/", 1)[-1]
-
 
 def _names(values: Sequence[str]) -> str:
     vals = list(values)
@@ -178,6 +174,14 @@ def cause_text(code: str, report: P.PendingReport) -> str:
 def suggestion_text(s) -> str:
     p = s.params
     a = s.action
+    shared = change_text(s)
+    if a == RAISE_MAX_SKEW:
+        return f"{shared}, the smallest value that lets the pod in"
+    if a == ADD_NODE:
+        need = requests_text(p["requests"])
+        return shared + (f" (the pod requests {need})" if need else "")
+    if shared is not None:
+        return shared
     if a == UNCORDON:
         return f"uncordon node {p['node']} (kubectl uncordon {p['node']})"
     if a == LABEL_NODES:
@@ -191,48 +195,38 @@ def suggestion_text(s) -> str:
         nodes = _some(p["nodes"])
         if p.get("autoscalers"):
             return (f"let {' and '.join(p['autoscalers'])} finish deleting the Node objects of "
-                    f"{_domains(p['key'], p['domains'])} ({nodes}); do not remove its taint: until they "
+                    f"{_domains(p['topologyKey'], p['domains'])} ({nodes}); do not remove its taint: until they "
                     f"are gone they count as domains with 0 pods")
         destroys = any(e.destructive for e in s.side_effects)
         if destroys:
-            return (f"delete the Node objects of {_domains(p['key'], p['domains'])} ({nodes}), which "
+            return (f"delete the Node objects of {_domains(p['topologyKey'], p['domains'])} ({nodes}), which "
                     f"still hold running pods or volumes (see below): cordoned, they count as domains "
                     f"with 0 matching pods; drain them first and delete them once they are empty")
-        return (f"delete the Node objects of drained {_domains(p['key'], p['domains'])} "
+        return (f"delete the Node objects of drained {_domains(p['topologyKey'], p['domains'])} "
                 f"({nodes}), which are empty: cordoned, they still count as domains with 0 pods")
-    if a == SET_NODE_TAINTS_POLICY_HONOR:
-        return (f"set nodeTaintsPolicy: Honor on the {p['key']} constraint, so cordoned and tainted "
-                f"nodes stop making domains")
     if a == LOWER_MIN_DOMAINS:
-        return (f"lower minDomains on the {p['key']} constraint from {p['old']} to {p['new']}, "
+        return (f"lower minDomains on the {p['topologyKey']} constraint from {p['old']} to {p['minDomains']}, "
                 f"the number of domains that exist")
-    if a == RAISE_MAX_SKEW:
-        return (f"raise maxSkew on the {p['key']} constraint from {p['old']} to {p['new']}, "
-                f"the smallest value that lets the pod in")
     if a == EVICT_LOWER_PRIORITY:
         return (f"evict lower-priority pod{'s' if len(p['pods']) != 1 else ''} {_names(p['pods'])} "
                 f"(priority {max(p['priorities'])} < {p['priority']}) from node {p['node']} to free room")
-    if a == ADD_NODE:
-        where = f" in {short_key(p['key'])} {p['domain']}" if p["domain"] else ""
-        need = requests_text(p["requests"])
-        return f"add a node like {p['template']}{where}" + (f" (the pod requests {need})" if need else "")
-    if a == ADD_LABELLED_NODE:
+    if a == ADD_NODE_WITH_LABELS:
         labels = ", ".join(f"{k}={v}" for k, v in p["labels"].items())
         drop = f", without {', '.join(p['dropped'])}" if p["dropped"] else ""
-        return f"add a node like {p['template']} labelled {labels or '(as it is)'}{drop}"
+        return f"add a node like {p['like']} labelled {labels or '(as it is)'}{drop}"
     if a == ADD_LARGER_NODE:
         sizes = ", ".join(f"{format_quantity(r, v)} {r}" for r, v in p["allocatable"].items())
         largest = ", ".join(f"{format_quantity(r, v)} {r}" for r, v in p["largest"].items())
-        where = f" in {short_key(p['key'])} {p['domain']}" if p.get("domain") else ""
-        return (f"add a node like {p['template']}{where} with at least {sizes} allocatable "
+        where = f" in {short_key(p['topologyKey'])} {p['domain']}" if p.get("domain") else ""
+        return (f"add a node like {p['like']}{where} with at least {sizes} allocatable "
                 f"(the largest now: {largest})")
     if a == LOWER_REQUEST:
         change = ", ".join(f"{r} from {format_quantity(r, p['old'][r])} to {format_quantity(r, v)}"
                            for r, v in p["new"].items())
         return f"lower the pod's request of {change}, what the roomiest node has free"
     if a == SCHEDULE_ANYWAY_ACTION:
-        return (f"switch the {p['key']} constraint to whenUnsatisfiable: ScheduleAnyway (spread becomes "
-                f"a preference; skew may then exceed maxSkew {p['max_skew']})")
+        return (f"switch the {p['topologyKey']} constraint to whenUnsatisfiable: ScheduleAnyway (spread becomes "
+                f"a preference; skew may then exceed maxSkew {p['maxSkew']})")
     return f"{a} {p}"
 
 
@@ -269,20 +263,8 @@ def _constraint_entry(c: P.ConstraintExplanation) -> dict[str, Any]:
     return doc
 
 
-CATEGORY = {0: "NoChangeToRunningPods", TIER_TEMPLATE: "TemplateEdit", TIER_DESTRUCTIVE: "Destructive"}
-
-
-def side_effects_view(effects) -> list[dict[str, Any]]:
-    """`sideEffects` of a fix or remedy: [{code, message, objects}] (+ its numbers as details)."""
-    return [{"code": e.code, "message": side_effect_text(e), "objects": list(e.objects),
-             **({"details": camel_keys(dict(e.params))} if e.params else {})} for e in effects]
-
-
 def _suggestion_view(s) -> dict[str, Any]:
-    return {"action": s.action, "text": suggestion_text(s), "verified": s.verified,
-            "nodes": list(s.nodes), "details": camel_keys(s.params),
-            "verifies": s.verifies, "category": CATEGORY[s.tier],
-            "sideEffects": side_effects_view(s.side_effects)}
+    return {**change_view(s, WHY_PENDING, suggestion_text(s)), "nodes": list(s.nodes)}
 
 
 def _pod_view(r: P.PendingReport) -> dict[str, Any]:

@@ -16,9 +16,11 @@ from kubectl_tspread.engine.traps import (
 )
 from kubectl_tspread.model import (
     ADDS_NODE,
-    MOVES_PODS_TWICE,
+    DELETES_NODES,
     DELETES_PODS,
     EVICTS_PODS,
+    LOSES_DATA,
+    MOVES_PODS_TWICE,
     RECREATES_POD,
     REDUCES_AVAILABILITY,
     ROLLS_WORKLOAD,
@@ -26,6 +28,11 @@ from kubectl_tspread.model import (
     WEAKENS_SPREAD,
     SideEffect,
 )
+
+
+def short_key(key: str) -> str:
+    """topology.kubernetes.io/zone -> zone: how people name a domain in a sentence."""
+    return key.rsplit("/", 1)[-1]
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -140,8 +147,9 @@ def _count(n: int, word: str) -> str:
 
 
 def side_effect_text(effect: SideEffect) -> str:
-    """One clause per side effect of a fix or remedy, naming what it touches:
-    DeletesPods(3 pods) → "deletes 3 running pods: shop/a, shop/b and shop/c"."""
+    """One clause per side effect of a fix or remedy, naming what it touches, the same words in
+    why-pending and drain-safe:
+    DeletesPods(3 pods) → "deletes 3 running pods: shop/a, shop/b, shop/c"."""
     objs, p, code = list(effect.objects), effect.params, effect.code
     if code == DELETES_PODS:
         # every one named: no advice destroys what it does not name
@@ -151,6 +159,8 @@ def side_effect_text(effect: SideEffect) -> str:
     if code == STRANDS_VOLUMES:
         return (f"strands {_count(len(objs), 'persistent volume')} that only these nodes can mount: "
                 f"{', '.join(objs)} (their pods cannot run anywhere else)")
+    if code == REDUCES_AVAILABILITY and p.get("kind") == "PodDisruptionBudget":
+        return f"PodDisruptionBudget {_names(objs, 5)} then lets more of its pods be down at once"
     if code == REDUCES_AVAILABILITY:
         return f"reduces the running replicas of {_names(objs, 5)} until replacements start"
     if code == ROLLS_WORKLOAD:
@@ -162,8 +172,14 @@ def side_effect_text(effect: SideEffect) -> str:
         return f"loosens the spread guarantee of {_names(objs)}"
     if code == ADDS_NODE:
         return f"adds node {_names(objs)} (capacity you pay for until it is removed)"
+    if code == DELETES_NODES:
+        return f"deletes Node object(s) {_names(objs, 5)}"
+    if code == LOSES_DATA:
+        return f"loses the emptyDir data of {_names(objs, 5)}"
     if code == MOVES_PODS_TWICE:
-        return f"{_count(int(p.get('pods', 0)), 'pod')} evicted again from nodes drained later"
+        # counted, not named (params pods): the re-plan's replacements, not the pods drained
+        return (f"{p.get('pods', 0)} replacement(s) land on nodes drained later and are evicted "
+                f"again (a pod moves twice)")
     return f"{code}: {', '.join(objs)}"
 
 

@@ -58,7 +58,7 @@ try:  # msgspec splits a List into its items' bytes without building the items (
     _ITEM_DECODER: Any = msgspec.json.Decoder()  # as fast as orjson, and it reads Raw directly
     _SHELL_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError)
     _RAW: Any = msgspec.Raw
-except ImportError:  # pragma: no cover - depends on the environment (the krew archive has no msgspec)
+except ImportError:  # pragma: no cover - depends on the environment
     _SHELL_DECODER = _ARRAY_DECODER = _ITEM_DECODER = _RAW = None
     _SHELL_ERRORS = ()
 

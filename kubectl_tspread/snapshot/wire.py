@@ -15,8 +15,8 @@ and tests/test_decode_perf_equiv.py check that field by field).
 
 Anything msgspec cannot match to this shape (a field of an unexpected type, a page
 that is not a PodList) makes `decode_pod_page` return None, and the caller parses the
-page the ordinary way: odd input costs speed, never correctness. Without msgspec (the
-krew archive runs without compiled extensions) this module is a no-op.
+page the ordinary way: odd input costs speed, never correctness. Without msgspec this
+module is a no-op.
 """
 
 from __future__ import annotations

@@ -1,0 +1,6 @@
+//go:build k8s1_35
+
+package main
+
+// the linked Kubernetes, when the binary's build information does not name it
+const fallbackVersion = "v1.35.4"

@@ -1,0 +1,13 @@
+//go:build !k8s1_33 && !k8s1_34 && !k8s1_35
+
+package main
+
+import (
+	"k8s.io/client-go/tools/events"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+)
+
+// 1.36 made the profile's recorder an EventRecorderLogger.
+func recorderFactory() profile.RecorderFactory {
+	return func(string) events.EventRecorderLogger { return &events.FakeRecorder{} }
+}
