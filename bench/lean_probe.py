@@ -22,6 +22,10 @@ again here, in the planner's order, with
   that found no node is not tried again while no room was made and its hard constraints'
   counts did not move); the planner's retries are recorded, and compared.
 
+The plan probed stages its cordons (--stage-cordons): planned with every target cordoned at
+step 1, a zone's trap strands replacements from the first step, and there is no harmless
+prefix to time.
+
 With --delete-drained-nodes the plan is the remedy re-plan that deletes each drained Node
 object once it is empty (remedies.py: the re-plan that sets a zone's time through the CLI),
 and the replay deletes them where that plan did: the node leaves the scheduler's walk (whose
@@ -56,6 +60,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 
 from bench import generate
 from bench.server import make_server, write_kubeconfig
@@ -118,11 +123,16 @@ def plan_options(snapshot, targets, delete_drained_nodes: bool = False) -> PlanO
     return options
 
 
+def probe_options(snapshot, targets, delete_drained_nodes: bool = False) -> PlanOptions:
+    """plan_options with staged cordons: the plan the probe replays (see the module's docstring)."""
+    return replace(plan_options(snapshot, targets, delete_drained_nodes), stage_cordons=True)
+
+
 def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
     """(the plan, [(start, end, steps of the world played after it, seconds in Placer.place
     before it, and after it) of each simulated batch], the plan's start and end times). With
     `delete_drained_nodes`, the plan is the remedy re-plan that deletes the drained nodes,
-    with the options remedies.py gives it."""
+    with the options remedies.py gives it; the cordons are staged (probe_options)."""
     stamps: list[tuple[float, float, int, float, float]] = []
     placing = [0.0]
     run_batch, place, retry_pending = search.run_batch, Placer.place, steps.retry_pending
@@ -169,7 +179,7 @@ def plan_timed(snapshot, targets, delete_drained_nodes: bool = False):
     search.Search.order = recorded_order
     try:
         start = time.perf_counter()
-        plan = planner_plan(snapshot, targets, plan_options(snapshot, targets, delete_drained_nodes))
+        plan = planner_plan(snapshot, targets, probe_options(snapshot, targets, delete_drained_nodes))
         end = time.perf_counter()
     finally:
         search.run_batch, Placer.place, steps.retry_pending = run_batch, place, retry_pending
@@ -405,8 +415,8 @@ def _probe(size: str, snapshot, delete_drained_nodes: bool = False) -> int:
     batches = sum(1 for stamp in stamps if stamp[1] <= last)
     planner_placing = placing_after - placing_before
     flat = FlatCluster(snapshot)
-    heuristic = Heuristic(flat, build_context(flat.sim, targets, plan_options(snapshot, targets, delete_drained_nodes)).tracked,
-                          list(targets))
+    options = probe_options(snapshot, targets, delete_drained_nodes)
+    heuristic = Heuristic(flat, build_context(flat.sim, targets, options).tracked, list(targets))
     marks: list[tuple[int, float, float]] = []
     differ, placed, took, placing = replay(flat, plan, list(plan.steps), delete_drained_nodes, marks, heuristic,
                                            rejected=True)

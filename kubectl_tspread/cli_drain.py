@@ -45,6 +45,9 @@ def parse_domain(ctx, param, value):
 @click.option("--delete-emptydir-data", is_flag=True, help="Also evict pods with emptyDir volumes (their data is lost).")
 @click.option("--max-parallel", type=click.IntRange(min=1), default=1, show_default=True,
               help="At most this many nodes per step.")
+@click.option("--stage-cordons", is_flag=True,
+              help="Cordon each step's nodes just before its evictions, not every node before the first "
+                   "(replacements may then land on nodes drained later and move twice).")
 @click.option("--execute", is_flag=True, help="Carry the plan out: cordon, evict through the Eviction API, wait.")
 @click.option("--yes", is_flag=True, help="With --execute: do not ask for confirmation.")
 @click.option("--dry-run", "dry_run", type=click.Choice(("none", "server")), default="none", show_default=True,
@@ -55,14 +58,16 @@ def parse_domain(ctx, param, value):
 @source_options
 @output_options
 @debug_option
-def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydir_data, max_parallel, execute,
-               yes, dry_run, timeout, log_file, source, out):
+def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydir_data, max_parallel, stage_cordons,
+               execute, yes, dry_run, timeout, log_file, source, out):
     """Plan a drain that never pushes a topology spread constraint past maxSkew.
 
     Pods follow kubectl drain's rules (DaemonSet pods need --ignore-daemonsets and stay,
     mirror pods are skipped, pods without a controller need --force, emptyDir pods need
-    --delete-emptydir-data). The drain is played step by step on a copy of the cluster:
-    cordon, evict, place every replacement as the scheduler would; the order and size
+    --delete-emptydir-data). Like kubectl drain, step 1 cordons every node to drain before
+    the first eviction, so no replacement lands on a node drained later (--stage-cordons
+    cordons each step's nodes with it instead). The drain is played step by step on a copy
+    of the cluster: evict, place every replacement as the scheduler would; the order and size
     of steps are chosen so that no DoNotSchedule constraint ends a step above maxSkew,
     every replacement has a node and no PDB is asked for more than it allows. When no
     such order exists the traps are named, with remedies verified on the simulation.
@@ -103,7 +108,8 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
         raise UsageError("name the nodes to drain: NODE..., -l SELECTOR or --domain KEY=VALUE")
     # a node holds pods of every namespace: the plan always reads them all
     src = dataclasses.replace(source, all_namespaces=True)
-    options = PlanOptions(DrainFlags(ignore_daemonsets, force, delete_emptydir_data), max_parallel=max_parallel)
+    options = PlanOptions(DrainFlags(ignore_daemonsets, force, delete_emptydir_data), max_parallel=max_parallel,
+                          stage_cordons=stage_cordons)
     # with --execute, SIGTERM is Ctrl-C from the first read on (kill, a CI job's cancel): a clean
     # `error:` exit 130 before any change, the state block once the drain has begun
     if execute:

@@ -375,6 +375,11 @@ WEAKENS_SPREAD = "WeakensSpread"  # objects: the workload whose guarantee become
 ADDS_NODE = "AddsNode"  # objects: the node to create (it costs money until removed)
 DELETES_NODES = "DeletesNodes"  # objects: the Node objects deleted
 LOSES_DATA = "LosesData"  # objects: pods whose emptyDir contents are lost
+# objects: none; params pods: how many evictions in the re-plan are of pods an earlier step of
+# it placed on a node drained later (drain-safe's StageCordons remedy). Not destructive and no
+# template edit: those pods are replacements a controller made, evicted again from a node being
+# drained and made again by it, as the drain does to every pod it evicts; nothing is deleted or lost
+MOVES_PODS_TWICE = "MovesPodsTwice"
 # the side effects that change or remove running pods, or lose what they hold: a fix or remedy
 # carrying one ranks last (TIER_DESTRUCTIVE)
 DESTRUCTIVE_EFFECTS = frozenset({DELETES_PODS, EVICTS_PODS, STRANDS_VOLUMES, LOSES_DATA})
@@ -424,6 +429,9 @@ RAISE_PDB_BUDGET = "RaisePdbBudget"
 REMOVE_PDB = "RemovePdb"
 FLAG = "Flag"
 ORDER = "Order"
+# drain-safe: cordon each step's nodes just before its evictions (--stage-cordons) instead of
+# every target at step 1
+STAGE_CORDONS = "StageCordons"
 
 # each action's parameters (the keys of ProposedChange.params, as JSON `details` writes them):
 # a constraint edit names the constraint by topologyKey (and its position in the Pending pod's
@@ -447,6 +455,7 @@ ACTION_PARAMETERS: dict[str, tuple[str, ...]] = {
     REMOVE_PDB: ("pdb",),
     FLAG: ("flag",),
     ORDER: ("order",),
+    STAGE_CORDONS: ("nodes",),
 }
 
 # the order advice is offered in: what a change does to running pods (its side effects)

@@ -284,14 +284,16 @@ class Case:
 
 ZONE_A = ("--domain", f"{ZONE}=a")
 CASES = {
-    "whole zone a drained under Ignore: the second node's pod and the first's replacement strand": Case(
+    # cordon-first: a1 and a2 are cordoned at step 1, so a1's replacement strands there and then
+    # (it used to go to a2 and strand again, evicted at step 2) and no replacement moves twice
+    "whole zone a drained under Ignore: each node's pod strands at its own step": Case(
         "zone-ignore", ZONE_A, False,
-        (("web-5d8f-a2-0", 2, "CordonedDomainTrap"), ("<replacement>", 2, "CordonedDomainTrap")),
+        (("web-5d8f-a1-0", 1, "CordonedDomainTrap"), ("web-5d8f-a2-0", 2, "CordonedDomainTrap")),
         ("CordonedDomainTrap",)),
     "whole zone a drained under Honor: zone a stops being a domain, b and c take the pods": Case(
         "zone-honor", ZONE_A, True),
-    "given order c2 a1 b2 strands a pod; b2 first and c2 (the minimum's zone) last is safe": Case(
-        "order", ("c2", "a1", "b2"), True, findings=("OrderMatters",)),
+    "given order c2 b1 a1 puts the skew at 3; b1 first and c2 (the minimum's zone) last is safe": Case(
+        "order", ("c2", "b1", "a1"), True, findings=("OrderMatters",)),
     "PDB with maxUnavailable 0 never allows the eviction": Case(
         "pdb-max-unavailable-0", ("a1",), False, (("web-5d8f-a1-0", 1, "PdbBlocks"),), ("PdbBlocks",),
         (("web-5d8f-a1-0", "PdbBlocks"),)),
@@ -340,7 +342,7 @@ def test_drain_plan_verdict_stranded_and_findings(capsys, case):
 
 
 def test_order_case_drains_the_minimum_zone_last(capsys):
-    _, plan = run(capsys, "drain-safe", "c2", "a1", "b2", "--from-file", ad.path("drain/order.json"))
+    _, plan = run(capsys, "drain-safe", "c2", "b1", "a1", "--from-file", ad.path("drain/order.json"))
     assert [s["nodes"] for s in plan["steps"]][-1] == ["c2"]
     (info,) = plan["findings"]
     assert info["severity"] == "info"
@@ -348,11 +350,12 @@ def test_order_case_drains_the_minimum_zone_last(capsys):
 
 def test_checker_catches_a_plan_that_places_a_replacement_where_spread_forbids(capsys):
     """The checker must be able to fail: move the safe Honor plan's last replacement into the
-    zone that already holds one more pod than the other."""
+    zone that already holds one more pod than the other (the first step's replacement's)."""
     _, plan = run(capsys, "drain-safe", *ZONE_A, "--from-file", ad.path("drain/zone-honor.json"))
     bad = copy.deepcopy(plan)
     last = bad["steps"][-1]["evictions"]
-    last[-1]["predictedNode"] = last[0]["predictedNode"]
+    assert last[-1]["predictedNode"][0] != bad["steps"][0]["evictions"][0]["predictedNode"][0]  # another zone
+    last[-1]["predictedNode"] = bad["steps"][0]["evictions"][0]["predictedNode"]
     with pytest.raises(AssertionError):
         replay(load("zone-honor"), bad)
 

@@ -74,7 +74,10 @@ def test_json_follows_the_drainplan_contract_and_yaml_agrees(capsys, dump):
     c = step["constraintsAfter"][0]
     assert set(c) >= {"workload", "topologyKey", "maxSkew", "distribution", "skew", "status"}
     s = doc["stranded"][0]
-    assert (s["workload"], s["step"], s["reason"]) == ("ReplicaSet/web-5d8f", 2, "CordonedDomainTrap")
+    # cordon-first: a1 and a2 are cordoned at step 1, where a1's replacement strands
+    assert (s["workload"], s["step"], s["reason"]) == ("ReplicaSet/web-5d8f", 1, "CordonedDomainTrap")
+    assert (doc["cordonFirst"], doc["cordonedAtStep"], doc["evictedAgain"]) == (True, {"a1": 1, "a2": 1}, 0)
+    assert [st["cordon"] for st in doc["steps"]] == [["a1", "a2"], []]
     f = doc["findings"][0]
     assert f["code"] == "CordonedDomainTrap" and f["message"]
     assert all(r["verified"] is True and r["text"] for r in f["remedies"])
@@ -397,8 +400,10 @@ def _zone_a_with_daemonset_and_local_volume() -> dict:
 
 def test_every_remedy_carries_its_side_effects_and_destructive_ones_rank_last(capsys, dump):
     path = dump(_zone_a_with_daemonset_and_local_volume())
+    # both nodes of zone a in one step: with every target cordoned first, deleting the drained
+    # nodes one step at a time leaves the other one a closed domain (cordon-first)
     code, out, _ = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--ignore-daemonsets",
-                       "--from-file", path, "-o", "json")
+                       "--max-parallel", "2", "--from-file", path, "-o", "json")
     assert code == 3
     f = next(f for f in json.loads(out)["findings"] if f["code"] == "CordonedDomainTrap")
     by_action = {r["action"]: r for r in f["remedies"]}
@@ -419,7 +424,7 @@ def test_every_remedy_carries_its_side_effects_and_destructive_ones_rank_last(ca
     ranks = [rank[r["action"]] for r in f["remedies"]]
     assert ranks == sorted(ranks) and ranks[-1] == 2
     code, out, _ = run(capsys, "drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--ignore-daemonsets",
-                       "--from-file", path)
+                       "--max-parallel", "2", "--from-file", path)
     assert "agent-a1" not in "".join(x for x in out.splitlines() if "side effect" in x)
     assert ("    side effect: strands 2 persistent volumes that only these nodes can mount: "
             "local-a1 (claim default/data-0), ebs-a (their pods cannot run anywhere else)") in out

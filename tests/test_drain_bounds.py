@@ -94,8 +94,9 @@ def test_remedies_are_verified_by_a_bounded_number_of_re_plans(extra_targets, re
         nodes=tuple(targets), safe=False, steps=(), stranded=(), findings=()), _findings(6), replan)
     assert len(calls) == replans == remedies.replan_allowance(len(targets))
     # the first finding got its own remedies, the last only shared, already verified ones
+    # (StageCordons names no workload either: one re-plan serves every finding)
     assert "DeleteDrainedNodes" in {r.action for r in found[0].remedies}
-    assert {r.action for r in found[-1].remedies} <= {"DeleteDrainedNodes", "AddNode"}
+    assert {r.action for r in found[-1].remedies} <= {"DeleteDrainedNodes", "StageCordons", "AddNode"}
     assert all(r.verified for f in found for r in f.remedies)
 
 
@@ -314,12 +315,15 @@ def _small_nodes_trap(per_zone: int, pods_per_node: int):
     return make_snapshot(nodes, pods, workloads=[RS]), [f"b{i}" for i in range(1, per_zone + 1)]
 
 
+@pytest.mark.parametrize("staged", [False, True], ids=["cordons first", "staged cordons"])
 @pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (12, 3), (10, 110)])
-def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, pods_per_node, monkeypatch):
+def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, pods_per_node, staged, monkeypatch):
     """The fallback plays a level's first candidate on the level's world itself while levels
     take their first candidate, and rebuilds a world from a checkpoint (replaying the batches
     since) when one does harm. Whatever the checkpoint spacing (1: a checkpoint at every
-    level, so nothing is ever replayed), the plan is the same."""
+    level, so nothing is ever replayed), the plan is the same. With the cordons first, zone b
+    is closed at step 1 and every level strands (nothing is played in place); with staged
+    cordons zone b's open nodes take replacements first, and the harm comes later."""
     snap, targets = _small_nodes_trap(per_zone, pods_per_node)
     replays = []
     real = search.Search._replayed
@@ -333,9 +337,9 @@ def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, 
     for every in (1, 3, 100):
         monkeypatch.setattr(search, "CHECKPOINT_EVERY", every)
         replays.clear()
-        plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+        plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, stage_cordons=staged))
         plans[every] = repr(plan)
-        if every > 1 and pods_per_node < 100:
+        if every > 1 and pods_per_node < 100 and staged:
             assert max(replays, default=0) > 0, "no world was rebuilt by replaying batches"
     assert not plan.safe and plan.stranded
     assert plans[1] == plans[3] == plans[100]
@@ -378,6 +382,15 @@ def test_each_candidate_of_a_harmful_level_starts_from_the_level_world(per_zone,
     assert len(after_harm) >= 3, "too few levels after a harmful one"
     for done in after_harm:
         assert copies.count(done) == search.GREEDY_CANDIDATES - 1, done
+
+
+def _order_options(case: str) -> PlanOptions:
+    """The options of an _order_case: the zone case stages its cordons, so that replacements
+    move into zone b's open target nodes and its shares change by a node or two at a level
+    with the same minimum (with every target cordoned first, the closed zone b holds the
+    minimum and lowers it at every level: no share is moved, each is made afresh)."""
+    return PlanOptions(verify_remedies=False, delete_drained_nodes=case.startswith("deleting"),
+                       stage_cordons=case.startswith("zone"))
 
 
 def _order_case(case: str, host_skew: int = 1):
@@ -429,7 +442,7 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arr
 
     monkeypatch.setattr(search.Search, "_share_totals", totals)
     monkeypatch.setattr(search._Totals, "derive", derive)
-    plan_drain(snap, targets, PlanOptions(verify_remedies=False, delete_drained_nodes=case.startswith("deleting")))
+    plan_drain(snap, targets, _order_options(case))
     assert len(checked) >= len(targets)
     if arrays and case.startswith("zone"):
         assert derived, "no target node set had its positions made from a like one's"
@@ -548,7 +561,7 @@ def test_shares_moved_by_the_changed_nodes_and_domains_are_fresh_ones(case, monk
         return got
 
     monkeypatch.setattr(search.Search, "_moved_shares", moved)
-    plan_drain(snap, targets, PlanOptions(verify_remedies=False, delete_drained_nodes=case.startswith("deleting")))
+    plan_drain(snap, targets, _order_options(case))
     assert used["few"] > 0
     if not case.startswith("zone"):
         assert used["many"] > 0

@@ -127,16 +127,36 @@ def test_drains_step_by_step_and_waits_for_replacements(capsys, kubeconfig, fake
     assert not api.logged("DELETE")
     assert sorted((r.name, r.status, r.dry_run) for r in fake.evictions) == [
         ("web-abc12-a1", 201, False), ("web-abc12-b1", 201, False)]
-    # one step after the other: step 2 cordons only after step 1's replacement is Ready
-    order = [(e["action"], e.get("step")) for e in events if e["action"] in (P.CORDON, P.EVICT, P.WAIT)]
-    assert order.index((P.CORDON, 2)) > order.index((P.WAIT, 1)) > order.index((P.EVICT, 1))
-    assert "step 1/2: node/a1 cordoned" in err and "step 2/2: pod/default/web-abc12-b1 evicted" in err
+    # cordon-first, as kubectl drain: step 1 cordons a1 and b1 before its eviction, step 2
+    # cordons nothing and evicts only once step 1's replacement is Ready
+    order = [(e["action"], e["object"], e.get("step")) for e in events if e["action"] in (P.CORDON, P.EVICT, P.WAIT)]
+    assert order[:3] == [(P.CORDON, "node/a1", 1), (P.CORDON, "node/b1", 1),
+                         (P.EVICT, "pod/default/web-abc12-a1", 1)]
+    assert not [o for o in order if o[0] == P.CORDON and o[2] == 2]
+    assert order.index((P.EVICT, "pod/default/web-abc12-b1", 2)) > order.index((P.WAIT, "", 1))
+    # and so do the requests the API server saw: both cordon patches before the first eviction
+    writes = [(r.method, r.path) for r in api.requests if r.method in ("PATCH", "POST")]
+    assert writes[:3] == [("PATCH", "/api/v1/nodes/a1"), ("PATCH", "/api/v1/nodes/b1"),
+                          ("POST", "/api/v1/namespaces/default/pods/web-abc12-a1/eviction")]
+    assert "step 1/2: node/a1 cordoned" in err and "step 1/2: node/b1 cordoned" in err
+    assert "step 2/2: pod/default/web-abc12-b1 evicted" in err
     assert "kubectl uncordon a1 b1" in err
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert all({"time", "action", "object", "result"} <= set(rec) for rec in lines)
     assert [(r["object"], r["result"]) for r in lines if r["action"] == "evict"] == [
         ("pod/default/web-abc12-a1", "evicted"), ("pod/default/web-abc12-b1", "evicted")]
     assert lines[-1]["action"] == "done" and lines[0]["time"].endswith("Z")
+
+
+def test_staged_cordons_cordon_each_step_after_the_one_before(capsys, kubeconfig, fake, api, settings, events):
+    """--stage-cordons (the StageCordons remedy): step 2 cordons b1 only once step 1's
+    replacement is Ready, and the resume command keeps the flag."""
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1", "--stage-cordons")
+    assert code == 0, err
+    order = [(e["action"], e.get("step")) for e in events if e["action"] in (P.CORDON, P.EVICT, P.WAIT)]
+    assert order.index((P.CORDON, 2)) > order.index((P.WAIT, 1)) > order.index((P.EVICT, 1))
+    assert [o for o in order if o[0] == P.CORDON] == [(P.CORDON, 1), (P.CORDON, 2)]
+    assert sorted(unschedulable(fake)) == ["a1", "b1"]
 
 
 def test_max_parallel_evicts_the_pods_of_a_step_together(capsys, kubeconfig, fake, api, settings, events):
@@ -237,7 +257,7 @@ def test_a_pod_under_two_pdbs_stops_the_run_with_the_apis_500(capsys, kubeconfig
     assert code == 1
     assert [r.status for r in fake.evictions] == [500]
     assert MULTIPLE_PDBS in err and "make one PDB select it" in err
-    assert unschedulable(fake) == ["a1"]  # step 2 never started
+    assert unschedulable(fake) == ["a1", "b1"]  # cordon-first: step 1 cordoned both; step 2 never started
     assert "web-abc12-a1" in web_nodes(fake)
 
 
@@ -245,7 +265,8 @@ def test_a_pod_under_two_pdbs_stops_the_run_with_the_apis_500(capsys, kubeconfig
 
 def test_a_step_that_became_unsafe_is_not_run(capsys, kubeconfig, fake, api, settings, events):
     """After step 1, node b2 disappears: draining b1 would now empty zone b while it stays a
-    domain (cordoned, nodeTaintsPolicy Ignore), so the re-plan is unsafe and b1 is left alone."""
+    domain (cordoned, nodeTaintsPolicy Ignore), so the re-plan is unsafe and b1's pod is left
+    alone (b1 itself was cordoned at step 1 with a1: cordon-first)."""
     @on(P.STEP, "nodes a1", times=2)  # "started", then "done"
     def lose_b2(_):
         api.objects.pop(("/api/v1/nodes", "", "b2"))
@@ -256,9 +277,9 @@ def test_a_step_that_became_unsafe_is_not_run(capsys, kubeconfig, fake, api, set
     code, _, err = drain(capsys, kubeconfig, "a1", "b1")
     assert code == 3
     assert "no longer safe" in err and "CordonedDomainTrap" in err
-    assert unschedulable(fake) == ["a1"]
+    assert unschedulable(fake) == ["a1", "b1"]
     assert [r.name for r in fake.evictions] == ["web-abc12-a1"]
-    assert "cordoned nodes: a1" in err and "kubectl uncordon a1" in err
+    assert "cordoned nodes: a1, b1" in err and "kubectl uncordon a1 b1" in err
 
 
 def test_an_unsafe_plan_is_never_executed(capsys, kubeconfig, fake, api, settings):
@@ -283,7 +304,7 @@ def test_a_replacement_no_node_can_take_stops_with_why_pending(capsys, kubeconfi
     assert "fits none of 6 nodes" in err  # why-pending's report for the replacement
     assert "didn't match pod topology spread constraints" in err
     assert "replacements not Ready yet: default/web-abc12-r" in err and "(Pending)" in err
-    assert unschedulable(fake) == ["a1"]
+    assert unschedulable(fake) == ["a1", "b1"]  # cordon-first: both at step 1
 
 
 def test_timeout_waiting_for_a_replacement_explains_it(capsys, kubeconfig, fake, api, settings, events):
@@ -304,18 +325,20 @@ def test_interrupted_after_an_eviction_then_resumed(capsys, kubeconfig, fake, ap
     settings.listeners += (ctrl_c,)
     code, _, err = drain(capsys, kubeconfig, "a1", "b1")
     assert code == 130
-    assert "cordoned nodes: a1" in err and "pods evicted by this run: default/web-abc12-a1" in err
+    # cordon-first: step 1 cordoned a1 and b1 before evicting a1's pod
+    assert "cordoned nodes: a1, b1" in err and "pods evicted by this run: default/web-abc12-a1" in err
     resume = f"kubectl tspread drain-safe a1 b1 --kubeconfig {kubeconfig} --execute --yes"
-    assert f"  {resume}" in err and "  kubectl uncordon a1" in err
+    assert f"  {resume}" in err and "  kubectl uncordon a1 b1" in err
     assert "error: drain interrupted" in err
-    assert unschedulable(fake) == ["a1"]
+    assert unschedulable(fake) == ["a1", "b1"]
 
     settings.listeners = (events.append,)
     events.clear()
     patches_before = len(api.logged("PATCH"))
     code, _, err = drain(capsys, kubeconfig, "a1", "b1")
     assert code == 0, err
-    assert [p.path for p in api.logged("PATCH")[patches_before:]] == ["/api/v1/nodes/b1"]  # a1 stays as is
+    assert api.logged("PATCH")[patches_before:] == []  # both stay as they are: no cordon is redone
+    assert not actions(events, P.CORDON)
     assert [r.name for r in fake.evictions] == ["web-abc12-a1", "web-abc12-b1"]  # a1's pod only once
     assert sorted(unschedulable(fake)) == ["a1", "b1"]
 
@@ -452,14 +475,17 @@ def test_confirmation_on_a_terminal(answer, proceeds, capsys, kubeconfig, fake, 
     ({"timeout": 90.0, "log": "/tmp/d.log"},
      "kubectl tspread drain-safe a1 'node b' --execute --timeout 90s --log /tmp/d.log --yes"),
     ({"timeout": None}, "kubectl tspread drain-safe a1 'node b' --execute --timeout 0 --yes"),
-], ids=["defaults", "kubectl drain flags and --max-parallel", "connection flags", "timeout and log", "no timeout"])
+    ({"stage_cordons": True}, "kubectl tspread drain-safe a1 'node b' --stage-cordons --execute --yes"),
+], ids=["defaults", "kubectl drain flags and --max-parallel", "connection flags", "timeout and log", "no timeout",
+        "staged cordons"])
 def test_resume_command_repeats_the_run(kw, expected):
     from kubectl_tspread.drain.model import PlanOptions
     from kubectl_tspread.drain.pods import DrainFlags
     from kubectl_tspread.drain.resume import resume_command
     from kubectl_tspread.options import SourceOptions
 
-    options = PlanOptions(DrainFlags(*kw.get("flags", (False, False, False))), max_parallel=kw.get("max_parallel", 1))
+    options = PlanOptions(DrainFlags(*kw.get("flags", (False, False, False))), max_parallel=kw.get("max_parallel", 1),
+                          stage_cordons=kw.get("stage_cordons", False))
     source = SourceOptions(context=kw.get("context"), as_groups=kw.get("as_groups", ()),
                            request_timeout=kw.get("request_timeout"))
     assert resume_command(["a1", "node b"], options, source, kw.get("timeout", 300.0), kw.get("log")) == expected

@@ -43,11 +43,20 @@ def test_whole_zone_drain_under_ignore_is_a_cordoned_domain_trap():
     assert not plan.safe
     assert "CordonedDomainTrap" in codes(plan)
     trap = next(s for s in plan.stranded if s.reason == "CordonedDomainTrap")
-    assert trap.workload == "ReplicaSet/web-1" and trap.step == 2
-    assert trap.details["cordonedDomains"] == ["a"] and trap.details["globalMin"] == 0
-    # every remedy listed was re-planned and clears the trap
-    assert {"DeleteDrainedNodes", "SetNodeTaintsPolicyHonor", "RaiseMaxSkew", "AddNode"} <= remedy_actions(
-        plan, "CordonedDomainTrap")
+    # cordon-first: step 1 cordons a1 and a2, so zone a is closed from the first eviction on and
+    # a1's pod strands at once (it used to go to a2, then strand at step 2), with a2's pod still
+    # holding the minimum at 1
+    assert trap.workload == "ReplicaSet/web-1" and trap.step == 1
+    assert trap.details["cordonedDomains"] == ["a"] and trap.details["globalMin"] == 1
+    assert plan.steps[0].cordon == ("a1", "a2") and plan.steps[1].cordon == ()
+    # every remedy listed was re-planned and clears the trap. Cordon-first: deleting the drained
+    # Node objects no longer does one node at a time (a2, cordoned and still holding its pod,
+    # keeps zone a a closed domain while a1's replacement is placed; --max-parallel 2 clears it)
+    actions = remedy_actions(plan, "CordonedDomainTrap")
+    assert {"SetNodeTaintsPolicyHonor", "RaiseMaxSkew", "AddNode"} <= actions and "DeleteDrainedNodes" not in actions
+    deleting = plan_drain(_zone_cluster(IGNORE), ["a1", "a2"], replace(FAST, delete_drained_nodes=True))
+    assert [s.reason for s in deleting.stranded] == ["CordonedDomainTrap"]
+    assert plan_drain(_zone_cluster(IGNORE), ["a1", "a2"], replace(FAST, delete_drained_nodes=True, max_parallel=2)).safe
 
 
 def test_whole_zone_drain_under_honor_is_safe():
@@ -91,23 +100,44 @@ def test_no_capacity_names_the_scheduler_reasons_and_a_verified_node_to_add():
 # --- order --------------------------------------------------------------------------------
 
 def test_order_matters_when_the_minimum_domain_must_go_last():
-    # zones a=2 b=4 c=2, maxSkew 2 (Ignore): a and c hold the minimum. Draining c2 (a pod of
-    # the minimum's zone c) first lowers the minimum to 1 and the later steps strand a pod;
-    # draining b2 (the fullest zone) first and c2 last is safe. Found by a random search.
+    # zones a=1 b=3 c=1, maxSkew 2 (Ignore), the skew already 2: a and c hold the minimum.
+    # Draining c2 (zone c's one pod) first takes c to 0 and its replacement scores best on a2,
+    # so the skew reaches 3; draining b1 (of the fullest zone) first and c2 last is safe.
+    # Found by a random search. (The case this test had before cordon-first, given order
+    # c2 a1 b2, was unsafe only because c2's replacement landed on a1, drained next: with every
+    # target cordoned first that order is safe.)
+    c = make_constraint(max_skew=2)
+    caps = {"a1": 1, "a2": 1, "b1": 3, "b2": 1, "b3": 2, "c1": 3, "c2": 1}
+    nodes = [make_node(n, zone=n[0], allocatable={"cpu": 4000, "memory": 16 * GI, "pods": cap})
+             for n, cap in caps.items()]
+    pods = web({"a1": 1, "b1": 1, "b3": 2, "c2": 1}, [c])
+    snap = make_snapshot(nodes, pods, workloads=[RS])
+    targets = ["c2", "b1", "a1"]
+    assert not given_order_safe(snap, targets, FAST)
+    plan = plan_drain(snap, targets, FAST)
+    assert plan.safe
+    assert [s.nodes for s in plan.steps] == [("b1",), ("a1",), ("c2",)]
+    (info,) = plan.findings
+    assert info.code == "OrderMatters" and info.severity == "info"
+    assert info.remedies[0].params["order"] == ["b1", "a1", "c2"]
+
+
+def test_the_order_case_of_staged_cordons_is_safe_with_the_cordons_first():
+    """On main (each step cordoning its own node) the given order c2 a1 b2 put c2's replacement
+    on a1, drained at the next step, where it was evicted again; with every target cordoned at
+    step 1 no replacement goes to a1 or b2, nothing moves twice and the given order is safe."""
     c = make_constraint(max_skew=2)
     caps = {"a1": 1, "a2": 3, "b1": 3, "b2": 2, "b3": 3, "c1": 1, "c2": 3, "c3": 3}
     nodes = [make_node(n, zone=n[0], allocatable={"cpu": 4000, "memory": 16 * GI, "pods": cap})
              for n, cap in caps.items()]
-    pods = web({"a2": 2, "b1": 3, "b2": 1, "c1": 1, "c2": 1}, [c])
-    snap = make_snapshot(nodes, pods, workloads=[RS])
+    snap = make_snapshot(nodes, web({"a2": 2, "b1": 3, "b2": 1, "c1": 1, "c2": 1}, [c]), workloads=[RS])
     targets = ["c2", "a1", "b2"]
-    assert not given_order_safe(snap, targets, FAST)
+    assert given_order_safe(snap, targets, FAST)
+    staged = replace(FAST, stage_cordons=True)
+    assert not given_order_safe(snap, targets, staged)  # today's staged cordons: main's answer
+    assert plan_drain(snap, targets, staged).evicted_again == 1  # safe in the search's order, a pod moving twice
     plan = plan_drain(snap, targets, FAST)
-    assert plan.safe
-    assert [s.nodes for s in plan.steps] == [("b2",), ("a1",), ("c2",)]
-    (info,) = plan.findings
-    assert info.code == "OrderMatters" and info.severity == "info"
-    assert info.remedies[0].params["order"] == ["b2", "a1", "c2"]
+    assert plan.safe and plan.evicted_again == 0 and plan.findings == ()
 
 
 # --- PDBs ---------------------------------------------------------------------------------

@@ -2,7 +2,11 @@
 drain/lean_carry.py along the lean search's): it must answer what the re-plan from scratch
 answers (the plan's findings and remedies equal the in-process plan's, whose re-plans always
 start from scratch, made by the planner alone), and on a zone trap it must take over the
-plan's world late, not start from the beginning. Each test runs with either plan."""
+plan's world late, not start from the beginning. Each test runs with either plan.
+
+Only a plan with staged cordons (--stage-cordons) carries it: with every target cordoned at
+step 1, Honor leaves the pods still running on them out of the counts from the first step on,
+so the re-plan reads the constraint differently at every level (the last test here)."""
 
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ WORKLOADS = [make_workload("ReplicaSet", f"{a}-1", {"app": a}) for a in APPS] + 
     make_workload("ReplicaSet", f"canary-{a}", {"app": a}) for a in APPS]
 GPU = Taint("dedicated", "gpu", "NoSchedule")
 CORDON = Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule")
+STAGED = PlanOptions(stage_cordons=True)  # the only plans that carry the re-plan (see above)
 
 
 def _node(name: str, zone: str, pods: int, taints=()):
@@ -105,7 +110,7 @@ def _carried(results):
 ])
 def test_the_honor_replan_is_carried_to_the_last_level(kw, counting, results, monkeypatch):
     snap, targets = _trap(**kw)
-    forked = plan_drain(snap, targets)
+    forked = plan_drain(snap, targets, STAGED)
     assert not forked.safe and forked.stranded[0].step < forked.steps[-1].number
     carried = _carried(results)
     assert len(carried) == 1, "the HonorTaints re-plan was not carried"
@@ -114,7 +119,7 @@ def test_the_honor_replan_is_carried_to_the_last_level(kw, counting, results, mo
     last_level = [s for s in forked.steps if s.nodes == forked.steps[-1].nodes]
     assert carried[0][0] == len(forked.steps) - len(last_level)
     assert all(gone(c.pid) for c in counting)
-    in_process = no_fork_plan(snap, targets, monkeypatch)
+    in_process = no_fork_plan(snap, targets, monkeypatch, STAGED)
     assert repr(forked.findings) == repr(in_process.findings)
     assert repr(forked.steps) == repr(in_process.steps) and repr(forked.stranded) == repr(in_process.stranded)
     assert any(r.action == "SetNodeTaintsPolicyHonor" for f in forked.findings for r in f.remedies)
@@ -150,7 +155,7 @@ def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting,
         return fork(self, world)
 
     monkeypatch.setattr(sharer, "fork", watched)
-    options = PlanOptions(max_parallel=2)
+    options = PlanOptions(max_parallel=2, stage_cordons=True)
     forked = plan_drain(snap, targets, options)
     carried = _carried(results)
     assert diverged == [True] and len(carried) == 1
@@ -176,12 +181,36 @@ def test_no_carrying_when_the_checks_fail(kw, why, counting, results, monkeypatc
             return armed[-1]
 
         monkeypatch.setattr(module, "arm", arm)
-    forked = plan_drain(snap, targets)
+    forked = plan_drain(snap, targets, STAGED)
     assert all(sharer is None for sharer in armed), why
     assert armed or kw.get("tolerate_cordon"), "the checks were not asked"  # web's, forced.py leaves out
     assert not _carried(results), why
+    in_process = no_fork_plan(snap, targets, monkeypatch, STAGED)
+    assert repr(forked.findings) == repr(in_process.findings)
+
+
+@pytest.mark.parametrize("kw", [pytest.param({}, id="one pod per node"),
+                                pytest.param({"gpu": True}, id="a tainted node in each zone")])
+def test_a_plan_with_the_cordons_first_carries_nothing(kw, counting, results, monkeypatch):
+    """With every target cordoned at step 1, Honor leaves the pods still on b's nodes out of
+    the counts from the first step, Ignore counts them until their own step: the checks refuse
+    the carry at once, and the re-plan from scratch gives the in-process answer (which the
+    staged plan of the same trap carries: test_the_honor_replan_is_carried_to_the_last_level)."""
+    snap, targets = _trap(**kw)
+    armed = []
+    for module in (shared, lean_carry):
+        def arm(*args, real=module.arm):
+            armed.append(real(*args))
+            return armed[-1]
+
+        monkeypatch.setattr(module, "arm", arm)
+    forked = plan_drain(snap, targets)
+    assert armed and all(sharer is None for sharer in armed)
+    assert not _carried(results)
+    assert forked.steps[0].cordon == tuple(targets) and not forked.safe
     in_process = no_fork_plan(snap, targets, monkeypatch)
     assert repr(forked.findings) == repr(in_process.findings)
+    assert any(r.action == "SetNodeTaintsPolicyHonor" for f in forked.findings for r in f.remedies)
 
 
 def test_a_hostname_constraint_is_not_carried(counting, results, monkeypatch):
@@ -192,9 +221,9 @@ def test_a_hostname_constraint_is_not_carried(counting, results, monkeypatch):
                      spread=[make_constraint(HOSTNAME_KEY, selector={"app": "web"}, node_taints_policy=IGNORE)])
             for n in nodes]
     snap = make_snapshot(nodes, pods, workloads=WORKLOADS[:1])
-    forked = plan_drain(snap, ["b1", "b2"])
+    forked = plan_drain(snap, ["b1", "b2"], STAGED)
     assert not _carried(results)
-    assert repr(forked.findings) == repr(no_fork_plan(snap, ["b1", "b2"], monkeypatch).findings)
+    assert repr(forked.findings) == repr(no_fork_plan(snap, ["b1", "b2"], monkeypatch, STAGED).findings)
 
 
 def test_accepting_takes_the_held_pods_out_of_the_counts():
@@ -227,16 +256,16 @@ def traps(draw):
           "gpu": draw(st.booleans()), "max_skew": draw(st.integers(1, 2))}
     if draw(st.booleans()):
         kw["pdb"] = draw(st.integers(1, 2))
-    return kw, draw(st.integers(1, 2))
+    return kw, draw(st.integers(1, 2)), draw(st.booleans())
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(case=traps())
 def test_carried_or_not_the_answer_is_the_in_process_one(case, counting, results, monkeypatch):
-    kw, max_parallel = case
+    kw, max_parallel, staged = case
     snap, targets = _trap(**kw)
-    options = PlanOptions(max_parallel=max_parallel)
+    options = PlanOptions(max_parallel=max_parallel, stage_cordons=staged)
     forked = plan_drain(snap, targets, options)
     with monkeypatch.context() as m:
         m.setenv("TSPREAD_NO_FORK", "1")
@@ -264,7 +293,7 @@ def test_honor_from_here_is_honor_from_the_start():
     edited = replace(snap, pods=tuple(
         replace(p, spread=edited_constraints(p.spread, ZONE_KEY, node_taints_policy=HONOR)) if p in web else p
         for p in snap.pods))
-    options = PlanOptions(search_budget=0, verify_remedies=False)
+    options = PlanOptions(search_budget=0, verify_remedies=False, stage_cordons=True)
     plain, honor = (LeanSearch(s, targets, options, forced=True) for s in (snap, edited))
     for search in (plain, honor):
         for batch in (["b1"], ["b2", "b3"]):

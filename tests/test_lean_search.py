@@ -67,7 +67,10 @@ def test_the_search_on_flat_arrays_makes_the_planners_plan(clusters, size, delet
     found = lean.run()
     assert lean_search.compare(lean, plan) == []
     assert not found and not plan.safe  # a zone under nodeTaintsPolicy Ignore strands replacements
-    assert len(lean.steps) == len(plan.steps) > len(targets)  # PDB budgets split batches into steps
+    # a step per target: with every target cordoned at step 1 no replacement lands on a later
+    # target to be evicted again, and the PDB budgets that then split batches into steps hold
+    assert len(lean.steps) == len(plan.steps) == len(targets)
+    assert plan.evicted_again == 0
     assert lean.explored == plan.explored > len(targets)  # candidates rolled back
     assert any(s.deleted_nodes for s in lean.steps) == deleting
     placed_nowhere = sum(node is None for s in lean.steps for _, node in s.evicted)
@@ -75,7 +78,9 @@ def test_the_search_on_flat_arrays_makes_the_planners_plan(clusters, size, delet
     assert lean.forced == (not deleting)  # forced.py proves the trap, except with the nodes deleted
     safe, findings = lean.verdict(found)
     assert (safe, findings) == lean_search.planner_verdict(plan)
-    assert {"CordonedDomainTrap", "SpreadBlocked", "PdbBlocks"} <= {code for code, _ in findings}
+    # cordon-first: zone b is closed from step 1, so its spread refusals are the trap's (before,
+    # some came while b still had open nodes, as SpreadBlocked)
+    assert {"CordonedDomainTrap", "PdbBlocks"} <= {code for code, _ in findings}
 
 
 def test_a_step_unlike_the_planners_is_reported(clusters):
@@ -83,13 +88,15 @@ def test_a_step_unlike_the_planners_is_reported(clusters):
     options, targets, plan, _ = _planned(snapshot, False)
     lean = lean_search.lean_for(snapshot, targets, options)
     lean.run()
-    step = lean.steps[3]
+    # the first step with a placed replacement (with the cordons first the trap strands most)
+    k = next(i for i, s in enumerate(lean.steps) if any(node is not None for _, node in s.evicted))
+    step = lean.steps[k]
     key, node = next((key, node) for key, node in step.evicted if node is not None)
     other = next(n for n in lean.flat.order if n != node)
     moved = tuple((k, other if k == key else n) for k, n in step.evicted)
-    lean.steps[3] = dataclasses.replace(step, evicted=moved)
+    lean.steps[k] = dataclasses.replace(step, evicted=moved)
     assert lean_search.compare(lean, plan) == [
-        f"step 4: evictions #{[k for k, _ in step.evicted].index(key) + 1} of {len(moved)}: "
+        f"step {k + 1}: evictions #{[k for k, _ in step.evicted].index(key) + 1} of {len(moved)}: "
         f"({key!r}, {other!r}) here, the planner's ({key!r}, {node!r})"]
     lean.steps.pop()
     assert lean_search.compare(lean, plan)[0] == f"{len(plan.steps) - 1} steps here, the planner's {len(plan.steps)}"
@@ -130,21 +137,24 @@ def test_what_a_step_reports_is_the_planners_and_a_difference_is_reported(cluste
         f"{step.pdbs[0]!r}"]
 
 
-def test_a_candidate_rolled_back_leaves_no_gone_domain_in_the_report():
+@pytest.mark.parametrize("staged", [True, False], ids=["staged cordons", "cordons first"])
+def test_a_candidate_rolled_back_leaves_no_gone_domain_in_the_report(staged):
     """One node a zone, a1 and c1 full, web under Honor: the search first plays b1 (web's
     replacement strands), rolls it back with zone b gone from web's domains, and keeps a1, whose
-    step reports zone a gone and b holding web, not the candidate's domains."""
+    step reports zone a gone and b holding web, not the candidate's domains (cordons staged).
+    With the cordons first, step 1 cordons a1 and b1 whatever the batch: both zones are gone
+    from web's domains at once, and the step says so."""
     nodes = [_node(name) for name in ("a1", "b1", "c1")]
     snapshot = make_snapshot(nodes, web({"b1": 1}, (make_constraint(ZONE_KEY, 1, node_taints_policy="Honor"),))
                              + [make_pod("other", node="a1"), make_pod("more", node="c1")])
-    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False)
+    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False, stage_cordons=staged)
     plan = plan_drain(snapshot, ["a1", "b1"], options)
     lean = lean_search.lean_for(snapshot, ["a1", "b1"], options, report=True)
     lean.run()
     assert lean_search.compare(lean, plan) == []
     assert lean.explored > len(lean.steps)  # a candidate rolled back
     assert lean.steps[0].nodes == ("a1",)
-    assert dict(lean.steps[0].constraints_after[0].distribution) == {"b": 1, "c": 0}
+    assert dict(lean.steps[0].constraints_after[0].distribution) == ({"b": 1, "c": 0} if staged else {"c": 0})
 
 
 def _racks():
@@ -161,14 +171,17 @@ def _racks():
     return snapshot, [f"a{i}" for i in range(1, 9)], options
 
 
-def test_counts_of_many_domains_kept_as_changes_are_the_planners_under_honor():
+@pytest.mark.parametrize("staged", [True, False], ids=["staged cordons", "cordons first"])
+def test_counts_of_many_domains_kept_as_changes_are_the_planners_under_honor(staged):
     """140 nodes of one pod each in 70 racks (a node of zone a and one of b each), web on zone
     a's with a rack constraint under Honor, room on b1 and b2 alone: each cordon takes its
     node's pod out of its rack's count (the rack keeps its b node), each replacement moves a
     count, and from the third step on the candidates strand and are rolled back. The report
     keeps the rack counts as changes to a shared copy (LeanCounts), told by the domains each
-    move, cordon and rollback touched; every step's distribution is the planner's."""
+    move, cordon and rollback touched; every step's distribution is the planner's. (Staged
+    cordons; with the cordons first step 1 takes all eight pods out of their racks' counts.)"""
     snapshot, targets, options = _racks()
+    options = dataclasses.replace(options, stage_cordons=staged)
     plan = plan_drain(snapshot, targets, options)
     lean = lean_search.lean_for(snapshot, targets, options, report=True)
     lean.run()
@@ -176,8 +189,13 @@ def test_counts_of_many_domains_kept_as_changes_are_the_planners_under_honor():
     assert lean.explored > len(lean.steps)  # candidates rolled back
     counts = [c.distribution for s in lean.steps for c in s.constraints_after]
     assert len(counts) == len(lean.steps) and all(len(d) == 70 for d in counts)
-    # a1's pod went to b1, in its own rack; a3's left its rack at its cordon and stranded
-    assert [d["r1"] for d in counts[:3]] == [1, 1, 1] and [d["r3"] for d in counts[1:3]] == [1, 0]
+    if staged:
+        # a1's pod went to b1, in its own rack; a3's left its rack at its cordon and stranded
+        assert [d["r1"] for d in counts[:3]] == [1, 1, 1] and [d["r3"] for d in counts[1:3]] == [1, 0]
+    else:  # every a node's pod left its rack at step 1; a1's replacement is back in r1 (on b1)
+        assert counts[0]["r1"] == 1 and [counts[0][f"r{i}"] for i in range(2, 9)] == [0] * 7
+    if not staged:
+        return
     assert any(len(d._at) for d in counts)  # changes to a copy, not a copy each step
     # and a new copy once they pass 1/32 of the domains (3 of 70 at step 5)
     assert 1 < len({id(d._base) for d in counts}) < len(counts)
@@ -269,7 +287,7 @@ def test_a_candidate_rolled_back_leaves_the_search_where_it_was(clusters):
     flat = lean.flat
 
     def state():
-        return (sorted(lean.done), {n: [p.key for p in ps] for n, ps in lean.remaining.items()}, lean.budgets,
+        return (sorted(lean.done), {n: [p.key for p in ps] for n, ps in lean.remaining.items()}, lean.budgets.copy(),
                 flat.sim.seq, [list(a) for a in flat.free.values()], flat.cordoned.tolist(), flat.size,
                 lean.total_excess, [c.per_domain.tolist() for c in flat.constraints], len(lean.steps),
                 {i: [p.key for p in ps] for i, ps in flat.replacements_on.items() if ps})
@@ -376,9 +394,8 @@ def test_the_remedy_replans_are_answered_by_the_lean_search(clusters, monkeypatc
         results = request.getfixturevalue("results")
     with_lean = _with_remedies(snapshot, targets)
     assert [type(m) for m in made] == [tuple]  # the plan was the lean search's
-    if fork == "0":  # the HonorTaints re-plan was carried along the lean plan, to its last levels
-        assert [v.carried for _, v in results if v is not None and v.carried is not None] == [
-            len(with_lean.steps) - 1]
+    if fork == "0":  # cordon-first: the HonorTaints re-plan is not carried (drain/shared.py), re-planned instead
+        assert [v.carried for _, v in results if v is not None and v.carried is not None] == []
     if fork == "1":  # in this process: each re-plan's verdict was the lean search's
         assert calls == [(os.getpid(), True, False), (os.getpid(), False, True)]
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", False)
@@ -386,7 +403,9 @@ def test_the_remedy_replans_are_answered_by_the_lean_search(clusters, monkeypatc
     without = _with_remedies(snapshot, targets)
     assert with_lean == without
     remedies = {r.action: r.verified for f in with_lean.findings for r in f.remedies}
-    assert remedies.get("DeleteDrainedNodes") and remedies.get("SetNodeTaintsPolicyHonor")
+    # cordon-first: deleting the drained nodes node by node no longer clears the zone trap (the
+    # zone's other nodes, cordoned and still holding pods, keep it a closed domain)
+    assert remedies.get("SetNodeTaintsPolicyHonor") and "DeleteDrainedNodes" not in remedies
 
 
 @pytest.mark.parametrize("policy", ["Ignore", "Honor"])
@@ -434,21 +453,27 @@ def test_a_replacement_that_tolerates_the_cordon_strands_where_spread_refuses_th
     assert lean.verdict(found) == lean_search.planner_verdict(plan) == (False, {(reason, "ReplicaSet/web-1")})
 
 
-def test_a_cordon_under_honor_moves_the_counts_the_search_remembers():
+@pytest.mark.parametrize("staged", [True, False], ids=["staged cordons", "cordons first"])
+def test_a_cordon_under_honor_moves_the_counts_the_search_remembers(staged):
     """Zone a alone makes a domain under Honor (b and c are cordoned; minDomains 2 keeps the
     minimum at 0), and each cordon takes its node's pod out of a's count: web-1's replacement
     strands at step 1 (a would hold 2), and the cordon of a3 at step 2 empties a, so its retry
     as step 2 starts fits on a1, which leaves web-2's none. A cordon that left the count
-    unversioned skipped that retry as still stuck."""
+    unversioned skipped that retry as still stuck. (Staged cordons; with the cordons first, step
+    1 cordons a2 and a3 together: a holds 0, and web-1's replacement fits on a1 at once.)"""
     nodes = [_node(name, cordoned=name[0] != "a") for name in ("a1", "a2", "a3", "b1", "b2", "c1")]
     snapshot = make_snapshot(nodes, web({"a2": 1, "a3": 1}, (make_constraint(ZONE_KEY, 1, min_domains=2,
                                                                               node_taints_policy="Honor"),)))
-    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False)
+    options = PlanOptions(DrainFlags(True, False, True), search_budget=0, verify_remedies=False,
+                          stage_cordons=staged)
     plan = plan_drain(snapshot, ["a2", "a3"], options)
     lean = lean_search.lean_for(snapshot, ["a2", "a3"], options)
     found = lean.run()
     assert lean_search.compare(lean, plan) == []
-    assert [s.evicted for s in lean.steps] == [(("default/web-1", None),), (("default/web-2", None),)]
+    if staged:
+        assert [s.evicted for s in lean.steps] == [(("default/web-1", None),), (("default/web-2", None),)]
+    else:
+        assert [s.evicted for s in lean.steps][0] == (("default/web-1", "a1"),)
     assert lean.verdict(found) == lean_search.planner_verdict(plan)
 
 

@@ -36,12 +36,13 @@ def trapped_zone():
 
 
 def order_matters():
-    """zones a=2 b=4 c=2 pods of maxSkew 2: the given order (c2 first) strands a pod, the
-    plan's (b2 first) is safe (the scenario of test_drain_plan's minimum-domain-last test)."""
-    caps = {"a1": 1, "a2": 3, "b1": 3, "b2": 2, "b3": 3, "c1": 1, "c2": 3, "c3": 3}
+    """zones a=1 b=3 c=1 pods of maxSkew 2: the given order (c2 first) puts the skew at 3, the
+    plan's (b1 first) is safe (the scenario of test_drain_plan's minimum-domain-last test, which
+    cordon-first changed: the order c2 a1 b2 of the one before is safe now)."""
+    caps = {"a1": 1, "a2": 1, "b1": 3, "b2": 1, "b3": 2, "c1": 3, "c2": 1}
     nodes = [make_node(n, zone=n[0], allocatable={"cpu": 4000, "memory": 16 * 1024 ** 3, "pods": cap})
              for n, cap in caps.items()]
-    return make_snapshot(nodes, web({"a2": 2, "b1": 3, "b2": 1, "c1": 1, "c2": 1}, [make_constraint(max_skew=2)]),
+    return make_snapshot(nodes, web({"a1": 1, "b1": 1, "b3": 2, "c2": 1}, [make_constraint(max_skew=2)]),
                          workloads=[RS])
 
 
@@ -79,7 +80,7 @@ def test_a_trapped_zone_reports_each_node_played_then_each_remedy_replan(fork, m
 
 
 def test_a_safe_plan_in_another_order_says_it_checks_the_order_given():
-    plan, calls = planned(order_matters(), ["c2", "a1", "b2"])
+    plan, calls = planned(order_matters(), ["c2", "b1", "a1"])
     assert plan.safe and [f.code for f in plan.findings] == ["OrderMatters"]
     assert calls[0] == (SIMULATE, 0, 3) and calls[-2:] == [(SIMULATE, 3, 3), (CHECK_ORDER, None, None)]
     assert VERIFY not in {c[0] for c in calls}

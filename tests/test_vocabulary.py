@@ -181,6 +181,32 @@ def test_every_drain_remedy_is_in_the_vocabulary(capsys, tmp_path, extra, action
         assert _new_keys(r, changes.DRAIN_SAFE) <= set(model.ACTION_PARAMETERS[r["action"]]), r
 
 
+def test_the_stage_cordons_remedy_is_in_the_vocabulary(capsys, tmp_path):
+    """drain-safe's StageCordons (cordon-first drains, issue 59 item 4): its parameters are the
+    vocabulary's, its side effect MovesPodsTwice is worded by side_effect_text in JSON and table
+    alike with its count in `details`, and it ranks with the changes that delete nothing."""
+    from test_drain_cordon_first import _honor_skew
+
+    snap, targets = _honor_skew()
+    c = spread_obj(max_skew=2, match_labels={"app": "w"}, nodeTaintsPolicy="Honor")
+    nodes = [node_obj(n.name, zone=n.name[0], pods=str(n.allocatable["pods"])) for n in snap.nodes]
+    pods = [pod_obj(p.name, node=p.node_name, labels={"app": "w"}, spread=[c], owner=("ReplicaSet", "w"))
+            for p in snap.pods]
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(as_dump(nodes + [workload_obj("ReplicaSet", "w", {"app": "w"})] + pods)))
+    path = str(path)
+    code, out, err = run(capsys, "drain-safe", *targets, "--from-file", path, "-o", "json")
+    assert (code, err) == (3, "")
+    (stage,) = [r for f in json.loads(out)["findings"] for r in f["remedies"] if r["action"] == model.STAGE_CORDONS]
+    assert set(stage["details"]) == set(model.ACTION_PARAMETERS[model.STAGE_CORDONS]) == {"nodes"}
+    assert stage["category"] == changes.CATEGORY[model.TIER_NO_POD_CHANGE]
+    (moved,) = stage["sideEffects"]
+    assert (moved["code"], moved["details"]) == (model.MOVES_PODS_TWICE, {"pods": 1}) and "count" not in moved
+    assert moved["message"] == side_effect_text(model.SideEffect(moved["code"], (), moved["details"]))
+    _, text, _ = run(capsys, "drain-safe", *targets, "--from-file", path)
+    assert f"side effect: {moved['message']}" in text
+
+
 def test_every_fix_of_the_fix_scenarios_is_in_the_vocabulary():
     from test_fixes import WORKS
 
@@ -198,6 +224,12 @@ def test_every_side_effect_code_has_its_words(code):
     assert not text.startswith(code) and "default/x" in text
 
 
+def test_moves_pods_twice_has_its_words():
+    """No objects (the replacements moved twice are counted, not named): the words carry the count."""
+    text = side_effect_text(model.SideEffect(model.MOVES_PODS_TWICE, (), {"pods": 3}))
+    assert text == "3 replacement(s) land on nodes drained later and are evicted again (a pod moves twice)"
+
+
 def test_one_change_type_and_one_destructive_set():
     assert drain_model.Remedy is model.ProposedChange and Suggestion is model.ProposedChange
     assert not hasattr(drain_model, "DESTRUCTIVE")
@@ -210,6 +242,10 @@ def test_one_change_type_and_one_destructive_set():
     rolls = model.ProposedChange("Any", {}, side_effects=(model.SideEffect(model.ROLLS_WORKLOAD),))
     nodes = model.ProposedChange("Any", {}, side_effects=(model.SideEffect(model.DELETES_NODES),))
     assert (rolls.tier, nodes.tier) == (model.TIER_TEMPLATE, model.TIER_NO_POD_CHANGE)
+    # moving a replacement twice deletes nothing and edits no template: StageCordons ranks first
+    twice = model.ProposedChange(model.STAGE_CORDONS, {"nodes": ["a1", "b1"]},
+                                 side_effects=(model.SideEffect(model.MOVES_PODS_TWICE, (), {"pods": 2}),))
+    assert not twice.side_effects[0].destructive and twice.tier == model.TIER_NO_POD_CHANGE
 
 
 def test_one_new_node_builder():

@@ -8,7 +8,8 @@ per domain and per node, and how many domains hold each count (the global minimu
 batch the search does not keep is rolled back through an undo log of its changes.
 
 What it decides is the planner's, step for step: the order heuristic (Search.order), the
-candidate batches, PDB budgets in waves, cordons, evictions, the drained nodes deleted,
+candidate batches, PDB budgets in waves, cordons (every target at the first step, unless
+staged: steps.cordons), evictions, the drained nodes deleted,
 placements (the scheduler's walk from its rotating start, judged over a window first, Filter
 and Score as drain/vector.py has them; evicted pods hold their room until the step ends, and
 pods that tolerate the cordon may go to cordoned nodes), stranded replacements retried at later
@@ -60,7 +61,7 @@ from kubectl_tspread.drain.forced import forced_harm
 from kubectl_tspread.drain.plan import _new_world, _settle, build_context, finished, workload_ref
 from kubectl_tspread.drain.pods import EVICT, REFUSE, SKIP
 from kubectl_tspread.drain.search import BACKTRACK_FLOOR, DFS_CANDIDATES, GREEDY_CANDIDATES, zone_key
-from kubectl_tspread.drain.steps import Context, _new_after, _new_eviction, _new_stranded
+from kubectl_tspread.drain.steps import Context, _new_after, _new_eviction, _new_stranded, cordons
 from kubectl_tspread.drain.steps import _skipped as steps_skipped
 from kubectl_tspread.drain.simulate import (
     SimCluster, _without_zone_member, parts_memo, round_robin, spread_key_of, zone_lists,
@@ -881,6 +882,7 @@ class LeanStep:
     safe: bool
     excess: int
     exceeded: frozenset[str]  # the workloads of the tracked DoNotSchedule constraints above their limits
+    again: int = 0  # evicted pods an earlier step placed on this step's nodes
     # with LeanSearch's `report`, the planner's Step fields of the same names (else empty)
     evictions: tuple[Eviction, ...] = ()
     constraints_after: tuple[ConstraintAfter, ...] = ()
@@ -1211,7 +1213,7 @@ class LeanSearch:
                 if p.key not in queued:
                     left.append(p)
         todo = [(p, n) for n in batch for p in self.remaining[n]]
-        cordon = [n for n in batch if not flat.cordoned[self._slot(n)]]
+        cordon = [n for n in cordons(self.ctx, self.steps, batch) if not flat.cordoned[self._slot(n)]]
         for n in cordon:
             flat.cordon(n)
         self.done.update(batch)
@@ -1256,6 +1258,7 @@ class LeanSearch:
         number = len(self.steps) + 1
         flat.retry_pending(lambda pod, e, i: i, None if self.sharer is None else lambda: self.sharer.window(batch))
         evicted = []
+        again = 0  # evicted pods an earlier step placed (DrainPlan.evicted_again)
         gone: dict[str, set[int]] = {}
         warnings = []  # kubectl's warning for each evicted pod (the report's)
         for p, n in wave:
@@ -1266,6 +1269,7 @@ class LeanSearch:
             else:  # a replacement a step put on a target node: never decided, evicted and replaced
                 i = flat.unbind_replacement(p)
                 d, replaced = None, True
+                again += 1
             flat.evict(p, i)
             evicted.append((p, replaced))
             warnings.append(d.message if d is not None else "")
@@ -1313,7 +1317,8 @@ class LeanSearch:
         used = self.budgets.next_step()
         flat.settle()  # the step's evicted pods are gone
         step = LeanStep(number, tuple(batch), tuple(cordon), tuple((p.key, placed.get(p.key)) for p, _ in evicted),
-                        tuple(deleted), safe, excess, frozenset(self.exceeded.values()) if excess else frozenset())
+                        tuple(deleted), safe, excess, frozenset(self.exceeded.values()) if excess else frozenset(),
+                        again=again)
         if self.report:
             workload = ctx.workload_of.get
             step.evictions = tuple(
@@ -1495,7 +1500,7 @@ class LeanSearch:
         steps = [Step(s.number, s.nodes, s.cordon, s.evictions, s.skipped, s.constraints_after, s.pdbs, s.safe,
                       s.deleted_nodes) for s in self.steps]
         return finished(self.snapshot, self.targets, self.options, self.ctx, steps, self.strandings, found,
-                        self.settled, self.explored, self.exhausted)
+                        self.settled, self.explored, self.exhausted, self.forced)
 
     def verdict(self, found: bool) -> tuple[bool, set[tuple[str, str | None]]]:
         """What a remedy's re-plan answers (plan._verdict, as remedies._clears reads it): whether
@@ -1516,7 +1521,8 @@ class LeanSearch:
         workload only, which is what remedies._clears compares."""
         safe, findings = self.verdict(found)
         return parallel.Verdict(safe, tuple(Finding(code, workload, (), None)
-                                            for code, workload in sorted(findings, key=str)), carried)
+                                            for code, workload in sorted(findings, key=str)), carried,
+                                sum(s.again for s in self.steps))
 
     def _delete_emptied(self, batch: list[str]) -> list[str]:
         """steps._delete_emptied: each batch node left with only pods no drain evicts is deleted."""

@@ -7,7 +7,8 @@ from typing import Any, Callable, Mapping
 
 from kubectl_tspread.drain.pods import DrainFlags
 from kubectl_tspread.model import (  # noqa: F401  (the remedies' side effects: importable from here too)
-    ADDS_NODE, DELETES_NODES, DELETES_PODS, LOSES_DATA, REDUCES_AVAILABILITY, ROLLS_WORKLOAD, STRANDS_VOLUMES,
+    ADDS_NODE, DELETES_NODES, DELETES_PODS, LOSES_DATA, MOVES_PODS_TWICE, REDUCES_AVAILABILITY, ROLLS_WORKLOAD,
+    STRANDS_VOLUMES,
     VERIFIES_CONSTRAINT_HOLDS, VERIFIES_EVICTION_ALLOWED, VERIFIES_PLAN_SAFE, VERIFIES_POD_FITS, ProposedChange,
     SideEffect,
 )
@@ -45,13 +46,16 @@ DRAIN_KINDS = ("Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", "Daemon
 class PlanOptions:
     """How to plan. `delete_drained_nodes` simulates deleting each target Node object once
     it is empty (a remedy); `search_budget` caps the simulated steps the order search
-    may spend beyond one per target (backtracking)."""
+    may spend beyond one per target (backtracking). `stage_cordons` cordons each step's
+    nodes just before its evictions (the StageCordons remedy, `--stage-cordons`) instead of
+    every target in step 1, before the first eviction, as `kubectl drain a b c` does."""
 
     flags: DrainFlags = field(default_factory=DrainFlags)
     max_parallel: int = 1
     search_budget: int = 400
     delete_drained_nodes: bool = False
     verify_remedies: bool = True
+    stage_cordons: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +118,9 @@ class PdbUse:
 class Step:
     number: int
     nodes: tuple[str, ...]  # the nodes whose pods this step evicts
-    cordon: tuple[str, ...]  # the nodes this step cordons (already cordoned ones left out)
+    # the nodes this step cordons (already cordoned ones left out): every target in step 1,
+    # none later, unless the cordons are staged (PlanOptions.stage_cordons)
+    cordon: tuple[str, ...]
     evictions: tuple[Eviction, ...]
     skipped: tuple[Skipped, ...]
     constraints_after: tuple[ConstraintAfter, ...]
@@ -181,3 +187,10 @@ class DrainPlan:
     # kinds the answer depends on that the input lacked (inputs.missing_kinds): a SAFE verdict
     # says what it did not check
     missing_kinds: tuple[str, ...] = ()
+    stage_cordons: bool = False  # each step cordons its own nodes (PlanOptions.stage_cordons)
+    # evictions of pods an earlier step of this plan placed on a target (a pod moving twice):
+    # only staged cordons leave a later target open to replacements
+    evicted_again: int = 0
+    # forced.py proved that no order is safe: the drained cluster itself traps replacements,
+    # however the steps and their cordons are staged
+    no_safe_order: bool = False

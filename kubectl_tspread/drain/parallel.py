@@ -45,6 +45,7 @@ class Verdict:
     # a re-plan the plan carried along (drain/shared.py): how many of the plan's steps it took
     # over; None when it was simulated from the start
     carried: int | None = None
+    evicted_again: int = 0  # DrainPlan.evicted_again (the StageCordons remedy names it)
 
 
 def available() -> bool:

@@ -2,8 +2,12 @@
 
     plan = plan_drain(snapshot, ["n1", "n2"], PlanOptions(max_parallel=1))
 
+Step 1 cordons every target before its first eviction, as `kubectl drain a b c` does, so
+no replacement lands on a node a later step drains (PlanOptions.stage_cordons, the
+StageCordons remedy, cordons each step's nodes with it instead).
+
 The same call re-plans from live state during `--execute` (drain/execute.py): target
-nodes that are already cordoned stay cordoned (no cordon in their step), pods on the
+nodes that are already cordoned stay cordoned (left out of step 1's cordons), pods on the
 targets that are already terminating count as evicted (their replacements, if the
 snapshot has them Pending, are placed before the first step: `plan.settled`), and
 only the pods still running are planned. So a rerun after an interruption continues
@@ -126,7 +130,7 @@ def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions)
     pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
     pod_pdbs, blocked = _pdb_coverage(pdbs, flat)
     return Context(tuple(targets), decisions, workload_of, pod_pdbs, pdbs, _tracked(sim, flat, workload_of),
-                   blocked, options.delete_drained_nodes)
+                   blocked, options.delete_drained_nodes, options.stage_cordons)
 
 
 def _decisions(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> dict[str, list[PodDecision]]:
@@ -296,7 +300,8 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         making the plan)."""
         from kubectl_tspread.drain.remedies import first_replan_actions
         # its namespace (from the pod) says whose pods a candidate edits
-        wanted = [w for w in first_replan_actions(snapshot, targets, options, None, [stranded_finding([s])])
+        wanted = [w for w in first_replan_actions(snapshot, targets, options, None, [stranded_finding([s])],
+                                                  forced=True)
                   if w[0] not in children]
         sharer = carrying = None
         # forced.py's proof without the workload the remedy edits: the re-plan's own proof
@@ -340,7 +345,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
                 return None
             plan, refused = _finish(edited, targets, opts, *got, False, [])
             parallel.outlive(got, plan)
-            return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at)
+            return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at, plan.evicted_again)
         return carry
 
     order_child: list[parallel.Child] = []
@@ -429,7 +434,7 @@ def _start(children: dict[str, parallel.Child], wanted: Sequence[tuple[str, Call
 def _verdict(plan: DrainPlan | parallel.Verdict) -> parallel.Verdict:
     if isinstance(plan, parallel.Verdict):
         return plan
-    return parallel.Verdict(plan.safe, plan.findings)
+    return parallel.Verdict(plan.safe, plan.findings, evicted_again=plan.evicted_again)
 
 
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
@@ -486,12 +491,12 @@ def _finish(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ct
             final: World, found: bool, settled: list[Eviction]) -> tuple[DrainPlan, list[PodDecision]]:
     """_plan's answer from the search's final world."""
     return finished(snapshot, targets, options, ctx, final.steps, final.stranded, found, settled,
-                    search.explored, search.exhausted)
+                    search.explored, search.exhausted, bool(search.forced))
 
 
 def finished(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, steps: Sequence[Step],
              stranded: Sequence[Stranded], found: bool, settled: Sequence[Eviction], explored: int,
-             exhausted: bool) -> tuple[DrainPlan, list[PodDecision]]:
+             exhausted: bool, no_safe_order: bool = False) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan from its steps and stranded pods (those the search found: the PDB-blocked ones
     are added here) and the pods kubectl refuses; `found`: a safe order was found."""
     stranded = list(stranded) + _blocked_stranded(ctx, steps)
@@ -507,8 +512,16 @@ def finished(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, c
         already_cordoned=tuple(n for n in targets if snapshot.node(n).unschedulable),  # type: ignore[union-attr]
         already_evicted=tuple(d.pod.key for d in flat if d.action == ALREADY_EVICTED),
         settled=tuple(settled), explored=explored, search_exhausted=exhausted,
+        stage_cordons=options.stage_cordons, evicted_again=_evicted_again(ctx, steps), no_safe_order=no_safe_order,
     )
     return plan, refused
+
+
+def _evicted_again(ctx: Context, steps: Sequence[Step]) -> int:
+    """Evictions of pods that were not on their node when the plan began: replacements an
+    earlier step (or _settle) placed on a target, moving a second time."""
+    decided = ctx.decided
+    return sum((e.node, f"{e.namespace}/{e.name}") not in decided for s in steps for e in s.evictions)
 
 
 def given_order_safe(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> bool:

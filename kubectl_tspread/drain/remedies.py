@@ -5,8 +5,13 @@ elsewhere, which the re-plan's own findings would show; `makes_safe` says whethe
 
 Candidates per code:
 - CordonedDomainTrap, HostnameSpreadFull, SpreadBlocked, SkewExceeded: delete the
-  drained Node objects once empty; nodeTaintsPolicy: Honor on the constraint; raise
-  maxSkew (smallest of +1..+3 that works); add a node in a domain first.
+  drained Node objects once empty; stage the cordons (each step cordons its own nodes
+  instead of step 1 every target: under nodeTaintsPolicy Honor a node cordoned early
+  takes its still running pods out of the counts), offered only
+  when it makes the whole plan safe and never when forced.py proved that no order is
+  safe (a trap of the drained cluster itself, however the cordons are staged);
+  nodeTaintsPolicy: Honor on the constraint; raise maxSkew (smallest of +1..+3 that
+  works); add a node in a domain first.
 - NoCapacity: add a node like an existing one in a domain (the constraint's domains,
   emptiest first, else the zones of the non-target nodes).
 - PdbBlocks: let the PDB allow one disruption; MultiplePdbs: remove one of the PDBs.
@@ -38,8 +43,8 @@ from kubectl_tspread.drain.plan import plan_drain, workload_ref
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import terms_match
 from kubectl_tspread.model import (
-    ADD_NODE, HONOR, HOSTNAME_KEY, RAISE_MAX_SKEW, SET_NODE_TAINTS_POLICY_HONOR, ZONE_KEY, Node, Snapshot,
-    new_node_like,
+    ADD_NODE, HONOR, HOSTNAME_KEY, RAISE_MAX_SKEW, SET_NODE_TAINTS_POLICY_HONOR, STAGE_CORDONS, ZONE_KEY, Node,
+    Snapshot, new_node_like,
 )
 
 _SPREAD_CODES = (CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, SPREAD_BLOCKED, SKEW_EXCEEDED)
@@ -103,9 +108,11 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 cache[key] = replanned
                 if on_replan is not None:
                     on_replan(len(cache))
-            if _clears(f, replanned):
+            # staged cordons move pods twice: worth it only when they make the drain safe
+            if _clears(f, replanned) and (action != STAGE_CORDONS or replanned.safe):
                 kept.append(Remedy(action, params, True, replanned.safe, verifies(f, replanned),
-                                   side_effects(action, params, f, plan, workloads), then_finding(replanned)))
+                                   side_effects(action, params, f, plan, workloads, replanned),
+                                   then_finding(replanned)))
                 tried_actions.add(action)
             else:
                 failed += 1
@@ -125,15 +132,17 @@ def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
 
 
 def first_replan_actions(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
-                         findings: Sequence[Finding]) -> list[tuple[str, str, Callable[[], Snapshot], PlanOptions]]:
-    """first_replans with each candidate's action: (key, action, snapshot maker, options)."""
+                         findings: Sequence[Finding], forced: bool = False
+                         ) -> list[tuple[str, str, Callable[[], Snapshot], PlanOptions]]:
+    """first_replans with each candidate's action: (key, action, snapshot maker, options).
+    `forced`: forced.py proved that no order is safe (what `plan` says when there is one)."""
     workloads = _Lookups(snapshot)
     allowance = replan_allowance(len(targets))
     out: dict[str, tuple[str, str, Callable[[], Snapshot], PlanOptions]] = {}
     for f in findings:
         if f.severity == INFO:
             continue
-        for key, action, _, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads):
+        for key, action, _, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads, forced):
             if len(out) >= allowance:
                 return list(out.values())
             out.setdefault(key, (key, action, snap, opts))
@@ -166,10 +175,10 @@ def _delete_drained(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
 
 
 def _keyed(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
-           f: Finding, workloads: "_Lookups") -> Iterator[tuple[str, str, dict, Callable[[], Snapshot],
-                                                                       PlanOptions]]:
+           f: Finding, workloads: "_Lookups", forced: bool = False
+           ) -> Iterator[tuple[str, str, dict, Callable[[], Snapshot], PlanOptions]]:
     """`candidates` with each one's cache key and the options its re-plan runs with."""
-    for candidate in candidates(snapshot, targets, options, plan, f, workloads):
+    for candidate in candidates(snapshot, targets, options, plan, f, workloads, forced):
         yield _keyed_one(options, candidate)
 
 
@@ -195,10 +204,11 @@ def _clears(f: Finding, replanned: DrainPlan) -> bool:
 
 
 def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
-               f: Finding, workloads: "_Lookups") -> Iterator[Candidate]:
+               f: Finding, workloads: "_Lookups", forced: bool = False) -> Iterator[Candidate]:
     """(action, params, the edited snapshot — made when called —, options) per candidate.
     A zone drain has hundreds of findings and verifies the candidates of the first few:
-    building every edited copy of 150,000 pods for the others cost minutes."""
+    building every edited copy of 150,000 pods for the others cost minutes. `forced`:
+    forced.py proved that no order is safe (read from `plan` when there is one)."""
     if f.code in _FLAG_FIELD:
         field_name, flag = _FLAG_FIELD[f.code]
         yield ("Flag", {"flag": flag}, lambda: snapshot,
@@ -218,6 +228,8 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
     if f.code in _SPREAD_CODES and key:
         if not options.delete_drained_nodes:
             yield _delete_drained(snapshot, targets, options)
+        if _stageable(targets, options, plan.no_safe_order if plan is not None else forced):
+            yield STAGE_CORDONS, {"nodes": list(targets)}, lambda: snapshot, replace(options, stage_cordons=True)
 
         def edited(**changes) -> Callable[[], Snapshot]:
             return lambda: _edit_constraint(snapshot, workloads.keys(namespace, f.workload), key, **changes)
@@ -232,6 +244,13 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
         node = workloads.new_node(like)
         yield (ADD_NODE, {"topologyKey": domain_key, "domain": value, "like": like.name, "name": node.name},
                lambda node=node: replace(snapshot, nodes=snapshot.nodes + (node,)), options)
+
+
+def _stageable(targets: Sequence[str], options: PlanOptions, forced: bool) -> bool:
+    """Whether staging the cordons is a candidate: the plan cordons every target first, there
+    is more than one (one target is cordoned at its own step either way), and the drained
+    cluster is no proven trap (forced.py's proof holds however the cordons are staged)."""
+    return not options.stage_cordons and len(targets) > 1 and not forced
 
 
 class _Lookups:

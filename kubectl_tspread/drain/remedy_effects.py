@@ -10,12 +10,12 @@ from typing import Any
 
 from kubectl_tspread.drain.model import (
     ADDS_NODE, CONSTRAINT_HOLDS, DAEMONSET_POD, DELETES_NODES, DELETES_PODS, EVICTION_ALLOWED, INFO, LOCAL_STORAGE,
-    LOSES_DATA, MULTIPLE_PDBS, PDB_BLOCKS, PLAN_SAFE, POD_FITS, REDUCES_AVAILABILITY, ROLLS_WORKLOAD, SKEW_EXCEEDED,
-    STRANDS_VOLUMES, UNMANAGED_POD, DrainPlan, Finding, Remedy, SideEffect,
+    LOSES_DATA, MOVES_PODS_TWICE, MULTIPLE_PDBS, PDB_BLOCKS, PLAN_SAFE, POD_FITS, REDUCES_AVAILABILITY,
+    ROLLS_WORKLOAD, SKEW_EXCEEDED, STRANDS_VOLUMES, UNMANAGED_POD, DrainPlan, Finding, Remedy, SideEffect,
 )
 from kubectl_tspread.model import (
     ADD_NODE, DELETE_DRAINED_NODES, FLAG, RAISE_MAX_SKEW, RAISE_PDB_BUDGET, REMOVE_PDB, SET_NODE_TAINTS_POLICY_HONOR,
-    WEAKENS_SPREAD, Snapshot, new_node_like,
+    STAGE_CORDONS, WEAKENS_SPREAD, Snapshot, new_node_like,
 )
 
 # the findings a kubectl flag or a PDB change clears: their remedies let the eviction happen
@@ -43,8 +43,15 @@ def then_finding(replanned: Any) -> Finding | None:
 
 
 def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
-                 lookups) -> tuple[SideEffect, ...]:
-    """What applying a candidate does besides clearing `f`, as data (render/drain.py words it)."""
+                 lookups, replanned: Any = None) -> tuple[SideEffect, ...]:
+    """What applying a candidate does besides clearing `f`, as data (render/drain.py words it);
+    `replanned`: the candidate's re-plan (a DrainPlan or a parallel.Verdict), None when it was
+    not re-planned."""
+    if action == STAGE_CORDONS:
+        # nodes drained later stay open to replacements until their own step: each pod placed
+        # there is evicted again; how many is what the re-plan simulated
+        again = getattr(replanned, "evicted_again", 0)
+        return (SideEffect(MOVES_PODS_TWICE, (), {"pods": again}),) if again else ()
     if action in (SET_NODE_TAINTS_POLICY_HONOR, RAISE_MAX_SKEW):
         # a pod template edit: the workload's controller replaces every pod of it
         namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")

@@ -44,6 +44,8 @@ def resume_command(targets: Sequence[str], options, source, timeout: float | Non
             args.append(flag)
     if options.max_parallel != 1:
         args += ["--max-parallel", str(options.max_parallel)]
+    if options.stage_cordons:
+        args.append("--stage-cordons")
     for value, flag in ((source.kubeconfig, "--kubeconfig"), (source.context, "--context"),
                         (source.cluster, "--cluster"), (source.user, "--user"), (source.as_user, "--as")):
         if value:

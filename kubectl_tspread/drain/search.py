@@ -4,7 +4,9 @@ bounded backtracking, and a greedy fallback.
 At each level the candidate batches are built from the remaining target nodes in
 heuristic order (cheapest to drain first):
 1. nodes whose cordon would leave a tracked hard constraint's domain with no
-   schedulable node go last (that is the cordoned-domain trap in the making);
+   schedulable node go last (that is the cordoned-domain trap in the making; with
+   every target cordoned at step 1, as the plan does unless its cordons are staged,
+   only the first level's order reads this: from then on no target is schedulable);
 2. then nodes holding pods of a domain at the constraint's global minimum (draining
    the minimum's domain first lowers the minimum and blocks the other domains);
 3. then the node whose domains have the largest surplus over the minimum first;

@@ -165,6 +165,11 @@ def edited_constraints_of(ctx: Context, first: Stranded, options: PlanOptions) -
     key = first.details.get("topologyKey")
     if key is None or key == HOSTNAME_KEY or options.delete_drained_nodes or first.workload is None:
         return None
+    if not options.stage_cordons:
+        # every target is cordoned at step 1 while most of their pods are evicted later: from
+        # step 1 on, Honor leaves those pods out of W's counts and Ignore counts them, so the
+        # two plans read W's constraint alike at no level after the first
+        return None
     positions = [i for i, t in enumerate(ctx.tracked)
                  if t.workload == first.workload and t.pod.namespace == first.namespace
                  and t.pod.spread[t.position].topology_key == key]
@@ -278,7 +283,7 @@ def _context(plan_ctx: Context, edited: dict[str, Pod], sharer: Sharer) -> Conte
     decisions = {n: [replace(d, pod=edited[d.pod.key]) if d.pod.key in edited else d for d in ds]
                  for n, ds in plan_ctx.decisions.items()}
     ctx = Context(plan_ctx.targets, decisions, dict(plan_ctx.workload_of), dict(plan_ctx.pod_pdbs), plan_ctx.pdbs,
-                  tracked, plan_ctx.blocked, plan_ctx.delete_drained_nodes)
+                  tracked, plan_ctx.blocked, plan_ctx.delete_drained_nodes, plan_ctx.stage_cordons)
     ctx.origin.update(plan_ctx.origin)
     return ctx
 

@@ -5,7 +5,12 @@ is smaller than the batch's pods it covers: each step evicts what the budgets al
 and the next one (same nodes, already cordoned) the rest, once the previous step's
 replacements are Ready and the budget is back.
 
-Per step: cordon the batch; evict the step's pods (terminating: uncounted, still
+The plan's first step cordons every target (kubectl drain cordons all the nodes it is
+given before it evicts anything), so no replacement lands on a node a later step drains
+and no pod moves twice; with staged cordons (the StageCordons remedy) each batch's first
+step cordons the batch instead.
+
+Per step: cordon (see above); evict the step's pods (terminating: uncounted, still
 holding resources); create every replacement (controller-managed pods only) and
 place them one by one, highest priority first, each seeing the previous ones bound;
 then judge every tracked constraint (the hard and soft constraints of each affected
@@ -72,6 +77,7 @@ class Context:
     tracked: list[Tracked]
     blocked: dict[str, str]  # pod key -> PdbBlocks | MultiplePdbs (never evictable)
     delete_drained_nodes: bool = False
+    stage_cordons: bool = False  # each batch cordons itself (else step 1 cordons every target)
     origin: dict[str, str] = field(default_factory=dict)  # replacement key -> evicted pod key
     # tracked position -> (constraint state, its ConstraintAfter): a state no pod of the
     # workload moved since is the very same object, and so is its judgement
@@ -197,7 +203,7 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
         world.remaining[n] = list(world.remaining.get(n, ()))
     _adopt_replacements(ctx, world, batch)
     todo = [p for n in batch for p in world.remaining.get(n, ())]
-    cordon = [n for n in batch if not world.sim.nodes[n].unschedulable]
+    cordon = [n for n in cordons(ctx, world.steps, batch) if not world.sim.nodes[n].unschedulable]
     world.sim.cordon(cordon)
     world.done.update(batch)
     first, ok = True, True
@@ -226,6 +232,16 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
         first = False
         todo = deferred
     return ok
+
+
+def cordons(ctx: Context, steps: Sequence, batch: Sequence[str]) -> Sequence[str]:
+    """The nodes the step about to be played after `steps` cordons (those already cordoned
+    are left out by the caller): every target at the plan's first step, as `kubectl drain`
+    cordons all the nodes it is given before the first eviction, and none later; with staged
+    cordons, the batch. No node is deleted before the first step, so every target is there."""
+    if ctx.stage_cordons:
+        return batch
+    return ctx.targets if not steps else ()
 
 
 def _adopt_replacements(ctx: Context, world: World, batch: list[str]) -> None:

@@ -154,6 +154,8 @@ def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False,
                   f"already evicted: {', '.join(plan.already_evicted) or '-'}.\n")
     for e in plan.settled:
         out.write(f"pending before the drain: {e.namespace}/{e.name} -> {e.predicted_node or '<no node fits>'}\n")
+    for line in _cordon_lines(plan, wide):
+        out.write(line + "\n")
     rows = []  # of tuples, as table() keeps them (see Rows)
     for s in plan.steps:
         first = True
@@ -181,6 +183,25 @@ def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False,
         what = "not evictable" if s.reason in _PDB_CODES else "stranded"
         out.write(f"{what}: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
                   f"{cause_of(s.reason, s.details)}\n")
+
+
+# a whole zone cordons 1,700 nodes at step 1: the line names this many unless -o wide
+CORDON_NAMES = 6
+
+
+def _cordon_lines(plan, wide: bool) -> list[str]:
+    """When each node is cordoned, worded as kubectl drain prints it (`node/a1 cordoned`): step 1
+    cordons every target before its first eviction; with --stage-cordons, each step its own."""
+    out = []
+    for s in plan.steps:
+        if not s.cordon:
+            continue
+        names = [f"node/{n}" for n in s.cordon]
+        shown = names if wide or len(names) <= CORDON_NAMES else names[:CORDON_NAMES]
+        more = f" and {len(names) - len(shown)} more (-o wide lists every one)" if len(shown) < len(names) else ""
+        when = "just before its evictions" if plan.stage_cordons else "before any eviction"
+        out.append(f"step {s.number}: {', '.join(shown)}{more} cordoned {when}")
+    return out
 
 
 def _plural(kind: str) -> str:
@@ -379,6 +400,10 @@ def drain_plan_view(plan) -> dict[str, Any]:
         "maxParallel": plan.max_parallel,
         "kubectlErrors": list(plan.kubectl_errors), "kubectlWarnings": list(plan.kubectl_warnings),
         "alreadyCordoned": list(plan.already_cordoned), "alreadyEvicted": list(plan.already_evicted),
+        # step 1 cordons every target before any eviction unless --stage-cordons (steps[].cordon)
+        "cordonFirst": not plan.stage_cordons,
+        "cordonedAtStep": {n: s.number for s in plan.steps for n in s.cordon},
+        "evictedAgain": plan.evicted_again,
         "settled": [_eviction_view(e) for e in plan.settled],
         "explored": plan.explored, "searchExhausted": plan.search_exhausted,
     }

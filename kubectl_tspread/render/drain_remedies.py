@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_tspread.drain.findings import cause_of
-from kubectl_tspread.model import ADD_NODE, DELETE_DRAINED_NODES, FLAG, ORDER, RAISE_MAX_SKEW, RAISE_PDB_BUDGET, REMOVE_PDB
+from kubectl_tspread.model import (
+    ADD_NODE, DELETE_DRAINED_NODES, FLAG, ORDER, RAISE_MAX_SKEW, RAISE_PDB_BUDGET, REMOVE_PDB, STAGE_CORDONS,
+)
 from kubectl_tspread.render.changes import DRAIN_SAFE, change_text, change_view
 
 
@@ -30,6 +32,9 @@ def remedy_text(r) -> str:
         return f"let PodDisruptionBudget {p.get('pdb')} allow 1 disruption (e.g. maxUnavailable: 1) for the drain"
     if r.action == REMOVE_PDB:
         return f"remove PodDisruptionBudget {p.get('pdb')} so one budget covers the pods"
+    if r.action == STAGE_CORDONS:
+        return ("cordon each step's nodes just before its evictions instead of every node first "
+                "(rerun with --stage-cordons)")
     if r.action == ORDER:
         return f"drain in this order: {', '.join(p.get('order', ()))}"
     if shared is not None:

@@ -20,6 +20,7 @@ from kubectl_tspread.model import (
     DELETES_PODS,
     EVICTS_PODS,
     LOSES_DATA,
+    MOVES_PODS_TWICE,
     RECREATES_POD,
     REDUCES_AVAILABILITY,
     ROLLS_WORKLOAD,
@@ -175,6 +176,10 @@ def side_effect_text(effect: SideEffect) -> str:
         return f"deletes Node object(s) {_names(objs, 5)}"
     if code == LOSES_DATA:
         return f"loses the emptyDir data of {_names(objs, 5)}"
+    if code == MOVES_PODS_TWICE:
+        # counted, not named (params pods): the re-plan's replacements, not the pods drained
+        return (f"{p.get('pods', 0)} replacement(s) land on nodes drained later and are evicted "
+                f"again (a pod moves twice)")
     return f"{code}: {', '.join(objs)}"
 
 
