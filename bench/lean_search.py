@@ -50,14 +50,14 @@ def lean_for(snapshot, targets, options, report: bool = False) -> LeanSearch:
 
 
 def honor_replan(snapshot, targets, options):
-    """(edited snapshot, options) of the HonorTaints remedy re-plan remedies.py makes first for
+    """(edited snapshot, options) of the SetNodeTaintsPolicyHonor remedy re-plan remedies.py makes first for
     the plan's findings: the first stranded workload's constraints of the refusing key under
     nodeTaintsPolicy Honor."""
     plan = planner_plan(snapshot, targets, options)
     for _, action, snap, opts in first_replan_actions(snapshot, targets, options, plan, plan.findings):
         if action == SET_NODE_TAINTS_POLICY_HONOR:
             return snap(), opts
-    raise SystemExit("error: the plan's findings ask for no HonorTaints re-plan")
+    raise SystemExit("error: the plan's findings ask for no SetNodeTaintsPolicyHonor re-plan")
 
 
 def compare(lean: LeanSearch, plan) -> list[str]:

@@ -133,8 +133,8 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
             return run_drain(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
                              log_file=log_file, plan=plan)
         # the collector stays off through the output too: the plan's millions of objects would
-        # otherwise all be walked by the first collection its rendering triggers (1.7 s of a
-        # whole zone's 3.6 s of output at 150,000 pods), and the process ends right after
+        # otherwise all be walked by the first collection its rendering triggers, and the
+        # process ends right after
         with no_cyclic_gc():
             early = _EarlyBody(out)
             plan = dataclasses.replace(
@@ -143,7 +143,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
             status.close()
             render_plan(plan, out, early.text_for(plan))
             # and frozen before it is back, as the snapshot is once loaded: the collection that
-            # turning it on sets off walked them all anyway (0.8 s before a whole zone's exit)
+            # turning it on sets off would walk them all anyway
             gc.freeze()
     return EXIT_OK if plan.safe else EXIT_FOUND
 

@@ -1,4 +1,4 @@
-"""The HonorTaints re-plan carried along by the plan (drain/shared.py along the planner's,
+"""The SetNodeTaintsPolicyHonor re-plan carried along by the plan (drain/shared.py along the planner's,
 drain/lean_carry.py along the lean search's): it must answer what the re-plan from scratch
 answers (the plan's findings and remedies equal the in-process plan's, whose re-plans always
 start from scratch, made by the planner alone), and on a zone trap it must take over the
@@ -74,7 +74,7 @@ def _trap(b_nodes: int = 4, spare: int = 4, per_node: int = 1, pdb: int | None =
 
 @pytest.fixture(autouse=True, params=["planner", "lean"])
 def engine(request, monkeypatch):
-    """Which makes the plans that forced.py proves unsafe (and carries their HonorTaints
+    """Which makes the plans that forced.py proves unsafe (and carries their SetNodeTaintsPolicyHonor
     re-plan): the planner, or the lean search where it covers the cluster."""
     monkeypatch.setattr(plan_module, "LEAN_PLANS", request.param == "lean")
     made, real = [], plan_module._lean_plan
@@ -113,7 +113,7 @@ def test_the_honor_replan_is_carried_to_the_last_level(kw, counting, results, mo
     forked = plan_drain(snap, targets, STAGED)
     assert not forked.safe and forked.stranded[0].step < forked.steps[-1].number
     carried = _carried(results)
-    assert len(carried) == 1, "the HonorTaints re-plan was not carried"
+    assert len(carried) == 1, "the SetNodeTaintsPolicyHonor re-plan was not carried"
     # handed over at the start of the level that cordons zone b's last node (its steps are
     # the plan's last; with a budget of one a node takes several)
     last_level = [s for s in forked.steps if s.nodes == forked.steps[-1].nodes]

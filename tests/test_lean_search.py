@@ -394,7 +394,7 @@ def test_the_remedy_replans_are_answered_by_the_lean_search(clusters, monkeypatc
         results = request.getfixturevalue("results")
     with_lean = _with_remedies(snapshot, targets)
     assert [type(m) for m in made] == [tuple]  # the plan was the lean search's
-    if fork == "0":  # cordon-first: the HonorTaints re-plan is not carried (drain/shared.py), re-planned instead
+    if fork == "0":  # cordon-first: the SetNodeTaintsPolicyHonor re-plan is not carried (drain/shared.py), re-planned instead
         assert [v.carried for _, v in results if v is not None and v.carried is not None] == []
     if fork == "1":  # in this process: each re-plan's verdict was the lean search's
         assert calls == [(os.getpid(), True, False), (os.getpid(), False, True)]

@@ -70,8 +70,8 @@ def counts_pod(st: spread.SpreadState, pod: Pod) -> bool:
 
 
 # SpreadState(pod, constraints, require_all_soft_keys) with its `hard` passed, not picked by
-# __post_init__: every shift, node deletion and placement makes one (~0.35 µs, where four
-# object.__setattr__ calls took ~1.6)
+# __post_init__: every shift, node deletion and placement makes one, and four
+# object.__setattr__ calls per record would cost several times the construction
 new_spread_state = positional_constructor(spread.SpreadState, derived_by_caller=True)
 
 

@@ -24,7 +24,7 @@ tracked constraint's judgement with its distribution, the PDB uses, the skipped 
 stranded pod the planner's Stranded (diagnose.py's details: for NoCapacity the first failure
 of every node, FlatCluster.first_failures; for spread the fit nodes, key, maxSkew, minimum,
 distribution and cordoned domains), and the settled pods their records, and drain_plan puts
-the DrainPlan together as plan._finish does. Its HonorTaints re-plan is carried along
+the DrainPlan together as plan._finish does. Its SetNodeTaintsPolicyHonor re-plan is carried along
 (drain/lean_carry.py). bench/lean_search.py and tests/test_lean_search.py compare it with the
 planner, step by step, stranding by stranding, verdict by verdict, and document by document.
 

@@ -1,4 +1,4 @@
-"""The HonorTaints re-plan carried along by the lean plan (drain/lean.py), as drain/shared.py
+"""The SetNodeTaintsPolicyHonor re-plan carried along by the lean plan (drain/lean.py), as drain/shared.py
 carries it along the planner's.
 
 shared.py's module docstring says why the re-plan that sets `nodeTaintsPolicy: Honor` on the
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 class LeanSharer(shared.Carry):
     """shared.Sharer's checks on the lean search's arrays, while the lean plan carries the
-    HonorTaints re-plan of `workload`'s `topology_key` constraints (`positions` in ctx.tracked,
+    SetNodeTaintsPolicyHonor re-plan of `workload`'s `topology_key` constraints (`positions` in ctx.tracked,
     `constraints` their arrays)."""
 
     def __init__(self, search: "LeanSearch", workload: str, namespace: str, topology_key: str,

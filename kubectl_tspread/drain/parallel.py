@@ -56,7 +56,7 @@ def available() -> bool:
 def outlive(*objs: object) -> None:
     """In a forked child, keep `objs` until it exits, which frees nothing: a re-plan's
     simulation and steps of a big cluster are millions of objects, and freeing them one by
-    one once its verdict is made cost ~0.6 s before a whole zone's parent could read it.
+    one once its verdict is made would delay the verdict reaching the parent.
     In the parent (and with forking off) nothing is kept: they are freed as usual."""
     if _KEPT is not None:
         _KEPT.extend(objs)

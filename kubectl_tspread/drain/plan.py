@@ -21,7 +21,7 @@ representative replacement) → the order search (search.py) over step simulatio
 answers the remedy re-plans (the same verdict, without the report objects no one reads) and
 makes the plan itself when forced.py proves that no order is safe (a zone drained under
 nodeTaintsPolicy Ignore: the same DrainPlan in about two thirds of the time), carrying its
-HonorTaints re-plan along (lean_carry.py); the planner plans everything else.
+SetNodeTaintsPolicyHonor re-plan along (lean_carry.py); the planner plans everything else.
 """
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         that finding's other re-plans too (in a zone's plan it comes after about half of the
         plan's time, and its re-plans would otherwise start only once the whole plan is done).
         Search calls it only when forced.py proved that no order is safe, with the world it
-        kept. The HonorTaints re-plan is carried along by the plan instead, when
+        kept. The SetNodeTaintsPolicyHonor re-plan is carried along by the plan instead, when
         drain/shared.py's checks allow (drain/lean_carry.py's, when `world` is the lean search
         making the plan)."""
         from kubectl_tspread.drain.remedies import first_replan_actions

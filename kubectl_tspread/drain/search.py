@@ -215,8 +215,8 @@ class Search:
         harm is unavoidable, and never more than GREEDY_CANDIDATES).
 
         While levels take their first candidate, the next first candidate is played on the
-        level's world itself, not on a copy (a zone's plan has ~1,800 such levels before
-        its first harm, and a copy of a big cluster's world costs ~3 ms): a copy is kept
+        level's world itself, not on a copy (a zone's plan has thousands of such levels before
+        its first harm, and copying a big cluster's world is not cheap): a copy is kept
         every CHECKPOINT_EVERY levels, and a level whose first candidate does harm rebuilds
         its world from it, by playing the batches since again, for the other candidates.
         Where harm is unavoidable every level plays all its candidates, and the last is
@@ -569,8 +569,8 @@ class _Totals:
         """`names` is `like` with the nodes `came` and without the nodes `gone`: when `like`'s
         positions are known, `names`' are made from them (`add` indexes with positions in any
         order). A level takes a node or two out of a zone's few hundred target nodes holding a
-        workload's pods; reading every position again cost ~25 µs a set, for 44,000 sets in a
-        whole zone's node-deleting re-plan, of which 32,700 are now made here."""
+        workload's pods, and a whole zone's node-deleting re-plan makes tens of thousands of
+        such sets: reading every position again for each would dominate it."""
         if not self.arrays or len(names) <= self.SMALL or len(came) + len(gone) > self.SMALL:
             return
         at = self._at.get(like)

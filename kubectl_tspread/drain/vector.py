@@ -1,9 +1,9 @@
 """The placement walk and score over arrays (numpy): the same answer as the node-by-node
 walk of `Placer._place`, for the replacements a drain places by the thousand.
 
-A placement in a 5,000-node cluster examines ~700 nodes and scores ~500 of them; one
-Python call per node makes that ~30 ms, and a drain of 500 nodes places ~15,000
-replacements. Here each placement is a few array operations over the N nodes in the
+A placement in a 5,000-node cluster examines hundreds of nodes and scores most of them;
+one Python call per node is too slow for a drain of hundreds of nodes, which places
+replacements by the ten thousand. Here each placement is a few array operations over the N nodes in the
 scheduler's node-tree order (`SimCluster.scan_order`):
 
 - the filters other than spread and NodeResourcesFit: one boolean per node per pod
@@ -280,8 +280,8 @@ class NodeTable:
 def _stale(at, version, rows: slice) -> list[int]:
     """The positions in `rows` (a slice of the table) whose row was made at another version
     than the node's now (mostly none). The positions come from the array's own nonzero():
-    np.flatnonzero and any() are Python wrappers around it, ~1 µs a call each, and the
-    placements of a zone's plan make hundreds of thousands of such calls."""
+    np.flatnonzero and any() are Python wrappers around it, and the placements of a zone's
+    plan make hundreds of thousands of such calls."""
     differ = (at[rows] != version[rows]).nonzero()[0]  # one pass, not any() and then the positions
     if not len(differ):
         return []
@@ -462,7 +462,7 @@ def moved_out(old: spread.ConstraintState, new: spread.ConstraintState, value: s
     pods, left the domains (a cordon under nodeTaintsPolicy Honor): the pods still count on
     the node, no longer in the domain. Carry `old`'s arrays over with that domain's count
     moved, as for a shift (building them again from the counts cost a workload's every node,
-    ~4 % of a zone's HonorTaints re-plan)."""
+    ~4 % of a zone's SetNodeTaintsPolicyHonor re-plan)."""
     taken = _taken(old)
     if taken is None:
         return
@@ -579,7 +579,7 @@ def window(start: int, span: int, want: int, total: int) -> slice | None:
     arrays of every other node for most placements of a big cluster (500 wanted of 5,000);
     `walk_window` says when they were not enough. A window that wraps would be two runs,
     each judged by the same dozen array operations: on a zone's re-plan that cost more than
-    judging every node in one go (0.8-1.2 s of ~50 s, side by side)."""
+    judging every node in one go."""
     if span >= total or span < want or start + span > total:
         return None
     return slice(start, start + span)

@@ -48,7 +48,7 @@ WIDTH = 80
 _LONGEST_FAST_KEY = 100
 # per place and value, PyYAML's text of a scalar this module does not write itself
 _CACHE_LIMIT = 1 << 16
-# a scalar PyYAML writes costs two small dumps (~50 µs); past this many of them, and more than
+# a scalar PyYAML writes costs two small dumps; past this many of them, and more than
 # one per LINES_PER_MISS lines written, every later value goes through PyYAML whole
 _MISSES_ALLOWED = 256
 _LINES_PER_MISS = 50

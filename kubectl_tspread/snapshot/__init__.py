@@ -63,13 +63,13 @@ def _quiet_gc():
     """No cyclic garbage collection while records are built, then freeze them.
 
     Loading allocates millions of small acyclic objects; each allocation burst triggered a
-    collection that walked every record made so far. At 150,000 pods parsing and decoding took
-    25.4 s of CPU with the collector on and 14.7 s with it off. Freezing moves the snapshot out of
+    collection that walked every record made so far, which made loading a big cluster
+    markedly slower (docs/PERFORMANCE.md). Freezing moves the snapshot out of
     the collector's sight for the rest of the command (refcounting still frees it)."""
     with no_cyclic_gc():
         yield
         # frozen before the collector is back: the first collection after it would otherwise
-        # walk every record made while it was off (0.4 s at 150,000 pods)
+        # walk every record made while it was off
         gc.freeze()
 
 
