@@ -145,8 +145,13 @@ def test_an_exec_plugins_bad_answer_is_named(tmp_path, stdout, what):
 
 @pytest.mark.parametrize("content, message", [
     (b'clusters: "\xff\xfe"\n', "is not UTF-8 text; fix it or pass another --kubeconfig"),
-    (b"clusters: " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "is not valid YAML"),
-], ids=["not UTF-8", "nested 50,000 deep"])
+    (b"clusters: " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "is not valid YAML"),  # libyaml's own bound
+    (b"clusters: " + b"[" * 300 + b"]" * 300 + b"\n", "is nested deeper than 200 levels"),
+    (b"a: &a [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(b"%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n"
+                                                             % ((bytes([c]),) * 2 + (bytes([c - 1]),) * 10)
+                                                             for c in range(ord("b"), ord("j"))), "aliases stand for more than"),
+    (b"- apiVersion: v1\n", "top level is not a mapping"),
+], ids=["not UTF-8", "nested 50,000 deep", "nested 300 deep", "a billion laughs", "a sequence"])
 def test_a_kubeconfig_that_is_not_yaml_text_is_one_error_line(tmp_path, content, message):
     path = tmp_path / "config"
     path.write_bytes(content)

@@ -63,20 +63,30 @@ def kubeconfig_paths(opts: KubeOptions, environ: Mapping[str, str]) -> list[str]
 
 
 def _read_yaml(path: str) -> dict:
+    """The kubeconfig's one document, built without recursion by snapshot/yamlread.py, so a
+    file nested past its bound or aliased past its budget is one error, as a dump is."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from kubectl_tspread.snapshot import yamlread
+
     try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.load(f, Loader=loader)
+        with open(path, "rb") as f:
+            raw = f.read()
+        raw.decode("utf-8")
+        docs = [(index, value) for _, index, value in yamlread.documents(raw)]
     except OSError as e:
         raise ClusterError(f"cannot read kubeconfig {path}: {e.strerror}; fix its permissions or pass another --kubeconfig") from None
     except UnicodeDecodeError:
         raise InputError(f"kubeconfig {path} is not UTF-8 text; fix it or pass another --kubeconfig") from None
-    except (yaml.YAMLError, RecursionError) as e:
-        first = (str(e).splitlines() or ["parse error"])[0] if isinstance(e, yaml.YAMLError) else "nested too deep"
+    except yaml.YAMLError as e:
+        first = (str(e).splitlines() or ["parse error"])[0]
         raise InputError(f"kubeconfig {path} is not valid YAML ({first}); fix it or pass another "
                          "--kubeconfig") from None
+    except yamlread.YamlLimit as e:
+        raise InputError(f"kubeconfig {path} cannot be read: {e}; fix it or pass another --kubeconfig") from None
+    if any(index is not None for index, _ in docs):  # a sequence at the top, handed over item by item
+        raise InputError(f"kubeconfig {path} is not a kubeconfig (top level is not a mapping); fix it or pass another --kubeconfig")
+    data = docs[0][1] if docs else None
     if data is None:
         return {}  # kubectl accepts an empty file as an empty config
     if not isinstance(data, dict):
