@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from kubectl_tspread.snapshot.jsonscan import MAX_DEPTH
+from kubectl_tspread.snapshot.bounds import MAX_DEPTH
 
 _U64 = np.uint64
 _SHIFTS = tuple(_U64(s) for s in (1, 2, 4, 8, 16, 32))

@@ -16,10 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_tspread.errors import InputError
-
-# Kubernetes objects nest a few dozen levels at most (a CRD's schema is the deepest kind);
-# 200 leaves room for any of them and keeps every recursive decoder far from its limit
-MAX_DEPTH = 200
+from kubectl_tspread.snapshot.bounds import MAX_DEPTH
 
 
 def too_deep_error(label: str, offset: int) -> InputError:
