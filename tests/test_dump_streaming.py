@@ -15,7 +15,7 @@ import yaml
 
 from apiobjects import as_list
 from test_hostile_input import FORMS, _form, assert_one_error, cluster, run, write
-from kubectl_tspread.snapshot import files, jsonstream
+from kubectl_tspread.snapshot import files, jsonstream, yamlread
 
 
 def load(path_or_data, tmp_path, stdin: bool = False):
@@ -155,4 +155,143 @@ def test_dump_from_a_long_document_writes_what_the_whole_read_writes(tmp_path, c
     monkeypatch.setattr(jsonstream, "CHUNK", 97)
     monkeypatch.setattr(jsonstream, "WHOLE", 300)
     assert run(capsys, "dump", "--from-file", path) == whole
+    assert whole[0] == 0 and len(json.loads(whole[1])["items"]) == 9
+
+
+# --- YAML: read a piece at a time, a List's items handed over one by one -------------------------
+
+def yaml_typed(doc: dict, kind_first: bool) -> bytes:
+    """typed()'s PodList (items without kind) and List, as YAML: sorted keys put kind after items."""
+    pod_list, rest = (json.loads(line) for line in typed(doc, kind_first).splitlines())
+    return yaml.safe_dump_all([pod_list, rest], sort_keys=not kind_first).encode()
+
+
+def yaml_shared(doc: dict) -> bytes:
+    """The List with one labels map and one constraint list shared by every pod: the dumper writes
+    an anchor in the first pod and aliases in the others."""
+    pods = [o for o in doc["items"] if o["kind"] == "Pod"]
+    for pod in pods[1:]:
+        pod["metadata"]["labels"] = pods[0]["metadata"]["labels"]
+        pod["spec"]["topologySpreadConstraints"] = pods[0]["spec"]["topologySpreadConstraints"]
+    data = yaml.safe_dump(doc).encode()
+    assert b"&id001" in data and b"*id001" in data
+    return data
+
+
+def yaml_merged(doc: dict) -> bytes:
+    """A List whose later nodes and pods merge (<<) the first one's keys, each written as JSON
+    (YAML flow style) after an anchor, kind after items."""
+    lines = ["apiVersion: v1", "items:"]
+    first: dict[str, str] = {}
+    for o in doc["items"]:
+        kind = o["kind"]
+        if kind in ("Node", "Pod") and kind in first:
+            lines.append(f"- <<: *{first[kind]}")
+            lines += [f"  {k}: {json.dumps(v)}" for k, v in o.items() if k in ("metadata", "spec")]
+        elif kind in ("Node", "Pod"):
+            first[kind] = kind.lower()
+            lines.append(f"- &{first[kind]} {json.dumps(o)}")
+        else:
+            lines.append(f"- {json.dumps(o)}")
+    return ("\n".join(lines + ["kind: List", "metadata: {}", ""])).encode()
+
+
+YAML_FORMS = {
+    "YAML List": lambda doc: yaml.safe_dump(doc).encode(),
+    "YAML PodList, kind first": lambda doc: yaml_typed(doc, True),
+    "YAML PodList, kind last": lambda doc: yaml_typed(doc, False),
+    "YAML documents": lambda doc: _form(doc, "YAML documents"),
+    "YAML bare array": lambda doc: _form(doc, "YAML bare array"),
+    "YAML anchors across items": yaml_shared,
+    "YAML merge keys across items": yaml_merged,
+    "JSON then a YAML List": lambda doc: json.dumps(as_list(doc["items"][:2])).encode() + b"\n---\n"
+    + yaml.safe_dump(as_list(doc["items"][2:])).encode(),
+}
+
+
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+@pytest.mark.parametrize("form", YAML_FORMS)
+def test_every_yaml_form_read_in_small_pieces_gives_the_whole_read_records(tmp_path, monkeypatch, form, stdin):
+    """The records of each YAML form equal those of the same objects read whole: as the JSON
+    of what PyYAML's own loader builds of the text (anchors and merges expanded)."""
+    data = YAML_FORMS[form](cluster())
+    whole = load(b"\n".join(json.dumps(d).encode() for d in yaml.safe_load_all(data)), tmp_path)
+    monkeypatch.setattr(jsonstream, "CHUNK", 97)
+    monkeypatch.setattr(files, "_YAML_READ", 97)
+    assert records(load(data, tmp_path, stdin)) == records(whole)
+    assert len(whole.pods) == 4 and len(whole.nodes) == 3
+
+
+class Reads(io.BytesIO):
+    """A stream that counts what was read of it."""
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        self.most = 0
+
+    def read(self, n=-1):
+        data = super().read(n)
+        self.most = max(self.most, self.tell())
+        return data
+
+
+@pytest.mark.parametrize("sort_keys", [True, False], ids=["kind after items", "kind before items"])
+def test_a_long_yaml_list_is_handed_over_item_by_item(sort_keys):
+    doc = cluster()
+    doc["items"] = json.loads(json.dumps(doc["items"] * 40))  # 400 items, none shared (no anchors)
+    data = yaml.safe_dump(doc, sort_keys=sort_keys).encode()
+    stream = Reads(data)
+    documents = yamlread.documents(_Pieces(stream), lists=True)
+    doc_no, index, streamed = next(documents)
+    assert (doc_no, index) == (1, None) and isinstance(streamed, yamlread.StreamedItems)
+    keys = sorted(doc) if sort_keys else list(doc)
+    assert streamed.head == {k: doc[k] for k in keys[:keys.index("items")]}  # what was written before the items
+    assert ("kind" in streamed.head) == (not sort_keys)
+    seen = []
+    for i, item in streamed.items():
+        assert i == len(seen)
+        seen.append(item)
+        if i == 0:
+            assert stream.most < len(data) // 10  # the first item comes before the rest is read
+    assert seen == doc["items"]
+    assert streamed.shell() == {**doc, "items": []}
+    assert list(documents) == []
+
+
+class _Pieces:
+    """read(n) of at most 1,000 bytes, as a pipe gives them."""
+    def __init__(self, stream):
+        self.stream = stream
+
+    def read(self, n=-1):
+        return self.stream.read(min(n, 1000) if n > 0 else 1000)
+
+
+def test_an_anchored_yaml_items_sequence_is_kept_for_its_aliases():
+    data = b"apiVersion: v1\nkind: List\nitems: &all\n- {kind: Node, metadata: {name: a}}\nmetadata: {copy: *all}\n"
+    got = list(yamlread.documents(data, lists=True))
+    assert got == [(1, None, yaml.safe_load(data))]
+
+
+@pytest.mark.parametrize("data, wants", [
+    pytest.param(lambda: yaml.safe_dump(cluster()).encode() + b"\xff", "dump.json is not UTF-8 text (byte ",
+                 id="a byte that is not UTF-8 after the items"),
+    pytest.param(lambda: yaml.safe_dump(cluster()).encode().replace(b"name: web-5d8f-1", b"name: [web", 1),
+                 "dump.json is neither JSON nor YAML: ", id="a syntax error in an item"),
+    pytest.param(lambda: b"kind: List\napiVersion: v1\nitems:\n- &a [1]\n- [*a, *a, *a, *a, *a]\n" * 1,
+                 "item 0 of the List is not a Kubernetes object", id="items that are not objects"),
+])
+def test_a_yaml_list_read_item_by_item_fails_with_one_error(tmp_path, capsys, monkeypatch, data, wants):
+    monkeypatch.setattr(jsonstream, "CHUNK", 97)
+    monkeypatch.setattr(files, "_YAML_READ", 97)
+    code, out, err = run(capsys, "distribution", "-A", "--from-file", write(tmp_path, data()))
+    assert_one_error(code, out, err, wants)
+
+
+@pytest.mark.parametrize("form", ["YAML List", "YAML PodList, kind last", "YAML merge keys across items"])
+def test_dump_from_a_yaml_list_writes_what_the_same_objects_as_json_write(tmp_path, capsys, monkeypatch, form):
+    data = YAML_FORMS[form](cluster())
+    as_json = b"\n".join(json.dumps(d).encode() for d in yaml.safe_load_all(data))
+    whole = run(capsys, "dump", "--from-file", write(tmp_path, as_json, "whole.json"))
+    monkeypatch.setattr(files, "_YAML_READ", 97)
+    assert run(capsys, "dump", "--from-file", write(tmp_path, data)) == whole
     assert whole[0] == 0 and len(json.loads(whole[1])["items"]) == 9

@@ -22,6 +22,7 @@ Nothing is written anywhere; every problem is an InputError with one line saying
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import logging
 import os
@@ -30,7 +31,7 @@ import stat
 import sys
 from collections import Counter
 from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python, per object
-from typing import IO, Any, Iterable, Iterator, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 import msgspec
 import yaml
@@ -100,8 +101,8 @@ def raw_objects(paths: Sequence[str], stdin: IO[str] | None = None) -> Iterator[
     again."""
     for label, stream in _inputs(paths, stdin):
         for doc_no, index, doc in _documents(label, stream):
-            if isinstance(doc, StreamedList):  # its kind may follow its items: they are kept until then
-                trees = [_item_tree(raw, "", label, f"item {i} of the List", whole=True) for i, raw in doc.items()]
+            if isinstance(doc, _STREAMED):  # its kind may follow its items: they are kept until then
+                trees = [_streamed_item(raw, "", label, f"item {i} of the List", whole=True) for i, raw in doc.items()]
                 shell = doc.shell()
                 kind = shell.get("kind") if isinstance(shell, Mapping) else None
                 list_kind = kind[:-len("List")] if type(kind) is str and kind.endswith("List") else ""
@@ -167,7 +168,7 @@ class _Collector:
     def add_document(self, doc: Any, where: str, doc_no: int) -> None:
         if doc is None:  # an empty YAML document (a stray `---`)
             return
-        if isinstance(doc, StreamedList):
+        if isinstance(doc, _STREAMED):
             self._add_streamed(doc, where, doc_no)
             return
         if isinstance(doc, list):  # a bare array, as `jq .items` prints
@@ -214,31 +215,31 @@ class _Collector:
             self._declared(doc, where, doc_no)
         return item_kind
 
-    def _add_streamed(self, doc: StreamedList, where: str, doc_no: int) -> None:
-        """A List read item by item (jsonstream.py), whose kind may come after its items
-        (kubectl writes `items` before `kind`). Items that carry their own kind are decoded as
-        they come; from the first that does not, they wait for the List's kind. An item's
+    def _add_streamed(self, doc: StreamedList | yamlread.StreamedItems, where: str, doc_no: int) -> None:
+        """A List read item by item (jsonstream.py, yamlread.py), whose kind may come after its
+        items (kubectl writes `items` before `kind`). Items that carry their own kind are decoded
+        as they come; from the first that does not, they wait for the List's kind. An item's
         error is raised once the List itself is known good, worded as for a List read whole."""
         head = doc.head if isinstance(doc.head, Mapping) else {}
         head_kind = head.get("kind")
         known = type(head_kind) is str and head_kind.endswith("List")
         guess = head_kind[: -len("List")] if known else ""
-        waiting: list[tuple[int, bytes]] = []  # items that wait for the List's kind
-        failed: list[tuple[int, bytes]] = []  # the first item that could not be read
+        waiting: list[tuple[int, Any]] = []  # items that wait for the List's kind
+        failed: list[tuple[int, Any]] = []  # the first item that could not be read
         for i, raw in doc.items():
             if failed or waiting:
                 if waiting:
-                    waiting.append((i, bytes(raw)))
+                    waiting.append((i, _kept(raw)))
                 continue
             what = f"item {i} of the {head_kind if known else 'List'}"
             try:
-                item = _item_tree(raw, guess, where, what)
+                item = _streamed_item(raw, guess, where, what)
                 if not known and isinstance(item, Mapping) and not item.get("kind"):
-                    waiting.append((i, bytes(raw)))
+                    waiting.append((i, _kept(raw)))
                     continue
                 self._add_item(item, guess, where, what)
             except InputError:
-                failed.append((i, bytes(raw)))
+                failed.append((i, _kept(raw)))
         shell = doc.shell()
         kind = self._kind(shell, where, doc_no)
         if not kind.endswith("List") or (known and kind != head_kind):
@@ -247,7 +248,7 @@ class _Collector:
         item_kind = self._list(shell, kind, where, doc_no)
         for i, raw in failed + waiting:
             what = f"item {i} of the {kind}"
-            self._add_item(_item_tree(raw, item_kind, where, what), item_kind, where, what)
+            self._add_item(_streamed_item(raw, item_kind, where, what), item_kind, where, what)
         if failed:  # pragma: no cover - the same item with the same kind fails the same way
             raise AssertionError(f"{where}: item {failed[0][0]} of document {doc_no} failed only once")
 
@@ -361,8 +362,8 @@ class _Source:
     """One input, read a chunk at a time (`read(n)`, all of the rest with n < 0); a failing
     read is an InputError naming the input."""
 
-    def __init__(self, label: str, stream: Any, seekable: bool = False):
-        self.label, self.stream, self.seekable = label, stream, seekable
+    def __init__(self, label: str, stream: Any):
+        self.label, self.stream = label, stream
 
     def read(self, n: int = -1) -> bytes:
         try:
@@ -386,12 +387,6 @@ class _Source:
         except OSError as e:
             fix = "" if self.label == "stdin" else "; check the path given to --from-file"
             raise InputError(f"cannot read {self.label}: {e.strerror or e}{fix}") from None
-
-    def rewind(self) -> bool:
-        """Back to the start of a regular file (False for a pipe)."""
-        if self.seekable:
-            self.stream.seek(0)
-        return self.seekable
 
     def __enter__(self) -> "_Source":
         return self
@@ -419,7 +414,7 @@ def _open(path: str) -> _Source:
         if not stat.S_ISREG(mode):
             raise InputError(f"{path} is {_file_type(mode)}, not a regular file; save the dump to a file "
                              "first (kubectl get … -o json > dump.json), or pipe it in with --from-file -")
-        return _Source(path, os.fdopen(fd, "rb"), seekable=True)
+        return _Source(path, os.fdopen(fd, "rb"))
     except BaseException:
         os.close(fd)
         raise
@@ -463,13 +458,9 @@ def _documents(label: str, source: _Source) -> Iterator[tuple[int, int | None, A
     if first[skip:skip + 4096].lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
         yield from _json_stream(label, source, first[skip:])
         return
-    data = source.read() if source.rewind() else first + source.read()
-    view = memoryview(data)[skip:]
-    try:
-        yield from _yaml_documents(label, view)
-    except _NotYaml as e:
-        raise InputError(f"{label} is neither JSON nor YAML: {e}; "
-                         "give what `kubectl get … -o json` or `-o yaml` prints") from None
+    yield from _yaml_documents(label, _Utf8Stream(label, source, first[skip:]),
+                               lambda e: InputError(f"{label} is neither JSON nor YAML: {e}; "
+                                                    "give what `kubectl get … -o json` or `-o yaml` prints"))
 
 
 def _json_stream(label: str, source: _Source, first: bytes) -> Iterator[tuple[int, int | None, Any]]:
@@ -517,15 +508,15 @@ def _json_rest(label: str, data: bytes, docs: int, base: int) -> Iterator[tuple[
     except _NotJson as e:
         json_error = e
     # `{a: 1}` is YAML flow style: only when YAML cannot read it either is the JSON error the one to show
-    try:
-        for doc_no, index, doc in _yaml_documents(label, view[json_error.rest:]):
-            yield doc_no + json_error.docs, index, doc
-    except _NotYaml:
-        if json_error.docs:
-            raise InputError(f"{label} is not valid JSON: document {json_error.docs + 1}: {json_error}; "
-                             "give what `kubectl get … -o json` prints") from None
-        raise InputError(f"{label} is neither JSON nor YAML: {json_error}; "
-                         "give what `kubectl get … -o json` or `-o yaml` prints") from None
+    if json_error.docs:
+        not_yaml = InputError(f"{label} is not valid JSON: document {json_error.docs + 1}: {json_error}; "
+                              "give what `kubectl get … -o json` prints")
+    else:
+        not_yaml = InputError(f"{label} is neither JSON nor YAML: {json_error}; "
+                              "give what `kubectl get … -o json` or `-o yaml` prints")
+    rest = view[json_error.rest:]
+    for doc_no, index, doc in _yaml_documents(label, _Utf8Stream(label, io.BytesIO(rest), b""), lambda e: not_yaml):
+        yield doc_no + json_error.docs, index, doc
 
 
 class _NotJson(Exception):
@@ -535,10 +526,6 @@ class _NotJson(Exception):
     def __init__(self, message: str, rest: int = 0, docs: int = 0):
         super().__init__(message)
         self.rest, self.docs = rest, docs
-
-
-class _NotYaml(Exception):
-    """libyaml cannot parse the text: the message is its error and position."""
 
 
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
@@ -645,33 +632,54 @@ def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int, ba
         doc_no += 1
 
 
-def _yaml_documents(label: str, view: memoryview) -> Iterator[tuple[int, int | None, Any]]:
-    whole = view.obj
-    data = whole if isinstance(whole, bytes) and len(whole) == len(view) else bytes(view)  # no copy of it all
-    _check_utf8(label, data)
-    try:
-        yield from yamlread.documents(data)
-    except yaml.YAMLError as e:
-        if "maximum nesting depth" in str(getattr(e, "problem", "")):
-            # libyaml's own bound (1000), reached first when its scanner looks ahead along a
-            # flow collection (`[[[…`): past ours too
-            raise InputError(f"{label}: {_yaml_position(e)}: YAML nested deeper than {MAX_DEPTH} levels; "
-                             "a Kubernetes object is never that deep") from None
-        raise _NotYaml(_yaml_position(e)) from None
-    except YamlLimit as e:
-        raise InputError(f"{label}: {e}") from None
-
-
-def _check_utf8(label: str, data: bytes) -> None:
-    """libyaml would read a UTF-16 file by its BOM, and say little about a bad byte."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    step = 1 << 24
-    for start in range(0, len(data), step):
+def _yaml_documents(label: str, stream: "_Utf8Stream", not_yaml: Callable[[str], InputError]
+                    ) -> Iterator[tuple[int, int | None, Any]]:
+    """The YAML documents of `stream`, a List's items one at a time (yamlread.StreamedItems);
+    `not_yaml(position)` is the error for text libyaml cannot parse."""
+    def errors(parts: Iterator[Any]) -> Iterator[Any]:  # around the parse, wherever it is driven
         try:
-            decoder.decode(data[start:start + step], final=start + step >= len(data))
+            yield from parts
+        except yaml.YAMLError as e:
+            if stream.error is not None:  # libyaml stopped at a byte that is not UTF-8
+                raise stream.error from None
+            if "maximum nesting depth" in str(getattr(e, "problem", "")):
+                # libyaml's own bound (1000), reached first when its scanner looks ahead along a
+                # flow collection (`[[[…`): past ours too
+                raise InputError(f"{label}: {_yaml_position(e)}: YAML nested deeper than {MAX_DEPTH} levels; "
+                                 "a Kubernetes object is never that deep") from None
+            raise not_yaml(_yaml_position(e)) from None
+        except YamlLimit as e:
+            raise InputError(f"{label}: {e}") from None
+
+    yield from yamlread.documents(stream, lists=True, wrap=errors)
+
+
+class _Utf8Stream:
+    """An input for libyaml, `first` and then the rest of `source`, checked to be UTF-8 as it
+    is read: libyaml would read a UTF-16 file by its BOM, and say little about a bad byte."""
+
+    def __init__(self, label: str, source: Any, first: bytes):
+        self.label, self.source, self.first = label, source, first
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.pos = 0  # input bytes checked so far
+        self.error: InputError | None = None
+
+    def read(self, n: int = -1) -> bytes:
+        if self.first:
+            data, self.first = self.first, b""
+        else:
+            data = self.source.read(max(n, _YAML_READ))
+        try:
+            self.decoder.decode(data, final=not data)
         except UnicodeDecodeError as e:
-            raise InputError(f"{label} is not UTF-8 text (byte {start + e.start}); "
-                             "give what `kubectl get … -o json` prints") from None
+            self.error = InputError(f"{self.label} is not UTF-8 text (byte {self.pos + e.start}); "
+                                    "give what `kubectl get … -o json` prints")
+            raise self.error from None
+        self.pos += len(data)
+        return data
+
+
+_YAML_READ = 1 << 20  # bytes read at a time for libyaml (it asks for less, each ask a call into Python)
 
 
 class RawItems(list):
@@ -702,6 +710,20 @@ def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item",
         except UnicodeDecodeError:
             raise InputError(f"{where}: {what} is not UTF-8 text; give what `kubectl get … -o json` prints") \
                 from None
+
+
+_STREAMED = (StreamedList, yamlread.StreamedItems)
+
+
+def _streamed_item(raw: Any, list_kind: str, where: str, what: str, whole: bool = False) -> Any:
+    """An item of a List read item by item: from JSON its raw bytes, decoded here; from YAML
+    already built."""
+    return _item_tree(raw, list_kind, where, what, whole) if isinstance(raw, (bytes, memoryview)) else raw
+
+
+def _kept(raw: Any) -> Any:
+    """An item held until its List's kind is read: JSON's bytes copied out of the read buffer."""
+    return bytes(raw) if isinstance(raw, memoryview) else raw
 
 
 def _shell(label: str, data: bytes) -> Any:

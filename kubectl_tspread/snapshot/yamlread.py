@@ -11,7 +11,13 @@ libyaml only parses; the values are built from its events with an explicit stack
 - one object holds at most OBJECT_VALUES values (the API server refuses objects over
   1.5 MiB), so a huge flow sequence inside an object stops early;
 - the items of a top-level sequence (a bare array) are handed over one at a time, so a
-  sequence of scalars is refused at its first item and a long one is never held whole.
+  sequence of scalars is refused at its first item and a long one is never held whole;
+  with `lists`, so are those of a top-level mapping's `items` (a List, as `kubectl get -o
+  yaml` writes it: `kind` after `items`), through a StreamedItems, the YAML twin of
+  jsonstream.StreamedList.
+
+The input may be a stream (read(n) of bytes): libyaml reads it a piece at a time, so memory
+follows the values kept, not the input's size.
 
 Scalars resolve as with the SafeLoader, timestamps left as the strings the API sends
 (an explicit `!!timestamp` still makes a datetime, which the decoders then name).
@@ -19,7 +25,7 @@ Scalars resolve as with the SafeLoader, timestamps left as the strings the API s
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import yaml
 from yaml import events as ev
@@ -100,7 +106,7 @@ class _Builder:
         return self._construct(tag, e.value)
 
     def _construct(self, tag: str, value: str) -> Any:
-        if tag == _STR:
+        if tag == _STR or tag == _MERGE:  # `<<` as a key: documents() tells the merge by its text
             return value
         if tag not in _SCALAR_TAGS:
             raise YamlLimit(f"the YAML tag {tag} is not supported; write the value without it")
@@ -118,11 +124,57 @@ class _Every:
 _EVERY = _Every()
 
 
-def documents(data: bytes) -> Iterator[tuple[int, int | None, Any]]:
-    """(document number, item index or None, value) for every document of `data`: a document
-    whose top level is a sequence gives its items one by one, any other document whole.
+class StreamedItems:
+    """A List document whose `items` are handed over one at a time (the interface of
+    jsonstream.StreamedList, with each item a built value instead of raw JSON): `head` is
+    the mapping up to its items, `items()` gives (index, item) in turn, and once they are
+    all read `shell()` is the document with `items: []`."""
 
-    Raises yaml.YAMLError for a syntax error and YamlLimit past a bound."""
+    def __init__(self, head: dict, parts: Iterator[tuple[Any, int, int | None, Any]]):
+        self.head, self._parts = head, parts
+        self._shell: Any = _MISSING
+
+    def items(self) -> Iterator[tuple[int, Any]]:
+        while self._shell is _MISSING:
+            tag, _, index, value = next(self._parts)
+            if tag is _LIST_ITEM:
+                yield index, value  # type: ignore[misc]
+            else:  # the document's end: what was read of it besides its items
+                self._shell = value
+
+    def shell(self) -> Any:
+        for _ in self.items():  # what the caller left unread
+            pass
+        return self._shell
+
+
+def documents(data: Any, lists: bool = False,
+              wrap: Callable[[Iterator[Any]], Iterator[Any]] = lambda parts: parts
+              ) -> Iterator[tuple[int, int | None, Any]]:
+    """(document number, item index or None, value) for every document of `data` (bytes, or
+    a stream of bytes read a piece at a time): a document whose top level is a sequence gives
+    its items one by one; with `lists`, a mapping whose `items` is a sequence comes as a
+    StreamedItems; any other document whole.
+
+    Raises yaml.YAMLError for a syntax error and YamlLimit past a bound, through `wrap` (a
+    generator around the parse, which a StreamedItems' reader runs too)."""
+    parts = wrap(_parts(data, lists))
+    for tag, doc_no, index, value in parts:
+        if tag is _HEAD:
+            streamed = StreamedItems(value, parts)
+            yield doc_no, None, streamed
+            streamed.shell()
+        else:
+            yield doc_no, index, value
+
+
+_DOC, _ITEM, _HEAD, _LIST_ITEM = (object() for _ in range(4))
+
+
+def _parts(data: Any, lists: bool) -> Iterator[tuple[Any, int, int | None, Any]]:
+    """(what, document number, item index or None, value): a whole document (_DOC), an item
+    of a top-level sequence (_ITEM), the start of a List's items with the List read so far
+    (_HEAD), one of its items (_LIST_ITEM), then its document without them (_DOC)."""
     parser = (_Parser or yaml.SafeLoader)(data)
     builder = _Builder()
     stack: list[_Frame] = []
@@ -145,7 +197,7 @@ def documents(data: bytes) -> Iterator[tuple[int, int | None, Any]]:
                 continue
             if cls is ev.DocumentEndEvent:
                 if done is not _MISSING and done is not _HANDED_OVER:
-                    yield doc_no, None, done
+                    yield _DOC, doc_no, None, done
                 continue
             if cls is ev.StreamEndEvent:
                 return
@@ -164,6 +216,10 @@ def documents(data: bytes) -> Iterator[tuple[int, int | None, Any]]:
                 values += 1
                 # a top-level sequence keeps none of its items: each is handed over when made
                 made = {} if is_map else (_HANDED_OVER if not stack else [])
+                if lists and not is_map and _list_items(stack) and e.anchor is None:
+                    # a List's items, handed over likewise (an anchored one may be aliased: kept)
+                    made = _HANDED_OVER
+                    yield _HEAD, doc_no, None, dict(stack[0].value)
                 stack.append(_Frame(made, is_map, e.anchor, root))
                 continue
             if cls is ev.ScalarEvent:
@@ -184,8 +240,8 @@ def documents(data: bytes) -> Iterator[tuple[int, int | None, Any]]:
                 if frame.is_map and frame.has_key:  # pragma: no cover - libyaml pairs keys and values
                     raise YamlLimit(f"document {doc_no} has a key without a value")
                 value, size, anchor = frame.value, frame.size, frame.anchor
-                if frame.merged:  # keys written in the mapping win over merged ones
-                    value.update({k: v for k, v in frame.merged.items() if k not in value})
+                if frame.merged:  # keys written in the mapping win; merged ones come first, as PyYAML orders them
+                    value = {**frame.merged, **value}
             if values > OBJECT_VALUES:
                 raise YamlLimit(f"document {doc_no} holds an object of more than {OBJECT_VALUES:,} values; "
                                 "no Kubernetes object is that big")
@@ -197,8 +253,8 @@ def documents(data: bytes) -> Iterator[tuple[int, int | None, Any]]:
             parent = stack[-1]
             parent.size += size
             if not parent.is_map:
-                if len(stack) == 1:  # an item of a top-level sequence: handed over, not kept
-                    yield doc_no, item, value
+                if parent.value is _HANDED_OVER:  # an item of a top-level sequence or List: handed over
+                    yield (_ITEM if len(stack) == 1 else _LIST_ITEM), doc_no, item, value
                     item += 1
                     continue
                 parent.value.append(value)
@@ -216,7 +272,8 @@ def documents(data: bytes) -> Iterator[tuple[int, int | None, Any]]:
                 if parent.key is _MERGE:
                     _merge(parent, value, doc_no)
                 else:
-                    parent.value[parent.key] = value
+                    # a List's items, handed over, leave `items: []` as a JSON List's shell does
+                    parent.value[parent.key] = [] if value is _HANDED_OVER else value
                 parent.key, parent.has_key = None, False
     finally:
         dispose = getattr(parser, "dispose", None)
@@ -245,13 +302,17 @@ def _is_root(stack: list[_Frame]) -> bool:
     return depth == 2 and stack[0].is_map and stack[0].key == "items" and not stack[1].is_map
 
 
+def _list_items(stack: list[_Frame]) -> bool:
+    """Whether a sequence starting now is the `items` of a top-level mapping."""
+    return len(stack) == 1 and stack[0].is_map and stack[0].has_key and stack[0].key == "items"
+
+
 def _merge(frame: _Frame, value: Any, doc_no: int) -> None:
     """`<<: *base` or `<<: [*a, *b]`: the keys of the mapping(s), the first one's winning."""
     sources = value if isinstance(value, list) else [value]
     merged = frame.merged if frame.merged is not None else {}
-    for src in sources:
+    for src in reversed(sources):  # the first one's keys win, the last one's come first (PyYAML)
         if not isinstance(src, dict):
             raise YamlLimit(f"document {doc_no} merges (<<) something that is not a mapping")
-        for k, v in src.items():
-            merged.setdefault(k, v)
+        merged.update(src)
     frame.merged = merged
