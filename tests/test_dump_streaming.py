@@ -295,3 +295,27 @@ def test_dump_from_a_yaml_list_writes_what_the_same_objects_as_json_write(tmp_pa
     monkeypatch.setattr(files, "_YAML_READ", 97)
     assert run(capsys, "dump", "--from-file", write(tmp_path, data)) == whole
     assert whole[0] == 0 and len(json.loads(whole[1])["items"]) == 9
+
+
+def test_a_yaml_stdin_that_fails_midway_is_named_as_unreadable(monkeypatch):
+    """What the read raises passes through libyaml as it was raised."""
+    data = yaml.safe_dump(cluster()).encode()
+
+    class Failing(io.RawIOBase):
+        sent = 0
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            if self.sent > 200:
+                raise OSError(5, "Input/output error")
+            n = min(len(b), 150)
+            b[:n] = data[self.sent:self.sent + n]
+            self.sent += n
+            return n
+
+    monkeypatch.setattr(jsonstream, "CHUNK", 97)
+    monkeypatch.setattr(files, "_YAML_READ", 97)
+    with pytest.raises(files.InputError, match=r"^cannot read stdin: Input/output error$"):
+        files.load_files(["-"], all_namespaces=True, stdin=Failing())

@@ -458,7 +458,9 @@ def _documents(label: str, source: _Source) -> Iterator[tuple[int, int | None, A
     if first[skip:skip + 4096].lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
         yield from _json_stream(label, source, first[skip:])
         return
-    yield from _yaml_documents(label, _Utf8Stream(label, source, first[skip:]),
+    stream = _Utf8Stream(label, source, first[skip:])
+    del first  # held by the stream until libyaml has read it
+    yield from _yaml_documents(label, stream,
                                lambda e: InputError(f"{label} is neither JSON nor YAML: {e}; "
                                                     "give what `kubectl get … -o json` or `-o yaml` prints"))
 
@@ -640,8 +642,6 @@ def _yaml_documents(label: str, stream: "_Utf8Stream", not_yaml: Callable[[str],
         try:
             yield from parts
         except yaml.YAMLError as e:
-            if stream.error is not None:  # libyaml stopped at a byte that is not UTF-8
-                raise stream.error from None
             if "maximum nesting depth" in str(getattr(e, "problem", "")):
                 # libyaml's own bound (1000), reached first when its scanner looks ahead along a
                 # flow collection (`[[[…`): past ours too
@@ -662,7 +662,6 @@ class _Utf8Stream:
         self.label, self.source, self.first = label, source, first
         self.decoder = codecs.getincrementaldecoder("utf-8")()
         self.pos = 0  # input bytes checked so far
-        self.error: InputError | None = None
 
     def read(self, n: int = -1) -> bytes:
         if self.first:
@@ -671,10 +670,9 @@ class _Utf8Stream:
             data = self.source.read(max(n, _YAML_READ))
         try:
             self.decoder.decode(data, final=not data)
-        except UnicodeDecodeError as e:
-            self.error = InputError(f"{self.label} is not UTF-8 text (byte {self.pos + e.start}); "
-                                    "give what `kubectl get … -o json` prints")
-            raise self.error from None
+        except UnicodeDecodeError as e:  # passes through libyaml as raised
+            raise InputError(f"{self.label} is not UTF-8 text (byte {self.pos + e.start}); "
+                             "give what `kubectl get … -o json` prints") from None
         self.pos += len(data)
         return data
 
