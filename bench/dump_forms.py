@@ -7,6 +7,7 @@ The synthetic cluster of bench/generate.py (with the pod count asked for) is wri
 - `List`s one after another, one per kind (`kubectl get … -o json >> dump.json`),
 - a bare JSON array of the same items (`jq .items`),
 - single objects one after another (`for o in …; kubectl get $o -o json >> dump.json`),
+- a YAML `List` (`kubectl get … -o yaml`: `kind` after `items`),
 and each is read by `snapshot.files.load_files` in a child process (wall time, peak RSS; the
 median of --runs). The floor is `json.load` of the List, in the same run: issue 58's
 target is every form under 1 GB of RSS and under 1.3 × that floor's time.
@@ -54,6 +55,25 @@ def write_forms(directory: str) -> dict[str, str]:
     return {**forms, **{_LABELS[k]: p for k, p in paths.items()}}
 
 
+def write_yaml_list(directory: str) -> str:
+    """The List as YAML, written once, item by item (a whole-List yaml.dump would hold it all)."""
+    import yaml
+
+    path = os.path.join(directory, "dump-list.yaml")
+    if os.path.exists(path):
+        return path
+    with open(path + ".tmp", "w") as out:
+        out.write("apiVersion: v1\nitems:\n")
+        for kind, api_version in generate.DUMP_KINDS:
+            with open(os.path.join(directory, f"{kind}.items"), "rb") as f:
+                for line in f:
+                    obj = {"apiVersion": api_version, "kind": kind, **json.loads(line)}
+                    out.write(yaml.dump([obj], Dumper=yaml.CSafeDumper))
+        out.write("kind: List\nmetadata:\n  resourceVersion: ''\n")
+    os.replace(path + ".tmp", path)
+    return path
+
+
 _LABELS = {"lists": "Lists one after another", "array": "bare array", "objects": "objects one after another"}
 
 
@@ -77,6 +97,7 @@ def main() -> None:
     size = generate.Size(f"forms-{args.pods}", max(20, args.pods // 30), args.pods, max(10, args.pods // 150))
     directory = generate.ensure(size, args.cache)
     forms = write_forms(directory)
+    forms["YAML List"] = write_yaml_list(directory)
     floor = measure(FLOOR, forms["List"], args.runs)
     rows = [("json.load of the List (floor)", os.path.getsize(forms["List"]), floor)]
     for label, path in forms.items():
