@@ -194,7 +194,7 @@ def render(results, meta: Meta) -> str:
         "`bench/server.py` on 127.0.0.1 (paging, label and field selectors, discovery).", "",
         _md_table(["size", "nodes", "pods", "pending", "Deployments", "PDBs", "pod JSON"],
                   _sizes_rows(meta.sizes, meta.cache_dir)),
-        "", "## Targets (issue 5)", "",
+        "", "## Targets (issues 5 and 59)", "",
         _md_table(["measured", "target", "size", "result", "verdict"], verdicts) if verdicts else "(none measured)",
         "", f"{len(verdicts) - len(missed)} of {len(verdicts)} met." if verdicts else "",
         "", "## All measurements", "", _md_table(HEAD, measurement_rows(results)), "",
