@@ -102,3 +102,13 @@ def test_an_answer_from_a_lagging_volume_cache_is_asked_again_only_when_the_pv_e
     assert _lagging(Case("c", [pv, pvc], "default", "p"), lagged)
     assert not _lagging(Case("c", [pvc], "default", "p"), lagged)
     assert not _lagging(Case("c", [pv, pvc], "default", "p"), {"message": "0/1 nodes are available: 1 Insufficient cpu."})
+
+
+def test_an_answer_whose_filters_pass_a_node_the_cycle_did_not_find_is_asked_again():
+    from conformance.run import _stale_snapshot
+
+    passing = {"name": "n1", "first": None}
+    failing = {"name": "n2", "first": {"plugin": "NodeResourcesFit", "code": "Unschedulable"}}
+    assert _stale_snapshot({"schedulable": False, "nodes": [passing, failing]})
+    assert not _stale_snapshot({"schedulable": True, "nodes": [passing, failing]})
+    assert not _stale_snapshot({"schedulable": False, "nodes": [failing]})
