@@ -170,7 +170,20 @@ class ControlPlane:
 
 def start(binary: str, data_dir: str, nodes: int = NODES, zones: Iterable[str] = ZONES,
           extra: Iterable[str] = (), timeout: float = READY_TIMEOUT) -> ControlPlane:
-    """Start tspread-cluster in `data_dir` and return once its ready line is read."""
+    """Start tspread-cluster in `data_dir` and return once its ready line is read. It picks
+    free ports before its components listen on them, so another process can take one in
+    between ("address already in use"): a start that fails so is tried once more, afresh."""
+    try:
+        return _start(binary, data_dir, nodes, zones, extra, timeout)
+    except RuntimeError as e:
+        if "address already in use" not in str(e):
+            raise
+        shutil.rmtree(data_dir, ignore_errors=True)
+        return _start(binary, data_dir, nodes, zones, extra, timeout)
+
+
+def _start(binary: str, data_dir: str, nodes: int, zones: Iterable[str], extra: Iterable[str],
+           timeout: float) -> ControlPlane:
     os.makedirs(data_dir, exist_ok=True)
     log_path = os.path.join(data_dir, "cluster.log")
     args = [binary, f"--data-dir={data_dir}", f"--nodes={nodes}", f"--zones={','.join(zones)}",
