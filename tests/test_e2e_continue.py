@@ -103,7 +103,8 @@ class ExpiringRelay:
         conn.close()
 
     def kubeconfig(self, path) -> str:
-        token = open(f"{self.cp.data_dir}/admin.token").read().split(",")[0].strip()
+        with open(f"{self.cp.data_dir}/admin.token") as f:
+            token = f.read().split(",")[0].strip()
         path.write_text(json.dumps({
             "apiVersion": "v1", "kind": "Config", "current-context": "relay",
             "clusters": [{"name": "relay", "cluster": {"server": self.url}}],
@@ -129,7 +130,7 @@ def etcd_served(tmp_path_factory):
         cp.stop()
 
 
-def names(cp: ControlPlane, kubeconfig: str, ns: str, page_size: int) -> list[str]:
+def names(kubeconfig: str, ns: str, page_size: int) -> list[str]:
     cluster = connect(KubeOptions(kubeconfig=kubeconfig, namespace=ns))
     cluster.page_size = page_size
     return [p.name for p in cluster.list("Pod")]
@@ -150,10 +151,10 @@ def test_the_api_server_expires_a_token_once_etcd_is_compacted_past_it(etcd_serv
 
 def test_a_list_whose_token_expires_is_read_again_from_the_top_and_is_whole(etcd_served, tmp_path):
     cp, ns = etcd_served
-    want = names(cp, cp.kubeconfig, ns, page_size=50)
+    want = names(cp.kubeconfig, ns, page_size=50)
     assert len(want) == PODS
     with ExpiringRelay(cp, expire=1) as relay:
-        got = names(cp, relay.kubeconfig(tmp_path / "relay.kubeconfig"), ns, page_size=50)
+        got = names(relay.kubeconfig(tmp_path / "relay.kubeconfig"), ns, page_size=50)
     assert got == want
     # first pass: page 1, then the expired page 2 (410); second pass from the top, to the end
     statuses = [(c, s) for c, s in relay.seen]
@@ -182,7 +183,7 @@ def test_a_token_that_expires_on_every_page_gives_one_error_line_and_no_output(e
     with ExpiringRelay(cp, expire=None) as relay:
         kubeconfig = relay.kubeconfig(tmp_path / "relay.kubeconfig")
         with pytest.raises(ApiStatusError, match="kept failing with 410 Gone") as exc:
-            names(cp, kubeconfig, ns, page_size=50)
+            names(kubeconfig, ns, page_size=50)
         assert exc.value.status == 410
         relayed = ControlPlane(kubeconfig, relay.url, cp.version, cp.data_dir)
         code, out, err = tspread(relayed, "distribution", "-n", ns)
