@@ -627,3 +627,16 @@ def test_sigterm_while_reading_the_cluster_for_execute_is_a_clean_interrupt(kube
     assert proc.returncode == 130, err
     assert out == "" and [line for line in err.splitlines() if line] == ["error: aborted"]
     assert not api.logged("PATCH") and not fake.evictions
+
+
+@pytest.mark.parametrize("flag, want", [("1.33", "1.33"), (None, "1.37")],
+                         ids=["--kube-version 1.33 holds for the re-reads", "no flag: the server's minor"])
+def test_the_re_reads_before_each_step_follow_the_plans_kube_version(kubeconfig, fake, flag, want):
+    from kubectl_tspread.engine import versions
+    from kubectl_tspread.options import SourceOptions
+    from kubectl_tspread.snapshot.live import connect
+
+    source = SourceOptions(kubeconfig=kubeconfig, kube_version=flag)
+    kube = ex.kube_options(source)
+    snap = ex.live_reader(kube, connect(kube), source)()
+    assert versions.rules_for(snap.kube_version).minor == versions.rules_for(want).minor

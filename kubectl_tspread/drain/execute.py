@@ -95,7 +95,7 @@ def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ou
     server_dry = dry_run == "server"
     if not server_dry:  # a server dry run changes nothing: no reason to ask
         confirm(plan, yes, s.stdin or sys.stdin, stderr)
-    from kubectl_tspread.snapshot.live import connect, load_live
+    from kubectl_tspread.snapshot.live import connect
 
     kube = kube_options(source)
     cluster = connect(kube, retry=s.read_retry)
@@ -105,7 +105,7 @@ def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ou
         return resume_command(nodes, options, source, timeout, log_file)
 
     with Progress(stderr, s.interactive, log_file, s.listeners, color=out.color) as progress, sigterm_as_interrupt():
-        ex = Executor(lambda: load_live(kube, DRAIN_KINDS, cluster=cluster), tuple(targets), options, writer,
+        ex = Executor(live_reader(kube, cluster, source), tuple(targets), options, writer,
                       progress, timeout, s.poll_interval, resume, color=out.color)
         return ex.dry_run(plan) if server_dry else ex.run()
 
@@ -115,7 +115,7 @@ def _settle_first(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
                   settings: ExecuteSettings) -> tuple[Snapshot, DrainPlan]:
     """Wait (up to --timeout) for the pods `held` names to be Ready, then read and plan again.
     Nothing is changed meanwhile, so a stop here needs no state block."""
-    from kubectl_tspread.snapshot.live import connect, load_live
+    from kubectl_tspread.snapshot.live import connect
 
     kube = kube_options(source)
     cluster = connect(kube, retry=settings.read_retry)
@@ -125,7 +125,7 @@ def _settle_first(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
             sigterm_as_interrupt():
         progress.say(f"Pods of {names} are not Ready yet (an earlier run's replacements, most likely): their "
                      "evictions still hold the PodDisruptionBudget, so the plan is judged once they are Ready.")
-        ex = Executor(lambda: load_live(kube, DRAIN_KINDS, cluster=cluster), tuple(targets), options,
+        ex = Executor(live_reader(kube, cluster, source), tuple(targets), options,
                       Writer(cluster), progress, timeout, settings.poll_interval, "", color=out.color)
         try:
             ex._wait(held, ex._deadline(), 0)
@@ -167,6 +167,15 @@ def confirm(plan: DrainPlan, yes: bool, stdin: IO[str], stderr: IO[str]) -> None
     stderr.flush()
     if stdin.readline().strip().lower() not in ("y", "yes"):
         raise TspreadError("drain cancelled; nothing was changed")
+
+
+def live_reader(kube, cluster, source) -> Callable[[], Snapshot]:
+    """The re-reads of live state before each step, under the same --kube-version as the plan
+    they continue (without it, the server's own minor)."""
+    from kubectl_tspread.snapshot import with_kube_version
+    from kubectl_tspread.snapshot.live import load_live
+
+    return lambda: with_kube_version(load_live(kube, DRAIN_KINDS, cluster=cluster), source.kube_version)
 
 
 def kube_options(source):

@@ -34,10 +34,7 @@ def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS, warn: IO[st
     rules = _rules(getattr(source, "kube_version", None))
     with _quiet_gc():
         snap = _load(source, kinds, cluster_wide)
-    if rules is not None:
-        snap = dataclasses.replace(snap, kube_version=rules)
-    # pods mid-resize hold what their minor's scheduler counts, known only now
-    snap = podrequests.for_version(snap)
+    snap = with_kube_version(snap, rules)
     clamped = versions.clamp_warning(versions.rules_for(snap.kube_version))
     if clamped:
         snap = dataclasses.replace(snap, warnings=snap.warnings + (clamped,))
@@ -45,6 +42,16 @@ def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS, warn: IO[st
     for w in snap.warnings:
         stream.write(f"warning: {w}\n")
     return snap
+
+
+def with_kube_version(snap: Snapshot, flag: str | None) -> Snapshot:
+    """The snapshot under the rules of `flag` (--kube-version, already checked) when given,
+    else its own minor; pods mid-resize sized by that minor's rule, known only now. Every
+    read goes through it, `--execute`'s re-reads of live state included, so a re-plan
+    follows the same scheduler as the plan it continues."""
+    if flag:
+        snap = dataclasses.replace(snap, kube_version=flag)
+    return podrequests.for_version(snap)
 
 
 def _rules(flag: str | None) -> str | None:
