@@ -10,12 +10,12 @@ import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in, web
-from kubectl_tspread.drain.model import PlanOptions
-from kubectl_tspread.drain.plan import plan_drain
-from kubectl_tspread.drain.remedies import attach_remedies
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.model.plan import PlanOptions
+from kubectl_tspread.views.drain.plan import plan_drain
+from kubectl_tspread.views.drain.remedies import attach_remedies
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.engine import spread
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, Pdb
 
 RS = make_workload("ReplicaSet", "web-1", {"app": "web"})

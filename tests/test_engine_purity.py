@@ -11,10 +11,10 @@ CANDIDATES = [
     "kubectl_tspread.engine.index", "kubectl_tspread.engine.nodematch", "kubectl_tspread.engine.defaults",
     "kubectl_tspread.engine.spread", "kubectl_tspread.engine.traps", "kubectl_tspread.engine.filters",
     "kubectl_tspread.engine.message", "kubectl_tspread.engine.interpod", "kubectl_tspread.engine.resources",
-    "kubectl_tspread.engine.volumes", "kubectl_tspread.targets", "kubectl_tspread.distribution",
-    "kubectl_tspread.pending", "kubectl_tspread.fixes", "kubectl_tspread.fixes_nodes", "kubectl_tspread.drain.plan",
+    "kubectl_tspread.engine.volumes", "kubectl_tspread.views.targets", "kubectl_tspread.views.distribution",
+    "kubectl_tspread.views.pending", "kubectl_tspread.views.fixes", "kubectl_tspread.views.fixes_nodes", "kubectl_tspread.views.drain.plan",
     # imported lazily by plan.py, so importing plan alone would not load them
-    "kubectl_tspread.drain.remedies", "kubectl_tspread.drain.waiting", "kubectl_tspread.drain.resume",
+    "kubectl_tspread.views.drain.remedies", "kubectl_tspread.views.drain.waiting", "kubectl_tspread.cli.resume",
 ]
 FORBIDDEN = ("kubernetes", "click", "rich")
 # layers above the domain: the command line, the renderers, the live API path

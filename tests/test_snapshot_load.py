@@ -7,8 +7,8 @@ import gc
 import pytest
 
 import kubectl_tspread.snapshot as snapshot_mod
-from kubectl_tspread.errors import InputError
-from kubectl_tspread.options import SourceOptions
+from kubectl_tspread.model.errors import InputError
+from kubectl_tspread.cli.options import SourceOptions
 
 
 def test_collector_is_off_while_loading_and_on_after(monkeypatch):

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from typing import IO, Iterable
 
 from kubectl_tspread.engine import podrequests, versions
-from kubectl_tspread.errors import UsageError
-from kubectl_tspread.gcpause import no_cyclic_gc
+from kubectl_tspread.model.errors import UsageError
+from kubectl_tspread.cli.gcpause import no_cyclic_gc
 from kubectl_tspread.model import Snapshot
 
 # what `distribution` needs; why-pending and drain-safe ask for more
