@@ -51,7 +51,8 @@ def test_forked_remedies_equal_fresh_replans(snap, targets):
     plan = plan_drain(snap, targets)
     assert not plan.safe and any(f.remedies for f in plan.findings)
     bare = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
-    fresh = attach_remedies(snap, targets, PlanOptions(), replace(bare, findings=()), list(bare.findings))
+    fresh = attach_remedies(snap, targets, PlanOptions(), replace(bare, findings=()), list(bare.findings),
+                            lambda s, opts: plan_drain(s, targets, opts))
     assert list(plan.findings) == fresh
 
 

@@ -285,7 +285,7 @@ def test_honor_from_here_is_honor_from_the_start():
     from dataclasses import replace
 
     from kubectl_tspread.views.drain.core.lean import LeanSearch
-    from kubectl_tspread.views.drain.remedies import edited_constraints
+    from kubectl_tspread.views.drain.core.simulate import edited_constraints
     from kubectl_tspread.views.drain.core.simulate import spread_key_of
     from kubectl_tspread.model import HONOR
 

@@ -37,7 +37,7 @@ from kubectl_tspread.model.plan import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, S
     Finding, PlanOptions, PlanProgress, Step, Stranded
 from kubectl_tspread.views.drain.core.placement import Placer
 from kubectl_tspread.views.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
-    kubectl_warnings
+    kubectl_warnings, workload_ref
 from kubectl_tspread.views.drain.forced import forced_harm
 from kubectl_tspread.views.drain.core.search import Search
 from kubectl_tspread.views.drain.core.simulate import SimCluster, spread_key_of
@@ -79,15 +79,6 @@ def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Sel
                                 f"check the labels with: kubectl get nodes --show-labels")
         out.extend(matched)
     return tuple(dict.fromkeys(out))
-
-
-def workload_ref(index: ClusterIndex, pod: Pod) -> str | None:
-    """The workload a pod is planned and reported under: its top controller's Kind/name,
-    else its owner reference's, else None (an unmanaged pod)."""
-    w = index.top_controller(pod)
-    if w is not None:
-        return w.ref
-    return f"{pod.owner.kind}/{pod.owner.name}" if pod.owner is not None else None
 
 
 def probe_pod(pod: Pod) -> Pod:

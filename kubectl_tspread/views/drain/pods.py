@@ -28,6 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
+from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import Pod
 
 # actions
@@ -148,3 +149,12 @@ def kubectl_warnings(decisions: Iterable[PodDecision]) -> list[str]:
         if d.message and d.action in (EVICT, SKIP) and d.code != MIRROR_POD:
             by_msg[d.message].append(d.pod.key)
     return sorted(f"{msg}: {', '.join(pods)}" for msg, pods in by_msg.items())
+
+
+def workload_ref(index: ClusterIndex, pod: Pod) -> str | None:
+    """The workload a pod is planned and reported under: its top controller's Kind/name,
+    else its owner reference's, else None (an unmanaged pod)."""
+    w = index.top_controller(pod)
+    if w is not None:
+        return w.ref
+    return f"{pod.owner.kind}/{pod.owner.name}" if pod.owner is not None else None

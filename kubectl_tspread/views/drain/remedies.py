@@ -39,7 +39,8 @@ from kubectl_tspread.model.plan import (
 )
 from kubectl_tspread.views.drain.parallel import Child
 from kubectl_tspread.views.drain.remedy_effects import side_effects, then_finding, verifies
-from kubectl_tspread.views.drain.plan import plan_drain, workload_ref
+from kubectl_tspread.views.drain.pods import workload_ref
+from kubectl_tspread.views.drain.core.simulate import edited_constraints
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import terms_match
 from kubectl_tspread.model import (
@@ -66,18 +67,16 @@ Candidate = tuple[str, dict[str, Any], Callable[[], Snapshot], PlanOptions]
 
 def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
                     findings: list[Finding],
-                    replan: Callable[[Snapshot, PlanOptions], Any] | None = None,
+                    replan: Callable[[Snapshot, PlanOptions], Any],
                     ready: dict[str, Child] | None = None,
                     on_replan: Callable[[int], None] | None = None) -> list[Finding]:
     """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a
-    candidate (default: plan_drain without remedies); its findings need not carry the
+    candidate (plan.py passes plan_drain without remedies: this module does not import
+    plan.py, which imports it); its findings need not carry the
     info-only order finding, which no remedy is judged by. `ready` holds re-plans already
     under way in other processes (views/drain/parallel.py), by candidate key: each is used
     where it would have been computed, or computed here if its process failed.
     `on_replan` is told how many re-plans are done after each one."""
-    if replan is None:
-        def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
-            return plan_drain(snap, targets, opts)
     cache: dict[str, Any] = {}
     allowance = replan_allowance(len(targets))
     workloads = _Lookups(snapshot)
@@ -341,11 +340,6 @@ def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **chang
     pods = tuple(replace(p, spread=edited_constraints(p.spread, key, **changes)) if p.key in mine else p
                  for p in snapshot.pods)
     return replace(snapshot, pods=pods)
-
-
-def edited_constraints(spread: tuple, key: str, **changes) -> tuple:
-    """A pod's constraints with `changes` made to those of topologyKey `key` (a remedy's edit)."""
-    return tuple(replace(c, **changes) if c.topology_key == key else c for c in spread)
 
 
 def _with_pdb_budget(snapshot: Snapshot, key: str) -> Snapshot:

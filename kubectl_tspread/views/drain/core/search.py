@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from typing import TYPE_CHECKING, Callable, Collection, Iterator
+from typing import Callable, Collection, Iterator, Protocol
 
 from kubectl_tspread.views.drain.core import counts, vector
 from kubectl_tspread.views.drain.forced import ForcedHarm, forced_harm
@@ -69,8 +69,17 @@ from kubectl_tspread.model.plan import Step, Stranded
 from kubectl_tspread.views.drain.core.steps import Context, World, excess, run_batch, tracked_states
 from kubectl_tspread.model import HOSTNAME_KEY
 
-if TYPE_CHECKING:
-    from kubectl_tspread.views.drain.core.shared import Sharer
+
+class Sharer(Protocol):
+    """What a search asks of the re-plan it carries along (shared.py's Sharer). Named here so
+    that search.py need not import shared.py, which imports this module to make its own
+    search (the package keeps no import cycle: tests/test_layers.py)."""
+
+    diverged: bool
+
+    def due(self, world: World, remaining: list[str]) -> bool: ...
+
+    def fork(self, world: World | None) -> None: ...
 
 DFS_CANDIDATES = 8
 BACKTRACK_FLOOR = 64

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from kubectl_tspread.views.drain.core import counts
 from kubectl_tspread.model.plan import CORDONED_DOMAIN_TRAP, PlanOptions, Stranded
 from kubectl_tspread.views.drain.pods import EVICT
-from kubectl_tspread.views.drain.core.simulate import SimCluster, pod_with
+from kubectl_tspread.views.drain.core.simulate import SimCluster, edited_constraints, pod_with
 from kubectl_tspread.views.drain.core.steps import Context, World, tracked_states
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.nodematch import node_untolerated_taint
@@ -267,8 +267,6 @@ def _context(plan_ctx: Context, edited: dict[str, Pod], sharer: Sharer) -> Conte
     """The re-plan's context, as build_context makes it on the edited snapshot: the plan's,
     with W's pods' records edited (its decisions, and its representative pods, whose limits
     _same_start checks), and what the plan learnt of its replacements."""
-    from kubectl_tspread.views.drain.remedies import edited_constraints
-
     probes: dict[int, Pod] = {}
     tracked = []
     for t in plan_ctx.tracked:

@@ -786,6 +786,12 @@ def pod_with(pod: Pod, **changes) -> Pod:
     return _new_pod(*values)
 
 
+def edited_constraints(spread: tuple, key: str, **changes) -> tuple:
+    """A pod's constraints with `changes` made to those of topologyKey `key` (a remedy's edit;
+    here, below remedies.py and shared.py, which both make it)."""
+    return tuple(replace(c, **changes) if c.topology_key == key else c for c in spread)
+
+
 # what spread_key reads
 SPREAD_KEY_READS = ("labels", "spread", "owner", "node_selector", "node_affinity", "tolerations")
 # the judge asks for the state of every tracked constraint's probe pod after every step

@@ -33,16 +33,36 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 import numpy as np
 
 from kubectl_tspread.views.drain.core.memo import let_go
 from kubectl_tspread.engine import resources, scorearrays, scores, spread
-from kubectl_tspread.model import HOSTNAME_KEY, Pod
+from kubectl_tspread.model import HOSTNAME_KEY, Node, Pod
 
-if TYPE_CHECKING:
-    from kubectl_tspread.views.drain.core.simulate import SimCluster
+
+class SimCluster(Protocol):
+    """What this module reads of simulate.py's SimCluster, which passes itself in. Named here
+    so that vector.py need not import simulate.py: simulate.py imports this module, and the
+    package keeps no import cycle (tests/test_layers.py)."""
+
+    nodes: dict[str, Node]
+    node_epoch: int
+    _table_parent: tuple[str, ...] | None
+
+    @property
+    def balanced_improvement(self) -> bool: ...
+
+    def scan_order(self) -> tuple[str, ...]: ...
+
+    def version_positions(self) -> dict[str, int]: ...
+
+    def rows_from(self, positions: dict[str, int]): ...
+
+    def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]: ...
+
+    def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]: ...
 
 # On in every install (numpy is a required dependency); tests switch it off to hold the
 # node-by-node walk against the arrays.
