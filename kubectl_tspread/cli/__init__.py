@@ -110,6 +110,7 @@ def distribution(target, selector, timeline, exit_code, source, out):
     from kubectl_tspread.views.distribution import compute_distribution
     from kubectl_tspread.engine.index import ClusterIndex
     from kubectl_tspread.model.labels import Selector
+    from kubectl_tspread.cli.gcpause import load_quietly
     from kubectl_tspread.snapshot import load_snapshot
     from kubectl_tspread.views.targets import parse_target, resolve
 
@@ -117,7 +118,7 @@ def distribution(target, selector, timeline, exit_code, source, out):
     sel = Selector.parse(selector) if selector is not None else None
     if tgt is not None and sel is not None:
         raise UsageError("give either TYPE/NAME or -l/--selector, not both")
-    snap = load_snapshot(source)
+    snap = load_quietly(load_snapshot, source)
     missing = warn_missing_kinds(snap, "distribution")
     index = ClusterIndex(snap)
     namespace = None if source.all_namespaces else snap.namespace

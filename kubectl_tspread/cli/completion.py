@@ -33,9 +33,10 @@ def _source_from_ctx(ctx):
 def _names(ctx, kind: str) -> list[str]:
     """Object names of `kind` from the snapshot source the command line names; [] on any failure."""
     try:
+        from kubectl_tspread.cli.gcpause import load_quietly
         from kubectl_tspread.snapshot import load_snapshot
 
-        snap = load_snapshot(_source_from_ctx(ctx), kinds=("Node",) if kind == "Node" else ("Node", kind))
+        snap = load_quietly(load_snapshot, _source_from_ctx(ctx), kinds=("Node",) if kind == "Node" else ("Node", kind))
         if kind == "Node":
             return sorted(n.name for n in snap.nodes)
         ns = snap.namespace

@@ -92,7 +92,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     from kubectl_tspread.views.drain.pods import DrainFlags
     from kubectl_tspread.cli.progress import READING, PlanStatus
     from kubectl_tspread.views.drain.remedy_effects import with_rerun_hints
-    from kubectl_tspread.cli.gcpause import no_cyclic_gc
+    from kubectl_tspread.cli.gcpause import load_quietly, no_cyclic_gc, plan_quietly
     from kubectl_tspread.model.labels import Selector
     from kubectl_tspread.cli.inputs import warn_missing_kinds
     from kubectl_tspread.snapshot import load_snapshot
@@ -121,14 +121,15 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     with guard, PlanStatus(color=out.color) as status:
         status.show(READING)
         watch = status if status.interactive else None  # off a terminal the planner is told nothing
-        snap = load_snapshot(src, DRAIN_KINDS)
+        snap = load_quietly(load_snapshot, src, DRAIN_KINDS)
         missing = tuple(warn_missing_kinds(snap, "drain-safe"))
         targets = resolve_targets(snap, nodes, sel, domain)
         if execute:
             from kubectl_tspread.cli.execute import execute as run_drain
 
-            plan = dataclasses.replace(with_rerun_hints(plan_drain(snap, targets, options, watch), snap, sel, domain),
-                                       missing_kinds=missing)
+            plan = dataclasses.replace(
+                with_rerun_hints(plan_quietly(plan_drain, snap, targets, options, watch), snap, sel, domain),
+                missing_kinds=missing)
             status.close()
             return run_drain(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
                              log_file=log_file, plan=plan)

@@ -31,6 +31,7 @@ from typing import IO, Callable, Iterator, Sequence
 
 from kubectl_tspread.cli import progress as P
 from kubectl_tspread.model.plan import DRAIN_KINDS, DrainPlan, PlanOptions, Step
+from kubectl_tspread.cli.gcpause import plan_quietly
 from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.cli.progress import Progress
 from kubectl_tspread.cli.resume import INTERRUPTED_AGAIN, UNREACHABLE, RunState, resume_command, state_lines
@@ -83,7 +84,7 @@ def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ou
     s = settings or SETTINGS
     stderr = s.stderr or sys.stderr
     if plan is None:
-        plan = plan_drain(snapshot, targets, options)
+        plan = plan_quietly(plan_drain, snapshot, targets, options)
     held = budget_held(snapshot, plan)
     if held is not None:
         snapshot, plan = _settle_first(snapshot, targets, options, out, held, source=source, timeout=timeout,
@@ -132,7 +133,7 @@ def _settle_first(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
         except DrainStopped as e:
             raise DrainStopped(f"{e} (nothing was changed by this run)", EXIT_FOUND) from None
         snapshot = ex._read()
-    return snapshot, plan_drain(snapshot, targets, options)
+    return snapshot, plan_quietly(plan_drain, snapshot, targets, options)
 
 
 def show_plan(plan: DrainPlan, out) -> None:
@@ -238,7 +239,7 @@ class Executor:
     def _loop(self) -> int:
         while True:
             snap = self._read()
-            plan = plan_drain(snap, self.targets, self.options)
+            plan = plan_quietly(plan_drain, snap, self.targets, self.options)
             todo = [s for s in plan.steps if s.cordon or s.evictions]
             done = self.state.steps_done
             self.progress.steps(done, done + len(todo), todo[0].nodes if todo else ())

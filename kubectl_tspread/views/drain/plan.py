@@ -44,7 +44,6 @@ from kubectl_tspread.views.drain.core.simulate import SimCluster, spread_key_of
 from kubectl_tspread.views.drain.core.steps import Context, Tracked, World, run_batch
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model.errors import NotFoundError, UsageError
-from kubectl_tspread.cli.gcpause import no_cyclic_gc
 from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import SET_NODE_TAINTS_POLICY_HONOR, Pdb, Pod, Snapshot
 
@@ -223,11 +222,8 @@ def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions 
     `before_remedies` is handed the plan, its findings without remedies yet, just before the
     remedies are verified (when there are any to verify): the plan returned differs from it
     only in its findings, and the re-plans run on the other cores meanwhile."""
-    # with the snapshot frozen out of the collector's sight after loading, the simulation's
-    # objects are the whole tracked heap: every collection walked them all, and a 500-node
-    # drain spent more than half its time there
-    with no_cyclic_gc():
-        return _plan_drain(snapshot, targets, options, on_progress or _silent, before_remedies)
+    # (the commands run it with the cyclic collector off: cli/gcpause.py)
+    return _plan_drain(snapshot, targets, options, on_progress or _silent, before_remedies)
 
 
 def _silent(phase: str, done: int | None, total: int | None) -> None:
