@@ -5,13 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from kubectl_tspread.views.drain.pods import DrainFlags
 from kubectl_tspread.model import (  # noqa: F401  (the remedies' side effects: importable from here too)
     ADDS_NODE, DELETES_NODES, DELETES_PODS, LOSES_DATA, MOVES_PODS_TWICE, REDUCES_AVAILABILITY, ROLLS_WORKLOAD,
     STRANDS_VOLUMES,
     VERIFIES_CONSTRAINT_HOLDS, VERIFIES_EVICTION_ALLOWED, VERIFIES_PLAN_SAFE, VERIFIES_POD_FITS, ProposedChange,
     SideEffect,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class DrainFlags:
+    """kubectl drain's pod flags (views/drain/pods.py applies them)."""
+
+    ignore_daemonsets: bool = False
+    force: bool = False
+    delete_emptydir_data: bool = False
+
 
 # stranded / finding codes (the issue's list, plus two for spread refusals without a named trap)
 CORDONED_DOMAIN_TRAP = "CordonedDomainTrap"

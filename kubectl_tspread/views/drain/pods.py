@@ -30,6 +30,7 @@ from typing import Iterable
 
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import Pod
+from kubectl_tspread.model.plan import DrainFlags
 
 # actions
 EVICT = "Evict"
@@ -55,15 +56,6 @@ UNMANAGED_WARNING = "deleting Pods that declare no controller"
 # the flag that lifts each refusal
 FLAG_FOR = {DAEMONSET_POD: "--ignore-daemonsets", LOCAL_STORAGE: "--delete-emptydir-data",
             UNMANAGED_POD: "--force"}
-
-
-@dataclass(frozen=True, slots=True)
-class DrainFlags:
-    """kubectl drain's pod flags."""
-
-    ignore_daemonsets: bool = False
-    force: bool = False
-    delete_emptydir_data: bool = False
 
 
 @dataclass(frozen=True, slots=True)
