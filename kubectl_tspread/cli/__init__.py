@@ -145,8 +145,8 @@ def _write_distribution(report, out, detail: bool, missing=()) -> None:
     from kubectl_tspread.render import table
     from kubectl_tspread.render.console import output_width
 
-    console = make_console(out.color)
-    fit = None if out.wide else output_width()  # -o wide shows everything, unbounded
+    console = make_console(out.color, sys.stdout)
+    fit = None if out.wide else output_width(sys.stdout)  # -o wide shows everything, unbounded
     if detail:
         if not report.workloads:
             click.echo("No topology spread constraints apply to the selected pods.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import sys
 
 import click
 
@@ -167,7 +168,7 @@ def _write_plan(plan, out, body: str | None = None) -> None:
         return
     from kubectl_tspread.render.console import make_console
 
-    console = make_console(out.color)
+    console = make_console(out.color, sys.stdout)
     if body is None:
         print_plan_body(console, plan, wide=out.wide, no_headers=out.no_headers, fit=_fit(out))
     else:
@@ -179,7 +180,7 @@ def _fit(out) -> int | None:
     """The width default tables fit (COLUMNS, the terminal, else 120); -o wide is unbounded."""
     from kubectl_tspread.render.console import output_width
 
-    return None if out.wide else output_width()
+    return None if out.wide else output_width(sys.stdout)
 
 
 class _EarlyBody:

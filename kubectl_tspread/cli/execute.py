@@ -147,8 +147,8 @@ def show_plan(plan: DrainPlan, out) -> None:
         if out.structured:
             structured.write(drain_plan_view(plan), out.output, sys.stdout.write)
         else:
-            print_plan(make_console(out.color), plan, wide=out.wide, no_headers=out.no_headers,
-                       fit=None if out.wide else output_width())
+            print_plan(make_console(out.color, sys.stdout), plan, wide=out.wide, no_headers=out.no_headers,
+                       fit=None if out.wide else output_width(sys.stdout))
     sys.stdout.flush()
 
 

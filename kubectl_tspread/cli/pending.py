@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from kubectl_tspread.cli.completion import complete_pod
@@ -115,8 +117,8 @@ def _write(reports, out, missing=()) -> None:
         return
     from kubectl_tspread.render.console import make_console, output_width
 
-    view.print_reports(make_console(out.color), reports, wide=out.wide, no_headers=out.no_headers,
-                       fit=None if out.wide else output_width())
+    view.print_reports(make_console(out.color, sys.stdout), reports, wide=out.wide, no_headers=out.no_headers,
+                       fit=None if out.wide else output_width(sys.stdout))
 
 
 def register(cli) -> None:
