@@ -3,10 +3,10 @@
 TYPE_CHECKING alike (docs/ARCHITECTURE.md draws them).
 
     cli/  →  render/  →  views/  →  engine/  →  model/
-      ↘ snapshot/ ↗ (engine's podrequests and versions only) ↗
+    cli/  →  snapshot/  →  model/          (snapshot/ → engine/: podrequests and versions only)
 
-A module may import its own layer and the layers its arrows reach; nothing points up, and no
-set of modules imports itself round (a cycle, whatever the import kind)."""
+A module may import its own layer and the layers down its line (ALLOWED); nothing points up,
+and no set of modules imports itself round (a cycle, whatever the import kind)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`kubectl tspread dump`: the raw objects of every kind the commands read, as one v1 List.
 
 Same sources as every command (live API, --from-file, --demo) and the same -n/-A scope;
-only the kinds in resources.DUMP_KINDS are kept (a Namespace or ConfigMap in a dump is
+only the kinds in kinds.DUMP_KINDS are kept (a Namespace or ConfigMap in a dump is
 left out), finished pods too (the live path never lists them), and `managedFields`
 is dropped as `kubectl get` does. The List reads back through --from-file unchanged; its
 annotations say which kinds were listed (resources.KINDS_READ_ANNOTATION: a kind listed
