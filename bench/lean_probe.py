@@ -64,13 +64,13 @@ from dataclasses import replace
 
 from bench import generate
 from bench.server import make_server, write_kubeconfig
-from kubectl_tspread.drain import lean, search, steps
-from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
-from kubectl_tspread.drain.placement import Placer
-from kubectl_tspread.drain import plan as plan_module
-from kubectl_tspread.drain.plan import build_context, resolve_targets
-from kubectl_tspread.drain.pods import DrainFlags
-from kubectl_tspread.drain.remedies import deleting_replans
+from kubectl_tspread.views.drain.core import lean, search, steps
+from kubectl_tspread.model.plan import DRAIN_KINDS, PlanOptions
+from kubectl_tspread.views.drain.core.placement import Placer
+from kubectl_tspread.views.drain import plan as plan_module
+from kubectl_tspread.views.drain.plan import build_context, resolve_targets
+from kubectl_tspread.views.drain.pods import DrainFlags
+from kubectl_tspread.views.drain.remedies import deleting_replans
 from kubectl_tspread.model import ZONE_KEY
 
 ZONE = "zone-b"
@@ -88,7 +88,7 @@ REJECTED = [0, 0]  # replay(rejected=True): candidates played and rolled back, c
 
 def load(size: str, cache_dir: str):
     """The generated cluster of `size`, read through the tool's live path from bench/server.py."""
-    from kubectl_tspread.options import SourceOptions
+    from kubectl_tspread.cli.options import SourceOptions
     from kubectl_tspread.snapshot import load_snapshot
 
     directory = generate.ensure(generate.SIZES[size], cache_dir)

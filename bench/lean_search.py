@@ -1,4 +1,4 @@
-"""The lean search (kubectl_tspread/drain/lean.py) against the planner: the zone plan, its re-plan
+"""The lean search (kubectl_tspread/views/drain/core/lean.py) against the planner: the zone plan, its re-plan
 that deletes the drained nodes, or its re-plan under nodeTaintsPolicy Honor, made both ways and
 compared step by step, stranding by stranding and verdict by verdict, with both times.
 
@@ -35,11 +35,11 @@ import time
 from dataclasses import replace
 
 from bench.lean_probe import ZONE, load, plan_options, planner_plan
-from kubectl_tspread.drain.lean import LeanSearch, Unsupported, forced_proof
-from kubectl_tspread.drain.findings import plan_findings
-from kubectl_tspread.drain.model import INFO, ORDER_MATTERS
-from kubectl_tspread.drain.plan import resolve_targets
-from kubectl_tspread.drain.remedies import first_replan_actions
+from kubectl_tspread.views.drain.core.lean import LeanSearch, Unsupported, forced_proof
+from kubectl_tspread.views.drain.findings import plan_findings
+from kubectl_tspread.model.plan import INFO, ORDER_MATTERS
+from kubectl_tspread.views.drain.plan import resolve_targets
+from kubectl_tspread.views.drain.remedies import first_replan_actions
 from kubectl_tspread.model import SET_NODE_TAINTS_POLICY_HONOR, ZONE_KEY
 from kubectl_tspread.render.drain import drain_plan_view
 

@@ -17,11 +17,11 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kubectl_tspread.drain.placement import Placer
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.views.drain.core.placement import Placer
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.engine import podrequests, preemption
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.pending import explain_pending
+from kubectl_tspread.views.pending import explain_pending
 from kubectl_tspread.snapshot.files import decode_objects
 
 from conformance.generate import Case

@@ -69,7 +69,7 @@ def as_list(objs: Iterable[Mapping]) -> dict[str, Any]:
 def as_dump(objs: Iterable[Mapping]) -> dict[str, Any]:
     """A List as `kubectl tspread dump` writes it: every kind the commands read was listed
     (a kind without objects held none), so no answer warns of a missing kind."""
-    from kubectl_tspread.snapshot.resources import DUMP_KINDS, KINDS_READ_ANNOTATION
+    from kubectl_tspread.snapshot.kinds import DUMP_KINDS, KINDS_READ_ANNOTATION
 
     doc = as_list(objs)
     doc["metadata"]["annotations"] = {KINDS_READ_ANNOTATION: ",".join(DUMP_KINDS)}

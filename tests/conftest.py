@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 
 import pytest
 
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import (
     DO_NOT_SCHEDULE,
     HONOR,

@@ -1,4 +1,4 @@
-"""Helpers for the tests of forked re-plans (drain/parallel.py): a Child that records the
+"""Helpers for the tests of forked re-plans (views/drain/parallel.py): a Child that records the
 children started, the fixtures that turn forking on and read the verdicts (conftest.py
 exposes them), and the plan made with forking off."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from kubectl_tspread.drain import parallel
-from kubectl_tspread.drain.plan import plan_drain
+from kubectl_tspread.views.drain import parallel
+from kubectl_tspread.views.drain.plan import plan_drain
 
 AVAILABLE = parallel.available
 

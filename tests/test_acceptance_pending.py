@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import acceptance_dumps as ad
 from apiobjects import node_obj, pod_obj
 from kubectl_tspread.cli import main
-from kubectl_tspread.quantity import format_quantity, to_scheduler_units
+from kubectl_tspread.model.quantity import format_quantity, to_scheduler_units
 
 PTS = "PodTopologySpread"
 CODES = {"U": "Unschedulable", "X": "UnschedulableAndUnresolvable"}

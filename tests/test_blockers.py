@@ -10,18 +10,18 @@ import pytest
 
 from apiobjects import as_list, node_obj, pod_obj, spread_obj
 from conftest import GI, make_node, make_pod
-from kubectl_tspread import blockers as B, fixes
+from kubectl_tspread.views import blockers as B, fixes
 from kubectl_tspread.cli import main
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.traps import AUTOSCALER_DOMAIN, CORDONED_DOMAIN
-from kubectl_tspread.fixes_blockers import ADD_NODE_WITH_LABELS, ADD_LARGER_NODE, LOWER_REQUEST
-from kubectl_tspread.fixes_nodes import ADD_NODE, DELETE_NODES, UNCORDON
-from kubectl_tspread.labels import Requirement
+from kubectl_tspread.views.fixes_blockers import ADD_NODE_WITH_LABELS, ADD_LARGER_NODE, LOWER_REQUEST
+from kubectl_tspread.views.fixes_nodes import ADD_NODE, DELETE_NODES, UNCORDON
+from kubectl_tspread.model.labels import Requirement
 from kubectl_tspread.model import (
     DELETES_PODS, REDUCES_AVAILABILITY, ROLLS_WORKLOAD, STRANDS_VOLUMES, NodeSelectorTerm, PersistentVolume,
     PersistentVolumeClaim, Volume, ZONE_KEY,
 )
-from kubectl_tspread.pending import NO_DOMAINS, explain_pending
+from kubectl_tspread.views.pending import NO_DOMAINS, explain_pending
 from kubectl_tspread.render import pending as view
 from pending_cases import WEB, index_of, zone_node, zoned
 

@@ -158,11 +158,11 @@ def test_closed_pipe_ends_quietly_without_a_traceback():
 def test_structured_output_is_written_workload_by_workload_as_the_whole_document(capsys, fmt):
     """-o json|yaml writes each workload's view as it makes it (structured.write): the same bytes
     as the whole document dumped at once."""
-    from kubectl_tspread.distribution import compute_distribution
+    from kubectl_tspread.views.distribution import compute_distribution
     from kubectl_tspread.engine.index import ClusterIndex
     from kubectl_tspread.render import structured
     from kubectl_tspread.snapshot.demo import load_demo
-    from kubectl_tspread.targets import resolve
+    from kubectl_tspread.views.targets import resolve
 
     code, out, err = run(capsys, "distribution", "--demo", "-A", "-o", fmt)
     index = ClusterIndex(load_demo(all_namespaces=True))

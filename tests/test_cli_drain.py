@@ -162,7 +162,7 @@ def test_collector_stays_off_through_the_output_and_comes_back(capsys, dump, mon
     collector is off while the plan is printed, and on again once the command returns."""
     import gc
 
-    from kubectl_tspread import cli_drain
+    from kubectl_tspread.cli import drain as cli_drain
 
     seen = []
     real = cli_drain.render_plan
@@ -186,8 +186,8 @@ def test_the_body_rendered_while_remedies_are_verified_is_the_tables_own(capsys,
     """An unsafe plan's table up to its findings is rendered before the remedies are verified
     (plan_drain's before_remedies), while the re-plans run; what is printed is byte for byte
     print_plan of the plan returned, remedies included."""
-    from kubectl_tspread import cli_drain
-    from kubectl_tspread.drain import remedies
+    from kubectl_tspread.cli import drain as cli_drain
+    from kubectl_tspread.views.drain import remedies
     from kubectl_tspread.render.console import make_console
     from kubectl_tspread.render.drain import print_plan
 
@@ -228,9 +228,9 @@ def test_an_early_body_is_used_only_for_the_plan_it_was_made_for():
     findings (its cordoned nodes, its verdict: other objects), nor under colors, nor for -o json."""
     from dataclasses import replace
 
-    from kubectl_tspread import cli_drain
-    from kubectl_tspread.drain.model import DrainPlan
-    from kubectl_tspread.options import OutputOptions
+    from kubectl_tspread.cli import drain as cli_drain
+    from kubectl_tspread.model.plan import DrainPlan
+    from kubectl_tspread.cli.options import OutputOptions
 
     plan = DrainPlan(nodes=("a1",), safe=False, steps=(), stranded=(), findings=())
     early = cli_drain._EarlyBody(OutputOptions(color="never"))
@@ -250,10 +250,10 @@ def test_an_early_body_is_used_only_for_the_plan_it_was_made_for():
 def test_streamed_output_is_the_whole_documents_text(capsys, dump, fmt):
     """-o json|yaml writes the plan step by step (structured.write): the same bytes as the
     whole document dumped at once, on a plan of several steps with strandings and findings."""
-    from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions
-    from kubectl_tspread.drain.plan import plan_drain, resolve_targets
-    from kubectl_tspread.drain.remedy_effects import with_rerun_hints
-    from kubectl_tspread.options import SourceOptions
+    from kubectl_tspread.model.plan import DRAIN_KINDS, PlanOptions
+    from kubectl_tspread.views.drain.plan import plan_drain, resolve_targets
+    from kubectl_tspread.views.drain.remedy_effects import with_rerun_hints
+    from kubectl_tspread.cli.options import SourceOptions
     from kubectl_tspread.render import structured
     from kubectl_tspread.render.drain import drain_plan_view
     from kubectl_tspread.snapshot import load_snapshot
@@ -360,7 +360,7 @@ def test_candidates_past_the_replan_allowance_are_not_checked_never_no_remedy(ca
     """With the allowance spent before a finding's candidates are re-planned, the finding says
     "not checked" and lists them apart (JSON uncheckedRemedies); "no remedy the simulation
     confirms" is kept for candidates that were re-planned and failed."""
-    from kubectl_tspread.drain import remedies
+    from kubectl_tspread.views.drain import remedies
 
     monkeypatch.setattr(remedies, "MIN_REMEDY_REPLANS", 1)
     monkeypatch.setattr(remedies, "REMEDY_REPLANS", 1)
@@ -433,7 +433,7 @@ def test_every_remedy_carries_its_side_effects_and_destructive_ones_rank_last(ca
 
 
 def test_delete_drained_nodes_of_empty_nodes_is_not_destructive():
-    from kubectl_tspread.drain.model import DELETES_NODES, Remedy, SideEffect
+    from kubectl_tspread.model.plan import DELETES_NODES, Remedy, SideEffect
 
     assert Remedy("DeleteDrainedNodes", {}, True, True, "PlanSafe", (SideEffect(DELETES_NODES, ("a1",)),)).tier == 0
 
@@ -626,7 +626,7 @@ def test_nodes_named_on_the_command_line_need_no_narrower_selection(capsys, dump
 
 
 def test_the_verdict_hook_for_missing_kinds_says_what_was_not_checked(capsys, dump):
-    from kubectl_tspread.drain.model import DrainPlan
+    from kubectl_tspread.model.plan import DrainPlan
     from kubectl_tspread.render.drain import verdict_line
 
     plan = DrainPlan(nodes=("a1",), safe=True, steps=(), stranded=(), findings=(),

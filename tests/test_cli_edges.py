@@ -113,10 +113,10 @@ def _terminate_here(*args, **kwargs):
 
 @pytest.mark.parametrize("args, target", [
     (["distribution", "--from-file", "DUMP"], "kubectl_tspread.snapshot.files.load_files"),
-    (["distribution", "--from-file", "DUMP"], "kubectl_tspread.distribution.compute_distribution"),
+    (["distribution", "--from-file", "DUMP"], "kubectl_tspread.views.distribution.compute_distribution"),
     (["distribution", "--from-file", "DUMP"], "kubectl_tspread.render.table.print_summary"),
-    (["why-pending", "--from-file", "DUMP"], "kubectl_tspread.pending.explain_pods"),
-    (["drain-safe", "a1", "--from-file", "DUMP"], "kubectl_tspread.drain.plan.plan_drain"),
+    (["why-pending", "--from-file", "DUMP"], "kubectl_tspread.views.pending.explain_pods"),
+    (["drain-safe", "a1", "--from-file", "DUMP"], "kubectl_tspread.views.drain.plan.plan_drain"),
     (["drain-safe", "a1", "--from-file", "DUMP", "-o", "json"], "kubectl_tspread.render.drain.drain_plan_view"),
 ], ids=["loading", "computing", "rendering", "explaining", "planning", "rendering the plan"])
 def test_sigterm_at_every_phase_is_aborted_exit_130(capsys, monkeypatch, tmp_path, args, target):

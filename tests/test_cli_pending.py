@@ -227,9 +227,9 @@ def test_structured_output_is_written_pod_by_pod_as_the_whole_document(capsys, f
     the whole document dumped at once. On the demo two pods' suggestions name the same template's
     requests, which YAML wrote as an anchor in one pod and an alias in the other while the
     details shared the object; a document written pod by pod cannot, so details are copies."""
-    from kubectl_tspread.cli_pending import select_pods
+    from kubectl_tspread.cli.pending import select_pods
     from kubectl_tspread.engine.index import ClusterIndex
-    from kubectl_tspread.pending import explain_pods
+    from kubectl_tspread.views.pending import explain_pods
     from kubectl_tspread.render import structured
     from kubectl_tspread.render.pending import pending_view
     from kubectl_tspread.snapshot.demo import load_demo

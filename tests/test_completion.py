@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubectl_tspread.cli import cli
-from kubectl_tspread.cli_completion import kubectl_complete
+from kubectl_tspread.cli.completion import kubectl_complete
 
 
 def complete(*words: str) -> list[str]:

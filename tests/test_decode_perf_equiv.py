@@ -14,10 +14,10 @@ import dataclasses
 import orjson
 import pytest
 
-from kubectl_tspread.drain.model import ConstraintAfter, Eviction, Stranded
-from kubectl_tspread.drain.placement import Placement
+from kubectl_tspread.model.plan import ConstraintAfter, Eviction, Stranded
+from kubectl_tspread.views.drain.core.placement import Placement
 from kubectl_tspread.engine.partition import Domain
-from kubectl_tspread.labels import Requirement, Selector
+from kubectl_tspread.model.labels import Requirement, Selector
 from kubectl_tspread.model import (
     ContainerResize, HostPort, NodeSelectorTerm, OwnerRef, Pod, PodAffinityTerm, PodCondition, PodResize,
     SpreadConstraint, Toleration, Volume, positional_constructor,
@@ -293,7 +293,7 @@ def test_unkeyable_sub_trees_are_decoded_as_is():
     pytest.param(PodCondition, ("Ready", "True", "r", "m", T0), id="PodCondition"),
     pytest.param(Pod, tuple(BASE.values()) + ((250, 128 * MI), (), (), (), (300, 128 * MI), None,
                                                 frozenset({"VolumeBindMountOptions"})), id="Pod, every field"),
-    # the drain planner's records (drain/steps.py, counts.py, placement.py)
+    # the drain planner's records (views/drain/core/steps.py, counts.py, placement.py)
     pytest.param(ConstraintAfter, ("Deployment/web", "prod", "topology.kubernetes.io/zone", 1, "DoNotSchedule",
                                    {"a": 2, "b": 1}, 1, 1, 1, "AT LIMIT"), id="ConstraintAfter"),
     pytest.param(Eviction, ("prod", "web-1", "n1", "Deployment/web", True, "n2", {"zone": ("a",)}, ("prod/pdb",), "",
@@ -320,7 +320,7 @@ def test_positional_constructor_makes_ordinary_instances(cls, values):
 def test_positional_constructor_of_a_post_init_class_takes_the_derived_fields_from_its_caller():
     """drain/counts.new_spread_state: SpreadState's __post_init__ picks `hard`; the shifts pass
     it instead (all constraints, some, none), and get what the ordinary constructor gives."""
-    from kubectl_tspread.drain.counts import new_spread_state
+    from kubectl_tspread.views.drain.core.counts import new_spread_state
     from kubectl_tspread.engine import spread
 
     hard = SpreadConstraint(1, "topology.kubernetes.io/zone", "DoNotSchedule", WEB)

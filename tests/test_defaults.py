@@ -7,7 +7,7 @@ from conftest import make_constraint, make_node, make_pod, make_service, make_sn
 
 from kubectl_tspread.engine import defaults
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, ZONE_KEY, OwnerRef
 
 WEB = {"app": "web", "pod-template-hash": "7d9"}

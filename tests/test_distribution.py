@@ -9,14 +9,14 @@ import pytest
 import yaml
 
 from conftest import make_constraint, make_node, make_pod, make_service, make_snapshot, make_workload
-from kubectl_tspread.distribution import compute_distribution
+from kubectl_tspread.views.distribution import compute_distribution
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.errors import NotFoundError, UsageError
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.model.errors import NotFoundError, UsageError
+from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, SCHEDULE_ANYWAY, OwnerRef
 from kubectl_tspread.render import structured, table
 from kubectl_tspread.render.console import make_console
-from kubectl_tspread.targets import Target, parse_target, resolve
+from kubectl_tspread.views.targets import Target, parse_target, resolve
 
 ZONE3 = [make_node(f"n{i}", zone=z) for i, z in enumerate("aabbcc")]
 
@@ -260,7 +260,7 @@ def test_format_counts_sorts_and_summarises():
 
 
 def test_shared_partitions_change_no_number_on_the_demo():
-    from kubectl_tspread.distribution import analyse_group
+    from kubectl_tspread.views.distribution import analyse_group
     from kubectl_tspread.snapshot.demo import load_demo
     idx = ClusterIndex(load_demo(all_namespaces=True))
     groups = resolve(idx, None)

@@ -9,10 +9,11 @@ import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in
-from kubectl_tspread.drain import plan as plan_module
-from kubectl_tspread.drain import remedies, search
-from kubectl_tspread.drain.model import CORDONED_DOMAIN_TRAP, DrainPlan, Finding, PlanOptions
-from kubectl_tspread.drain.plan import plan_drain
+from kubectl_tspread.views.drain import plan as plan_module
+from kubectl_tspread.views.drain import remedies
+from kubectl_tspread.views.drain.core import search
+from kubectl_tspread.model.plan import CORDONED_DOMAIN_TRAP, DrainPlan, Finding, PlanOptions
+from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, ZONE_KEY
 
 
@@ -164,8 +165,8 @@ def test_the_order_heuristic_kept_between_levels_equals_a_fresh_one(seed):
     """Search.order moves its per-node totals by the constraint states that changed since
     its last call: down a branch, back up to the root and down another, it orders the
     nodes as a Search that never saw the other worlds."""
-    from kubectl_tspread.drain.plan import _new_world
-    from kubectl_tspread.drain.steps import run_batch
+    from kubectl_tspread.views.drain.plan import _new_world
+    from kubectl_tspread.views.drain.core.steps import run_batch
     snap, targets = _mixed_cluster(seed)
     ctx, root = _new_world(snap, targets, PlanOptions(verify_remedies=False))
     kept = search.Search(ctx, 1, 0)
@@ -230,7 +231,7 @@ def test_backtracking_rebuilds_the_worlds_it_played_on(monkeypatch):
 def _deepest(snap, targets):
     """(levels, steps) of the longest safe prefix the depth-first search found, which the
     fallback starts from: every step of it safe (there are no PDBs here)."""
-    from kubectl_tspread.drain.plan import _new_world
+    from kubectl_tspread.views.drain.plan import _new_world
 
     ctx, root = _new_world(snap, targets, PlanOptions(verify_remedies=False))
     s = search.Search(ctx, 1, 10_000)
@@ -242,7 +243,7 @@ def _deepest(snap, targets):
 def test_a_search_that_never_backtracks_copies_a_world_every_few_levels(monkeypatch):
     """120 levels, each taking its first candidate: a copy per checkpoint (and the root's),
     not one per level."""
-    from kubectl_tspread.drain.steps import World
+    from kubectl_tspread.views.drain.core.steps import World
 
     copies = []
     copy = World.copy
@@ -352,7 +353,7 @@ def test_each_candidate_of_a_harmful_level_starts_from_the_level_world(per_zone,
     level's world as it was before any candidate (same pods where they were, same steps and
     strandings), and a level after a harmful one copies its world once fewer than it has
     candidates."""
-    from kubectl_tspread.drain.steps import World
+    from kubectl_tspread.views.drain.core.steps import World
 
     snap, targets = _small_nodes_trap(per_zone, pods_per_node)
     starts: list[tuple[int, tuple]] = []
@@ -417,7 +418,7 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arr
     nodes changed since the last level (per domain: a set of target nodes, or a walk for a
     hostname key): at every level they are what a search with no memory computes, in numpy
     arrays and in lists alike."""
-    from kubectl_tspread.drain import vector
+    from kubectl_tspread.views.drain.core import vector
 
     monkeypatch.setattr(vector, "ENABLED", arrays)
     snap, targets = _order_case(case)
@@ -454,7 +455,7 @@ def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
     ties, moved one node at a time and by sets of nodes."""
     import random
 
-    from kubectl_tspread.drain import vector
+    from kubectl_tspread.views.drain.core import vector
 
     rng = random.Random(7)
     names = tuple(f"node-{rng.randrange(10_000):05d}-{i}" for i in range(300))
@@ -517,8 +518,8 @@ def test_each_steps_judgement_made_from_the_last_is_a_fresh_one(per_zone, pods_p
     answer and its excess are those of a judge with no memory."""
     import dataclasses
 
-    from kubectl_tspread.drain import steps
-    from kubectl_tspread.drain.memo import ObjectMemo
+    from kubectl_tspread.views.drain.core import steps
+    from kubectl_tspread.views.drain.core.memo import ObjectMemo
 
     snap, targets = _small_nodes_trap(per_zone, pods_per_node)
     real, checked = steps.judge, []
@@ -571,8 +572,8 @@ def test_the_nodes_left_to_do_follow_what_each_world_played():
     """World.todo_nodes keeps its last answer and takes out what was played since: on worlds
     that play batches, copies that go their own ways and another list of targets, it is what
     walking the targets gives each time."""
-    from kubectl_tspread.drain.plan import _new_world
-    from kubectl_tspread.drain.steps import run_batch
+    from kubectl_tspread.views.drain.plan import _new_world
+    from kubectl_tspread.views.drain.core.steps import run_batch
 
     snap, targets = _order_case("10 % with hostname spread")
     ctx, root = _new_world(snap, targets, PlanOptions(verify_remedies=False))

@@ -15,10 +15,10 @@ import pytest
 from apiobjects import ZONE, as_dump, node_obj, pod_obj, spread_obj, workload_obj
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from kubectl_tspread.cli import main
-from kubectl_tspread.drain import plan as plan_module
-from kubectl_tspread.drain import remedies
-from kubectl_tspread.drain.model import PlanOptions
-from kubectl_tspread.drain.plan import plan_drain
+from kubectl_tspread.views.drain import plan as plan_module
+from kubectl_tspread.views.drain import remedies
+from kubectl_tspread.model.plan import PlanOptions
+from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.model import HONOR, IGNORE, TIER_NO_POD_CHANGE, ZONE_KEY
 
 FAST = PlanOptions(verify_remedies=False)
@@ -100,8 +100,8 @@ def test_a_replacement_never_goes_to_a_node_drained_later():
 
 
 def _sim(snap):
-    from kubectl_tspread.drain.placement import Placer
-    from kubectl_tspread.drain.simulate import SimCluster
+    from kubectl_tspread.views.drain.core.placement import Placer
+    from kubectl_tspread.views.drain.core.simulate import SimCluster
 
     return SimCluster(snap), Placer()
 
@@ -224,7 +224,7 @@ def test_stage_cordons_is_offered_where_the_cordons_first_make_the_plan_unsafe(f
     and from the planner's plan."""
     monkeypatch.setenv("TSPREAD_NO_FORK", fork)
     monkeypatch.setattr(plan_module, "LEAN_REPLANS", lean)
-    from kubectl_tspread.drain import lean as lean_module
+    from kubectl_tspread.views.drain.core import lean as lean_module
     answered = []
     real = lean_module.replan_verdict
     monkeypatch.setattr(lean_module, "replan_verdict", lambda *a: answered.append(real(*a)) or answered[-1])

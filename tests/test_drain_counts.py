@@ -1,5 +1,5 @@
 """The drain simulator shifts memoised spread counts instead of recomputing them
-(drain/counts.py): after any sequence of evictions, replacements and bindings the
+(views/drain/core/counts.py): after any sequence of evictions, replacements and bindings the
 shifted state must equal a fresh `spread.compute` on the same simulated cluster."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import random
 import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.engine import spread
 from kubectl_tspread.model import HOSTNAME_KEY, SCHEDULE_ANYWAY
 
@@ -81,7 +81,7 @@ def test_whether_a_constraint_counts_a_pod_is_remembered_per_selector_and_labels
     """counts.counts_in keeps the selector's verdict per (selector, labels) object pair: asked
     again, with other label objects of the same content, other content, another namespace and
     a selector that counts nothing, it answers what the selector itself says."""
-    from kubectl_tspread.drain import counts
+    from kubectl_tspread.views.drain.core import counts
 
     sim, _ = _cluster([make_constraint(), make_constraint(HOSTNAME_KEY, selector={})])
     state = sim.spread_state(sim.replacement_for(sim.pods["default/web-0"]))

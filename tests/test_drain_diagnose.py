@@ -1,10 +1,10 @@
-"""drain/diagnose.py: which domains a stranded replacement's refusing constraint is trapped by."""
+"""views/drain/diagnose.py: which domains a stranded replacement's refusing constraint is trapped by."""
 
 from __future__ import annotations
 
 from conftest import make_constraint, make_node, make_pod, make_snapshot
-from kubectl_tspread.drain.diagnose import closed_domains, cordoned_min_domains
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.views.drain.diagnose import closed_domains, cordoned_min_domains
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, UNSCHEDULABLE_TAINT_KEY, Toleration
 
 
@@ -60,7 +60,7 @@ def test_closed_domains_follow_every_node_change_in_each_copy():
     import random
     from dataclasses import replace
 
-    from kubectl_tspread.drain import diagnose
+    from kubectl_tspread.views.drain import diagnose
 
     assert diagnose._WALKED < 12
     nodes = [make_node(f"{z}-{i:02d}", zone=z) for z in "abc" for i in range(12)]

@@ -25,8 +25,8 @@ import pytest
 from fakeapi import FakeApiServer, raw_node, write_kubeconfig
 from fakecluster import MULTIPLE_PDBS, PDB_VIOLATION, FakeCluster, deployment, pdb, ready_pod
 from kubectl_tspread.cli import main
-from kubectl_tspread.drain import execute as ex
-from kubectl_tspread.drain import progress as P
+from kubectl_tspread.cli import execute as ex
+from kubectl_tspread.cli import progress as P
 from kubectl_tspread.snapshot.live import RetryPolicy
 
 WEB = {"app": "web", "pod-template-hash": "abc12"}
@@ -479,10 +479,10 @@ def test_confirmation_on_a_terminal(answer, proceeds, capsys, kubeconfig, fake, 
 ], ids=["defaults", "kubectl drain flags and --max-parallel", "connection flags", "timeout and log", "no timeout",
         "staged cordons"])
 def test_resume_command_repeats_the_run(kw, expected):
-    from kubectl_tspread.drain.model import PlanOptions
-    from kubectl_tspread.drain.pods import DrainFlags
-    from kubectl_tspread.drain.resume import resume_command
-    from kubectl_tspread.options import SourceOptions
+    from kubectl_tspread.model.plan import PlanOptions
+    from kubectl_tspread.views.drain.pods import DrainFlags
+    from kubectl_tspread.cli.resume import resume_command
+    from kubectl_tspread.cli.options import SourceOptions
 
     options = PlanOptions(DrainFlags(*kw.get("flags", (False, False, False))), max_parallel=kw.get("max_parallel", 1),
                           stage_cordons=kw.get("stage_cordons", False))
@@ -633,7 +633,7 @@ def test_sigterm_while_reading_the_cluster_for_execute_is_a_clean_interrupt(kube
                          ids=["--kube-version 1.33 holds for the re-reads", "no flag: the server's minor"])
 def test_the_re_reads_before_each_step_follow_the_plans_kube_version(kubeconfig, fake, flag, want):
     from kubectl_tspread.engine import versions
-    from kubectl_tspread.options import SourceOptions
+    from kubectl_tspread.cli.options import SourceOptions
     from kubectl_tspread.snapshot.live import connect
 
     source = SourceOptions(kubeconfig=kubeconfig, kube_version=flag)

@@ -11,10 +11,10 @@ import pytest
 
 from conftest import make_constraint, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in
-from kubectl_tspread.drain import search
-from kubectl_tspread.drain.forced import ForcedHarm, forced_harm
-from kubectl_tspread.drain.model import PlanOptions
-from kubectl_tspread.drain.plan import _new_world, _settle, plan_drain
+from kubectl_tspread.views.drain.core import search
+from kubectl_tspread.views.drain.forced import ForcedHarm, forced_harm
+from kubectl_tspread.model.plan import PlanOptions
+from kubectl_tspread.views.drain.plan import _new_world, _settle, plan_drain
 from kubectl_tspread.model import DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Toleration
 
 RS = make_workload("ReplicaSet", "web-1")
@@ -126,9 +126,9 @@ def test_whether_the_proofs_constraints_count_a_pod_is_remembered_per_namespace_
     """_counted_by answers per (namespace, labels object) what asking every constraint state
     would: pods sharing a labels object, pods with equal labels in another namespace, and
     labels no constraint selects."""
-    from kubectl_tspread.drain.counts import counts_in
-    from kubectl_tspread.drain.forced import _counted_by
-    from kubectl_tspread.drain.simulate import SimCluster
+    from kubectl_tspread.views.drain.core.counts import counts_in
+    from kubectl_tspread.views.drain.forced import _counted_by
+    from kubectl_tspread.views.drain.core.simulate import SimCluster
 
     web, api = {"app": "web"}, {"app": "api", "tier": "x"}
     pods = [make_pod(f"p{i}", node="a1", labels=labels, namespace=ns,

@@ -1,4 +1,4 @@
-"""Remedy re-plans in forked processes (drain/parallel.py): a child hands back its
+"""Remedy re-plans in forked processes (views/drain/parallel.py): a child hands back its
 function's Verdict, any failure reads as None, cancel() kills it, TSPREAD_NO_FORK=1
 turns forking off; and a plan's findings and remedies are the same whether the
 re-plans ran in children, in-process, or in children that failed."""
@@ -14,10 +14,10 @@ import pytest
 from conftest import make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in, web
 from forking import gone, no_fork_plan
-from kubectl_tspread.drain import parallel
-from kubectl_tspread.drain.model import Finding, PlanOptions, Remedy
-from kubectl_tspread.drain.plan import plan_drain
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.views.drain import parallel
+from kubectl_tspread.model.plan import Finding, PlanOptions, Remedy
+from kubectl_tspread.views.drain.plan import plan_drain
+from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, Pdb
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
@@ -201,7 +201,7 @@ def test_a_child_keeps_what_it_is_told_to_outlive_and_the_parent_keeps_nothing()
 def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(counting, results, monkeypatch):
     """The zone trap: the first remedy re-plan (delete the drained nodes) is started before
     any step is simulated, its verdict is the one used, and the answer is the in-process one."""
-    from kubectl_tspread.drain import lean, search
+    from kubectl_tspread.views.drain.core import lean, search
     snap, targets = _zone_trap()
     before_first_step = []
 
@@ -229,7 +229,7 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
 
 def _children_at_context(counting: list, monkeypatch) -> list[list]:
     """The children under way each time a plan's context is built (the plan's own first)."""
-    from kubectl_tspread.drain import plan as planmod
+    from kubectl_tspread.views.drain import plan as planmod
     at_context, real_context = [], planmod.build_context
 
     def build_context(*args):
@@ -280,7 +280,7 @@ def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stran
     plan's first finding, and its other re-plans (Honor on that constraint, ...) start then,
     while the plan goes on — not after it. Their verdicts are the ones used, and the answer
     is the in-process one."""
-    from kubectl_tspread.drain import lean, search
+    from kubectl_tspread.views.drain.core import lean, search
 
     def api(nodes):
         # in a namespace of its own: the re-plan started early edits the pods of the finding's namespace
@@ -340,7 +340,7 @@ def test_a_child_dies_with_a_killed_planner():
     ends them instead of leaving them to compute for minutes."""
     import subprocess
     code = ("import os, sys, time\n"
-            "from kubectl_tspread.drain import parallel\n"
+            "from kubectl_tspread.views.drain import parallel\n"
             "child = parallel.Child(lambda: time.sleep(60))\n"
             "print(child.pid, flush=True)\n"
             "time.sleep(60)\n")

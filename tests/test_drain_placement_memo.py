@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot
-from kubectl_tspread.drain.pdb import Budgets
-from kubectl_tspread.drain.placement import Placer, template_of
-from kubectl_tspread.drain.steps import World, retry_pending
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.views.drain.pdb import Budgets
+from kubectl_tspread.views.drain.core.placement import Placer, template_of
+from kubectl_tspread.views.drain.core.steps import World, retry_pending
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.model import HOSTNAME_KEY, Toleration
 
 

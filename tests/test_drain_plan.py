@@ -9,11 +9,11 @@ import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in, web
-from kubectl_tspread.drain.model import PlanOptions
-from kubectl_tspread.drain.plan import given_order_safe, plan_drain, resolve_targets
-from kubectl_tspread.drain.pods import DrainFlags
-from kubectl_tspread.errors import NotFoundError, UsageError
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.model.plan import PlanOptions
+from kubectl_tspread.views.drain.plan import given_order_safe, plan_drain, resolve_targets
+from kubectl_tspread.views.drain.pods import DrainFlags
+from kubectl_tspread.model.errors import NotFoundError, UsageError
+from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Pdb, Volume
 
 RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
@@ -372,9 +372,9 @@ def test_a_pod_is_judged_by_the_decision_made_for_it_on_its_node():
     """kubectl's decision is looked up by node and pod: a StatefulSet's replacement keeps
     its pod's name, and once a step puts it on another target node it is no longer the pod
     decided there (it is evicted and replaced, whatever its original's decision was)."""
-    from kubectl_tspread.drain.plan import build_context
-    from kubectl_tspread.drain.pods import EVICT, SKIP
-    from kubectl_tspread.drain.simulate import SimCluster
+    from kubectl_tspread.views.drain.plan import build_context
+    from kubectl_tspread.views.drain.pods import EVICT, SKIP
+    from kubectl_tspread.views.drain.core.simulate import SimCluster
 
     nodes = nodes_in({"a": 2})
     db = make_pod("db-0", node="a1", owner="StatefulSet/db", labels={"app": "db"})
@@ -394,8 +394,8 @@ def test_pods_sharing_one_labels_map_are_covered_by_their_own_namespaces_pdbs():
     """A workload's pods share one labels map (as the loader makes them), and so may pods
     of two namespaces: each is covered by the PDBs of its own namespace only, and a pod
     with other labels is not covered by a PDB whose selector its namespace's others match."""
-    from kubectl_tspread.drain.plan import build_context
-    from kubectl_tspread.drain.simulate import SimCluster
+    from kubectl_tspread.views.drain.plan import build_context
+    from kubectl_tspread.views.drain.core.simulate import SimCluster
 
     pods = [make_pod(f"web-{i}", node="a1", owner="ReplicaSet/web-1", labels={"app": "web"}, namespace=ns)
             for i, ns in enumerate(["shop", "shop", "blog", "blog"])]

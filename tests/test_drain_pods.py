@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import make_pod
-from kubectl_tspread.drain.pods import (
+from kubectl_tspread.views.drain.pods import (
     ALREADY_EVICTED, DAEMONSET_FATAL, DAEMONSET_POD, EVICT, LOCAL_STORAGE, LOCAL_STORAGE_FATAL, MIRROR_POD, REFUSE,
     SKIP, UNMANAGED_FATAL, UNMANAGED_POD, DrainFlags, classify, classify_all, kubectl_errors, kubectl_warnings,
 )

@@ -10,12 +10,12 @@ import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in, web
-from kubectl_tspread.drain.model import PlanOptions
-from kubectl_tspread.drain.plan import plan_drain
-from kubectl_tspread.drain.remedies import attach_remedies
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.model.plan import PlanOptions
+from kubectl_tspread.views.drain.plan import plan_drain
+from kubectl_tspread.views.drain.remedies import attach_remedies
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.engine import spread
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, Pdb
 
 RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
@@ -51,7 +51,8 @@ def test_forked_remedies_equal_fresh_replans(snap, targets):
     plan = plan_drain(snap, targets)
     assert not plan.safe and any(f.remedies for f in plan.findings)
     bare = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
-    fresh = attach_remedies(snap, targets, PlanOptions(), replace(bare, findings=()), list(bare.findings))
+    fresh = attach_remedies(snap, targets, PlanOptions(), replace(bare, findings=()), list(bare.findings),
+                            lambda s, opts: plan_drain(s, targets, opts))
     assert list(plan.findings) == fresh
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import GI, make_node, make_pod, make_snapshot
-from kubectl_tspread.drain.placement import Placer, num_feasible_to_find
-from kubectl_tspread.drain.simulate import SimCluster, node_tree_order, round_robin
+from kubectl_tspread.views.drain.core.placement import Placer, num_feasible_to_find
+from kubectl_tspread.views.drain.core.simulate import SimCluster, node_tree_order, round_robin
 
 SMALL = {"cpu": 4000, "memory": 16 * GI, "pods": 110}
 BIG = {"cpu": 64000, "memory": 256 * GI, "pods": 110}

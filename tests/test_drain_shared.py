@@ -1,5 +1,5 @@
-"""The SetNodeTaintsPolicyHonor re-plan carried along by the plan (drain/shared.py along the planner's,
-drain/lean_carry.py along the lean search's): it must answer what the re-plan from scratch
+"""The SetNodeTaintsPolicyHonor re-plan carried along by the plan (views/drain/core/shared.py along the planner's,
+views/drain/core/lean_carry.py along the lean search's): it must answer what the re-plan from scratch
 answers (the plan's findings and remedies equal the in-process plan's, whose re-plans always
 start from scratch, made by the planner alone), and on a zone trap it must take over the
 plan's world late, not start from the beginning. Each test runs with either plan.
@@ -17,12 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
-from kubectl_tspread.drain import lean_carry, parallel, shared
-from kubectl_tspread.drain import plan as plan_module
-from kubectl_tspread.drain.model import PlanOptions
-from kubectl_tspread.drain.plan import plan_drain
+from kubectl_tspread.views.drain.core import lean_carry, shared
+from kubectl_tspread.views.drain import parallel
+from kubectl_tspread.views.drain import plan as plan_module
+from kubectl_tspread.model.plan import PlanOptions
+from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.engine import spread
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, ZONE_KEY, Pdb, Taint, Toleration
 from forking import gone, no_fork_plan as _no_fork_plan
 
@@ -283,9 +284,9 @@ def test_honor_from_here_is_honor_from_the_start():
     nodes web does not tolerate out of the domains, the same counts, members and minimum."""
     from dataclasses import replace
 
-    from kubectl_tspread.drain.lean import LeanSearch
-    from kubectl_tspread.drain.remedies import edited_constraints
-    from kubectl_tspread.drain.simulate import spread_key_of
+    from kubectl_tspread.views.drain.core.lean import LeanSearch
+    from kubectl_tspread.views.drain.core.simulate import edited_constraints
+    from kubectl_tspread.views.drain.core.simulate import spread_key_of
     from kubectl_tspread.model import HONOR
 
     snap, targets = _trap(b_nodes=5, gpu=True)

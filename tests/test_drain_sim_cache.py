@@ -10,10 +10,10 @@ import pytest
 
 from conftest import make_constraint, make_pod, make_snapshot
 from drain_builders import nodes_in, web
-from kubectl_tspread.drain import vector
-from kubectl_tspread.drain.placement import _nonzero, keys_of, template_of
-from kubectl_tspread.drain.simulate import SimCluster, pod_with, spread_key_of
-from kubectl_tspread.drain.steps import DomainCounts
+from kubectl_tspread.views.drain.core import vector
+from kubectl_tspread.views.drain.core.placement import _nonzero, keys_of, template_of
+from kubectl_tspread.views.drain.core.simulate import SimCluster, pod_with, spread_key_of
+from kubectl_tspread.views.drain.core.steps import DomainCounts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, HostPort, Toleration, Volume
@@ -240,7 +240,7 @@ def test_same_counts_only_when_no_node_or_domain_count_moved(constraints, delete
     whenever it says yes, every node and every remaining domain holds what it held. It
     says yes at least once when drained, emptied nodes are deleted (a cordon under Honor
     here always takes counted pods out of their domain: it must say no)."""
-    from kubectl_tspread.drain import counts
+    from kubectl_tspread.views.drain.core import counts
 
     sim, probe, _ = _seven_nodes(constraints)
     said_yes = 0
@@ -322,10 +322,10 @@ def test_tracked_states_follow_every_mutation_in_every_branch(constraints):
     """tracked_states answers again from its memo while SimCluster.spread_epoch says no
     memoised state moved: after each kind of mutation, and in a fork and its parent that
     went different ways, it is still the state a fresh compute gives."""
-    from kubectl_tspread.drain.model import PlanOptions
-    from kubectl_tspread.drain.plan import build_context
-    from kubectl_tspread.drain.pods import DrainFlags
-    from kubectl_tspread.drain.steps import tracked_states
+    from kubectl_tspread.model.plan import PlanOptions
+    from kubectl_tspread.views.drain.plan import build_context
+    from kubectl_tspread.views.drain.pods import DrainFlags
+    from kubectl_tspread.views.drain.core.steps import tracked_states
 
     sim = SimCluster(make_snapshot(_nodes(), _pods(constraints)))
     ctx = build_context(sim, ["a1"], PlanOptions(flags=DrainFlags(ignore_daemonsets=True)))
@@ -353,7 +353,7 @@ def test_an_object_memo_answers_per_object_and_lets_go_of_what_only_it_holds():
     value of 0 or an empty tuple is a kept value. Past the limit it lets go of the entries
     whose object nothing else holds, and then, while more than three quarters of the limit
     are left, of the oldest."""
-    from kubectl_tspread.drain.memo import ObjectMemo
+    from kubectl_tspread.views.drain.core.memo import ObjectMemo
 
     memo = ObjectMemo(limit=4)
     a, b = ["x"], ["x"]
@@ -449,7 +449,7 @@ def test_partition_without_node_with_deleted_nodes_listed():
 def test_a_domains_last_open_node_is_found_past_the_deleted_nodes_it_lists():
     """The order heuristic drains a domain's last schedulable node late (search._only_open):
     the deleted nodes a zone still lists are not schedulable ones."""
-    from kubectl_tspread.drain.search import _only_open
+    from kubectl_tspread.views.drain.core.search import _only_open
 
     sim, probe, _ = _seven_nodes([make_constraint()])
     for name in ("a1", "a2"):

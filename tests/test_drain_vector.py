@@ -1,15 +1,15 @@
 """The drain planner's array fast paths must give exactly the answers of the plain code:
 
-- `Placer._vector` (drain/vector.py) against the node-by-node walk of `Placer._place`:
+- `Placer._vector` (views/drain/core/vector.py) against the node-by-node walk of `Placer._place`:
   same node, same feasible nodes in walk order, same accepting domains and the same
   scheduler start index afterwards, placement after placement on a changing cluster;
   a pod the fast path does not take (an extended resource) or that fits nowhere gets
   the walk's answer and diagnosis;
 - `plan_drain` with the fast path on and off: the same plan;
-- `PodMap` (drain/simulate.py) against a plain dict, across copies and FLATTEN merges;
-- shifted spread states (drain/counts.py `Shifted` overlay and count histogram) and the
+- `PodMap` (views/drain/core/simulate.py) against a plain dict, across copies and FLATTEN merges;
+- shifted spread states (views/drain/core/counts.py `Shifted` overlay and count histogram) and the
   arrays vector.py carries across shifts, against fresh computes;
-- `DomainCounts` (drain/steps.py) against the dict {domain: pods}.
+- `DomainCounts` (views/drain/core/steps.py) against the dict {domain: pods}.
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ import numpy as np
 import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
-from kubectl_tspread.drain import counts, vector
-from kubectl_tspread.drain import plan as plan_module
-from kubectl_tspread.drain.model import PlanOptions
-from kubectl_tspread.drain.placement import Placement, Placer, num_feasible_to_find
-from kubectl_tspread.drain.plan import plan_drain
-from kubectl_tspread.drain.simulate import PodMap, SimCluster
-from kubectl_tspread.drain.steps import DomainCounts
+from kubectl_tspread.views.drain.core import counts, vector
+from kubectl_tspread.views.drain import plan as plan_module
+from kubectl_tspread.model.plan import PlanOptions
+from kubectl_tspread.views.drain.core.placement import Placement, Placer, num_feasible_to_find
+from kubectl_tspread.views.drain.plan import plan_drain
+from kubectl_tspread.views.drain.core.simulate import PodMap, SimCluster
+from kubectl_tspread.views.drain.core.steps import DomainCounts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.partition import Domain
-from kubectl_tspread.labels import Requirement
+from kubectl_tspread.model.labels import Requirement
 from kubectl_tspread.model import (
     DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, NodeSelectorTerm, Toleration,
 )
@@ -267,7 +267,7 @@ def test_a_placement_judged_on_a_window_of_nodes_is_the_walks(seed, fast_calls, 
     template's last walk suggests (unless they wrap past the last node: then every node at
     once), and goes on over every node when fewer than wanted pass there. Either way the
     walk's answer."""
-    from kubectl_tspread.drain import placement
+    from kubectl_tspread.views.drain.core import placement
 
     monkeypatch.setattr(placement, "num_feasible_to_find", lambda total, percentage=0: min(total, 40))
     zones = {"a": 160, "b": 120, "c": 80}
@@ -888,7 +888,7 @@ def test_score_rows_follow_each_nodes_usage(seed):
     non-zero defaults), negative requests from a hand-made dump, and after binds and a node
     deletion (the table derived from the old one). The score formulas themselves are
     engine/scorearrays.py's, held against the scalar ones in tests/test_scores.py."""
-    from kubectl_tspread.drain import placement
+    from kubectl_tspread.views.drain.core import placement
 
     rng = random.Random(seed)
     allocs = [{"cpu": 4000, "memory": 16 * GI, "pods": 110}, {"cpu": 0, "memory": 8 * GI, "pods": 110},

@@ -15,10 +15,10 @@ import pytest
 
 from fakeapi import FakeApiServer, raw_node, write_kubeconfig
 from fakecluster import PDB_VIOLATION, FakeCluster, ready_pod
-from kubectl_tspread.drain import progress as P
-from kubectl_tspread.drain.writer import GONE, EVICTED, BackoffPolicy, Cancelled, ConnectionLost, EvictionBlocked, \
+from kubectl_tspread.cli import progress as P
+from kubectl_tspread.snapshot.drainwriter import GONE, EVICTED, BackoffPolicy, Cancelled, ConnectionLost, EvictionBlocked, \
     EvictionRefused, Writer, _retry_after
-from kubectl_tspread.errors import ClusterError, UsageError
+from kubectl_tspread.model.errors import ClusterError, UsageError
 from kubectl_tspread.snapshot.live import Answer, KubeOptions, RetryPolicy, connect
 
 LABELS = {"app": "web", "pod-template-hash": "abc12"}

@@ -213,7 +213,7 @@ def test_a_spent_budget_gets_the_drain_a_real_429_and_it_waits(control_plane, dr
     disruption controller takes the budget (maxUnavailable 1) to 0, the API server answers the
     eviction 429, and the drain backs off until the pod is Ready again and the controller has
     given the budget back."""
-    from kubectl_tspread.drain.writer import Writer
+    from kubectl_tspread.snapshot.drainwriter import Writer
 
     cp = control_plane
     target = "node-03"

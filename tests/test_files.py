@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_tspread.errors import EXIT_ERROR, InputError
+from kubectl_tspread.model.errors import EXIT_ERROR, InputError
 from kubectl_tspread.snapshot import files
 from kubectl_tspread.snapshot.files import decode_objects, load_files
 from test_wire import FULL_POD, assert_same_record

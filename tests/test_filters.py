@@ -8,7 +8,7 @@ from conftest import GI, make_constraint, make_node, make_pod, make_snapshot
 from kubectl_tspread.engine import filters
 from kubectl_tspread.engine.filters import FILTER, PREFILTER, PREFILTER_RESULT, evaluate, evaluate_node
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.labels import Requirement, Selector
+from kubectl_tspread.model.labels import Requirement, Selector
 from kubectl_tspread.model import (
     HostPort, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim, PodAffinityTerm,
     StorageClass, Toleration, Volume, ZONE_KEY,

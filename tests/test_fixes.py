@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from conftest import make_constraint, make_pod
-from kubectl_tspread import fixes
+from kubectl_tspread.views import fixes
 from kubectl_tspread.engine import filters, spread
-from kubectl_tspread.fixes_nodes import ADD_NODE, DELETE_NODES, EVICT_LOWER_PRIORITY, LABEL_NODES, UNCORDON
+from kubectl_tspread.views.fixes_nodes import ADD_NODE, DELETE_NODES, EVICT_LOWER_PRIORITY, LABEL_NODES, UNCORDON
 from kubectl_tspread.model import IGNORE, PersistentVolumeClaim, Volume
-from kubectl_tspread.pending import explain_pending
+from kubectl_tspread.views.pending import explain_pending
 from pending_cases import index_of, zone_node, zoned
 
 HUGE = {"cpu": 64000}  # more than any node has: nothing can make room

@@ -19,7 +19,7 @@ import yaml
 from apiobjects import as_dump, as_list, node_obj, pod_obj, spread_obj, workload_obj
 from fakeapi import FakeApiServer, raw_node, raw_pod, token_user, write_kubeconfig
 from kubectl_tspread.cli import main
-from kubectl_tspread.errors import InputError
+from kubectl_tspread.model.errors import InputError
 from kubectl_tspread.snapshot import files, yamlread
 
 COMMANDS = (["distribution", "-A"], ["why-pending", "-A"], ["drain-safe", "n0"])
@@ -463,7 +463,7 @@ def test_maxskew_past_64_bits_is_an_input_error_not_half_a_json(tmp_path, capsys
 
 
 def test_the_spool_copies_every_byte_past_its_memory(monkeypatch, capsys):
-    from kubectl_tspread import cli_output
+    from kubectl_tspread.cli import output as cli_output
 
     monkeypatch.setattr(cli_output, "SPOOL_MEMORY", 1000)
     text = "".join(f"line {i} é\n" for i in range(5000))
@@ -474,7 +474,7 @@ def test_the_spool_copies_every_byte_past_its_memory(monkeypatch, capsys):
 
 
 def test_the_spool_writes_nothing_when_the_block_fails(capsys):
-    from kubectl_tspread import cli_output
+    from kubectl_tspread.cli import output as cli_output
 
     with pytest.raises(ZeroDivisionError):
         with cli_output.whole_answer():

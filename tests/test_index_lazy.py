@@ -12,7 +12,7 @@ import pytest
 
 from conftest import make_node, make_pod, make_snapshot
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.model.labels import Selector
 
 SELECTORS = [Selector.parse(s) for s in ("app=web", "app=api", "team=a", "app in (web,api)", "tier", "")]
 

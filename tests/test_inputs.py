@@ -12,10 +12,10 @@ import yaml
 from apiobjects import as_list, node_obj, pod_obj, spread_obj, workload_obj
 from conftest import make_node, make_pod, make_snapshot
 from fakeapi import FakeApiServer, token_user, write_kubeconfig
-from kubectl_tspread import inputs
+from kubectl_tspread.views import inputs
 from kubectl_tspread.cli import main
 from kubectl_tspread.model import Volume
-from kubectl_tspread.snapshot.resources import DUMP_KINDS
+from kubectl_tspread.snapshot.kinds import DUMP_KINDS
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from fakeapi import FakeApiServer, raw_node
-from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.model.errors import ClusterError
 from kubectl_tspread.snapshot import execauth
 from kubectl_tspread.snapshot.live import KubeOptions, RetryPolicy, connect
 

@@ -5,9 +5,9 @@ planner does, and a wrong placement is counted."""
 import pytest
 
 from bench import lean_probe  # noqa: E402
-from kubectl_tspread.drain import lean  # noqa: E402
-from kubectl_tspread.drain.simulate import spread_key_of  # noqa: E402
-from kubectl_tspread.drain.model import Eviction  # noqa: E402
+from kubectl_tspread.views.drain.core import lean  # noqa: E402
+from kubectl_tspread.views.drain.core.simulate import spread_key_of  # noqa: E402
+from kubectl_tspread.model.plan import Eviction  # noqa: E402
 from kubectl_tspread.model import ZONE_KEY  # noqa: E402
 
 
@@ -64,7 +64,7 @@ def test_the_window_judged_first_gives_the_same_placements(tmp_path_factory, mon
     """With the scheduler looking for 5 of the tiny cluster's 20 nodes, both the planner and
     the probe judge a window of nodes first; every placement still agrees, also as nodes are
     deleted."""
-    from kubectl_tspread.drain import placement
+    from kubectl_tspread.views.drain.core import placement
 
     monkeypatch.setattr(placement, "num_feasible_to_find", lambda total, percentage=0: min(total, 5))
     monkeypatch.setattr(lean, "num_feasible_to_find", lambda total, percentage=0: min(total, 5))
@@ -105,7 +105,7 @@ def test_a_deleted_node_leaves_the_walk_and_the_counts_as_in_the_planner(planned
     """After the same deletions, the walk is the planner's scan order and every constraint's
     global minimum and skew are the planner's. The whole zone goes (the tiny cluster's
     constraints are all zone ones): its domain leaves the counts with its last node."""
-    from kubectl_tspread.drain.simulate import SimCluster
+    from kubectl_tspread.views.drain.core.simulate import SimCluster
 
     snapshot, _, _ = planned
     flat, sim = lean_probe.FlatCluster(snapshot), SimCluster(snapshot)
@@ -189,7 +189,7 @@ def test_a_stuck_replacement_is_retried_once_its_counts_move(planned):
 
 @pytest.mark.parametrize("deleting", [False, True])
 def test_the_order_heuristic_on_flat_arrays_is_the_planners_at_every_level(planned, deleting):
-    from kubectl_tspread.drain.plan import build_context
+    from kubectl_tspread.views.drain.plan import build_context
 
     snapshot, _, _ = planned
     targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
@@ -205,7 +205,7 @@ def test_the_order_heuristic_on_flat_arrays_is_the_planners_at_every_level(plann
 
 
 def test_an_order_the_planner_did_not_make_is_counted(planned):
-    from kubectl_tspread.drain.plan import build_context
+    from kubectl_tspread.views.drain.plan import build_context
 
     snapshot, plan, _ = planned
     targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
@@ -228,8 +228,8 @@ def test_a_target_that_is_its_domains_last_open_node_goes_last_as_in_the_planner
     goes after the others. Two targets in two zones, the one the planner orders first on the
     cluster as it is, then every other node of its zone cordoned: the flat order is the
     planner's, and that target now goes last."""
-    from kubectl_tspread.drain.plan import _new_world
-    from kubectl_tspread.drain.search import Search
+    from kubectl_tspread.views.drain.plan import _new_world
+    from kubectl_tspread.views.drain.core.search import Search
 
     snapshot, _, _ = planned
     zones: dict[str, list[str]] = {}

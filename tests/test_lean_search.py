@@ -1,4 +1,4 @@
-"""kubectl_tspread/drain/lean.py through bench/lean_search.py: the zone plan, and its remedy
+"""kubectl_tspread/views/drain/core/lean.py through bench/lean_search.py: the zone plan, and its remedy
 re-plans, decided on flat arrays alone come out step for step as the planner's, with the same
 strandings and verdict, and a difference is reported; plan_drain's remedy re-plans answered by
 the lean search give the plans the planner's own re-plans give."""
@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 from bench import lean_probe, lean_search  # noqa: E402
 from conftest import make_constraint, make_node, make_pod, make_snapshot  # noqa: E402
 from drain_builders import nodes_in, web  # noqa: E402
-from kubectl_tspread.drain import lean as lean_module  # noqa: E402
-from kubectl_tspread.drain import plan as plan_module  # noqa: E402
-from kubectl_tspread.drain.model import DRAIN_KINDS, PlanOptions  # noqa: E402
-from kubectl_tspread.drain.plan import plan_drain  # noqa: E402
-from kubectl_tspread.drain.pods import DrainFlags  # noqa: E402
-from kubectl_tspread.labels import Selector  # noqa: E402
+from kubectl_tspread.views.drain.core import lean as lean_module  # noqa: E402
+from kubectl_tspread.views.drain import plan as plan_module  # noqa: E402
+from kubectl_tspread.model.plan import DRAIN_KINDS, PlanOptions  # noqa: E402
+from kubectl_tspread.views.drain.plan import plan_drain  # noqa: E402
+from kubectl_tspread.views.drain.pods import DrainFlags  # noqa: E402
+from kubectl_tspread.model.labels import Selector  # noqa: E402
 from kubectl_tspread.model import HOSTNAME_KEY, ZONE_KEY, HostPort, PodAffinityTerm, Toleration  # noqa: E402
-from kubectl_tspread.options import SourceOptions  # noqa: E402
+from kubectl_tspread.cli.options import SourceOptions  # noqa: E402
 from kubectl_tspread.snapshot import load_snapshot  # noqa: E402
 from test_acceptance_drain import clusters as random_clusters  # noqa: E402
 
@@ -394,7 +394,7 @@ def test_the_remedy_replans_are_answered_by_the_lean_search(clusters, monkeypatc
         results = request.getfixturevalue("results")
     with_lean = _with_remedies(snapshot, targets)
     assert [type(m) for m in made] == [tuple]  # the plan was the lean search's
-    if fork == "0":  # cordon-first: the SetNodeTaintsPolicyHonor re-plan is not carried (drain/shared.py), re-planned instead
+    if fork == "0":  # cordon-first: the SetNodeTaintsPolicyHonor re-plan is not carried (views/drain/core/shared.py), re-planned instead
         assert [v.carried for _, v in results if v is not None and v.carried is not None] == []
     if fork == "1":  # in this process: each re-plan's verdict was the lean search's
         assert calls == [(os.getpid(), True, False), (os.getpid(), False, True)]

@@ -16,7 +16,7 @@ import pytest
 
 from fakeapi import (FakeApiServer, exec_user, make_self_signed_cert, raw_event, raw_node, raw_pod,
                      token_user, write_kubeconfig)
-from kubectl_tspread.errors import ClusterError, TspreadError, UsageError
+from kubectl_tspread.model.errors import ClusterError, TspreadError, UsageError
 from kubectl_tspread.snapshot.live import (ApiStatusError, KubeOptions, LiveCluster, RetryPolicy, connect,
                                            describe_request, load_live)
 

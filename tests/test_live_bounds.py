@@ -10,8 +10,8 @@ import pytest
 
 from fakeapi import FakeApiServer, raw_node, status_body, write_kubeconfig
 from hostileapi import HostileApiServer, run_cli
-from kubectl_tspread.drain.writer import BackoffPolicy, EvictionBlocked, Writer, _retry_after
-from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.snapshot.drainwriter import BackoffPolicy, EvictionBlocked, Writer, _retry_after
+from kubectl_tspread.model.errors import ClusterError
 from kubectl_tspread.snapshot.live import (RETRY_AFTER_CAP, Answer, ApiStatusError, KubeOptions, RetryPolicy,
                                            connect, retry_after_seconds)
 

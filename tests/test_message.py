@@ -12,7 +12,7 @@ from kubectl_tspread.engine.message import (
     parse_preemption_message, parse_scheduler_message, scheduler_message, split_scheduler_message,
 )
 from kubectl_tspread.engine.spread import FilterFailure
-from kubectl_tspread.labels import Requirement, Selector
+from kubectl_tspread.model.labels import Requirement, Selector
 from kubectl_tspread.model import NodeSelectorTerm, Pdb, PersistentVolumeClaim, PodCondition, Volume
 
 U, UU = "Unschedulable", "UnschedulableAndUnresolvable"

@@ -15,8 +15,8 @@ import pytest
 
 from apiobjects import as_dump, node_obj, pod_obj, spread_obj
 from conftest import make_constraint, make_node, make_pod, make_snapshot
-from kubectl_tspread.drain.placement import Placer
-from kubectl_tspread.drain.simulate import SimCluster
+from kubectl_tspread.views.drain.core.placement import Placer
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.engine import filters, message, versions
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.spread import UNRESOLVABLE

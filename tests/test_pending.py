@@ -8,11 +8,11 @@ import pytest
 
 from conftest import make_constraint, make_pod
 from kubectl_tspread.engine.traps import CORDONED_DOMAIN, ENFORCED_ONLY_AT_PLACEMENT, MIN_DOMAINS_UNREACHABLE, MISSING_LABELS
-from kubectl_tspread.labels import IN, Requirement
+from kubectl_tspread.model.labels import IN, Requirement
 from kubectl_tspread.model import (
     Event, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim, PodCondition, Volume, ZONE_KEY,
 )
-from kubectl_tspread.pending import (
+from kubectl_tspread.views.pending import (
     ALLOWED_DOMAINS_BLOCKED, CAUSE_NOMINATED_NODE, CAUSE_OTHER_SCHEDULER, CAUSE_STALE_MESSAGE,
     CAUSE_UNSEEN_PROFILE, NO_DOMAIN_ALLOWED, SPREAD_NOT_BLOCKING, VOLUME_PINNING, explain_pending, explain_pods,
 )
@@ -201,7 +201,7 @@ def test_pending_domain_code_imports_no_ui_or_client_library():
     import subprocess
     import sys
 
-    code = ("import sys, kubectl_tspread.pending, kubectl_tspread.fixes; "
+    code = ("import sys, kubectl_tspread.views.pending, kubectl_tspread.views.fixes; "
             "print(sorted(m for m in ('click', 'rich', 'kubernetes') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

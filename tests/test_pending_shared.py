@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import make_pod
-from kubectl_tspread import pending
+from kubectl_tspread.views import pending
 from kubectl_tspread.model import Event, OwnerRef, PodCondition
 from pending_cases import WEB, index_of, zoned
 

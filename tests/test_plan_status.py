@@ -1,4 +1,4 @@
-"""drain-safe's status line while it reads the cluster and plans (drain/progress.py PlanStatus):
+"""drain-safe's status line while it reads the cluster and plans (cli/progress.py PlanStatus):
 what plan_drain reports through `on_progress`, what the line shows on a terminal, and that it
 shows nothing, and changes nothing, anywhere else."""
 
@@ -17,11 +17,11 @@ import pytest
 
 from conftest import make_constraint, make_node, make_snapshot, make_workload
 from drain_builders import nodes_in, web
-from kubectl_tspread.drain import parallel
-from kubectl_tspread.drain.model import CHECK_ORDER, SIMULATE, VERIFY, PlanOptions
-from kubectl_tspread.drain.plan import plan_drain
-from kubectl_tspread.drain.progress import READING, PlanStatus
-from kubectl_tspread.drain.remedies import attach_remedies, first_replans
+from kubectl_tspread.views.drain import parallel
+from kubectl_tspread.model.plan import CHECK_ORDER, SIMULATE, VERIFY, PlanOptions
+from kubectl_tspread.views.drain.plan import plan_drain
+from kubectl_tspread.cli.progress import READING, PlanStatus
+from kubectl_tspread.views.drain.remedies import attach_remedies, first_replans
 from kubectl_tspread.model import IGNORE
 
 RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
@@ -101,7 +101,7 @@ def test_with_no_one_watching_no_remedy_list_is_made_for_it(monkeypatch):
         asked.append(1)
         return real(*a, **kw)
 
-    monkeypatch.setattr("kubectl_tspread.drain.remedies.first_replans", counting)
+    monkeypatch.setattr("kubectl_tspread.views.drain.remedies.first_replans", counting)
     plan_drain(trapped_zone(), ZONE_A)
     assert asked == []
     planned(trapped_zone(), ZONE_A)

@@ -180,7 +180,7 @@ def test_the_engine_fit_filter_reads_the_sized_pod():
 def test_a_drain_replacement_comes_back_at_its_spec_size():
     """The controller's new pod reports no status resources: spec 500m + 100m, whatever the
     evicted pod held (950m on 1.36)."""
-    from kubectl_tspread.drain.simulate import SimCluster
+    from kubectl_tspread.views.drain.core.simulate import SimCluster
 
     r = PodResize((C({"cpu": 500}, {"cpu": 300}, {"cpu": 200}, True, CONTAINER),
                    C({"cpu": 100}, {"cpu": 400}, {"cpu": 450}, True, CONTAINER)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_tspread.quantity import format_quantity, to_scheduler_units
+from kubectl_tspread.model.quantity import format_quantity, to_scheduler_units
 from kubectl_tspread.render.pending import requests_text
 
 

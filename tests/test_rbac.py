@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from kubectl_tspread.snapshot.decode import DECODERS
-from kubectl_tspread.snapshot.resources import RESOURCES
+from kubectl_tspread.snapshot.kinds import RESOURCES
 
 RBAC_DIR = Path(__file__).resolve().parent.parent / "deploy" / "rbac"
 READONLY = RBAC_DIR / "tspread-readonly.yaml"
@@ -126,12 +126,12 @@ def test_example_bindings_point_at_the_shipped_roles():
 
 
 def test_the_403_hint_names_the_shipped_readonly_file():
-    from kubectl_tspread.snapshot.resources import RBAC_HINT
+    from kubectl_tspread.snapshot.kinds import RBAC_HINT
 
     assert str(READONLY.relative_to(RBAC_DIR.parent.parent)) in RBAC_HINT
 
 
 def test_the_write_403_hint_names_the_shipped_drain_file():
-    from kubectl_tspread.snapshot.resources import WRITE_RBAC_HINT
+    from kubectl_tspread.snapshot.kinds import WRITE_RBAC_HINT
 
     assert str(DRAIN.relative_to(RBAC_DIR.parent.parent)) in WRITE_RBAC_HINT

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from kubectl_tspread.drain.model import ConstraintAfter, DrainPlan, Eviction, Step
+from kubectl_tspread.model.plan import ConstraintAfter, DrainPlan, Eviction, Step
 from kubectl_tspread.render.console import make_console
 from kubectl_tspread.render.drain import print_plan
 from kubectl_tspread.render.table import SUMMARY_DOMAINS
@@ -49,7 +49,7 @@ def test_the_simulations_lazy_accepting_map_prints_like_the_dict(wide):
 
     import numpy as np
 
-    from kubectl_tspread.drain.vector import Accepting
+    from kubectl_tspread.views.drain.core.vector import Accepting
 
     hosts = list(HOSTS) + ["node-x"]  # in name order, as NodeTable.by_name gives them
     zone = np.array([0, 1] * (len(HOSTS) // 2) + [0] * (len(HOSTS) % 2) + [2])

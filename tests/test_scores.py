@@ -12,7 +12,7 @@ import pytest
 from conftest import ZONE_KEY, make_constraint, make_node, make_pod, make_snapshot
 from kubectl_tspread.engine import scorearrays, scores, spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.labels import Requirement, Selector
+from kubectl_tspread.model.labels import Requirement, Selector
 from kubectl_tspread.model import NodeSelectorTerm, PodAffinityTerm, Taint, Toleration
 from kubectl_tspread.snapshot.decode import nonzero_requests
 

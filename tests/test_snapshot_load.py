@@ -1,4 +1,5 @@
-"""load_snapshot: the collector is off while records are built and back on afterwards."""
+"""A snapshot loaded as the commands load it (cli/gcpause.load_quietly around load_snapshot): the
+collector is off while records are built and back on afterwards."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import gc
 import pytest
 
 import kubectl_tspread.snapshot as snapshot_mod
-from kubectl_tspread.errors import InputError
-from kubectl_tspread.options import SourceOptions
+from kubectl_tspread.model.errors import InputError
+from kubectl_tspread.cli.gcpause import load_quietly
+from kubectl_tspread.cli.options import SourceOptions
 
 
 def test_collector_is_off_while_loading_and_on_after(monkeypatch):
@@ -21,7 +23,7 @@ def test_collector_is_off_while_loading_and_on_after(monkeypatch):
 
     monkeypatch.setattr(snapshot_mod, "_load", spy)
     assert gc.isenabled()
-    snap = snapshot_mod.load_snapshot(SourceOptions(demo=True))
+    snap = load_quietly(snapshot_mod.load_snapshot, SourceOptions(demo=True))
     assert snap.nodes and seen == [False] and gc.isenabled()
 
 
@@ -29,7 +31,7 @@ def test_collector_comes_back_after_an_error(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(InputError):
-        snapshot_mod.load_snapshot(SourceOptions(from_file=(str(bad),)))
+        load_quietly(snapshot_mod.load_snapshot, SourceOptions(from_file=(str(bad),)))
     assert gc.isenabled()
 
 
@@ -41,7 +43,7 @@ def test_records_are_frozen_before_the_collector_is_back():
     demo._decoded.cache_clear()  # a cached demo would build no records
     gc.collect()
     before = gc.get_stats()[0]["collections"], gc.get_freeze_count()
-    snap = snapshot_mod.load_snapshot(SourceOptions(demo=True))
+    snap = load_quietly(snapshot_mod.load_snapshot, SourceOptions(demo=True))
     collections, frozen = gc.get_stats()[0]["collections"], gc.get_freeze_count()
     assert snap.pods and gc.isenabled()
     assert collections == before[0]  # no collection ran between the load and the freeze

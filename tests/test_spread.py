@@ -13,7 +13,7 @@ from conftest import make_constraint, make_node, make_pod, make_snapshot
 
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.labels import EXISTS, NOT_IN, Requirement, Selector
+from kubectl_tspread.model.labels import EXISTS, NOT_IN, Requirement, Selector
 from kubectl_tspread.model import HONOR, IGNORE, SCHEDULE_ANYWAY, NodeSelectorTerm, Taint
 
 FOO = Selector((Requirement("foo", EXISTS),))

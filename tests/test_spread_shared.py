@@ -13,11 +13,11 @@ from collections import Counter
 import pytest
 from conftest import make_constraint, make_node, make_pod, make_snapshot
 
-from kubectl_tspread.distribution import compute_distribution
+from kubectl_tspread.views.distribution import compute_distribution
 from kubectl_tspread.engine import spread, traps
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import HONOR, HOSTNAME_KEY
-from kubectl_tspread.targets import group_pods
+from kubectl_tspread.views.targets import group_pods
 
 
 def hosts(n, cordoned=()):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kubectl_tspread.distribution import STATUS_NO_DOMAINS, STATUS_RANK
+from kubectl_tspread.views.distribution import STATUS_NO_DOMAINS, STATUS_RANK
 from kubectl_tspread.engine import spread
-from kubectl_tspread.statuses import STATUS_WORDS
+from kubectl_tspread.model.statuses import STATUS_WORDS
 from test_blockers import _run
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,13 +8,13 @@ import io
 import json
 
 from conftest import make_constraint, make_node, make_pod, make_snapshot
-from kubectl_tspread.distribution import compute_distribution
+from kubectl_tspread.views.distribution import compute_distribution
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.labels import Requirement
+from kubectl_tspread.model.labels import Requirement
 from kubectl_tspread.model import SCHEDULE_ANYWAY, ZONE_KEY, NodeSelectorTerm, Toleration
 from kubectl_tspread.render import structured, table
 from kubectl_tspread.render.console import make_console
-from kubectl_tspread.targets import resolve
+from kubectl_tspread.views.targets import resolve
 
 
 def _pods(name, nodes, spread=None, **kw):

@@ -8,12 +8,12 @@ import io
 import json
 
 from conftest import make_constraint, make_node, make_pod, make_snapshot
-from kubectl_tspread.distribution import REPLAY_DOMAINS_JOINED_LATER, REPLAY_PODS_GONE, compute_distribution
+from kubectl_tspread.views.distribution import REPLAY_DOMAINS_JOINED_LATER, REPLAY_PODS_GONE, compute_distribution
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import HOSTNAME_KEY, SCHEDULE_ANYWAY
 from kubectl_tspread.render import structured, table
 from kubectl_tspread.render.console import make_console
-from kubectl_tspread.targets import Target, resolve
+from kubectl_tspread.views.targets import Target, resolve
 from test_blockers import _run
 
 

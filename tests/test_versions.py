@@ -16,7 +16,7 @@ from fakeapi import FakeApiServer, token_user, write_kubeconfig
 from kubectl_tspread.cli import main
 from kubectl_tspread.engine import filters, versions
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.pending import explain_pending
+from kubectl_tspread.views.pending import explain_pending
 
 UU = "UnschedulableAndUnresolvable"
 

@@ -14,8 +14,8 @@ import pytest
 from apiobjects import ZONE, as_dump, node_obj, pod_obj, spread_obj, workload_obj
 from kubectl_tspread import model
 from kubectl_tspread.cli import main
-from kubectl_tspread.drain import model as drain_model
-from kubectl_tspread.fixes import Suggestion
+from kubectl_tspread.model import plan as drain_model
+from kubectl_tspread.views.fixes import Suggestion
 from kubectl_tspread.render import changes
 from kubectl_tspread.render.text import side_effect_text
 
@@ -280,8 +280,8 @@ def test_deleting_nodes_takes_away_the_same_pods_in_both_commands():
     from conftest import make_node, make_pod
     from pending_cases import index_of
 
-    from kubectl_tspread.drain.remedies import _Lookups
-    from kubectl_tspread.fixes_effects import lost_pods
+    from kubectl_tspread.views.drain.remedies import _Lookups
+    from kubectl_tspread.views.fixes_effects import lost_pods
 
     agent = make_pod("agent", node="a1", owner="DaemonSet/agent")
     static = model.Pod("kube-system", "proxy-a1", node_name="a1", phase="Running", mirror=True)

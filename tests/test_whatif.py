@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import make_constraint, make_node, make_pod, make_snapshot
-from kubectl_tspread import fixes, whatif
+from kubectl_tspread.views import fixes, whatif
 from kubectl_tspread.engine import filters, partition, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.labels import Selector
+from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, ZONE_KEY, HostPort, PodAffinityTerm, Taint, Toleration
 from pending_cases import zoned
 

@@ -21,7 +21,7 @@ pod-template-hash=7d9) → both defaults with selector app=web,pod-template-hash
 from __future__ import annotations
 
 from kubectl_tspread.engine.index import ClusterIndex
-from kubectl_tspread.labels import IN, Requirement, Selector
+from kubectl_tspread.model.labels import IN, Requirement, Selector
 from kubectl_tspread.model import HOSTNAME_KEY, SCHEDULE_ANYWAY, ZONE_KEY, Pod, SpreadConstraint, Workload
 
 # (topologyKey, maxSkew) of the system defaults, in upstream order

@@ -13,7 +13,7 @@ import operator
 from collections import defaultdict
 from typing import Any, Callable, Iterable
 
-from kubectl_tspread.labels import IN, Selector
+from kubectl_tspread.model.labels import IN, Selector
 from kubectl_tspread.model import Node, Pod, Snapshot, Workload
 
 
@@ -58,7 +58,7 @@ class ClusterIndex:
 
     def copy(self) -> "ClusterIndex":
         """An independent index over the same pods (pods and snapshot shared): what-if
-        branches (drain/simulate.py) fork it instead of re-indexing every pod. The pod
+        branches (views/drain/core/simulate.py) fork it instead of re-indexing every pod. The pod
         lists are shared copy-on-write: both indexes copy a list before their first write
         to it, so a fork costs the number of lists, not of pods."""
         other = self._view()
@@ -157,7 +157,7 @@ class ClusterIndex:
 
     def add_pod(self, pod: Pod) -> None:
         """Index one more pod (a simulation binding a replacement). `snapshot` is left as it was:
-        what-if callers (drain/simulate.py) keep their own pod list."""
+        what-if callers (views/drain/core/simulate.py) keep their own pod list."""
         if pod.finished:
             return
         if self._lazy:

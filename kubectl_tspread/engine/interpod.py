@@ -22,7 +22,7 @@ from typing import Iterable, Mapping
 
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.spread import UNRESOLVABLE, UNSCHEDULABLE, FilterFailure, shared_failure
-from kubectl_tspread.labels import IN, NOT_IN, Requirement, Selector
+from kubectl_tspread.model.labels import IN, NOT_IN, Requirement, Selector
 from kubectl_tspread.model import Node, Pod, PodAffinityTerm
 
 INTER_POD_AFFINITY = "InterPodAffinity"

@@ -47,7 +47,7 @@ from kubectl_tspread.engine.partition import (  # noqa: F401  (the records and m
     EXCLUDED_MISSING_KEY, EXCLUDED_NODE_AFFINITY, EXCLUDED_TAINT, DerivedPartitions, Domain, ExcludedNode,
     Partition, build as _partition, partition_key as _partition_key,
 )
-from kubectl_tspread.labels import IN, Requirement, Selector
+from kubectl_tspread.model.labels import IN, Requirement, Selector
 from kubectl_tspread.model import HOSTNAME_KEY, Node, Pod, SpreadConstraint
 
 PLUGIN = "PodTopologySpread"
@@ -112,7 +112,7 @@ class ConstraintState:
     # the pods `selector` matched in `namespace` when the counts were made (kept alive here, so
     # their ids stay theirs): `uncounted_reasons` skips matching those again
     matched: Sequence[Pod] = field(default=(), compare=False, repr=False)
-    # how many domains hold each count (drain/counts.py keeps it as it shifts counts, so the
+    # how many domains hold each count (views/drain/core/counts.py keeps it as it shifts counts, so the
     # new minimum and maximum never need a walk over thousands of hostname domains)
     count_histogram: Mapping[int, int] | None = field(default=None, compare=False, repr=False)
 

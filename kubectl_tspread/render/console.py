@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from itertools import repeat
 from typing import IO, Iterable, Sequence
 
@@ -23,10 +22,9 @@ def use_color(mode: str, stream: IO[str]) -> bool:
     return bool(isatty and isatty())
 
 
-def make_console(color: str = "auto", stream: IO[str] | None = None, width: int | None = None):
+def make_console(color: str, stream: IO[str], width: int | None = None):
     from rich.console import Console
 
-    stream = stream if stream is not None else sys.stdout
     colored = use_color(color, stream)
     isatty = bool(getattr(stream, "isatty", None) and stream.isatty())
     if width is None and not isatty:
@@ -155,12 +153,11 @@ _MIN_COLUMN = 12
 _WORD_FLOOR = 24  # a column of longer words may still be cut when nothing else fits
 
 
-def output_width(stream: IO[str] | None = None) -> int:
+def output_width(stream: IO[str]) -> int:
     """The width default views fit: $COLUMNS when set, else the terminal's, else DEFAULT_WIDTH."""
     env = os.environ.get("COLUMNS", "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
-    stream = stream if stream is not None else sys.stdout
     if getattr(stream, "isatty", None) and stream.isatty():
         import shutil
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kubectl_tspread.drain.findings import already_violated, cause_of
-from kubectl_tspread.drain.pods import refusal_head
+from kubectl_tspread.views.drain.findings import already_violated, cause_of
+from kubectl_tspread.views.drain.pods import refusal_head
 from kubectl_tspread.render import structured
 from kubectl_tspread.render.console import print_block, table
 from kubectl_tspread.render.drain_remedies import names_text, remedy_tag, remedy_text, remedy_view

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_tspread.drain.findings import cause_of
+from kubectl_tspread.views.drain.findings import cause_of
 from kubectl_tspread.model import (
     ADD_NODE, DELETE_DRAINED_NODES, FLAG, ORDER, RAISE_MAX_SKEW, RAISE_PDB_BUDGET, REMOVE_PDB, STAGE_CORDONS,
 )

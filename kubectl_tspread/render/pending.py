@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kubectl_tspread import blockers as B, pending as P
+from kubectl_tspread.views import blockers as B, pending as P
 from kubectl_tspread.model import (
     ADD_LARGER_NODE,
     ADD_NODE,
@@ -19,7 +19,7 @@ from kubectl_tspread.model import (
     SCHEDULE_ANYWAY_ACTION,
     UNCORDON,
 )
-from kubectl_tspread.quantity import format_quantity
+from kubectl_tspread.model.quantity import format_quantity
 from kubectl_tspread.render.changes import WHY_PENDING, change_text, change_view
 from kubectl_tspread.render.structured import API_VERSION, Stream, camel_keys, constraint_view, warnings_view
 from kubectl_tspread.render.text import short_key, side_effect_text, trap_message

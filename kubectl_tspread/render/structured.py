@@ -65,7 +65,7 @@ def constraint_view(cs, uncounted: Sequence = (), traps: Sequence = (), trap_tex
 def warnings_view(missing: Sequence[str]) -> list[dict[str, Any]]:
     """`warnings` of every document: [{code: MissingKinds, kinds, message}] when the input lacked
     kinds the answer depends on (inputs.missing_kinds), else []."""
-    from kubectl_tspread.inputs import MISSING_KINDS
+    from kubectl_tspread.views.inputs import MISSING_KINDS
     from kubectl_tspread.render.text import missing_kinds_message
 
     if not missing:

@@ -7,14 +7,11 @@ Each source is imported only when used: the live path pulls in `kubernetes`, whi
 from __future__ import annotations
 
 import dataclasses
-import gc
 import sys
-from contextlib import contextmanager
 from typing import IO, Iterable
 
 from kubectl_tspread.engine import podrequests, versions
-from kubectl_tspread.errors import UsageError
-from kubectl_tspread.gcpause import no_cyclic_gc
+from kubectl_tspread.model.errors import UsageError
 from kubectl_tspread.model import Snapshot
 
 # what `distribution` needs; why-pending and drain-safe ask for more
@@ -32,8 +29,7 @@ def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS, warn: IO[st
     requests, host ports, anti-affinity — whatever namespace it lives in; only spread counting
     is namespaced. Dumps and the demo already hold whatever they hold."""
     rules = _rules(getattr(source, "kube_version", None))
-    with _quiet_gc():
-        snap = _load(source, kinds, cluster_wide)
+    snap = _load(source, kinds, cluster_wide)
     snap = with_kube_version(snap, rules)
     clamped = versions.clamp_warning(versions.rules_for(snap.kube_version))
     if clamped:
@@ -63,21 +59,6 @@ def _rules(flag: str | None) -> str | None:
     except versions.UnknownVersion as e:
         raise UsageError(f"--kube-version: {e}") from None
     return flag
-
-
-@contextmanager
-def _quiet_gc():
-    """No cyclic garbage collection while records are built, then freeze them.
-
-    Loading allocates millions of small acyclic objects; each allocation burst triggered a
-    collection that walked every record made so far, which made loading a big cluster
-    markedly slower (docs/PERFORMANCE.md). Freezing moves the snapshot out of
-    the collector's sight for the rest of the command (refcounting still frees it)."""
-    with no_cyclic_gc():
-        yield
-        # frozen before the collector is back: the first collection after it would otherwise
-        # walk every record made while it was off
-        gc.freeze()
 
 
 def _load(source, kinds: Iterable[str], cluster_wide: bool = False) -> Snapshot:

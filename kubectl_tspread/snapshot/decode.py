@@ -14,7 +14,7 @@ from collections.abc import Mapping  # not typing.Mapping: its isinstance goes t
 from typing import Any, Callable, Iterable
 
 from kubectl_tspread.engine import podrequests, versions
-from kubectl_tspread.labels import Requirement, Selector
+from kubectl_tspread.model.labels import Requirement, Selector
 from kubectl_tspread.model import (
     HONOR, IGNORE, ContainerResize, Event, HostPort, Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim,
     Pdb, Pod, PodAffinityTerm, PodCondition, PodResize, Service, SpreadConstraint, StorageClass, Taint, Toleration,

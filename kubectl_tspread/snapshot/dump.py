@@ -1,7 +1,7 @@
 """`kubectl tspread dump`: the raw objects of every kind the commands read, as one v1 List.
 
 Same sources as every command (live API, --from-file, --demo) and the same -n/-A scope;
-only the kinds in resources.DUMP_KINDS are kept (a Namespace or ConfigMap in a dump is
+only the kinds in kinds.DUMP_KINDS are kept (a Namespace or ConfigMap in a dump is
 left out), finished pods too (the live path never lists them), and `managedFields`
 is dropped as `kubectl get` does. The List reads back through --from-file unchanged; its
 annotations say which kinds were listed (resources.KINDS_READ_ANNOTATION: a kind listed
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from kubectl_tspread.snapshot.resources import DUMP_KINDS, KINDS_READ_ANNOTATION, RESOURCES, VERSION_ANNOTATION
+from kubectl_tspread.snapshot.kinds import DUMP_KINDS, KINDS_READ_ANNOTATION, RESOURCES, VERSION_ANNOTATION
 
 _FINISHED = ("Succeeded", "Failed")
 
@@ -51,7 +51,7 @@ def dump_objects(source) -> tuple[dict[str, Any], list[str]]:
     """(the v1 List, warnings about kinds that could not be read)."""
     warnings: list[str] = []
     if source.demo and source.from_file:
-        from kubectl_tspread.errors import UsageError
+        from kubectl_tspread.model.errors import UsageError
 
         raise UsageError("--demo and --from-file cannot be used together; pick one source")
     if source.demo:

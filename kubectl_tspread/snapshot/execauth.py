@@ -18,7 +18,7 @@ import subprocess
 import sys
 from typing import Any
 
-from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.model.errors import ClusterError
 from kubectl_tspread.snapshot import jsonscan
 
 EXEC_TIMEOUT = 20.0

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python
 from typing import Any
 
-from kubectl_tspread.errors import InputError
+from kubectl_tspread.model.errors import InputError
 
 INT32_MAX = 2**31 - 1
 # a scheduler quantity (millicores, bytes, counts) beyond this is no real node or pod (8 PiB of

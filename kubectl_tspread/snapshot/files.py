@@ -36,12 +36,12 @@ from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 import msgspec
 import yaml
 
-from kubectl_tspread.errors import InputError
+from kubectl_tspread.model.errors import InputError
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot import jsonscan, jsonstream, yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping, shown, text
-from kubectl_tspread.snapshot.resources import KINDS_READ_ANNOTATION, VERSION_ANNOTATION
+from kubectl_tspread.snapshot.kinds import KINDS_READ_ANNOTATION, VERSION_ANNOTATION
 from kubectl_tspread.snapshot.jsonscan import MAX_DEPTH
 from kubectl_tspread.snapshot.jsonstream import StreamedList
 from kubectl_tspread.snapshot.yamlread import YamlLimit

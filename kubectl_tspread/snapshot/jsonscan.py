@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_tspread.errors import InputError
+from kubectl_tspread.model.errors import InputError
 from kubectl_tspread.snapshot.bounds import MAX_DEPTH
 
 

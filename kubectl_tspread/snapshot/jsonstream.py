@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from kubectl_tspread.errors import InputError
+from kubectl_tspread.model.errors import InputError
 from kubectl_tspread.snapshot import jsonscan
 
 CHUNK = 32 << 20  # bytes read at a time

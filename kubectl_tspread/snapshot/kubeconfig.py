@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from kubectl_tspread.errors import ClusterError, InputError, UsageError
+from kubectl_tspread.model.errors import ClusterError, InputError, UsageError
 from kubectl_tspread.snapshot.kubeconfig_check import check_cluster, check_context, check_file, check_user
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -15,7 +15,7 @@ import binascii
 import os
 from typing import Any
 
-from kubectl_tspread.errors import InputError
+from kubectl_tspread.model.errors import InputError
 
 SECTIONS = {"clusters": "cluster", "contexts": "context", "users": "user"}
 _FIX = "fix the kubeconfig or pass another --kubeconfig"

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import quote, urlencode
 
-from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.model.errors import ClusterError
 from kubectl_tspread.engine import podrequests
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot import jsonscan
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
 from kubectl_tspread.snapshot.kubeconfig_check import header_safe
-from kubectl_tspread.snapshot.resources import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
+from kubectl_tspread.snapshot.kinds import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
                                                 describe_request, is_namespaced)
 from kubectl_tspread.snapshot.transport import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_LIMIT, RETRY_AFTER_CAP,
                                                 Exchange, Paging, json_loads, json_type, retry_after_of,
@@ -281,7 +281,7 @@ class LiveCluster:
         """Every object of `kind` in the -n/-A scope as the API returned it (kind and apiVersion
         filled in, as `kubectl get -o json` prints them), paged with the same bounds as `list`:
         for `dump`."""
-        from kubectl_tspread.snapshot.resources import api_version
+        from kubectl_tspread.snapshot.kinds import api_version
 
         res = self._resource(kind)
         params = {"fieldSelector": res.field_selector} if res.field_selector else {}

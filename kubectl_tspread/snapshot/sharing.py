@@ -20,7 +20,7 @@ from orjson import dumps as json_key
 
 from kubectl_tspread.model import OwnerRef
 from kubectl_tspread.snapshot.fields import UNITS_MAX, FieldError, label_map, maps, text
-from kubectl_tspread.quantity import to_scheduler_units
+from kubectl_tspread.model.quantity import to_scheduler_units
 
 _intern = sys.intern
 _MISSING = object()

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from kubectl_tspread.errors import ClusterError
+from kubectl_tspread.model.errors import ClusterError
 from kubectl_tspread.snapshot import jsonscan
 
 # without --request-timeout: how long one request (connect, headers and the whole body) may take,

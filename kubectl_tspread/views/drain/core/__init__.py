@@ -1,0 +1,2 @@
+"""The drain planner's core: a simulated cluster, the steps played on it, the search
+for a safe order, placement and the array paths."""

@@ -1,0 +1,383 @@
+"""Spread states kept up to date as the drain simulation moves pods, instead of
+recomputed: a counted pod (bound, not terminating, matched by the constraint's merged
+selector) that comes or goes shifts its node's count and its domain's by one.
+
+A state depends on the pods only through those counts (which nodes make which
+domains is the partition, changed only by node deletions and by cordons under
+nodeTaintsPolicy Honor: `without_node` moves the states with the node), so `shifted`
+and `without_node` give exactly what `spread.compute` would on the new cluster
+(tests/test_drain_sim_cache.py checks it).
+
+Cost per shift: one copy of the changes made to the constraint's node-count and domain
+maps since they were last merged (`NodeCounts`, `Shifted`: a big workload is on
+thousands of nodes, a hostname constraint of a big cluster has 5,000 domains); the new
+minimum and maximum come from how many domains hold each count (`count_histogram`, a
+few entries), not from a walk over the domains.
+States are rebuilt without dataclasses.replace (the simulation shifts hundreds per step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kubectl_tspread.views.drain.core import vector
+from kubectl_tspread.engine import spread
+from kubectl_tspread.model import Pod, positional_constructor
+
+
+def counted(pod: Pod) -> bool:
+    """Whether `pod` is in the counts of the constraints whose selectors match it."""
+    return bool(pod.node_name) and not pod.terminating and not pod.finished
+
+
+def shifted_state(st: spread.SpreadState, pod: Pod, delta: int) -> spread.SpreadState | None:
+    """`st` with `pod` (counted) added (+1) or removed (-1); None when no constraint counts it."""
+    out, changed = [], False
+    for cs in st.constraints:
+        if counts_in(cs, pod):
+            cs = shifted(cs, pod.node_name, delta)
+            changed = True
+        out.append(cs)
+    return _with_constraints(st, tuple(out)) if changed else None
+
+
+def counts_in(cs: spread.ConstraintState, pod: Pod) -> bool:
+    """Whether constraint state `cs` counts `pod` (if counted at all): namespace and selector.
+    The selector's verdict is remembered per selector and labels object (a workload's pods
+    share theirs, and every pod moved asks it of each constraint of the states it shifts)."""
+    if cs.namespace != pod.namespace:
+        return False
+    selector, labels = cs.selector, pod.labels
+    key = (id(selector), id(labels))
+    hit = _MATCHES.get(key)
+    if hit is not None and hit[0] is selector and hit[1] is labels:
+        return hit[2]
+    ok = spread._counts_pods(selector) and selector.matches(labels)
+    if len(_MATCHES) >= 65536:
+        _MATCHES.clear()
+    _MATCHES[key] = (selector, labels, ok)  # holding both: their ids stay theirs while the entry lives
+    return ok
+
+
+# (id(selector), id(labels)) -> (that selector, those labels, whether it matches them): counts_in
+_MATCHES: dict[tuple[int, int], tuple[object, object, bool]] = {}
+
+
+def counts_pod(st: spread.SpreadState, pod: Pod) -> bool:
+    """Whether a constraint of `st` counts `pod` (if counted at all): it depends on the
+    labels and namespace only, never on the counts."""
+    return any(counts_in(cs, pod) for cs in st.constraints)
+
+
+# SpreadState(pod, constraints, require_all_soft_keys) with its `hard` passed, not picked by
+# __post_init__: every shift, node deletion and placement makes one, and four
+# object.__setattr__ calls per record would cost several times the construction
+new_spread_state = positional_constructor(spread.SpreadState, derived_by_caller=True)
+
+
+def _with_constraints(st: spread.SpreadState, constraints: tuple) -> spread.SpreadState:
+    """replace(st, constraints=constraints): the same constraints are hard, in the same order
+    (all of them when all of st's are: the tuple itself)."""
+    hard = st.hard
+    if hard:
+        hard = constraints if len(hard) == len(constraints) else tuple(cs for cs in constraints if cs.constraint.hard)
+    return new_spread_state(st.pod, constraints, st.require_all_soft_keys, hard)
+
+
+_new_state = positional_constructor(spread.ConstraintState)
+_new_domain = positional_constructor(spread.Domain)  # a shift makes one per move
+
+
+def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, skew: int, status: str,
+           histogram) -> spread.ConstraintState:
+    return _new_state(cs.constraint, cs.selector, cs.namespace, cs.self_match, domains, cs.node_domain,
+                      cs.excluded_nodes, global_min, cs.min_forced_zero, skew, status, node_counts,
+                      cs.matched, histogram)
+
+
+class _Overlay(Mapping):
+    """A map after changes: the plain map a state was computed with, shared, plus the
+    entries changed since. `with_change` copies only the changes, and merges them into a
+    new plain map past MERGE_AFTER of them. `memo` is shared by the overlays of one plain
+    map: what is derived from it alone is worked out once."""
+
+    __slots__ = ("base", "changes", "memo")
+    MERGE_AFTER = 64
+
+    def __init__(self, base: dict, changes: dict, memo: dict | None = None):
+        self.base, self.changes, self.memo = base, changes, {} if memo is None else memo
+
+    @classmethod
+    def with_change(cls, mapping: Mapping, key: str, value):
+        """`mapping` (a plain map or one of these) with `key` set to `value`."""
+        if isinstance(mapping, cls):
+            if len(mapping.changes) < cls.MERGE_AFTER:
+                changes = dict(mapping.changes)
+                changes[key] = value
+                return cls(mapping.base, changes, mapping.memo)
+            return cls(mapping.merged(), {key: value})
+        return cls(dict(mapping.items()), {key: value})
+
+    def merged(self) -> dict:
+        """The plain map with the changes applied, in the order iteration gives: a C-level
+        copy of the base and one update per change (a hostname spread's base has 5,000
+        domains, and building it entry by entry through the overlay was ~5 % of a plan).
+        The copy is dict.copy: dict(base) inserts entry by entry once the base has had
+        entries deleted, as a merged base has (4-5 times slower at 5,000 entries), where
+        copy() clones the table while a third of it at most is deleted slots."""
+        raise NotImplementedError
+
+
+class Shifted(_Overlay):
+    """A constraint's domains after shifts. A shift never adds or removes a domain; a node
+    that leaves the domains (deleted, or cordoned under nodeTaintsPolicy Honor) takes its
+    domain with it when it was the last (`without_node`): the entry is then GONE. The keys
+    are the original map's, in its order (domains in value order), less the GONE ones."""
+
+    __slots__ = ("_gone_count",)
+
+    def __getitem__(self, value: str) -> spread.Domain:
+        d = self.changes.get(value)
+        if d is None:
+            return self.base[value]
+        if d is GONE:
+            raise KeyError(value)
+        return d
+
+    def get(self, value, default=None):
+        d = self.changes.get(value)
+        if d is None:
+            return self.base.get(value, default)
+        return default if d is GONE else d
+
+    def __contains__(self, value) -> bool:
+        return self.changes.get(value) is not GONE and value in self.base
+
+    def _gone(self) -> int:
+        """How many domains the changes took away, counted at the first call: an overlay never
+        changes once made (with_change makes a new one), and rendering a plan asks the length
+        of each of thousands of them several times."""
+        try:
+            return self._gone_count
+        except AttributeError:  # not counted yet
+            self._gone_count = n = sum(1 for d in self.changes.values() if d is GONE)
+            return n
+
+    def __iter__(self):
+        if not self._gone():
+            return iter(self.base)
+        changes = self.changes
+        return (v for v in self.base if changes.get(v) is not GONE)
+
+    def __len__(self) -> int:
+        return len(self.base) - self._gone()
+
+    def values(self):
+        changes = self.changes
+        out = [changes.get(v, d) for v, d in self.base.items()]
+        return [d for d in out if d is not GONE] if self._gone() else out
+
+    def items(self):
+        changes = self.changes
+        out = [(v, changes.get(v, d)) for v, d in self.base.items()]
+        return [(v, d) for v, d in out if d is not GONE] if self._gone() else out
+
+    def merged(self) -> dict:
+        out = self.base.copy()  # a dict (see _Overlay.merged)
+        for value, d in self.changes.items():  # a change never adds a domain: keys keep their place
+            if d is GONE:
+                del out[value]
+            else:
+                out[value] = d
+        return out
+
+
+# a domain whose last node left it (Shifted)
+GONE = object()
+
+
+class NodeCounts(_Overlay):
+    """A constraint's matching pods per node after shifts (a changed count of 0: the node
+    has none left). Iteration order is not a dict's (nothing reads it in order)."""
+
+    __slots__ = ()
+
+    def get(self, node, default=None):
+        n = self.changes.get(node)
+        if n is None:
+            return self.base.get(node, default)
+        return n if n else default
+
+    def __getitem__(self, node: str) -> int:
+        n = self.get(node)
+        if n is None:
+            raise KeyError(node)
+        return n
+
+    def __contains__(self, node) -> bool:
+        return self.get(node) is not None
+
+    def __iter__(self):
+        changes = self.changes
+        for node in self.base:
+            if changes.get(node, 1):
+                yield node
+        for node, n in changes.items():
+            if n and node not in self.base:
+                yield node
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def items(self):
+        return [(node, self[node]) for node in self]
+
+    def merged(self) -> dict:
+        out = self.base.copy()  # a dict (see _Overlay.merged)
+        for node, n in self.changes.items():  # the base's nodes in place, then the new ones, as __iter__
+            if n:
+                out[node] = n
+            else:
+                out.pop(node, None)
+        return out
+
+    def among(self, nodes: frozenset) -> set[str]:
+        """The nodes of `nodes` with a count, without walking the whole map (the plain
+        map's share of `nodes` is remembered per `nodes` object)."""
+        hit = self.memo.get(id(nodes))
+        if hit is None or hit[0] is not nodes:
+            hit = self.memo[id(nodes)] = (nodes, self.base.keys() & nodes)  # walks the smaller side
+        out = set(hit[1])
+        for node, n in self.changes.items():
+            if n and node in nodes:
+                out.add(node)
+            elif not n:
+                out.discard(node)
+        return out
+
+
+_ABSENT = object()
+
+
+def changed_keys(old: Mapping, new: Mapping) -> set | None:
+    """The keys whose entry may differ between two maps of one kind (node counts, or a
+    constraint's domains) — a superset: an entry changed to an equal but other object is
+    in it —, or None when that cannot be told without comparing every entry (another
+    plain map underneath). Two overlays of one plain map differ only where their changes do."""
+    if old is new:
+        return set()
+    if type(old) is not type(new) or not isinstance(new, _Overlay) or old.base is not new.base:
+        return None
+    a, b = old.changes, new.changes
+    return {k for k in a.keys() | b.keys() if a.get(k, _ABSENT) is not b.get(k, _ABSENT)}
+
+
+def nodes_among(node_counts: Mapping[str, int], nodes: frozenset) -> set[str]:
+    """The nodes of `nodes` holding matching pods."""
+    if isinstance(node_counts, NodeCounts):
+        return node_counts.among(nodes)
+    return node_counts.keys() & nodes
+
+
+def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.ConstraintState:
+    """`cs` with one matching pod more (+1) or less (-1) on `node`."""
+    counts = NodeCounts.with_change(cs.node_counts, node, cs.node_counts.get(node, 0) + delta)
+    value = cs.node_domain.get(node)
+    if value is None:  # an excluded node: only its own count moves
+        out = _state(cs, counts, cs.domains, cs.global_min, cs.skew, cs.status, cs.count_histogram)
+        vector.shifted(cs, out, node, delta)
+        return out
+    old = cs.domains[value]
+    domains = Shifted.with_change(cs.domains, value, _new_domain(value, old.pods + delta, old.nodes))
+    hist = _moved(cs, old.pods, old.pods + delta)
+    high = max(hist)  # the largest domain count: a handful of distinct counts, not the domains
+    low = 0 if cs.min_forced_zero else min(hist)
+    skew = high - low
+    out = _state(cs, counts, domains, low, skew, spread.status(cs.constraint, skew), hist)
+    vector.shifted(cs, out, node, delta)
+    return out
+
+
+def without_node(st: spread.SpreadState, name: str, moved: Mapping[int, spread.Partition]) -> spread.SpreadState | None:
+    """`st` once the Node `name` no longer makes a domain: deleted (its pods dropped first),
+    or cordoned under nodeTaintsPolicy Honor (its pods then no longer count in the domain,
+    only on the node). `moved` maps id(node_domain) of each partition before the change to
+    the partition after it (partition.without_node); a constraint whose partition is not
+    among them makes this None. A constraint whose partition did not change is kept."""
+    out, changed = [], False
+    for cs in st.constraints:
+        part = moved.get(id(cs.node_domain))
+        if part is None:
+            return None
+        if part.node_domain is not cs.node_domain or part.excluded is not cs.excluded_nodes:
+            cs = _without(cs, name, part)
+            changed = True
+        out.append(cs)
+    return _with_constraints(st, tuple(out)) if changed else st
+
+
+def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> spread.ConstraintState:
+    value = cs.node_domain.get(name)
+    domains, hist = cs.domains, cs.count_histogram
+    global_min, forced, skew, status = cs.global_min, cs.min_forced_zero, cs.skew, cs.status
+    leaving = cs.node_counts.get(name, 0) if value is not None else 0
+    if value is not None:
+        old = domains[value]
+        left = part.members.get(value)
+        if left is not None and not leaving:
+            domains = Shifted.with_change(domains, value, _new_domain(value, old.pods, left))
+        else:  # the count moves, or the domain is gone: the minimum, minDomains and skew with it
+            pods = old.pods - leaving if left is not None else None
+            hist = _moved(cs, old.pods, pods)
+            domains = Shifted.with_change(domains, value, GONE if pods is None else _new_domain(value, pods, left))
+            # the histogram counts the domains left (the overlay's length walks its changes)
+            forced = sum(hist.values()) < cs.constraint.min_domains
+            global_min = 0 if forced or not hist else min(hist)
+            skew = max(hist, default=0) - global_min
+            status = spread.status(cs.constraint, skew)
+    out = _new_state(cs.constraint, cs.selector, cs.namespace, cs.self_match, domains, part.node_domain,
+                     part.excluded, global_min, forced, skew, status, cs.node_counts, cs.matched, hist)
+    if leaving:
+        vector.moved_out(cs, out, value, leaving)  # type: ignore[arg-type]  # leaving: value is set
+    else:
+        vector.handed_over(cs, out)
+    return out
+
+
+def _moved(cs: spread.ConstraintState, was: int, now: int | None) -> dict[int, int]:
+    """A copy of `cs`'s count histogram with one domain moved from `was` pods to `now`
+    (None: the domain is gone)."""
+    hist = dict(cs.count_histogram if cs.count_histogram is not None else histogram(cs.domains))
+    left = hist[was] - 1
+    if left:
+        hist[was] = left
+    else:
+        del hist[was]
+    if now is not None:
+        hist[now] = hist.get(now, 0) + 1
+    return hist
+
+
+def same_counts(old: spread.ConstraintState, new: spread.ConstraintState) -> bool:
+    """Whether every node and every domain left in `new` holds as many matching pods as in
+    `old`, for a state moved from `old`. Only a node leaving the domains (`without_node`)
+    keeps the node-count map, and it takes its counted pods out of its domain's total: so
+    the same map and the same total over the domains say no domain's count moved (a node
+    that leaves with none and is not its domain's last keeps the very histogram, even an
+    unknown one). False when a histogram to take the total from is unknown."""
+    if new.node_counts is not old.node_counts:
+        return False
+    a, b = old.count_histogram, new.count_histogram
+    if a is b:
+        return True
+    if a is None or b is None:
+        return False
+    return sum(k * v for k, v in a.items()) == sum(k * v for k, v in b.items())
+
+
+def histogram(domains) -> dict[int, int]:
+    """{pods: number of domains holding that many}."""
+    out: dict[int, int] = {}
+    for d in domains.values():
+        out[d.pods] = out.get(d.pods, 0) + 1
+    return out

@@ -1,0 +1,672 @@
+"""Choosing the order and size of steps: depth-first search with a heuristic order,
+bounded backtracking, and a greedy fallback.
+
+At each level the candidate batches are built from the remaining target nodes in
+heuristic order (cheapest to drain first):
+1. nodes whose cordon would leave a tracked hard constraint's domain with no
+   schedulable node go last (that is the cordoned-domain trap in the making; with
+   every target cordoned at step 1, as the plan does unless its cordons are staged,
+   only the first level's order reads this: from then on no target is schedulable);
+2. then nodes holding pods of a domain at the constraint's global minimum (draining
+   the minimum's domain first lowers the minimum and blocks the other domains);
+3. then the node whose domains have the largest surplus over the minimum first;
+4. ties by node name.
+A batch is a seed node plus up to --max-parallel − 1 more, taken from other domains
+first (spreading a step across domains); each seed is tried at the full batch size
+and, if that is unsafe, at smaller sizes.
+
+Every candidate is simulated (steps.run_batch); the first safe one is descended into.
+A set of remaining nodes from which no safe continuation was found is remembered and
+not explored again (an approximation: the state after draining a set also depends on
+the order, which the memo ignores). A candidate is played on the level's world itself,
+not on a copy: most levels take their first candidate, and copying the world at each
+of them (with the copy-on-write costs it sets off) was a tenth of a 500-node plan. The
+world of a level is kept every CHECKPOINT_EVERY levels and wherever a candidate failed;
+a level whose world was played on is rebuilt from the checkpoint below it by playing the
+batches of the path again (a step's simulation is a function of the world it starts
+from, so the rebuilt world is the one that was lost).
+
+Before searching, forced.py tries to prove that no order is safe (a tracked hard
+constraint whose closed domains pin the global minimum while the open ones lack room
+for the replacements: a zone drained under nodeTaintsPolicy Ignore). With a proof the
+depth-first search is skipped and the greedy fallback starts from the undrained
+cluster: backtracking could only confirm the proof, at the cost of its whole allowance.
+
+Bounds (each simulated step costs O(R × S) for R replacements and the S nodes the
+scheduler examines per placement, see placement.py; a zone of a 5,000-node cluster
+is ~1,700 targets, so anything quadratic in T is hours):
+- the search may simulate one step per target plus a backtracking allowance of
+  `search_budget` steps, but no more than max(BACKTRACK_FLOOR, T): a budget smaller
+  than T would make a safe plan of T steps unreachable, and backtracking that costs
+  more than the forward pass itself rarely pays (a zone drained under
+  nodeTaintsPolicy Ignore is a trap whatever the order, and proving it is exhausting
+  the allowance) — small drains keep the full allowance of search_budget. With no
+  allowance (search_budget 0, a remedy's re-plan) a level whose candidates all fail
+  ends the search: no complete order fits in the steps left, and going back up spent
+  them for nothing (most of a whole-zone re-plan);
+- a level tries at most DFS_CANDIDATES batches: the heuristic puts the likely ones
+  first, and when the first few all do harm the rest rarely do better — a deeper
+  level of the same branch is then the cheaper place to look;
+- the greedy fallback (no safe order found) continues from the longest safe prefix
+  the depth-first search found and, at each level, simulates at most
+  GREEDY_CANDIDATES batches, keeping the least bad (fewest new stranded pods, least
+  new skew excess, then the biggest batch; the first with no new harm at full size
+  ends the level at once). So the fallback is O(T) simulations, not O(T²): it only
+  has to show where and why the drain breaks, and one harmful candidate in heuristic
+  order explains that as well as the best of all of them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from typing import Callable, Collection, Iterator, Protocol
+
+from kubectl_tspread.views.drain.core import counts, vector
+from kubectl_tspread.views.drain.forced import ForcedHarm, forced_harm
+from kubectl_tspread.views.drain.core.memo import ObjectMemo
+from kubectl_tspread.model.plan import Step, Stranded
+from kubectl_tspread.views.drain.core.steps import Context, World, excess, run_batch, tracked_states
+from kubectl_tspread.model import HOSTNAME_KEY
+
+
+class Sharer(Protocol):
+    """What a search asks of the re-plan it carries along (shared.py's Sharer). Named here so
+    that search.py need not import shared.py, which imports this module to make its own
+    search (the package keeps no import cycle: tests/test_layers.py)."""
+
+    diverged: bool
+
+    def due(self, world: World, remaining: list[str]) -> bool: ...
+
+    def fork(self, world: World | None) -> None: ...
+
+DFS_CANDIDATES = 8
+BACKTRACK_FLOOR = 64
+GREEDY_CANDIDATES = 3
+CHECKPOINT_EVERY = 8
+# a constraint with at most this many domains has its target shares made per domain, by set
+# intersection (Search._target_shares)
+FEW_DOMAINS = 16
+
+
+class Search:
+    def __init__(self, ctx: Context, max_parallel: int, budget: int,
+                 on_proof: Callable[[list[ForcedHarm]], None] | None = None,
+                 on_strand: Callable[[Stranded, World], "Sharer | None"] | None = None,
+                 on_level: Callable[[int], None] | None = None):
+        self.ctx = ctx
+        self.on_proof = on_proof  # told forced.py's answer before any step is simulated
+        # when forced.py proved that no order is safe: told the plan's first stranded pod as
+        # soon as the fallback keeps a step that strands it (the fallback never goes back, so
+        # it stays the first) and the world kept; it may answer a re-plan to carry along from
+        # there (views/drain/core/shared.py)
+        self.on_strand = on_strand
+        self.sharer: Sharer | None = None
+        # told how many targets the world of each level entered has played (a progress display)
+        self.on_level = on_level
+        self.max_parallel = max(1, max_parallel)
+        targets = len(ctx.targets)
+        self.budget = targets + min(budget, max(BACKTRACK_FLOOR, targets))
+        # no allowance beyond one step per target (a remedy's re-plan): once a level fails,
+        # no complete order fits in what is left, so the search never backtracks
+        self.backtracks = budget > 0
+        self.explored = 0
+        self.failed: set[frozenset[str]] = set()
+        self.exhausted = False
+        self.zone_key = zone_key(ctx)
+        self.deepest: World | None = None  # the world after the longest safe prefix found
+        self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
+        self._targets = frozenset(ctx.targets)
+        self._shares = ObjectMemo()  # _target_shares, per state object
+        self._totals = _Totals(ctx.targets)  # _share_totals, as of the list of states in _totaled
+        self._totaled: list | None = None
+        self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
+        # per tracked constraint (ctx.tracked order), whether it is hard: the state in a place of
+        # tracked_states' list is always one of the same constraint
+        self._hard_places: list[bool] | None = None
+        self._nodes_of = ObjectMemo()  # _domain_nodes, per state object
+        self._sets = ObjectMemo()  # _member_set, per node list
+
+    def run(self, world: World, forced: list[ForcedHarm] | None = None) -> tuple[World, bool]:
+        """(final world, found a safe order). When forced.py proves that no order is safe,
+        the depth-first search is skipped: the greedy fallback shows where it breaks.
+        `forced`: forced.py's answer for `world`, when the caller has it already."""
+        self.deepest = world
+        self.forced = forced_harm(self.ctx, world) if forced is None else forced
+        if self.on_proof is not None:
+            self.on_proof(self.forced)
+        if not self.forced:
+            found = self._dfs(world)
+            if found is not None:
+                return found, True
+        return self._greedy(self.deepest), False
+
+    def _dfs(self, root: World) -> World | None:
+        """The depth-first search, with an explicit stack (a zone of a big cluster is
+        1,700 levels deep, past Python's recursion limit): each level tries its candidate
+        batches in order and descends into the first safe one; a level whose candidates all
+        fail marks its remaining set as failed (unless the budget ran out). `root` is never
+        played on (it is the fallback's start when no step is safe)."""
+        levels: list[tuple[frozenset[str], Iterator[list[str]]]] = []
+        path: list[list[str]] = []  # path[d]: the batch that led from level d to level d + 1
+        marks: list[tuple[int, World]] = [(0, root)]  # (level, its world, never played on)
+        deepest = len(root.done)
+        live: World | None = root.copy()  # the world of the deepest level entered, unplayed
+        entering = True
+        while True:
+            if entering:
+                entering = False
+                remaining = live.todo_nodes(self.ctx.targets)
+                if not remaining:
+                    return live
+                key = frozenset(remaining)
+                if key in self.failed:
+                    live = None
+                    if path:
+                        path.pop()
+                else:
+                    # the candidates are made now, from the level's world before any is played
+                    levels.append((key, iter(list(itertools.islice(self.batches(live, remaining),
+                                                                   DFS_CANDIDATES)))))
+                    if len(path) - marks[-1][0] >= CHECKPOINT_EVERY:
+                        marks.append((len(path), live.copy(checkpoint=True)))
+            if not levels:
+                return None
+            key, batches = levels[-1]
+            batch = next(batches, None)
+            if batch is None:  # every candidate of this level failed
+                if not self.backtracks:
+                    return None  # the fallback goes on from the deepest world
+                if self.explored < self.budget:
+                    self.failed.add(key)
+                levels.pop()
+                live = None
+                if path:
+                    path.pop()
+                while marks[-1][0] > len(path):
+                    marks.pop()
+                continue
+            if self.explored >= self.budget:
+                self.exhausted = True
+                return None
+            w = live if live is not None else self._rebuild(marks, path)
+            live = None
+            self.explored += 1
+            if run_batch(self.ctx, w, batch):
+                if len(w.done) > deepest:
+                    self.deepest, deepest = w, len(w.done)
+                path.append(batch)
+                live, entering = w, True
+                if self.on_level is not None:
+                    self.on_level(len(w.done))
+            elif w is self.deepest:
+                # it was the frontier: the fallback starts from the level's world as it was
+                self.deepest = self._checkpoint(marks, path)
+
+    def _rebuild(self, marks: list[tuple[int, World]], path: list[list[str]]) -> World:
+        """A world to play on for level len(path)."""
+        return self._checkpoint(marks, path).copy()
+
+    def _checkpoint(self, marks: list[tuple[int, World]], path: list[list[str]]) -> World:
+        """The checkpoint of level len(path), first made, if the level has none, by playing
+        the path's batches on a copy of the one below."""
+        level, mark = marks[-1]
+        if level < len(path):
+            mark = self._replayed(mark, path[level:])  # safe the first time, and the same again
+            marks.append((len(path), mark))
+        return mark
+
+    def _greedy(self, world: World) -> World:
+        """From the longest safe prefix the depth-first search found, pick at each level
+        the least bad of the first GREEDY_CANDIDATES candidates; one that does no new harm
+        at the largest batch size is taken at once (so a level costs one simulation unless
+        harm is unavoidable, and never more than GREEDY_CANDIDATES).
+
+        While levels take their first candidate, the next first candidate is played on the
+        level's world itself, not on a copy (a zone's plan has thousands of such levels before
+        its first harm, and copying a big cluster's world is not cheap): a copy is kept
+        every CHECKPOINT_EVERY levels, and a level whose first candidate does harm rebuilds
+        its world from it, by playing the batches since again, for the other candidates.
+        Where harm is unavoidable every level plays all its candidates, and the last is
+        played on the level's world itself (once no carried re-plan can ask for it, and
+        past the first level: `deepest`, the fallback's start, is never played on)."""
+        mark: World | None = None  # a copy of the world of an earlier level, while playing in place
+        since: list[list[str]] = []  # the batches that led from `mark` to this level's world
+        while True:
+            remaining = world.todo_nodes(self.ctx.targets)
+            if self.sharer is not None and (not remaining or self.sharer.due(world, remaining)):
+                self._hand_over(world)  # nothing played on this level's world yet
+            if not remaining:
+                return world
+            best, best_cost, first_taken, single = None, None, False, True
+            i = 0
+            floor = (0, 0, -min(self.max_parallel, len(remaining)))
+            # made from the level's world before any candidate is played on it
+            candidates = list(itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES))
+            before = _before(self.ctx, world)
+            level: World | None = world  # the level's world, while nothing was played on it
+            for i, batch in enumerate(candidates):
+                if i == 0 and mark is not None:
+                    w, level = world, None
+                elif (i == len(candidates) - 1 and self.sharer is None and self.on_strand is None
+                      and world is not self.deepest):
+                    # the last candidate: nothing reads the level's world after it (no carried
+                    # re-plan to hand it over to; the fallback's start stays as the search found
+                    # it), so it is played on that world itself
+                    w = self._level_world(level, mark, since)
+                    level = None
+                else:
+                    level = self._level_world(level, mark, since)
+                    w = level.copy()
+                self.explored += 1
+                run_batch(self.ctx, w, batch)
+                single = single and len(w.steps) - before[2] <= 1
+                cost = _badness(self.ctx, before, w, len(batch))
+                if best_cost is None or cost < best_cost:
+                    best, best_cost = w, cost
+                if cost <= floor:
+                    first_taken = i == 0
+                    break
+            if self.sharer is not None and self.sharer.diverged:
+                # a retry of this level may differ there: hand over the level's world as it
+                # was before its candidates
+                self._hand_over(self._level_world(level, mark, since))
+            if self.on_strand is not None and self.forced and best.stranded:  # type: ignore[union-attr]
+                self.sharer = self.on_strand(best.stranded[0], best)  # type: ignore[union-attr, arg-type]
+                self.on_strand = None
+                if self.sharer is not None and not single:
+                    # a candidate's later steps retried replacements of this level's strandings,
+                    # unwatched: play them again watched (one level's work, the same outcomes)
+                    start = self._level_world(level, mark, since)
+                    for batch in candidates[:i + 1]:
+                        run_batch(self.ctx, start.copy(), batch)
+                    if self.sharer.diverged:
+                        self._hand_over(start)
+            world = best  # type: ignore[assignment]
+            if self.on_level is not None:
+                self.on_level(len(world.done))
+            if not first_taken:
+                mark, since = None, []  # harm: the next level plays on copies
+            elif mark is None or len(since) + 1 >= CHECKPOINT_EVERY:
+                mark, since = world.copy(checkpoint=True), []
+            else:
+                since.append(candidates[0])
+
+    def _hand_over(self, world: World) -> None:
+        """The carried re-plan goes on from `world` on its own (Sharer.fork); nothing more
+        is watched."""
+        sharer, self.sharer = self.sharer, None
+        sharer.fork(world)  # type: ignore[union-attr]
+
+    def _level_world(self, level: World | None, mark: World | None, since: list[list[str]]) -> World:
+        """A level's world: `level` while nothing was played on it, else rebuilt from `mark`."""
+        return level if level is not None else self._replayed(mark, since)  # type: ignore[arg-type]
+
+    def _replayed(self, mark: World, since: list[list[str]]) -> World:
+        """The world `since`'s batches lead to from `mark` (played on a copy of it: a step's
+        simulation is a function of the world it starts from)."""
+        w = mark.copy()
+        for batch in since:
+            run_batch(self.ctx, w, batch)
+        return w
+
+    def batches(self, world: World, remaining: list[str]) -> Iterator[list[str]]:
+        order = self.order(world, remaining)
+        seen: set[tuple[str, ...]] = set()
+        for seed in order:
+            full = self._batch_from(world, seed, order)
+            for size in range(len(full), 0, -1):
+                b = tuple(full[:size])
+                if b not in seen:
+                    seen.add(b)
+                    yield list(b)
+
+    def _batch_from(self, world: World, seed: str, order: list[str]) -> list[str]:
+        batch = [seed]
+        used = {self._zone_of(world, seed)}
+        for pass_other_domains in (True, False):
+            for n in order:
+                if len(batch) >= self.max_parallel:
+                    return batch
+                if n in batch:
+                    continue
+                z = self._zone_of(world, n)
+                if pass_other_domains and z in used:
+                    continue
+                batch.append(n)
+                used.add(z)
+        return batch
+
+    def _zone_of(self, world: World, node: str) -> str:
+        n = world.sim.nodes.get(node)
+        if n is None or self.zone_key is None:
+            return node
+        return n.labels.get(self.zone_key, node)
+
+    def order(self, world: World, remaining: list[str]) -> list[str]:
+        tracked = tracked_states(self.ctx, world.sim)
+        if self._hard is None or self._hard[0] is not tracked:  # the same list while no state moved
+            if self._hard_places is None or len(self._hard_places) != len(tracked):
+                self._hard_places = [cs.constraint.hard for cs in tracked]
+            self._hard = (tracked, list(itertools.compress(tracked, self._hard_places)))
+        hard = self._hard[1]
+        totals = self._share_totals(hard)
+        nodes = world.sim.nodes
+        todo = set(remaining)
+        empties: dict[str, int] = defaultdict(int)
+        last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
+        # per constraint, the domains' last open nodes (the target nodes holding its pods are
+        # in the totals): O(the domains), not O(remaining nodes × constraints)
+        for cs in hard:
+            if cs.constraint.topology_key == HOSTNAME_KEY:
+                continue
+            for members in self._domain_nodes(cs):
+                k = id(members)
+                if k not in last_open:
+                    last_open[k] = _only_open(members, nodes)
+                name = last_open[k]
+                if name is not None and name in todo:
+                    empties[name] += 1
+        return totals.ordered(remaining, empties)
+
+    def _domain_nodes(self, cs) -> tuple[tuple[str, ...], ...]:
+        """The node list of each domain of `cs`, per state object (most are the same from one
+        level to the next, and walking a state's domains through its overlay costs more)."""
+        got = self._nodes_of.get(cs)
+        return got if got is not None else self._nodes_of.put(cs, tuple(dom.nodes for dom in cs.domains.values()))
+
+    def _share_totals(self, hard: list) -> "_Totals":
+        """Per target node, over the hard constraints: in how many its domain holds the
+        global minimum, and the sum of its domains' surplus over it. Kept from the previous
+        call and moved by the states that changed since (a level moves the pods of a few
+        workloads; hundreds of constraints are tracked)."""
+        totals, before = self._totals, self._totaled
+        if before is None or len(before) != len(hard):
+            totals.clear()
+            changed = [(None, cs) for cs in hard]
+        else:
+            changed = [(old, cs) for old, cs in zip(before, hard) if old is not cs]
+        for old, cs in changed:
+            if old is not None and cs.global_min == old.global_min and counts.same_counts(old, cs):
+                # moved by a node that left the domains with no matching pod (a drained node
+                # deleted, or cordoned under Honor): every share is the same
+                self._shares.put(cs, self._target_shares(old))
+                continue
+            was = self._target_shares(old) if old is not None else {}
+            moved = self._moved_shares(old, cs, was) if old is not None and self._shares.get(cs) is None else None
+            if moved is not None:
+                now, values = moved
+            else:
+                now = self._target_shares(cs)
+                values = now.keys() | was.keys()
+            for value in values:
+                before, entry = was.get(value), now.get(value)
+                if entry is None:
+                    if before is not None:
+                        totals.add(before[2], -before[0], -before[1])
+                    continue
+                at_min, extra, names = entry
+                if before is not None and before[2] == names:
+                    # the same target nodes there: only what the domain's count moved
+                    at_min, extra = at_min - before[0], extra - before[1]
+                elif before is not None:
+                    totals.add(before[2], -before[0], -before[1])
+                if at_min or extra:
+                    totals.add(names, at_min, extra)
+        self._totaled = hard
+        return totals
+
+    def _moved_shares(self, old, cs, was: dict) -> tuple[dict, set] | None:
+        """(`_target_shares(cs)`, the domains whose share may differ from `was`, old's shares)
+        worked out from the few nodes and domains whose counts differ between the two states,
+        when those can be told (counts.changed_keys) and the global minimum is the same; None
+        otherwise. A level moves a few pods of each changed workload, and a hostname
+        constraint's shares have an entry per target node holding its pods. A node that left
+        the domains (deleted, or cordoned under Honor) changed its domain's entry (its node
+        list, or the domain is gone): the domains whose entry did not change hold the same nodes."""
+        if cs.global_min != old.global_min:
+            return None
+        few = len(cs.domains) <= FEW_DOMAINS
+        if few != (len(old.domains) <= FEW_DOMAINS):
+            return None
+        made = frozenset if few else tuple  # as _target_shares makes each domain's target nodes
+        nodes = counts.changed_keys(old.node_counts, cs.node_counts)
+        values = counts.changed_keys(old.domains, cs.domains) if nodes is not None else None
+        if values is None:
+            return None
+        targets, node_domain, node_counts = self._targets, cs.node_domain, cs.node_counts
+        moved_nodes: dict[str, list[str]] = {}  # domain -> its target nodes whose count changed
+        for name in nodes:
+            value = node_domain.get(name)
+            if value is not None and name in targets:
+                moved_nodes.setdefault(value, []).append(name)
+                values.add(value)
+        now, low = was.copy(), cs.global_min  # cloned in C even with deleted slots (pops below)
+        old_domains, domains = old.domains, cs.domains
+        for value in values:
+            d = domains.get(value)
+            if d is None:  # gone
+                now.pop(value, None)
+                continue
+            before, was_d = was.get(value), old_domains.get(value)
+            if was_d is not None:
+                # the target nodes holding pods there move by the changed ones; a domain whose
+                # node list is not the old one lost nodes (a node only ever leaves the domains
+                # of a state moved from another: an added node makes every state anew), and
+                # those leave its share. Walking the domain's nodes instead cost a zone's 1,700
+                # per state per deleted node, a twentieth of a node-deleting zone re-plan
+                names = before[2] if before is not None else ()
+                changed = moved_nodes.get(value)
+                if was_d.nodes is not d.nodes and names:
+                    names = made(n for n in names if node_domain.get(n) == value)
+                if changed:
+                    came = [n for n in changed if node_counts.get(n) and n not in names]
+                    gone = [n for n in changed if not node_counts.get(n) and n in names]
+                    if came or gone:  # else the same set object: the totals know its positions
+                        kept = set(names)
+                        kept.update(came)
+                        kept.difference_update(gone)
+                        like, names = names, made(kept)
+                        self._totals.derive(names, like, came, gone)
+            else:
+                names = made(n for n in d.nodes if n in targets and node_counts.get(n) and node_domain.get(n) == value)
+            if names:
+                now[value] = (1 if d.pods <= low else 0, d.pods - low, names)
+            else:
+                now.pop(value, None)
+        self._shares.put(cs, now)
+        return now, values
+
+    def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
+        """Per domain of `cs` holding pods of it on target nodes: (1 if the domain holds the
+        global minimum, its surplus over the minimum, those target nodes); per state object: a
+        state no pod of the workload moved since is the same object, and a level re-reads
+        hundreds of them. A few domains (a zone's) are each an intersection of node sets; many
+        (a hostname's) a walk over the target nodes holding pods."""
+        got = self._shares.get(cs)
+        if got is not None:
+            return got
+        among = counts.nodes_among(cs.node_counts, self._targets)
+        domains, low = cs.domains, cs.global_min
+        out: dict[str, tuple[int, int, Collection[str]]] = {}
+        if len(domains) <= FEW_DOMAINS:
+            for d in domains.values():
+                names = among.intersection(self._member_set(d.nodes))
+                if names:
+                    out[d.value] = (1 if d.pods <= low else 0, d.pods - low, frozenset(names))
+        else:
+            node_domain, groups = cs.node_domain, defaultdict(list)
+            for name in among:
+                value = node_domain.get(name)
+                if value is not None:
+                    groups[value].append(name)
+            for value, names in groups.items():
+                pods = domains[value].pods
+                out[value] = (1 if pods <= low else 0, pods - low, tuple(names))
+        return self._shares.put(cs, out)
+
+    def _member_set(self, nodes: tuple[str, ...]) -> frozenset[str]:
+        """A domain's node list as a set, per list object (a partition's lists are shared)."""
+        got = self._sets.get(nodes)
+        return got if got is not None else self._sets.put(nodes, frozenset(nodes))
+
+
+class _Totals:
+    """The order heuristic's totals per target node (a position in the drain's targets):
+    in how many hard constraints its domain holds the global minimum, and its domains'
+    surplus over it. With vector.py on they are numpy arrays: a zone's domain holds hundreds
+    of target nodes, moved by one indexed add (their positions made once per node set), and
+    the remaining nodes are sorted by one lexsort; otherwise lists and sorted()."""
+
+    SMALL = 8  # node sets up to this size are moved one node at a time
+
+    def __init__(self, names: tuple[str, ...]):
+        self.names = names
+        self.pos = {name: i for i, name in enumerate(names)}
+        self.arrays = vector.ENABLED
+        self._at = ObjectMemo()  # node set -> its positions (arrays only)
+        if self.arrays:
+            np = vector.np
+            by_name = sorted(range(len(names)), key=names.__getitem__)
+            self.rank = np.empty(len(names), dtype=np.int64)
+            self.rank[by_name] = np.arange(len(names))
+        self.clear()
+
+    def clear(self) -> None:
+        """Every total back to 0."""
+        n = len(self.names)
+        # arrays only: position -> [holds, surplus] not yet added to them (add's small node
+        # sets, a hostname domain's one node mostly: numpy's per-element += cost more than
+        # the rest of add, so they are added in one go when the totals are read)
+        self._pending: dict[int, list[int]] = {}
+        if self.arrays:
+            np = vector.np
+            self.holds, self.surplus = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        else:
+            self.holds, self.surplus = [0] * n, [0] * n
+
+    def add(self, names: Collection[str], holds: int, surplus: int) -> None:
+        """Move the totals of the target nodes `names` (distinct) by `holds` and `surplus`."""
+        h, s = self.holds, self.surplus
+        if not self.arrays:
+            pos = self.pos
+            for name in names:
+                i = pos[name]
+                h[i] += holds
+                s[i] += surplus
+            return
+        if len(names) <= self.SMALL:
+            pos, pending = self.pos, self._pending
+            for name in names:
+                i = pos[name]
+                got = pending.get(i)
+                if got is None:
+                    pending[i] = [holds, surplus]
+                else:
+                    got[0] += holds
+                    got[1] += surplus
+            return
+        at = self._at.get(names)
+        if at is None:
+            np = vector.np
+            at = self._at.put(names, np.fromiter(map(self.pos.__getitem__, names), dtype=np.int64, count=len(names)))
+        h[at] += holds  # distinct positions: no update is lost
+        s[at] += surplus
+
+    def derive(self, names: Collection[str], like: Collection[str], came: list[str], gone: list[str]) -> None:
+        """`names` is `like` with the nodes `came` and without the nodes `gone`: when `like`'s
+        positions are known, `names`' are made from them (`add` indexes with positions in any
+        order). A level takes a node or two out of a zone's few hundred target nodes holding a
+        workload's pods, and a whole zone's node-deleting re-plan makes tens of thousands of
+        such sets: reading every position again for each would dominate it."""
+        if not self.arrays or len(names) <= self.SMALL or len(came) + len(gone) > self.SMALL:
+            return
+        at = self._at.get(like)
+        if at is None or self._at.get(names) is not None:
+            return
+        pos = self.pos
+        for name in gone:
+            at = at[at != pos[name]]
+        if came:
+            np = vector.np
+            at = np.concatenate((at, np.fromiter(map(pos.__getitem__, came), dtype=np.int64, count=len(came))))
+        self._at.put(names, at)
+
+    def ordered(self, remaining: list[str], empties: dict[str, int]) -> list[str]:
+        """`remaining` (target nodes) sorted by (empties, holds, -surplus, name)."""
+        self._flush()
+        pos, holds, surplus = self.pos, self.holds, self.surplus
+        if not self.arrays:
+            def key(name: str):
+                i = pos[name]
+                return (empties.get(name, 0), holds[i], -surplus[i], name)
+
+            return sorted(remaining, key=key)
+        np, n = vector.np, len(remaining)
+        at = np.fromiter(map(pos.__getitem__, remaining), dtype=np.int64, count=n)
+        emptied = np.fromiter(map(empties.get, remaining, itertools.repeat(0, n)), dtype=np.int64, count=n) \
+            if empties else np.zeros(n, dtype=np.int64)
+        # lexsort's last key is the first compared; names are distinct, so no tie is left
+        order = np.lexsort((self.rank[at], -surplus[at], holds[at], emptied))
+        return [remaining[i] for i in order.tolist()]
+
+    def _flush(self) -> None:
+        """Add the pending small updates to the arrays (positions are distinct keys)."""
+        pending = self._pending
+        if not pending:
+            return
+        np, n = vector.np, len(pending)
+        at = np.fromiter(pending, dtype=np.int64, count=n)
+        moves = np.array(list(pending.values()), dtype=np.int64)
+        self.holds[at] += moves[:, 0]
+        self.surplus[at] += moves[:, 1]
+        pending.clear()
+
+    def as_dicts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """({node: holds}, {node: surplus}) of the nodes with a non-zero total."""
+        self._flush()
+        return ({n: int(h) for n, h in zip(self.names, self.holds) if h},
+                {n: int(s) for n, s in zip(self.names, self.surplus) if s})
+
+
+def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
+    """The domain's one schedulable node, if it has exactly one (draining it empties the domain);
+    a deleted node it still lists (partition.without_node) is not one."""
+    found = None
+    for n in names:
+        node = nodes.get(n)
+        if node is not None and not node.unschedulable:
+            if found is not None:
+                return None
+            found = n
+    return found
+
+
+def zone_key(ctx: Context) -> str | None:
+    """The first non-hostname topologyKey of a tracked hard constraint: what "spread a
+    step across domains" spreads over."""
+    for t in ctx.tracked:
+        c = t.pod.spread[t.position] if t.position < len(t.pod.spread) else None
+        if c is not None and c.hard and c.topology_key != HOSTNAME_KEY:
+            return c.topology_key
+    return None
+
+
+def _excess(ctx: Context, step: Step) -> int:
+    """How far the hard constraints are above their limits after `step`."""
+    return excess(ctx, step.constraints_after)
+
+
+def _before(ctx: Context, world: World) -> tuple[int, int, int]:
+    """What _badness reads of a level's world: (stranded pods, the last step's excess, steps)."""
+    return len(world.stranded), _excess(ctx, world.steps[-1]) if world.steps else 0, len(world.steps)
+
+
+def _badness(ctx: Context, before: tuple[int, int, int], after: World, size: int) -> tuple[int, int, int]:
+    stranded_before, was, steps_before = before
+    stranded = len(after.stranded) - stranded_before
+    # new harm only: a constraint a strand left above its limit stays there, whatever comes next
+    over = max([0] + [_excess(ctx, s) - was for s in after.steps[steps_before:]])
+    # prefer progress: a bigger batch at equal harm
+    return (stranded, over, -size)

@@ -1,0 +1,799 @@
+"""A mutable copy of the cluster that a drain plan is played on.
+
+The snapshot itself is never touched: `SimCluster` keeps its own node and pod maps
+and a ClusterIndex it updates in place (`ClusterIndex.add_pod` / `remove_pod`), so a
+replacement bound a moment ago is seen by the next one's filters and spread counts.
+
+How an eviction is modelled ("until gone"):
+- `evict` marks the pod terminating on its node. From that moment the spread engine
+  stops counting it (the scheduler bypasses pods with a deletionTimestamp) while
+  NodeResourcesFit still charges its requests to the node, exactly as a real
+  terminating pod holds its resources. Its node is cordoned in the same step, so the
+  held resources only matter to pods that tolerate the cordon.
+- `settle` ends a step: terminating pods are gone (the executor waits for that
+  before the next step), so the next step starts from a clean node.
+- StatefulSet pods keep their name and the controller only recreates one after the
+  old pod is gone: `evict` removes such a pod at once instead of marking it.
+
+Each mutation bumps the version of the node it touches; placement caches per-node
+filter verdicts keyed by that version.
+
+Speed (the drain planner plays thousands of steps on clusters of 150k pods):
+- `copy` forks the index (`ClusterIndex.copy`) instead of re-indexing every pod;
+- `spread_state` memoises `spread.compute` per spread-relevant pod template; a pod
+  counted or uncounted shifts the states of its namespace whose (merged) selectors
+  match its labels (views/drain/core/counts.py); a cordon moves the states with a
+  nodeTaintsPolicy Honor constraint (the node leaves their domains; a cordoned node
+  keeps its labels, so nothing else about the domains changes); a deleted node stays
+  listed in its domain while the domain keeps a node that exists (it holds no pod: no
+  count, minimum or number of domains moves, and no state object changes), and moves the
+  states whose domain it was the last node of (`counts.without_node`: every hostname
+  state); a Node object added or replaced drops them all;
+- `usage_of` keeps each node's summed requests (and `nonzero_usage` its scoring ones) as
+  pods come and go.
+
+The scheduler's node walk: `scan_order` is the order kube-scheduler's node tree lists
+nodes in (round robin over zones — region and zone labels, GA or beta — in the order
+the zones first appear, each zone's nodes in the order they were added; node names
+stand for both orders, which the API does not expose), and `next_start` is the
+scheduler's rotating start index (nextStartNodeIndex), part of the simulated state
+because every placement advances it (placement.py). A live scheduler's index is
+unknown: the simulation starts it at 0.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Mapping
+from dataclasses import fields, replace
+from typing import Any, Callable, Iterable
+
+from kubectl_tspread.views.drain.core import counts, vector
+from kubectl_tspread.engine import podrequests, scores, spread, versions
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.nodematch import untolerated_taint
+from kubectl_tspread.engine.partition import EXCLUDED_TAINT, without_node
+from kubectl_tspread.model import HONOR, ZONE_KEY, Node, Pod, Snapshot, positional_constructor
+
+REPLACEMENT_UID_PREFIX = "tspread-replacement-"
+REGION_KEY = "topology.kubernetes.io/region"
+BETA_REGION_KEY = "failure-domain.beta.kubernetes.io/region"
+BETA_ZONE_KEY = "failure-domain.beta.kubernetes.io/zone"
+# one counter for every simulation: a version number names one state of one node, even
+# across copies, so the placement cache never confuses two branches of the search
+_VERSIONS = itertools.count(1)
+
+
+class SimCluster:
+    def __init__(self, snapshot: Snapshot, seq: int = 0):
+        self.base = snapshot
+        self.nodes: dict[str, Node] = {n.name: n for n in sorted(snapshot.nodes, key=lambda n: n.name)}
+        pods = {p.key: p for p in snapshot.pods if not p.finished}
+        self.index = ClusterIndex(replace(snapshot, nodes=tuple(self.nodes.values()), pods=tuple(pods.values())))
+        self.index.follow_nodes_only()
+        self.pods = PodMap(pods)
+        self.version: dict[str, int] = {}
+        # names this state of the whole simulation (forks share it until either changes): a
+        # mutation that can change a placement (a pod bound or gone, a node changed) renews it
+        self.stamp = next(_VERSIONS)
+        self.seq = seq
+        # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
+        self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
+        # some pod's terms give InterPodAffinity a score (engine/scores.py reads every such pod)
+        self.affinity_scored = any(map(scores.scores_affinity, self.pods.values()))
+        self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
+        # names the set of memoised states: renewed whenever one is added, replaced or dropped
+        # (copies share it until either changes one), so a reader of many can tell nothing moved
+        self.spread_epoch = next(_VERSIONS)
+        # names the Node objects as a whole: renewed by a cordon and by a node added, replaced
+        # or deleted (copies share it until either changes one), so what is derived from the
+        # nodes alone can be remembered across the pods' moves (views/drain/diagnose.py)
+        self.node_epoch = next(_VERSIONS)
+        # (namespace, template) of the memoised states with a nodeTaintsPolicy Honor constraint:
+        # the ones a cordon moves (every other state is unchanged by it)
+        self._honor: set[tuple[str, object]] = set()
+        # namespace -> a number naming its set of memoised templates (renewed when one is added
+        # or dropped), and (namespace, that number, labels) -> the templates a pod with those
+        # labels shifts: which states count a pod never changes with the counts (copies share it)
+        self._templates_seen: dict[str, int] = {}
+        self._shifts: dict[tuple, tuple[object, list]] = {}
+        self._partitions: dict[tuple, spread.Partition] = {}
+        # id(a domain's node list in a partition) -> (that list, the deleted nodes listed in it)
+        self._dead: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+        # the terminating pods `settle` removes, without a walk over every pod per step
+        self._terminating: dict[str, Pod] = {p.key: p for p in self.pods.values() if p.terminating}
+        # node -> the sums of `_row_of` over its pods (usage_of), made when first asked and then
+        # moved by each pod put on or dropped from the node
+        self._usage: dict[str, tuple[int, ...]] = {}
+        self._row_of: Callable[[Pod], tuple[int, ...]] | None = None
+        self.next_start = 0
+        # counts the changes that can make room on a schedulable node (a pod gone from one,
+        # a Node object added, replaced or removed); cordons and binds only take room away
+        self.freed = 0
+        self._scan: tuple[str, ...] | None = None
+        # the scan order's makings, kept across node deletions: per zone (in the order of its
+        # first node) its node names in name order
+        self._zones: dict[str, tuple[str, ...]] | None = None
+        # the scan order before the last node deletion, while the current one is its rows less
+        # that node (vector.tables_for derives the new node table from the old one's)
+        self._table_parent: tuple[str, ...] | None = None
+        # the node versions as an array in scan order (views/drain/core/vector.py), kept up to date by _touch
+        self._versions = None
+        # the scan order the version and Node arrays are in: an older one after node
+        # deletions, until they are carried over (_rows_carried: (its positions, the new
+        # ones, the permutation between them))
+        self._arrays_for: tuple[str, ...] | None = None
+        self._carried: tuple | None = None
+        # node name -> a number naming its Node object, renewed when a cordon replaces it (and
+        # the same as an array in scan order): verdicts that read only the Node key on it
+        self._node_stamps: dict[str, int] = {}
+        self._node_array = None
+
+    @property
+    def balanced_improvement(self) -> bool:
+        """BalancedAllocation's formula of the cluster's minor (engine/versions.py)."""
+        return versions.rules_for(self.base.kube_version).balanced_improvement
+
+    def copy(self, checkpoint: bool = False) -> "SimCluster":
+        """A copy to play on, independent of this one. A `checkpoint` is a copy that is only
+        kept, never played on (it may be read, or copied again to play on): the states both
+        hold keep their count arrays for this one, which moves them in place (vector.forked),
+        and the checkpoint's states build theirs again from their counts if they are ever
+        read. A search keeps a checkpoint every few levels and rarely goes back to one: the
+        arrays of every state this one then moved were copied at its first move for nothing."""
+        if not checkpoint:
+            vector.forked()  # both may move the states they share now
+        other = SimCluster.__new__(SimCluster)
+        other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
+        other.affinity_scored = self.affinity_scored
+        other.stamp = self.stamp
+        # dict.copy, not dict(): a C-level clone of the table even once entries were deleted from
+        # it (a deleted node, a pod gone), where dict() inserts entry by entry, 4-5 times slower
+        other.nodes, other.pods, other.version = self.nodes.copy(), self.pods.copy(), self.version.copy()
+        other._terminating = self._terminating.copy()
+        other.index = self.index.copy()
+        other._spread = {ns: dict(states) for ns, states in self._spread.items()}
+        other.spread_epoch, other.node_epoch = self.spread_epoch, self.node_epoch
+        other._honor = set(self._honor)
+        other._templates_seen, other._shifts = self._templates_seen.copy(), self._shifts
+        other._partitions = self._partitions.copy()
+        other._dead = self._dead.copy()
+        other._usage, other._row_of = self._usage.copy(), self._row_of
+        other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
+        other._zones = self._zones  # replaced, never changed
+        other._table_parent = self._table_parent
+        other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
+        other._arrays_for, other._carried = self._arrays_for, self._carried
+        other._node_stamps = self._node_stamps.copy()
+        other._node_array = None if self._node_array is None else self._node_array.copy()
+        return other
+
+    def scan_order(self) -> tuple[str, ...]:
+        """Node names in the scheduler's node-tree order (zones round robin)."""
+        if self._scan is None:
+            if self._zones is None:
+                self._zones = zone_lists(self.nodes.values())
+            self._scan = round_robin(self._zones.values())
+        return self._scan
+
+    def version_positions(self) -> dict[str, int]:
+        """Node name -> its index in `scan_order`."""
+        self.version_array()
+        return self._versions[0]
+
+    def version_array(self):
+        """sim.version as a numpy array in `scan_order` (vector.py's row keys)."""
+        order = self.scan_order()
+        if self._versions is None:
+            import numpy as np
+            # made in C (a new node set makes them anew)
+            self._versions = (dict(zip(order, range(len(order)))),
+                              np.fromiter(map(self.version.get, order, itertools.repeat(0)), dtype=np.int64,
+                                          count=len(order)))
+            self._arrays_for = order
+        elif self._arrays_for is not order:
+            self._rows_carried(order)
+        return self._versions[1]
+
+    def _rows_carried(self, order: tuple[str, ...]) -> None:
+        """After node deletions: the version and Node arrays of the scan order before them
+        (kept up to date since by _touch and cordon) taken over in the new `order`, which
+        holds the same nodes less the deleted ones. A drain that deletes a node per step
+        otherwise read every node's version and Node stamp from their maps again."""
+        old_pos, old_versions = self._versions
+        perm = _positions_in(old_pos, order)
+        pos = dict(zip(order, range(len(order))))
+        self._versions = (pos, old_versions[perm])
+        if self._node_array is not None:
+            self._node_array = self._node_array[perm]
+        self._arrays_for, self._carried = order, (old_pos, pos, perm)
+
+    def rows_from(self, positions: dict[str, int]):
+        """For each node of `scan_order`, its index in `positions` (the positions of an
+        earlier node set: these nodes and some deleted since). vector.NodeTable.derived
+        carries a table's rows over with it; it is _rows_carried's own when that started
+        from the same positions."""
+        pos = self.version_positions()
+        carried = self._carried
+        if carried is not None and carried[0] is positions and carried[1] is pos:
+            return carried[2]
+        return _positions_in(positions, self.scan_order())
+
+    def node_object_array(self):
+        """Per node in `scan_order`, a number that changes only when its Node object does
+        (a cordon; the other node changes renew the scan order itself)."""
+        order = self.scan_order()
+        if self._versions is not None and self._arrays_for is not order:
+            self.version_array()  # carries both over (one `_arrays_for` for the two)
+        if self._node_array is None:
+            import numpy as np
+            self._node_array = np.fromiter(map(self._node_stamps.get, order, itertools.repeat(0)), dtype=np.int64,
+                                           count=len(order))
+            self._arrays_for = order
+        return self._node_array
+
+    def forked_to(self, snapshot: Snapshot) -> "SimCluster | None":
+        """A fork of this simulation moved to `snapshot`: a copy of its base snapshot with
+        pods or nodes replaced, added or removed and other PDBs (a remedy's what-if).
+        Call it on a simulation nothing has been played on; None when anything else
+        differs (the caller then builds a fresh one). The fork keeps the memos and node
+        versions of the parts that did not change, so a shared Placer's cache stays sound."""
+        base = self.base
+        if snapshot is base:
+            return self.copy()  # a re-plan that edits the options alone (matching every pod of 150,000 took 0.2 s)
+        if any(getattr(snapshot, f) is not getattr(base, f) for f in _SAME_FIELDS):
+            return None
+        other = self.copy()
+        other.base = other.index.snapshot = snapshot
+        old_nodes = {n.name: n for n in base.nodes}
+        new_nodes = {n.name: n for n in snapshot.nodes}
+        for name in old_nodes.keys() - new_nodes.keys():
+            other.delete_node(name)
+        for name, node in sorted(new_nodes.items()):
+            if old_nodes.get(name) is not node:
+                other.put_node(node)
+        old_pods = {p.key: p for p in base.pods if not p.finished}
+        new_pods = {p.key: p for p in snapshot.pods if not p.finished}
+        for key, pod in old_pods.items():
+            if new_pods.get(key) is not pod:
+                other._drop(pod)
+        for key, pod in new_pods.items():
+            if old_pods.get(key) is not pod:
+                other._put(pod)
+                other.affinity_sensitive = other.affinity_sensitive or bool(pod.pod_affinity or pod.pod_anti_affinity)
+                other.affinity_scored = other.affinity_scored or scores.scores_affinity(pod)
+        return other
+
+    def put_node(self, node: Node) -> None:
+        """Add or replace a Node object (the nodes stay in name order, as built)."""
+        self.nodes[node.name] = self.index.nodes[node.name] = node
+        self.nodes = dict(sorted(self.nodes.items()))
+        self.index.nodes = dict(sorted(self.index.nodes.items()))
+        self._node_set_changed(node.name)
+
+    def _node_set_changed(self, name: str, deleted: bool = False) -> None:
+        """A Node object added, replaced or removed: the walk order and every domain may
+        change. A deletion moves the memoised states (`_without_node`); anything else
+        drops them."""
+        if not deleted:
+            self._table_parent = None
+            self._zones = None
+        elif self._scan is not None:  # else an earlier deletion of this step set it
+            self._table_parent = self._scan
+        self._scan = None
+        if not deleted or self._versions is None:
+            self._versions = self._node_array = None  # else carried over to the new order when asked
+        self.freed += 1
+        self.node_epoch = next(_VERSIONS)
+        self._touch(name)
+        if deleted:
+            self._zones = _without_zone_member(self._zones, name)
+            self._without_node(name)
+            return
+        self._spread.clear()
+        self.spread_epoch = next(_VERSIONS)
+        self._honor.clear()
+        self._partitions.clear()
+        self._dead.clear()
+
+    def _without_node(self, name: str) -> None:
+        """The partitions and memoised spread states once the Node `name` (its pods already
+        dropped) is gone: each partition loses the node, and each state the node's domain
+        when it was its last node (drain/counts.without_node). A drain that deletes its
+        drained nodes does so at every step, and recomputing every state from the index
+        (hundreds are judged per step) cost eight times the step itself."""
+        moved = self._move_partitions(
+            lambda key, part: without_node(part, name, dead=lambda listed: self._dead_listed(listed, name)))
+        self._move_states(name, moved, [(ns, key) for ns, states in self._spread.items() for key in states])
+
+    def _dead_listed(self, listed: tuple[str, ...], deleted: str | None = None) -> frozenset[str]:
+        """The deleted nodes a partition's domain still lists (partition.without_node), the node
+        `deleted` now among them: kept per list, which only a deletion of one of its nodes
+        changes (a list first seen is walked once)."""
+        hit = self._dead.get(id(listed))
+        if hit is None or hit[0] is not listed:
+            gone = frozenset(n for n in listed if n not in self.nodes)
+        elif deleted is not None and deleted not in hit[1]:
+            gone = hit[1] | {deleted}
+        else:
+            return hit[1]
+        self._dead[id(listed)] = (listed, gone)
+        return gone
+
+    def _move_partitions(self, move: Callable[[tuple, spread.Partition], spread.Partition]
+                         ) -> dict[int, spread.Partition]:
+        """Replace each memoised partition by `move(key, partition)` (made once per partition
+        object); returns id(node_domain) before -> partition after, as counts.without_node
+        takes it."""
+        moved: dict[int, spread.Partition] = {}
+        for key, part in list(self._partitions.items()):
+            new = moved.get(id(part.node_domain))
+            if new is None:
+                new = moved[id(part.node_domain)] = move(key, part)
+            self._partitions[key] = new
+        return moved
+
+    def _move_states(self, name: str, moved: dict[int, spread.Partition], which: list[tuple[str, tuple]]) -> None:
+        """Move the memoised states `which` ((namespace, template) pairs) with the node's
+        partitions (`moved`, as counts.without_node takes it); a state not made from
+        them is dropped, and computed again when asked."""
+        for namespace, key in which:
+            states = self._spread[namespace]
+            old = states[key]
+            new = counts.without_node(old, name, moved)
+            if new is not None:
+                if new is not old:
+                    states[key] = new
+                    self.spread_epoch = next(_VERSIONS)
+                continue
+            self.spread_epoch = next(_VERSIONS)
+            del states[key]
+            self._honor.discard((namespace, key))
+            self._templates_seen[namespace] = next(_VERSIONS)
+
+    def spread_state(self, pod: Pod) -> spread.SpreadState:
+        """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
+        st = self.shared_spread_state(pod)
+        return st if st.pod is pod else _with_pod(st, pod)
+
+    def shared_spread_state(self, pod: Pod, key: int | None = None) -> spread.SpreadState:
+        """`spread_state(pod)` as memoised for pods like `pod`: its `pod` may be another of
+        them (the judge reads only the constraint states, a thousand per step). `key` is
+        spread_key_of(pod) when the caller already has it (the judge's probe pods)."""
+        if key is None:
+            key = spread_key_of(pod)
+        states = self._spread.setdefault(pod.namespace, {})
+        st = states.get(key)
+        if st is None:
+            st = states[key] = spread.compute(self.index, pod, partitions=self._partitions)
+            self._templates_seen[pod.namespace] = self.spread_epoch = next(_VERSIONS)
+            if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints):
+                self._honor.add((pod.namespace, key))
+        return st
+
+    def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]:
+        """Σ nonzero(pod) over the pods on `node` (cpu, memory): usage_of's nonzero columns."""
+        return self.usage_of(node, vector.usage_rows(nonzero))[vector.NONZERO_COLUMNS]
+
+    def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]:
+        """Σ row_of(pod) over the pods on `node` (terminating ones included: they hold their
+        resources), kept up to date by every pod put or dropped instead of summed again
+        after each (views/drain/core/vector.py re-reads a node's row after every bind)."""
+        if row_of is not self._row_of:
+            self._usage, self._row_of = {}, row_of
+        hit = self._usage.get(node)
+        if hit is None:
+            rows = [row_of(p) for p in self.index.pods_by_node.get(node, ())]
+            hit = self._usage[node] = tuple(map(sum, zip(*rows))) if rows else row_of.zero  # type: ignore[attr-defined]
+        return hit
+
+    def _charge(self, pod: Pod, sign: int) -> None:
+        """`pod` came onto (+1) or left (-1) its node: move the node's usage sums, if kept."""
+        node = pod.node_name
+        old = self._usage.get(node) if node else None
+        if old is not None and not pod.finished:
+            # map in C, not a generator of products: every pod put or dropped on a node moves it
+            self._usage[node] = tuple(map(operator.add if sign > 0 else operator.sub, old, self._row_of(pod)))
+
+    def _shift_spread(self, pod: Pod, delta: int) -> None:
+        """A pod came (+1) or went (-1): shift the memoised states that count it."""
+        states = self._spread.get(pod.namespace)
+        if not states or not counts.counted(pod):
+            return  # a terminating or unbound pod is in no count
+        labels = pod.labels
+        memo = (pod.namespace, self._templates_seen.get(pod.namespace), id(labels))
+        hit = self._shifts.get(memo)
+        if hit is None or hit[0] is not labels:
+            if len(self._shifts) >= 65536:
+                self._shifts.clear()
+            hit = self._shifts[memo] = (labels, [k for k, st in states.items() if counts.counts_pod(st, pod)])
+        for key in hit[1]:
+            new = counts.shifted_state(states[key], pod, delta)
+            if new is not None:
+                states[key] = new
+                self.spread_epoch = next(_VERSIONS)
+
+    def _cordoned_under_honor(self, name: str) -> None:
+        """After a cordon: under nodeTaintsPolicy Honor a node whose taints the pod does not
+        tolerate makes no domain, so each Honor partition drops the node (unless its pods
+        tolerate the cordon) and the states on it move with it (counts.without_node: the
+        node's pods no longer count in its domain). Every other partition and state is
+        unchanged (a cordoned node keeps its labels)."""
+        taints = self.nodes[name].taints
+
+        def move(key: tuple, part: spread.Partition) -> spread.Partition:
+            # the key's tolerations (partition_key keeps them under Honor) decide
+            if key[3] == HONOR and name in part.node_domain and untolerated_taint(taints, key[5]) is not None:
+                return without_node(part, name, EXCLUDED_TAINT, dead=self._dead_listed)
+            return part
+
+        self._move_states(name, self._move_partitions(move), list(self._honor))
+
+    def _touch(self, node: str) -> None:
+        if node:
+            self.version[node] = self.stamp = next(_VERSIONS)
+            if self._versions is not None:
+                i = self._versions[0].get(node)
+                if i is not None:
+                    self._versions[1][i] = self.stamp
+
+    def pods_on(self, node: str) -> list[Pod]:
+        return [p for p in self.index.pods_by_node.get(node, ())]
+
+    def cordon(self, names: Iterable[str]) -> None:
+        for name in names:
+            n = self.nodes[name]
+            if not n.unschedulable:
+                self.nodes[name] = self.index.nodes[name] = n.cordoned()
+                self._touch(name)
+                self._node_stamps[name] = stamp = self.node_epoch = next(_VERSIONS)
+                if self._node_array is not None:
+                    at = self.version_positions()[name]  # first: it may carry the array over
+                    self._node_array[at] = stamp
+                self._cordoned_under_honor(name)
+
+    def delete_node(self, name: str) -> None:
+        """Remove a Node object; its pods (only DaemonSet and mirror pods are left on a
+        drained node) go with it, as the pod garbage collector does."""
+        for p in self.pods_on(name):
+            self._drop(p)
+        self.nodes.pop(name, None)
+        self.index.nodes.pop(name, None)
+        self._node_set_changed(name, deleted=True)
+
+    def _drop(self, pod: Pod) -> None:
+        if pod.node_name:
+            node = self.nodes.get(pod.node_name)
+            if node is not None and not node.unschedulable:
+                self.freed += 1
+        self.pods.pop(pod.key, None)
+        self._terminating.pop(pod.key, None)
+        self.index.remove_pod(pod)
+        self._charge(pod, -1)
+        self._touch(pod.node_name)
+        self._shift_spread(pod, -1)
+
+    def _put(self, pod: Pod) -> None:
+        self.pods[pod.key] = pod
+        if pod.terminating:
+            self._terminating[pod.key] = pod
+        self.index.add_pod(pod)
+        self._charge(pod, +1)
+        self._touch(pod.node_name)
+        self._shift_spread(pod, +1)
+
+    def swap_pods(self, new: Mapping[str, Pod]) -> None:
+        """Put each record of `new` in place of the pod of its key, a record that differs only
+        in what no count reads (a remedy's edited constraints: views/drain/core/shared.py): the same
+        labels, node, phase and requests, so no count, usage or room moves. Their nodes get new
+        versions, so nothing cached for the old records is read for the new."""
+        for key, pod in new.items():
+            old = self.pods.get(key)
+            if old is None:
+                continue
+            self.pods[key] = pod
+            if key in self._terminating:
+                self._terminating[key] = pod
+            self.index.replace_pod(old, pod)
+            self._touch(old.node_name)
+
+    def evict(self, pod: Pod) -> None:
+        current = self.pods.get(pod.key, pod)
+        if current.owner is not None and current.owner.kind == "StatefulSet":
+            self._drop(current)
+            return
+        marked = pod_with(current, terminating=True)
+        if not counts.counted(current):  # unbound, or terminating already: nothing is kept in place
+            self._drop(current)
+            self._put(marked)
+            return
+        # marked terminating where it is, in one change: it leaves the spread counts and still
+        # holds its requests (the node's usage sums stay); what _drop and _put would do
+        node = self.nodes.get(current.node_name)
+        if node is not None and not node.unschedulable:
+            self.freed += 1
+        self.pods[marked.key] = self._terminating[marked.key] = marked
+        self.index.replace_pod(current, marked)
+        self._touch(current.node_name)
+        self._shift_spread(current, -1)
+
+    def settle(self) -> None:
+        """Terminating pods are gone (the executor waits for this between steps)."""
+        for p in list(self._terminating.values()):
+            self._drop(p)
+
+    def replacement_for(self, pod: Pod) -> Pod:
+        """The pod a controller creates for `pod`: same labels (pod-template-hash
+        included), constraints and spec requests; unbound; a new name (a StatefulSet's keeps
+        its name, the old pod being gone by then)."""
+        self.seq += 1
+        if pod.owner is not None and pod.owner.kind == "StatefulSet":
+            name = pod.name
+        else:
+            base = pod.name.rsplit("-", 1)[0] if "-" in pod.name else pod.name
+            name = f"{base}-new{self.seq}"
+        # a pod mid-resize comes back at its spec's size (podrequests.fresh)
+        return pod_with(podrequests.fresh(pod), name=name, uid=f"{REPLACEMENT_UID_PREFIX}{self.seq}", node_name="",
+                        phase="Pending", terminating=False, conditions=(), ready=False,
+                        nominated_node="", created="")
+
+    def add_pending(self, pod: Pod) -> None:
+        self._put(pod)
+
+    def bind(self, pod: Pod, node: str) -> Pod:
+        """Bind a pending pod (as the scheduler's assume step does)."""
+        current = self.pods.get(pod.key, pod)
+        if current.key in self.pods:
+            self._drop(current)
+        bound = pod_with(current, node_name=node, phase="Running")
+        self._put(bound)
+        return bound
+
+    def pending(self) -> list[Pod]:
+        return [p for p in self.pods.values() if p.pending]
+
+
+class PodMap(Mapping):
+    """The simulation's pods by key, copy-on-write: a copy shares the map it was made from
+    and records only its own changes (a search branch binds and evicts a few dozen pods
+    per step; copying 150,000 entries per branch cost more than the step). Iteration
+    order is not insertion order: nothing reads it but `pending`, whose caller sorts."""
+
+    __slots__ = ("_base", "_own", "_gone")
+    FLATTEN = 8192  # changes kept on top of the shared map before a copy merges them
+
+    def __init__(self, base: dict[str, Pod], own: dict[str, Pod] | None = None, gone: set[str] | None = None):
+        self._base, self._own, self._gone = base, own if own is not None else {}, gone if gone is not None else set()
+
+    def get(self, key: str, default: Pod | None = None) -> Pod | None:
+        pod = self._own.get(key)
+        if pod is not None:
+            return pod
+        return default if key in self._gone else self._base.get(key, default)
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def __getitem__(self, key: str) -> Pod:
+        pod = self.get(key)
+        if pod is None:
+            raise KeyError(key)
+        return pod
+
+    def __iter__(self):
+        return (p.key for p in self.values())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.values())
+
+    def items(self):
+        return ((p.key, p) for p in self.values())
+
+    def __setitem__(self, key: str, pod: Pod) -> None:
+        self._own[key] = pod
+        self._gone.discard(key)
+
+    def pop(self, key: str, default: Pod | None = None) -> Pod | None:
+        pod = self.get(key)
+        if pod is None:
+            return default
+        self._own.pop(key, None)
+        if key in self._base:
+            self._gone.add(key)
+        return pod
+
+    def values(self):
+        own, gone = self._own, self._gone
+        for key, pod in self._base.items():
+            if key not in own and key not in gone:
+                yield pod
+        yield from own.values()
+
+    def copy(self) -> "PodMap":
+        if len(self._own) + len(self._gone) > self.FLATTEN:
+            merged = self._base.copy()  # cloned in C, even with deleted slots (SimCluster.copy)
+            for key in self._gone:
+                del merged[key]
+            merged.update(self._own)
+            self._base, self._own, self._gone = merged, {}, set()
+        return PodMap(self._base, self._own.copy(), set(self._gone))
+
+
+# what a remedy never changes: a fork moved to another snapshot shares them
+_SAME_FIELDS = ("workloads", "services", "pvs", "pvcs", "storage_classes")
+
+
+def spread_key(pod: Pod) -> tuple:
+    """What `spread.compute` reads of the incoming pod: its constraints (or, without any,
+    the defaults its labels and owner select), labels (selfMatch, matchLabelKeys), and the
+    nodeSelector/affinity and tolerations the inclusion policies apply."""
+    return (tuple(sorted(pod.labels.items())), pod.spread, pod.owner, tuple(sorted(pod.node_selector.items())),
+            pod.node_affinity, pod.tolerations)
+
+
+def zone_id(node: Node) -> str:
+    """The scheduler's zone key of a node (region and zone, GA label first, then beta)."""
+    labels = node.labels
+    region = labels.get(REGION_KEY) or labels.get(BETA_REGION_KEY, "")
+    zone = labels.get(ZONE_KEY) or labels.get(BETA_ZONE_KEY, "")
+    return f"{region}:\x00:{zone}" if region or zone else ""
+
+
+def node_tree_order(nodes: Iterable[Node]) -> tuple[str, ...]:
+    """Names round robin over zones: the first node of every zone, then the second..."""
+    return round_robin(zone_lists(nodes).values())
+
+
+def zone_lists(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
+    """Per zone (in the order of its first node) the names of its nodes, in their order."""
+    zones: dict[str, list[str]] = {}
+    for n in nodes:
+        zones.setdefault(zone_id(n), []).append(n.name)
+    return {zone: tuple(names) for zone, names in zones.items()}
+
+
+def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
+    """The first of every list, then the second of every list long enough, and so on.
+    Made in runs as long as the shortest list left, each zipped in C: a drain that deletes
+    its drained nodes makes the order anew at every deletion (5,000 names in three zones:
+    150 us, against 566 us a row at a time)."""
+    rows = [names for names in lists if names]
+    out: list[str] = []
+    done = 0
+    while rows:
+        upto = min(map(len, rows))  # every list left has names up to there
+        out.extend(itertools.chain.from_iterable(zip(*[names[done:upto] for names in rows])))
+        done = upto
+        rows = [names for names in rows if len(names) > upto]
+    return tuple(out)
+
+
+def _positions_in(positions: dict[str, int], order: tuple[str, ...]):
+    """Each name of `order` as its index in `positions`, an int64 array (made in C)."""
+    import numpy as np
+    return np.fromiter(map(positions.__getitem__, order), dtype=np.int64, count=len(order))
+
+
+def _without_zone_member(zones: dict[str, tuple[str, ...]] | None,
+                         name: str) -> dict[str, tuple[str, ...]] | None:
+    """`zone_lists` of the nodes (kept in name order) less the deleted `name` (None stays
+    None: made when asked). A zone is ordered by its first node: when that node goes, the
+    zone takes the place its next node's name has among the other zones' first nodes, as a
+    walk over the remaining nodes would find them. A drain that deletes a node per step
+    made the lists anew each time, a zone id per node of the cluster."""
+    if zones is None:
+        return None
+    for zone, names in zones.items():
+        if name in names:
+            break
+    else:
+        return zones
+    left = tuple(n for n in names if n != name)
+    if names[0] != name:
+        out = dict(zones)
+        out[zone] = left
+        return out
+    rest = [(z, v) for z, v in zones.items() if z != zone]
+    if left:
+        rest.append((zone, left))
+        rest.sort(key=lambda item: item[1][0])
+    return dict(rest)
+
+
+def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple[str, ...] = (),
+               limit: int = 65536) -> Callable[[Pod], Any]:
+    """`fn(pod)` for a function that reads only the fields `reads` and `by_value` of the pod,
+    remembered per pod object and per the objects of the `reads` fields (and the values of
+    the `by_value` ones: strings, which equal pods need not share but which hash cheaply):
+    the records a simulation makes from one another (`pod_with`: a replacement, its bound
+    and its terminating self) share those objects, and so do a workload's pods as the
+    loader builds them (labels, constraints, requests). Every new record would otherwise
+    build and hash its keys again (a zone's plan places 124,000 replacements). The memo
+    holds the objects it was keyed by, so their ids cannot be reused while an entry lives;
+    both maps empty themselves at `limit`."""
+    by_pod: dict[int, tuple[Pod, Any]] = {}
+    by_parts: dict[tuple, tuple[tuple, Any]] = {}
+    parts_of = operator.attrgetter(*reads)
+    values_of = operator.attrgetter(*by_value) if by_value else (lambda pod: ())
+    if len(reads) == 1:
+        parts_of = (lambda get: lambda pod: (get(pod),))(parts_of)
+    if len(by_value) == 1:
+        values_of = (lambda get: lambda pod: (get(pod),))(values_of)
+
+    def get(pod: Pod) -> Any:
+        hit = by_pod.get(id(pod))
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        parts = parts_of(pod)
+        key = (*values_of(pod), *map(id, parts))
+        got = by_parts.get(key)
+        if got is not None and all(map(operator.is_, got[0], parts)):
+            value = got[1]
+        else:
+            value = fn(pod)
+            if len(by_parts) >= limit:
+                by_parts.clear()
+            by_parts[key] = (parts, value)
+        if len(by_pod) >= limit:
+            by_pod.clear()
+        by_pod[id(pod)] = (pod, value)
+        return value
+
+    return get
+
+
+def numbering() -> Callable[[Any], int]:
+    """key -> a small number, the same for equal keys (given in the order first seen): the
+    keys hash their constraints, selectors and tolerations again at every lookup."""
+    ids: dict[Any, int] = {}
+
+    def number(key: Any) -> int:
+        got = ids.get(key)
+        if got is None:
+            got = ids[key] = len(ids)
+        return got
+
+    return number
+
+
+def interned(fn: Callable[[Pod], Any]) -> Callable[[Pod], int]:
+    """`fn(pod)` (a hashable key) as a `numbering` number."""
+    number = numbering()
+    return lambda pod: number(fn(pod))
+
+
+def _with_pod(st: spread.SpreadState, pod: Pod) -> spread.SpreadState:
+    """replace(st, pod=pod) without its per-call field introspection (once per placement)."""
+    return counts.new_spread_state(pod, st.constraints, st.require_all_soft_keys, st.hard)
+
+
+_POD_FIELDS = tuple(f.name for f in fields(Pod))
+_new_pod = positional_constructor(Pod)
+
+
+_pod_fields = operator.attrgetter(*_POD_FIELDS)
+_POSITIONS = {name: i for i, name in enumerate(_POD_FIELDS)}
+
+
+def pod_with(pod: Pod, **changes) -> Pod:
+    """dataclasses.replace(pod, **changes) without its per-call field introspection and
+    frozen setattrs: the simulation makes three pods per eviction (every field read at
+    once, then the changed ones set by position)."""
+    values = list(_pod_fields(pod))
+    for name, value in changes.items():
+        values[_POSITIONS[name]] = value
+    return _new_pod(*values)
+
+
+def edited_constraints(spread: tuple, key: str, **changes) -> tuple:
+    """A pod's constraints with `changes` made to those of topologyKey `key` (a remedy's edit;
+    here, below remedies.py and shared.py, which both make it)."""
+    return tuple(replace(c, **changes) if c.topology_key == key else c for c in spread)
+
+
+# what spread_key reads
+SPREAD_KEY_READS = ("labels", "spread", "owner", "node_selector", "node_affinity", "tolerations")
+# the judge asks for the state of every tracked constraint's probe pod after every step
+# (a thousand probes in a 10 % drain of a big cluster), and every placement for its pod's
+spread_key_of = parts_memo(interned(spread_key), SPREAD_KEY_READS)

@@ -1,0 +1,514 @@
+"""Playing one batch of nodes on the simulated cluster: cordon, evict, replace, check.
+
+A batch (≤ --max-parallel nodes) becomes one step, or several when a PDB's budget
+is smaller than the batch's pods it covers: each step evicts what the budgets allow
+and the next one (same nodes, already cordoned) the rest, once the previous step's
+replacements are Ready and the budget is back.
+
+The plan's first step cordons every target (kubectl drain cordons all the nodes it is
+given before it evicts anything), so no replacement lands on a node a later step drains
+and no pod moves twice; with staged cordons (the StageCordons remedy) each batch's first
+step cordons the batch instead.
+
+Per step: cordon (see above); evict the step's pods (terminating: uncounted, still
+holding resources); create every replacement (controller-managed pods only) and
+place them one by one, highest priority first, each seeing the previous ones bound;
+then judge every tracked constraint (the hard and soft constraints of each affected
+workload) against its limit: maxSkew, or the skew before the drain when that was
+already higher — a drain may not make an existing violation worse, but it cannot
+be blamed for it. A step is safe when no replacement strands, no DoNotSchedule
+constraint ends above its limit and no pod had to be left for lack of budget.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kubectl_tspread.views.drain.core import counts
+from kubectl_tspread.views.drain import pdb as pdbmod
+from kubectl_tspread.views.drain.diagnose import strand_reason
+from kubectl_tspread.views.drain.core.memo import ObjectMemo
+from kubectl_tspread.model.plan import (
+    PDB_BLOCKS,
+    ConstraintAfter,
+    Eviction,
+    PdbUse,
+    Skipped,
+    Step,
+    Stranded,
+)
+from kubectl_tspread.views.drain.core.placement import Placer, template_of
+from kubectl_tspread.views.drain.pods import EVICT, SKIP, PodDecision
+from kubectl_tspread.views.drain.core.simulate import REPLACEMENT_UID_PREFIX, SimCluster, spread_key_of
+from kubectl_tspread.engine import filters, spread
+from kubectl_tspread.model import Pdb, Pod, positional_constructor
+
+# the records a step makes by the hundred thousand in a zone's plan (a judgement per moved
+# constraint, an eviction per pod, a stranding per replacement), built without the frozen
+# dataclass's per-field setattr (model.positional_constructor: every field, in order)
+_new_after = positional_constructor(ConstraintAfter)
+_new_eviction = positional_constructor(Eviction)
+_new_stranded = positional_constructor(Stranded)
+
+
+@dataclass(frozen=True, slots=True)
+class Tracked:
+    """One constraint of one affected workload, judged after every step through a
+    representative (unbound) pod of that workload."""
+
+    workload: str
+    pod: Pod
+    position: int
+    limit: int
+
+
+@dataclass
+class Context:
+    """What stays fixed while the search tries orders."""
+
+    targets: tuple[str, ...]
+    decisions: dict[str, list[PodDecision]]  # node -> its pods' decisions
+    workload_of: dict[str, str | None]  # pod key -> "Kind/name"
+    pod_pdbs: dict[str, tuple[str, ...]]
+    pdbs: dict[str, Pdb]
+    tracked: list[Tracked]
+    blocked: dict[str, str]  # pod key -> PdbBlocks | MultiplePdbs (never evictable)
+    delete_drained_nodes: bool = False
+    stage_cordons: bool = False  # each batch cordons itself (else step 1 cordons every target)
+    origin: dict[str, str] = field(default_factory=dict)  # replacement key -> evicted pod key
+    # tracked position -> (constraint state, its ConstraintAfter): a state no pod of the
+    # workload moved since is the very same object, and so is its judgement
+    judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
+    # (SimCluster.spread_epoch, tracked_states' answer then)
+    tracked_memo: tuple[int, list] | None = None
+    # tracked_states' probes: ((pod, spread key) of each distinct probe pod, and per tracked
+    # constraint in order, its probe's place there and its position), made once
+    probes: tuple[list, list] | None = field(default=None, repr=False)
+    # (tracked_states' list, judge's answer for it, its excess), and answer -> excess for the
+    # answers steps hold (the search's badness reads their excess)
+    last_judged: tuple[list, tuple, int] | None = None
+    excesses: ObjectMemo = field(default_factory=ObjectMemo)
+    # (node, pod key) -> the decision made for the pod there: looked up for every eviction
+    decided: dict[tuple[str, str], PodDecision] = field(init=False, repr=False)
+    # told (world, batch) whenever Pending replacements are about to be retried on a new state
+    # between a step's cordon and its evictions (views/drain/core/shared.py watches those retries)
+    watch: Callable[["World", Sequence[str]], None] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.decided = {}
+        for node, ds in self.decisions.items():
+            for d in ds:
+                self.decided.setdefault((node, d.pod.key), d)
+
+    def adopt(self, pod: Pod) -> None:
+        """Give a replacement its original's workload, PDBs and decision."""
+        src = self.origin.get(pod.key)
+        if src is None or pod.key in self.pod_pdbs:
+            return
+        self.workload_of[pod.key] = self.workload_of.get(src)
+        self.pod_pdbs[pod.key] = self.pod_pdbs.get(src, ())
+
+    def decision(self, pod: Pod) -> PodDecision:
+        """The decision made for `pod` on the node it is on now; a replacement that a step
+        put on a target node (a StatefulSet's keeps its name) was never decided: evicted
+        and replaced."""
+        d = self.decided.get((pod.node_name, pod.key))
+        return d if d is not None else PodDecision(pod, EVICT, replaced=True)
+
+
+@dataclass
+class World:
+    """One branch of the search: the simulated cluster and what is left to do."""
+
+    sim: SimCluster
+    budgets: pdbmod.Budgets
+    remaining: dict[str, list[Pod]]  # target node -> pods still to evict
+    placer: Placer
+    steps: list[Step] = field(default_factory=list)
+    stranded: list[Stranded] = field(default_factory=list)
+    pending: list[tuple[Pod, Pod]] = field(default_factory=list)  # (stranded replacement, evicted pod)
+    done: set[str] = field(default_factory=set)  # targets already played
+    # placement template -> position in `pending` of its first pod (retry_pending's shortcut)
+    first_pending: dict[int, int] = field(default_factory=dict)
+    # placement template -> (its hard constraint states, sim.freed) when it last found no node
+    stuck: dict[int, tuple[tuple, int]] = field(default_factory=dict)
+    # todo_nodes' last answer: (the targets asked about, len(done) then, the answer)
+    todo: tuple | None = None
+
+    def copy(self, checkpoint: bool = False) -> "World":
+        """A copy to play on; a `checkpoint` is one only kept, and copied again to play on
+        (SimCluster.copy)."""
+        # a pending replacement is never changed while it waits: the copy shares the records;
+        # and the lists of pods still to evict too, as run_batch copies a batch node's list
+        # before it changes it (copying all 1,700 of a zone's for every candidate was 4 % of
+        # its plan)
+        return World(self.sim.copy(checkpoint), self.budgets.copy(), dict(self.remaining),
+                     self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
+                     dict(self.first_pending), dict(self.stuck), self.todo)
+
+    def add_pending(self, replacement: Pod, evicted: Pod) -> None:
+        self.first_pending.setdefault(template_of(replacement), len(self.pending))
+        self.pending.append((replacement, evicted))
+
+    def set_pending(self, pending: list[tuple[Pod, Pod]]) -> None:
+        self.pending, self.first_pending = pending, {}
+        for i, (r, _) in enumerate(pending):
+            self.first_pending.setdefault(template_of(r), i)
+
+    def note_stuck(self, pod: Pod) -> None:
+        """`pod` found no node on this state. Until room is made on a schedulable node or
+        one of its hard constraints' counts moves, a pod like it finds none either: cordons
+        and binds only take nodes and room away. (Not for pods that tolerate the cordon, for
+        which an eviction from a cordoned node makes room, nor with pod (anti-)affinity.)"""
+        sim = self.sim
+        if not sim.affinity_sensitive and not filters.tolerates_cordon(pod):
+            self.stuck[template_of(pod)] = (sim.shared_spread_state(pod).hard, sim.freed)
+
+    def still_stuck(self, pod: Pod) -> bool:
+        """Whether note_stuck's reasoning says a pod like `pod` still finds no node (this
+        world and its copies inherit what it noted: branches never share a note)."""
+        hit = self.stuck.get(template_of(pod))
+        if hit is None or hit[1] != self.sim.freed:
+            return False
+        hard = self.sim.shared_spread_state(pod).hard
+        return len(hard) == len(hit[0]) and all(map(operator.is_, hard, hit[0]))
+
+    def todo_nodes(self, targets) -> list[str]:
+        """The nodes of `targets` not played yet, in their order (callers read the list only).
+        `done` only grows: the last answer for the same targets, less what was played since,
+        is the answer (a level asks once; a zone's 1,700 targets were walked each time)."""
+        done, last = self.done, self.todo
+        if last is not None and last[0] is targets:
+            if last[1] == len(done):
+                return last[2]
+            todo = [n for n in last[2] if n not in done]
+        else:
+            todo = [n for n in targets if n not in done]
+        self.todo = (targets, len(done), todo)
+        return todo
+
+    @property
+    def safe(self) -> bool:
+        return all(s.safe for s in self.steps) and not self.stranded
+
+
+def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
+    """Play `batch` to the end (one or more steps). True when every step was safe, apart
+    from the batch's PDB-blocked pods: those can never be evicted whatever the order, so
+    the order search looks past them (their steps still say unsafe, and the plan too)."""
+    for n in batch:  # shared with the world's copies (World.copy): this branch's own from here
+        world.remaining[n] = list(world.remaining.get(n, ()))
+    _adopt_replacements(ctx, world, batch)
+    todo = [p for n in batch for p in world.remaining.get(n, ())]
+    cordon = [n for n in cordons(ctx, world.steps, batch) if not world.sim.nodes[n].unschedulable]
+    world.sim.cordon(cordon)
+    world.done.update(batch)
+    first, ok = True, True
+    while first or todo:
+        wave, deferred = [], []
+        for p in todo:
+            keys = ctx.pod_pdbs.get(p.key, ())
+            if world.budgets.fits(keys):
+                world.budgets.charge(keys)
+                wave.append(p)
+            else:
+                deferred.append(p)
+        if not wave and not first:
+            # budget lost to replacements that never became Ready: the rest can never go
+            ok = False
+            for p in deferred:
+                world.stranded.append(Stranded(p.namespace, p.name, ctx.workload_of.get(p.key),
+                                               len(world.steps), PDB_BLOCKS,
+                                               {"node": p.node_name, "pdbs": list(ctx.pod_pdbs.get(p.key, ())),
+                                                "budgetLost": True}))
+                world.remaining[p.node_name].remove(p)
+            break
+        # the first step always runs: it cordons the batch even when nothing is evicted
+        harmless = _play_step(ctx, world, batch, cordon if first else [], wave, first)
+        ok = ok and harmless
+        first = False
+        todo = deferred
+    return ok
+
+
+def cordons(ctx: Context, steps: Sequence, batch: Sequence[str]) -> Sequence[str]:
+    """The nodes the step about to be played after `steps` cordons (those already cordoned
+    are left out by the caller): every target at the plan's first step, as `kubectl drain`
+    cordons all the nodes it is given before the first eviction, and none later; with staged
+    cordons, the batch. No node is deleted before the first step, so every target is there."""
+    if ctx.stage_cordons:
+        return batch
+    return ctx.targets if not steps else ()
+
+
+def _adopt_replacements(ctx: Context, world: World, batch: list[str]) -> None:
+    """Replacements that an earlier step put on a node of this batch move again."""
+    for n in batch:
+        # by key: comparing Pod records field by field costs more than the whole check
+        queued = {p.key for p in world.remaining[n]}
+        for p in world.sim.pods_on(n):
+            if p.uid.startswith(REPLACEMENT_UID_PREFIX) and not p.terminating and p.key not in queued:
+                world.remaining[n].append(p)
+                ctx.adopt(p)
+
+
+def _delete_emptied(ctx: Context, world: World, batch: list[str]) -> tuple[str, ...]:
+    """The remedy "delete the drained Node objects once empty": once the step's pods are
+    gone, delete each batch node that holds only DaemonSet or mirror pods (never a pod
+    that a drain would have to delete outside the Eviction API)."""
+    world.sim.settle()
+    deleted = []
+    for n in batch:
+        if world.remaining.get(n) or n not in world.sim.nodes:
+            continue
+        if all(ctx.decision(p).action == SKIP for p in world.sim.pods_on(n)):
+            world.sim.delete_node(n)
+            deleted.append(n)
+    return tuple(deleted)
+
+
+def _skipped(ctx: Context, batch: list[str], first: bool) -> tuple[Skipped, ...]:
+    if not first:
+        return ()
+    out = []
+    for n in batch:
+        for d in ctx.decisions.get(n, ()):
+            if d.action != EVICT or d.pod.key in ctx.blocked:
+                reason = ctx.blocked.get(d.pod.key) or d.code or d.action
+                out.append(Skipped(d.pod.namespace, d.pod.name, n, reason, d.message))
+    return tuple(out)
+
+
+def retry_pending(ctx: Context | None, world: World, batch: Sequence[str] = ()) -> list[tuple[Pod, Pod, str]]:
+    """The scheduler retries Pending pods when the cluster changes: replacements that
+    stranded earlier get another try, in the order they stranded. Returns (evicted pod,
+    replacement, node) placed.
+
+    Until one binds, every try is on the same state, and a pod like one that failed
+    fails too: so only the first pending pod of each template is tried, in pending
+    order, and the pass over every pending pod starts at the first that fits (a zone
+    drain strands thousands, retried at every step, and most steps place none)."""
+    pending = world.pending
+    watch = ctx.watch if ctx is not None and pending else None
+    if watch is not None:
+        watch(world, batch)
+    for i in sorted(world.first_pending.values()):
+        repl, evicted = pending[i]
+        node = _retry(world, repl)
+        if node is None:
+            continue
+        placed, still = [(evicted, repl, node)], pending[:i]
+        if watch is not None:
+            watch(world, batch)  # a bound retry: the next ones see another state
+        for repl, evicted in pending[i + 1:]:
+            node = _retry(world, repl)
+            if node is None:
+                still.append((repl, evicted))
+            else:
+                placed.append((evicted, repl, node))
+                if watch is not None:
+                    watch(world, batch)
+        world.set_pending(still)
+        return placed
+    return []
+
+
+def _retry(world: World, repl: Pod) -> str | None:
+    """One retry: the node `repl` is bound to, or None. Most retries are of templates that
+    just failed again on this same state (a failure binds nothing) or are still stuck:
+    those are skipped without building a Placement."""
+    placer, sim = world.placer, world.sim
+    if world.still_stuck(repl) or placer.failed_now(sim, repl):
+        return None
+    node = placer.place(sim, repl, diagnose=False).node  # a retry only asks whether it fits now
+    if node is None:
+        world.note_stuck(repl)
+    else:
+        sim.bind(repl, node)
+    return node
+
+
+def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod],
+               first: bool) -> bool:
+    """Play one step (appended to world.steps); whether it is safe apart from PDB-blocked
+    pods of the batch."""
+    number = len(world.steps) + 1
+    sim = world.sim
+    retry_pending(ctx, world, batch)
+    keys = [p.key for p in wave]  # once: Pod.key makes its string anew at each read
+    decisions = dict(zip(keys, map(ctx.decision, wave)))
+    for p in wave:
+        sim.evict(p)
+    _forget(world, wave)
+    evictions: list[Eviction] = []
+    replacements = [(p, key, sim.replacement_for(p)) for p, key in zip(wave, keys) if decisions[key].replaced]
+    for _, key, r in replacements:
+        ctx.origin[r.key] = ctx.origin.get(key, key)
+    for _, _, r in replacements:
+        sim.add_pending(r)
+    deleted = _delete_emptied(ctx, world, batch) if ctx.delete_drained_nodes else ()
+    placed: dict[str, tuple[str | None, dict]] = {}
+    safe = True
+    # the scheduling queue pops higher priority first, then older pods; all are new here
+    for evicted, key, r in sorted(replacements, key=lambda x: -x[2].priority):
+        pl = world.placer.place(sim, r)
+        placed[key] = (pl.node, pl.accepting, pl.tied)  # vector.Accepting: made when read
+        if pl.node is not None:
+            sim.bind(r, pl.node)
+            continue
+        safe = False
+        reason, details = strand_reason(sim, pl)
+        details["node"] = evicted.node_name
+        world.stranded.append(_new_stranded(evicted.namespace, evicted.name, ctx.workload_of.get(key),
+                                            number, reason, details))
+        world.add_pending(sim.pods.get(r.key, r), evicted)
+        world.note_stuck(r)
+        world.budgets.strand(ctx.pod_pdbs.get(key, ()))
+    for p, key in zip(wave, keys):
+        d = decisions[key]
+        node, accepting, tied = placed.get(key, (None, {}, ()))
+        evictions.append(_new_eviction(p.namespace, p.name, p.node_name, ctx.workload_of.get(key), d.replaced,
+                                       node, accepting, ctx.pod_pdbs.get(key, ()), d.message, tied))
+    after = judge(ctx, sim)
+    if excess(ctx, after) > 0:
+        safe = False
+    harmless = safe
+    if first and any(d.pod.key in ctx.blocked for n in batch for d in ctx.decisions.get(n, ())):
+        safe = False
+    used = world.budgets.next_step()
+    pdbs = tuple(PdbUse(ctx.pdbs[k].namespace, ctx.pdbs[k].name,
+                        world.budgets.step_allowance(k), n) for k, n in sorted(used.items()))
+    sim.settle()
+    world.steps.append(Step(number, tuple(batch), tuple(cordon), tuple(evictions), _skipped(ctx, batch, first),
+                            after, pdbs, safe, deleted))
+    return harmless
+
+
+def _forget(world: World, pods: list[Pod]) -> None:
+    """Take `pods` off their nodes' lists of pods still to evict (lists this branch owns:
+    run_batch), by identity: a list holds each pod once (_adopt_replacements goes by key), and
+    list.remove compared every pod ahead of each one field by field (a step's wave need not
+    come in the list's order: PDB-deferred pods stay ahead)."""
+    gone: dict[str, set[int]] = {}
+    for p in pods:
+        gone.setdefault(p.node_name, set()).add(id(p))
+    for node, ids in gone.items():
+        left = world.remaining[node]
+        left[:] = [p for p in left if id(p) not in ids]
+
+
+def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
+    """Every tracked constraint on the current simulated state. Made from the last answer:
+    only the constraints whose state object changed since are judged again (a step moves
+    a few workloads; a zone's drain tracks about a thousand constraints), and the total
+    excess over the limits moves with them (`excess`)."""
+    states = tracked_states(ctx, sim)
+    last = ctx.last_judged
+    if last is not None and last[0] is states:
+        return last[1]
+    if last is None:
+        changed: Iterable[int] = range(len(states))
+        after: list = [None] * len(states)
+        total = 0
+    else:
+        changed = list(itertools.compress(itertools.count(), map(operator.is_not, last[0], states)))
+        after, total = list(last[1]), last[2]
+    for i in changed:
+        old = after[i]
+        if old is not None:
+            total -= old.excess
+        new = after[i] = _judged(ctx, i, states[i])
+        total += new.excess
+    out = tuple(after)
+    ctx.last_judged = (states, out, total)
+    ctx.excesses.put(out, total)
+    return out
+
+
+def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter:
+    """The judgement of tracked constraint `i` in state `cs` (the same object again while no
+    pod of its workload moved)."""
+    last = ctx.judged.get(i)
+    if last is not None and last[0] is cs:
+        return last[1]
+    t, c = ctx.tracked[i], cs.constraint
+    after = _new_after(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
+                       c.when_unsatisfiable, DomainCounts(cs.domains, cs.count_histogram),
+                       cs.global_min, cs.skew, t.limit, cs.status)
+    ctx.judged[i] = (cs, after)
+    return after
+
+
+def excess(ctx: Context, after: tuple[ConstraintAfter, ...]) -> int:
+    """How far the DoNotSchedule constraints of `after` (a judge's answer) are above their
+    limits, in total: > 0 exactly when one is exceeded."""
+    got = ctx.excesses.get(after)
+    return got if got is not None else sum(c.excess for c in after)
+
+
+class DomainCounts(Mapping):
+    """{domain: pods} of a constraint state, read through from its domains: a step judges
+    every tracked constraint, a hostname one has thousands of domains, and only the steps
+    a user looks at are ever rendered."""
+
+    __slots__ = ("_domains", "_histogram")
+
+    def __init__(self, domains: Mapping[str, spread.Domain], histogram: Mapping[int, int] | None = None):
+        self._domains = domains
+        self._histogram = histogram  # {pods: domains holding that many} (counts.histogram), if known
+
+    def extremes(self) -> tuple[int, int]:
+        """(fewest, most) pods of a domain; from the state's count histogram when it has one
+        (a table row summarises a hostname spread's 5,000 domains by these two numbers)."""
+        if self._histogram is None:
+            self._histogram = counts.histogram(self._domains)
+        return min(self._histogram), max(self._histogram)
+
+    def __getitem__(self, value: str) -> int:
+        return self._domains[value].pods
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._domains)
+
+    def __len__(self) -> int:
+        return len(self._domains)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState]:
+    """The state of each tracked constraint (in `ctx.tracked` order) on the current
+    simulated state: one spread state per probe pod, shared by its constraints. The same
+    list again while no memoised state moved (SimCluster.spread_epoch): the order search
+    reads it at each level, right after the judge of the step before. Callers read it only."""
+    last = ctx.tracked_memo
+    if last is not None and last[0] == sim.spread_epoch:
+        return last[1]
+    if ctx.probes is None:
+        ctx.probes = _probes(ctx.tracked)
+    probes, slots = ctx.probes
+    shared = sim.shared_spread_state
+    states = [shared(pod, key) for pod, key in probes]
+    out = [states[at].constraints[position] for at, position in slots]
+    ctx.tracked_memo = (sim.spread_epoch, out)  # after any state the calls made
+    return out
+
+
+def _probes(tracked: list[Tracked]) -> tuple[list[tuple[Pod, int]], list[tuple[int, int]]]:
+    """tracked_states' probes: each distinct probe pod once, with its spread key (made once
+    here, not at every step), and per tracked constraint (its probe's place in that list,
+    its position among the probe's constraints)."""
+    at: dict[int, int] = {}
+    probes: list[tuple[Pod, int]] = []
+    slots = []
+    for t in tracked:
+        i = at.get(id(t.pod))
+        if i is None:
+            i = at[id(t.pod)] = len(probes)
+            probes.append((t.pod, spread_key_of(t.pod)))
+        slots.append((i, t.position))
+    return probes, slots

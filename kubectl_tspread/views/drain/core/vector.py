@@ -1,0 +1,795 @@
+"""The placement walk and score over arrays (numpy): the same answer as the node-by-node
+walk of `Placer._place`, for the replacements a drain places by the thousand.
+
+A placement in a 5,000-node cluster examines hundreds of nodes and scores most of them;
+one Python call per node is too slow for a drain of hundreds of nodes, which places
+replacements by the ten thousand. Here each placement is a few array operations over the N nodes in the
+scheduler's node-tree order (`SimCluster.scan_order`):
+
+- the filters other than spread and NodeResourcesFit: one boolean per node per pod
+  shape (`placement.shape_key`), computed by the same filter code as the walk and
+  refreshed only for the nodes whose simulated version changed;
+- NodeResourcesFit: the requests of each node's pods (and their non-zero scoring
+  requests) per node version, compared with the pod's requests in one expression;
+- PodTopologySpread's Filter: per hard constraint, the count of each domain (from the
+  constraint's node counts, workload-sized) looked up through each node's label value;
+- the walk itself: the first `num_feasible_to_find` feasible nodes from the rotating
+  start, and the index advanced by the nodes the walk would have examined;
+- Score: every default Score plugin through engine/scorearrays.py (the array forms of
+  engine/scores.py: same integer and float operations, so the same rounding), ties to
+  the smallest node name.
+
+Only the common case takes this path: no pod (anti-)affinity in the cluster, no
+PreFilter outcome for the pod, and requests among cpu, memory and ephemeral-storage.
+Anything else, and a pod that no node fits even before spread (NoCapacity, whose
+diagnosis is every node's first failure), goes through the walk. A placed pod's
+Placement leaves `fit_nodes`, `spread_refusals` and `reasons` empty: they describe a
+stranded pod and are read only then. A pod that nodes fit but spread refuses everywhere gets its fit nodes and
+refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them
+(views/drain/diagnose.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Callable, Protocol
+
+import numpy as np
+
+from kubectl_tspread.views.drain.core.memo import let_go
+from kubectl_tspread.engine import resources, scorearrays, scores, spread
+from kubectl_tspread.model import HOSTNAME_KEY, Node, Pod
+
+
+class SimCluster(Protocol):
+    """What this module reads of simulate.py's SimCluster, which passes itself in. Named here
+    so that vector.py need not import simulate.py: simulate.py imports this module, and the
+    package keeps no import cycle (tests/test_layers.py)."""
+
+    nodes: dict[str, Node]
+    node_epoch: int
+    _table_parent: tuple[str, ...] | None
+
+    @property
+    def balanced_improvement(self) -> bool: ...
+
+    def scan_order(self) -> tuple[str, ...]: ...
+
+    def version_positions(self) -> dict[str, int]: ...
+
+    def rows_from(self, positions: dict[str, int]): ...
+
+    def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]: ...
+
+    def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]: ...
+
+# On in every install (numpy is a required dependency); tests switch it off to hold the
+# node-by-node walk against the arrays.
+ENABLED = True
+FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+_MISSING = ""  # labels.get(key, "") in score_nodes: a node without the key counts as the value ""
+
+
+class Names(Sequence):
+    """A tuple of names made only when read: `names[i]` for each position in `at`. A
+    placement finds ~500 feasible nodes and a hostname key as many accepting domains;
+    most of those lists are never read (the table counts them, the search ignores them)."""
+
+    __slots__ = ("_names", "_at", "_made")
+
+    def __init__(self, names: Sequence[str], at):
+        self._names, self._at, self._made = names, at, None
+
+    def _tuple(self) -> tuple[str, ...]:
+        if self._made is None:
+            self._made = tuple(map(self._names.__getitem__, self._at.tolist()))
+        return self._made
+
+    def __getitem__(self, i):
+        return self._tuple()[i]
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __iter__(self):
+        return iter(self._tuple())
+
+    def __eq__(self, other) -> bool:
+        return self._tuple() == (tuple(other) if isinstance(other, (Names, list)) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._tuple())
+
+    def __repr__(self) -> str:
+        return repr(self._tuple())
+
+
+class NodeTable:
+    """Per node set (one `scan_order` tuple): node arrays in walk order, and the rows
+    derived from each node's simulated version (valid in any simulation: versions are
+    unique across copies)."""
+
+    def __init__(self, sim: "SimCluster"):
+        order = sim.scan_order()
+        nodes = sim.nodes
+        self.order = order
+        self.size = n = len(order)
+        self.pos = sim.version_positions()  # the simulation's own map, made once per node set
+        rank = {name: i for i, name in enumerate(sorted(order))}
+        self.rank = np.array([rank[name] for name in order], dtype=np.int64)
+        self.alloc = {r: np.array([nodes[name].allocatable.get(r, 0) for name in order], dtype=np.int64)
+                      for r in FIT_RESOURCES + ("pods",)}
+        self.row_version = np.full(n, -1, dtype=np.int64)
+        # what each node has left of each resource (allocatable less its pods' requests): the
+        # fit test is then one comparison per resource
+        self.free = {r: a.copy() for r, a in self.alloc.items()}
+        # the scores' inputs, cpu and memory as two rows: the nodes' allocatable as it is
+        # (alloc2) and UNSCORED where it is not positive (score_alloc), and what that leaves
+        # after their non-zero requests (score_free: less it, the requests LeastAllocated charges)
+        allocatable = np.stack([self.alloc["cpu"], self.alloc["memory"]])
+        self.alloc2 = allocatable
+        self.score_alloc = np.where(allocatable > 0, allocatable, UNSCORED)
+        self.score_free = self.score_alloc.copy()
+        self._values: dict[str, tuple] = {}
+        # the keys every node of the table carries (values: no value id is the missing one)
+        self.complete: set[str] = set()
+        self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
+        # shape key (placement.keys_of's number) -> (ok per node, the version each row was computed at)
+        self.shapes: dict[int, tuple] = {}
+        # the table of the whole node set this one was derived from (by node deletions), and
+        # each row's position there: arrays made on one table of a root move to another
+        self.root, self.root_pos = self, np.arange(n, dtype=np.int64)
+        self._inverse = None  # root position -> this table's row (-1: not here), made when asked
+        self._rows: tuple | None = None  # rows_of's last (other table's root_pos, answer)
+
+    @classmethod
+    def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
+        """The table of `sim`'s node set when it is `old`'s less deleted nodes: every row
+        is carried over (rows are keyed by node versions, which a deletion leaves alone),
+        so a drain that deletes a node per step does not re-read every node's pods and
+        filter verdicts for each."""
+        new = cls.__new__(cls)
+        order = sim.scan_order()
+        perm = sim.rows_from(old.pos)
+        new.order, new.size, new.pos = order, len(order), sim.version_positions()
+        new.rank = old.rank[perm]  # ranks keep their order: argmin over them is unchanged
+        new.alloc = {r: a[perm] for r, a in old.alloc.items()}
+        new.row_version = old.row_version[perm]
+        new.free = {r: a[perm] for r, a in old.free.items()}
+        # take(axis=1): [:, perm] would make them Fortran-ordered, and every take of their
+        # columns per placement three times slower
+        new.score_alloc, new.score_free = old.score_alloc.take(perm, axis=1), old.score_free.take(perm, axis=1)
+        new.alloc2 = old.alloc2.take(perm, axis=1)
+        # a value whose last node went keeps its id: no node refers to it any more
+        new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
+                       in old._values.items()}
+        new._sorted = dict(old._sorted)
+        new.complete = set(old.complete)  # fewer nodes: each still carries the key
+        new.shapes = {shape: (ok[perm], at[perm]) for shape, (ok, at) in old.shapes.items()}
+        # the states' count arrays made on `old`, or on any table of the same root, move over
+        # the same way (counts_of)
+        new.root, new.root_pos, new._inverse, new._rows = old.root, old.root_pos[perm], None, None
+        return new
+
+    def rows_of(self, other: "NodeTable"):
+        """The positions in this table of `other`'s rows (tables of one root), or None when
+        some node of `other` is not here. The last answer is kept: after a node deletion the
+        states read on the new table move their arrays from the same few tables."""
+        last = self._rows
+        if last is not None and last[0] is other.root_pos:
+            return last[1]
+        rows = self._inverted()[other.root_pos]
+        if len(rows) and rows.min() < 0:
+            rows = None
+        self._rows = (other.root_pos, rows)  # a table's root_pos is never replaced nor changed
+        return rows
+
+    def _inverted(self):
+        if self._inverse is None:
+            self._inverse = np.full(self.root.size, -1, dtype=np.int64)
+            self._inverse[self.root_pos] = np.arange(self.size, dtype=np.int64)
+        return self._inverse
+
+    def row(self, node: str) -> int | None:
+        """The node's row here (None when it is not in this node set)."""
+        if self.pos is not None:
+            return self.pos.get(node)
+        at = self.root.pos.get(node)
+        if at is None:
+            return None
+        i = int(self._inverted()[at])
+        return i if i >= 0 else None
+
+    def retire(self) -> None:
+        """The table has left the Placer's (its node set is no longer placed on): keep only
+        what the count arrays made on it still read, and let the rest go. Those arrays stay
+        attached to their states (counts_of moves them to a live table of the same root
+        when read: building them again from the counts cost ~8 times as much, and a drain
+        that deletes its nodes retires a table per step); they need the rows' places in
+        the root table and the value ids. The per-node and per-shape arrays (a few MB of a
+        5,000-node table) go, and so do the node positions but the root's, which `row`
+        reads for every table of its node set."""
+        for name in ("order", "rank", "alloc", "row_version", "free", "score_alloc", "score_free",
+                     "alloc2", "_sorted", "shapes"):
+            delattr(self, name)
+        self._values = {key: (None, ids, names, None) for key, (_, ids, names, _) in self._values.items()}
+        if self.root is not self:
+            self.pos = None
+
+    def values(self, sim: "SimCluster", key: str) -> tuple:
+        """(value id per node — len(values) when the node lacks the key —, value -> id,
+        the values, id of "" or of a missing key as score_nodes sees it)."""
+        got = self._values.get(key)
+        if got is None:
+            ids: dict[str, int] = {}
+            raw = [sim.nodes[name].labels.get(key) for name in self.order]
+            for v in raw:
+                if v is not None and v not in ids:
+                    ids[v] = len(ids)
+            missing = len(ids)
+            vid = np.array([missing if v is None else ids[v] for v in raw], dtype=np.int64)
+            names = list(ids)
+            lacking = vid == missing
+            as_empty = np.where(lacking, ids.get(_MISSING, missing), vid)
+            got = self._values[key] = (vid, ids, names, as_empty)
+            if not lacking.any():
+                self.complete.add(key)
+            by_name = sorted(range(len(names)), key=names.__getitem__)
+            rank = np.empty(len(names), dtype=np.int64)
+            rank[by_name] = np.arange(len(names))
+            self._sorted[key] = (rank, [names[j] for j in by_name])
+        return got
+
+    def by_name(self, sim: "SimCluster", key: str) -> tuple:
+        """(value id per node, the number of values, rank of each value id by name, the
+        values by name): what naming the values of some nodes in name order reads, and
+        nothing that keeps the table alive (Accepting holds it past the table's life)."""
+        vid, _, names, _ = self.values(sim, key)
+        rank, ordered = self._sorted[key]
+        return vid, len(names), rank, ordered
+
+    def prefer_tainted(self, sim: "SimCluster"):
+        """The rows of the nodes with a PreferNoSchedule taint (TaintToleration's score reads
+        only them), made again when a Node object changed (sim.node_epoch)."""
+        got = self.__dict__.get("_prefer_tainted")
+        if got is None or got[0] != sim.node_epoch:
+            nodes = sim.nodes
+            # made again at every cordon: most nodes have no taint at all, so look at those that do
+            rows = [i for i, name in enumerate(self.order)
+                    if nodes[name].taints and any(t.effect == scores.PREFER_NO_SCHEDULE for t in nodes[name].taints)]
+            got = self.__dict__["_prefer_tainted"] = (sim.node_epoch, np.array(rows, dtype=np.int64))
+        return got[1]
+
+    def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]],
+                      rows: slice = slice(None)) -> None:
+        """Re-read the usage rows of the nodes of `rows` whose version changed: what
+        resources.node_usage and sim.nonzero_usage sum, as the simulation keeps them up to
+        date (SimCluster.usage_of: summing a node's pods again after every bind was ~7 % of a
+        500-node plan)."""
+        stale = _stale(self.row_version, version, rows)
+        if not stale:
+            return
+        order, row_of = self.order, usage_rows(nonzero)
+        # usage_rows' columns: FIT_RESOURCES, the nonzero cpu and memory, the pod count
+        left = [(self.free[r], self.alloc[r]) for r in FIT_RESOURCES + ("pods",)]
+        score_alloc, score_free = self.score_alloc, self.score_free
+        for i in stale:
+            usage = sim.usage_of(order[i], row_of)
+            for (free, alloc), total in zip(left, usage[:len(FIT_RESOURCES)] + usage[-1:]):
+                free[i] = alloc[i] - total
+            cpu, memory = usage[NONZERO_COLUMNS]
+            score_free[0, i], score_free[1, i] = score_alloc[0, i] - cpu, score_alloc[1, i] - memory
+            self.row_version[i] = version[i]
+
+    def shape_ok(self, shape: int, version, row: Callable[[str], bool], rows: slice = slice(None)):
+        """Whether each node of `rows` passes the filters other than spread and
+        NodeResourcesFit for pods of `shape`; `row(name)` judges one node (refreshed per
+        node version)."""
+        got = self.shapes.get(shape)
+        if got is None:
+            got = self.shapes[shape] = (np.zeros(self.size, dtype=bool), np.full(self.size, -1, dtype=np.int64))
+        ok, at = got
+        order = self.order
+        for i in _stale(at, version, rows):
+            ok[i] = row(order[i])
+            at[i] = version[i]
+        return ok[rows]
+
+
+def _stale(at, version, rows: slice) -> list[int]:
+    """The positions in `rows` (a slice of the table) whose row was made at another version
+    than the node's now (mostly none). The positions come from the array's own nonzero():
+    np.flatnonzero and any() are Python wrappers around it, and the placements of a zone's
+    plan make hundreds of thousands of such calls."""
+    differ = (at[rows] != version[rows]).nonzero()[0]  # one pass, not any() and then the positions
+    if not len(differ):
+        return []
+    first = rows.start or 0
+    return [i + first for i in differ.tolist()]
+
+
+# where usage_rows' rows hold the nonzero cpu and memory
+NONZERO_COLUMNS = slice(len(FIT_RESOURCES), len(FIT_RESOURCES) + 2)
+_ROW_FUNCTIONS: dict[object, Callable[[Pod], tuple[int, ...]]] = {}
+
+
+def usage_rows(nonzero: Callable[[Pod], tuple[int, int]]) -> Callable[[Pod], tuple[int, ...]]:
+    """pod -> what it adds to its node's usage row: its FIT_RESOURCES requests, `nonzero`'s
+    cpu and memory, and 1 (the pod count); remembered per requests map (a workload's pods
+    share one), one function per `nonzero`."""
+    got = _ROW_FUNCTIONS.get(nonzero)
+    if got is not None:
+        return got
+    memo: dict[int, tuple] = {}
+
+    def row_of(pod: Pod) -> tuple[int, ...]:
+        req = pod.requests
+        hit = memo.get(id(req))
+        if hit is not None and hit[0] is req and hit[2] == pod.score_requests:
+            return hit[1]
+        row = tuple(req.get(r, 0) for r in FIT_RESOURCES) + tuple(nonzero(pod)) + (1,)
+        if len(memo) >= ARRAYS_KEPT:
+            memo.clear()
+        memo[id(req)] = (req, row, pod.score_requests)
+        return row
+
+    row_of.zero = (0,) * (len(FIT_RESOURCES) + 3)  # type: ignore[attr-defined]  # a node without pods
+    got = _ROW_FUNCTIONS[nonzero] = row_of
+    return got
+
+
+TABLES_KEPT = 8
+
+
+def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
+    """The table of the simulation's node set (one per scan order, kept by the Placer)."""
+    order = sim.scan_order()
+    table = tables.get(id(order))
+    if table is None or table.order is not order:
+        parent = sim._table_parent
+        old = tables.get(id(parent)) if parent is not None else None
+        made = NodeTable.derived(old, sim) if old is not None and old.order is parent else NodeTable(sim)
+        while len(tables) >= TABLES_KEPT:  # the oldest go (a drain deleting nodes makes one per step)
+            tables.pop(next(iter(tables))).retire()
+        table = tables[id(order)] = made
+        _forget_dropped_tables(tables)
+    return table
+
+
+def _forget_dropped_tables(tables: dict) -> None:
+    """Drop the entry arrays made on tables no longer kept: their positions are rows of a
+    node set nobody places on, and they would keep those tables whole (a drain that deletes
+    its drained nodes makes a table per step; a zone's re-plan held gigabytes of them). The
+    count arrays carried by the states stay: their tables are retired, not kept whole."""
+    live = {id(t) for t in tables.values()}
+    stale = [k for k, v in _ENTRIES.items() if id(v[2]) not in live]
+    for k in stale:
+        del _ENTRIES[k]
+
+
+def fits_fast_path(pod: Pod) -> bool:
+    """Whether the pod's requests are all among the resources the table tracks."""
+    return all(name in FIT_RESOURCES for name, _ in resources._checked(pod.requests))
+
+
+# id(constraint state) -> (the state, its table (perhaps retired), matching pods per node,
+# per value id, the simulation copy count when they were attached, whether another state's
+# entry holds the same arrays): a state's arrays are built once from its node counts (a
+# workload's nodes, thousands for a big one) and then carried over by `shifted` as the
+# simulation moves pods one by one. Past ARRAYS_KEPT the oldest quarter goes (the arrays
+# carried over to a state are its entry's, at the end). Arrays are changed in place only by
+# `shifted`, and only when their entry is the state's own: attached since the last copy, and
+# not shared
+_ARRAYS: dict[int, tuple] = {}
+ARRAYS_KEPT = 4096
+_COPIES = [0]  # simulation copies made so far (`forked`)
+
+
+def forked() -> None:
+    """A simulation was copied (SimCluster.copy): every state it holds may now be moved on
+    two branches of the search, so the next move of each copies its arrays instead of
+    taking them (the branch a losing candidate played leaves the other's states without
+    arrays, rebuilt from their counts: tens of thousands in a zone's plan)."""
+    _COPIES[0] += 1
+
+
+def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
+    """(value id per node, matching pods per node, matching pods per value id with 0 at
+    the missing slot) of one constraint state. The pods per node are only kept for a
+    hostname constraint (None for any other), the only one whose score reads them: the
+    search copies a state's arrays at its first move after each copy of the simulation,
+    and a 5,000-node row per zone constraint was half of that."""
+    vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
+    hit = _ARRAYS.get(id(cs))
+    if hit is not None and hit[0] is cs:
+        made_on = hit[1]
+        if made_on is table:
+            return vid, hit[2], hit[3]
+        rows = made_on.rows_of(table) if made_on.root is table.root else None
+        if rows is not None:
+            # made on a table of the same node set before node deletions: the value ids are
+            # the same, the rows are the surviving nodes' (a node deleted since held no pod the
+            # state counts: it would have moved the state, which would be another object)
+            per_node, per_value = (hit[2][rows] if hit[2] is not None else None), hit[3]
+            _remember(cs, table, per_node, per_value, hit[5])  # per value: still the other's too
+            return vid, per_node, per_value
+    pos, node_domain, missing = table.pos, cs.node_domain, len(names)
+    counts = cs.node_counts
+    # drain/counts.NodeCounts (not imported: it imports this module) is a shared base map
+    # plus the few counts changed since: the base's entries are turned into arrays once
+    base, changes = (counts.base, counts.changes) if hasattr(counts, "changes") else (counts, {})
+    where, weights, at = _entries(table, base, node_domain, vid, missing)
+    per_node = None
+    if cs.constraint.topology_key == HOSTNAME_KEY:
+        per_node = np.zeros(table.size, dtype=np.int64)
+        per_node[where] = weights
+    per_value = np.bincount(at, weights, minlength=missing + 1).astype(np.int64) if len(at) \
+        else np.zeros(missing + 1, dtype=np.int64)
+    if changes:
+        # gathered first, then added in two array operations: a state shifted since its map
+        # was merged carries up to 64 changes, and a numpy element update costs as much as
+        # a whole small array operation
+        rows, deltas, at = [], [], []
+        for node, n in changes.items():
+            i = pos.get(node)
+            delta = n - base.get(node, 0)
+            if i is not None and delta:
+                rows.append(i)
+                deltas.append(delta)
+                v = node_domain.get(node)
+                at.append(ids[v] if v is not None and v in ids else missing)
+        if rows:
+            if per_node is not None:
+                per_node[rows] += deltas  # a node appears once among the changes
+            np.add.at(per_value, at, deltas)  # a domain may appear several times
+    per_value[-1] = 0  # pods on nodes outside the constraint's domains count nowhere
+    _remember(cs, table, per_node, per_value)
+    return vid, per_node, per_value
+
+
+# (id(base map), id(node_domain), id(table)) -> (those three, positions, counts, value ids)
+_ENTRIES: dict[tuple[int, int, int], tuple] = {}
+
+
+def _entries(table: NodeTable, base, node_domain, vid, missing: int):
+    """(position, count, value id) arrays of a node-count map's entries on the table's
+    nodes (the missing slot for a node outside the constraint's domains): made once per
+    map, which every state shifted from it shares. In C, not entry by entry: a drain that
+    deletes its nodes makes a new partition per step, and states first placed for after it
+    are built from maps of hundreds of nodes (~2,000 a minute in a zone's re-plan)."""
+    key = (id(base), id(node_domain), id(table))
+    hit = _ENTRIES.get(key)
+    if hit is not None and hit[0] is base and hit[1] is node_domain and hit[2] is table:
+        return hit[3:]
+    names, n = list(base), len(base)
+    where = np.fromiter(map(table.pos.get, names, itertools.repeat(-1)), dtype=np.int64, count=n)
+    weights = np.fromiter(base.values(), dtype=np.int64, count=n)
+    inside = np.fromiter(map(node_domain.__contains__, names), dtype=bool, count=n)
+    on_table = where >= 0
+    if not on_table.all():
+        where, weights, inside = where[on_table], weights[on_table], inside[on_table]
+    # a node in the domains is in its label's value's (the partition reads the same label)
+    arrays = (where, weights, np.where(inside, vid[where], missing))
+    if len(_ENTRIES) >= ARRAYS_KEPT:
+        _ENTRIES.clear()
+    _ENTRIES[key] = (base, node_domain, table) + arrays
+    return arrays
+
+
+def moved_out(old: spread.ConstraintState, new: spread.ConstraintState, value: str, leaving: int) -> None:
+    """`new` is `old` once a node of its domain `value`, holding `leaving` of its matching
+    pods, left the domains (a cordon under nodeTaintsPolicy Honor): the pods still count on
+    the node, no longer in the domain. Carry `old`'s arrays over with that domain's count
+    moved, as for a shift (building them again from the counts cost a workload's every node,
+    ~4 % of a zone's SetNodeTaintsPolicyHonor re-plan)."""
+    taken = _taken(old)
+    if taken is None:
+        return
+    table, per_node, per_value = taken
+    _add_to_domain(table, new, per_value, value, -leaving)
+    _remember(new, table, per_node, per_value)
+
+
+def handed_over(old: spread.ConstraintState, new: spread.ConstraintState) -> None:
+    """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s
+    arrays (still on the table before the deletion; counts_of moves them to the new one).
+    When a simulation copy was made since they were attached, `old` may still be read on
+    another branch: both then hold the very same arrays, marked shared, and the first
+    state moved from either copies them (`_taken`). A drain that deletes its nodes hands
+    every state over at each deletion, most of them again at the next one before any
+    shift: copying them there was ~2 % of such a plan."""
+    hit = _ARRAYS.get(id(old))
+    if hit is None or hit[0] is not old:
+        return
+    if hit[4] == _COPIES[0]:  # `old` is this branch's alone: its entry moves
+        del _ARRAYS[id(old)]
+        _remember(new, hit[1], hit[2], hit[3], hit[5])
+    else:
+        _remember(new, hit[1], hit[2], hit[3], True)
+
+
+def _taken(old: spread.ConstraintState) -> tuple | None:
+    """(table, per node, per value id) of `old`'s arrays for a state moved from it, or None:
+    taken from `old` while they are its own (no simulation copy was made since they were
+    attached, and no other state holds them: a search that goes deeper rarely places for an
+    old state again, and the memo stays the size of the live states), copies otherwise
+    (another branch may still hold `old`, or another state the arrays)."""
+    hit = _ARRAYS.pop(id(old), None)
+    if hit is None or hit[0] is not old:
+        return None
+    if hit[4] != _COPIES[0]:
+        _ARRAYS[id(old)] = hit
+    elif not hit[5]:
+        return hit[1], hit[2], hit[3]
+    return hit[1], (hit[2].copy() if hit[2] is not None else None), hit[3].copy()
+
+
+def _remember(cs: spread.ConstraintState, table: NodeTable, per_node, per_value, shared: bool = False) -> None:
+    if len(_ARRAYS) >= ARRAYS_KEPT:
+        _make_room()
+    _ARRAYS[id(cs)] = (cs, table, per_node, per_value, _COPIES[0], shared)
+
+
+def _make_room() -> None:
+    """Drop the entries of states that nothing but their entry holds any more (the states a
+    search's losing branches and a step's moves left behind), then, while fewer than a
+    quarter of the places are free, the oldest entries. Dropping the oldest quarter alone
+    dropped live states too: in a drain that deletes its nodes every state moves at each
+    deletion and the memo filled every few dozen deletions, so that ~20,000 states of a
+    zone's re-plan had their arrays built again from their counts."""
+    let_go(_ARRAYS, ARRAYS_KEPT)
+
+
+def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
+    """`new` is `old` with one matching pod more (+1) or less (-1) on `node`
+    (views/drain/core/counts.py): carry `old`'s arrays over, if it has any."""
+    # taken over, they are changed in place: no other entry holds them, and every reader
+    # (counts_of's callers) takes what it needs from them before returning
+    taken = _taken(old)
+    if taken is None:
+        return
+    table, per_node, per_value = taken
+    if per_node is not None:
+        i = table.row(node)  # the table may be retired
+        if i is not None:
+            per_node[i] += delta
+    value = new.node_domain.get(node)
+    if value is not None:
+        _add_to_domain(table, new, per_value, value, delta)
+    _remember(new, table, per_node, per_value)
+
+
+def _add_to_domain(table: NodeTable, cs: spread.ConstraintState, per_value, value: str, delta: int) -> None:
+    """Move the count of `cs`'s domain `value` in its per-value-id array by `delta` (a value
+    the table has no id for counts nowhere)."""
+    j = table._values[cs.constraint.topology_key][1].get(value)
+    if j is not None:
+        per_value[j] += delta
+
+
+def spread_values(table: NodeTable, sim: "SimCluster", state: spread.SpreadState) -> list[tuple]:
+    """Per hard constraint of `state`: (value id per node, whether it lets the pod onto a
+    node of each value id — ConstraintState.allows of the value; a node without the key is
+    refused)."""
+    out = []
+    for cs in state.hard:
+        vid, _, counts = counts_of(table, sim, cs)
+        # count + selfMatch − globalMin ≤ maxSkew, in integers: one comparison of the counts
+        ok = counts <= cs.constraint.max_skew + cs.global_min - cs.self_match
+        ok[-1] = False  # a node without the key: UnschedulableAndUnresolvable
+        out.append((vid, ok))
+    return out
+
+
+def spread_allowed(values: list[tuple], rows: slice = slice(None)) -> list:
+    """Per hard constraint (`spread_values`), whether it lets the pod onto each node of `rows`."""
+    return [ok[vid[rows]] for vid, ok in values]
+
+
+def spread_ok(allowed: list):
+    """spread.filter_node's verdict (passes or not) for every node, from `spread_allowed`."""
+    return allowed[0] if len(allowed) == 1 else np.logical_and.reduce(allowed)
+
+
+def window(start: int, span: int, want: int, total: int) -> slice | None:
+    """The `span` nodes from `start` in walk order that a walk wanting `want` feasible nodes
+    is expected to stop within, as one run of positions; None when that is no fewer than
+    every node, or when it wraps past the last node. Judging only them first spares the
+    arrays of every other node for most placements of a big cluster (500 wanted of 5,000);
+    `walk_window` says when they were not enough. A window that wraps would be two runs,
+    each judged by the same dozen array operations: on a zone's re-plan that cost more than
+    judging every node in one go."""
+    if span >= total or span < want or start + span > total:
+        return None
+    return slice(start, start + span)
+
+
+def walk_window(mask, rows: slice, want: int):
+    """`walk` over the nodes of a `window` (`mask` is theirs): (found, examined), or None
+    when fewer than `want` of them are feasible (the walk goes on past the window)."""
+    idx = mask.nonzero()[0]
+    if len(idx) < want:
+        return None
+    found = idx[:want]
+    return found + rows.start, int(found[-1]) + 1
+
+
+def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
+    """Placement.spread_refusals: per topologyKey, how many of the `fit` nodes its hard
+    constraints refuse (a node counts once per refusing constraint, as in the walk)."""
+    out: dict[str, int] = {}
+    for cs, ok in zip(state.hard, allowed):
+        n = int(np.count_nonzero(fit & ~ok))
+        if n:
+            key = cs.constraint.topology_key
+            out[key] = out.get(key, 0) + n
+    return out
+
+
+def fit_ok(table: NodeTable, pod: Pod, rows: slice = slice(None)):
+    """NodeResourcesFit (resources._shortages is empty) for every node of `rows`."""
+    free = table.free
+    ok = free["pods"][rows] >= 1
+    for name, want in resources._checked(pod.requests):
+        ok &= free[name][rows] >= want
+    return ok
+
+
+class InWalkOrder:
+    """The True positions of a mask in walk order from `start` (wrapping around), put in
+    that order only when read: a stranded pod's fit nodes are counted (views/drain/diagnose.py),
+    rarely named."""
+
+    __slots__ = ("_idx", "_start")
+
+    def __init__(self, mask, start: int):
+        self._idx, self._start = mask.nonzero()[0], start
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    def tolist(self) -> list[int]:
+        return _from(self._idx, self._start).tolist()
+
+
+def _from(idx, start: int):
+    """Sorted positions `idx` in walk order from `start`: those at or past it, then the others."""
+    k = int(idx.searchsorted(start))
+    return np.concatenate((idx[k:], idx[:k])) if k else idx
+
+
+def walk(mask, start: int, want: int, total: int):
+    """(the feasible positions the scheduler's walk finds, in walk order; how many nodes
+    it examined): the first `want` True positions from `start`, wrapping around."""
+    rotated = _from(mask.nonzero()[0], start)
+    if len(rotated) >= want:
+        found = rotated[:want]
+        return found, (int(found[-1]) - start) % total + 1
+    return rotated, total
+
+
+def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, found):
+    """spread.score_nodes over the nodes at positions `found` (0 for all without soft
+    constraints), as an array in the same order. Each soft key's value ids are gathered
+    once (a hostname key's not at all when every node has it: its counts are per node);
+    the masks for nodes without a key are made only for keys some node of the table lacks,
+    with the same float operations in the same order where they apply (the first
+    constraint's sum starts from its own term, which 0.0 + it equals exactly)."""
+    soft = state.soft
+    if not soft:
+        return np.zeros(len(found), dtype=np.int64)
+    keyed = []  # (constraint state, its key's values, value ids of the found nodes, lacking the key)
+    for cs in soft:
+        key = cs.constraint.topology_key
+        values = table.values(sim, key)
+        if key in table.complete:
+            keyed.append((cs, values, None if key == HOSTNAME_KEY else values[0].take(found), None))
+        else:
+            at = values[0].take(found)
+            keyed.append((cs, values, at, at == len(values[2])))
+    kept = found
+    if state.require_all_soft_keys:
+        lacks = [lacking for *_, lacking in keyed if lacking is not None]
+        lack = (np.logical_or.reduce(lacks) if len(lacks) > 1 else lacks[0]) if lacks else None
+        if lack is not None and lack.any():
+            considered = ~lack
+            kept = found[considered]
+            # the kept nodes carry every key: no mask is needed past here
+            keyed = [(cs, values, None if at is None else at[considered], None) for cs, values, at, _ in keyed]
+    total = None
+    for cs, (_, _, names, as_empty), at, lacking in keyed:
+        if cs.constraint.topology_key == HOSTNAME_KEY:
+            size = len(kept)
+            cnt = counts_of(table, sim, cs)[1].take(kept)
+        else:
+            size = int(np.count_nonzero(np.bincount(as_empty.take(kept), minlength=len(names) + 1)))
+            cnt = counts_of(table, sim, cs)[2].take(at)
+        added = scorearrays.spread_term(cnt, size, cs.constraint.max_skew)
+        if total is not None:
+            added = total + added
+        if lacking is not None and lacking.any():
+            added = np.where(lacking, 0.0 if total is None else total, added)
+        total = added
+    if not len(kept):
+        return np.zeros(len(found), dtype=np.int64)
+    normalised = scorearrays.spread_normalize(total)
+    if kept is found:
+        return normalised
+    out = np.zeros(len(found), dtype=np.int64)
+    out[considered] = normalised
+    return out
+
+
+def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, pod: Pod, found,
+                 topology: dict | None = None):
+    """engine/scores.py's totals for the nodes at positions `found` (scorearrays.total over the
+    table's rows): allocatable, the non-zero requests LeastAllocated charges and the requests
+    BalancedAllocation reads, cpu and memory as two rows."""
+    alloc = table.alloc2.take(found, axis=1)
+    used = alloc - np.stack([table.free["cpu"].take(found), table.free["memory"].take(found)])
+    nonzero = table.score_alloc.take(found, axis=1) - table.score_free.take(found, axis=1)
+    soft = spread_scores(table, sim, state, found) if state.soft else None
+    order, nodes = table.order, sim.nodes
+    tainted = table.prefer_tainted(sim)
+    rows = np.flatnonzero(np.isin(found, tainted)).tolist() if len(tainted) else []
+    return scorearrays.total(pod, len(found), lambda i: nodes[order[int(found[i])]], alloc, nonzero, used, soft,
+                             rows, topology, sim.balanced_improvement)
+
+
+# NodeTable.score_alloc where a node's allocatable is not positive: anything left from it
+# is negative, and a hundred times it is still far inside int64
+UNSCORED = -(2 ** 52)
+
+
+def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":
+    """placement.accepting_domains for the nodes at positions `found`, worked out when read."""
+    keys = dict.fromkeys(c.topology_key for c in pod.spread)
+    return Accepting({key: table.by_name(sim, key) for key in keys}, found.astype(np.int32))
+
+
+class Accepting(Mapping):
+    """{topologyKey: the domains of the feasible nodes}, made only when read: every
+    replacement's placement has one, and only the steps a user looks at show them. Holds
+    the table's value arrays of its own moment (a node set change makes new ones)."""
+
+    __slots__ = ("_parts", "_found", "_made")
+
+    def __init__(self, parts: dict, found):
+        self._parts, self._found, self._made = parts, found, None
+
+    def _seen(self, key: str):
+        """Whether a feasible node holds each of `key`'s values, by value id (nodes without
+        the key left out)."""
+        vid, count, _, _ = self._parts[key]
+        seen = np.zeros(count + 1, dtype=bool)
+        seen[vid.take(self._found)] = True
+        return seen[:count]
+
+    def __getitem__(self, key: str) -> Names:
+        """Each key is worked out on its own: the table reads a zone key's names, and of a
+        hostname key only how many (`domain_count`)."""
+        if self._made is None:
+            self._made = {}
+        names = self._made.get(key)
+        if names is None:
+            _, _, rank, ordered = self._parts[key]
+            names = self._made[key] = Names(ordered, np.sort(rank[np.flatnonzero(self._seen(key))]))
+        return names
+
+    def domain_count(self, key: str) -> int:
+        """len(self[key]) without naming the domains: past a few the table shows only the
+        count, and a hostname key has hundreds."""
+        names = self._made.get(key) if self._made is not None else None
+        return len(names) if names is not None else int(np.count_nonzero(self._seen(key)))
+
+    def __iter__(self):
+        return iter(self._parts)
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __repr__(self) -> str:
+        return repr({key: self[key] for key in self._parts})
+
+

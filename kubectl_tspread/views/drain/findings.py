@@ -1,0 +1,189 @@
+"""Findings: what makes a drain unsafe, per workload, as data (render/drain.py words them).
+
+One finding per (code, workload) for stranded pods — the pods, the first step at
+which one strands and the numbers of the first (the distribution, the cordoned
+domains, the scheduler's reasons) — and one per refusal code for the pods kubectl
+drain itself would refuse (DaemonSetPod, LocalStorage, UnmanagedPod).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from kubectl_tspread.model.plan import INFO, ORDER_MATTERS, SKEW_EXCEEDED, DrainPlan, Finding, Remedy, Stranded
+from kubectl_tspread.views.drain.pods import FLAG_FOR, PodDecision
+from kubectl_tspread.engine import interpod, resources, volumes
+
+
+def build_findings(plan: DrainPlan, refused: Sequence[PodDecision]) -> list[Finding]:
+    groups: dict[tuple[str, str | None], list] = {}
+    for s in plan.stranded:
+        groups.setdefault((s.reason, s.workload), []).append(s)
+    out = [stranded_finding(items) for items in groups.values()]
+    out += _skew_findings(plan, {w for _, w in groups})
+    by_code: dict[str, list[PodDecision]] = {}
+    for d in refused:
+        by_code.setdefault(d.code or "", []).append(d)
+    for code, ds in sorted(by_code.items()):
+        out.append(Finding(code, None, tuple(d.pod.key for d in ds), None,
+                           {"message": ds[0].message, "flag": FLAG_FOR.get(code, "")}))
+    return out
+
+
+def plan_findings(plan: DrainPlan, refused: Sequence[PodDecision], snapshot) -> list[Finding]:
+    """The findings of a plan that is shown (build_findings, the hostname traps explained):
+    what plan_drain gives, and what any other way of making the same plan must give."""
+    return explain_hostname_minimum(build_findings(plan, refused), snapshot, plan)
+
+
+def stranded_finding(items: Sequence[Stranded]) -> Finding:
+    """The finding of stranded pods of one (code, workload): its pods, and the step and
+    numbers of the first to strand."""
+    first = min(items, key=lambda s: s.step)
+    return Finding(first.reason, first.workload, tuple(f"{s.namespace}/{s.name}" for s in items), first.step,
+                   dict(first.details))
+
+
+def _skew_findings(plan: DrainPlan, explained: set) -> list[Finding]:
+    """A hard constraint above its limit after a step, for workloads no stranded pod explains."""
+    out, seen = [], set()
+    for step in plan.steps:
+        for c in step.constraints_after:
+            k = (c.workload, c.namespace, c.topology_key)
+            if not c.exceeded or c.workload in explained or k in seen:
+                continue
+            seen.add(k)
+            out.append(Finding(SKEW_EXCEEDED, c.workload, (), step.number, {
+                "namespace": c.namespace, "topologyKey": c.topology_key, "maxSkew": c.max_skew,
+                "limit": c.limit, "skew": c.skew, "distribution": dict(c.distribution)}))
+    return out
+
+
+def plan_order(plan: DrainPlan) -> list[str]:
+    return list(dict.fromkeys(n for s in plan.steps for n in s.nodes))
+
+
+def order_finding(plan: DrainPlan, given_safe: Callable[[], bool]) -> list[Finding]:
+    """Info for a safe plan whose order differs from the order the nodes were given in,
+    when that given order would not be safe (checked by simulation)."""
+    order = plan_order(plan)
+    if order == list(plan.nodes) or given_safe():
+        return []
+    remedy = Remedy("Order", {"order": order}, True, True)
+    return [Finding(ORDER_MATTERS, None, (), None, {"givenOrder": list(plan.nodes), "order": order},
+                    (remedy,), INFO)]
+
+
+def already_violated(plan: DrainPlan) -> list[dict]:
+    """The DoNotSchedule constraints that were already above maxSkew before the drain and that
+    the plan leaves above it (never worse: their limit is the skew they had), with their skew
+    before and after: a SAFE verdict names them, so it never reads as "all within maxSkew"
+    next to a VIOLATED row. Every step judges every tracked constraint, so the last step's
+    judgements are the state the drain leaves."""
+    if not plan.steps:
+        return []
+    out = []
+    for c in plan.steps[-1].constraints_after:
+        if c.when_unsatisfiable == "DoNotSchedule" and c.limit > c.max_skew and c.skew > c.max_skew:
+            out.append({"workload": c.workload, "namespace": c.namespace, "topologyKey": c.topology_key,
+                        "maxSkew": c.max_skew, "skewBefore": c.limit, "skewAfter": c.skew})
+    return out
+
+
+# a NoCapacity stranding named by what refused the nodes: the scheduler's first-failure
+# reasons (diagnose.strand_reason's `reasons`) -> the cause, in the scheduler's filter order
+# (ties go to the earlier filter). NoCapacity stays the `code` (JSON consumers read it); the
+# cause is what the text shows and JSON adds as `cause`.
+NODES_CORDONED = "NodesCordoned"
+_CAUSES = (
+    ("node(s) were unschedulable", NODES_CORDONED),
+    ("node(s) didn't match the requested node name", "NodeName"),
+    ("node(s) had untolerated taint", "UntoleratedTaint"),
+    ("node(s) had taint", "UntoleratedTaint"),
+    ("node(s) didn't match Pod's node affinity/selector", "NodeAffinity"),
+    ("node(s) didn't satisfy plugin(s) [NodeAffinity]", "NodeAffinity"),
+    (resources.REASON_PORTS, "HostPortConflict"),
+    ("Insufficient ", "NoCapacity"),
+    (resources.REASON_TOO_MANY_PODS, "NoCapacity"),
+    (volumes.REASON_NODE_CONFLICT, "VolumeZoneConflict"),
+    (volumes.REASON_BIND_CONFLICT, "VolumeBinding"),
+    (volumes.REASON_PV_NOT_EXIST, "VolumeBinding"),
+    (volumes.REASON_ZONE_CONFLICT, "VolumeZoneConflict"),
+    (interpod.REASON_AFFINITY, "PodAffinity"),
+    (interpod.REASON_ANTI_AFFINITY, "PodAntiAffinity"),
+    (interpod.REASON_EXISTING_ANTI_AFFINITY, "PodAntiAffinity"),
+)
+
+
+def cause_of(code: str, params) -> str:
+    """The name a finding or stranding is shown under: its code, except that NoCapacity is
+    kept for resources (cpu, memory, pod count) and otherwise names the filter that refused
+    the most nodes; the drained nodes' own "unschedulable" counts only when nothing else does.
+
+    >>> cause_of("NoCapacity", {"reasons": {"node(s) were unschedulable": 3,
+    ...                                     "node(s) didn't match PersistentVolume's node affinity": 6}})
+    'VolumeZoneConflict'
+    >>> cause_of("NoCapacity", {"reasons": {"Insufficient cpu": 4, "node(s) didn't match pod anti-affinity rules": 4}})
+    'NoCapacity'
+    """
+    from kubectl_tspread.model.plan import NO_CAPACITY
+
+    reasons = params.get("reasons") if code == NO_CAPACITY else None
+    if not reasons:
+        return code
+    best: tuple[int, int] | None = None
+    cause = code
+    for reason, count in reasons.items():
+        order, name = next(((i, c) for i, (prefix, c) in enumerate(_CAUSES) if reason.startswith(prefix)),
+                           (len(_CAUSES), NO_CAPACITY))
+        if name == NODES_CORDONED:
+            count = 0  # the drain's own cordons refuse its nodes: the cause lies elsewhere if anywhere
+        key = (-count, order)
+        if best is None or key < best:
+            best, cause = key, name
+    return cause
+
+
+# taints autoscalers put on a node they are about to remove: it stays a hostname domain with
+# 0 pods (nodeTaintsPolicy Ignore) while nothing can be placed on it
+AUTOSCALER_TAINTS = {"ToBeDeletedByClusterAutoscaler": "tainted ToBeDeletedByClusterAutoscaler (being scaled down)",
+                     "karpenter.sh/disruption": "tainted karpenter.sh/disruption (being disrupted by Karpenter)"}
+MINIMUM_NODES_LISTED = 10
+
+
+def explain_hostname_minimum(findings: Sequence[Finding], snapshot, plan: DrainPlan) -> list[Finding]:
+    """HostnameSpreadFull findings with the nodes that hold the global minimum and why they
+    take no pod (`minimumHeldBy`: [{node, why}], at most MINIMUM_NODES_LISTED, and
+    `minimumHeldByCount`): the drained node itself (cordoned, it stays a domain under
+    nodeTaintsPolicy Ignore), a node an autoscaler is removing, a node cordoned before."""
+    out = []
+    targets = set(plan.nodes)
+    for f in findings:
+        dist, low = f.params.get("distribution"), f.params.get("globalMin")
+        if f.code != "HostnameSpreadFull" or not dist or low is None:
+            out.append(f)
+            continue
+        held = [n for n, count in dist.items() if count == low]
+        listed = []
+        for name in held[:MINIMUM_NODES_LISTED]:
+            node = snapshot.node(name)
+            listed.append({"node": name, "why": _why_no_pod(node, name in targets)})
+        out.append(replace(f, params={**f.params, "minimumHeldBy": listed, "minimumHeldByCount": len(held)}))
+    return out
+
+
+def _why_no_pod(node, drained: bool) -> str:
+    if drained:
+        return "drained by this plan (cordoned, it stays a domain under nodeTaintsPolicy Ignore)"
+    if node is None:
+        return "not in the input"
+    for t in node.taints:
+        if t.key in AUTOSCALER_TAINTS:
+            return AUTOSCALER_TAINTS[t.key]
+    if node.unschedulable:
+        return "cordoned before the drain"
+    tainted = [t.key for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
+    if tainted:
+        return f"tainted {', '.join(tainted)}"
+    return "refused by another filter (resources, affinity, ports or volumes)"

@@ -1,0 +1,128 @@
+"""A proof, before any order is searched, that no order drains the targets safely.
+
+Once every target is drained, the target nodes are cordoned and their evicted pods'
+replacements run on the other nodes. Take a tracked DoNotSchedule constraint whose
+domains include some that are *closed* at that point: every node of the domain is
+cordoned, yet the domain still counts (nodeTaintsPolicy Ignore, the default). A closed
+domain keeps only the matching pods nobody evicts, so after the last step the global
+minimum is at most the smallest closed count `m`, and a safe plan leaves every open
+domain at most `m + limit` (limit: maxSkew, or the skew before the drain when that was
+higher). The open domains must hold their remaining pods plus every replacement, so
+when
+
+    open pods after the evictions + replacements  >  open domains × (m + limit)
+
+the last step strands a replacement or ends above the limit, whatever the order and
+batch sizes — the search would only spend its whole backtracking allowance proving it
+(a zone drained under nodeTaintsPolicy Ignore is the usual case).
+
+The counts come from the simulation (every rule of spread's counting applies): the
+targets cordoned, then the planned evictions of replaced pods (the drop is the
+replacements to place), then the others — only of the pods the constraints in
+question count, and only for the constraints a look at today's counts cannot rule
+out. A workload whose pods tolerate the cordon taint is left out: its replacements
+may go to cordoned nodes, so no domain is closed to them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable
+
+from kubectl_tspread.views.drain.core import counts
+from kubectl_tspread.views.drain.diagnose import closed_domains
+from kubectl_tspread.views.drain.core.steps import Context, World, tracked_states
+from kubectl_tspread.engine import filters
+from kubectl_tspread.model import Pod
+
+
+@dataclass(frozen=True, slots=True)
+class ForcedHarm:
+    """One tracked constraint no order can keep within its limit."""
+
+    workload: str
+    topology_key: str
+    replacements: int  # matching replacements the open domains must take
+    room: int  # what they can take within the limit
+
+
+def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
+    """The tracked hard constraints that every complete drain of ctx.targets breaks."""
+    if ctx.delete_drained_nodes:
+        return []  # a drained node that is deleted takes its domain with it
+    maybe = _candidates(ctx, world)
+    if not maybe:
+        return []
+    sim = world.sim.copy()
+    sim.cordon(ctx.targets)
+    states = tracked_states(ctx, sim)
+    # a constraint's counts move only with the pods it counts: evict just those
+    counting = list({(states[i].namespace, states[i].selector): states[i] for i in maybe}.values())
+    counted = _counted_by(counting)
+    planned = [p for n in ctx.targets for p in world.remaining.get(n, ()) if counted(p)]
+    before = _totals(maybe, states)
+    for p in planned:
+        if ctx.decision(p).replaced:
+            sim.evict(p)
+    replaced = _totals(maybe, tracked_states(ctx, sim))
+    for p in planned:
+        if not ctx.decision(p).replaced:
+            sim.evict(p)
+    states = tracked_states(ctx, sim)
+    out = []
+    for i in maybe:
+        t, cs = ctx.tracked[i], states[i]
+        closed = [d.pods for d in closed_domains(sim, cs)]
+        if not closed:
+            continue
+        open_pods = sum(d.pods for d in cs.domains.values()) - sum(closed)
+        room = (len(cs.domains) - len(closed)) * (min(closed) + t.limit) - open_pods
+        must = before[i] - replaced[i]
+        if must > room:
+            out.append(ForcedHarm(t.workload, cs.constraint.topology_key, must, max(room, 0)))
+    return out
+
+
+def _candidates(ctx: Context, world: World) -> list[int]:
+    """The tracked hard constraints (positions in ctx.tracked) that can meet the proof's
+    condition, judged on the current counts without simulating the drain: it needs a
+    domain whose every node will be cordoned and, as the replacements and the open pods
+    are each at most the matching pods P, 2 × P > open domains × limit (a hostname
+    constraint over thousands of nodes never gets there)."""
+    sim = world.sim
+    closing = set(ctx.targets) | {n for n, node in sim.nodes.items() if node.unschedulable}
+    out = []
+    for i, (t, cs) in enumerate(zip(ctx.tracked, tracked_states(ctx, sim))):
+        if not cs.constraint.hard or filters.tolerates_cordon(t.pod):
+            continue  # a pod that tolerates the cordon can still go to a cordoned domain
+        pods = sum(cs.node_counts.values())  # pods on excluded nodes too: an upper bound
+        if (len(cs.domains) - len(closing)) * t.limit >= 2 * pods:
+            continue
+        if any(d.nodes and closing.issuperset(d.nodes) for d in cs.domains.values()):
+            out.append(i)
+    return out
+
+
+def _counted_by(states: list) -> Callable[[Pod], bool]:
+    """pod -> whether a constraint state of `states` counts it, answered once per namespace and
+    labels object: a zone's drain plans 50,000 evictions against hundreds of constraints, and a
+    workload's pods share one labels object (whether a constraint counts a pod depends on its
+    namespace and labels only)."""
+    by_namespace: dict[str, list] = defaultdict(list)
+    for cs in states:
+        by_namespace[cs.namespace].append(cs)
+    memo: dict[tuple[str, int], tuple[object, bool]] = {}
+
+    def counted(pod: Pod) -> bool:
+        key = (pod.namespace, id(pod.labels))
+        hit = memo.get(key)
+        if hit is None or hit[0] is not pod.labels:
+            hit = memo[key] = (pod.labels, any(counts.counts_in(cs, pod) for cs in by_namespace.get(pod.namespace, ())))
+        return hit[1]
+
+    return counted
+
+
+def _totals(positions: list[int], states) -> dict[int, int]:
+    return {i: sum(d.pods for d in states[i].domains.values()) for i in positions}

@@ -1,0 +1,523 @@
+"""drain-safe's planner: pure, read-only; a snapshot in, a DrainPlan out.
+
+    plan = plan_drain(snapshot, ["n1", "n2"], PlanOptions(max_parallel=1))
+
+Step 1 cordons every target before its first eviction, as `kubectl drain a b c` does, so
+no replacement lands on a node a later step drains (PlanOptions.stage_cordons, the
+StageCordons remedy, cordons each step's nodes with it instead).
+
+The same call re-plans from live state during `--execute` (cli/execute.py): target
+nodes that are already cordoned stay cordoned (left out of step 1's cordons), pods on the
+targets that are already terminating count as evicted (their replacements, if the
+snapshot has them Pending, are placed before the first step: `plan.settled`), and
+only the pods still running are planned. So a rerun after an interruption continues
+where the last one stopped.
+
+Pipeline: kubectl's pod rules (pods.py) → PDB coverage (pdb.py) → the constraints
+to watch (every explicit constraint of each affected workload, judged through a
+representative replacement) → the order search (search.py) over step simulations
+(steps.py, placement.py, simulate.py) → findings and verified remedies
+(findings.py, remedies.py). Where it covers the cluster, the lean search on arrays (lean.py)
+answers the remedy re-plans (the same verdict, without the report objects no one reads) and
+makes the plan itself when forced.py proves that no order is safe (a zone drained under
+nodeTaintsPolicy Ignore: the same DrainPlan in about two thirds of the time), carrying its
+SetNodeTaintsPolicyHonor re-plan along (lean_carry.py); the planner plans everything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterable, Sequence
+
+from kubectl_tspread.views.drain import parallel
+from kubectl_tspread.views.drain.core import shared
+from kubectl_tspread.views.drain import pdb as pdbmod
+from kubectl_tspread.views.drain.findings import build_findings, order_finding, plan_findings, stranded_finding
+from kubectl_tspread.model.plan import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, SIMULATE, VERIFY, DrainPlan, Eviction, \
+    Finding, PlanOptions, PlanProgress, Step, Stranded
+from kubectl_tspread.views.drain.core.placement import Placer
+from kubectl_tspread.views.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
+    kubectl_warnings, workload_ref
+from kubectl_tspread.views.drain.forced import forced_harm
+from kubectl_tspread.views.drain.core.search import Search
+from kubectl_tspread.views.drain.core.simulate import SimCluster, spread_key_of
+from kubectl_tspread.views.drain.core.steps import Context, Tracked, World, run_batch
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.model.errors import NotFoundError, UsageError
+from kubectl_tspread.model.labels import Selector
+from kubectl_tspread.model import SET_NODE_TAINTS_POLICY_HONOR, Pdb, Pod, Snapshot
+
+# remedy re-plans answered by views/drain/core/lean.py where it covers the cluster (tests turn it off to
+# compare with the planner's own re-plans)
+LEAN_REPLANS = True
+# plans that forced.py proves unsafe made by views/drain/core/lean.py where it covers the cluster (the same
+# DrainPlan; tests turn it off to compare)
+LEAN_PLANS = True
+
+
+def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Selector | None = None,
+                    domain: tuple[str, str] | None = None) -> tuple[str, ...]:
+    """Node names in the order given, then `-l` and `--domain` matches by name; duplicates dropped."""
+    if not names and selector is None and domain is None:
+        raise UsageError("name the nodes to drain: NODE..., -l SELECTOR or --domain KEY=VALUE")
+    known = {n.name: n for n in snapshot.nodes}
+    out: list[str] = []
+    for name in names:
+        if name not in known:
+            raise NotFoundError(f'node "{name}" not found ({snapshot.source or "snapshot"}); '
+                                f"list the nodes with: kubectl get nodes")
+        out.append(name)
+    for what, pred in (("-l " + str(selector), selector.matches if selector is not None else None),
+                       (f"--domain {domain[0]}={domain[1]}" if domain else "",
+                        (lambda labels: labels.get(domain[0]) == domain[1]) if domain else None)):
+        if pred is None:
+            continue
+        matched = sorted(n.name for n in snapshot.nodes if pred(n.labels))
+        if not matched:
+            raise NotFoundError(f"no node matches {what} ({snapshot.source or 'snapshot'}); "
+                                f"check the labels with: kubectl get nodes --show-labels")
+        out.extend(matched)
+    return tuple(dict.fromkeys(out))
+
+
+def probe_pod(pod: Pod) -> Pod:
+    """An unbound copy standing for the workload's next pod (it never counts itself)."""
+    return replace(pod, name=f"{pod.name}-probe", uid=f"probe-{pod.uid}", node_name="", phase="Pending",
+                   terminating=False, conditions=(), ready=False, nominated_node="")
+
+
+def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dict) -> list[Tracked]:
+    """Each explicit constraint of the replaced pods, once per workload and merged selector
+    (two revisions with `matchLabelKeys: [pod-template-hash]` are two constraints), with its
+    limit: maxSkew, or the pre-drain skew when a hard constraint is already above it."""
+    seen: set[tuple] = set()
+    judged: set[tuple] = set()  # (workload, namespace, spread key): pods alike make the same state
+    out = []
+    for d in decisions:
+        if d.action not in (EVICT, ALREADY_EVICTED) or not d.replaced or not d.pod.spread:
+            continue
+        workload = workload_of.get(d.pod.key) or f"Pod/{d.pod.name}"
+        alike = (workload, d.pod.namespace, spread_key_of(d.pod))
+        if alike in judged:
+            continue
+        judged.add(alike)
+        probe = probe_pod(d.pod)
+        state = sim.spread_state(probe)
+        for i, cs in enumerate(state.constraints):
+            k = (workload, d.pod.namespace, i, cs.constraint, str(cs.selector))
+            if k in seen:
+                continue
+            seen.add(k)
+            limit = max(cs.constraint.max_skew, cs.skew) if cs.constraint.hard else cs.constraint.max_skew
+            out.append(Tracked(workload, probe, i, limit))
+    return out
+
+
+def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> Context:
+    index = sim.index
+    decisions = _decisions(sim, targets, options)
+    flat = [d for n in targets for d in decisions[n]]
+    workload_of = {d.pod.key: workload_ref(index, d.pod) for d in flat}
+    pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
+    pod_pdbs, blocked = _pdb_coverage(pdbs, flat)
+    return Context(tuple(targets), decisions, workload_of, pod_pdbs, pdbs, _tracked(sim, flat, workload_of),
+                   blocked, options.delete_drained_nodes, options.stage_cordons)
+
+
+def _decisions(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> dict[str, list[PodDecision]]:
+    """Per target node, kubectl drain's decision for each of its pods (in key order)."""
+    by_node = sim.index.pods_by_node
+    return {n: classify_all(sorted(by_node.get(n, ()), key=lambda p: p.key), options.flags) for n in targets}
+
+
+def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+    """The PDBs covering each evicted pod, and the pods no order can ever evict: covered by
+    more than one PDB (the Eviction API refuses them), or by one allowing no disruption."""
+    pod_pdbs, blocked = {}, {}
+    in_namespace: dict[str, list[Pdb]] = {}  # a pod is only ever covered by its namespace's
+    for b in pdbs.values():
+        in_namespace.setdefault(b.namespace, []).append(b)
+    # (namespace, id(labels)) -> (the labels, the PDBs covering them): a workload's pods share
+    # one labels map (a zone's 46,000 pods, 512 maps)
+    seen: dict[tuple[str, int], tuple[object, tuple[str, ...]]] = {}
+    for d in flat:
+        if d.action != EVICT:
+            continue
+        pod = d.pod
+        hit = seen.get((pod.namespace, id(pod.labels)))
+        if hit is not None and hit[0] is pod.labels:
+            keys = hit[1]
+        else:
+            keys = tuple(pdbmod.pdb_key(b) for b in pdbmod.covering(pod, in_namespace.get(pod.namespace, ())))
+            seen[(pod.namespace, id(pod.labels))] = (pod.labels, keys)
+        pod_pdbs[pod.key] = keys
+        if len(keys) > 1:
+            blocked[pod.key] = MULTIPLE_PDBS
+        elif keys and pdbs[keys[0]].disruptions_allowed <= 0:
+            blocked[pod.key] = PDB_BLOCKS
+    return pod_pdbs, blocked
+
+
+def _blocked_findings(ctx: Context) -> list[Finding]:
+    """The findings the PDB-blocked pods will make, known before any order is searched
+    (in the plan they follow the strandings the search finds, if any)."""
+    found: dict[tuple[str, str | None], tuple[str, ...]] = {}
+    for n in ctx.targets:
+        for d in ctx.decisions[n]:
+            code = ctx.blocked.get(d.pod.key)
+            if code:
+                found.setdefault((code, ctx.workload_of.get(d.pod.key)), ctx.pod_pdbs[d.pod.key])
+    return [Finding(code, workload, (), None, {"pdbs": list(keys)}) for (code, workload), keys in found.items()]
+
+
+def _settle(ctx: Context, world: World) -> list[Eviction]:
+    """Place Pending pods of the affected workloads (replacements of an earlier, interrupted
+    run) before anything else, as the scheduler would."""
+    affected = {w for w in ctx.workload_of.values() if w}
+    index = world.sim.index
+    out = []
+    for p in sorted(world.sim.pending(), key=lambda p: (-p.priority, p.key)):
+        if workload_ref(index, p) not in affected:
+            continue
+        pl = world.placer.place(world.sim, p)
+        if pl.node is not None:
+            world.sim.bind(p, pl.node)
+        out.append(Eviction(p.namespace, p.name, "", workload_ref(index, p), True, pl.node, dict(pl.accepting),
+                            tied_nodes=pl.tied))
+    return out
+
+
+def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
+               sim: SimCluster | None = None, placer: Placer | None = None,
+               ctx: Context | None = None) -> tuple[Context, World]:
+    """The context (`ctx` when already built on `sim`) and the root world of a plan."""
+    sim = SimCluster(snapshot) if sim is None else sim
+    ctx = build_context(sim, targets, options) if ctx is None else ctx
+    remaining = {n: [d.pod for d in ctx.decisions[n] if d.action == EVICT and d.pod.key not in ctx.blocked]
+                 for n in targets}
+    world = World(sim, pdbmod.Budgets.from_pdbs(snapshot.pdbs), remaining, placer or Placer())
+    return ctx, world
+
+
+def _blocked_stranded(ctx: Context, steps: Sequence[Step]) -> list[Stranded]:
+    first_step = {}
+    for s in steps:
+        for n in s.nodes:
+            first_step.setdefault(n, s.number)
+    out = []
+    for n in ctx.targets:
+        for d in ctx.decisions[n]:
+            why = ctx.blocked.get(d.pod.key)
+            if why:
+                out.append(Stranded(d.pod.namespace, d.pod.name, ctx.workload_of.get(d.pod.key),
+                                    first_step.get(n, 0), why,
+                                    {"node": n, "pdbs": list(ctx.pod_pdbs.get(d.pod.key, ()))}))
+    return out
+
+
+def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions = PlanOptions(),
+               on_progress: PlanProgress | None = None,
+               before_remedies: Callable[[DrainPlan], None] | None = None) -> DrainPlan:
+    """Plan the drain of `targets` (node names, as resolve_targets gives them).
+    `before_remedies` is handed the plan, its findings without remedies yet, just before the
+    remedies are verified (when there are any to verify): the plan returned differs from it
+    only in its findings, and the re-plans run on the other cores meanwhile."""
+    # (the commands run it with the cyclic collector off: cli/gcpause.py)
+    return _plan_drain(snapshot, targets, options, on_progress or _silent, before_remedies)
+
+
+def _silent(phase: str, done: int | None, total: int | None) -> None:
+    pass
+
+
+def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
+                on_progress: PlanProgress, before_remedies: Callable[[DrainPlan], None] | None = None
+                ) -> DrainPlan:
+    missing = [t for t in targets if snapshot.node(t) is None]
+    if missing:
+        raise NotFoundError(f'node "{missing[0]}" not found ({snapshot.source or "snapshot"}); '
+                            f"list the nodes with: kubectl get nodes")
+    sim, placer = SimCluster(snapshot), Placer()
+    # remedies re-plan on forks of the untouched simulation, sharing the filter cache
+    pristine = sim.copy() if options.verify_remedies else None
+
+    def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan | parallel.Verdict:
+        if LEAN_REPLANS:
+            lean = _lean_verdict(snap, opts)
+            if lean is not None:
+                return lean
+        fork = pristine.forked_to(snap) if pristine is not None else None
+        # the placement cache is only sound on forks of the same simulation
+        sim, pl = (fork, placer) if fork is not None else (SimCluster(snap), Placer())
+        replanned, refused = _plan(snap, targets, opts, sim, pl)
+        parallel.outlive(sim, replanned)  # in a child, which exits once its verdict is sent
+        return replace(replanned, findings=tuple(build_findings(replanned, refused)))
+
+    def _lean_verdict(snap: Snapshot, opts: PlanOptions) -> parallel.Verdict | None:
+        """A remedy re-plan's verdict from the lean search (views/drain/core/lean.py, on arrays: the same
+        steps, strandings and verdict, in about half the time on a big zone); None where it
+        does not cover the cluster, or fails: the planner then re-plans (a remedy is verified
+        either way, and the drain never stops on it)."""
+        from kubectl_tspread.views.drain.core import lean
+
+        fork = pristine.forked_to(snap) if pristine is not None else None
+        try:
+            return lean.replan_verdict(snap, targets, opts, fork)
+        except Exception:  # lean.Unsupported, or a fault of its own: the planner's answer is the same
+            return None
+
+    children: dict[str, parallel.Child] = {}
+
+    def guess(forced: list) -> None:
+        """Start the re-plans the remedies will certainly want first, so they are verified
+        while the order is searched: when no order is safe, the trap's strandings lead the
+        findings (their first candidate deletes the drained nodes, started before the proof
+        and kept); otherwise the PDB-blocked pods' findings do, if any."""
+        from kubectl_tspread.views.drain.remedies import first_replans, first_trap_replans
+        wanted = (first_trap_replans(snapshot, targets, options, forced) if forced else
+                  first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
+        _start_only(children, wanted, replan)  # the early guess goes when the proof does not bear it out
+
+    def first_strand(s: Stranded, world):
+        """When no order is safe, the plan's first stranded pod makes its first finding: start
+        that finding's other re-plans too (in a zone's plan it comes after about half of the
+        plan's time, and its re-plans would otherwise start only once the whole plan is done).
+        Search calls it only when forced.py proved that no order is safe, with the world it
+        kept. The SetNodeTaintsPolicyHonor re-plan is carried along by the plan instead, when
+        views/drain/core/shared.py's checks allow (views/drain/core/lean_carry.py's, when `world` is the lean search
+        making the plan)."""
+        from kubectl_tspread.views.drain.remedies import first_replan_actions
+        # its namespace (from the pod) says whose pods a candidate edits
+        wanted = [w for w in first_replan_actions(snapshot, targets, options, None, [stranded_finding([s])],
+                                                  forced=True)
+                  if w[0] not in children]
+        sharer = carrying = None
+        # forced.py's proof without the workload the remedy edits: the re-plan's own proof
+        others = [h for h in proved if h.workload != s.workload]
+        for key, action, snap, opts in wanted:
+            if action == SET_NODE_TAINTS_POLICY_HONOR and others and len(children) < parallel.MAX_CHILDREN:
+                if isinstance(world, World):
+                    sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, planner_carry(opts, others)))
+                else:
+                    from kubectl_tspread.views.drain.core import lean_carry
+                    sharer = lean_carry.arm(world, s, opts, carried(
+                        key, snap, opts, lambda sharer, search, edited: lean_carry.carry_on(
+                            search, pristine, snapshot, sharer, edited, others)))
+                carrying = key if sharer is not None else None
+                break
+        _start(children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying], replan)
+        return sharer
+
+    def carried(key: str, snap: Callable[[], Snapshot], opts: PlanOptions,
+                carry: Callable[[shared.Carry, object, Snapshot], parallel.Verdict | None]
+                ) -> Callable[[shared.Carry, object], None]:
+        """Starts the re-plan `key` in a child from where the plan hands over (the planner's
+        world, or the lean search; None: nothing of the plan can be used): `carry(sharer, where,
+        edited snapshot)` answers it from there, or None, and the child re-plans from scratch."""
+        def fork(sharer: shared.Carry, where: object) -> None:
+            def run() -> parallel.Verdict:
+                edited = snap()
+                got = carry(sharer, where, edited) if where is not None and pristine is not None else None
+                return got if got is not None else _verdict(replan(edited, opts))
+
+            children[key] = parallel.Child(run)
+        return fork
+
+    def planner_carry(opts: PlanOptions,
+                      forced: list) -> Callable[[shared.Carry, World, Snapshot], parallel.Verdict | None]:
+        """The carried re-plan's verdict played on from the planner's `world` (shared.carry_on)."""
+        def carry(sharer: shared.Carry, world: World, edited: Snapshot) -> parallel.Verdict | None:
+            at = len(world.steps)  # before the re-plan plays on
+            got = shared.carry_on(world, ctx, pristine, snapshot, opts, sharer, edited, forced)
+            if got is None:
+                return None
+            plan, refused = _finish(edited, targets, opts, *got, False, [])
+            parallel.outlive(got, plan)
+            return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at, plan.evicted_again)
+        return carry
+
+    order_child: list[parallel.Child] = []
+    proved: list = []
+
+    def proof(forced: list) -> None:
+        """Told before the first step whether no order is safe. When one may be, and no pod
+        is left that can never be evicted (PDB-blocked, or refused as kubectl would), the
+        plan may come out safe, and a safe plan in another order than the one given asks
+        whether the given order is safe too: a whole second simulation (order_finding), as
+        long as the plan itself. Start it now on another core; the plan cancels it if unneeded."""
+        proved.extend(forced)
+        if options.verify_remedies:
+            guess(forced)
+        if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
+            order_child.append(parallel.Child(
+                lambda: parallel.Verdict(given_order_safe(snapshot, targets, options), ())))
+
+    def given_safe() -> bool:
+        on_progress(CHECK_ORDER, None, None)
+        got = order_child[0].result() if order_child else None
+        return got.safe if got is not None else given_order_safe(snapshot, targets, options)
+
+    try:
+        if options.verify_remedies and parallel.available():
+            # the re-plan a proven trap wants first, started before the proof is known: the
+            # plan's context and the proof take seconds on a big cluster, and in a trap this
+            # re-plan runs longer than the plan itself (guess() stops it when no proof comes)
+            from kubectl_tspread.views.drain.remedies import deleting_replans
+            _start(children, deleting_replans(snapshot, targets, options), replan)
+        ctx = build_context(sim, targets, options)
+        on_proof = proof if parallel.available() else None
+        on_strand = first_strand if options.verify_remedies and parallel.available() else None
+        total = len(targets)
+        on_progress(SIMULATE, 0, total)
+        lean_sim = sim.copy() if LEAN_PLANS else None  # nothing played on it yet
+        plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand,
+                              None if on_progress is _silent else lambda done: on_progress(SIMULATE, done, total),
+                              lean_sim)
+        findings = plan_findings(plan, refused, snapshot)
+        if plan.safe:
+            findings += order_finding(plan, given_safe)
+        if options.verify_remedies and not plan.safe:
+            from kubectl_tspread.views.drain.remedies import attach_remedies, first_replans
+            forking = parallel.available()
+            # the re-plans to make first: started on other cores, and counted for the display
+            wanted = first_replans(snapshot, targets, options, plan, findings) \
+                if forking or on_progress is not _silent else []
+            if forking:
+                _start_only(children, wanted, replan)
+            if wanted:
+                on_progress(VERIFY, 0, len(wanted))
+            if before_remedies is not None:
+                before_remedies(replace(plan, findings=tuple(findings)))
+            findings = attach_remedies(snapshot, targets, options, plan, findings, replan, ready=children,
+                                       on_replan=lambda done: on_progress(VERIFY, done, len(wanted)))
+    finally:
+        for child in [*children.values(), *order_child]:
+            child.cancel()
+    return replace(plan, findings=tuple(findings))
+
+
+def _start_only(children: dict[str, parallel.Child],
+                wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
+                replan: Callable[[Snapshot, PlanOptions], DrainPlan]) -> None:
+    """Cancel the children not among `wanted` (guessed wrong: free their cores), then start
+    those of `wanted` not yet under way."""
+    keys = {w[0] for w in wanted}
+    for key in [k for k in children if k not in keys]:
+        children.pop(key).cancel()
+    _start(children, wanted, replan)
+
+
+def _start(children: dict[str, parallel.Child], wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
+           replan: Callable[[Snapshot, PlanOptions], DrainPlan]) -> None:
+    """Start each wanted re-plan in a forked process (at most parallel.MAX_CHILDREN at once),
+    which also makes the candidate's edited snapshot."""
+    for key, snap, opts in wanted:
+        if key in children:
+            continue  # already under way
+        if len(children) >= parallel.MAX_CHILDREN:
+            return
+        children[key] = parallel.Child(lambda s=snap, o=opts: _verdict(replan(s(), o)))
+
+
+def _verdict(plan: DrainPlan | parallel.Verdict) -> parallel.Verdict:
+    if isinstance(plan, parallel.Verdict):
+        return plan
+    return parallel.Verdict(plan.safe, plan.findings, evicted_again=plan.evicted_again)
+
+
+def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
+          placer: Placer, ctx: Context | None = None,
+          on_proof: Callable[[list], None] | None = None,
+          on_strand: Callable[[Stranded, World], shared.Sharer | None] | None = None,
+          on_level: Callable[[int], None] | None = None,
+          lean_sim: SimCluster | None = None) -> tuple[DrainPlan, list[PodDecision]]:
+    """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
+    the first step is simulated, whether (and why) no order is safe (Search.on_proof);
+    `on_strand`, when no order is safe, the plan's first stranded pod once it is known
+    (Search.on_strand); `on_level`, the targets played at each level (Search.on_level).
+    With `lean_sim` (a simulation of `snapshot` nothing was played on), a plan that forced.py
+    proves unsafe is made by the lean search (views/drain/core/lean.py) where it covers the cluster."""
+    ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
+    settled = _settle(ctx, world)
+    search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand, on_level)
+    forced = None
+    if lean_sim is not None:
+        forced = forced_harm(ctx, world)
+        if on_proof is not None:
+            on_proof(forced)
+            search.on_proof = None
+        if forced:
+            got = _lean_plan(snapshot, targets, options, ctx, lean_sim, on_strand, on_level)
+            if isinstance(got, tuple):
+                return got
+            if got:  # the lean search told the first stranded pod before it failed
+                search.on_strand = None
+    final, found = search.run(world, forced)
+    return _finish(snapshot, targets, options, ctx, search, final, found, settled)
+
+
+def _lean_plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, sim: SimCluster,
+               on_strand: Callable | None, on_level: Callable[[int], None] | None
+               ) -> tuple[DrainPlan, list[PodDecision]] | bool:
+    """_plan's answer from the lean search, for a plan forced.py proved unsafe; where the lean
+    search does not cover the cluster, or fails, whether it told `on_strand` the first stranded
+    pod already (the planner then plans, with the same answer)."""
+    from kubectl_tspread.views.drain.core import lean
+
+    try:
+        search = lean.LeanSearch(snapshot, targets, options, forced=True, sim=sim, report=True, ctx=ctx)
+    except Exception:  # lean.Unsupported, or a fault of its own
+        return False
+    search.on_level, search.on_strand = on_level, on_strand
+    try:
+        return search.drain_plan(search.run())
+    except Exception:
+        return on_strand is not None and search.on_strand is None
+
+
+def _finish(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, search: Search,
+            final: World, found: bool, settled: list[Eviction]) -> tuple[DrainPlan, list[PodDecision]]:
+    """_plan's answer from the search's final world."""
+    return finished(snapshot, targets, options, ctx, final.steps, final.stranded, found, settled,
+                    search.explored, search.exhausted, bool(search.forced))
+
+
+def finished(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, steps: Sequence[Step],
+             stranded: Sequence[Stranded], found: bool, settled: Sequence[Eviction], explored: int,
+             exhausted: bool, no_safe_order: bool = False) -> tuple[DrainPlan, list[PodDecision]]:
+    """The plan from its steps and stranded pods (those the search found: the PDB-blocked ones
+    are added here) and the pods kubectl refuses; `found`: a safe order was found."""
+    stranded = list(stranded) + _blocked_stranded(ctx, steps)
+    # Pending pods that fit nowhere before the first step are not the drain's doing: they
+    # stay in `settled` with no predicted node, and do not make the plan unsafe
+    flat = [d for n in targets for d in ctx.decisions[n]]
+    refused = [d for d in flat if d.action == REFUSE]
+    safe = found and all(s.safe for s in steps) and not stranded and not refused
+    plan = DrainPlan(
+        nodes=tuple(targets), safe=safe, steps=tuple(steps), stranded=tuple(stranded), findings=(),
+        max_parallel=options.max_parallel, flags=options.flags,
+        kubectl_errors=tuple(kubectl_errors(flat)), kubectl_warnings=tuple(kubectl_warnings(flat)),
+        already_cordoned=tuple(n for n in targets if snapshot.node(n).unschedulable),  # type: ignore[union-attr]
+        already_evicted=tuple(d.pod.key for d in flat if d.action == ALREADY_EVICTED),
+        settled=tuple(settled), explored=explored, search_exhausted=exhausted,
+        stage_cordons=options.stage_cordons, evicted_again=_evicted_again(ctx, steps), no_safe_order=no_safe_order,
+    )
+    return plan, refused
+
+
+def _evicted_again(ctx: Context, steps: Sequence[Step]) -> int:
+    """Evictions of pods that were not on their node when the plan began: replacements an
+    earlier step (or _settle) placed on a target, moving a second time."""
+    decided = ctx.decided
+    return sum((e.node, f"{e.namespace}/{e.name}") not in decided for s in steps for e in s.evictions)
+
+
+def given_order_safe(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> bool:
+    """Whether draining in the order given, --max-parallel nodes at a time, is safe."""
+    ctx, world = _new_world(snapshot, targets, options)
+    _settle(ctx, world)
+    step = max(1, options.max_parallel)
+    for i in range(0, len(targets), step):
+        if not run_batch(ctx, world, list(targets[i:i + step])):
+            return False  # one unsafe batch is enough to answer
+    return world.safe

@@ -1,0 +1,152 @@
+"""Which pods a drain evicts, skips or refuses: kubectl drain's rules and flags.
+
+kubectl (k8s.io/kubectl/pkg/drain/filters.go) runs each pod of the node through its
+filters in this order and stops at the first that does not let it be deleted:
+
+1. DaemonSet-managed (controller kind DaemonSet) and not finished: refused unless
+   `--ignore-daemonsets`, and then left in place (the DaemonSet controller ignores
+   cordons and would recreate it at once).
+2. Mirror pod (annotation kubernetes.io/config.mirror): skipped silently; the API
+   cannot delete a static pod.
+3. emptyDir volume and not finished: refused unless `--delete-emptydir-data`.
+4. No controller and not finished: refused unless `--force`; such a pod is deleted
+   for good (nothing recreates it).
+
+Finished pods (Succeeded/Failed) pass every filter; kubectl deletes them, but the
+scheduler no longer sees them, so the planner leaves them out of steps entirely.
+Pods already being deleted (deletionTimestamp set) are the drain of an earlier,
+interrupted run: the planner treats them as already evicted.
+
+A DaemonSet pod whose DaemonSet is gone would, with --force, be deleted with a
+warning; a snapshot cannot tell a deleted DaemonSet from one that was not dumped,
+so the planner assumes the DaemonSet exists.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.model import Pod
+from kubectl_tspread.model.plan import DrainFlags
+
+# actions
+EVICT = "Evict"
+SKIP = "Skip"
+REFUSE = "Refuse"
+ALREADY_EVICTED = "AlreadyEvicted"
+
+# codes (also the finding codes of a refusal)
+DAEMONSET_POD = "DaemonSetPod"
+MIRROR_POD = "MirrorPod"
+LOCAL_STORAGE = "LocalStorage"
+UNMANAGED_POD = "UnmanagedPod"
+TERMINATING = "Terminating"
+
+# kubectl's messages, verbatim (filters.go): the fatal ones are what `kubectl drain` prints
+DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
+DAEMONSET_WARNING = "ignoring DaemonSet-managed Pods"
+LOCAL_STORAGE_FATAL = "Pods with local storage (use --delete-emptydir-data to override)"
+LOCAL_STORAGE_WARNING = "deleting Pods with local storage"
+UNMANAGED_FATAL = "cannot delete Pods that declare no controller (use --force to override)"
+UNMANAGED_WARNING = "deleting Pods that declare no controller"
+
+# the flag that lifts each refusal
+FLAG_FOR = {DAEMONSET_POD: "--ignore-daemonsets", LOCAL_STORAGE: "--delete-emptydir-data",
+            UNMANAGED_POD: "--force"}
+
+
+@dataclass(frozen=True, slots=True)
+class PodDecision:
+    """What a drain does with one pod of a target node.
+
+    `code` names the rule that decided (None for a plain eviction); `message` is
+    kubectl's text for it; `replaced` says whether a controller recreates the pod.
+    """
+
+    pod: Pod
+    action: str  # EVICT | SKIP | REFUSE | ALREADY_EVICTED
+    code: str | None = None
+    message: str = ""
+    replaced: bool = False
+
+
+def _has_local_storage(pod: Pod) -> bool:
+    return any(v.empty_dir for v in pod.volumes)
+
+
+def classify(pod: Pod, flags: DrainFlags) -> PodDecision | None:
+    """kubectl's verdict for one pod; None for a finished pod (not part of the plan).
+
+    >>> # DaemonSet pod, no flags -> Refuse DaemonSetPod with kubectl's DAEMONSET_FATAL
+    """
+    if pod.finished:
+        return None
+    if pod.terminating:
+        return PodDecision(pod, ALREADY_EVICTED, TERMINATING, "already being deleted",
+                           replaced=pod.owner is not None and pod.owner.kind != "DaemonSet")
+    controller = pod.owner
+    if controller is not None and controller.kind == "DaemonSet":
+        if not flags.ignore_daemonsets:
+            return PodDecision(pod, REFUSE, DAEMONSET_POD, DAEMONSET_FATAL)
+        return PodDecision(pod, SKIP, DAEMONSET_POD, DAEMONSET_WARNING)
+    if pod.mirror:
+        return PodDecision(pod, SKIP, MIRROR_POD, "mirror pod: the API cannot delete static pods")
+    code, message = None, ""
+    if _has_local_storage(pod):
+        if not flags.delete_emptydir_data:
+            return PodDecision(pod, REFUSE, LOCAL_STORAGE, LOCAL_STORAGE_FATAL)
+        code, message = LOCAL_STORAGE, LOCAL_STORAGE_WARNING
+    if controller is None:
+        if not flags.force:
+            return PodDecision(pod, REFUSE, UNMANAGED_POD, UNMANAGED_FATAL)
+        # kubectl keeps only the last filter's warning
+        return PodDecision(pod, EVICT, UNMANAGED_POD, UNMANAGED_WARNING, replaced=False)
+    return PodDecision(pod, EVICT, code, message, replaced=True)
+
+
+def classify_all(pods: Iterable[Pod], flags: DrainFlags) -> list[PodDecision]:
+    """Decisions for the pods of the target nodes, finished pods left out, in input order."""
+    out = []
+    for p in pods:
+        d = classify(p, flags)
+        if d is not None:
+            out.append(d)
+    return out
+
+
+def kubectl_errors(decisions: Iterable[PodDecision]) -> list[str]:
+    """The errors `kubectl drain` prints for the refusals, grouped by message like
+    filters.go: `cannot delete <message>: ns/a, ns/b` (messages that already start with
+    "cannot delete" are not prefixed again). Sorted, since Go's map order is random."""
+    by_msg: dict[str, list[str]] = defaultdict(list)
+    for d in decisions:
+        if d.action == REFUSE:
+            by_msg[d.message].append(d.pod.key)
+    return sorted(f"{refusal_head(msg)}: {', '.join(pods)}" for msg, pods in by_msg.items())
+
+
+def refusal_head(message: str) -> str:
+    """`cannot delete <message>`, but once: kubectl's unmanaged-pod message already starts
+    with it ("cannot delete Pods that declare no controller …")."""
+    return message if message.lower().startswith("cannot delete") else f"cannot delete {message}"
+
+
+def kubectl_warnings(decisions: Iterable[PodDecision]) -> list[str]:
+    """The warnings `kubectl drain` prints (`<message>: ns/a, ns/b`), sorted."""
+    by_msg: dict[str, list[str]] = defaultdict(list)
+    for d in decisions:
+        if d.message and d.action in (EVICT, SKIP) and d.code != MIRROR_POD:
+            by_msg[d.message].append(d.pod.key)
+    return sorted(f"{msg}: {', '.join(pods)}" for msg, pods in by_msg.items())
+
+
+def workload_ref(index: ClusterIndex, pod: Pod) -> str | None:
+    """The workload a pod is planned and reported under: its top controller's Kind/name,
+    else its owner reference's, else None (an unmanaged pod)."""
+    w = index.top_controller(pod)
+    if w is not None:
+        return w.ref
+    return f"{pod.owner.kind}/{pod.owner.name}" if pod.owner is not None else None

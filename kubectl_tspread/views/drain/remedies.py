@@ -1,0 +1,394 @@
+"""Remedies, verified: each candidate is applied to a copy of the snapshot (or to the
+plan options) and the whole plan is computed again. A remedy is kept only when the
+re-plan no longer has the finding (same code, same workload) — the problem may move
+elsewhere, which the re-plan's own findings would show; `makes_safe` says whether the re-planned drain is safe.
+
+Candidates per code:
+- CordonedDomainTrap, HostnameSpreadFull, SpreadBlocked, SkewExceeded: delete the
+  drained Node objects once empty; stage the cordons (each step cordons its own nodes
+  instead of step 1 every target: under nodeTaintsPolicy Honor a node cordoned early
+  takes its still running pods out of the counts), offered only
+  when it makes the whole plan safe and never when forced.py proved that no order is
+  safe (a trap of the drained cluster itself, however the cordons are staged);
+  nodeTaintsPolicy: Honor on the constraint; raise maxSkew (smallest of +1..+3 that
+  works); add a node in a domain first.
+- NoCapacity: add a node like an existing one in a domain (the constraint's domains,
+  emptiest first, else the zones of the non-target nodes).
+- PdbBlocks: let the PDB allow one disruption; MultiplePdbs: remove one of the PDBs.
+- UnmanagedPod / LocalStorage / DaemonSetPod: the kubectl flag that lifts the refusal.
+
+Cost: at most `replan_allowance(T)` distinct re-plans per plan of T targets (8 for
+small drains, 2 for a zone: each costs as much as the plan), in the order of the findings
+(the first stranding first). Candidates that name no workload (delete the drained
+nodes, add a node in a domain, a kubectl flag) are re-planned once and serve every
+finding they clear; once the allowance is spent, later findings keep only those
+already-verified candidates: a remedy is never offered unverified. Re-plans search
+without backtracking (REMEDY_SEARCH_BUDGET 0: one simulated step per target in the
+heuristic order, then the bounded greedy fallback): a remedy is judged by the order
+the heuristic finds, which is also the order the plan it leads to would use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Iterator, Sequence
+
+from kubectl_tspread.model.plan import (
+    CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS,
+    PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
+)
+from kubectl_tspread.views.drain.parallel import Child
+from kubectl_tspread.views.drain.remedy_effects import side_effects, then_finding, verifies
+from kubectl_tspread.views.drain.pods import workload_ref
+from kubectl_tspread.views.drain.core.simulate import edited_constraints
+from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.nodematch import terms_match
+from kubectl_tspread.model import (
+    ADD_NODE, HONOR, HOSTNAME_KEY, RAISE_MAX_SKEW, SET_NODE_TAINTS_POLICY_HONOR, STAGE_CORDONS, ZONE_KEY, Node,
+    Snapshot, new_node_like,
+)
+
+_SPREAD_CODES = (CORDONED_DOMAIN_TRAP, HOSTNAME_SPREAD_FULL, SPREAD_BLOCKED, SKEW_EXCEEDED)
+_FLAG_FIELD = {UNMANAGED_POD: ("force", "--force"), LOCAL_STORAGE: ("delete_emptydir_data", "--delete-emptydir-data"),
+               DAEMONSET_POD: ("ignore_daemonsets", "--ignore-daemonsets")}
+MAX_SKEW_TRIES = 3
+MAX_DOMAINS_TRIED = 3
+REMEDY_SEARCH_BUDGET = 0
+# each verification is a whole re-plan, as costly as the plan itself; a zone drain has
+# dozens of findings (one per stranded workload) with up to eight candidates each. The
+# allowance shrinks with the drain: about REMEDY_STEPS simulated steps in all (a re-plan
+# simulates at least one step per target), never fewer than MIN_REMEDY_REPLANS re-plans
+REMEDY_REPLANS = 8
+MIN_REMEDY_REPLANS = 2
+REMEDY_STEPS = 400
+
+Candidate = tuple[str, dict[str, Any], Callable[[], Snapshot], PlanOptions]
+
+
+def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
+                    findings: list[Finding],
+                    replan: Callable[[Snapshot, PlanOptions], Any],
+                    ready: dict[str, Child] | None = None,
+                    on_replan: Callable[[int], None] | None = None) -> list[Finding]:
+    """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a
+    candidate (plan.py passes plan_drain without remedies: this module does not import
+    plan.py, which imports it); its findings need not carry the
+    info-only order finding, which no remedy is judged by. `ready` holds re-plans already
+    under way in other processes (views/drain/parallel.py), by candidate key: each is used
+    where it would have been computed, or computed here if its process failed.
+    `on_replan` is told how many re-plans are done after each one."""
+    cache: dict[str, Any] = {}
+    allowance = replan_allowance(len(targets))
+    workloads = _Lookups(snapshot)
+    out = []
+    for f in findings:
+        if f.severity == INFO:
+            out.append(f)
+            continue
+        kept: list[Remedy] = []
+        unchecked: list[Remedy] = []
+        failed = 0
+        tried_actions: set[str] = set()
+        for key, action, params, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads):
+            if action in tried_actions and action in (RAISE_MAX_SKEW, ADD_NODE):
+                continue  # the smallest working raise / the first working domain is enough
+            replanned = cache.get(key)
+            if replanned is None:
+                if len(cache) >= allowance:
+                    # never offered as a fix, never folded into "no remedy": reported as not checked
+                    if not (action in (RAISE_MAX_SKEW, ADD_NODE) and any(u.action == action for u in unchecked)):
+                        unchecked.append(Remedy(action, params, False, False, "",
+                                                side_effects(action, params, f, plan, workloads)))
+                    continue
+                child = ready.pop(key, None) if ready else None
+                replanned = child.result() if child is not None else None
+                if replanned is None:
+                    replanned = replan(snap(), opts)
+                cache[key] = replanned
+                if on_replan is not None:
+                    on_replan(len(cache))
+            # staged cordons move pods twice: worth it only when they make the drain safe
+            if _clears(f, replanned) and (action != STAGE_CORDONS or replanned.safe):
+                kept.append(Remedy(action, params, True, replanned.safe, verifies(f, replanned),
+                                   side_effects(action, params, f, plan, workloads, replanned),
+                                   then_finding(replanned)))
+                tried_actions.add(action)
+            else:
+                failed += 1
+        # no change to running pods first, then template edits, then destructive actions;
+        # within each, those that make the whole plan safe first
+        out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: (r.tier, not r.makes_safe))),
+                           unchecked=tuple(unchecked), failed=failed))
+    return out
+
+
+def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
+                  findings: Sequence[Finding]) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
+    """(key, snapshot maker, options) of the re-plans attach_remedies makes first, in its order:
+    the first `replan_allowance` distinct candidates (it may skip some of them, never
+    reach past them)."""
+    return [(key, snap, opts) for key, _, snap, opts in first_replan_actions(snapshot, targets, options, plan, findings)]
+
+
+def first_replan_actions(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
+                         findings: Sequence[Finding], forced: bool = False
+                         ) -> list[tuple[str, str, Callable[[], Snapshot], PlanOptions]]:
+    """first_replans with each candidate's action: (key, action, snapshot maker, options).
+    `forced`: forced.py proved that no order is safe (what `plan` says when there is one)."""
+    workloads = _Lookups(snapshot)
+    allowance = replan_allowance(len(targets))
+    out: dict[str, tuple[str, str, Callable[[], Snapshot], PlanOptions]] = {}
+    for f in findings:
+        if f.severity == INFO:
+            continue
+        for key, action, _, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads, forced):
+            if len(out) >= allowance:
+                return list(out.values())
+            out.setdefault(key, (key, action, snap, opts))
+    return list(out.values())
+
+
+def first_trap_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
+                       forced: Sequence) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
+    """The re-plan attach_remedies makes first when forced.py proved that no order is safe:
+    the trap strands replacements before anything else goes wrong, and the first candidate
+    of a spread finding deletes the drained nodes (none when the options already do)."""
+    return deleting_replans(snapshot, targets, options) if forced else []
+
+
+def deleting_replans(snapshot: Snapshot, targets: Sequence[str],
+                     options: PlanOptions) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
+    """The re-plan that deletes the drained nodes, as first_trap_replans starts it when
+    forced.py proves a trap (none when the options already delete them). plan.py starts it
+    before the proof is known, and stops it when no proof comes."""
+    if options.delete_drained_nodes:
+        return []
+    key, _, _, snap, opts = _keyed_one(options, _delete_drained(snapshot, targets, options))
+    return [(key, snap, opts)]
+
+
+def _delete_drained(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> Candidate:
+    """The first candidate of every spread finding: delete the drained Node objects once empty."""
+    return ("DeleteDrainedNodes", {"nodes": list(targets)}, lambda: snapshot,
+            replace(options, delete_drained_nodes=True))
+
+
+def _keyed(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
+           f: Finding, workloads: "_Lookups", forced: bool = False
+           ) -> Iterator[tuple[str, str, dict, Callable[[], Snapshot], PlanOptions]]:
+    """`candidates` with each one's cache key and the options its re-plan runs with."""
+    for candidate in candidates(snapshot, targets, options, plan, f, workloads, forced):
+        yield _keyed_one(options, candidate)
+
+
+def _keyed_one(options: PlanOptions, candidate: Candidate) -> tuple[str, str, dict, Callable[[], Snapshot],
+                                                                     PlanOptions]:
+    action, params, snap, opts = candidate
+    return (repr((action, sorted(params.items()))), action, params, snap,
+            replace(opts, verify_remedies=False, search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET)))
+
+
+def replan_allowance(targets: int) -> int:
+    """How many distinct re-plans verify the remedies of a drain of `targets` nodes.
+
+    >>> replan_allowance(1), replan_allowance(50), replan_allowance(167), replan_allowance(1667)
+    (8, 8, 2, 2)
+    """
+    return max(MIN_REMEDY_REPLANS, min(REMEDY_REPLANS, REMEDY_STEPS // max(1, targets)))
+
+
+def _clears(f: Finding, replanned: DrainPlan) -> bool:
+    return not any(g.code == f.code and g.workload == f.workload for g in replanned.findings
+                   if g.severity != INFO)
+
+
+def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
+               f: Finding, workloads: "_Lookups", forced: bool = False) -> Iterator[Candidate]:
+    """(action, params, the edited snapshot — made when called —, options) per candidate.
+    A zone drain has hundreds of findings and verifies the candidates of the first few:
+    building every edited copy of 150,000 pods for the others cost minutes. `forced`:
+    forced.py proved that no order is safe (read from `plan` when there is one)."""
+    if f.code in _FLAG_FIELD:
+        field_name, flag = _FLAG_FIELD[f.code]
+        yield ("Flag", {"flag": flag}, lambda: snapshot,
+               replace(options, flags=replace(options.flags, **{field_name: True})))
+        return
+    if f.code == PDB_BLOCKS and not f.params.get("budgetLost"):
+        for key in f.params.get("pdbs", ()):
+            yield ("RaisePdbBudget", {"pdb": key, "disruptionsAllowed": 1},
+                   lambda key=key: _with_pdb_budget(snapshot, key), options)
+        return
+    if f.code == MULTIPLE_PDBS:
+        for key in f.params.get("pdbs", ()):
+            yield "RemovePdb", {"pdb": key}, lambda key=key: _without_pdb(snapshot, key), options
+        return
+    key = f.params.get("topologyKey")
+    namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
+    if f.code in _SPREAD_CODES and key:
+        if not options.delete_drained_nodes:
+            yield _delete_drained(snapshot, targets, options)
+        if _stageable(targets, options, plan.no_safe_order if plan is not None else forced):
+            yield STAGE_CORDONS, {"nodes": list(targets)}, lambda: snapshot, replace(options, stage_cordons=True)
+
+        def edited(**changes) -> Callable[[], Snapshot]:
+            return lambda: _edit_constraint(snapshot, workloads.keys(namespace, f.workload), key, **changes)
+
+        yield (SET_NODE_TAINTS_POLICY_HONOR, {"workload": f.workload, "topologyKey": key},
+               edited(node_taints_policy=HONOR), options)
+        base = int(f.params.get("maxSkew", 1))
+        for s in range(base + 1, base + 1 + MAX_SKEW_TRIES):
+            yield (RAISE_MAX_SKEW, {"workload": f.workload, "topologyKey": key, "old": base, "maxSkew": s},
+                   edited(max_skew=s), options)
+    for domain_key, value, like in _node_domains(snapshot, targets, f, workloads):
+        node = workloads.new_node(like)
+        yield (ADD_NODE, {"topologyKey": domain_key, "domain": value, "like": like.name, "name": node.name},
+               lambda node=node: replace(snapshot, nodes=snapshot.nodes + (node,)), options)
+
+
+def _stageable(targets: Sequence[str], options: PlanOptions, forced: bool) -> bool:
+    """Whether staging the cordons is a candidate: the plan cordons every target first, there
+    is more than one (one target is cordoned at its own step either way), and the drained
+    cluster is no proven trap (forced.py's proof holds however the cordons are staged)."""
+    return not options.stage_cordons and len(targets) > 1 and not forced
+
+
+class _Lookups:
+    """What the candidates look up in the snapshot, found once per attach_remedies: the keys
+    of each workload's pods, per (namespace, workload) (workload lookups need the snapshot's
+    workloads, never an index over every pod), and the node to copy into each domain (a
+    zone's drain has hundreds of findings, each trying the same few zones, and each look
+    walked every node)."""
+
+    def __init__(self, snapshot: Snapshot):
+        self.snapshot = snapshot
+        self.index = ClusterIndex(replace(snapshot, pods=()))
+        self.memo: dict[tuple[str, str | None], frozenset[str]] = {}
+        self.like: dict[tuple[str, str], Node | None] = {}
+        self.pinned: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.added: dict[str, Node] = {}
+        self.node_owned: dict[tuple[str, ...], frozenset[str]] = {}
+
+    def keys(self, namespace: str, workload: str | None) -> frozenset[str]:
+        got = self.memo.get((namespace, workload))
+        if got is None:
+            got = self.memo[(namespace, workload)] = frozenset(
+                p.key for p in self.snapshot.pods
+                if p.namespace == namespace and workload_ref(self.index, p) == workload)
+        return got
+
+    def left_on(self, plan: DrainPlan | None, nodes: Sequence[str]) -> tuple[str, ...]:
+        """The pods the plan leaves on `nodes` (PDB-blocked, refused ones) that deleting those
+        Node objects takes away for good; DaemonSet and mirror pods go with their node
+        (model.Pod.goes_with_node), as why-pending's DeleteNodes counts them too."""
+        if plan is None:
+            return ()
+        on = set(nodes)
+        left = dict.fromkeys(f"{k.namespace}/{k.name}" for s in plan.steps for k in s.skipped if k.node in on)
+        if not left:
+            return ()
+        key = tuple(nodes)
+        owned = self.node_owned.get(key)
+        if owned is None:
+            owned = self.node_owned[key] = frozenset(
+                p.key for p in self.snapshot.pods if p.node_name in on and p.goes_with_node)
+        return tuple(k for k in left if k not in owned)
+
+    def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
+        """PersistentVolumes whose node affinity only `nodes` satisfy (local volumes): deleting
+        those Node objects leaves them, and the pods that claim them, without a node. Each
+        distinct affinity is matched once (a zone's thousands of volumes share a few), and one
+        that names hostnames (a local volume's) only against the nodes it names."""
+        key = tuple(nodes)
+        got = self.pinned.get(key)
+        if got is None:
+            on = set(nodes)
+            by_host: dict[str, list[Node]] = {}
+            for n in self.snapshot.nodes:
+                by_host.setdefault(n.labels.get(HOSTNAME_KEY, n.name), []).append(n)
+            memo: dict = {}
+            out = []
+            for pv in self.snapshot.pvs:
+                if not pv.node_affinity:
+                    continue
+                pinned = memo.get(pv.node_affinity)
+                if pinned is None:
+                    named = _named_hosts(pv.node_affinity)
+                    candidates = self.snapshot.nodes if named is None else \
+                        [n for h in named for n in by_host.get(h, ())]
+                    matching = [n.name for n in candidates if terms_match(pv.node_affinity, n)]
+                    pinned = memo[pv.node_affinity] = bool(matching) and all(m in on for m in matching)
+                if pinned:
+                    out.append(f"{pv.name} (claim {pv.claim})" if pv.claim else pv.name)
+            got = self.pinned[key] = tuple(out)
+        return got
+
+    def new_node(self, like: Node) -> Node:
+        """The node an AddNode candidate adds like `like` (model.new_node_like), one per template."""
+        got = self.added.get(like.name)
+        if got is None:
+            got = self.added[like.name] = new_node_like(like, self.index.nodes.keys())
+        return got
+
+    def template_node(self, targets: Sequence[str], key: str, value: str) -> Node | None:
+        """_template_node, per (key, value): the targets are the same for every finding."""
+        if (key, value) not in self.like:
+            self.like[(key, value)] = _template_node(self.snapshot, targets, key, value)
+        return self.like[(key, value)]
+
+
+def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **changes) -> Snapshot:
+    pods = tuple(replace(p, spread=edited_constraints(p.spread, key, **changes)) if p.key in mine else p
+                 for p in snapshot.pods)
+    return replace(snapshot, pods=pods)
+
+
+def _with_pdb_budget(snapshot: Snapshot, key: str) -> Snapshot:
+    return replace(snapshot, pdbs=tuple(
+        replace(b, disruptions_allowed=max(1, b.disruptions_allowed), max_unavailable=1, min_available=None)
+        if f"{b.namespace}/{b.name}" == key else b for b in snapshot.pdbs))
+
+
+def _without_pdb(snapshot: Snapshot, key: str) -> Snapshot:
+    return replace(snapshot, pdbs=tuple(b for b in snapshot.pdbs if f"{b.namespace}/{b.name}" != key))
+
+
+def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding,
+                  lookups: _Lookups) -> Iterator[tuple[str, str, Node]]:
+    """(key, domain, node to copy) to try adding a node in, at most MAX_DOMAINS_TRIED."""
+    key = f.params.get("topologyKey") or ZONE_KEY
+    dist = f.params.get("distribution") or {}
+    trapped = list(f.params.get("cordonedDomains") or ())
+    if key == HOSTNAME_KEY:
+        # every new node is its own hostname domain: try it in the zones that exist
+        key, dist, trapped = ZONE_KEY, {}, []
+    values = trapped + sorted((v for v in dist if v not in trapped), key=lambda v: (dist[v], v))
+    if not values:
+        values = sorted({n.labels[key] for n in snapshot.nodes if key in n.labels})
+    tried = 0
+    for v in values:
+        like = lookups.template_node(targets, key, v)
+        if like is None:
+            continue
+        yield key, v, like
+        tried += 1
+        if tried >= MAX_DOMAINS_TRIED:
+            return
+
+
+def _template_node(snapshot: Snapshot, targets: Sequence[str], key: str, value: str) -> Node | None:
+    nodes = [n for n in snapshot.nodes if n.labels.get(key) == value]
+    drained = set(targets)  # a zone's 1,667 targets: a tuple would be walked once per node
+    nodes.sort(key=lambda n: (n.name in drained, -n.allocatable.get("cpu", 0), n.name))
+    return nodes[0] if nodes else None
+
+
+def _named_hosts(terms) -> set[str] | None:
+    """The hostnames a node affinity is limited to when every term requires
+    `kubernetes.io/hostname In (…)`; None when some term may match any node."""
+    out: set[str] = set()
+    for t in terms:
+        hosts = [r.values for r in t.match_expressions if r.key == HOSTNAME_KEY and r.op == "In"]
+        if not hosts:
+            return None
+        out.update(hosts[0])
+    return out

@@ -1,0 +1,113 @@
+"""What a drain remedy does besides clearing its finding, and what its re-plan showed, as
+data: its side effects (remedies rank by them), what it verifies, what the plan meets next
+when it stays unsafe, and the narrower selection to rerun with when the command line that
+produced a remedy would undo it (render/drain_remedies.py words them)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from kubectl_tspread.model.plan import (
+    ADDS_NODE, CONSTRAINT_HOLDS, DAEMONSET_POD, DELETES_NODES, DELETES_PODS, EVICTION_ALLOWED, INFO, LOCAL_STORAGE,
+    LOSES_DATA, MOVES_PODS_TWICE, MULTIPLE_PDBS, PDB_BLOCKS, PLAN_SAFE, POD_FITS, REDUCES_AVAILABILITY,
+    ROLLS_WORKLOAD, SKEW_EXCEEDED, STRANDS_VOLUMES, UNMANAGED_POD, DrainPlan, Finding, Remedy, SideEffect,
+)
+from kubectl_tspread.model import (
+    ADD_NODE, DELETE_DRAINED_NODES, FLAG, RAISE_MAX_SKEW, RAISE_PDB_BUDGET, REMOVE_PDB, SET_NODE_TAINTS_POLICY_HONOR,
+    STAGE_CORDONS, WEAKENS_SPREAD, Snapshot, new_node_like,
+)
+
+# the findings a kubectl flag or a PDB change clears: their remedies let the eviction happen
+_EVICTION_CODES = (PDB_BLOCKS, MULTIPLE_PDBS, UNMANAGED_POD, LOCAL_STORAGE, DAEMONSET_POD)
+
+
+def verifies(f: Finding, replanned: Any) -> str:
+    """What the re-plan showed: the whole plan safe, else what clearing this finding means."""
+    if replanned.safe:
+        return PLAN_SAFE
+    if f.code in _EVICTION_CODES:
+        return EVICTION_ALLOWED
+    return CONSTRAINT_HOLDS if f.code == SKEW_EXCEEDED else POD_FITS
+
+
+def then_finding(replanned: Any) -> Finding | None:
+    """What stands in the way next when the re-planned drain is still unsafe."""
+    if replanned.safe:
+        return None
+    # its code and workload only, the least of them: what every way of re-planning gives alike
+    # (the lean search's verdicts carry no pods or numbers, and a re-plan carried along the
+    # plan lists its findings in another order), so a remedy is the same however it was re-planned
+    left = sorted((g.code, g.workload or "") for g in replanned.findings if g.severity != INFO)
+    return Finding(left[0][0], left[0][1] or None, (), None) if left else None
+
+
+def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
+                 lookups, replanned: Any = None) -> tuple[SideEffect, ...]:
+    """What applying a candidate does besides clearing `f`, as data (render/drain.py words it);
+    `replanned`: the candidate's re-plan (a DrainPlan or a parallel.Verdict), None when it was
+    not re-planned."""
+    if action == STAGE_CORDONS:
+        # nodes drained later stay open to replacements until their own step: each pod placed
+        # there is evicted again; how many is what the re-plan simulated
+        again = getattr(replanned, "evicted_again", 0)
+        return (SideEffect(MOVES_PODS_TWICE, (), {"pods": again}),) if again else ()
+    if action in (SET_NODE_TAINTS_POLICY_HONOR, RAISE_MAX_SKEW):
+        # a pod template edit: the workload's controller replaces every pod of it
+        namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
+        rolls = SideEffect(ROLLS_WORKLOAD, (f.workload or "",), {"pods": len(lookups.keys(namespace, f.workload))})
+        # a larger maxSkew loosens the guarantee, as why-pending's RaiseMaxSkew says too
+        return (rolls, SideEffect(WEAKENS_SPREAD, (f.workload or "",))) if action == RAISE_MAX_SKEW else (rolls,)
+    if action == ADD_NODE:
+        return (SideEffect(ADDS_NODE, (params["name"],)),)
+    if action in (RAISE_PDB_BUDGET, REMOVE_PDB):
+        # the objects are a budget, not workloads: the words say so (render/text.side_effect_text)
+        return (SideEffect(REDUCES_AVAILABILITY, (params["pdb"],), {"kind": "PodDisruptionBudget"}),)
+    if action == FLAG:
+        if params.get("flag") == "--force":
+            return (SideEffect(DELETES_PODS, f.pods, {"pods": len(f.pods)}),)
+        if params.get("flag") == "--delete-emptydir-data":
+            return (SideEffect(LOSES_DATA, f.pods),)
+        return ()
+    if action == DELETE_DRAINED_NODES:
+        nodes = tuple(params.get("nodes", ()))
+        out = [SideEffect(DELETES_NODES, nodes)]
+        left = lookups.left_on(plan, nodes)
+        if left:  # the pod garbage collector deletes the pods of a deleted Node object
+            out.append(SideEffect(DELETES_PODS, left, {"pods": len(left)}))
+        volumes = lookups.pinned_volumes(nodes)
+        if volumes:
+            out.append(SideEffect(STRANDS_VOLUMES, volumes))
+        return tuple(out)
+    return ()
+
+
+def with_rerun_hints(plan: DrainPlan, snapshot: Snapshot, selector=None,
+                     domain: tuple[str, str] | None = None) -> DrainPlan:
+    """A remedy that adds a node is undone by the command line that produced it when the same
+    selection (-l, --domain) would drain the new node too: such remedies get `rerunNodes`
+    (the nodes to name instead) and `matchedBy` (the selection that would catch it)."""
+    if selector is None and domain is None:
+        return plan
+    taken = {n.name for n in snapshot.nodes}
+
+    def caught(labels) -> str:
+        if domain is not None and labels.get(domain[0]) == domain[1]:
+            return f"--domain {domain[0]}={domain[1]}"
+        if selector is not None and selector.matches(labels):
+            return f"-l {selector}"
+        return ""
+
+    def hinted(r: Remedy) -> Remedy:
+        like = snapshot.node(r.params.get("like", "")) if r.action == ADD_NODE else None
+        if like is None:
+            return r
+        # the node the remedy adds, as remedies.py made it (the same name: params["name"])
+        by = caught(new_node_like(like, taken).labels)
+        if not by:
+            return r
+        return replace(r, params={**r.params, "matchedBy": by, "rerunNodes": list(plan.nodes)})
+
+    findings = tuple(replace(f, remedies=tuple(map(hinted, f.remedies)), unchecked=tuple(map(hinted, f.unchecked)))
+                     for f in plan.findings)
+    return replace(plan, findings=findings)

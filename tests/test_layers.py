@@ -1,0 +1,256 @@
+"""The package's layers and the arrows between them, read from the source with `ast`: every
+`import` and `from … import` of every module, at module level, inside functions and under
+TYPE_CHECKING alike (docs/ARCHITECTURE.md draws them).
+
+    cli/  →  render/  →  views/  →  engine/  →  model/
+    cli/  →  snapshot/  →  model/          (snapshot/ → engine/: podrequests and versions only)
+
+A module may import its own layer and the layers down its line (ALLOWED); nothing points up,
+and no set of modules imports itself round (a cycle, whatever the import kind)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "kubectl_tspread"
+ROOT = "kubectl_tspread"
+
+LAYERS = ("cli", "render", "views", "engine", "snapshot", "model")
+# layer -> the layers it may import (its own included)
+ALLOWED = {
+    "cli": {"cli", "render", "views", "engine", "snapshot", "model"},
+    "render": {"render", "views", "engine", "model"},
+    "views": {"views", "engine", "model"},
+    "engine": {"engine", "model"},
+    # decode applies the scheduler's own aggregation of a pod's requests, and a snapshot carries
+    # the rules of its minor: the two engine modules snapshot/ needs, and no others
+    "snapshot": {"snapshot", "model"},
+    "model": {"model"},
+}
+SNAPSHOT_ENGINE = {"kubectl_tspread.engine.podrequests", "kubectl_tspread.engine.versions"}
+# layers that never reach for the terminal, the command line or the API client
+PURE_LAYERS = ("engine", "views", "model")
+HEAVY = ("kubernetes", "click", "rich", "urllib3")
+
+
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
+    out = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def layer_of(module: str) -> str:
+    """cli, render, views, engine, snapshot or model; the package root (its __version__) and
+    data/ (package data) are no layer; __main__ is the command line's."""
+    parts = module.split(".")
+    if module == f"{ROOT}.__main__":
+        return "cli"
+    if len(parts) == 1 or parts[1] == "data":
+        return "root"
+    if parts[1] not in LAYERS:
+        raise AssertionError(f"{module} lies in no layer: put it in one of {', '.join(LAYERS)}")
+    return parts[1]
+
+
+def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports_of(module: str, path: Path, known: dict[str, Path]) -> list[tuple[int, str]]:
+    """(line, module imported) for every import of the package in `path`, relative ones
+    resolved; `from pkg import name` names the submodule when `name` is one."""
+    tree = ast.parse(path.read_text(), str(path))
+    is_package = path.name == "__init__.py"
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(module, is_package, node)
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name != ROOT and not name.startswith(ROOT + "."):
+                continue
+            while name not in known and "." in name:
+                name = name.rsplit(".", 1)[0]
+            if name != module:
+                out.append((node.lineno, name))
+    return out
+
+
+def third_party_of(path: Path) -> list[tuple[int, str]]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def graph(package: Path = PACKAGE) -> tuple[dict[str, Path], dict[str, list[tuple[int, str]]]]:
+    known = modules(package)
+    return known, {m: imports_of(m, p, known) for m, p in known.items()}
+
+
+def _where(module: str, known: dict[str, Path]) -> str:
+    """kubectl_tspread.views.drain.plan -> views/drain/plan.py"""
+    path = known[module]
+    parts = path.parts[len(path.parts) - len(module.split(".")) + 1 - (path.name == "__init__.py"):]
+    return "/".join(parts)
+
+
+def arrow_violations(package: Path = PACKAGE) -> list[str]:
+    known, edges = graph(package)
+    out = []
+    for module, imported in edges.items():
+        mine = layer_of(module)
+        for line, target in imported:
+            theirs = layer_of(target)
+            if theirs == "root" and target == ROOT:
+                continue  # the version string
+            ok = mine == "root" and theirs == "root" or mine != "root" and theirs in ALLOWED[mine] \
+                or mine == "snapshot" and target in SNAPSHOT_ENGINE
+            if not ok:
+                out.append(f"{_where(module, known)}:{line} imports {_where(target, known)} "
+                           f"({mine}/ may import {', '.join(sorted(ALLOWED.get(mine, ())))})")
+    return out
+
+
+def cycles(package: Path = PACKAGE) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, without recursion)."""
+    known, edges = graph(package)
+    succ = {m: sorted({t for _, t in imported}) for m, imported in edges.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for start in sorted(succ):
+        if start in index:
+            continue
+        work = [(start, iter(succ[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(succ[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    component.append(m)
+                    if m == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(_where(m, known) for m in component))
+    return found
+
+
+def test_every_module_lies_in_a_layer():
+    for module in modules():
+        layer_of(module)
+
+
+def test_imports_point_down_only():
+    bad = arrow_violations()
+    assert not bad, "imports against the layers:\n" + "\n".join(bad)
+
+
+# views/drain/core/lean.py and lean_carry.py are on their way out (issue 59: one planner core);
+# the cycle they make with plan.py goes with them. While they exist, a cycle through one of them
+# is the only one let through; once they are gone this lets nothing through.
+LEAN = ("views/drain/core/lean.py", "views/drain/core/lean_carry.py")
+
+
+def test_no_import_cycle():
+    found = [c for c in cycles() if not any(m in LEAN for m in c)]
+    assert not found, "import cycles:\n" + "\n".join(" ↔ ".join(c) for c in found)
+
+
+@pytest.mark.parametrize("layer", PURE_LAYERS)
+def test_pure_layers_never_import_the_terminal_or_the_api(layer):
+    bad = [f"{p.relative_to(PACKAGE).as_posix()}:{line} imports {name}"
+           for p in sorted((PACKAGE / layer).rglob("*.py"))
+           for line, name in third_party_of(p) if name.split(".")[0] in HEAVY]
+    assert not bad, "\n".join(bad)
+
+
+def writes_of(path: Path) -> list[str]:
+    """The builtin print/input/open called, sys.stdin/stdout/stderr named, in `path`."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("print", "input", "open"):
+            out.append(f"{path.name}:{node.lineno} calls {node.func.id}()")
+        if isinstance(node, ast.Attribute) and node.attr in ("stdin", "stdout", "stderr") \
+                and isinstance(node.value, ast.Name) and node.value.id == "sys":
+            out.append(f"{path.name}:{node.lineno} names sys.{node.attr}")
+    return out
+
+
+def test_render_never_prints_nor_picks_a_stream():
+    """render/ writes only to the console or stream a command hands it."""
+    bad = [w for p in sorted((PACKAGE / "render").rglob("*.py")) for w in writes_of(p)]
+    assert not bad, "\n".join(bad)
+
+
+# -- the checks catch what they are meant to catch ---------------------------------------------
+
+def _copy(tmp_path: Path) -> Path:
+    import shutil
+
+    dest = tmp_path / ROOT
+    shutil.copytree(PACKAGE, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def test_a_planted_upward_import_is_named(tmp_path):
+    package = _copy(tmp_path)
+    plan = package / "views" / "drain" / "plan.py"
+    plan.write_text(plan.read_text() + "\n\ndef _planted():\n    from kubectl_tspread.cli.output import whole_answer\n")
+    bad = arrow_violations(package)
+    assert len(bad) == 1 and bad[0].startswith("views/drain/plan.py:") and "imports cli/output.py" in bad[0]
+
+
+def test_a_planted_relative_import_and_its_cycle_are_found(tmp_path):
+    package = _copy(tmp_path)
+    labels = package / "model" / "labels.py"
+    labels.write_text(labels.read_text() + "\n\nif False:\n    from . import plan\n")
+    plan = package / "model" / "plan.py"
+    plan.write_text(plan.read_text() + "\n\ndef _planted():\n    from .labels import Selector\n")
+    assert any({"model/labels.py", "model/plan.py"} <= set(c) for c in cycles(package))
+    assert not any("model/labels.py" in c for c in cycles())
+
+
+def test_a_planted_print_in_render_is_named(tmp_path):
+    package = _copy(tmp_path)
+    text = package / "render" / "text.py"
+    text.write_text(text.read_text() + "\n\ndef _planted():\n    print('x')\n")
+    assert [w for w in writes_of(text)] == [f"text.py:{len(text.read_text().splitlines())} calls print()"]
