@@ -1,9 +1,11 @@
 """engine/scores.py per plugin, on worked examples of upstream's *_test.go cases (the facts,
 not the code), and engine/scorearrays.py held against it: the only place the scalar and
-array forms of the score formulas are compared."""
+array forms of the score formulas are compared (spread.py's own formulas, the Filter's and
+the spread score's terms: tests/test_spread.py)."""
 
 from __future__ import annotations
 
+import doctest
 import math
 import random
 
@@ -310,6 +312,12 @@ def test_spread_array_normalisation_matches_score_nodes(seed):
         total = total + np.where(has, spread.spread_term(counts, weight, cs.constraint.max_skew), 0.0)
     got = scorearrays.spread_normalize(total, considered if lacking.any() else None)
     assert got.tolist() == [want[n.name] for n in nodes]
+
+
+@pytest.mark.parametrize("module", [scores, scorearrays], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_the_worked_examples_hold(module):
+    failed, attempted = doctest.testmod(module)
+    assert failed == 0 and attempted > 0
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -39,7 +39,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from kubectl_tspread.engine.defaults import default_constraints
 from kubectl_tspread.engine.index import ClusterIndex
@@ -322,10 +322,12 @@ def minimum(counts: Iterable[int], domains: int, min_domains: int) -> tuple[int,
     """
     if domains < min_domains:
         return 0, True
-    return min(counts, default=0), False
+    # min() without default=: keyword arguments cost builtins their fast path, and the drain
+    # asks this at every pod it moves; `counts` is empty only without domains
+    return (min(counts) if domains else 0), False
 
 
-def skew_of(counts: Iterable[int], global_min: int) -> int:
+def skew_of(counts: Collection[int], global_min: int) -> int:
     """A constraint's skew: the largest domain count less globalMin (0 without domains).
 
     zones a=5 b=3 c=3 → globalMin 3, skew 2; with minDomains 4 → globalMin 0, skew 5.
@@ -333,7 +335,7 @@ def skew_of(counts: Iterable[int], global_min: int) -> int:
     >>> skew_of([5, 3, 3], 3), skew_of([5, 3, 3], 0)
     (2, 5)
     """
-    return max(counts, default=0) - global_min
+    return (max(counts) if counts else 0) - global_min  # max() without default=, as in minimum
 
 
 def skew_if_placed(count: int, self_match: int, global_min: int) -> int:
