@@ -1,9 +1,12 @@
 """engine/scores.py per plugin, on worked examples of upstream's *_test.go cases (the facts,
 not the code), and engine/scorearrays.py held against it: the only place the scalar and
-array forms of the score formulas are compared."""
+array forms of the score formulas are compared (spread.py's own formulas, the Filter's and
+the spread score's terms: tests/test_spread.py)."""
 
 from __future__ import annotations
 
+import doctest
+import math
 import random
 
 import numpy as np
@@ -286,8 +289,9 @@ def test_normalisations_match(seed):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_spread_array_normalisation_matches_score_nodes(seed):
-    """scorearrays.spread_term and spread_normalize against spread.score_nodes on random
-    clusters with a soft zone constraint and a soft `rack` one that some nodes lack."""
+    """spread.spread_term over arrays and scorearrays.spread_normalize against
+    spread.score_nodes on random clusters with a soft zone constraint and a soft `rack` one
+    that some nodes lack."""
     rng = random.Random(seed)
     nodes = [make_node(f"n{i}", zone=rng.choice("abc"),
                        labels={"rack": f"r{rng.randint(1, 3)}"} if rng.random() < 0.6 else {}) for i in range(12)]
@@ -302,12 +306,34 @@ def test_spread_array_normalisation_matches_score_nodes(seed):
     total = np.zeros(len(nodes))
     for cs in state.soft:
         key = cs.constraint.topology_key
-        size = len({n.labels[key] for n in kept})
+        weight = spread.topology_weight(key, len(kept), lambda: len({n.labels[key] for n in kept}))
         counts = np.array([cs.count(n.labels[key]) if key in n.labels else 0 for n in nodes])
         has = np.array([key in n.labels for n in nodes])
-        total = total + np.where(has, scorearrays.spread_term(counts, size, cs.constraint.max_skew), 0.0)
+        total = total + np.where(has, spread.spread_term(counts, weight, cs.constraint.max_skew), 0.0)
     got = scorearrays.spread_normalize(total, considered if lacking.any() else None)
     assert got.tolist() == [want[n.name] for n in nodes]
+
+
+@pytest.mark.parametrize("module", [scores, scorearrays], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_the_worked_examples_hold(module):
+    failed, attempted = doctest.testmod(module)
+    assert failed == 0 and attempted > 0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_spread_normalize_is_the_scalar_rounding_and_normalisation(seed):
+    """scorearrays.spread_normalize against score_nodes' rounding and spread._normalize, node
+    by node: raw totals that round to all zeros (every node 100), halves (rounded up), some or
+    every node left out (IgnoredNodes: 0), one node."""
+    rng = np.random.default_rng(seed)
+    for n in (1, 2, 9, 30):
+        total = rng.choice([0.0, 0.4, 2.5, 3.2, 7.5, 11.9, 40.0], n) if seed % 4 else np.zeros(n)
+        for considered in (None, rng.random(n) < 0.6, np.zeros(n, dtype=bool)):
+            names = [f"n{i}" for i in range(n)]
+            raw = {name: int(math.floor(t + 0.5)) for name, t, keep in
+                   zip(names, total.tolist(), [True] * n if considered is None else considered.tolist()) if keep}
+            want = spread._normalize(raw, names)
+            assert scorearrays.spread_normalize(total, considered).tolist() == [want[name] for name in names]
 
 
 def test_the_placed_pods_score_leaves_its_pod_level_requests_out():

@@ -6,8 +6,15 @@ and `node` label keys so they can be compared with filtering_test.go side by sid
 
 from __future__ import annotations
 
+import ast
+import doctest
+import itertools
+import math
+import random
 from dataclasses import replace
+from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import make_constraint, make_node, make_pod, make_snapshot
 
@@ -506,3 +513,186 @@ def test_headroom_is_pods_addable_before_filter_refuses(data, min_domains):
             added.append(make_pod(f"extra-{len(added)}", node=node.name, labels=WEB))
             assert len(added) <= 20
         assert cs.headroom(value) == len(added), value
+
+
+from kubectl_tspread.engine import scorearrays, scores  # noqa: E402
+from kubectl_tspread.model import HOSTNAME_KEY  # noqa: E402
+
+# The plugin's formulas (spread.py's formula section), each array form held against its scalar
+# form over random inputs: the one place the two forms are compared (tests/test_scores.py does
+# the same for the scores' normalisations).
+
+def test_the_formulas_worked_examples_hold():
+    """The docstrings' examples are the formulas' worked examples: they must stay true."""
+    failed, attempted = doctest.testmod(spread)
+    assert failed == 0 and attempted >= 8
+
+
+@pytest.mark.parametrize("max_skew", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("self_match", [0, 1])
+def test_fits_array_is_fits_count_by_count(max_skew, self_match):
+    """Counts 0..30 (a domain far above the others, empty ones, none at all) against
+    globalMin 0 (minDomains forced it) up to above every count."""
+    rng = np.random.default_rng(max_skew * 2 + self_match)
+    for size in (0, 1, 2, 7, 40):
+        counts = rng.integers(0, 31, size, dtype=np.int64)
+        for global_min in sorted({0, 1, 5, int(counts.min()) if size else 0, 40}):
+            got = spread.fits_array(counts, self_match, global_min, max_skew)
+            assert got.dtype == bool
+            assert got.tolist() == [spread.fits(c, self_match, global_min, max_skew) for c in counts.tolist()]
+
+
+@pytest.mark.parametrize("counts,domains,min_domains,want", [
+    pytest.param([], 0, 1, (0, True), id="no domains, minDomains 1: 0, forced"),
+    pytest.param([], 0, 3, (0, True), id="no domains, minDomains 3: 0, forced"),
+    pytest.param([2, 3], 2, 3, (0, True), id="zones [2,3], minDomains 3 above the 2 domains: 0, forced"),
+    pytest.param([2, 3], 2, 2, (2, False), id="zones [2,3], minDomains 2 met: 2"),
+    pytest.param([4, 4, 1], 3, 1, (1, False), id="zones [4,4,1]: 1"),
+    pytest.param([0, 5], 2, 1, (0, False), id="an empty domain holds the minimum, not forced"),
+    pytest.param([1, 6], 40, 41, (0, True), id="histogram keys of 40 domains, minDomains 41: forced"),
+    pytest.param([1, 6], 40, 40, (1, False), id="histogram keys of 40 domains, minDomains 40: 1"),
+])
+def test_global_minimum(counts, domains, min_domains, want):
+    assert spread.minimum(counts, domains, min_domains) == want
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_minimum_and_skew_read_alike_from_every_count_or_the_distinct_ones(seed):
+    """The drain keeps a histogram {count: domains holding it} and asks with its keys and its
+    total: the same globalMin, forced flag and skew as from every domain's count."""
+    rng = random.Random(seed)
+    for _ in range(50):
+        counts = [rng.choice([0, 0, 1, 2, 3, 9]) for _ in range(rng.randrange(0, 8))]
+        hist: dict[int, int] = {}
+        for c in counts:
+            hist[c] = hist.get(c, 0) + 1
+        for min_domains in range(1, 10):
+            every = spread.minimum(counts, len(counts), min_domains)
+            assert spread.minimum(hist, sum(hist.values()), min_domains) == every
+            assert spread.skew_of(hist, every[0]) == spread.skew_of(counts, every[0]) == \
+                (max(counts) - every[0] if counts else 0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_headroom_is_the_pods_fits_lets_in(seed):
+    """headroom counts the pods a domain takes one by one before `fits` refuses the next, at
+    the same globalMin; skew_if_placed is the left side `fits` compares."""
+    rng = random.Random(seed)
+    for _ in range(300):
+        count, global_min = rng.randrange(0, 12), rng.randrange(0, 12)
+        self_match, max_skew = rng.choice([0, 1]), rng.randrange(1, 6)
+        taken = next(k for k in itertools.count() if not spread.fits(count + k, self_match, global_min, max_skew))
+        assert spread.headroom(count, self_match, global_min, max_skew) == taken
+        assert spread.fits(count, self_match, global_min, max_skew) == \
+            (spread.skew_if_placed(count, self_match, global_min) <= max_skew)
+
+
+@pytest.mark.parametrize("max_skew", [1, 2, 3, 4, 5])
+def test_spread_term_over_an_array_is_the_scalar_terms_bit_for_bit(max_skew):
+    """The same float operations on an int64 array and on Python ints: equal to the last bit,
+    for weights of every size from 0 domains to 5,000 (a big cluster's hostname key)."""
+    rng = np.random.default_rng(max_skew)
+    for size in (0, 1, 2, 3, 17, 499, 5000):
+        weight = spread.topology_weight("zone", size, lambda: size)
+        counts = rng.integers(0, 2000, 64, dtype=np.int64)
+        got = spread.spread_term(counts, weight, max_skew)
+        assert got.dtype == np.float64
+        assert got.tolist() == [spread.spread_term(c, weight, max_skew) for c in counts.tolist()]
+
+
+def test_topology_weight_counts_hostname_nodes_and_other_keys_values():
+    def never() -> int:
+        raise AssertionError("a hostname key's values are never gathered")
+
+    assert spread.topology_weight(HOSTNAME_KEY, 9, never) == math.log(11)
+    assert spread.topology_weight("zone", 9, lambda: 3) == math.log(5)
+    assert spread.topology_weight("zone", 0, lambda: 0) == math.log(2)
+
+
+# A guard against a new restatement of these formulas outside the modules that hold them
+# (spread.py, scorearrays.py, scores.py), read wherever the package's files sit. It flags an
+# expression (a comparison or arithmetic, read without the arguments of any call in it: a
+# call into engine passes the numbers, it does not combine them) that
+# - names `max_skew` with `global_min` or `self_match`: the Filter inequality or a
+#   rearrangement of it (the headroom, a bound on the counts);
+# - compares `min_domains` with anything but a constant, or chooses a value on
+#   `min_forced_zero`: the global minimum's minDomains rule;
+# and any call of a `log` function: the spread score's weight. Names are what it goes by: a
+# restatement under other names escapes it, and the records' field names are the ones a
+# restatement reaches for.
+FORMULA_MODULES = {Path(m.__file__).resolve() for m in (spread, scorearrays, scores)}
+# the lean planner, which issue 59 deletes with its copies of the formulas: drop this with it
+_LEAVING = {"lean.py", "lean_carry.py"}
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The names and attribute names of an expression, not looking into calls' arguments."""
+    out: set[str] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Call):
+            continue
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _against_constants(node: ast.Compare) -> bool:
+    """Whether every operand of the comparison but the ones naming min_domains is a constant."""
+    return all(isinstance(x, ast.Constant) for x in [node.left, *node.comparators] if "min_domains" not in _names(x))
+
+
+def restatements(source: str) -> list[tuple[int, str]]:
+    """(line, what) of each expression of `source` that restates a formula of spread.py."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) == "log":
+                out.append((node.lineno, "the spread score's weight (spread.topology_weight)"))
+        elif isinstance(node, (ast.Compare, ast.BinOp)):
+            names = _names(node)
+            if "max_skew" in names and names & {"global_min", "self_match"}:
+                out.append((node.lineno, "the Filter inequality (spread.fits, fits_array, headroom)"))
+            elif isinstance(node, ast.Compare) and "min_domains" in names and not _against_constants(node):
+                out.append((node.lineno, "the global minimum's minDomains rule (spread.minimum)"))
+        elif isinstance(node, ast.IfExp) and "min_forced_zero" in _names(node.test):
+            out.append((node.lineno, "the global minimum's minDomains rule (spread.minimum)"))
+    return sorted(set(out))
+
+
+@pytest.mark.parametrize("code,flagged", [
+    pytest.param("ok = counts <= cs.constraint.max_skew + cs.global_min - cs.self_match", True,
+                 id="the Filter bound over arrays"),
+    pytest.param("ok = [v for v, c in d.items() if c + cs.self_match - low <= cs.constraint.max_skew]", True,
+                 id="the Filter inequality with a local minimum"),
+    pytest.param("room = max(0, c.max_skew + gmin - n - cs.self_match + 1)", True, id="a headroom"),
+    pytest.param("forced = sum(hist.values()) < cs.constraint.min_domains", True, id="minDomains compared"),
+    pytest.param("gmin = 0 if len(counts) < min_domains else min(counts.values())", True,
+                 id="the minimum with minDomains"),
+    pytest.param("low = 0 if cs.min_forced_zero else min(hist)", True, id="the forced minimum chosen"),
+    pytest.param("w = math.log(size + 2)", True, id="the spread weight"),
+    pytest.param("ok = spread.fits_array(counts, cs.self_match, cs.global_min, cs.constraint.max_skew)", False,
+                 id="a call into engine"),
+    pytest.param("low, forced = spread.minimum(hist, sum(hist.values()), cs.constraint.min_domains)", False,
+                 id="the minimum asked of engine"),
+    pytest.param("limit = max(cs.constraint.max_skew, cs.skew)", False, id="the drain's own limit"),
+    pytest.param("over = c.skew > c.limit and c.limit > c.max_skew", False, id="a skew against a limit"),
+    pytest.param("set_by_user = c.min_domains > 1", False, id="minDomains against a constant"),
+    pytest.param("md = 1 if min_domains is None else min_domains", False, id="minDomains defaulted"),
+])
+def test_the_restatement_guard_flags_the_formulas_and_not_calls(code, flagged):
+    assert bool(restatements(code)) == flagged
+
+
+def test_no_module_restates_a_formula_of_spread():
+    root = Path(spread.__file__).resolve().parent.parent
+    files = [p for p in sorted(root.rglob("*.py")) if p.resolve() not in FORMULA_MODULES and p.name not in _LEAVING]
+    assert len(files) > 50  # the package itself, wherever its modules sit
+    found = [f"{path.relative_to(root)}:{line}: {what}" for path in files
+             for line, what in restatements(path.read_text())]
+    assert found == []

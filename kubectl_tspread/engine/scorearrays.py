@@ -1,7 +1,8 @@
-"""engine/scores.py's formulas over numpy arrays, one element per candidate node: the same
-integer and float operations in the same order, so the same rounding (tests/test_scores.py
-holds each against its scalar form). The drain planner's array paths score ~500 nodes per
-placement with these; they read their own representation and call nothing else to score.
+"""engine/scores.py's formulas, and PodTopologySpread's NormalizeScore (spread.py's), over
+numpy arrays, one element per candidate node: the same integer and float operations in the
+same order, so the same rounding (tests/test_scores.py holds each against its scalar form).
+The drain planner's array paths score ~500 nodes per placement with these and with the
+formulas of spread.py that serve arrays as they are (spread_term, fits_array).
 
 Shapes: `alloc`, `used` and friends are (2, n) int64 arrays, row 0 cpu (millicores), row 1
 memory (bytes); a node's allocatable that is not positive leaves that resource out.
@@ -9,12 +10,11 @@ memory (bytes); a node's allocatable that is not positive leaves that resource o
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np
 
-from kubectl_tspread.engine import scores
+from kubectl_tspread.engine import scores, spread
 from kubectl_tspread.engine.scores import MAX_NODE_SCORE, WEIGHTS
 from kubectl_tspread.model import Node, Pod
 
@@ -88,17 +88,24 @@ def normalize_min_max(raw):
 
 
 def spread_term(count, size: int, max_skew: int):
-    """One soft constraint's part of PodTopologySpread's raw score: count × ln(size + 2) +
-    (maxSkew − 1), `size` the constraint's domains among the scored nodes (the nodes
-    themselves for hostname), `count` each node's domain count."""
-    return count * math.log(size + 2) + (max_skew - 1)
+    """spread.spread_term at the weight of `size` domains: the call drain/lean.py makes. Issue 59
+    deletes lean.py (its plans fall back to the planner when a call of its own fails, so a
+    missing name would only show as slowness); delete this with it."""
+    return spread.spread_term(count, spread.topology_weight("", size, lambda: size), max_skew)
 
 
 def spread_normalize(total, considered=None):
-    """PodTopologySpread's NormalizeScore of the summed terms (float, one per node): rounded
-    (Go math.Round of a non-negative value), 100 × (max + min − s) // max over the considered
-    nodes (100 for all when max is 0); a node left out (IgnoredNodes: it lacks a soft key)
-    scores 0."""
+    """PodTopologySpread's NormalizeScore of the summed terms (float, one per node; the terms
+    are spread.spread_term, which serves arrays as they are): rounded (Go math.Round of a
+    non-negative value), 100 × (max + min − s) // max over the considered nodes (100 for all
+    when max is 0); a node left out (IgnoredNodes: it lacks a soft key) scores 0. The
+    scalar form is spread.score_nodes' rounding and spread._normalize.
+
+    totals 9.6 3.7 6.5 7.1 (the last left out) → rounded 10 4 7 → 40 100 70, and 0.
+
+    >>> spread_normalize(np.array([9.6, 3.7, 6.5, 7.1]), np.array([True, True, True, False])).tolist()
+    [40, 100, 70, 0]
+    """
     raw = np.floor(total + 0.5).astype(np.int64)
     kept = raw if considered is None else raw[considered]
     if not len(kept):

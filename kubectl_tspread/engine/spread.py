@@ -39,7 +39,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from kubectl_tspread.engine.defaults import default_constraints
 from kubectl_tspread.engine.index import ClusterIndex
@@ -122,19 +122,20 @@ class ConstraintState:
         return d.pods if d is not None else 0
 
     def skew_if_placed(self, value: str) -> int:
-        """count + selfMatch - globalMin: Filter's skew for a node of this domain."""
-        return self.count(value) + self.self_match - self.global_min
+        """Filter's skew for a node of this domain (`skew_if_placed` of its count)."""
+        return skew_if_placed(self.count(value), self.self_match, self.global_min)
 
     def allows(self, value: str) -> bool:
-        return self.skew_if_placed(value) <= self.constraint.max_skew
+        """Filter's verdict for a node of this domain (`fits` of its count)."""
+        return fits(self.count(value), self.self_match, self.global_min, self.constraint.max_skew)
 
     def headroom(self, value: str) -> int:
-        """Matching pods the domain accepts before Filter refuses it, at today's globalMin.
+        """Matching pods the domain accepts before Filter refuses it, at today's globalMin
+        (`headroom` of its count).
 
         zones a=5 b=3 c=3, maxSkew 1, selfMatch 1 → a: 0, b: 1, c: 1.
         """
-        c = self.constraint
-        return max(0, c.max_skew + self.global_min - self.count(value) - self.self_match + 1)
+        return headroom(self.count(value), self.self_match, self.global_min, self.constraint.max_skew)
 
     def uncounted(self, pods: Iterable[Pod]) -> list[UncountedPod]:
         """Why pods of a workload are missing from the counts, first reason wins:
@@ -293,7 +294,7 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
     # every count in per_domain is positive: a domain missing from it holds the minimum, 0
     global_min, forced = minimum(per_domain.values() if len(per_domain) == len(domains) else (0,),
                                  len(domains), c.min_domains)
-    skew = max(per_domain.values(), default=0) - global_min
+    skew = skew_of(per_domain.values(), global_min)
     return ConstraintState(
         constraint=c, selector=selector, namespace=pod.namespace,
         self_match=1 if selector.matches(pod.labels) else 0,
@@ -303,16 +304,119 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
     )
 
 
+# The plugin's formulas, each written once here: everything else (this module's records,
+# engine/traps.py, distribution, the drain planner and its arrays) calls these. An array
+# form sits beside its scalar form where some caller holds counts in numpy arrays; it is
+# written with the arrays' operators alone, so this module never imports numpy, and
+# tests/test_spread.py holds each against its scalar form.
+
 def minimum(counts: Iterable[int], domains: int, min_domains: int) -> tuple[int, bool]:
     """(globalMin, whether minDomains forced it): upstream's minMatchNum. The smallest count
-    over the domains, or 0 when there are fewer domains than minDomains.
+    over the domains, or 0 when there are fewer domains than minDomains. `counts` may be
+    the distinct counts only (a histogram's keys); `domains` is how many domains there are.
+
+    zones a=2 b=3: minDomains 3 → 0, forced; minDomains 1 → 2.
 
     >>> minimum([2, 3], 2, 3), minimum([2, 3], 2, 1)
     ((0, True), (2, False))
     """
     if domains < min_domains:
         return 0, True
-    return min(counts, default=0), False
+    # min() without default=: keyword arguments cost builtins their fast path, and the drain
+    # asks this at every pod it moves; `counts` is empty only without domains
+    return (min(counts) if domains else 0), False
+
+
+def skew_of(counts: Collection[int], global_min: int) -> int:
+    """A constraint's skew: the largest domain count less globalMin (0 without domains).
+
+    zones a=5 b=3 c=3 → globalMin 3, skew 2; with minDomains 4 → globalMin 0, skew 5.
+
+    >>> skew_of([5, 3, 3], 3), skew_of([5, 3, 3], 0)
+    (2, 5)
+    """
+    return (max(counts) if counts else 0) - global_min  # max() without default=, as in minimum
+
+
+def skew_if_placed(count: int, self_match: int, global_min: int) -> int:
+    """Filter's skew for a node whose domain holds `count` matching pods: count + selfMatch −
+    globalMin (selfMatch 1 when the pod matches its own constraint's selector, else 0).
+
+    zones a=5 b=3 c=3, selfMatch 1 → a: 3, b: 1, c: 1.
+
+    >>> [skew_if_placed(c, 1, 3) for c in (5, 3, 3)]
+    [3, 1, 1]
+    """
+    return count + self_match - global_min
+
+
+def fits(count: int, self_match: int, global_min: int, max_skew: int) -> bool:
+    """The Filter inequality: a node whose domain holds `count` matching pods passes while
+    count + selfMatch − globalMin ≤ maxSkew (filtering.go fails it when the left side is
+    greater).
+
+    zones a=5 b=3 c=3, maxSkew 1, selfMatch 1 → globalMin 3; a is blocked (5+1−3 = 3 > 1),
+    b and c accept (3+1−3 = 1).
+
+    >>> [fits(c, 1, 3, 1) for c in (5, 3, 3)]
+    [False, True, True]
+    """
+    return skew_if_placed(count, self_match, global_min) <= max_skew
+
+
+def fits_array(counts, self_match: int, global_min: int, max_skew: int):
+    """`fits` for each count of an integer numpy array, as a boolean array: the inequality
+    rearranged to one comparison of the counts with maxSkew + globalMin − selfMatch (the
+    drain's placements judge every domain of a constraint at once).
+
+    >>> import numpy as np
+    >>> fits_array(np.array([5, 3, 3]), 1, 3, 1).tolist()
+    [False, True, True]
+    """
+    return counts <= max_skew + global_min - self_match
+
+
+def headroom(count: int, self_match: int, global_min: int, max_skew: int) -> int:
+    """How many more matching pods a domain holding `count` takes before `fits` refuses it,
+    at today's globalMin: the k ≥ 0 with fits(count + j) for every j < k and not fits(count + k)
+    (a pod that does not select itself never moves the count: its headroom counts the pods
+    of the workload that do).
+
+    zones a=5 b=3 c=3, maxSkew 1, selfMatch 1 → a: 0, b: 1, c: 1.
+
+    >>> [headroom(c, 1, 3, 1) for c in (5, 3, 3)]
+    [0, 1, 1]
+    """
+    return max(0, max_skew + global_min - count - self_match + 1)
+
+
+def topology_weight(key: str, nodes: int, values: Callable[[], int]) -> float:
+    """A soft constraint's weight in PodTopologySpread's raw score (scoring.go's
+    topologyNormalizingWeight): ln(size + 2), where size is the number of the key's domains
+    among the scored nodes. For the hostname key upstream takes the scored nodes themselves
+    (`nodes`); for any other key `values()`, the distinct values those nodes carry (called
+    only then: a hostname key's values are never gathered).
+
+    9 scored nodes in zones a, b, c: ln 5 for the zone key, ln 11 for the hostname key.
+
+    >>> round(topology_weight("zone", 9, lambda: 3), 4), round(topology_weight(HOSTNAME_KEY, 9, lambda: 9), 4)
+    (1.6094, 2.3979)
+    """
+    return math.log((nodes if key == HOSTNAME_KEY else values()) + 2)
+
+
+def spread_term(count, weight: float, max_skew: int):
+    """One soft constraint's part of a node's raw PodTopologySpread score: count × weight +
+    (maxSkew − 1), `count` the node's domain count (hostname: the node's own matching pods),
+    `weight` topology_weight's. The same expression serves a scalar count and a numpy array
+    of counts, with the same float operations (tests/test_spread.py holds the two alike).
+
+    zone b holds 3, weight ln 5, maxSkew 2 → 3 × 1.6094 + 1 = 5.83.
+
+    >>> round(spread_term(3, math.log(5), 2), 2)
+    5.83
+    """
+    return count * weight + (max_skew - 1)
 
 
 def shifted(cs: ConstraintState, deltas: Mapping[str, int]) -> ConstraintState:
@@ -328,7 +432,7 @@ def shifted(cs: ConstraintState, deltas: Mapping[str, int]) -> ConstraintState:
             domains[value] = Domain(value, d.pods + delta, d.nodes)
     counts = [d.pods for d in domains.values()]
     global_min, forced = minimum(counts, len(domains), cs.constraint.min_domains)
-    skew = max(counts, default=0) - global_min
+    skew = skew_of(counts, global_min)
     return replace(cs, domains=domains, global_min=global_min, min_forced_zero=forced, skew=skew,
                    status=status(cs.constraint, skew), count_histogram=None)
 
@@ -363,11 +467,10 @@ def score_nodes(state: SpreadState, nodes: Sequence[Node]) -> dict[str, int]:
     has no soft constraints (the plugin skips scoring).
 
     Raw score of a node: Σ over soft constraints whose key the node carries of
-    count × ln(size + 2) + (maxSkew − 1), rounded half away from zero, where count is
-    the domain's count (hostname: the node's own matching pods) and size the number
-    of distinct domain values among the candidate nodes. Candidates missing a soft key
-    (explicit constraints only) are ignored and score 0. Normalised to
-    100 × (max + min − score) // max, or 100 for all when max is 0.
+    `spread_term` (count × ln(size + 2) + (maxSkew − 1), the weight `topology_weight`'s),
+    rounded half away from zero, where count is the domain's count (hostname: the node's
+    own matching pods). Candidates missing a soft key (explicit constraints only) are
+    ignored and score 0. Normalised by `_normalize`.
     """
     soft = state.soft
     if not soft:
@@ -375,7 +478,8 @@ def score_nodes(state: SpreadState, nodes: Sequence[Node]) -> dict[str, int]:
     ignored = {n.name for n in nodes if state.require_all_soft_keys
                and any(cs.constraint.topology_key not in n.labels for cs in soft)}
     considered = [n for n in nodes if n.name not in ignored]
-    weights = [_weight(cs, considered) for cs in soft]
+    weights = [topology_weight(cs.constraint.topology_key, len(considered), _values_among(cs, considered))
+               for cs in soft]
     raw: dict[str, int] = {}
     for n in considered:
         total = 0.0
@@ -384,22 +488,31 @@ def score_nodes(state: SpreadState, nodes: Sequence[Node]) -> dict[str, int]:
             if key not in n.labels:
                 continue
             cnt = cs.node_counts.get(n.name, 0) if key == HOSTNAME_KEY else cs.count(n.labels[key])
-            total += cnt * w + (cs.constraint.max_skew - 1)
+            total += spread_term(cnt, w, cs.constraint.max_skew)
         raw[n.name] = int(math.floor(total + 0.5))  # Go math.Round on a non-negative value
     return _normalize(raw, [n.name for n in nodes])
 
 
-def _weight(cs: ConstraintState, considered: Sequence[Node]) -> float:
+# the value a scored node lacking a soft constraint's key counts as, among the key's values
+# (only without the all-keys rule: with it, such a node is not scored)
+UNLABELLED_VALUE = ""
+
+
+def _values_among(cs: ConstraintState, considered: Sequence[Node]) -> Callable[[], int]:
     key = cs.constraint.topology_key
-    if key == HOSTNAME_KEY:
-        size = len(considered)
-    else:
-        # without the all-keys rule a candidate lacking the key still adds the value ""
-        size = len({n.labels.get(key, "") for n in considered})
-    return math.log(size + 2)
+    return lambda: len({n.labels.get(key, UNLABELLED_VALUE) for n in considered})
 
 
 def _normalize(raw: Mapping[str, int], names: Sequence[str]) -> dict[str, int]:
+    """NormalizeScore of the rounded raw scores `raw` of the scored nodes, for every node of
+    `names`: 100 × (max + min − score) // max, or 100 for all when max is 0; a node not
+    scored (IgnoredNodes) gets 0. The array form is engine/scorearrays.spread_normalize.
+
+    raw a=10 b=4 c=7 (d ignored) → a: 100 × 4 // 10 = 40, b: 100, c: 70, d: 0.
+
+    >>> _normalize({"a": 10, "b": 4, "c": 7}, ["a", "b", "c", "d"])
+    {'a': 40, 'b': 100, 'c': 70, 'd': 0}
+    """
     if not raw:
         return {name: 0 for name in names}
     hi, lo = max(raw.values()), min(raw.values())

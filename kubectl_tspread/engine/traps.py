@@ -41,6 +41,7 @@ from kubectl_tspread.engine.spread import (
     ConstraintState,
     SpreadState,
     counted_pods,
+    minimum,
 )
 from kubectl_tspread.model import HONOR, NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Pod
 
@@ -149,7 +150,7 @@ def _held_domains(cs: ConstraintState, names: Collection[str],
     live = [d.pods for d in cs.domains.values() if d.value not in gone]
     if not live:
         return None
-    min_without = 0 if len(live) < c.min_domains else min(live)
+    min_without, _ = minimum(live, len(live), c.min_domains)
     if min_without <= cs.global_min:
         return None
     return {
@@ -168,7 +169,7 @@ def invisible_empty_domain(index: ClusterIndex, cs: ConstraintState) -> Trap | N
     only a and b are domains, so 2/1 counts as balanced while c holds none."""
     c = cs.constraint
     # with minDomains above the domain count the missing domains already pin globalMin to 0
-    if c.node_taints_policy != HONOR or c.min_domains > len(cs.domains):
+    if c.node_taints_policy != HONOR or cs.min_forced_zero:
         return None
     tainted = {e.name for e in cs.excluded_nodes if e.reason == EXCLUDED_TAINT}
     values: dict[str, list[str]] = {}

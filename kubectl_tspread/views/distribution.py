@@ -283,8 +283,6 @@ def _joined_later(c: ConstraintReport, pod: Pod, index: ClusterIndex, run: dict[
 
 
 def _skew(counts: dict[str, int], min_domains: int) -> int:
-    """max − globalMin, where globalMin is 0 when fewer domains exist than minDomains."""
-    if not counts:
-        return 0
-    gmin = 0 if len(counts) < min_domains else min(counts.values())
-    return max(counts.values()) - gmin
+    """The skew of the domain counts `counts` (spread.minimum's globalMin, with minDomains)."""
+    global_min, _ = spread.minimum(counts.values(), len(counts), min_domains)
+    return spread.skew_of(counts.values(), global_min)

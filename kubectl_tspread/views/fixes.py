@@ -200,7 +200,7 @@ def min_domains_candidates(pod: Pod, state: spread.SpreadState) -> list[Candidat
     out = []
     for i, cs in _positions(pod, state):
         have = len(cs.domains)
-        if cs.constraint.min_domains > have >= 1:
+        if cs.min_forced_zero and have >= 1:
             out.append(Candidate(LOWER_MIN_DOMAINS,
                                  _constraint_params(cs, i, old=cs.constraint.min_domains, minDomains=have),
                                  with_constraint(pod, i, min_domains=have)))

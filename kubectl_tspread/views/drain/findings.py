@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 from kubectl_tspread.model.plan import INFO, ORDER_MATTERS, SKEW_EXCEEDED, DrainPlan, Finding, Remedy, Stranded
 from kubectl_tspread.views.drain.pods import FLAG_FOR, PodDecision
 from kubectl_tspread.engine import interpod, resources, volumes
+from kubectl_tspread.engine.spread import STATUS_VIOLATED
 
 
 def build_findings(plan: DrainPlan, refused: Sequence[PodDecision]) -> list[Finding]:
@@ -85,7 +86,9 @@ def already_violated(plan: DrainPlan) -> list[dict]:
         return []
     out = []
     for c in plan.steps[-1].constraints_after:
-        if c.when_unsatisfiable == "DoNotSchedule" and c.limit > c.max_skew and c.skew > c.max_skew:
+        # VIOLATED: a DoNotSchedule constraint above maxSkew (spread.status); a limit above
+        # maxSkew is the skew it had before the drain
+        if c.status == STATUS_VIOLATED and c.limit > c.max_skew:
             out.append({"workload": c.workload, "namespace": c.namespace, "topologyKey": c.topology_key,
                         "maxSkew": c.max_skew, "skewBefore": c.limit, "skewAfter": c.skew})
     return out

@@ -89,10 +89,9 @@ _new_domain = positional_constructor(spread.Domain)  # a shift makes one per mov
 
 
 def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, skew: int, status: str,
-           histogram) -> spread.ConstraintState:
+           histogram, forced: bool) -> spread.ConstraintState:
     return _new_state(cs.constraint, cs.selector, cs.namespace, cs.self_match, domains, cs.node_domain,
-                      cs.excluded_nodes, global_min, cs.min_forced_zero, skew, status, node_counts,
-                      cs.matched, histogram)
+                      cs.excluded_nodes, global_min, forced, skew, status, node_counts, cs.matched, histogram)
 
 
 class _Overlay(Mapping):
@@ -284,16 +283,17 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.Constra
     counts = NodeCounts.with_change(cs.node_counts, node, cs.node_counts.get(node, 0) + delta)
     value = cs.node_domain.get(node)
     if value is None:  # an excluded node: only its own count moves
-        out = _state(cs, counts, cs.domains, cs.global_min, cs.skew, cs.status, cs.count_histogram)
+        out = _state(cs, counts, cs.domains, cs.global_min, cs.skew, cs.status, cs.count_histogram,
+                     cs.min_forced_zero)
         vector.shifted(cs, out, node, delta)
         return out
     old = cs.domains[value]
     domains = Shifted.with_change(cs.domains, value, _new_domain(value, old.pods + delta, old.nodes))
     hist = _moved(cs, old.pods, old.pods + delta)
-    high = max(hist)  # the largest domain count: a handful of distinct counts, not the domains
-    low = 0 if cs.min_forced_zero else min(hist)
-    skew = high - low
-    out = _state(cs, counts, domains, low, skew, spread.status(cs.constraint, skew), hist)
+    # the domains' distinct counts are the histogram's keys: a handful, not the domains
+    low, forced = spread.minimum(hist, sum(hist.values()), cs.constraint.min_domains)
+    skew = spread.skew_of(hist, low)
+    out = _state(cs, counts, domains, low, skew, spread.status(cs.constraint, skew), hist, forced)
     vector.shifted(cs, out, node, delta)
     return out
 
@@ -331,9 +331,8 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> s
             hist = _moved(cs, old.pods, pods)
             domains = Shifted.with_change(domains, value, GONE if pods is None else _new_domain(value, pods, left))
             # the histogram counts the domains left (the overlay's length walks its changes)
-            forced = sum(hist.values()) < cs.constraint.min_domains
-            global_min = 0 if forced or not hist else min(hist)
-            skew = max(hist, default=0) - global_min
+            global_min, forced = spread.minimum(hist, sum(hist.values()), cs.constraint.min_domains)
+            skew = spread.skew_of(hist, global_min)
             status = spread.status(cs.constraint, skew)
     out = _new_state(cs.constraint, cs.selector, cs.namespace, cs.self_match, domains, part.node_domain,
                      part.excluded, global_min, forced, skew, status, cs.node_counts, cs.matched, hist)

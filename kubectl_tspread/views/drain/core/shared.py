@@ -152,8 +152,8 @@ def _accepting(cs: spread.ConstraintState, held: dict[str, int]) -> list[str]:
     """The domains whose nodes Filter lets a pod of `cs` onto, with `held` pods per domain
     taken out of the counts (the ones Honor does not count)."""
     counts_now = {v: d.pods - held.get(v, 0) for v, d in cs.domains.items()}
-    low = 0 if cs.min_forced_zero or not counts_now else min(counts_now.values())
-    return [v for v, c in counts_now.items() if c + cs.self_match - low <= cs.constraint.max_skew]
+    low, _ = spread.minimum(counts_now.values(), len(counts_now), cs.constraint.min_domains)
+    return [v for v, c in counts_now.items() if spread.fits(c, cs.self_match, low, cs.constraint.max_skew)]
 
 
 def edited_constraints_of(ctx: Context, first: Stranded, options: PlanOptions) -> tuple[str, list[int]] | None:

@@ -68,7 +68,7 @@ class SimCluster(Protocol):
 # node-by-node walk against the arrays.
 ENABLED = True
 FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
-_MISSING = ""  # labels.get(key, "") in score_nodes: a node without the key counts as the value ""
+_MISSING = spread.UNLABELLED_VALUE  # a scored node without the key counts as this value
 
 
 class Names(Sequence):
@@ -575,8 +575,7 @@ def spread_values(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
     out = []
     for cs in state.hard:
         vid, _, counts = counts_of(table, sim, cs)
-        # count + selfMatch − globalMin ≤ maxSkew, in integers: one comparison of the counts
-        ok = counts <= cs.constraint.max_skew + cs.global_min - cs.self_match
+        ok = spread.fits_array(counts, cs.self_match, cs.global_min, cs.constraint.max_skew)
         ok[-1] = False  # a node without the key: UnschedulableAndUnresolvable
         out.append((vid, ok))
     return out
@@ -699,13 +698,13 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
             keyed = [(cs, values, None if at is None else at[considered], None) for cs, values, at, _ in keyed]
     total = None
     for cs, (_, _, names, as_empty), at, lacking in keyed:
-        if cs.constraint.topology_key == HOSTNAME_KEY:
-            size = len(kept)
+        key = cs.constraint.topology_key
+        weight = spread.topology_weight(key, len(kept), lambda: _distinct(as_empty.take(kept), len(names)))
+        if key == HOSTNAME_KEY:  # the node's own matching pods
             cnt = counts_of(table, sim, cs)[1].take(kept)
         else:
-            size = int(np.count_nonzero(np.bincount(as_empty.take(kept), minlength=len(names) + 1)))
             cnt = counts_of(table, sim, cs)[2].take(at)
-        added = scorearrays.spread_term(cnt, size, cs.constraint.max_skew)
+        added = spread.spread_term(cnt, weight, cs.constraint.max_skew)
         if total is not None:
             added = total + added
         if lacking is not None and lacking.any():
@@ -719,6 +718,11 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
     out = np.zeros(len(found), dtype=np.int64)
     out[considered] = normalised
     return out
+
+
+def _distinct(ids, values: int) -> int:
+    """How many distinct ids among `ids` (value ids below `values`, or the missing slot)."""
+    return int(np.count_nonzero(np.bincount(ids, minlength=values + 1)))
 
 
 def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, pod: Pod, found,
