@@ -88,7 +88,7 @@ def normalize_min_max(raw):
 
 
 def spread_term(count, size: int, max_skew: int):
-    """spread.spread_term at the weight of `size` domains: the call drain/lean.py makes. Issue 59
+    """spread.spread_term at the weight of `size` domains: the call views/drain/core/lean.py makes. Issue 59
     deletes lean.py (its plans fall back to the planner when a call of its own fails, so a
     missing name would only show as slowness); delete this with it."""
     return spread.spread_term(count, spread.topology_weight("", size, lambda: size), max_skew)
