@@ -208,8 +208,9 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
 
 
 def _rich_console(color: bool, width: int):
-    """A rich Console that lays text out and colors it, its output kept as a string (nothing
-    reaches its file: `_rendered` turns its segments into text)."""
+    """A rich Console that lays text out `width` cells wide and colors it. Its file is a
+    StringIO nothing reaches (`_rendered` turns its segments into text): without one rich
+    would look at sys.stdout, its encoding and whether it is a terminal."""
     from rich.console import Console
 
     return Console(
@@ -219,20 +220,21 @@ def _rich_console(color: bool, width: int):
     )
 
 
-def _rendered(console, renderable, width: int, crop: bool = True, **options) -> str:
-    """The text rich's Console.print(renderable) would send to its file: rendered at the
-    console's options (updated by `options`), its lines cropped to `width` unless not `crop`,
-    each segment's style turned into ANSI codes when the console has colors."""
+def _rendered(layout, renderable, crop: bool = True, **options) -> str:
+    """The text rich's Console.print(renderable) would send to its file, `layout` being that
+    Console (see _rich_console): rendered at its options (updated by `options`), its lines
+    cropped to its width unless not `crop`, each segment's style turned into ANSI codes when
+    it has colors."""
     from rich.color import ColorSystem
     from rich.segment import Segment
 
-    segments = console.render(renderable, console.options.update(**options) if options else console.options)
+    segments = layout.render(renderable, layout.options.update(**options) if options else layout.options)
     if crop:
-        segments = [s for line in Segment.split_and_crop_lines(segments, width, pad=False) for s in line]
-    system = ColorSystem.STANDARD if console.color_system else None
-    # a control segment (cursor moves) only reaches a terminal; none of our renderables makes one
+        segments = [s for line in Segment.split_and_crop_lines(segments, layout.width, pad=False) for s in line]
+    system = ColorSystem.STANDARD if layout.color_system else None
+    # as rich does, a control segment (cursor moves) only for a terminal; none of ours makes one
     return "".join(style.render(text, color_system=system) if style else text
-                   for text, style, control in segments if style or not control or console.is_terminal)
+                   for text, style, control in segments if style or not control or layout.is_terminal)
 
 
 class Page:
@@ -260,10 +262,9 @@ class Page:
             self._console = _rich_console(self.color, self.width or UNBOUNDED_WIDTH)
         joined = Text("", end="\n").join(Text(p) if isinstance(p, str) else p for p in pieces)
         if soft_wrap:
-            self._parts.append(_rendered(self._console, joined, self._console.width, crop=False,
-                                         no_wrap=True, overflow="ignore"))
+            self._parts.append(_rendered(self._console, joined, crop=False, no_wrap=True, overflow="ignore"))
         else:
-            self._parts.append(_rendered(self._console, joined, self._console.width))
+            self._parts.append(_rendered(self._console, joined))
 
     def table(self, renderable) -> None:
         self._parts.append(block_text(renderable, self.color))
@@ -286,5 +287,5 @@ def block_text(renderable, color: bool) -> str:
         if text is not None:
             return text
         renderable = renderable.rich()
-    text = _rendered(_rich_console(color, UNBOUNDED_WIDTH), renderable, UNBOUNDED_WIDTH)
+    text = _rendered(_rich_console(color, UNBOUNDED_WIDTH), renderable)
     return "\n".join(line.rstrip() for line in text.split("\n"))
