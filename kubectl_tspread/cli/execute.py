@@ -139,8 +139,8 @@ def _settle_first(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
 def show_plan(plan: DrainPlan, out) -> None:
     """The plan, whole or not at all (cli_output.whole_answer), before anything is asked or done."""
     from kubectl_tspread.cli.output import whole_answer
-    from kubectl_tspread.render import structured
     from kubectl_tspread.cli.terminal import Screen
+    from kubectl_tspread.render import structured
     from kubectl_tspread.render.drain import drain_plan_view, plan_text
 
     with whole_answer():
