@@ -156,7 +156,7 @@ def test_closed_pipe_ends_quietly_without_a_traceback():
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
 def test_structured_output_is_written_workload_by_workload_as_the_whole_document(capsys, fmt):
-    """-o json|yaml writes each workload's view as it makes it (structured.write): the same bytes
+    """-o json|yaml writes each workload's view as it makes it (structured.pieces): the same bytes
     as the whole document dumped at once."""
     from kubectl_tspread.views.distribution import compute_distribution
     from kubectl_tspread.engine.index import ClusterIndex

@@ -185,11 +185,10 @@ def test_collector_stays_off_through_the_output_and_comes_back(capsys, dump, mon
 def test_the_body_rendered_while_remedies_are_verified_is_the_tables_own(capsys, dump, monkeypatch, wide):
     """An unsafe plan's table up to its findings is rendered before the remedies are verified
     (plan_drain's before_remedies), while the re-plans run; what is printed is byte for byte
-    print_plan of the plan returned, remedies included."""
+    plan_text of the plan returned, remedies included."""
     from kubectl_tspread.cli import drain as cli_drain
     from kubectl_tspread.views.drain import remedies
-    from kubectl_tspread.render.console import make_console
-    from kubectl_tspread.render.drain import print_plan
+    from kubectl_tspread.render.drain import plan_text
 
     made_before, got = [], []
     real_attach, real_render = remedies.attach_remedies, cli_drain.render_plan
@@ -217,15 +216,13 @@ def test_the_body_rendered_while_remedies_are_verified_is_the_tables_own(capsys,
     assert code == 3 and made_before == [True]
     (plan, body), = got
     assert body and out.startswith(body) and "fix (verified" in out[len(body):] and "fix (" not in body
-    import io
-    whole = io.StringIO()
-    print_plan(make_console("never", whole), plan, wide=wide)
-    assert out == whole.getvalue()
+    assert out == plan_text(plan, wide=wide)
 
 
 def test_an_early_body_is_used_only_for_the_plan_it_was_made_for():
     """A body made for one plan is never printed for another that differs in more than its
-    findings (its cordoned nodes, its verdict: other objects), nor under colors, nor for -o json."""
+    findings (its cordoned nodes, its verdict: other objects), nor for -o json; under colors it
+    is the colored body."""
     from dataclasses import replace
 
     from kubectl_tspread.cli import drain as cli_drain
@@ -240,15 +237,17 @@ def test_an_early_body_is_used_only_for_the_plan_it_was_made_for():
     assert early.text is not None and "UNSAFE" in early.text
     assert early.text_for(replace(plan, already_cordoned=("a1",))) is None
     assert early.text_for(replace(plan, safe=True)) is None
-    for out in (OutputOptions(color="always"), OutputOptions(output="json", color="never")):
-        other = cli_drain._EarlyBody(out)
-        other(plan)
-        assert other.text is None and other.text_for(plan) is None
+    colored = cli_drain._EarlyBody(OutputOptions(color="always"))
+    colored(plan)
+    assert colored.text_for(plan) == "\x1b[1;31mUNSAFE\x1b[0m" + early.text[len("UNSAFE"):]
+    other = cli_drain._EarlyBody(OutputOptions(output="json", color="never"))
+    other(plan)
+    assert other.text is None and other.text_for(plan) is None
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
 def test_streamed_output_is_the_whole_documents_text(capsys, dump, fmt):
-    """-o json|yaml writes the plan step by step (structured.write): the same bytes as the
+    """-o json|yaml writes the plan step by step (structured.pieces): the same bytes as the
     whole document dumped at once, on a plan of several steps with strandings and findings."""
     from kubectl_tspread.model.plan import DRAIN_KINDS, PlanOptions
     from kubectl_tspread.views.drain.plan import plan_drain, resolve_targets

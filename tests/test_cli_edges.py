@@ -114,7 +114,7 @@ def _terminate_here(*args, **kwargs):
 @pytest.mark.parametrize("args, target", [
     (["distribution", "--from-file", "DUMP"], "kubectl_tspread.snapshot.files.load_files"),
     (["distribution", "--from-file", "DUMP"], "kubectl_tspread.views.distribution.compute_distribution"),
-    (["distribution", "--from-file", "DUMP"], "kubectl_tspread.render.table.print_summary"),
+    (["distribution", "--from-file", "DUMP"], "kubectl_tspread.render.table.summary_text"),
     (["why-pending", "--from-file", "DUMP"], "kubectl_tspread.views.pending.explain_pods"),
     (["drain-safe", "a1", "--from-file", "DUMP"], "kubectl_tspread.views.drain.plan.plan_drain"),
     (["drain-safe", "a1", "--from-file", "DUMP", "-o", "json"], "kubectl_tspread.render.drain.drain_plan_view"),

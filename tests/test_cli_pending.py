@@ -223,7 +223,7 @@ def test_live_path_falls_back_to_the_namespace_when_rbac_stops_there(capsys, tmp
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
 def test_structured_output_is_written_pod_by_pod_as_the_whole_document(capsys, fmt):
-    """-o json|yaml writes each pod's view as it makes it (structured.write): the same bytes as
+    """-o json|yaml writes each pod's view as it makes it (structured.pieces): the same bytes as
     the whole document dumped at once. On the demo two pods' suggestions name the same template's
     requests, which YAML wrote as an anchor in one pod and an alias in the other while the
     details shared the object; a document written pod by pod cannot, so details are copies."""

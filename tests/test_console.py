@@ -1,18 +1,11 @@
-"""Tables print like kubectl's on any stream: full rows, never shrunk or cropped to a terminal."""
+"""Tables laid out like kubectl's at any width: full rows, never shrunk or cropped to a terminal.
+render returns the text (Page, block_text); nothing here writes."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from kubectl_tspread.render.console import make_console, print_block, table
-
-
-class Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
+from kubectl_tspread.render.console import Page, block_text, table
 
 ROWS = [["shop", "deployment/recommendations", "topology.kubernetes.io/zone maxSkew=1 ScheduleAnyway", "DRIFTED"]]
 HEADERS = ["NAMESPACE", "WORKLOAD", "CONSTRAINT", "STATUS"]
@@ -22,34 +15,36 @@ FULL = [
 ]
 
 
-@pytest.mark.parametrize("stream,width", [
-    (Terminal(), 40),
-    (Terminal(), None),
-    (io.StringIO(), None),
-], ids=["40-column terminal: rows run past the window, no column dropped",
-        "terminal of the environment's width", "pipe"])
-def test_a_table_keeps_every_column_and_character(stream, width):
-    console = make_console("never", stream, width=width)
-    print_block(console, table(HEADERS, ROWS))
-    assert stream.getvalue().splitlines() == FULL
+@pytest.mark.parametrize("width,color", [(40, False), (40, True), (None, False), (None, True)],
+                         ids=["40-column lines: rows run past them, no column dropped", "the same, colored",
+                              "no width", "no width, colored"])
+def test_a_table_keeps_every_column_and_character(width, color):
+    page = Page(color, width)
+    page.table(table(HEADERS, ROWS))
+    assert page.text().splitlines() == FULL
 
 
-def test_the_console_keeps_its_width_for_prose_after_a_table():
-    stream = Terminal()
-    console = make_console("never", stream, width=40)
-    print_block(console, table(HEADERS, ROWS))
-    assert console.width == 40
+def test_a_page_wraps_styled_prose_at_its_width_after_a_table():
+    page = Page(False, 40)
+    page.table(table(HEADERS, ROWS))
+    page.line("word " * 12)
+    lines = page.text().splitlines()
+    assert lines[:2] == FULL
+    assert max(map(len, lines[2:])) <= 40 and len(lines) > 3
+
+
+def test_soft_wrap_lines_and_no_width_never_wrap():
+    for page, kw in ((Page(False, 40), {"soft_wrap": True}), (Page(False, None), {})):
+        page.line("word " * 12, **kw)
+        assert page.text() == "word " * 12 + "\n"
 
 
 def _rich_capture(t, no_headers):
-    stream = io.StringIO()
-    console = make_console("never", stream)
-    print_block(console, _Opaque(t.rich()))
-    return stream.getvalue()
+    return block_text(_Opaque(t.rich()), False)
 
 
 class _Opaque:
-    """Hands print_block a rich renderable it cannot lay out itself, forcing the rich path."""
+    """Hands block_text a rich renderable it cannot lay out itself, forcing the rich path."""
 
     def __init__(self, renderable):
         self.renderable = renderable
@@ -88,25 +83,26 @@ PLAIN_CASES = [
 
 @pytest.mark.parametrize("headers,rows,no_headers", [c[1:] for c in PLAIN_CASES], ids=[c[0] for c in PLAIN_CASES])
 def test_plain_layout_is_byte_identical_to_rich(headers, rows, no_headers):
-    stream = Terminal()  # a terminal without colors takes the plain path too
-    print_block(make_console("never", stream, width=30), table(headers, rows, no_headers))
+    text = block_text(table(headers, rows, no_headers), False)
     assert table(headers, rows, no_headers).plain() is not None
-    assert stream.getvalue() == _rich_capture(table(headers, rows, no_headers), no_headers)
+    assert text == _rich_capture(table(headers, rows, no_headers), no_headers)
 
 
 @pytest.mark.parametrize("cell", ["a\ttab"], ids=["tab"])
 def test_cells_rich_lays_out_differently_are_left_to_rich(cell):
     t = table(["A", "B"], [[cell, "x"]])
     assert t.plain() is None
-    stream = io.StringIO()
-    print_block(make_console("never", stream), t)
-    assert stream.getvalue() == _rich_capture(t, False)
+    assert block_text(t, False) == _rich_capture(t, False)
 
 
-def test_colored_console_keeps_rich_styles():
-    stream = io.StringIO()
-    print_block(make_console("always", stream), table(["A"], [[_text("VIOLATED")]]))
-    assert "\x1b[" in stream.getvalue() and "VIOLATED" in stream.getvalue()
+def test_colored_tables_and_lines_keep_rich_styles():
+    page = Page(True)
+    page.table(table(["A"], [[_text("VIOLATED")]]))
+    page.line(_text("SAFE", "bold green"), ": plain")
+    assert page.text() == "A\n\x1b[1;31mVIOLATED\x1b[0m\n\x1b[1;32mSAFE\x1b[0m: plain\n"
+    uncolored = Page(False)
+    uncolored.line(_text("SAFE", "bold green"), ": plain")
+    assert uncolored.text() == "SAFE: plain\n"
 
 
 def test_rows_given_as_lists_tuples_or_iterators_lay_out_alike():

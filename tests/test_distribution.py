@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
@@ -15,7 +14,6 @@ from kubectl_tspread.model.errors import NotFoundError, UsageError
 from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, SCHEDULE_ANYWAY, OwnerRef
 from kubectl_tspread.render import structured, table
-from kubectl_tspread.render.console import make_console
 from kubectl_tspread.views.targets import Target, parse_target, resolve
 
 ZONE3 = [make_node(f"n{i}", zone=z) for i, z in enumerate("aabbcc")]
@@ -36,9 +34,7 @@ def _report(pods, nodes=ZONE3, target=None, selector=None, timeline=False, names
 
 
 def _render(fn, report, **kw) -> str:
-    buf = io.StringIO()
-    fn(make_console("never", buf), report, **kw)
-    return buf.getvalue()
+    return fn(report, **kw)
 
 
 @pytest.mark.parametrize("placements, counts, skew, status", [
@@ -68,7 +64,7 @@ def test_summary_is_worst_first_and_skips_pods_without_constraints():
     pods = (_pods("ok", ["n0", "n2", "n4"]) + _pods("bad", ["n0", "n1", "n0", "n2", "n4"])
             + _pods("lim", ["n0", "n1", "n2", "n4"]) + _pods("bare", ["n0"], spread=[], owner=None))
     r = _report(pods)
-    out = _render(table.print_summary, r)
+    out = _render(table.summary_text, r)
     lines = out.splitlines()
     assert lines[0].split() == ["NAMESPACE", "WORKLOAD", "PODS", "PENDING", "CONSTRAINT", "DISTRIBUTION", "SKEW",
                                 "STATUS"]
@@ -76,7 +72,7 @@ def test_summary_is_worst_first_and_skips_pods_without_constraints():
     assert order == ["replicaset/bad-rs", "replicaset/lim-rs", "replicaset/ok-rs"]
     assert "a=3 b=1 c=1" in lines[1] and lines[1].rstrip().endswith("VIOLATED")
     assert "bare" not in out
-    assert _render(table.print_summary, r, no_headers=True).splitlines()[0].split()[1] == "replicaset/bad-rs"
+    assert _render(table.summary_text, r, no_headers=True).splitlines()[0].split()[1] == "replicaset/bad-rs"
 
 
 def test_deployment_target_follows_replicasets_and_reports_each_constraint_set():
@@ -215,7 +211,7 @@ global minimum 1 · skew 1 · maxSkew 1 · AT LIMIT
 
 
 def test_detail_golden_table():
-    assert _render(table.print_detail, _report(_pods("web", ["n0", "n1", "n2", "n4"]))) == GOLDEN_DETAIL
+    assert _render(table.detail_text, _report(_pods("web", ["n0", "n1", "n2", "n4"]))) == GOLDEN_DETAIL
 
 
 def test_bar_scales_past_its_width():
@@ -227,8 +223,8 @@ def test_distribution_column_summarises_many_domains_unless_wide():
     nodes = [make_node(f"h{i}", zone="a") for i in range(8)]
     c = make_constraint(key=HOSTNAME_KEY, selector={"app": "web"})
     r = _report(_pods("web", ["h0", "h1", "h1"], spread=[c]), nodes=nodes)
-    narrow = _render(table.print_summary, r).splitlines()[1]
-    wide = _render(table.print_summary, r, wide=True).splitlines()[1]
+    narrow = _render(table.summary_text, r).splitlines()[1]
+    wide = _render(table.summary_text, r, wide=True).splitlines()[1]
     assert "8 domains, min 0, max 2" in narrow
     assert "h0=1 h1=2 h2=0 h3=0 h4=0 h5=0 h6=0 h7=0" in wide
 
@@ -244,10 +240,10 @@ def test_timeline_does_not_flag_uncounted_pending_rows():
 
 def test_verdict_line_explains_a_minimum_forced_to_zero():
     c = make_constraint(selector={"app": "web"}, min_domains=4)
-    out = _render(table.print_detail, _report(_pods("web", ["n0", "n2", "n4"], spread=[c])))
+    out = _render(table.detail_text, _report(_pods("web", ["n0", "n2", "n4"], spread=[c])))
     assert "global minimum 0 (forced to 0: 3 domains, fewer than minDomains 4)" in out
     bare = [make_node("x", zone=None)]
-    out = _render(table.print_detail, _report(_pods("web", ["x"]), nodes=bare))
+    out = _render(table.detail_text, _report(_pods("web", ["x"]), nodes=bare))
     assert "global minimum 0 (no domains)" in out
 
 

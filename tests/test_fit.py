@@ -11,7 +11,8 @@ import shutil
 import pytest
 
 from apiobjects import as_list, node_obj, pod_obj, spread_obj
-from kubectl_tspread.render.console import DEFAULT_WIDTH, fit_rows, output_width
+from kubectl_tspread.cli.terminal import DEFAULT_WIDTH, fit_width
+from kubectl_tspread.render.console import fit_rows
 from test_blockers import _run
 
 
@@ -93,12 +94,12 @@ def test_why_pending_domain_table_wraps_long_reasons(capsys, monkeypatch, tmp_pa
     assert any(line.strip().startswith("taint(s)") or "untolerated" in line for line in table)
 
 
-def test_output_width_honours_columns_then_the_terminal(monkeypatch):
+def test_fit_width_honours_columns_then_the_terminal(monkeypatch):
     monkeypatch.setenv("COLUMNS", "77")
-    assert output_width(io.StringIO()) == 77
+    assert fit_width(io.StringIO()) == 77
     monkeypatch.delenv("COLUMNS")
-    assert output_width(io.StringIO()) == DEFAULT_WIDTH
-    assert output_width(Terminal()) == shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    assert fit_width(io.StringIO()) == DEFAULT_WIDTH
+    assert fit_width(Terminal()) == shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
 
 
 def test_fit_rows_wraps_at_spaces_and_cuts_only_words_too_long():

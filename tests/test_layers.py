@@ -216,9 +216,36 @@ def writes_of(path: Path) -> list[str]:
 
 
 def test_render_never_prints_nor_picks_a_stream():
-    """render/ writes only to the console or stream a command hands it."""
+    """render/ reads no stream and picks none to write to."""
     bad = [w for p in sorted((PACKAGE / "render").rglob("*.py")) for w in writes_of(p)]
     assert not bad, "\n".join(bad)
+
+
+# render returns text: it writes to nothing, so it calls no write/print/flush on any object and
+# takes no stream or console to write into
+STREAM_METHODS = ("write", "print", "flush")
+STREAM_PARAMETERS = ("out", "stream", "console", "file")
+
+
+def stream_uses_of(path: Path) -> list[str]:
+    """Every call of .write(), .print() or .flush() on anything, and every function parameter
+    named out, stream, console or file (lambdas' too), in `path`."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STREAM_METHODS:
+            out.append(f"{path.name}:{node.lineno} calls .{node.func.attr}()")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            params = a.posonlyargs + a.args + a.kwonlyargs + [p for p in (a.vararg, a.kwarg) if p is not None]
+            name = getattr(node, "name", "lambda")
+            out += [f"{path.name}:{node.lineno} {name}() takes a parameter named {p.arg}"
+                    for p in params if p.arg in STREAM_PARAMETERS]
+    return out
+
+
+def test_render_returns_text_and_writes_nothing():
+    bad = [w for p in sorted((PACKAGE / "render").rglob("*.py")) for w in stream_uses_of(p)]
+    assert not bad, "render/ returns text; the command writes it:\n" + "\n".join(bad)
 
 
 # -- the checks catch what they are meant to catch ---------------------------------------------
@@ -254,3 +281,21 @@ def test_a_planted_print_in_render_is_named(tmp_path):
     text = package / "render" / "text.py"
     text.write_text(text.read_text() + "\n\ndef _planted():\n    print('x')\n")
     assert [w for w in writes_of(text)] == [f"text.py:{len(text.read_text().splitlines())} calls print()"]
+
+
+@pytest.mark.parametrize("planted, found", [
+    ("def _planted(page):\n    page.file.write('x')\n", "calls .write()"),
+    ("def _planted(c):\n    c.print('x')\n", "calls .print()"),
+    ("def _planted():\n    import sys\n    getattr(sys, 'stdout').flush()\n", "calls .flush()"),
+    ("def _planted(text, console=None):\n    return text\n", "_planted() takes a parameter named console"),
+    ("def _planted(text, *, out):\n    return text\n", "_planted() takes a parameter named out"),
+    ("_planted = lambda stream: stream\n", "lambda() takes a parameter named stream"),
+    ("class _Planted:\n    def m(self, file):\n        return file\n", "m() takes a parameter named file"),
+], ids=["write", "print", "flush", "console", "keyword-only out", "lambda", "method"])
+def test_a_planted_write_or_stream_parameter_in_render_is_named(tmp_path, planted, found):
+    package = _copy(tmp_path)
+    text = package / "render" / "text.py"
+    lines = len(text.read_text().splitlines())
+    text.write_text(text.read_text() + "\n\n" + planted)
+    (where, what), = [w.split(" ", 1) for w in stream_uses_of(text)]
+    assert what == found and int(where.split(":")[1]) > lines  # the planted line, nothing before it

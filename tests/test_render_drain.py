@@ -2,13 +2,10 @@
 counted, and each step lists the constraints of the workloads it moves (plus any over
 its limit) unless -o wide."""
 
-import io
-
 import pytest
 
 from kubectl_tspread.model.plan import ConstraintAfter, DrainPlan, Eviction, Step
-from kubectl_tspread.render.console import make_console
-from kubectl_tspread.render.drain import print_plan
+from kubectl_tspread.render.drain import plan_text
 from kubectl_tspread.render.table import SUMMARY_DOMAINS
 
 HOSTS = tuple(f"node-{i:03d}" for i in range(SUMMARY_DOMAINS + 3))
@@ -28,9 +25,7 @@ def _plan() -> DrainPlan:
 
 
 def _render(wide: bool) -> str:
-    out = io.StringIO()
-    print_plan(make_console("never", out, width=400), _plan(), wide=wide)
-    return out.getvalue()
+    return plan_text(_plan(), wide=wide)
 
 
 @pytest.mark.parametrize("wide, accepting", [
@@ -62,9 +57,7 @@ def test_the_simulations_lazy_accepting_map_prints_like_the_dict(wide):
         step = plan.steps[0]
         evictions = (replace(step.evictions[0], accepting_domains=accepting),)
         plan = replace(plan, steps=(replace(step, evictions=evictions),))
-        out = io.StringIO()
-        print_plan(make_console("never", out, width=400), plan, wide=wide)
-        texts.append(out.getvalue())
+        texts.append(plan_text(plan, wide=wide))
     assert texts[0] == texts[1]
 
 
@@ -94,9 +87,8 @@ def test_a_constraint_shared_by_steps_and_its_successor_each_show_their_own_row(
     same = _constraint("Deployment/db", skew=2)  # over its limit: shown at every step
     later = replace(same, distribution={"a": 5, "b": 1}, skew=4)
     steps = tuple(replace(step, number=n, constraints_after=(c,)) for n, c in ((1, same), (2, same), (3, later)))
-    text = io.StringIO()
-    print_plan(make_console("never", text, width=400), replace(plan, steps=steps))
-    table = text.getvalue().split("Constraints after each step:", 1)[1].split("\n\n", 1)[0]
+    text = plan_text(replace(plan, steps=steps))
+    table = text.split("Constraints after each step:", 1)[1].split("\n\n", 1)[0]
     rows = [line.split() for line in table.strip().splitlines()[1:]]
     assert rows == [["1", "Deployment/db", "zone", "maxSkew=1", "a=2", "b=1", "2", "OVER", "LIMIT"],
                     ["2", "Deployment/db", "zone", "maxSkew=1", "a=2", "b=1", "2", "OVER", "LIMIT"],

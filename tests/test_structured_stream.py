@@ -1,5 +1,5 @@
-"""structured.write: a document with a Stream is written piece by piece as the same text that
-dump() makes of it whole (JSON and YAML), each streamed item made only as it is written."""
+"""structured.pieces: a document with a Stream comes in pieces, the same text that dump()
+makes of it whole (JSON and YAML), each streamed item made only as the piece before it is taken."""
 
 from __future__ import annotations
 
@@ -28,9 +28,7 @@ def _doc(items):
 
 
 def _written(doc, fmt) -> str:
-    pieces: list[str] = []
-    structured.write(doc, fmt, pieces.append)
-    return "".join(pieces)
+    return "".join(structured.pieces(doc, fmt))
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
@@ -56,29 +54,27 @@ def test_each_item_is_made_when_it_is_written(fmt):
             yield item
 
     doc = dict(_doc(ITEMS), steps=Stream(items))
-    structured.write(doc, fmt, lambda text: seen.append((len(made), text)))
-    # the piece that holds step N is written before step N + 1 is made
+    for text in structured.pieces(doc, fmt):
+        seen.append((len(made), text))
+    # the piece that holds step N is handed over before step N + 1 is made
     for n in (1, 2):
         marker = f'"step": {n},' if fmt == "json" else f"- step: {n}\n"
         assert [count for count, text in seen if marker in text] == [n]
 
 
 def test_a_document_without_a_stream_is_written_whole():
-    pieces: list[str] = []
     doc = {"kind": "DistributionReport", "workloads": []}
-    structured.write(doc, "json", pieces.append)
-    assert pieces == [structured.dump(doc, "json")]
+    assert list(structured.pieces(doc, "json")) == [structured.dump(doc, "json")]
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
 @pytest.mark.parametrize("streamed", [True, False], ids=["stream", "whole"])
 def test_no_piece_is_longer_than_PIECE(monkeypatch, fmt, streamed):
     # a write of over 2 GiB reaches the OS in one call and is cut there without an error;
-    # write() hands `out` slices of at most PIECE characters, the same text in all
+    # pieces() hands over slices of at most PIECE characters, the same text in all
     monkeypatch.setattr(structured, "PIECE", 7)
     doc = _doc(ITEMS) if streamed else structured.listed(_doc(ITEMS))
-    pieces: list[str] = []
-    structured.write(doc, fmt, pieces.append)
+    pieces = list(structured.pieces(doc, fmt))
     assert "".join(pieces) == structured.dump(_doc(ITEMS), fmt)
     assert max(map(len, pieces)) == 7 and min(map(len, pieces)) >= 1
 
@@ -100,7 +96,7 @@ def test_the_big_documents_size_is_counted_right():
 @pytest.mark.slow
 def test_a_document_over_2_gib_reaches_a_pipe_whole():
     """The real failure: CPython gives one write of 2.2 GB to the OS, which moves 2,147,479,552
-    bytes of it, and the rest is lost with exit 0. Through write() and click.echo every byte
+    bytes of it, and the rest is lost with exit 0. Through pieces() and click.echo every byte
     arrives (~15 s; the child holds the 2.2 GB text twice)."""
     import subprocess
 
@@ -108,7 +104,7 @@ def test_a_document_over_2_gib_reaches_a_pipe_whole():
     assert _big_size(n) > 2**31
     code = ("import click\nfrom kubectl_tspread.render import structured\n"
             f"doc = {{'kind': 'Big', 'items': ['x' * 1000] * {n}}}\n"
-            "structured.write(doc, 'json', lambda t: click.echo(t, nl=False))\n")
+            "for piece in structured.pieces(doc, 'json'):\n    click.echo(piece, nl=False)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     received, tail = 0, b""
     while chunk := proc.stdout.read(1 << 24):

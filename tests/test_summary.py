@@ -4,7 +4,6 @@ NO DOMAINS instead of `<no domains> 0 OK`, and DoNotSchedule before ScheduleAnyw
 
 from __future__ import annotations
 
-import io
 import json
 
 from conftest import make_constraint, make_node, make_pod, make_snapshot
@@ -13,7 +12,6 @@ from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model.labels import Requirement
 from kubectl_tspread.model import SCHEDULE_ANYWAY, ZONE_KEY, NodeSelectorTerm, Toleration
 from kubectl_tspread.render import structured, table
-from kubectl_tspread.render.console import make_console
 from kubectl_tspread.views.targets import resolve
 
 
@@ -29,15 +27,11 @@ def _report(pods, nodes):
 
 
 def _summary(report) -> list[str]:
-    buf = io.StringIO()
-    table.print_summary(make_console("never", buf), report)
-    return buf.getvalue().splitlines()
+    return table.summary_text(report).splitlines()
 
 
 def _detail(report) -> str:
-    buf = io.StringIO()
-    table.print_detail(make_console("never", buf), report)
-    return buf.getvalue()
+    return table.detail_text(report)
 
 
 def _doc(report) -> dict:

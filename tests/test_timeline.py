@@ -4,7 +4,6 @@ JSON, and each SKEW column names its constraint."""
 
 from __future__ import annotations
 
-import io
 import json
 
 from conftest import make_constraint, make_node, make_pod, make_snapshot
@@ -12,7 +11,6 @@ from kubectl_tspread.views.distribution import REPLAY_DOMAINS_JOINED_LATER, REPL
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import HOSTNAME_KEY, SCHEDULE_ANYWAY
 from kubectl_tspread.render import structured, table
-from kubectl_tspread.render.console import make_console
 from kubectl_tspread.views.targets import Target, resolve
 from test_blockers import _run
 
@@ -29,9 +27,7 @@ def _pods(nodes, spread, start=0):
 
 
 def _detail(report) -> str:
-    buf = io.StringIO()
-    table.print_detail(make_console("never", buf), report)
-    return buf.getvalue()
+    return table.detail_text(report)
 
 
 def _timeline_json(report) -> list[dict]:

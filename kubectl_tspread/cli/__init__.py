@@ -137,23 +137,25 @@ def _render_distribution(report, out, detail: bool, missing=()) -> None:
 
 def _write_distribution(report, out, detail: bool, missing=()) -> None:
     from kubectl_tspread.render import structured
-    from kubectl_tspread.render.console import make_console
 
     if out.structured:
-        structured.write(structured.distribution_view(report, missing), out.output, lambda text: click.echo(text, nl=False))
+        for piece in structured.pieces(structured.distribution_view(report, missing), out.output):
+            click.echo(piece, nl=False)
         return
+    from kubectl_tspread.cli.terminal import Screen
     from kubectl_tspread.render import table
-    from kubectl_tspread.render.console import output_width
 
-    console = make_console(out.color, sys.stdout)
-    fit = None if out.wide else output_width(sys.stdout)  # -o wide shows everything, unbounded
+    screen = Screen(out, sys.stdout)  # -o wide fits nothing: everything, unbounded
     if detail:
         if not report.workloads:
             click.echo("No topology spread constraints apply to the selected pods.")
             return
-        table.print_detail(console, report, wide=out.wide, no_headers=out.no_headers, fit=fit)
+        text = table.detail_text(report, wide=out.wide, no_headers=out.no_headers, fit=screen.fit,
+                                 color=screen.color, width=screen.width)
     else:
-        table.print_summary(console, report, wide=out.wide, no_headers=out.no_headers, fit=fit)
+        text = table.summary_text(report, wide=out.wide, no_headers=out.no_headers, fit=screen.fit,
+                                  color=screen.color)
+    sys.stdout.write(text)
 
 
 def _register_commands() -> None:

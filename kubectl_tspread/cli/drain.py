@@ -151,7 +151,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
 
 
 def render_plan(plan, out, body: str | None = None) -> None:
-    """Write the plan as `out` asks, whole or not at all; `body`: the table's print_plan_body
+    """Write the plan as `out` asks, whole or not at all; `body`: the table's plan_body_text
     for it, made earlier."""
     from kubectl_tspread.cli.output import whole_answer
 
@@ -161,51 +161,51 @@ def render_plan(plan, out, body: str | None = None) -> None:
 
 def _write_plan(plan, out, body: str | None = None) -> None:
     from kubectl_tspread.render import structured
-    from kubectl_tspread.render.drain import drain_plan_view, print_plan_body, print_plan_findings
+    from kubectl_tspread.render.drain import drain_plan_view, plan_body_text, plan_findings_text
 
     if out.structured:
-        structured.write(drain_plan_view(plan), out.output, lambda text: click.echo(text, nl=False))
+        for piece in structured.pieces(drain_plan_view(plan), out.output):
+            click.echo(piece, nl=False)
         return
-    from kubectl_tspread.render.console import make_console
-
-    console = make_console(out.color, sys.stdout)
     if body is None:
-        print_plan_body(console, plan, wide=out.wide, no_headers=out.no_headers, fit=_fit(out))
-    else:
-        console.file.write(body)
-    print_plan_findings(console, plan)
+        body = plan_body_text(plan, wide=out.wide, no_headers=out.no_headers, fit=_fit(out),
+                              color=_color(out))
+    sys.stdout.write(body)  # apart: a large drain's body joined to its findings is one more copy of it
+    sys.stdout.write(plan_findings_text(plan))
 
 
 def _fit(out) -> int | None:
     """The width default tables fit (COLUMNS, the terminal, else 120); -o wide is unbounded."""
-    from kubectl_tspread.render.console import output_width
+    from kubectl_tspread.cli.terminal import fit_width
 
-    return None if out.wide else output_width(sys.stdout)
+    return None if out.wide else fit_width(sys.stdout)
+
+
+def _color(out) -> bool:
+    from kubectl_tspread.cli.terminal import use_color
+
+    return use_color(out.color, sys.stdout)
 
 
 class _EarlyBody:
     """drain-safe's table up to the findings, rendered while the remedies' re-plans run on the
     other cores: plan_drain hands the plan over before it attaches the remedies, which change
     only the findings. A whole zone's body (its steps, constraints and stranded pods) took ~2 s
-    after the last re-plan came back, the parent's core idle until then. Only for plain text:
-    a colored table is laid out by rich against the terminal it is written to."""
+    after the last re-plan came back, the parent's core idle until then. Its text, colored or
+    not, depends on nothing but the plan and the options (render returns it; no line of it
+    wraps at the terminal's width)."""
 
     def __init__(self, out):
         self.out, self.plan, self.text = out, None, None
 
     def __call__(self, plan) -> None:
-        import io
-        import sys
+        from kubectl_tspread.render.drain import plan_body_text
 
-        from kubectl_tspread.render.console import make_console, use_color
-        from kubectl_tspread.render.drain import print_plan_body
-
-        if self.out.structured or use_color(self.out.color, sys.stdout):  # render_plan's console's colors
+        if self.out.structured:
             return
-        text = io.StringIO()
-        print_plan_body(make_console("never", text), plan, wide=self.out.wide, no_headers=self.out.no_headers,
-                        fit=_fit(self.out))
-        self.plan, self.text = plan, text.getvalue()
+        self.plan = plan
+        self.text = plan_body_text(plan, wide=self.out.wide, no_headers=self.out.no_headers, fit=_fit(self.out),
+                                   color=_color(self.out))
 
     def text_for(self, plan) -> str | None:
         """The body made for `plan`, or None when it was made for another or not at all: for

@@ -139,16 +139,18 @@ def _settle_first(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
 def show_plan(plan: DrainPlan, out) -> None:
     """The plan, whole or not at all (cli_output.whole_answer), before anything is asked or done."""
     from kubectl_tspread.cli.output import whole_answer
+    from kubectl_tspread.cli.terminal import Screen
     from kubectl_tspread.render import structured
-    from kubectl_tspread.render.console import make_console, output_width
-    from kubectl_tspread.render.drain import drain_plan_view, print_plan
+    from kubectl_tspread.render.drain import drain_plan_view, plan_text
 
     with whole_answer():
         if out.structured:
-            structured.write(drain_plan_view(plan), out.output, sys.stdout.write)
+            for piece in structured.pieces(drain_plan_view(plan), out.output):
+                sys.stdout.write(piece)
         else:
-            print_plan(make_console(out.color, sys.stdout), plan, wide=out.wide, no_headers=out.no_headers,
-                       fit=None if out.wide else output_width(sys.stdout))
+            screen = Screen(out, sys.stdout)
+            sys.stdout.write(plan_text(plan, wide=out.wide, no_headers=out.no_headers, fit=screen.fit,
+                                       color=screen.color))
     sys.stdout.flush()
 
 
@@ -414,15 +416,17 @@ class Executor:
         """why-pending's explanation of each stuck replacement (at most three)."""
         from kubectl_tspread.engine.index import ClusterIndex
         from kubectl_tspread.views.pending import explain_pending
-        from kubectl_tspread.render.console import make_console
-        from kubectl_tspread.render.pending import print_report
+        from kubectl_tspread.cli.terminal import line_width, use_color
+        from kubectl_tspread.render.pending import report_text
 
         self.progress.stop_bars()
         index = ClusterIndex(snap)
-        console = make_console(self.color, stream=self.progress.stream)
+        stream = self.progress.stream
+        color, width = use_color(self.color, stream), line_width(self.color, stream)
         for p in list(pods)[:3]:
             self.progress.record(P.WAIT, f"pod/{p.key}", "Pending")
-            print_report(console, explain_pending(index, p, with_fixes=True))
+            stream.write(report_text(explain_pending(index, p, with_fixes=True), color=color, width=width))
+            stream.flush()
 
     def _report(self, action: str, result: str, fresh: bool, message: str | None = None) -> None:
         """The state block after a stop: what is cordoned, evicted, pending; how to resume or undo."""

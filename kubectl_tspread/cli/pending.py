@@ -107,18 +107,20 @@ def _write(reports, out, missing=()) -> None:
     from kubectl_tspread.render import pending as view
 
     if out.structured:
-        from kubectl_tspread.render.structured import write
+        from kubectl_tspread.render.structured import pieces
 
-        write(view.pending_view(reports, missing), out.output, lambda text: click.echo(text, nl=False))
+        for piece in pieces(view.pending_view(reports, missing), out.output):
+            click.echo(piece, nl=False)
         return
     if not reports.reports and not reports.not_pending:
         where = "any namespace" if reports.namespace is None else f'namespace "{reports.namespace}"'
         click.echo(f"No Pending pods in {where}: nothing is waiting for the scheduler.")
         return
-    from kubectl_tspread.render.console import make_console, output_width
+    from kubectl_tspread.cli.terminal import Screen
 
-    view.print_reports(make_console(out.color, sys.stdout), reports, wide=out.wide, no_headers=out.no_headers,
-                       fit=None if out.wide else output_width(sys.stdout))
+    screen = Screen(out, sys.stdout)
+    sys.stdout.write(view.reports_text(reports, wide=out.wide, no_headers=out.no_headers, fit=screen.fit,
+                                       color=screen.color, width=screen.width))
 
 
 def register(cli) -> None:

@@ -181,7 +181,7 @@ class Progress(_Live):
 def _bar_console(stream: IO[str], color: str) -> Any:
     from rich.console import Console
 
-    from kubectl_tspread.render.console import use_color
+    from kubectl_tspread.cli.terminal import use_color
 
     colored = use_color(color, stream)
     # the bars need a terminal's cursor moves even when --color never / NO_COLOR drop the colors

@@ -1,44 +1,21 @@
-"""Consoles and kubectl-style tables. Consoles are made inside commands, never at import time."""
+"""Text built a piece at a time (Page), kubectl-style tables, and fitting them to a width.
+
+Nothing here writes or asks the terminal: a Page is returned as one string, and whether it is
+colored and how wide its lines may run are plain parameters that cli/terminal.py answers."""
 
 from __future__ import annotations
 
-import os
+import io
 from itertools import repeat
-from typing import IO, Iterable, Sequence
+from typing import Iterable, Sequence
 
 # kubectl never wraps a table: when stdout is not a terminal we let rows run as long as they need
-_UNBOUNDED_WIDTH = 100_000
-
-
-def use_color(mode: str, stream: IO[str]) -> bool:
-    """--color auto|always|never; auto = a terminal and NO_COLOR unset (https://no-color.org)."""
-    if mode == "always":
-        return True
-    if mode == "never":
-        return False
-    if os.environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
-
-
-def make_console(color: str, stream: IO[str], width: int | None = None):
-    from rich.console import Console
-
-    colored = use_color(color, stream)
-    isatty = bool(getattr(stream, "isatty", None) and stream.isatty())
-    if width is None and not isatty:
-        width = _UNBOUNDED_WIDTH
-    return Console(
-        file=stream, width=width, color_system="standard" if colored else None,
-        force_terminal=colored, no_color=not colored, highlight=False, soft_wrap=False,
-        emoji=False, markup=False,
-    )
+UNBOUNDED_WIDTH = 100_000
 
 
 class Rows:
-    """A kubectl table not rendered yet (see `table`): `print_block` writes it as plain text
-    when the console has no colors, and through rich otherwise."""
+    """A kubectl table not rendered yet (see `table`): `block_text` lays it out as plain text
+    when there are no colors, and through rich otherwise."""
 
     __slots__ = ("headers", "rows", "no_headers", "styles")
 
@@ -80,7 +57,7 @@ class Rows:
         if not all(c.printable for c in columns):  # tabs, control characters
             return None
         widths = [c.width for c in columns]
-        if sum(widths) + 3 * len(widths) > _UNBOUNDED_WIDTH:
+        if sum(widths) + 3 * len(widths) > UNBOUNDED_WIDTH:
             return None
         # three spaces after every column but the last; each cell padded to its column's cells
         if all(c.ascii for c in columns):
@@ -139,7 +116,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: 
           shrink: Sequence[int] = ()) -> Rows:
     """A kubectl table: uppercase headers, three spaces between columns, no borders, no wrapping.
 
-    With `fit` (a width, see `output_width`) the columns `shrink` (indexes, most willing first
+    With `fit` (a width, see cli/terminal.fit_width) the columns `shrink` (indexes, most willing first
     among equals) are narrowed until the table fits: their cells wrap at spaces onto more lines,
     and a word longer than its column ends in `…`. Nothing else is ever cut."""
     t = Rows(headers, rows, no_headers, styles)
@@ -148,21 +125,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: 
     return t
 
 
-DEFAULT_WIDTH = 120  # what default views fit when neither COLUMNS nor a terminal says otherwise
 _MIN_COLUMN = 12
 _WORD_FLOOR = 24  # a column of longer words may still be cut when nothing else fits
-
-
-def output_width(stream: IO[str]) -> int:
-    """The width default views fit: $COLUMNS when set, else the terminal's, else DEFAULT_WIDTH."""
-    env = os.environ.get("COLUMNS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    if getattr(stream, "isatty", None) and stream.isatty():
-        import shutil
-
-        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-    return DEFAULT_WIDTH
 
 
 def _cell_text(cell: object) -> tuple[str, object]:
@@ -243,8 +207,74 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
     return out
 
 
-def print_block(console, renderable) -> None:
-    """Print a table at its natural width and without the trailing padding rich leaves on each
+def _rich_console(color: bool, width: int):
+    """A rich Console that lays text out `width` cells wide and colors it. Its file is a
+    StringIO nothing reaches (`_rendered` turns its segments into text): without one rich
+    would look at sys.stdout, its encoding and whether it is a terminal."""
+    from rich.console import Console
+
+    return Console(
+        file=io.StringIO(), width=width, color_system="standard" if color else None,
+        force_terminal=color, no_color=not color, highlight=False, soft_wrap=False,
+        emoji=False, markup=False,
+    )
+
+
+def _rendered(layout, renderable, crop: bool = True, **options) -> str:
+    """The text rich's Console.print(renderable) would send to its file, `layout` being that
+    Console (see _rich_console): rendered at its options (updated by `options`), its lines
+    cropped to its width unless not `crop`, each segment's style turned into ANSI codes when
+    it has colors."""
+    from rich.color import ColorSystem
+    from rich.segment import Segment
+
+    segments = layout.render(renderable, layout.options.update(**options) if options else layout.options)
+    if crop:
+        segments = [s for line in Segment.split_and_crop_lines(segments, layout.width, pad=False) for s in line]
+    system = ColorSystem.STANDARD if layout.color_system else None
+    # as rich does, a control segment (cursor moves) only for a terminal; none of ours makes one
+    return "".join(style.render(text, color_system=system) if style else text
+                   for text, style, control in segments if style or not control or layout.is_terminal)
+
+
+class Page:
+    """A command's human output, added to a piece at a time and returned whole (`text`).
+
+    `color`: ANSI colors for styled pieces; `width`: the cells a styled line may take before
+    rich wraps it (a terminal's width), None for no limit. Plain text is kept as given."""
+
+    __slots__ = ("color", "width", "_parts", "_console")
+
+    def __init__(self, color: bool = False, width: int | None = None):
+        self.color, self.width = color, width
+        self._parts: list[str] = []
+        self._console = None
+
+    def add(self, text: str) -> None:
+        self._parts.append(text)
+
+    def line(self, *pieces, soft_wrap: bool = False) -> None:
+        """`pieces` (str or rich Text) joined into one line, styled, wrapped to `width` unless
+        `soft_wrap` (then the line runs as long as it is)."""
+        from rich.text import Text
+
+        if self._console is None:
+            self._console = _rich_console(self.color, self.width or UNBOUNDED_WIDTH)
+        joined = Text("", end="\n").join(Text(p) if isinstance(p, str) else p for p in pieces)
+        if soft_wrap:
+            self._parts.append(_rendered(self._console, joined, crop=False, no_wrap=True, overflow="ignore"))
+        else:
+            self._parts.append(_rendered(self._console, joined))
+
+    def table(self, renderable) -> None:
+        self._parts.append(block_text(renderable, self.color))
+
+    def text(self) -> str:
+        return "".join(self._parts)
+
+
+def block_text(renderable, color: bool) -> str:
+    """A table at its natural width and without the trailing padding rich leaves on each
     line (golden files, `| grep`).
 
     On a terminal rich would shrink the columns to the window and crop each line, dropping whole
@@ -253,17 +283,9 @@ def print_block(console, renderable) -> None:
     thousands of rows of a large cluster.
     """
     if isinstance(renderable, Rows):
-        text = renderable.plain() if console.color_system is None else None
+        text = renderable.plain() if not color else None
         if text is not None:
-            console.file.write(text)
-            return
+            return text
         renderable = renderable.rich()
-    terminal_width = console.width
-    console.width = _UNBOUNDED_WIDTH
-    try:
-        with console.capture() as cap:
-            console.print(renderable)
-    finally:
-        console.width = terminal_width
-    text = cap.get()
-    console.file.write("\n".join(line.rstrip() for line in text.split("\n")))
+    text = _rendered(_rich_console(color, UNBOUNDED_WIDTH), renderable)
+    return "\n".join(line.rstrip() for line in text.split("\n"))

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from kubectl_tspread.views.drain.findings import already_violated, cause_of
 from kubectl_tspread.views.drain.pods import refusal_head
 from kubectl_tspread.render import structured
-from kubectl_tspread.render.console import print_block, table
+from kubectl_tspread.render.console import Page, table
 from kubectl_tspread.render.drain_remedies import names_text, remedy_tag, remedy_text, remedy_view
 from kubectl_tspread.render.structured import API_VERSION
 from kubectl_tspread.render.table import SUMMARY_DOMAINS, format_counts
@@ -124,38 +124,40 @@ def verdict_line(plan, missing_kinds: Sequence[str] | None = None) -> str:
 
 # --- table -----------------------------------------------------------------------------
 
-def print_plan(console, plan, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
-    print_plan_body(console, plan, wide, no_headers, fit)
-    print_plan_findings(console, plan)
+def plan_text(plan, wide: bool = False, no_headers: bool = False, fit: int | None = None,
+              color: bool = False) -> str:
+    return plan_body_text(plan, wide, no_headers, fit, color) + plan_findings_text(plan)
 
 
-def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
+def plan_body_text(plan, wide: bool = False, no_headers: bool = False, fit: int | None = None,
+                   color: bool = False) -> str:
     """The table output of a drain plan up to its findings: the verdict first, a summary per
     workload, then the details (the steps, the constraints after each, the pods left in place,
     the stranded pods). It never reads the findings' remedies: drain-safe renders it while
     they are verified (the findings' codes, which the summary shows, are known by then).
 
-    `fit`: the width the tables fit (render.console.output_width; None: unbounded, -o wide).
+    `fit`: the width the tables fit (cli/terminal.fit_width; None: unbounded, -o wide).
     Only the cells of space-separated lists wrap (FINDINGS, DISTRIBUTION): pod and workload
-    names, and the steps' accepting domains, are never cut."""
-    out = console.file
-    print_verdict(console, plan)
+    names, and the steps' accepting domains, are never cut. `color`: the verdict, statuses and
+    constraint rows colored."""
+    page = Page(color)
+    _verdict(page, plan)
     summary = _summary_rows(plan, wide)
     if summary:
-        out.write("\n")
-        print_block(console, table(["WORKLOAD", "EVICTED", "STRANDED", "NOT-EVICTABLE", "FINDINGS"], summary,
-                                   no_headers, fit=fit, shrink=(4,)))
+        page.add("\n")
+        page.table(table(["WORKLOAD", "EVICTED", "STRANDED", "NOT-EVICTABLE", "FINDINGS"], summary,
+                         no_headers, fit=fit, shrink=(4,)))
         hidden = _summary_hidden(plan, wide)
         if hidden:
-            out.write(f"… and {hidden} more workload(s) with evictions only (-o wide lists every one)\n")
-    out.write("\n")
+            page.add(f"… and {hidden} more workload(s) with evictions only (-o wide lists every one)\n")
+    page.add("\n")
     if plan.already_cordoned or plan.already_evicted:
-        out.write(f"Already cordoned: {', '.join(plan.already_cordoned) or '-'}; "
-                  f"already evicted: {', '.join(plan.already_evicted) or '-'}.\n")
+        page.add(f"Already cordoned: {', '.join(plan.already_cordoned) or '-'}; "
+                 f"already evicted: {', '.join(plan.already_evicted) or '-'}.\n")
     for e in plan.settled:
-        out.write(f"pending before the drain: {e.namespace}/{e.name} -> {e.predicted_node or '<no node fits>'}\n")
+        page.add(f"pending before the drain: {e.namespace}/{e.name} -> {e.predicted_node or '<no node fits>'}\n")
     for line in _cordon_lines(plan, wide):
-        out.write(line + "\n")
+        page.add(line + "\n")
     rows = []  # of tuples, as table() keeps them (see Rows)
     for s in plan.steps:
         first = True
@@ -170,19 +172,20 @@ def print_plan_body(console, plan, wide: bool = False, no_headers: bool = False,
             rows.append(lead + (f"{e.namespace}/{e.name}", e.workload or "-", to, accepts or "-"))
     if rows:
         # no cell here wraps: names, and ACCEPTING's comma-joined domains, are kept whole
-        print_block(console, table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
+        page.table(table(["STEP", "NODES", "EVICT", "WORKLOAD", "TO", "ACCEPTING"], rows, no_headers))
     else:
-        out.write("Nothing to drain.\n")
-    crow = _constraint_rows(plan, wide, console.color_system is not None)
+        page.add("Nothing to drain.\n")
+    crow = _constraint_rows(plan, wide, color)
     if crow:
-        out.write("\nConstraints after each step:\n")
-        print_block(console, table(["STEP", "WORKLOAD", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"], crow,
-                                   no_headers, fit=fit, shrink=(3,)))
-    _print_skips_and_pdbs(console, plan, wide)
+        page.add("\nConstraints after each step:\n")
+        page.table(table(["STEP", "WORKLOAD", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"], crow,
+                         no_headers, fit=fit, shrink=(3,)))
+    _skips_and_pdbs(page, plan, wide)
     for s in plan.stranded:
         what = "not evictable" if s.reason in _PDB_CODES else "stranded"
-        out.write(f"{what}: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
-                  f"{cause_of(s.reason, s.details)}\n")
+        page.add(f"{what}: {s.namespace}/{s.name} ({s.workload or 'no controller'}) at step {s.step}: "
+                 f"{cause_of(s.reason, s.details)}\n")
+    return page.text()
 
 
 # a whole zone cordons 1,700 nodes at step 1: the line names this many unless -o wide
@@ -208,17 +211,16 @@ def _plural(kind: str) -> str:
     return kind if kind.endswith("s") else f"{kind}s"
 
 
-def print_verdict(console, plan) -> None:
-    """The verdict line, green when SAFE and red when not on a colored console."""
+def _verdict(page: Page, plan) -> None:
+    """The verdict line, green when SAFE and red when not when colored; never wrapped."""
     line = verdict_line(plan)
-    if console.color_system is None:
-        console.file.write(line + "\n")
+    if not page.color:
+        page.add(line + "\n")
         return
     from rich.text import Text
 
     word = "SAFE" if plan.safe else "UNSAFE"
-    console.print(Text(word, style="bold green" if plan.safe else "bold red"), line[len(word):], sep="",
-                  soft_wrap=True)
+    page.line(Text(word, style="bold green" if plan.safe else "bold red"), line[len(word):], soft_wrap=True)
 
 
 # the summary lists every workload with stranded or PDB-blocked pods or a finding, and up to this
@@ -305,46 +307,46 @@ def _domains(accepting, key: str, wide: bool) -> str:
     return ",".join(accepting[key]) or "-"
 
 
-def _print_skips_and_pdbs(console, plan, wide: bool) -> None:
-    out = console.file
+def _skips_and_pdbs(page: Page, plan, wide: bool) -> None:
     for s in plan.steps:
         # with --ignore-daemonsets a DaemonSet pod on every drained node is expected: one line a step
         left = [k for k in s.skipped if k.reason == "DaemonSetPod"] if plan.flags.ignore_daemonsets else []
         if left:
             names = [f"{k.namespace}/{k.name}" for k in left]
-            out.write(f"step {s.number}: {len(left)} DaemonSet pod(s) left in place (--ignore-daemonsets): "
-                      f"{', '.join(names) if wide else names_text(names, 3)}\n")
+            page.add(f"step {s.number}: {len(left)} DaemonSet pod(s) left in place (--ignore-daemonsets): "
+                     f"{', '.join(names) if wide else names_text(names, 3)}\n")
         for k in s.skipped:
             if left and k.reason == "DaemonSetPod":
                 continue
-            out.write(f"step {s.number}: not evicted {k.namespace}/{k.name} ({k.reason})\n")
+            page.add(f"step {s.number}: not evicted {k.namespace}/{k.name} ({k.reason})\n")
         if wide:
             for b in s.pdbs:
-                out.write(f"step {s.number}: PDB {b.namespace}/{b.name} {b.evictions}/{b.disruptions_allowed} "
-                          f"disruptions\n")
+                page.add(f"step {s.number}: PDB {b.namespace}/{b.name} {b.evictions}/{b.disruptions_allowed} "
+                         f"disruptions\n")
         if s.deleted_nodes:
-            out.write(f"step {s.number}: delete node(s) {', '.join(s.deleted_nodes)}\n")
+            page.add(f"step {s.number}: delete node(s) {', '.join(s.deleted_nodes)}\n")
     for e in plan.kubectl_errors:
-        out.write(f"kubectl drain would fail: {e}\n")
+        page.add(f"kubectl drain would fail: {e}\n")
 
 
-def print_plan_findings(console, plan) -> None:
-    """The rest of print_plan after print_plan_body: the findings with their remedies."""
-    out = console.file
+def plan_findings_text(plan) -> str:
+    """The rest of plan_text after plan_body_text: the findings with their remedies."""
+    page = Page()
     if plan.findings:
-        out.write("\nFindings:\n")
+        page.add("\nFindings:\n")
     for f in plan.findings:
-        out.write(f"{finding_label(f)}: {finding_message(f)}\n")
+        page.add(f"{finding_label(f)}: {finding_message(f)}\n")
         for r in f.remedies:
-            out.write(f"  fix ({remedy_tag(r)}): {remedy_text(r)}\n")
+            page.add(f"  fix ({remedy_tag(r)}): {remedy_text(r)}\n")
             for e in r.side_effects:
-                out.write(f"    side effect: {side_effect_text(e)}\n")
+                page.add(f"    side effect: {side_effect_text(e)}\n")
         for r in f.unchecked:
-            out.write(f"  not checked (the re-plan allowance was spent): {remedy_text(r)}\n")
+            page.add(f"  not checked (the re-plan allowance was spent): {remedy_text(r)}\n")
         if not f.remedies and f.severity == "error":
-            out.write("  no remedy the simulation confirms\n" if not f.unchecked else
-                      "  no candidate was checked: none can be offered as a fix yet\n" if not f.failed else
+            page.add("  no remedy the simulation confirms\n" if not f.unchecked else
+                     "  no candidate was checked: none can be offered as a fix yet\n" if not f.failed else
                       f"  none of the {f.failed} candidate(s) checked clears it\n")
+    return page.text()
 
 
 # --- JSON / YAML -----------------------------------------------------------------------
@@ -376,7 +378,7 @@ def _step_view(s) -> dict[str, Any]:
 
 def drain_plan_view(plan) -> dict[str, Any]:
     """The DrainPlan document of the issue's contract (plus additive extras). Its steps are a
-    structured.Stream: structured.write makes each step's view as it writes it, and
+    structured.Stream: structured.pieces makes each step's view as it is written, and
     structured.dump makes them a list."""
     return {
         "apiVersion": API_VERSION, "kind": "DrainPlan",

@@ -20,6 +20,7 @@ from kubectl_tspread.model import (
     UNCORDON,
 )
 from kubectl_tspread.model.quantity import format_quantity
+from kubectl_tspread.render.console import Page, table
 from kubectl_tspread.render.changes import WHY_PENDING, change_text, change_view
 from kubectl_tspread.render.structured import API_VERSION, Stream, camel_keys, constraint_view, warnings_view
 from kubectl_tspread.render.text import short_key, side_effect_text, trap_message
@@ -300,8 +301,8 @@ def _pod_view(r: P.PendingReport) -> dict[str, Any]:
 
 
 def pending_view(reports: P.PendingReports, missing: Sequence[str] = ()) -> dict[str, Any]:
-    """The PendingReport document. Its pods are a Stream: `structured.write` makes each pod's
-    view as it writes it (1,000 pending pods × 5,000 nodes held at once with their text took
+    """The PendingReport document. Its pods are a Stream: `structured.pieces` makes each pod's
+    view as it is written (1,000 pending pods × 5,000 nodes held at once with their text took
     10 GB), `structured.dump` makes them a list."""
     return {
         "apiVersion": API_VERSION, "kind": "PendingReport",
@@ -327,27 +328,38 @@ def _styled(text: str, style: str | None = None):
     return Text(text, style=style or "")
 
 
-def print_reports(console, reports: P.PendingReports, wide: bool = False, no_headers: bool = False,
-                  fit: int | None = None) -> None:
+def reports_text(reports: P.PendingReports, wide: bool = False, no_headers: bool = False,
+                 fit: int | None = None, color: bool = False, width: int | None = None) -> str:
     """One block per group of pods of one owner with the same answer (its count and the other
     pods' names under the first pod's line); a one-liner per pod that is not pending. `fit`: the
-    width the domain tables wrap to (render.console.output_width)."""
-    w = console.file.write
+    width the domain tables wrap to (cli/terminal.fit_width). `color`, `width`: see
+    render.console.Page."""
+    page = Page(color, width)
+    w = page.add
     for item in reports.not_pending:
         w(not_pending_text(item) + "\n")
     for i, group in enumerate(reports.groups()):
         if i or reports.not_pending:
             w("\n")
-        print_report(console, group[0], wide, no_headers, others=group[1:], fit=fit)
+        _report(page, group[0], wide, no_headers, others=group[1:], fit=fit)
+    return page.text()
 
 
-def print_report(console, r: P.PendingReport, wide: bool = False, no_headers: bool = False,
-                 others: Sequence[P.PendingReport] = (), fit: int | None = None) -> None:
-    w = console.file.write
+def report_text(r: P.PendingReport, wide: bool = False, no_headers: bool = False,
+                fit: int | None = None, color: bool = False, width: int | None = None) -> str:
+    """One pod's answer, as reports_text writes it for a pod alone."""
+    page = Page(color, width)
+    _report(page, r, wide, no_headers, fit=fit)
+    return page.text()
+
+
+def _report(page: Page, r: P.PendingReport, wide: bool = False, no_headers: bool = False,
+            others: Sequence[P.PendingReport] = (), fit: int | None = None) -> None:
+    w = page.add
     total = len(r.verdicts)
     verdict = (_styled(f"fits {len(r.fit_nodes)} of {total} nodes", "green") if r.schedulable
                else _styled(f"fits none of {total} nodes", "bold red"))
-    console.print(f"Pod {r.pod.namespace}/{r.pod.name} · {r.pod.phase} · ", verdict, sep="")
+    page.line(f"Pod {r.pod.namespace}/{r.pod.name} · {r.pod.phase} · ", verdict)
     if others:
         owner = r.pod.owner
         w(f"Same answer for {len(others)} more pod{'s' if len(others) != 1 else ''} of {owner.kind}/{owner.name} "
@@ -359,25 +371,25 @@ def print_report(console, r: P.PendingReport, wide: bool = False, no_headers: bo
     else:
         ans = answer(r)
         if ans is not None:
-            console.print(_styled("Answer: ", "bold"), ans[1], sep="")
+            page.line(_styled("Answer: ", "bold"), ans[1])
         if len(r.blockers) > 1:
             w("Blocked by: " + "; ".join(f"{b.plugin} ({b.reason}) on {_n_nodes(len(b.nodes))}"
                                          for b in r.blockers) + "\n")
         w(f"Scheduler message (rebuilt): {r.message}\n")
-    _print_live(console, r)
+    _live(page, r)
     for c in r.constraints:
         w("\n")
-        _print_constraint(console, c, no_headers, fit)
+        _constraint(page, c, no_headers, fit)
     if wide:
         w("\n")
-        _print_nodes(console, r, no_headers)
+        _nodes(page, r, no_headers)
     if not r.schedulable:
         w("\n")
-        _print_fixes(console, r)
+        _fixes(page, r)
 
 
-def _print_live(console, r: P.PendingReport) -> None:
-    w = console.file.write
+def _live(page: Page, r: P.PendingReport) -> None:
+    w = page.add
     live = r.live
     if live is None:
         w("Live message: none in the snapshot (no PodScheduled condition, no FailedScheduling event).\n")
@@ -390,17 +402,16 @@ def _print_live(console, r: P.PendingReport) -> None:
     if r.agree:
         w(f"Live message ({origin}{when}): same verdicts, worded for another release:\n  {live.text}\n")
         return
-    console.print(_styled(f"Live message ({origin}{when}) differs:", "yellow"))
+    page.line(_styled(f"Live message ({origin}{when}) differs:", "yellow"))
     w(f"  {live.text}\n")
     for code in r.causes:
         w(f"  likely cause: {cause_text(code, r)}\n")
 
 
-def _print_constraint(console, c: P.ConstraintExplanation, no_headers: bool, fit: int | None = None) -> None:
-    from kubectl_tspread.render.console import print_block, table
+def _constraint(page: Page, c: P.ConstraintExplanation, no_headers: bool, fit: int | None = None) -> None:
     from kubectl_tspread.render.reasons import constraint_title
 
-    w = console.file.write
+    w = page.add
     w("Spread " + constraint_title(c.state) + "\n")
     headers = ["DOMAIN", "PODS", "NODES", "SKEW-IF-PLACED", "ALLOWED", "FIT-NODES", "OTHER-FILTERS"]
     rows = []
@@ -410,17 +421,15 @@ def _print_constraint(console, c: P.ConstraintExplanation, no_headers: bool, fit
                      _styled("yes", "green") if d.allowed else _styled("no", "red"),
                      str(len(d.fit_nodes)), other])
     if rows:
-        print_block(console, table(headers, rows, no_headers, fit=fit, shrink=(6, 0)))
+        page.table(table(headers, rows, no_headers, fit=fit, shrink=(6, 0)))
     else:
         w("  no domains: no node passes this constraint's node rules\n")
-    console.print(_styled("→ ", "bold"), summary_text(c.summary), sep="")
+    page.line(_styled("→ ", "bold"), summary_text(c.summary))
     for t in c.traps:
-        console.print(_styled(f"  trap {t.code}: ", "bold yellow"), trap_text(t), sep="")
+        page.line(_styled(f"  trap {t.code}: ", "bold yellow"), trap_text(t))
 
 
-def _print_nodes(console, r: P.PendingReport, no_headers: bool) -> None:
-    from kubectl_tspread.render.console import print_block, table
-
+def _nodes(page: Page, r: P.PendingReport, no_headers: bool) -> None:
     rows = []
     for v in r.verdicts:
         first = v.first
@@ -428,22 +437,21 @@ def _print_nodes(console, r: P.PendingReport, no_headers: bool) -> None:
         rows.append([v.node, _styled(v.status, "green" if v.passes else "red"),
                      "-" if first is None else f"{first.plugin}: {first.reason}",
                      "; ".join(rest) or "-"])
-    print_block(console, table(["NODE", "STATUS", "FIRST-FAILURE", "ALSO-FAILS"], rows, no_headers))
+    page.table(table(["NODE", "STATUS", "FIRST-FAILURE", "ALSO-FAILS"], rows, no_headers))
 
 
-def _print_fixes(console, r: P.PendingReport) -> None:
-    w = console.file.write
+def _fixes(page: Page, r: P.PendingReport) -> None:
+    w = page.add
     if not r.suggestions:
         tried = ", ".join(r.tried) or "none applied to this pod"
-        console.print(_styled("No candidate fix makes this pod schedulable", "bold red"),
-                      f" (tried: {tried}).", sep="")
+        page.line(_styled("No candidate fix makes this pod schedulable", "bold red"), f" (tried: {tried}).")
         return
     w("Fixes (each applied to a copy of the snapshot and re-run through every filter; no change to "
       "running pods first, then template edits, then destructive ones):\n")
     for i, s in enumerate(r.suggestions, start=1):
         fits = _names(list(s.nodes)[:3]) + (" and more" if len(s.nodes) > 3 else "")
-        console.print(f"  {i}. ", suggestion_text(s), _styled(f" → fits on {fits}", "green"),
-                      _styled(" [verified: the pod then fits]", "dim"), sep="")
+        page.line(f"  {i}. ", suggestion_text(s), _styled(f" → fits on {fits}", "green"),
+                  _styled(" [verified: the pod then fits]", "dim"))
         for e in s.side_effects:
             style = "bold red" if e.destructive else "yellow"
-            console.print("     ", _styled("side effect: ", style), side_effect_text(e), sep="")
+            page.line("     ", _styled("side effect: ", style), side_effect_text(e))

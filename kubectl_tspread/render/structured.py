@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 API_VERSION = "tspread/v1alpha1"
 # CPython 3.11 hands a write larger than its buffer to the OS in one call, Linux moves at most
 # 2,147,479,552 bytes per write, and the rest is dropped without an error: why-pending -A as JSON
-# on 1,000 pending pods × 5,000 nodes came out cut there, with exit 0. `write` passes text on in
+# on 1,000 pending pods × 5,000 nodes came out cut there, with exit 0. `pieces` hands text over in
 # pieces of at most PIECE characters (64 MiB of UTF-8 at most).
 PIECE = 1 << 24
 
@@ -74,8 +74,8 @@ def warnings_view(missing: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def distribution_view(report, missing: Sequence[str] = ()) -> dict[str, Any]:
-    """The DistributionReport document. Its workloads are a Stream: `write` makes each one's view
-    as it writes it (every workload of a 150,000-pod cluster held at once with its text was
+    """The DistributionReport document. Its workloads are a Stream: `pieces` makes each one's view
+    as it is written (every workload of a 150,000-pod cluster held at once with its text was
     1 GB), `dump` makes them a list. `missing`: kinds the input lacked (`warnings`)."""
     from kubectl_tspread.render.text import trap_message
 
@@ -122,7 +122,7 @@ def _distribution_constraint(c, trap_message) -> dict[str, Any]:
 
 
 class Stream:
-    """A list of a document made one item at a time as it is written (`write`): a whole
+    """A list of a document made one item at a time as it is written (`pieces`): a whole
     zone's drain plan at 150,000 pods has thousands of steps, and their views held at once,
     with the encoded text, took more than 20 GB. `dump` makes it a list."""
 
@@ -133,41 +133,36 @@ class Stream:
         return iter(self._make())
 
 
-def write(doc: dict[str, Any], fmt: str, out: Callable[[str], Any]) -> None:
-    """`dump(doc, fmt)`, the same text, passed to `out` piece by piece, none longer than PIECE
-    characters: each item of a top-level Stream is made, encoded and written before the next
-    is made."""
-    def put(text: str) -> None:
+def pieces(doc: dict[str, Any], fmt: str) -> Iterator[str]:
+    """`dump(doc, fmt)`, the same text, in pieces none longer than PIECE characters, for the
+    command to write as they come: each item of a top-level Stream is made and encoded when the
+    piece before it has been taken."""
+    whole = not any(isinstance(v, Stream) for v in doc.values())
+    parts = iter((dump(doc, fmt),)) if whole else _json_pieces(doc) if fmt == "json" else _yaml_pieces(doc)
+    for text in parts:
         for start in range(0, len(text), PIECE):
-            out(text[start:start + PIECE])
-
-    if not any(isinstance(v, Stream) for v in doc.values()):
-        put(dump(doc, fmt))
-    elif fmt == "json":
-        _write_json(doc, put)
-    else:
-        _write_yaml(doc, put)
+            yield text[start:start + PIECE]
 
 
-def _write_json(doc: dict[str, Any], out: Callable[[str], Any]) -> None:
+def _json_pieces(doc: dict[str, Any]) -> Iterator[str]:
     # a piece encoded on its own is the same text as inside the whole, its lines indented by
     # its depth (JSON strings hold no raw newline)
     enc = _json_text
-    out("{")
+    yield "{"
     for i, (key, value) in enumerate(doc.items()):
-        out(("," if i else "") + "\n  " + enc(key) + ": ")
+        yield ("," if i else "") + "\n  " + enc(key) + ": "
         if not isinstance(value, Stream):
-            out(enc(value).replace("\n", "\n  "))
+            yield enc(value).replace("\n", "\n  ")
             continue
         empty = True
         for item in value:
-            out(("[" if empty else ",") + "\n    " + enc(item).replace("\n", "\n    "))
+            yield ("[" if empty else ",") + "\n    " + enc(item).replace("\n", "\n    ")
             empty = False
-        out("[]" if empty else "\n  ]")
-    out("\n}\n")
+        yield "[]" if empty else "\n  ]"
+    yield "\n}\n"
 
 
-def _write_yaml(doc: dict[str, Any], out: Callable[[str], Any]) -> None:
+def _yaml_pieces(doc: dict[str, Any]) -> Iterator[str]:
     # the keys between streams are dumped together, so their anchors and aliases (a stranded
     # pod's details share objects) come out as in the whole document; a stream's items share
     # nothing, and a top-level sequence under a key is not indented
@@ -177,16 +172,16 @@ def _write_yaml(doc: dict[str, Any], out: Callable[[str], Any]) -> None:
             run[key] = value
             continue
         if run:
-            out(_yaml_text(run))
+            yield _yaml_text(run)
             run = {}
         empty = True
         for item in value:
-            out((f"{key}:\n" if empty else "") + _yaml_text([item]))
+            yield (f"{key}:\n" if empty else "") + _yaml_text([item])
             empty = False
         if empty:
-            out(_yaml_text({key: []}))
+            yield _yaml_text({key: []})
     if run:
-        out(_yaml_text(run))
+        yield _yaml_text(run)
 
 
 def _json_text(value: Any) -> str:

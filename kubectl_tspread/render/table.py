@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_tspread.render.console import print_block, table
+from kubectl_tspread.render.console import Page, block_text, table
 from kubectl_tspread.render.reasons import constraint_title, excluded_node_text, uncounted_text
 from kubectl_tspread.render.text import TIMELINE_NOTE, replay_gap_text, trap_message
 
@@ -88,9 +88,11 @@ def summary_rows(report):
     return [(w, c) for _, w, c in rows]
 
 
-def print_summary(console, report, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
-    """`fit`: the width to fit (render.console.output_width); CONSTRAINT, DISTRIBUTION and
-    WORKLOAD wrap onto more lines to stay within it. -o wide passes None: everything, unbounded."""
+def summary_text(report, wide: bool = False, no_headers: bool = False, fit: int | None = None,
+                 color: bool = False) -> str:
+    """The summary table, colored when `color`. `fit`: the width to fit (cli/terminal.fit_width);
+    CONSTRAINT, DISTRIBUTION and WORKLOAD wrap onto more lines to stay within it. -o wide passes
+    None: everything, unbounded."""
     headers = ["NAMESPACE", "WORKLOAD", "PODS", "PENDING", "CONSTRAINT", "DISTRIBUTION", "SKEW", "STATUS"]
     if wide:
         headers += ["GLOBALMIN", "MINDOMAINS", "POLICIES", "SELECTOR"]
@@ -109,32 +111,36 @@ def print_summary(console, report, wide: bool = False, no_headers: bool = False,
         rows.append(row)
     if not rows:
         ns = "all namespaces" if report.namespace is None else f'namespace "{report.namespace}"'
-        console.file.write(f"No workloads with topology spread constraints found in {ns}.\n")
-        return
-    print_block(console, table(headers, rows, no_headers, fit=fit, shrink=(4, 5, 1)))
+        return f"No workloads with topology spread constraints found in {ns}.\n"
+    return block_text(table(headers, rows, no_headers, fit=fit, shrink=(4, 5, 1)), color)
 
 
-def print_detail(console, report, wide: bool = False, no_headers: bool = False, fit: int | None = None) -> None:
+def detail_text(report, wide: bool = False, no_headers: bool = False, fit: int | None = None,
+                color: bool = False, width: int | None = None) -> str:
+    """Each workload's constraints: a table of domains, the verdict, what was left out, the
+    traps; and its timeline when computed. `color`, `width`: see render.console.Page."""
+    page = Page(color, width)
     first = True
     for w in report.workloads:
         if not first:
-            console.file.write("\n")
+            page.add("\n")
         first = False
         sets = f" · constraint set {w.constraint_set} of {w.constraint_sets}" if w.constraint_sets > 1 else ""
         pending = f" ({w.pending} pending)" if w.pending else ""
-        console.file.write(f"{w.kind} {w.namespace}/{w.name} · {w.pods} pods{pending}{sets} · "
-                           f"counted for incoming pod {w.incoming.name}\n")
+        page.add(f"{w.kind} {w.namespace}/{w.name} · {w.pods} pods{pending}{sets} · "
+                 f"counted for incoming pod {w.incoming.name}\n")
         for c in w.constraints:
-            console.file.write("\n")
-            _print_constraint(console, c, wide, no_headers)
+            page.add("\n")
+            _constraint(page, c, wide, no_headers)
         if w.timeline is not None:
-            console.file.write("\n")
-            print_timeline(console, w, no_headers, fit)
+            page.add("\n")
+            _timeline(page, w, no_headers, fit)
+    return page.text()
 
 
-def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
+def _constraint(page: Page, c, wide: bool, no_headers: bool) -> None:
     cs = c.state
-    console.file.write(constraint_title(cs) + "\n")
+    page.add(constraint_title(cs) + "\n")
     largest = max((d.pods for d in cs.domains.values()), default=0)
     headers = ["DOMAIN", "PODS", "NODES", "HEADROOM", ""]
     if wide:
@@ -147,17 +153,17 @@ def _print_constraint(console, c, wide: bool, no_headers: bool) -> None:
         row.append(_styled(bar(d.pods, largest), "cyan"))
         rows.append(row)
     if rows:
-        print_block(console, table(headers, rows, no_headers))
+        page.table(table(headers, rows, no_headers))
     else:
-        console.file.write("  no domains: no node passes this constraint's node rules\n")
+        page.add("  no domains: no node passes this constraint's node rules\n")
     status = _styled(c.status, STATUS_STYLE.get(c.status))
-    console.print(_verdict_line(cs), status, sep="")
+    page.line(_verdict_line(cs), status)
     for e in cs.excluded_nodes:
-        console.file.write(f"  excluded node {e.name}: {excluded_node_text(e, cs.constraint)}\n")
+        page.add(f"  excluded node {e.name}: {excluded_node_text(e, cs.constraint)}\n")
     for u in c.uncounted:
-        console.file.write(f"  not counted: pod {u.name}: {uncounted_text(u)}\n")
+        page.add(f"  not counted: pod {u.name}: {uncounted_text(u)}\n")
     for t in c.traps:
-        console.print(_styled(f"  trap {t.code}: ", "bold yellow"), trap_message(t), sep="")
+        page.line(_styled(f"  trap {t.code}: ", "bold yellow"), trap_message(t))
 
 
 def _headroom_cell(c, value: str) -> str:
@@ -181,7 +187,7 @@ def _verdict_line(cs) -> str:
     return f"global minimum {cs.global_min}{why} · skew {cs.skew} · maxSkew {k.max_skew} · "
 
 
-def print_timeline(console, w, no_headers: bool = False, fit: int | None = None) -> None:
+def _timeline(page: Page, w, no_headers: bool = False, fit: int | None = None) -> None:
     keys = list(dict.fromkeys(c.constraint.topology_key for c in w.constraints))
     headers = ["#", "CREATED", "POD", "NODE"] + [f"DOMAIN({_short(k)})" for k in keys] \
         + [f"COUNTS({_short(k)})" for k in keys] + [f"SKEW({_short(k)})" for k in keys] + ["NOTE"]
@@ -199,12 +205,12 @@ def print_timeline(console, w, no_headers: bool = False, fit: int | None = None)
         cells = [str(i), r.created or "-", r.pod, r.node or "<pending>"] \
             + [r.domains.get(k) or "-" for k in keys] + counts + [str(r.skew[k]) for k in keys] + [note]
         rows.append([_styled(x, style) for x in cells])
-    console.file.write(TIMELINE_NOTE.format(n=len(w.timeline)) + "\n")
+    page.add(TIMELINE_NOTE.format(n=len(w.timeline)) + "\n")
     # the COUNTS columns, then the NOTE and the pod name, wrap to fit
     counts_at = [4 + len(keys) + i for i in range(len(keys))]
-    print_block(console, table(headers, rows, no_headers, fit=fit, shrink=(*counts_at, len(headers) - 1, 2)))
+    page.table(table(headers, rows, no_headers, fit=fit, shrink=(*counts_at, len(headers) - 1, 2)))
     for n, (row, text) in enumerate(notes, start=1):
-        console.file.write(f"  note {n} (row {row}): {text}\n")
+        page.add(f"  note {n} (row {row}): {text}\n")
 
 
 def _short(key: str) -> str:

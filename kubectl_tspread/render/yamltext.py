@@ -173,7 +173,7 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
             text = spaced(v, room)
         return scalar(v, place + (step,)) if text is None else text
 
-    def mapping(d: dict, indent: int, place: tuple, lead: str, out: list, seen: set) -> None:
+    def mapping(d: dict, indent: int, place: tuple, lead: str, acc: list, seen: set) -> None:
         """A non-empty mapping whose first line starts with `lead` (its indentation, or a
         sequence item's dash), its keys at column `indent`."""
         pad = " " * indent
@@ -182,24 +182,24 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
             lead = pad
             kind = type(v)
             if kind is int:
-                out.append(f"{text} {v}\n")
+                acc.append(f"{text} {v}\n")
             elif kind is dict or kind is list:
                 if id(v) in seen:  # PyYAML anchors any collection met twice, empty ones too
                     raise _Unsure
                 seen.add(id(v))
                 if not v:
-                    out.append(text + (" {}\n" if kind is dict else " []\n"))
+                    acc.append(text + (" {}\n" if kind is dict else " []\n"))
                     continue
-                out.append(text + "\n")
+                acc.append(text + "\n")
                 where = place + (("m", k),)
                 if kind is dict:
-                    mapping(v, indent + 2, where, pad + "  ", out, seen)
+                    mapping(v, indent + 2, where, pad + "  ", acc, seen)
                 else:
-                    sequence(v, indent, where, pad, out, seen)
+                    sequence(v, indent, where, pad, acc, seen)
             else:
-                out.append(f"{text} {value(v, WIDTH - len(text) - 1, place, ('m', k))}\n")
+                acc.append(f"{text} {value(v, WIDTH - len(text) - 1, place, ('m', k))}\n")
 
-    def sequence(items: list, indent: int, place: tuple, lead: str, out: list, seen: set) -> None:
+    def sequence(items: list, indent: int, place: tuple, lead: str, acc: list, seen: set) -> None:
         """A non-empty sequence whose first dash comes after `lead`, the others at column `indent`."""
         pad = " " * indent
         where = place + (("s",),)  # a collection item's place
@@ -212,14 +212,14 @@ def dumper(pyyaml_dump: Callable[[Any], str]) -> Callable[[Any], str]:
                     raise _Unsure
                 seen.add(id(v))
                 if not v:
-                    out.append(dash + ("{}\n" if kind is dict else "[]\n"))
+                    acc.append(dash + ("{}\n" if kind is dict else "[]\n"))
                     continue
                 if kind is dict:
-                    mapping(v, indent + 2, where, dash, out, seen)
+                    mapping(v, indent + 2, where, dash, acc, seen)
                 else:
-                    sequence(v, indent + 2, where, dash, out, seen)
+                    sequence(v, indent + 2, where, dash, acc, seen)
             else:
-                out.append(f"{dash}{value(v, WIDTH - len(dash), place, ('s',))}\n")
+                acc.append(f"{dash}{value(v, WIDTH - len(dash), place, ('s',))}\n")
 
     # scalars handed to PyYAML, lines written before the value being written (`current`),
     # and whether PyYAML now writes every value
