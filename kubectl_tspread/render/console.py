@@ -209,7 +209,7 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
 
 def _rich_console(color: bool, width: int):
     """A rich Console that lays text out `width` cells wide and colors it. Its file is a
-    StringIO nothing reaches (`_rendered` turns its segments into text): without one rich
+    StringIO nothing reaches (`_rendered` captures what it lays out): without one rich
     would look at sys.stdout, its encoding and whether it is a terminal."""
     from rich.console import Console
 
@@ -220,21 +220,12 @@ def _rich_console(color: bool, width: int):
     )
 
 
-def _rendered(layout, renderable, crop: bool = True, **options) -> str:
-    """The text rich's Console.print(renderable) would send to its file, `layout` being that
-    Console (see _rich_console): rendered at its options (updated by `options`), its lines
-    cropped to its width unless not `crop`, each segment's style turned into ANSI codes when
-    it has colors."""
-    from rich.color import ColorSystem
-    from rich.segment import Segment
-
-    segments = layout.render(renderable, layout.options.update(**options) if options else layout.options)
-    if crop:
-        segments = [s for line in Segment.split_and_crop_lines(segments, layout.width, pad=False) for s in line]
-    system = ColorSystem.STANDARD if layout.color_system else None
-    # as rich does, a control segment (cursor moves) only for a terminal; none of ours makes one
-    return "".join(style.render(text, color_system=system) if style else text
-                   for text, style, control in segments if style or not control or layout.is_terminal)
+def _rendered(layout, renderable, **print_options) -> str:
+    """What `layout` (a _rich_console) lays `renderable` out as, with Console.print's options,
+    taken by rich's own capture: the text only, nothing reaches a stream."""
+    with layout.capture() as captured:
+        layout.print(renderable, **print_options)
+    return captured.get()
 
 
 class Page:
