@@ -9,18 +9,10 @@ import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in
-from kubectl_tspread.drain import plan as plan_module
 from kubectl_tspread.drain import remedies, search
 from kubectl_tspread.drain.model import CORDONED_DOMAIN_TRAP, DrainPlan, Finding, PlanOptions
 from kubectl_tspread.drain.plan import plan_drain
 from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, ZONE_KEY
-
-
-@pytest.fixture(autouse=True)
-def planner_plans(monkeypatch):
-    """These tests bound the planner's own search (search.py): it makes every plan here, the
-    proven traps too (which plan.py otherwise gives the lean search where it covers them)."""
-    monkeypatch.setattr(plan_module, "LEAN_PLANS", False)
 
 RS = make_workload("ReplicaSet", "web-1")
 
