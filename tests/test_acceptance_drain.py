@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import acceptance_dumps as ad
-from apiobjects import HOST, ZONE, as_dump, as_list, spread_obj
+from apiobjects import HOST, ZONE, as_dump, spread_obj
 from kubectl_tspread.cli import main
 
 CORDON_KEY = "node.kubernetes.io/unschedulable"

@@ -16,7 +16,7 @@ import yaml
 from apiobjects import as_list
 from fakeapi import FakeApiServer, raw_node, raw_pod, token_user, write_kubeconfig
 from test_hostile_input import assert_one_error, cluster, run, write
-from kubectl_tspread.snapshot import files, jsonbits, jsonscan, jsonstream
+from kubectl_tspread.snapshot import jsonbits, jsonscan, jsonstream
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEEP = 300  # past the bound, and within the reach of a recursion limit lowered to 150 below

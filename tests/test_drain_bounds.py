@@ -9,19 +9,11 @@ import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in
-from kubectl_tspread.views.drain import plan as plan_module
 from kubectl_tspread.views.drain import remedies
 from kubectl_tspread.views.drain.core import search
 from kubectl_tspread.model.plan import CORDONED_DOMAIN_TRAP, DrainPlan, Finding, PlanOptions
 from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, ZONE_KEY
-
-
-@pytest.fixture(autouse=True)
-def planner_plans(monkeypatch):
-    """These tests bound the planner's own search (search.py): it makes every plan here, the
-    proven traps too (which plan.py otherwise gives the lean search where it covers them)."""
-    monkeypatch.setattr(plan_module, "LEAN_PLANS", False)
 
 RS = make_workload("ReplicaSet", "web-1")
 

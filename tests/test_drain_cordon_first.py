@@ -2,8 +2,7 @@
 eviction, so no replacement is placed on a node a later step drains and no pod moves twice;
 the plan's table and JSON say when each node is cordoned; the StageCordons remedy (cordons
 staged step by step, --stage-cordons) is offered, verified, where that makes an unsafe plan
-safe, and not where it does not help. Both planners (the planner and the lean search on
-arrays, which makes proven traps' plans) follow the same rule."""
+safe, and not where it does not help."""
 
 from __future__ import annotations
 
@@ -12,14 +11,14 @@ from dataclasses import replace
 
 import pytest
 
-from apiobjects import ZONE, as_dump, node_obj, pod_obj, spread_obj, workload_obj
+from apiobjects import as_dump, node_obj, pod_obj, spread_obj, workload_obj
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from kubectl_tspread.cli import main
 from kubectl_tspread.views.drain import plan as plan_module
 from kubectl_tspread.views.drain import remedies
 from kubectl_tspread.model.plan import PlanOptions
 from kubectl_tspread.views.drain.plan import plan_drain
-from kubectl_tspread.model import HONOR, IGNORE, TIER_NO_POD_CHANGE, ZONE_KEY
+from kubectl_tspread.model import HONOR, IGNORE, TIER_NO_POD_CHANGE
 
 FAST = PlanOptions(verify_remedies=False)
 STAGED = replace(FAST, stage_cordons=True)
@@ -44,22 +43,19 @@ def _moved_twice(plan, snapshot) -> list[str]:
 @pytest.fixture(scope="module")
 def tiny_zone(tmp_path_factory):
     """The benchmark's tiny cluster and its zone b (7 nodes, PDBs, a trap under Ignore)."""
-    pytest.importorskip("numpy")
-    from bench import lean_probe
+    import benchclusters
 
-    snapshot = lean_probe.load("tiny", str(tmp_path_factory.mktemp("bench")))
-    targets = lean_probe.resolve_targets(snapshot, (), None, (ZONE_KEY, lean_probe.ZONE))
-    return snapshot, targets, lean_probe.plan_options(snapshot, targets)
+    snapshot = benchclusters.load("tiny", str(tmp_path_factory.mktemp("bench")))
+    targets = benchclusters.zone_targets(snapshot)
+    return snapshot, targets, benchclusters.plan_options(snapshot, targets)
 
 
-@pytest.mark.parametrize("lean", [True, False], ids=["lean search", "planner"])
-def test_a_zone_drain_evicts_no_replacement_again(tiny_zone, lean, monkeypatch):
+def test_a_zone_drain_evicts_no_replacement_again(tiny_zone):
     """Each step cordoning its own node (the staged cordons, as drain-safe planned before),
     replacements land on zone b's nodes drained later and are evicted again under invented
     names (`-newN`): 84 of the plan's 164 evictions. With every target cordoned first none is,
     and the same pods strand."""
     snapshot, targets, options = tiny_zone
-    monkeypatch.setattr(plan_module, "LEAN_PLANS", lean)
     staged = plan_drain(snapshot, targets, replace(options, stage_cordons=True))
     again = _moved_twice(staged, snapshot)
     assert len(again) == staged.evicted_again == 84
@@ -70,14 +66,6 @@ def test_a_zone_drain_evicts_no_replacement_again(tiny_zone, lean, monkeypatch):
     assert plan.steps[0].cordon == tuple(targets) and all(s.cordon == () for s in plan.steps[1:])
     assert sum(len(s.evictions) for s in plan.steps) == 74  # each pod on the zone's nodes once
     assert len(plan.stranded) == len(staged.stranded) == 80
-
-
-def test_the_two_planners_give_the_same_cordon_first_plan(tiny_zone, monkeypatch):
-    snapshot, targets, options = tiny_zone
-    monkeypatch.setattr(plan_module, "LEAN_PLANS", True)
-    lean = plan_drain(snapshot, targets, options)
-    monkeypatch.setattr(plan_module, "LEAN_PLANS", False)
-    assert repr(plan_drain(snapshot, targets, options)) == repr(lean)
 
 
 def test_a_replacement_never_goes_to_a_node_drained_later():
@@ -217,17 +205,11 @@ def _honor_skew():
     return make_snapshot(nodes, pods, workloads=[make_workload("ReplicaSet", "w", {"app": "w"})]), ["a4", "a1", "a2"]
 
 
-@pytest.mark.parametrize("lean", [True, False], ids=["lean re-plans", "planner re-plans"])
 @pytest.mark.parametrize("fork", ["1", "0"], ids=["in-process", "forked"])
-def test_stage_cordons_is_offered_where_the_cordons_first_make_the_plan_unsafe(fork, lean, monkeypatch):
-    """The re-plan's count of pods evicted again is the same from the lean search's verdict
-    and from the planner's plan."""
+def test_stage_cordons_is_offered_where_the_cordons_first_make_the_plan_unsafe(fork, monkeypatch):
+    """The re-plan's count of pods evicted again reaches the remedy whether the re-plan ran in
+    this process or in a forked one (its verdict)."""
     monkeypatch.setenv("TSPREAD_NO_FORK", fork)
-    monkeypatch.setattr(plan_module, "LEAN_REPLANS", lean)
-    from kubectl_tspread.views.drain.core import lean as lean_module
-    answered = []
-    real = lean_module.replan_verdict
-    monkeypatch.setattr(lean_module, "replan_verdict", lambda *a: answered.append(real(*a)) or answered[-1])
     snap, targets = _honor_skew()
     staged = plan_drain(snap, targets, STAGED)
     assert staged.safe and staged.evicted_again == 1
@@ -243,8 +225,6 @@ def test_stage_cordons_is_offered_where_the_cordons_first_make_the_plan_unsafe(f
     assert [(e.code, e.params) for e in stage.side_effects] == [("MovesPodsTwice", {"pods": 1})]
     # moving a replacement twice deletes nothing and edits no template: listed first
     assert stage.tier == TIER_NO_POD_CHANGE and f.remedies[0] is stage
-    if fork == "1":  # in this process: the staged re-plan was the lean search's verdict, or the planner's
-        assert any(v.evicted_again == 1 and v.safe for v in answered) == lean
 
 
 def test_the_stage_cordons_remedy_in_the_table_and_json(capsys, dump):

@@ -201,7 +201,7 @@ def test_a_child_keeps_what_it_is_told_to_outlive_and_the_parent_keeps_nothing()
 def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(counting, results, monkeypatch):
     """The zone trap: the first remedy re-plan (delete the drained nodes) is started before
     any step is simulated, its verdict is the one used, and the answer is the in-process one."""
-    from kubectl_tspread.views.drain.core import lean, search
+    from kubectl_tspread.views.drain.core import search
     snap, targets = _zone_trap()
     before_first_step = []
 
@@ -212,9 +212,7 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
             return real(*args)
         return run_batch
 
-    # the planner's steps, or the lean search's (which makes a proven trap's plan where it can)
     monkeypatch.setattr(search, "run_batch", first_step(search.run_batch))
-    monkeypatch.setattr(lean.LeanSearch, "run_batch", first_step(lean.LeanSearch.run_batch))
     forked = plan_drain(snap, targets)
     assert len(before_first_step[0]) == 1  # the trap's first re-plan, and no PDB guess
     first = before_first_step[0][0]
@@ -280,7 +278,7 @@ def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stran
     plan's first finding, and its other re-plans (Honor on that constraint, ...) start then,
     while the plan goes on — not after it. Their verdicts are the ones used, and the answer
     is the in-process one."""
-    from kubectl_tspread.views.drain.core import lean, search
+    from kubectl_tspread.views.drain.core import search
 
     def api(nodes):
         # in a namespace of its own: the re-plan started early edits the pods of the finding's namespace
@@ -297,15 +295,7 @@ def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stran
             children_at_step.append((len(world.stranded), len(counting)))
         return real_batch(ctx, world, batch)
 
-    real_lean = lean.LeanSearch.run_batch
-
-    def lean_run_batch(self, batch):
-        if self.report:  # the plan's own steps (the lean search makes a proven trap's), not a re-plan's
-            children_at_step.append((len(self.strandings), len(counting)))
-        return real_lean(self, batch)
-
     monkeypatch.setattr(search, "run_batch", run_batch)
-    monkeypatch.setattr(lean.LeanSearch, "run_batch", lean_run_batch)
     forked = plan_drain(snap, targets)
     # one child before any stranding; from the first step simulated after one, every child
     # the remedies use (the first finding's candidates fill the allowance: nothing is left

@@ -1,8 +1,7 @@
-"""The SetNodeTaintsPolicyHonor re-plan carried along by the plan (views/drain/core/shared.py along the planner's,
-views/drain/core/lean_carry.py along the lean search's): it must answer what the re-plan from scratch
-answers (the plan's findings and remedies equal the in-process plan's, whose re-plans always
-start from scratch, made by the planner alone), and on a zone trap it must take over the
-plan's world late, not start from the beginning. Each test runs with either plan.
+"""The SetNodeTaintsPolicyHonor re-plan carried along by the plan (views/drain/core/shared.py): it must answer
+what the re-plan from scratch answers (the plan's findings and remedies equal the in-process
+plan's, whose re-plans always start from scratch), and on a zone trap it must take over the
+plan's world late, not start from the beginning.
 
 Only a plan with staged cordons (--stage-cordons) carries it: with every target cordoned at
 step 1, Honor leaves the pods still running on them out of the counts from the first step on,
@@ -17,15 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
-from kubectl_tspread.views.drain.core import lean_carry, shared
 from kubectl_tspread.views.drain import parallel
-from kubectl_tspread.views.drain import plan as plan_module
+from kubectl_tspread.views.drain.core import shared
 from kubectl_tspread.model.plan import PlanOptions
 from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.engine import spread
 from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, ZONE_KEY, Pdb, Taint, Toleration
-from forking import gone, no_fork_plan as _no_fork_plan
+from forking import gone, no_fork_plan
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
 
@@ -73,29 +71,16 @@ def _trap(b_nodes: int = 4, spare: int = 4, per_node: int = 1, pdb: int | None =
     return make_snapshot(nodes, pods, workloads=WORKLOADS, pdbs=pdbs), targets
 
 
-@pytest.fixture(autouse=True, params=["planner", "lean"])
-def engine(request, monkeypatch):
-    """Which makes the plans that forced.py proves unsafe (and carries their SetNodeTaintsPolicyHonor
-    re-plan): the planner, or the lean search where it covers the cluster."""
-    monkeypatch.setattr(plan_module, "LEAN_PLANS", request.param == "lean")
-    made, real = [], plan_module._lean_plan
+def _watch_arm(monkeypatch) -> list:
+    """What each call of shared.arm answered (a Sharer, or None where the checks refused)."""
+    armed, real = [], shared.arm
 
-    def lean_plan(*args):
-        got = real(*args)
-        made.append(isinstance(got, tuple))
-        return got
+    def arm(*args):
+        armed.append(real(*args))
+        return armed[-1]
 
-    monkeypatch.setattr(plan_module, "_lean_plan", lean_plan)
-    yield request.param
-    assert made == [] if request.param == "planner" else all(made), "the lean search did not make a plan"
-
-
-def no_fork_plan(snap, targets, monkeypatch, *args):
-    """The plan made in-process by the planner alone, every re-plan from scratch."""
-    with monkeypatch.context() as m:
-        m.setattr(plan_module, "LEAN_PLANS", False)
-        m.setattr(plan_module, "LEAN_REPLANS", False)
-        return _no_fork_plan(snap, targets, monkeypatch, *args)
+    monkeypatch.setattr(shared, "arm", arm)
+    return armed
 
 
 def _carried(results):
@@ -140,7 +125,7 @@ WINDOW_PODS = [("web", "a1", 1), ("web", "a1", 2), ("api", "a1", 1), ("web", "a2
                ("api", "c3", 2), ("api", "c4", 2), ("api", "c4", 1), ("web", "c5", 1)]
 
 
-def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting, results, monkeypatch, engine):
+def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting, results, monkeypatch):
     nodes = [_node(n, n[0], cap) for n, cap in WINDOW_NODES.items()]
     nodes += [_node(f"{z}-gpu", z, 8, taints=(GPU,)) for z in "bc"]
     pods = [make_pod(f"{app}-{node}-{i}", node=node, labels={"app": app}, owner=f"ReplicaSet/{app}-1",
@@ -148,14 +133,13 @@ def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting,
             for i, (app, node, skew) in enumerate(WINDOW_PODS)]
     snap = make_snapshot(nodes, pods, workloads=WORKLOADS)
     targets = [n.name for n in nodes if n.labels[ZONE_KEY] == "b"]
-    sharer = shared.Sharer if engine == "planner" else lean_carry.LeanSharer
-    diverged, fork = [], sharer.fork
+    diverged, fork = [], shared.Sharer.fork
 
     def watched(self, world):
         diverged.append(self.diverged)
         return fork(self, world)
 
-    monkeypatch.setattr(sharer, "fork", watched)
+    monkeypatch.setattr(shared.Sharer, "fork", watched)
     options = PlanOptions(max_parallel=2, stage_cordons=True)
     forked = plan_drain(snap, targets, options)
     carried = _carried(results)
@@ -175,13 +159,7 @@ def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting,
 ])
 def test_no_carrying_when_the_checks_fail(kw, why, counting, results, monkeypatch):
     snap, targets = _trap(**kw)
-    armed = []
-    for module in (shared, lean_carry):  # the checks at the first stranding refuse it already
-        def arm(*args, real=module.arm):
-            armed.append(real(*args))
-            return armed[-1]
-
-        monkeypatch.setattr(module, "arm", arm)
+    armed = _watch_arm(monkeypatch)  # the checks at the first stranding refuse it already
     forked = plan_drain(snap, targets, STAGED)
     assert all(sharer is None for sharer in armed), why
     assert armed or kw.get("tolerate_cordon"), "the checks were not asked"  # web's, forced.py leaves out
@@ -198,13 +176,7 @@ def test_a_plan_with_the_cordons_first_carries_nothing(kw, counting, results, mo
     the carry at once, and the re-plan from scratch gives the in-process answer (which the
     staged plan of the same trap carries: test_the_honor_replan_is_carried_to_the_last_level)."""
     snap, targets = _trap(**kw)
-    armed = []
-    for module in (shared, lean_carry):
-        def arm(*args, real=module.arm):
-            armed.append(real(*args))
-            return armed[-1]
-
-        monkeypatch.setattr(module, "arm", arm)
+    armed = _watch_arm(monkeypatch)
     forked = plan_drain(snap, targets)
     assert armed and all(sharer is None for sharer in armed)
     assert not _carried(results)
@@ -271,44 +243,6 @@ def test_carried_or_not_the_answer_is_the_in_process_one(case, counting, results
     with monkeypatch.context() as m:
         m.setenv("TSPREAD_NO_FORK", "1")
         m.setattr(parallel, "available", lambda: False)
-        m.setattr(plan_module, "LEAN_PLANS", False)
         in_process = plan_drain(snap, targets, options)
     assert repr(forked.findings) == repr(in_process.findings)
     assert repr(forked.stranded) == repr(in_process.stranded)
-
-
-def test_honor_from_here_is_honor_from_the_start():
-    """lean_carry's hand-over: web's zone constraints turned to Honor where the lean plan
-    stands (LeanSearch.honor_from_here) are those of a lean search of the edited cluster,
-    Honor from the start, played through the same batches: the cordoned nodes and the gpu
-    nodes web does not tolerate out of the domains, the same counts, members and minimum."""
-    from dataclasses import replace
-
-    from kubectl_tspread.views.drain.core.lean import LeanSearch
-    from kubectl_tspread.views.drain.core.simulate import edited_constraints
-    from kubectl_tspread.views.drain.core.simulate import spread_key_of
-    from kubectl_tspread.model import HONOR
-
-    snap, targets = _trap(b_nodes=5, gpu=True)
-    web = [p for p in snap.pods if p.labels.get("app") == "web"]
-    edited = replace(snap, pods=tuple(
-        replace(p, spread=edited_constraints(p.spread, ZONE_KEY, node_taints_policy=HONOR)) if p in web else p
-        for p in snap.pods))
-    options = PlanOptions(search_budget=0, verify_remedies=False, stage_cordons=True)
-    plain, honor = (LeanSearch(s, targets, options, forced=True) for s in (snap, edited))
-    for search in (plain, honor):
-        for batch in (["b1"], ["b2", "b3"]):
-            search.run_batch(batch)
-    on_targets = [p for p in web if p.node_name in targets]
-    assert plain.honor_from_here({(p.namespace, spread_key_of(p)) for p in on_targets}, ZONE_KEY, on_targets[0])
-
-    def view(search, pod):
-        c = search.flat.of_template[(pod.namespace, spread_key_of(pod))][0]
-        at = {c.values[j]: k for j, k in enumerate(c.members[:-1]) if k}
-        return ([c.values[j] if j < c.domains else None for j in c.domain_of.tolist()], at,
-                {v: int(c.per_domain[c.ids[v]]) for v in at}, c.minimum(), c.honor)
-
-    for pod in on_targets:
-        mine = view(plain, pod)
-        assert mine == view(honor, next(p for p in edited.pods if p.key == pod.key))
-        assert mine[1] == {"a": 5, "b": 2, "c": 5}  # b4 and b5 left in b; the gpu nodes out

@@ -23,7 +23,6 @@ import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from kubectl_tspread.views.drain.core import counts, vector
-from kubectl_tspread.views.drain import plan as plan_module
 from kubectl_tspread.model.plan import PlanOptions
 from kubectl_tspread.views.drain.core.placement import Placement, Placer, num_feasible_to_find
 from kubectl_tspread.views.drain.plan import plan_drain
@@ -381,8 +380,7 @@ def _plan_snapshot():
     return make_snapshot(nodes, pods + pinned, workloads=workloads), names[:8]
 
 
-def test_plan_drain_gives_the_same_plan_with_the_fast_path_off(fast_calls, monkeypatch):
-    monkeypatch.setattr(plan_module, "LEAN_PLANS", False)  # the planner's placements, both ways
+def test_plan_drain_gives_the_same_plan_with_the_fast_path_off(fast_calls):
     snap, targets = _plan_snapshot()
     options = PlanOptions(max_parallel=2, verify_remedies=False)
     vector.ENABLED = True

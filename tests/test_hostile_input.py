@@ -20,7 +20,7 @@ from apiobjects import as_dump, as_list, node_obj, pod_obj, spread_obj, workload
 from fakeapi import FakeApiServer, raw_node, raw_pod, token_user, write_kubeconfig
 from kubectl_tspread.cli import main
 from kubectl_tspread.model.errors import InputError
-from kubectl_tspread.snapshot import files, yamlread
+from kubectl_tspread.snapshot import files
 
 COMMANDS = (["distribution", "-A"], ["why-pending", "-A"], ["drain-safe", "n0"])
 

@@ -184,14 +184,8 @@ def test_imports_point_down_only():
     assert not bad, "imports against the layers:\n" + "\n".join(bad)
 
 
-# views/drain/core/lean.py and lean_carry.py are on their way out (issue 59: one planner core);
-# the cycle they make with plan.py goes with them. While they exist, a cycle through one of them
-# is the only one let through; once they are gone this lets nothing through.
-LEAN = ("views/drain/core/lean.py", "views/drain/core/lean_carry.py")
-
-
 def test_no_import_cycle():
-    found = [c for c in cycles() if not any(m in LEAN for m in c)]
+    found = cycles()
     assert not found, "import cycles:\n" + "\n".join(" ↔ ".join(c) for c in found)
 
 

@@ -621,8 +621,6 @@ def test_topology_weight_counts_hostname_nodes_and_other_keys_values():
 # restatement under other names escapes it, and the records' field names are the ones a
 # restatement reaches for.
 FORMULA_MODULES = {Path(m.__file__).resolve() for m in (spread, scorearrays, scores)}
-# the lean planner, which issue 59 deletes with its copies of the formulas: drop this with it
-_LEAVING = {"lean.py", "lean_carry.py"}
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -691,7 +689,7 @@ def test_the_restatement_guard_flags_the_formulas_and_not_calls(code, flagged):
 
 def test_no_module_restates_a_formula_of_spread():
     root = Path(spread.__file__).resolve().parent.parent
-    files = [p for p in sorted(root.rglob("*.py")) if p.resolve() not in FORMULA_MODULES and p.name not in _LEAVING]
+    files = [p for p in sorted(root.rglob("*.py")) if p.resolve() not in FORMULA_MODULES]
     assert len(files) > 50  # the package itself, wherever its modules sit
     found = [f"{path.relative_to(root)}:{line}: {what}" for path in files
              for line, what in restatements(path.read_text())]

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
 from typing import Iterable, Sequence
 
 from kubectl_tspread.engine import preemption, versions

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from kubectl_tspread.engine import scores, spread
+from kubectl_tspread.engine import scores
 from kubectl_tspread.engine.scores import MAX_NODE_SCORE, WEIGHTS
 from kubectl_tspread.model import Node, Pod
 
@@ -85,13 +85,6 @@ def normalize_min_max(raw):
     if hi == lo:
         return np.zeros(len(raw), dtype=np.int64)
     return (float(MAX_NODE_SCORE) * ((raw - lo).astype(np.float64) / float(hi - lo))).astype(np.int64)
-
-
-def spread_term(count, size: int, max_skew: int):
-    """spread.spread_term at the weight of `size` domains: the call views/drain/core/lean.py makes. Issue 59
-    deletes lean.py (its plans fall back to the planner when a call of its own fails, so a
-    missing name would only show as slowness); delete this with it."""
-    return spread.spread_term(count, spread.topology_weight("", size, lambda: size), max_skew)
 
 
 def spread_normalize(total, considered=None):

@@ -17,11 +17,9 @@ Pipeline: kubectl's pod rules (pods.py) → PDB coverage (pdb.py) → the constr
 to watch (every explicit constraint of each affected workload, judged through a
 representative replacement) → the order search (search.py) over step simulations
 (steps.py, placement.py, simulate.py) → findings and verified remedies
-(findings.py, remedies.py). Where it covers the cluster, the lean search on arrays (lean.py)
-answers the remedy re-plans (the same verdict, without the report objects no one reads) and
-makes the plan itself when forced.py proves that no order is safe (a zone drained under
-nodeTaintsPolicy Ignore: the same DrainPlan in about two thirds of the time), carrying its
-SetNodeTaintsPolicyHonor re-plan along (lean_carry.py); the planner plans everything else.
+(findings.py, remedies.py). The remedies' re-plans are plans of the edited cluster made
+the same way, in forked processes (parallel.py); when forced.py proves that no order is
+safe, the SetNodeTaintsPolicyHonor re-plan may be carried along the plan (shared.py).
 """
 
 from __future__ import annotations
@@ -38,21 +36,12 @@ from kubectl_tspread.model.plan import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, S
 from kubectl_tspread.views.drain.core.placement import Placer
 from kubectl_tspread.views.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
     kubectl_warnings, workload_ref
-from kubectl_tspread.views.drain.forced import forced_harm
 from kubectl_tspread.views.drain.core.search import Search
 from kubectl_tspread.views.drain.core.simulate import SimCluster, spread_key_of
 from kubectl_tspread.views.drain.core.steps import Context, Tracked, World, run_batch
-from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model.errors import NotFoundError, UsageError
 from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import SET_NODE_TAINTS_POLICY_HONOR, Pdb, Pod, Snapshot
-
-# remedy re-plans answered by views/drain/core/lean.py where it covers the cluster (tests turn it off to
-# compare with the planner's own re-plans)
-LEAN_REPLANS = True
-# plans that forced.py proves unsafe made by views/drain/core/lean.py where it covers the cluster (the same
-# DrainPlan; tests turn it off to compare)
-LEAN_PLANS = True
 
 
 def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Selector | None = None,
@@ -241,30 +230,13 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
     # remedies re-plan on forks of the untouched simulation, sharing the filter cache
     pristine = sim.copy() if options.verify_remedies else None
 
-    def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan | parallel.Verdict:
-        if LEAN_REPLANS:
-            lean = _lean_verdict(snap, opts)
-            if lean is not None:
-                return lean
+    def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
         fork = pristine.forked_to(snap) if pristine is not None else None
         # the placement cache is only sound on forks of the same simulation
         sim, pl = (fork, placer) if fork is not None else (SimCluster(snap), Placer())
         replanned, refused = _plan(snap, targets, opts, sim, pl)
         parallel.outlive(sim, replanned)  # in a child, which exits once its verdict is sent
         return replace(replanned, findings=tuple(build_findings(replanned, refused)))
-
-    def _lean_verdict(snap: Snapshot, opts: PlanOptions) -> parallel.Verdict | None:
-        """A remedy re-plan's verdict from the lean search (views/drain/core/lean.py, on arrays: the same
-        steps, strandings and verdict, in about half the time on a big zone); None where it
-        does not cover the cluster, or fails: the planner then re-plans (a remedy is verified
-        either way, and the drain never stops on it)."""
-        from kubectl_tspread.views.drain.core import lean
-
-        fork = pristine.forked_to(snap) if pristine is not None else None
-        try:
-            return lean.replan_verdict(snap, targets, opts, fork)
-        except Exception:  # lean.Unsupported, or a fault of its own: the planner's answer is the same
-            return None
 
     children: dict[str, parallel.Child] = {}
 
@@ -278,14 +250,13 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
                   first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
         _start_only(children, wanted, replan)  # the early guess goes when the proof does not bear it out
 
-    def first_strand(s: Stranded, world):
+    def first_strand(s: Stranded, world: World) -> shared.Sharer | None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
         that finding's other re-plans too (in a zone's plan it comes after about half of the
         plan's time, and its re-plans would otherwise start only once the whole plan is done).
         Search calls it only when forced.py proved that no order is safe, with the world it
         kept. The SetNodeTaintsPolicyHonor re-plan is carried along by the plan instead, when
-        views/drain/core/shared.py's checks allow (views/drain/core/lean_carry.py's, when `world` is the lean search
-        making the plan)."""
+        views/drain/core/shared.py's checks allow."""
         from kubectl_tspread.views.drain.remedies import first_replan_actions
         # its namespace (from the pod) says whose pods a candidate edits
         wanted = [w for w in first_replan_actions(snapshot, targets, options, None, [stranded_finding([s])],
@@ -296,25 +267,19 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         others = [h for h in proved if h.workload != s.workload]
         for key, action, snap, opts in wanted:
             if action == SET_NODE_TAINTS_POLICY_HONOR and others and len(children) < parallel.MAX_CHILDREN:
-                if isinstance(world, World):
-                    sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, planner_carry(opts, others)))
-                else:
-                    from kubectl_tspread.views.drain.core import lean_carry
-                    sharer = lean_carry.arm(world, s, opts, carried(
-                        key, snap, opts, lambda sharer, search, edited: lean_carry.carry_on(
-                            search, pristine, snapshot, sharer, edited, others)))
+                sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, planner_carry(opts, others)))
                 carrying = key if sharer is not None else None
                 break
         _start(children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying], replan)
         return sharer
 
     def carried(key: str, snap: Callable[[], Snapshot], opts: PlanOptions,
-                carry: Callable[[shared.Carry, object, Snapshot], parallel.Verdict | None]
-                ) -> Callable[[shared.Carry, object], None]:
-        """Starts the re-plan `key` in a child from where the plan hands over (the planner's
-        world, or the lean search; None: nothing of the plan can be used): `carry(sharer, where,
-        edited snapshot)` answers it from there, or None, and the child re-plans from scratch."""
-        def fork(sharer: shared.Carry, where: object) -> None:
+                carry: Callable[[shared.Sharer, World, Snapshot], parallel.Verdict | None]
+                ) -> Callable[[shared.Sharer, World | None], None]:
+        """Starts the re-plan `key` in a child from where the plan hands over (the world of the
+        level; None: nothing of the plan can be used): `carry(sharer, where, edited snapshot)`
+        answers it from there, or None, and the child re-plans from scratch."""
+        def fork(sharer: shared.Sharer, where: World | None) -> None:
             def run() -> parallel.Verdict:
                 edited = snap()
                 got = carry(sharer, where, edited) if where is not None and pristine is not None else None
@@ -324,9 +289,9 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         return fork
 
     def planner_carry(opts: PlanOptions,
-                      forced: list) -> Callable[[shared.Carry, World, Snapshot], parallel.Verdict | None]:
+                      forced: list) -> Callable[[shared.Sharer, World, Snapshot], parallel.Verdict | None]:
         """The carried re-plan's verdict played on from the planner's `world` (shared.carry_on)."""
-        def carry(sharer: shared.Carry, world: World, edited: Snapshot) -> parallel.Verdict | None:
+        def carry(sharer: shared.Sharer, world: World, edited: Snapshot) -> parallel.Verdict | None:
             at = len(world.steps)  # before the re-plan plays on
             got = shared.carry_on(world, ctx, pristine, snapshot, opts, sharer, edited, forced)
             if got is None:
@@ -369,10 +334,8 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         on_strand = first_strand if options.verify_remedies and parallel.available() else None
         total = len(targets)
         on_progress(SIMULATE, 0, total)
-        lean_sim = sim.copy() if LEAN_PLANS else None  # nothing played on it yet
         plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand,
-                              None if on_progress is _silent else lambda done: on_progress(SIMULATE, done, total),
-                              lean_sim)
+                              None if on_progress is _silent else lambda done: on_progress(SIMULATE, done, total))
         findings = plan_findings(plan, refused, snapshot)
         if plan.safe:
             findings += order_finding(plan, given_safe)
@@ -419,9 +382,8 @@ def _start(children: dict[str, parallel.Child], wanted: Sequence[tuple[str, Call
         children[key] = parallel.Child(lambda s=snap, o=opts: _verdict(replan(s(), o)))
 
 
-def _verdict(plan: DrainPlan | parallel.Verdict) -> parallel.Verdict:
-    if isinstance(plan, parallel.Verdict):
-        return plan
+def _verdict(plan: DrainPlan) -> parallel.Verdict:
+    """What a child sends back of its re-plan."""
     return parallel.Verdict(plan.safe, plan.findings, evicted_again=plan.evicted_again)
 
 
@@ -429,50 +391,16 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
           placer: Placer, ctx: Context | None = None,
           on_proof: Callable[[list], None] | None = None,
           on_strand: Callable[[Stranded, World], shared.Sharer | None] | None = None,
-          on_level: Callable[[int], None] | None = None,
-          lean_sim: SimCluster | None = None) -> tuple[DrainPlan, list[PodDecision]]:
+          on_level: Callable[[int], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
     the first step is simulated, whether (and why) no order is safe (Search.on_proof);
     `on_strand`, when no order is safe, the plan's first stranded pod once it is known
-    (Search.on_strand); `on_level`, the targets played at each level (Search.on_level).
-    With `lean_sim` (a simulation of `snapshot` nothing was played on), a plan that forced.py
-    proves unsafe is made by the lean search (views/drain/core/lean.py) where it covers the cluster."""
+    (Search.on_strand); `on_level`, the targets played at each level (Search.on_level)."""
     ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
     settled = _settle(ctx, world)
     search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand, on_level)
-    forced = None
-    if lean_sim is not None:
-        forced = forced_harm(ctx, world)
-        if on_proof is not None:
-            on_proof(forced)
-            search.on_proof = None
-        if forced:
-            got = _lean_plan(snapshot, targets, options, ctx, lean_sim, on_strand, on_level)
-            if isinstance(got, tuple):
-                return got
-            if got:  # the lean search told the first stranded pod before it failed
-                search.on_strand = None
-    final, found = search.run(world, forced)
+    final, found = search.run(world)
     return _finish(snapshot, targets, options, ctx, search, final, found, settled)
-
-
-def _lean_plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, sim: SimCluster,
-               on_strand: Callable | None, on_level: Callable[[int], None] | None
-               ) -> tuple[DrainPlan, list[PodDecision]] | bool:
-    """_plan's answer from the lean search, for a plan forced.py proved unsafe; where the lean
-    search does not cover the cluster, or fails, whether it told `on_strand` the first stranded
-    pod already (the planner then plans, with the same answer)."""
-    from kubectl_tspread.views.drain.core import lean
-
-    try:
-        search = lean.LeanSearch(snapshot, targets, options, forced=True, sim=sim, report=True, ctx=ctx)
-    except Exception:  # lean.Unsupported, or a fault of its own
-        return False
-    search.on_level, search.on_strand = on_level, on_strand
-    try:
-        return search.drain_plan(search.run())
-    except Exception:
-        return on_strand is not None and search.on_strand is None
 
 
 def _finish(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, search: Search,

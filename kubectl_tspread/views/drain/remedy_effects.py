@@ -36,8 +36,8 @@ def then_finding(replanned: Any) -> Finding | None:
     if replanned.safe:
         return None
     # its code and workload only, the least of them: what every way of re-planning gives alike
-    # (the lean search's verdicts carry no pods or numbers, and a re-plan carried along the
-    # plan lists its findings in another order), so a remedy is the same however it was re-planned
+    # (a re-plan carried along the plan lists its findings in another order), so a remedy is the
+    # same however it was re-planned
     left = sorted((g.code, g.workload or "") for g in replanned.findings if g.severity != INFO)
     return Finding(left[0][0], left[0][1] or None, (), None) if left else None
 

@@ -128,12 +128,11 @@ class Search:
         self._nodes_of = ObjectMemo()  # _domain_nodes, per state object
         self._sets = ObjectMemo()  # _member_set, per node list
 
-    def run(self, world: World, forced: list[ForcedHarm] | None = None) -> tuple[World, bool]:
+    def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order). When forced.py proves that no order is safe,
-        the depth-first search is skipped: the greedy fallback shows where it breaks.
-        `forced`: forced.py's answer for `world`, when the caller has it already."""
+        the depth-first search is skipped: the greedy fallback shows where it breaks."""
         self.deepest = world
-        self.forced = forced_harm(self.ctx, world) if forced is None else forced
+        self.forced = forced_harm(self.ctx, world)
         if self.on_proof is not None:
             self.on_proof(self.forced)
         if not self.forced:

@@ -52,13 +52,14 @@ if TYPE_CHECKING:
     from kubectl_tspread.views.drain.core.search import Search
 
 
-class Carry:
-    """What a plan keeps while it carries the SetNodeTaintsPolicyHonor re-plan of `workload`'s `topology_key`
-    constraints, and the checks of the module docstring that read only that: Sharer along the
-    planner's worlds, lean_carry.LeanSharer along the lean search's arrays."""
+class Sharer:
+    """The checks of the module docstring while the plan carries the SetNodeTaintsPolicyHonor re-plan of
+    `workload`'s `topology_key` constraints."""
 
-    def __init__(self, workload: str, namespace: str, topology_key: str, positions: list[int],
-                 open_nodes: dict[str, set[str]], seen: int, max_parallel: int, fork: Callable):
+    def __init__(self, ctx: Context, workload: str, namespace: str, topology_key: str, positions: list[int],
+                 open_nodes: dict[str, set[str]], seen: int, max_parallel: int,
+                 fork: Callable[["Sharer", World | None], None]):
+        self.ctx = ctx
         self.workload, self.namespace, self.topology_key = workload, namespace, topology_key
         self.positions = positions  # W's K constraints among ctx.tracked
         # domain -> its nodes that W tolerates (the cordoned ones not): its nodes under Honor
@@ -69,10 +70,12 @@ class Carry:
         self.diverged = False  # a retry between a cordon and its evictions may differ
         self._fork = fork
         self._templates: dict[int, bool] = {}  # pending template -> whether it is W's
+        ctx.watch = self.window
 
-    def _due(self, steps: Sequence, remaining: Sequence[str]) -> bool:
-        """Whether the level after `steps` could read W's domains differently under Honor
+    def due(self, world: World, remaining: list[str]) -> bool:
+        """Whether this level of `world` could read W's domains differently under Honor
         (`_kept` fails for one of them)."""
+        steps = world.steps
         for step in steps[self.seen:]:
             for n in step.cordon:
                 value = self.domain_of.get(n)
@@ -94,22 +97,6 @@ class Carry:
             if mine:
                 return True
         return False
-
-
-class Sharer(Carry):
-    """The checks of the module docstring while the plan carries the SetNodeTaintsPolicyHonor re-plan of
-    `workload`'s `topology_key` constraints."""
-
-    def __init__(self, ctx: Context, workload: str, namespace: str, topology_key: str, positions: list[int],
-                 open_nodes: dict[str, set[str]], seen: int, max_parallel: int,
-                 fork: Callable[["Sharer", World | None], None]):
-        super().__init__(workload, namespace, topology_key, positions, open_nodes, seen, max_parallel, fork)
-        self.ctx = ctx
-        ctx.watch = self.window
-
-    def due(self, world: World, remaining: list[str]) -> bool:
-        """Whether this level of `world` could read W's domains differently under Honor."""
-        return self._due(world.steps, remaining)
 
     def window(self, world: World, batch: Sequence[str]) -> None:
         """Retries are about to read the counts after `batch` was cordoned and before its
@@ -321,7 +308,7 @@ def _move_over(world: World, plan_ctx: Context, base: dict[str, Pod], edited: di
     world.set_pending([(world.sim.pods.get(r.key, moved(r)), moved(e)) for r, e in world.pending])
 
 
-def _trapped(stranded: Iterable[Stranded], sharer: Carry) -> bool:
+def _trapped(stranded: Iterable[Stranded], sharer: Sharer) -> bool:
     """Whether a pod of W stranded in a domain of K that only cordoned nodes make: the one
     reason Honor would give otherwise. It cannot happen before the hand-over (such a domain
     is gone under Honor: `due` hands over before a candidate can close it), so this is a guard."""
