@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterable, Sequence
 
-from kubectl_tspread.views.drain import parallel
+from kubectl_tspread.views.drain import parallel, remedies
 from kubectl_tspread.views.drain.core import shared
 from kubectl_tspread.views.drain import pdb as pdbmod
 from kubectl_tspread.views.drain.findings import build_findings, order_finding, plan_findings, stranded_finding
@@ -226,54 +226,134 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
     if missing:
         raise NotFoundError(f'node "{missing[0]}" not found ({snapshot.source or "snapshot"}); '
                             f"list the nodes with: kubectl get nodes")
-    sim, placer = SimCluster(snapshot), Placer()
-    # remedies re-plan on forks of the untouched simulation, sharing the filter cache
-    pristine = sim.copy() if options.verify_remedies else None
+    planning = _Planning(snapshot, targets, options, on_progress)
+    try:
+        return planning.run(before_remedies)
+    finally:
+        planning.cancel()
 
-    def replan(snap: Snapshot, opts: PlanOptions) -> DrainPlan:
-        fork = pristine.forked_to(snap) if pristine is not None else None
+
+class _Planning:
+    """One plan_drain call: the plan, and the re-plans that verify its remedies started on
+    other cores as early as what they need is known (parallel.py)."""
+
+    def __init__(self, snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
+                 on_progress: PlanProgress):
+        self.snapshot, self.targets, self.options, self.on_progress = snapshot, targets, options, on_progress
+        self.sim, self.placer = SimCluster(snapshot), Placer()
+        # remedies re-plan on forks of the untouched simulation, sharing the filter cache
+        self.pristine = self.sim.copy() if options.verify_remedies else None
+        self.children: dict[str, parallel.Child] = {}
+        self.order_child: list[parallel.Child] = []
+        self.proved: list = []  # forced.py's proof that no order is safe, once told
+        self.ctx: Context | None = None
+
+    def cancel(self) -> None:
+        for child in [*self.children.values(), *self.order_child]:
+            child.cancel()
+
+    def run(self, before_remedies: Callable[[DrainPlan], None] | None) -> DrainPlan:
+        snapshot, targets, options, on_progress = self.snapshot, self.targets, self.options, self.on_progress
+        forking = parallel.available()
+        if options.verify_remedies and forking:
+            # the re-plan a proven trap wants first, started before the proof is known: the
+            # plan's context and the proof take seconds on a big cluster, and in a trap this
+            # re-plan runs longer than the plan itself (guess() stops it when no proof comes)
+            _start(self.children, remedies.deleting_replans(snapshot, targets, options), self.replan)
+        self.ctx = build_context(self.sim, targets, options)
+        on_strand = self.first_strand if options.verify_remedies and forking else None
+        total = len(targets)
+        on_progress(SIMULATE, 0, total)
+        plan, refused = _plan(snapshot, targets, options, self.sim, self.placer, self.ctx,
+                              self.proof if forking else None, on_strand,
+                              None if on_progress is _silent else lambda done: on_progress(SIMULATE, done, total))
+        findings = plan_findings(plan, refused, snapshot)
+        if plan.safe:
+            findings += order_finding(plan, self.given_safe)
+        if options.verify_remedies and not plan.safe:
+            findings = self.remedies(plan, findings, before_remedies)
+        return replace(plan, findings=tuple(findings))
+
+    def remedies(self, plan: DrainPlan, findings: list[Finding],
+                 before_remedies: Callable[[DrainPlan], None] | None) -> list[Finding]:
+        """The findings with the remedies their re-plans verify."""
+        snapshot, targets, options, on_progress = self.snapshot, self.targets, self.options, self.on_progress
+        forking = parallel.available()
+        # the re-plans to make first: started on other cores, and counted for the display
+        wanted = remedies.first_replans(snapshot, targets, options, plan, findings) \
+            if forking or on_progress is not _silent else []
+        if forking:
+            _start_only(self.children, wanted, self.replan)
+        if wanted:
+            on_progress(VERIFY, 0, len(wanted))
+        if before_remedies is not None:
+            before_remedies(replace(plan, findings=tuple(findings)))
+        return remedies.attach_remedies(snapshot, targets, options, plan, findings, self.replan, ready=self.children,
+                               on_replan=lambda done: on_progress(VERIFY, done, len(wanted)))
+
+    def replan(self, snap: Snapshot, opts: PlanOptions) -> DrainPlan:
+        fork = self.pristine.forked_to(snap) if self.pristine is not None else None
         # the placement cache is only sound on forks of the same simulation
-        sim, pl = (fork, placer) if fork is not None else (SimCluster(snap), Placer())
-        replanned, refused = _plan(snap, targets, opts, sim, pl)
+        sim, pl = (fork, self.placer) if fork is not None else (SimCluster(snap), Placer())
+        replanned, refused = _plan(snap, self.targets, opts, sim, pl)
         parallel.outlive(sim, replanned)  # in a child, which exits once its verdict is sent
         return replace(replanned, findings=tuple(build_findings(replanned, refused)))
 
-    children: dict[str, parallel.Child] = {}
+    def proof(self, forced: list) -> None:
+        """Told before the first step whether no order is safe. When one may be, and no pod
+        is left that can never be evicted (PDB-blocked, or refused as kubectl would), the
+        plan may come out safe, and a safe plan in another order than the one given asks
+        whether the given order is safe too: a whole second simulation (order_finding), as
+        long as the plan itself. Start it now on another core; the plan cancels it if unneeded."""
+        ctx = self.ctx
+        self.proved.extend(forced)
+        if self.options.verify_remedies:
+            self.guess(forced)
+        if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
+            snapshot, targets, options = self.snapshot, self.targets, self.options
+            self.order_child.append(parallel.Child(
+                lambda: parallel.Verdict(given_order_safe(snapshot, targets, options), ())))
 
-    def guess(forced: list) -> None:
+    def given_safe(self) -> bool:
+        self.on_progress(CHECK_ORDER, None, None)
+        got = self.order_child[0].result() if self.order_child else None
+        return got.safe if got is not None else given_order_safe(self.snapshot, self.targets, self.options)
+
+    def guess(self, forced: list) -> None:
         """Start the re-plans the remedies will certainly want first, so they are verified
         while the order is searched: when no order is safe, the trap's strandings lead the
         findings (their first candidate deletes the drained nodes, started before the proof
         and kept); otherwise the PDB-blocked pods' findings do, if any."""
-        from kubectl_tspread.views.drain.remedies import first_replans, first_trap_replans
-        wanted = (first_trap_replans(snapshot, targets, options, forced) if forced else
-                  first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
-        _start_only(children, wanted, replan)  # the early guess goes when the proof does not bear it out
+        snapshot, targets, options = self.snapshot, self.targets, self.options
+        wanted = (remedies.first_trap_replans(snapshot, targets, options, forced) if forced else
+                  remedies.first_replans(snapshot, targets, options, None, _blocked_findings(self.ctx)))
+        _start_only(self.children, wanted, self.replan)  # the early guess goes when the proof does not bear it out
 
-    def first_strand(s: Stranded, world: World) -> shared.Sharer | None:
+    def first_strand(self, s: Stranded, world: World) -> shared.Sharer | None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
         that finding's other re-plans too (in a zone's plan it comes after about half of the
         plan's time, and its re-plans would otherwise start only once the whole plan is done).
         Search calls it only when forced.py proved that no order is safe, with the world it
         kept. The SetNodeTaintsPolicyHonor re-plan is carried along by the plan instead, when
         views/drain/core/shared.py's checks allow."""
-        from kubectl_tspread.views.drain.remedies import first_replan_actions
+        children = self.children
         # its namespace (from the pod) says whose pods a candidate edits
-        wanted = [w for w in first_replan_actions(snapshot, targets, options, None, [stranded_finding([s])],
-                                                  forced=True)
+        wanted = [w for w in remedies.first_replan_actions(self.snapshot, self.targets, self.options, None,
+                                                  [stranded_finding([s])], forced=True)
                   if w[0] not in children]
         sharer = carrying = None
         # forced.py's proof without the workload the remedy edits: the re-plan's own proof
-        others = [h for h in proved if h.workload != s.workload]
+        others = [h for h in self.proved if h.workload != s.workload]
         for key, action, snap, opts in wanted:
             if action == SET_NODE_TAINTS_POLICY_HONOR and others and len(children) < parallel.MAX_CHILDREN:
-                sharer = shared.arm(ctx, world, s, opts, carried(key, snap, opts, planner_carry(opts, others)))
+                sharer = shared.arm(self.ctx, world, s, opts,
+                                    self.carried(key, snap, opts, self.planner_carry(opts, others)))
                 carrying = key if sharer is not None else None
                 break
-        _start(children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying], replan)
+        _start(children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying], self.replan)
         return sharer
 
-    def carried(key: str, snap: Callable[[], Snapshot], opts: PlanOptions,
+    def carried(self, key: str, snap: Callable[[], Snapshot], opts: PlanOptions,
                 carry: Callable[[shared.Sharer, World, Snapshot], parallel.Verdict | None]
                 ) -> Callable[[shared.Sharer, World | None], None]:
         """Starts the re-plan `key` in a child from where the plan hands over (the world of the
@@ -282,81 +362,24 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
         def fork(sharer: shared.Sharer, where: World | None) -> None:
             def run() -> parallel.Verdict:
                 edited = snap()
-                got = carry(sharer, where, edited) if where is not None and pristine is not None else None
-                return got if got is not None else _verdict(replan(edited, opts))
+                got = carry(sharer, where, edited) if where is not None and self.pristine is not None else None
+                return got if got is not None else _verdict(self.replan(edited, opts))
 
-            children[key] = parallel.Child(run)
+            self.children[key] = parallel.Child(run)
         return fork
 
-    def planner_carry(opts: PlanOptions,
+    def planner_carry(self, opts: PlanOptions,
                       forced: list) -> Callable[[shared.Sharer, World, Snapshot], parallel.Verdict | None]:
         """The carried re-plan's verdict played on from the planner's `world` (shared.carry_on)."""
         def carry(sharer: shared.Sharer, world: World, edited: Snapshot) -> parallel.Verdict | None:
             at = len(world.steps)  # before the re-plan plays on
-            got = shared.carry_on(world, ctx, pristine, snapshot, opts, sharer, edited, forced)
+            got = shared.carry_on(world, self.ctx, self.pristine, self.snapshot, opts, sharer, edited, forced)
             if got is None:
                 return None
-            plan, refused = _finish(edited, targets, opts, *got, False, [])
+            plan, refused = _finish(edited, self.targets, opts, *got, False, [])
             parallel.outlive(got, plan)
             return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at, plan.evicted_again)
         return carry
-
-    order_child: list[parallel.Child] = []
-    proved: list = []
-
-    def proof(forced: list) -> None:
-        """Told before the first step whether no order is safe. When one may be, and no pod
-        is left that can never be evicted (PDB-blocked, or refused as kubectl would), the
-        plan may come out safe, and a safe plan in another order than the one given asks
-        whether the given order is safe too: a whole second simulation (order_finding), as
-        long as the plan itself. Start it now on another core; the plan cancels it if unneeded."""
-        proved.extend(forced)
-        if options.verify_remedies:
-            guess(forced)
-        if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
-            order_child.append(parallel.Child(
-                lambda: parallel.Verdict(given_order_safe(snapshot, targets, options), ())))
-
-    def given_safe() -> bool:
-        on_progress(CHECK_ORDER, None, None)
-        got = order_child[0].result() if order_child else None
-        return got.safe if got is not None else given_order_safe(snapshot, targets, options)
-
-    try:
-        if options.verify_remedies and parallel.available():
-            # the re-plan a proven trap wants first, started before the proof is known: the
-            # plan's context and the proof take seconds on a big cluster, and in a trap this
-            # re-plan runs longer than the plan itself (guess() stops it when no proof comes)
-            from kubectl_tspread.views.drain.remedies import deleting_replans
-            _start(children, deleting_replans(snapshot, targets, options), replan)
-        ctx = build_context(sim, targets, options)
-        on_proof = proof if parallel.available() else None
-        on_strand = first_strand if options.verify_remedies and parallel.available() else None
-        total = len(targets)
-        on_progress(SIMULATE, 0, total)
-        plan, refused = _plan(snapshot, targets, options, sim, placer, ctx, on_proof, on_strand,
-                              None if on_progress is _silent else lambda done: on_progress(SIMULATE, done, total))
-        findings = plan_findings(plan, refused, snapshot)
-        if plan.safe:
-            findings += order_finding(plan, given_safe)
-        if options.verify_remedies and not plan.safe:
-            from kubectl_tspread.views.drain.remedies import attach_remedies, first_replans
-            forking = parallel.available()
-            # the re-plans to make first: started on other cores, and counted for the display
-            wanted = first_replans(snapshot, targets, options, plan, findings) \
-                if forking or on_progress is not _silent else []
-            if forking:
-                _start_only(children, wanted, replan)
-            if wanted:
-                on_progress(VERIFY, 0, len(wanted))
-            if before_remedies is not None:
-                before_remedies(replace(plan, findings=tuple(findings)))
-            findings = attach_remedies(snapshot, targets, options, plan, findings, replan, ready=children,
-                                       on_replan=lambda done: on_progress(VERIFY, done, len(wanted)))
-    finally:
-        for child in [*children.values(), *order_child]:
-            child.cancel()
-    return replace(plan, findings=tuple(findings))
 
 
 def _start_only(children: dict[str, parallel.Child],
