@@ -9,10 +9,11 @@ The synthetic cluster of bench/generate.py (with the pod count asked for) is wri
 - single objects one after another (`for o in …; kubectl get $o -o json >> dump.json`),
 - a YAML `List` (`kubectl get … -o yaml`: `kind` after `items`),
 and each is read by `snapshot.files.load_files` in a child process (wall time, CPU time, peak
-RSS; the median of --runs). The floor is `json.load` of the List, in the same run: issue 58's
-target is every form under 1 GB of RSS and under 1.3 × that floor's time. With the YAML List
-comes the time of only iterating libyaml's events over it (PyYAML's CParser.get_event, no
-value built): the floor of any reader that builds values from those events.
+RSS; the median of --runs, taken in rounds of one run of each). The floor is `json.load` of
+the List, in the same rounds: issue 58's target is every form under 1 GB of RSS and under
+1.3 × that floor's time. With the YAML List comes the time of only iterating libyaml's
+events over it (PyYAML's CParser.get_event, no value built): the floor of any reader that
+builds values from those events.
 """
 
 from __future__ import annotations
@@ -87,15 +88,12 @@ _LABELS = {"lists": "Lists one after another", "array": "bare array", "objects":
 FORMS = ("List", *_LABELS.values(), "YAML List")
 
 
-def measure(code: str, path: str, runs: int) -> Stats:
+def measure(code: str, path: str, stats: Stats) -> None:
     env = dict(os.environ, PYTHONPATH=REPO)
-    stats = Stats()
-    for _ in range(runs):
-        sample = run([sys.executable, "-c", code, path], env=env, timeout=1800)
-        if sample.rc != 0:
-            raise SystemExit(f"{code!r} on {path} failed: {sample.stderr}")
-        stats.samples.append(sample)
-    return stats
+    sample = run([sys.executable, "-c", code, path], env=env, timeout=1800)
+    if sample.rc != 0:
+        raise SystemExit(f"{code!r} on {path} failed: {sample.stderr}")
+    stats.samples.append(sample)
 
 
 def main() -> None:
@@ -114,15 +112,20 @@ def main() -> None:
     directory = generate.ensure(size, args.cache)
     forms = write_forms(directory)
     forms["YAML List"] = write_yaml_list(directory)
-    floor = measure(FLOOR, forms["List"], args.runs)
-    rows = [("json.load of the List (floor)", os.path.getsize(forms["List"]), floor)]
+    todo = [("json.load of the List (floor)", FLOOR, forms["List"])]
     for label, path in forms.items():
         if args.forms and label not in args.forms:
             continue
-        rows.append((f"load_files: {label}", os.path.getsize(path), measure(READ, path, args.runs)))
+        todo.append((f"load_files: {label}", READ, path))
         if label == "YAML List":
-            events = measure(YAML_EVENTS, path, args.runs)
-            rows.append(("libyaml events of the YAML List", os.path.getsize(path), events))
+            todo.append(("libyaml events of the YAML List", YAML_EVENTS, path))
+    rows = [(label, os.path.getsize(path), Stats()) for label, _, path in todo]
+    # one run of each in turn, --runs times: a busy spell of the machine slows every row a
+    # little rather than all of one row's runs (the floor's among them)
+    for _ in range(args.runs):
+        for (_, code, path), (_, _, stats) in zip(todo, rows):
+            measure(code, path, stats)
+    floor = rows[0][2]
     print(f"{args.pods:,} pods, median of {args.runs} runs")
     # CPU time too: on a shared machine the wall times of one run move with the others' load
     print(f"{'':44} {'file MB':>8} {'wall s':>7} {'x floor':>8} {'CPU s':>7} {'x floor':>8} {'RSS MB':>8}")
