@@ -1,6 +1,6 @@
 """Memory and time of reading one cluster's dump in every form --from-file accepts.
 
-    python -m bench.dump_forms --pods 200000 [--cache DIR] [--runs 3]
+    python -m bench.dump_forms --pods 200000 [--cache DIR] [--runs 3] [--forms "YAML List"]
 
 The synthetic cluster of bench/generate.py (with the pod count asked for) is written as
 - a `List` (`kubectl get nodes,pods,rs,deploy -A -o json`),
@@ -8,9 +8,12 @@ The synthetic cluster of bench/generate.py (with the pod count asked for) is wri
 - a bare JSON array of the same items (`jq .items`),
 - single objects one after another (`for o in …; kubectl get $o -o json >> dump.json`),
 - a YAML `List` (`kubectl get … -o yaml`: `kind` after `items`),
-and each is read by `snapshot.files.load_files` in a child process (wall time, peak RSS; the
-median of --runs). The floor is `json.load` of the List, in the same run: issue 58's
-target is every form under 1 GB of RSS and under 1.3 × that floor's time.
+and each is read by `snapshot.files.load_files` in a child process (wall time, CPU time, peak
+RSS; the median of --runs, taken in rounds of one run of each). The floor is `json.load` of
+the List, in the same rounds: issue 58's target is every form under 1 GB of RSS and under
+1.3 × that floor's time. With the YAML List comes the time of only iterating libyaml's
+events over it (PyYAML's CParser.get_event, no value built): the floor of any reader that
+builds values from those events.
 """
 
 from __future__ import annotations
@@ -27,6 +30,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 READ = ("import sys; from kubectl_tspread.snapshot.files import load_files; "
         "snap = load_files([sys.argv[1]], all_namespaces=True); print(len(snap.pods), len(snap.nodes))")
 FLOOR = "import json, sys; json.load(open(sys.argv[1], 'rb'))"
+# what any reader built on PyYAML's libyaml binding pays before it makes a value: its events,
+# read 1 MiB at a time as files.py feeds them
+YAML_EVENTS = ("import sys; from yaml.cyaml import CParser\n"
+               "class Pieces:\n    def __init__(self, f): self.f = f\n"
+               "    def read(self, n): return self.f.read(1 << 20)\n"
+               "get = CParser(Pieces(open(sys.argv[1], 'rb'))).get_event\n"
+               "while get() is not None: pass")
 
 
 def write_forms(directory: str) -> dict[str, str]:
@@ -75,17 +85,15 @@ def write_yaml_list(directory: str) -> str:
 
 
 _LABELS = {"lists": "Lists one after another", "array": "bare array", "objects": "objects one after another"}
+FORMS = ("List", *_LABELS.values(), "YAML List")
 
 
-def measure(code: str, path: str, runs: int) -> Stats:
+def measure(code: str, path: str, stats: Stats) -> None:
     env = dict(os.environ, PYTHONPATH=REPO)
-    stats = Stats()
-    for _ in range(runs):
-        sample = run([sys.executable, "-c", code, path], env=env, timeout=1800)
-        if sample.rc != 0:
-            raise SystemExit(f"{code!r} on {path} failed: {sample.stderr}")
-        stats.samples.append(sample)
-    return stats
+    sample = run([sys.executable, "-c", code, path], env=env, timeout=1800)
+    if sample.rc != 0:
+        raise SystemExit(f"{code!r} on {path} failed: {sample.stderr}")
+    stats.samples.append(sample)
 
 
 def main() -> None:
@@ -93,21 +101,39 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=200_000)
     parser.add_argument("--cache", default=os.path.join(REPO, "bench-out"), help="where the clusters are kept")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--forms", action="append", metavar="FORM",
+                        help="measure only this form (repeatable; the floor is always measured): "
+                             + ", ".join(repr(f) for f in FORMS))
     args = parser.parse_args()
+    unknown = sorted(set(args.forms or ()) - set(FORMS))
+    if unknown:
+        parser.error(f"unknown form(s) {', '.join(map(repr, unknown))}; choose from {', '.join(map(repr, FORMS))}")
     size = generate.Size(f"forms-{args.pods}", max(20, args.pods // 30), args.pods, max(10, args.pods // 150))
     directory = generate.ensure(size, args.cache)
     forms = write_forms(directory)
     forms["YAML List"] = write_yaml_list(directory)
-    floor = measure(FLOOR, forms["List"], args.runs)
-    rows = [("json.load of the List (floor)", os.path.getsize(forms["List"]), floor)]
+    todo = [("json.load of the List (floor)", FLOOR, forms["List"])]
     for label, path in forms.items():
-        rows.append((f"load_files: {label}", os.path.getsize(path), measure(READ, path, args.runs)))
+        if args.forms and label not in args.forms:
+            continue
+        todo.append((f"load_files: {label}", READ, path))
+        if label == "YAML List":
+            todo.append(("libyaml events of the YAML List", YAML_EVENTS, path))
+    rows = [(label, os.path.getsize(path), Stats()) for label, _, path in todo]
+    # one run of each in turn, --runs times: a busy spell of the machine slows every row a
+    # little rather than all of one row's runs (the floor's among them)
+    for _ in range(args.runs):
+        for (_, code, path), (_, _, stats) in zip(todo, rows):
+            measure(code, path, stats)
+    floor = rows[0][2]
     print(f"{args.pods:,} pods, median of {args.runs} runs")
-    print(f"{'':44} {'file MB':>8} {'wall s':>7} {'x floor':>8} {'RSS MB':>8}")
+    # CPU time too: on a shared machine the wall times of one run move with the others' load
+    print(f"{'':44} {'file MB':>8} {'wall s':>7} {'x floor':>8} {'CPU s':>7} {'x floor':>8} {'RSS MB':>8}")
     for label, size_bytes, stats in rows:
         print(f"{label:44} {size_bytes / 2**20:8.0f} {stats.wall:7.2f} {stats.wall / floor.wall:8.2f} "
-              f"{stats.rss_mb:8.0f}")
-    print(json.dumps({label: {"wall": round(s.wall, 2), "rss_mb": round(s.rss_mb)} for label, _, s in rows}))
+              f"{stats.cpu:7.2f} {stats.cpu / floor.cpu:8.2f} {stats.rss_mb:8.0f}")
+    print(json.dumps({label: {"wall": round(s.wall, 2), "cpu": round(s.cpu, 2), "rss_mb": round(s.rss_mb)}
+                      for label, _, s in rows}))
 
 
 if __name__ == "__main__":

@@ -69,14 +69,6 @@ class YamlLimit(ValueError):
     """Input past one of the bounds above; the message says which (files.py names the file)."""
 
 
-class _Frame:
-    __slots__ = ("value", "is_map", "key", "has_key", "anchor", "size", "root", "merged")
-
-    def __init__(self, value: Any, is_map: bool, anchor: str | None, root: bool):
-        self.value, self.is_map, self.anchor, self.root = value, is_map, anchor, root
-        self.key, self.has_key, self.size, self.merged = None, False, 1, None
-
-
 class _Builder:
     def __init__(self) -> None:
         self.resolver = _Resolver()
@@ -86,27 +78,17 @@ class _Builder:
         # a resolver for any first character (None) would make every plain scalar worth resolving
         self.first_chars: Any = _EVERY if None in implicit else frozenset(k for k in implicit if k)
 
-    def scalar(self, e: ev.ScalarEvent) -> Any:
-        tag = e.tag
-        plain = e.implicit[0]
-        if tag is None or tag == "!":
-            if not plain:
-                return e.value  # quoted: a string
-            text = e.value
-            if text and text[0] not in self.first_chars:  # no implicit type starts so: a string
-                return text
-            hit = self.cache.get(text, _MISSING)
-            if hit is not _MISSING:
-                return hit
-            value = self._construct(self.resolver.resolve(ScalarNode, text, e.implicit), text)
-            if len(self.cache) >= _CACHE_LIMIT:
-                self.cache.clear()
-            self.cache[text] = value
-            return value
-        return self._construct(tag, e.value)
+    def resolve(self, text: str, implicit: tuple[bool, bool]) -> Any:
+        """A plain scalar's value, as the SafeLoader resolves and constructs it (a cache miss:
+        the text is kept for the next time)."""
+        value = self.construct(self.resolver.resolve(ScalarNode, text, implicit), text)
+        if len(self.cache) >= _CACHE_LIMIT:
+            self.cache.clear()
+        self.cache[text] = value
+        return value
 
-    def _construct(self, tag: str, value: str) -> Any:
-        if tag == _STR or tag == _MERGE:  # `<<` as a key: documents() tells the merge by its text
+    def construct(self, tag: str, value: str) -> Any:
+        if tag == _STR or tag == _MERGE:  # `<<` as a key: _parts() tells the merge by its text
             return value
         if tag not in _SCALAR_TAGS:
             raise YamlLimit(f"the YAML tag {tag} is not supported; write the value without it")
@@ -114,6 +96,9 @@ class _Builder:
 
 
 _MISSING = object()
+_NO_KEY = object()  # an open mapping waits for a key, not a value
+_MERGE_KEY = object()  # an open mapping's key was `<<`: its value is merged
+_TOP = object()  # outside any collection: a value made here is the document
 
 
 class _Every:
@@ -174,111 +159,156 @@ _DOC, _ITEM, _HEAD, _LIST_ITEM = (object() for _ in range(4))
 def _parts(data: Any, lists: bool) -> Iterator[tuple[Any, int, int | None, Any]]:
     """(what, document number, item index or None, value): a whole document (_DOC), an item
     of a top-level sequence (_ITEM), the start of a List's items with the List read so far
-    (_HEAD), one of its items (_LIST_ITEM), then its document without them (_DOC)."""
+    (_HEAD), one of its items (_LIST_ITEM), then its document without them (_DOC).
+
+    This loop runs once per libyaml event (several per line of a dump), so the open
+    collection is kept in local variables and its parents' on a stack of tuples, a
+    collection's size (what an alias to it stands for) is the difference of a running
+    count, and the common case (a plain scalar in a mapping) takes the first branches."""
     parser = (_Parser or yaml.SafeLoader)(data)
+    get_event = parser.get_event
     builder = _Builder()
-    stack: list[_Frame] = []
+    resolve, construct, cache = builder.resolve, builder.construct, builder.cache
+    first_chars = builder.first_chars
+    scalar_event, alias_event = ev.ScalarEvent, ev.AliasEvent
+    mapping_start, sequence_start = ev.MappingStartEvent, ev.SequenceStartEvent
+    mapping_end, sequence_end = ev.MappingEndEvent, ev.SequenceEndEvent
+    handed_over, no_key, merge_key, missing = _HANDED_OVER, _NO_KEY, _MERGE_KEY, _MISSING
+    # the open collection: its value ({}, [] or handed_over; the document itself outside
+    # any), whether a mapping, its key waiting for a value (or no_key), its anchor, the
+    # running count at its start, and the keys merged into it (<<)
+    cur: Any = _TOP
+    cur_map = False
+    key: Any = no_key
+    cur_anchor: str | None = None
+    cur_start = 0
+    cur_merged: dict | None = None
+    stack: list[tuple[Any, bool, Any, str | None, int, dict | None]] = []
     anchors: dict[str, tuple[Any, int]] = {}
     doc_no = 0
     aliased = 0
-    values = 0  # values of the current object (since the last object root began)
+    count = 0  # values of the document so far: one per scalar and collection, an alias's size
+    root_start = 0  # `count` when the current object began (a document, a List item)
     item = 0  # the next index of a top-level sequence
+    done: Any = missing
     try:
         while True:
-            e = parser.get_event()
-            if e is None:
-                return
+            e = get_event()
             cls = type(e)
-            if cls is ev.DocumentStartEvent:
-                doc_no += 1
-                anchors.clear()
-                aliased = values = item = 0
-                done: Any = _MISSING
-                continue
-            if cls is ev.DocumentEndEvent:
-                if done is not _MISSING and done is not _HANDED_OVER:
-                    yield _DOC, doc_no, None, done
-                continue
-            if cls is ev.StreamEndEvent:
-                return
-            if cls is ev.StreamStartEvent:
-                continue
-            if cls is ev.MappingStartEvent or cls is ev.SequenceStartEvent:
-                is_map = cls is ev.MappingStartEvent
+            if cls is scalar_event:
+                count += 1
+                tag = e.tag
+                if tag is None or tag == "!":
+                    value = e.value
+                    implicit = e.implicit
+                    # plain, and not a string if a resolver knows its first character (or it is empty: null)
+                    if implicit[0] and (not value or value[0] in first_chars):
+                        hit = cache.get(value, missing)
+                        value = resolve(value, implicit) if hit is missing else hit
+                else:
+                    value = construct(tag, e.value)
+                anchor = e.anchor
+                if cur_map and key is no_key:  # a mapping's key
+                    if count - root_start > OBJECT_VALUES:
+                        raise _too_big(doc_no)
+                    if anchor is not None:
+                        anchors[anchor] = (value, 1)
+                    if value == "<<" and e.implicit[0]:
+                        key = merge_key
+                    else:
+                        key = value  # a scalar: hashable
+                    continue
+                size = 1
+            elif cls is mapping_start or cls is sequence_start:
+                is_map = cls is mapping_start
                 if e.tag not in (None, "!", _MAP if is_map else _SEQ):
                     raise YamlLimit(f"the YAML tag {e.tag} is not supported; write the value without it")
-                if len(stack) >= MAX_DEPTH:
+                depth = len(stack)
+                if depth >= MAX_DEPTH:
                     raise YamlLimit(f"document {doc_no} is nested deeper than {MAX_DEPTH} levels; "
                                     "a Kubernetes object is never that deep")
-                root = _is_root(stack)
-                if root:
-                    values = 0
-                values += 1
+                # an object of its own: a document, an item of a top-level sequence, or an item
+                # of a top-level mapping's `items`
+                if depth == 0 or (depth == 1 and not cur_map) or \
+                        (depth == 2 and not cur_map and stack[1][1] and stack[1][2] == "items"):
+                    root_start = count
+                count += 1
                 # a top-level sequence keeps none of its items: each is handed over when made
-                made = {} if is_map else (_HANDED_OVER if not stack else [])
-                if lists and not is_map and _list_items(stack) and e.anchor is None:
+                made: Any = {} if is_map else (handed_over if depth == 0 else [])
+                if lists and not is_map and depth == 1 and cur_map and key == "items" and e.anchor is None:
                     # a List's items, handed over likewise (an anchored one may be aliased: kept)
-                    made = _HANDED_OVER
-                    yield _HEAD, doc_no, None, dict(stack[0].value)
-                stack.append(_Frame(made, is_map, e.anchor, root))
+                    made = handed_over
+                    yield _HEAD, doc_no, None, dict(cur)
+                stack.append((cur, cur_map, key, cur_anchor, cur_start, cur_merged))
+                cur, cur_map, key, cur_anchor, cur_start, cur_merged = made, is_map, no_key, e.anchor, count - 1, None
                 continue
-            if cls is ev.ScalarEvent:
-                value, size, anchor = builder.scalar(e), 1, e.anchor
-                values += 1
-            elif cls is ev.AliasEvent:
+            elif cls is mapping_end or cls is sequence_end:
+                if cur_map and key is not no_key:  # pragma: no cover - libyaml pairs keys and values
+                    raise YamlLimit(f"document {doc_no} has a key without a value")
+                value, anchor, size = cur, cur_anchor, count - cur_start
+                if cur_merged:  # keys written in the mapping win; merged ones come first, as PyYAML orders them
+                    value = {**cur_merged, **value}
+                cur, cur_map, key, cur_anchor, cur_start, cur_merged = stack.pop()
+            elif cls is alias_event:
                 if e.anchor not in anchors:
                     raise YamlLimit(f"document {doc_no} uses the alias *{e.anchor} before its anchor")
                 value, size = anchors[e.anchor]
                 anchor = None
                 aliased += size
-                values += size
+                count += size
                 if aliased > ALIAS_BUDGET:
                     raise YamlLimit(f"document {doc_no}'s YAML aliases stand for more than {ALIAS_BUDGET:,} "
                                     "values (a \"billion laughs\"?); write the values out instead of aliasing them")
-            else:  # MappingEndEvent, SequenceEndEvent
-                frame = stack.pop()
-                if frame.is_map and frame.has_key:  # pragma: no cover - libyaml pairs keys and values
-                    raise YamlLimit(f"document {doc_no} has a key without a value")
-                value, size, anchor = frame.value, frame.size, frame.anchor
-                if frame.merged:  # keys written in the mapping win; merged ones come first, as PyYAML orders them
-                    value = {**frame.merged, **value}
-            if values > OBJECT_VALUES:
-                raise YamlLimit(f"document {doc_no} holds an object of more than {OBJECT_VALUES:,} values; "
-                                "no Kubernetes object is that big")
+            elif cls is ev.DocumentStartEvent:
+                doc_no += 1
+                anchors.clear()
+                aliased = count = root_start = item = 0
+                done = missing
+                continue
+            elif cls is ev.DocumentEndEvent:
+                if done is not missing and done is not handed_over:
+                    yield _DOC, doc_no, None, done
+                continue
+            elif e is None or cls is ev.StreamEndEvent:
+                return
+            else:  # StreamStartEvent
+                continue
+            # a value (scalar, alias, collection) made: into the open collection
+            if count - root_start > OBJECT_VALUES:
+                raise _too_big(doc_no)
             if anchor is not None:
                 anchors[anchor] = (value, size)
-            if not stack:
-                done = value
-                continue
-            parent = stack[-1]
-            parent.size += size
-            if not parent.is_map:
-                if parent.value is _HANDED_OVER:  # an item of a top-level sequence or List: handed over
-                    yield (_ITEM if len(stack) == 1 else _LIST_ITEM), doc_no, item, value
-                    item += 1
+            if cur_map:
+                if key is no_key:  # a key that is an alias or a collection (a scalar key went above)
+                    try:
+                        hash(value)
+                    except TypeError:
+                        raise YamlLimit(f"document {doc_no} has a mapping key that is a list or a map; "
+                                        "keys of a Kubernetes object are strings") from None
+                    key = value
                     continue
-                parent.value.append(value)
-            elif not parent.has_key:
-                if value == "<<" and cls is ev.ScalarEvent and e.implicit[0]:
-                    parent.key, parent.has_key = _MERGE, True
-                    continue
-                try:
-                    hash(value)
-                except TypeError:
-                    raise YamlLimit(f"document {doc_no} has a mapping key that is a list or a map; "
-                                    "keys of a Kubernetes object are strings") from None
-                parent.key, parent.has_key = value, True
-            else:
-                if parent.key is _MERGE:
-                    _merge(parent, value, doc_no)
+                if key is merge_key:
+                    cur_merged = _merge(cur_merged, value, doc_no)
                 else:
                     # a List's items, handed over, leave `items: []` as a JSON List's shell does
-                    parent.value[parent.key] = [] if value is _HANDED_OVER else value
-                parent.key, parent.has_key = None, False
+                    cur[key] = [] if value is handed_over else value
+                key = no_key
+            elif cur is handed_over:  # an item of a top-level sequence or List: handed over
+                yield (_ITEM if len(stack) == 1 else _LIST_ITEM), doc_no, item, value
+                item += 1
+            elif cur is _TOP:
+                done = value
+            else:
+                cur.append(value)
     finally:
         dispose = getattr(parser, "dispose", None)
         if dispose is not None:
             dispose()
+
+
+def _too_big(doc_no: int) -> YamlLimit:
+    return YamlLimit(f"document {doc_no} holds an object of more than {OBJECT_VALUES:,} values; "
+                     "no Kubernetes object is that big")
 
 
 class _HandedOver(list):
@@ -291,28 +321,12 @@ class _HandedOver(list):
 _HANDED_OVER = _HandedOver()
 
 
-def _is_root(stack: list[_Frame]) -> bool:
-    """Whether a collection starting now is an object of its own: a document, an item of a
-    top-level sequence, or an item of a top-level mapping's `items`."""
-    depth = len(stack)
-    if depth == 0:
-        return True
-    if depth == 1:
-        return not stack[0].is_map
-    return depth == 2 and stack[0].is_map and stack[0].key == "items" and not stack[1].is_map
-
-
-def _list_items(stack: list[_Frame]) -> bool:
-    """Whether a sequence starting now is the `items` of a top-level mapping."""
-    return len(stack) == 1 and stack[0].is_map and stack[0].has_key and stack[0].key == "items"
-
-
-def _merge(frame: _Frame, value: Any, doc_no: int) -> None:
+def _merge(merged: dict | None, value: Any, doc_no: int) -> dict:
     """`<<: *base` or `<<: [*a, *b]`: the keys of the mapping(s), the first one's winning."""
     sources = value if isinstance(value, list) else [value]
-    merged = frame.merged if frame.merged is not None else {}
+    merged = merged if merged is not None else {}
     for src in reversed(sources):  # the first one's keys win, the last one's come first (PyYAML)
         if not isinstance(src, dict):
             raise YamlLimit(f"document {doc_no} merges (<<) something that is not a mapping")
         merged.update(src)
-    frame.merged = merged
+    return merged
