@@ -289,8 +289,8 @@ def process_violations(package: Path = PACKAGE) -> list[str]:
         if where.split("/")[0] == "cli" or where == "__main__.py":
             continue
         allowed = PROCESS_EXEMPT.get(where, set())
-        out += [f"{where.rsplit('/', 1)[0]}/{use}" if "/" in where else use
-                for use in process_uses_of(path) if use.rsplit(" ", 1)[1] not in allowed]
+        out += [f"{where}:{use.split(':', 1)[1]}" for use in process_uses_of(path)
+                if use.rsplit(" ", 1)[1] not in allowed]
     return out
 
 

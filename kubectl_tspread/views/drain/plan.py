@@ -338,7 +338,8 @@ class _Planning:
         snapshot, targets, options = self.snapshot, self.targets, self.options
         wanted = (remedies.first_trap_replans(snapshot, targets, options, forced) if forced else
                   remedies.first_replans(snapshot, targets, options, None, _blocked_findings(self.ctx)))
-        _start_only(self.workers, self.children, wanted, self.replan)  # the early guess goes when the proof does not bear it out
+        # the early guess goes when the proof does not bear it out
+        _start_only(self.workers, self.children, wanted, self.replan)
 
     def first_strand(self, s: Stranded, world: World) -> shared.Sharer | None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
