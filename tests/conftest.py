@@ -181,10 +181,11 @@ def env(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def counting(monkeypatch):
-    """forking.counting: forking on; the children started."""
+def forks():
+    """forking.Counting: the cli's forked workers, for plan_drain(..., workers=forks); the
+    children started in forks.started."""
     import forking
-    return forking.counting(monkeypatch)
+    return forking.forks()
 
 
 @pytest.fixture

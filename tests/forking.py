@@ -1,15 +1,13 @@
-"""Helpers for the tests of forked re-plans (views/drain/parallel.py): a Child that records the
-children started, the fixtures that turn forking on and read the verdicts (conftest.py
-exposes them), and the plan made with forking off."""
+"""Helpers for the tests of forked re-plans (cli/workers.py): the cli's workers recording the
+children they start, the fixtures that hand them out and read the verdicts (conftest.py
+exposes them), and the plan made with no workers."""
 
 from __future__ import annotations
 
 import os
 
-from kubectl_tspread.views.drain import parallel
+from kubectl_tspread.cli import workers
 from kubectl_tspread.views.drain.plan import plan_drain
-
-AVAILABLE = parallel.available
 
 
 def gone(pid: int) -> bool:
@@ -21,47 +19,37 @@ def gone(pid: int) -> bool:
     return False
 
 
-class Counting(parallel.Child):
-    """parallel.Child, recording every child started (a class attribute, reset per test)."""
+class Counting(workers.Forks):
+    """cli/workers.Forks, recording every child started (in `started`). Forking happens
+    whatever available() says, even on a one-CPU runner: the answer must not depend on it
+    either way, and a test handed these workers does fork."""
 
-    started: list = []
+    def __init__(self) -> None:
+        self.started: list[workers.Child] = []
 
-    def __init__(self, fn):
-        super().__init__(fn)
-        Counting.started.append(self)
+    def start(self, fn):
+        child = super().start(fn)
+        self.started.append(child)
+        return child
 
 
-def counting(monkeypatch) -> list:
-    """Forking on, even on a one-CPU runner (the answer must not depend on it either way);
-    the children started."""
-    monkeypatch.delenv("TSPREAD_NO_FORK", raising=False)
-    monkeypatch.setattr(Counting, "started", [])
-    monkeypatch.setattr(parallel, "Child", Counting)
-    monkeypatch.setattr(parallel, "available", lambda: True)
-    return Counting.started
+def forks() -> Counting:
+    return Counting()
 
 
 def results(monkeypatch) -> list:
     """(child, verdict) of every Child.result() read, in order."""
-    used, real = [], parallel.Child.result
+    used, real = [], workers.Child.result
 
     def result(self):
         got = real(self)
         used.append((self, got))
         return got
 
-    monkeypatch.setattr(parallel.Child, "result", result)
+    monkeypatch.setattr(workers.Child, "result", result)
     return used
 
 
-def no_fork_plan(snap, targets, monkeypatch, *args):
-    """plan_drain with TSPREAD_NO_FORK=1: every re-plan computed in-process, from scratch."""
-    with monkeypatch.context() as m:
-        m.setenv("TSPREAD_NO_FORK", "1")
-        m.setattr(parallel, "available", AVAILABLE)  # the real check, which reads the variable
-        m.setattr(parallel, "Child", _no_child)
-        return plan_drain(snap, targets, *args)
-
-
-def _no_child(fn):
-    raise AssertionError("a child was started with TSPREAD_NO_FORK=1")
+def no_fork_plan(snap, targets, *args):
+    """plan_drain with no workers: every re-plan computed in-process, from scratch."""
+    return plan_drain(snap, targets, *args)

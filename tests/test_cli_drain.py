@@ -4,6 +4,7 @@ stdout and stderr apart, JSON and YAML views of the DrainPlan."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import yaml
@@ -51,6 +52,28 @@ def test_whole_zone_under_ignore_exits_3_and_names_the_trap(capsys, dump):
     assert (code, err) == (3, "")
     assert "UNSAFE" in out and "CordonedDomainTrap:" in out
     assert "fix (verified, makes the plan safe): set nodeTaintsPolicy: Honor" in out
+
+
+def test_the_remedies_are_verified_in_forked_children_with_the_answer_of_one_process(capsys, dump, monkeypatch):
+    """drain-safe hands plan_drain the cli's forked workers (cli/workers.py): children verify
+    the remedies; TSPREAD_NO_FORK=1 starts none, and prints the same bytes."""
+    from kubectl_tspread.cli import workers
+
+    started, real = [], workers.Forks.start
+
+    def start(self, fn):
+        started.append(fn)
+        return real(self, fn)
+
+    monkeypatch.setattr(workers.Forks, "start", start)
+    monkeypatch.setattr(workers, "available", lambda: os.environ.get("TSPREAD_NO_FORK") != "1")  # any CPU count
+    args = ("drain-safe", "--domain", "topology.kubernetes.io/zone=a", "--from-file", dump())
+    monkeypatch.delenv("TSPREAD_NO_FORK", raising=False)
+    forked = run(capsys, *args)
+    assert forked[0] == 3 and "fix (verified" in forked[1] and started
+    monkeypatch.setenv("TSPREAD_NO_FORK", "1")
+    del started[:]
+    assert run(capsys, *args) == forked and not started
 
 
 def test_whole_zone_under_honor_is_safe(capsys, dump):

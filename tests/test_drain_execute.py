@@ -148,6 +148,27 @@ def test_drains_step_by_step_and_waits_for_replacements(capsys, kubeconfig, fake
     assert lines[-1]["action"] == "done" and lines[0]["time"].endswith("Z")
 
 
+def test_every_plan_of_a_run_is_made_with_the_clis_forked_workers(capsys, kubeconfig, fake, api, settings,
+                                                                   monkeypatch):
+    """The plan shown and each step's re-plan from live state: all get cli/workers.py's forks
+    (when forking is available: here always)."""
+    from kubectl_tspread.cli import workers
+    from kubectl_tspread.views.drain import plan as planmod
+
+    given, real = [], planmod.plan_drain
+
+    def plan_drain(*args, **kwargs):
+        given.append(kwargs.get("workers"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(planmod, "plan_drain", plan_drain)  # drain-safe's, imported when it runs
+    monkeypatch.setattr(ex, "plan_drain", plan_drain)
+    monkeypatch.setattr(workers, "available", lambda: True)
+    code, _, err = drain(capsys, kubeconfig, "a1", "b1")
+    assert code == 0, err
+    assert len(given) >= 3 and all(w is workers.FORKS for w in given)  # the plan shown, then one per step
+
+
 def test_staged_cordons_cordon_each_step_after_the_one_before(capsys, kubeconfig, fake, api, settings, events):
     """--stage-cordons (the StageCordons remedy): step 2 cordons b1 only once step 1's
     replacement is Ready, and the resume command keeps the flag."""

@@ -1,7 +1,8 @@
-"""Remedy re-plans in forked processes (views/drain/parallel.py): a child hands back its
-function's Verdict, any failure reads as None, cancel() kills it, TSPREAD_NO_FORK=1
-turns forking off; and a plan's findings and remedies are the same whether the
-re-plans ran in children, in-process, or in children that failed."""
+"""Remedy re-plans in forked processes (cli/workers.py, the workers the commands pass to
+plan_drain): a child hands back its function's Verdict, any failure reads as None, cancel()
+kills it, TSPREAD_NO_FORK=1 turns forking off (forks() is then None); and a plan's findings
+and remedies are the same whether the re-plans ran in children, in-process, or in children
+that failed."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import pytest
 from conftest import make_constraint, make_node, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in, web
 from forking import gone, no_fork_plan
-from kubectl_tspread.views.drain import parallel
-from kubectl_tspread.model.plan import Finding, PlanOptions, Remedy
+from kubectl_tspread.cli import workers
+from kubectl_tspread.model.plan import Finding, PlanOptions, Remedy, Verdict
 from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, Pdb
@@ -27,11 +28,11 @@ FINDING = Finding("PdbBlocks", "ReplicaSet/web-1", ("default/web-1",), 1, {"pdbs
 
 
 @pytest.mark.parametrize("verdict", [
-    pytest.param(parallel.Verdict(True, ()), id="safe, no findings"),
-    pytest.param(parallel.Verdict(False, (FINDING,)), id="unsafe, a finding with params and a remedy"),
+    pytest.param(Verdict(True, ()), id="safe, no findings"),
+    pytest.param(Verdict(False, (FINDING,)), id="unsafe, a finding with params and a remedy"),
 ])
 def test_a_child_hands_back_its_verdict(verdict):
-    child = parallel.Child(lambda: verdict)
+    child = workers.Child(lambda: verdict)
     assert child.pid != os.getpid()
     assert child.result() == verdict
     assert gone(child.pid)
@@ -49,17 +50,17 @@ def _exit_without_writing():
 @pytest.mark.parametrize("fn", [
     pytest.param(_raise, id="fn raises"),
     pytest.param(lambda: {"safe": True}, id="fn returns something that is not a Verdict"),
-    pytest.param(lambda: parallel.Verdict(True, (lambda: 0,)), id="the verdict cannot be pickled"),
+    pytest.param(lambda: Verdict(True, (lambda: 0,)), id="the verdict cannot be pickled"),
     pytest.param(_exit_without_writing, id="the child exits with status 3 before writing"),
 ])
 def test_a_failed_child_gives_none(fn):
-    child = parallel.Child(fn)
+    child = workers.Child(fn)
     assert child.result() is None
     assert gone(child.pid)
 
 
 def test_cancel_kills_a_slow_child():
-    child = parallel.Child(lambda: time.sleep(60) or parallel.Verdict(True, ()))
+    child = workers.Child(lambda: time.sleep(60) or Verdict(True, ()))
     began = time.monotonic()
     child.cancel()
     assert time.monotonic() - began < 5
@@ -69,20 +70,20 @@ def test_cancel_kills_a_slow_child():
 
 
 def test_an_interrupted_wait_kills_and_reaps_the_child(monkeypatch):
-    child = parallel.Child(lambda: time.sleep(60) or parallel.Verdict(True, ()))
+    child = workers.Child(lambda: time.sleep(60) or Verdict(True, ()))
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(parallel.os, "fdopen", interrupted)
+    monkeypatch.setattr(workers.os, "fdopen", interrupted)
     with pytest.raises(KeyboardInterrupt):
         child.result()
     assert gone(child.pid)
 
 
 def test_cancel_after_result_leaves_the_verdict_alone():
-    child = parallel.Child(lambda: parallel.Verdict(False, ()))
-    assert child.result() == parallel.Verdict(False, ())
+    child = workers.Child(lambda: Verdict(False, ()))
+    assert child.result() == Verdict(False, ())
     child.cancel()
     assert gone(child.pid)
 
@@ -102,7 +103,8 @@ def test_available(no_fork, platform, cpus, expected, monkeypatch):
         monkeypatch.setenv("TSPREAD_NO_FORK", no_fork)
     monkeypatch.setattr(sys, "platform", platform)
     monkeypatch.setattr(os, "cpu_count", lambda: cpus)
-    assert parallel.available() is expected
+    assert workers.available() is expected
+    assert workers.forks() is (workers.FORKS if expected else None)
 
 
 # -- plans: the same findings and remedies however the re-plans ran ----------------------
@@ -130,20 +132,20 @@ SCENARIOS = [
 
 
 @pytest.mark.parametrize("snap, targets", [(s, t) for _, s, t in SCENARIOS], ids=[i for i, _, _ in SCENARIOS])
-def test_forked_and_in_process_remedies_are_the_same(snap, targets, counting, monkeypatch):
+def test_forked_and_in_process_remedies_are_the_same(snap, targets, forks, monkeypatch):
     used = []
-    real = parallel.Child.result
+    real = workers.Child.result
 
     def result(self):
         got = real(self)
         used.append(got is not None)
         return got
 
-    monkeypatch.setattr(parallel.Child, "result", result)
-    forked = plan_drain(snap, targets)
-    assert counting and any(used), "no re-plan ran in a child"
-    assert all(gone(c.pid) for c in counting)  # every child reaped, used or cancelled
-    in_process = no_fork_plan(snap, targets, monkeypatch)
+    monkeypatch.setattr(workers.Child, "result", result)
+    forked = plan_drain(snap, targets, workers=forks)
+    assert forks.started and any(used), "no re-plan ran in a child"
+    assert all(gone(c.pid) for c in forks.started)  # every child reaped, used or cancelled
+    in_process = no_fork_plan(snap, targets)
     assert not forked.safe and any(f.remedies for f in forked.findings)
     assert any(f.code in ("PdbBlocks", "PdbDisruptionsExhausted") for f in forked.findings)
     assert repr(forked.findings) == repr(in_process.findings)
@@ -151,18 +153,18 @@ def test_forked_and_in_process_remedies_are_the_same(snap, targets, counting, mo
 
 
 @pytest.mark.parametrize("snap, targets", [(s, t) for _, s, t in SCENARIOS], ids=[i for i, _, _ in SCENARIOS])
-def test_children_that_fail_are_computed_in_process(snap, targets, counting, monkeypatch):
-    real, read = parallel.Child.result, []
+def test_children_that_fail_are_computed_in_process(snap, targets, forks, monkeypatch):
+    real, read = workers.Child.result, []
 
     def result(self):
         read.append(real(self))  # the child is read (and reaped), then taken as failed
         return None
 
-    monkeypatch.setattr(parallel.Child, "result", result)
-    failed = plan_drain(snap, targets)
-    assert counting and any(v is not None for v in read)  # a verdict was there, and was dropped
-    assert all(gone(c.pid) for c in counting)  # cancelled at the end, none left behind
-    in_process = no_fork_plan(snap, targets, monkeypatch)
+    monkeypatch.setattr(workers.Child, "result", result)
+    failed = plan_drain(snap, targets, workers=forks)
+    assert forks.started and any(v is not None for v in read)  # a verdict was there, and was dropped
+    assert all(gone(c.pid) for c in forks.started)  # cancelled at the end, none left behind
+    in_process = no_fork_plan(snap, targets)
     assert any(f.remedies for f in failed.findings)
     assert repr(failed.findings) == repr(in_process.findings)
 
@@ -183,22 +185,22 @@ def test_a_child_keeps_what_it_is_told_to_outlive_and_the_parent_keeps_nothing()
     class Thing:
         pass
 
-    def kept_in_child() -> parallel.Verdict:
+    def kept_in_child() -> Verdict:
         thing = Thing()
         ref = weakref.ref(thing)
-        parallel.outlive(thing)
+        workers.outlive(thing)
         del thing
-        return parallel.Verdict(ref() is not None, ())
+        return Verdict(ref() is not None, ())
 
-    assert parallel.Child(kept_in_child).result() == parallel.Verdict(True, ())
+    assert workers.Child(kept_in_child).result() == Verdict(True, ())
     thing = Thing()
     ref = weakref.ref(thing)
-    parallel.outlive(thing)
+    workers.outlive(thing)
     del thing
     assert ref() is None
 
 
-def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(counting, results, monkeypatch):
+def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(forks, results, monkeypatch):
     """The zone trap: the first remedy re-plan (delete the drained nodes) is started before
     any step is simulated, its verdict is the one used, and the answer is the in-process one."""
     from kubectl_tspread.views.drain.core import search
@@ -208,43 +210,43 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(coun
     def first_step(real):
         def run_batch(*args):
             if not before_first_step:
-                before_first_step.append([c for c in counting])
+                before_first_step.append([c for c in forks.started])
             return real(*args)
         return run_batch
 
     monkeypatch.setattr(search, "run_batch", first_step(search.run_batch))
-    forked = plan_drain(snap, targets)
+    forked = plan_drain(snap, targets, workers=forks)
     assert len(before_first_step[0]) == 1  # the trap's first re-plan, and no PDB guess
     first = before_first_step[0][0]
     assert [got is not None for child, got in results if child is first] == [True]
-    assert all(gone(c.pid) for c in counting)
+    assert all(gone(c.pid) for c in forks.started)
     assert not forked.safe
     actions = {r.action for f in forked.findings for r in f.remedies}
     assert "DeleteDrainedNodes" in actions or "SetNodeTaintsPolicyHonor" in actions
-    in_process = no_fork_plan(snap, targets, monkeypatch)
+    in_process = no_fork_plan(snap, targets)
     assert repr(forked.findings) == repr(in_process.findings)
 
 
-def _children_at_context(counting: list, monkeypatch) -> list[list]:
+def _children_at_context(started: list, monkeypatch) -> list[list]:
     """The children under way each time a plan's context is built (the plan's own first)."""
     from kubectl_tspread.views.drain import plan as planmod
     at_context, real_context = [], planmod.build_context
 
     def build_context(*args):
-        at_context.append(list(counting))
+        at_context.append(list(started))
         return real_context(*args)
 
     monkeypatch.setattr(planmod, "build_context", build_context)
     return at_context
 
 
-def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(counting, results, monkeypatch):
+def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(forks, results, monkeypatch):
     """In a trap the re-plan that deletes the drained nodes outlasts the plan: it is started
     before the plan builds its context and proves the trap (seconds on a big cluster), kept
     once the proof comes, and its verdict is the one the remedies use."""
     snap, targets = _zone_trap()
-    at_context = _children_at_context(counting, monkeypatch)
-    forked = plan_drain(snap, targets)
+    at_context = _children_at_context(forks.started, monkeypatch)
+    forked = plan_drain(snap, targets, workers=forks)
     assert len(at_context[0]) == 1  # the plan's own context (the first made): one child already under way
     first = at_context[0][0]
     assert [got is not None for child, got in results if child is first] == [True]
@@ -252,26 +254,26 @@ def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(c
     # (zone b's other nodes, cordoned at step 1 and still holding their pods, keep it a closed
     # domain), which is what the child's verdict says: the in-process plan's findings agree
     assert "DeleteDrainedNodes" not in {r.action for f in forked.findings for r in f.remedies}
-    assert all(gone(c.pid) for c in counting)
-    assert repr(forked.findings) == repr(no_fork_plan(snap, targets, monkeypatch).findings)
+    assert all(gone(c.pid) for c in forks.started)
+    assert repr(forked.findings) == repr(no_fork_plan(snap, targets).findings)
 
 
-def test_without_a_proof_the_delete_nodes_replan_started_on_a_guess_is_stopped(counting, results, monkeypatch):
+def test_without_a_proof_the_delete_nodes_replan_started_on_a_guess_is_stopped(forks, results, monkeypatch):
     """No trap proven (the order snapshot: some order is safe): the re-plan started before
     the proof is stopped when it comes, never read, and the plan is the in-process one."""
     snap = _order_snapshot()
     targets = ["c2", "b1", "a1"]
-    at_context = _children_at_context(counting, monkeypatch)
-    forked = plan_drain(snap, targets)
+    at_context = _children_at_context(forks.started, monkeypatch)
+    forked = plan_drain(snap, targets, workers=forks)
     assert len(at_context[0]) == 1  # started on the guess, before the plan's context
     guessed = at_context[0][0]
     assert not [got for child, got in results if child is guessed]
-    assert all(gone(c.pid) for c in counting)
-    assert forked.safe and len(counting) == 2  # and the given order's check after the proof
-    assert repr(forked) == repr(no_fork_plan(snap, targets, monkeypatch))
+    assert all(gone(c.pid) for c in forks.started)
+    assert forked.safe and len(forks.started) == 2  # and the given order's check after the proof
+    assert repr(forked) == repr(no_fork_plan(snap, targets))
 
 
-def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stranding(counting, results,
+def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stranding(forks, results,
                                                                                       monkeypatch):
     """The zone trap, and a hostname-spread workload with a pod on every node, whose first
     replacement strands at once: once the fallback keeps that step, the stranding is the
@@ -292,26 +294,26 @@ def test_a_proven_trap_starts_the_first_findings_other_replan_at_its_first_stran
     def run_batch(ctx, world, batch):
         plans.setdefault("plan", ctx)  # the plan's own steps, not a re-plan's made in-process
         if ctx is plans["plan"]:
-            children_at_step.append((len(world.stranded), len(counting)))
+            children_at_step.append((len(world.stranded), len(forks.started)))
         return real_batch(ctx, world, batch)
 
     monkeypatch.setattr(search, "run_batch", run_batch)
-    forked = plan_drain(snap, targets)
+    forked = plan_drain(snap, targets, workers=forks)
     # one child before any stranding; from the first step simulated after one, every child
     # the remedies use (the first finding's candidates fill the allowance: nothing is left
     # to start once the plan is done)
     assert {n for stranded, n in children_at_step if not stranded} == {1}
-    assert [n for stranded, n in children_at_step if stranded][:1] == [len(counting)]
-    assert len(counting) > 1
+    assert [n for stranded, n in children_at_step if stranded][:1] == [len(forks.started)]
+    assert len(forks.started) > 1
     assert forked.stranded[0].step < forked.steps[-1].number  # so they began mid-plan
-    second = counting[1]
+    second = forks.started[1]
     assert [got is not None for child, got in results if child is second] == [True]
-    assert all(gone(c.pid) for c in counting)
+    assert all(gone(c.pid) for c in forks.started)
     # cordon-first: zone b is closed from step 1, so web's trap strands first (it used to
     # strand at step 3, after api's hostname spread at step 1)
     assert forked.findings[0].workload == "ReplicaSet/web-1"
     assert "SetNodeTaintsPolicyHonor" in {r.action for r in forked.findings[0].remedies}
-    in_process = no_fork_plan(snap, targets, monkeypatch)
+    in_process = no_fork_plan(snap, targets)
     assert repr(forked.findings) == repr(in_process.findings)
 
 
@@ -330,8 +332,8 @@ def test_a_child_dies_with_a_killed_planner():
     ends them instead of leaving them to compute for minutes."""
     import subprocess
     code = ("import os, sys, time\n"
-            "from kubectl_tspread.views.drain import parallel\n"
-            "child = parallel.Child(lambda: time.sleep(60))\n"
+            "from kubectl_tspread.cli import workers\n"
+            "child = workers.Child(lambda: time.sleep(60))\n"
             "print(child.pid, flush=True)\n"
             "time.sleep(60)\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
@@ -367,23 +369,23 @@ def _order_snapshot():
     pytest.param(["c2", "b1", "a1"], True, id="the given order puts the skew over: OrderMatters"),
     pytest.param(["a1", "c2", "b1"], None, id="another given order"),
 ])
-def test_the_given_order_is_checked_in_a_child_with_the_same_answer(targets, matters, counting, monkeypatch):
+def test_the_given_order_is_checked_in_a_child_with_the_same_answer(targets, matters, forks, monkeypatch):
     """A plan that may be safe starts the given order's check in a child before its first
     step; a safe plan in another order reads it (the same findings as in process)."""
     read = []
-    real = parallel.Child.result
+    real = workers.Child.result
 
     def result(self):
         got = real(self)
         read.append(got)
         return got
 
-    monkeypatch.setattr(parallel.Child, "result", result)
+    monkeypatch.setattr(workers.Child, "result", result)
     snap = _order_snapshot()
-    forked = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
-    assert counting, "no child started for the given order"
-    assert all(gone(c.pid) for c in counting)
-    in_process = no_fork_plan(snap, targets, monkeypatch)
+    forked = plan_drain(snap, targets, PlanOptions(verify_remedies=False), workers=forks)
+    assert forks.started, "no child started for the given order"
+    assert all(gone(c.pid) for c in forks.started)
+    in_process = no_fork_plan(snap, targets)
     assert repr(forked) == repr(in_process)
     assert forked.safe and [s.nodes for s in forked.steps] == [("b1",), ("a1",), ("c2",)]
     if matters:
@@ -391,19 +393,19 @@ def test_the_given_order_is_checked_in_a_child_with_the_same_answer(targets, mat
         assert [f.code for f in forked.findings] == ["OrderMatters"]
 
 
-def test_no_child_checks_the_given_order_when_no_order_is_safe(counting, monkeypatch):
+def test_no_child_checks_the_given_order_when_no_order_is_safe(forks):
     """forked.py's proof (a zone drained under Ignore) says the plan cannot be safe: the
     given order is never asked about, so no child is started for it."""
     snap = make_snapshot(nodes_in({"a": 2, "b": 2, "c": 2}),
                          web({"a1": 1, "a2": 1, "b1": 1, "c1": 1}, [make_constraint(max_skew=1)]), workloads=[RS])
-    plan = plan_drain(snap, ["a1", "a2"], PlanOptions(verify_remedies=False))
-    assert not plan.safe and not counting
+    plan = plan_drain(snap, ["a1", "a2"], PlanOptions(verify_remedies=False), workers=forks)
+    assert not plan.safe and not forks.started
 
 
-def test_no_child_checks_the_given_order_when_a_pod_can_never_be_evicted(counting, monkeypatch):
+def test_no_child_checks_the_given_order_when_a_pod_can_never_be_evicted(forks):
     """A PDB that allows no disruption blocks a pod on a target: the plan cannot be safe,
     so the given order is never asked about and no child is started for it."""
     snap = _order_snapshot()
     snap = make_snapshot(snap.nodes, snap.pods, workloads=[RS], pdbs=[_pdb("web", 0)])
-    plan = plan_drain(snap, ["c2", "b1", "a1"], PlanOptions(verify_remedies=False))
-    assert not plan.safe and any(s.reason == "PdbBlocks" for s in plan.stranded) and not counting
+    plan = plan_drain(snap, ["c2", "b1", "a1"], PlanOptions(verify_remedies=False), workers=forks)
+    assert not plan.safe and any(s.reason == "PdbBlocks" for s in plan.stranded) and not forks.started

@@ -106,13 +106,13 @@ def test_the_greedy_fallback_keeps_the_least_bad_candidate(clusters, monkeypatch
     assert _placed(first_only) != _placed(plan)
 
 
-def test_the_zone_traps_remedies(clusters, counting, results):
+def test_the_zone_traps_remedies(clusters, forks, results):
     """The small cluster's zone with its remedies verified in forked re-plans: setting Honor
     clears the trap; deleting the drained nodes does not (with every target cordoned at step 1,
     the zone's other nodes, cordoned and still holding pods, keep it a closed domain).
     Cordon-first, the Honor re-plan is re-planned, not carried along the plan (views/drain/core/shared.py)."""
     snapshot = clusters["small"]
-    plan = plan_drain(snapshot, benchclusters.zone_targets(snapshot), PlanOptions(FLAGS))
+    plan = plan_drain(snapshot, benchclusters.zone_targets(snapshot), PlanOptions(FLAGS), workers=forks)
     assert not plan.safe and plan.no_safe_order
     remedies = {r.action: r.verified for f in plan.findings for r in f.remedies}
     assert remedies.get("SetNodeTaintsPolicyHonor") and "DeleteDrainedNodes" not in remedies
@@ -258,11 +258,10 @@ OTHER_FILTERS = {
 
 
 @pytest.mark.parametrize("what", list(OTHER_FILTERS))
-def test_a_zone_trap_whatever_else_the_pods_ask_is_cleared_by_its_verified_remedies(monkeypatch, what):
+def test_a_zone_trap_whatever_else_the_pods_ask_is_cleared_by_its_verified_remedies(what):
     """Pod anti-affinity (required or preferred), host ports, an extended resource: zone a
     drained under Ignore is a trap whatever else the pods have, and the re-plans verify that
     deleting its nodes, or setting Honor, clears it."""
-    monkeypatch.setenv("TSPREAD_NO_FORK", "1")
     nodes = nodes_in({"a": 2, "b": 2, "c": 2})
     for n in nodes:
         n.allocatable["example.com/dongle"] = 4

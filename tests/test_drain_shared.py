@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
-from kubectl_tspread.views.drain import parallel
 from kubectl_tspread.views.drain.core import shared
 from kubectl_tspread.model.plan import PlanOptions
 from kubectl_tspread.views.drain.plan import plan_drain
@@ -94,9 +93,9 @@ def _carried(results):
     pytest.param({"per_node": 2, "pdb": 1}, id="a budget of one: each node takes two steps"),
     pytest.param({"b_nodes": 6, "max_skew": 2}, id="maxSkew 2"),
 ])
-def test_the_honor_replan_is_carried_to_the_last_level(kw, counting, results, monkeypatch):
+def test_the_honor_replan_is_carried_to_the_last_level(kw, forks, results):
     snap, targets = _trap(**kw)
-    forked = plan_drain(snap, targets, STAGED)
+    forked = plan_drain(snap, targets, STAGED, workers=forks)
     assert not forked.safe and forked.stranded[0].step < forked.steps[-1].number
     carried = _carried(results)
     assert len(carried) == 1, "the SetNodeTaintsPolicyHonor re-plan was not carried"
@@ -104,8 +103,8 @@ def test_the_honor_replan_is_carried_to_the_last_level(kw, counting, results, mo
     # the plan's last; with a budget of one a node takes several)
     last_level = [s for s in forked.steps if s.nodes == forked.steps[-1].nodes]
     assert carried[0][0] == len(forked.steps) - len(last_level)
-    assert all(gone(c.pid) for c in counting)
-    in_process = no_fork_plan(snap, targets, monkeypatch, STAGED)
+    assert all(gone(c.pid) for c in forks.started)
+    in_process = no_fork_plan(snap, targets, STAGED)
     assert repr(forked.findings) == repr(in_process.findings)
     assert repr(forked.steps) == repr(in_process.steps) and repr(forked.stranded) == repr(in_process.stranded)
     assert any(r.action == "SetNodeTaintsPolicyHonor" for f in forked.findings for r in f.remedies)
@@ -125,7 +124,7 @@ WINDOW_PODS = [("web", "a1", 1), ("web", "a1", 2), ("api", "a1", 1), ("web", "a2
                ("api", "c3", 2), ("api", "c4", 2), ("api", "c4", 1), ("web", "c5", 1)]
 
 
-def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting, results, monkeypatch):
+def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(forks, results, monkeypatch):
     nodes = [_node(n, n[0], cap) for n, cap in WINDOW_NODES.items()]
     nodes += [_node(f"{z}-gpu", z, 8, taints=(GPU,)) for z in "bc"]
     pods = [make_pod(f"{app}-{node}-{i}", node=node, labels={"app": app}, owner=f"ReplicaSet/{app}-1",
@@ -141,11 +140,11 @@ def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting,
 
     monkeypatch.setattr(shared.Sharer, "fork", watched)
     options = PlanOptions(max_parallel=2, stage_cordons=True)
-    forked = plan_drain(snap, targets, options)
+    forked = plan_drain(snap, targets, options, workers=forks)
     carried = _carried(results)
     assert diverged == [True] and len(carried) == 1
     assert carried[0][0] < len(forked.steps) - 1  # handed over before the last level
-    in_process = no_fork_plan(snap, targets, monkeypatch, options)
+    in_process = no_fork_plan(snap, targets, options)
     assert repr(forked.findings) == repr(in_process.findings)
     assert repr(forked.stranded) == repr(in_process.stranded)
 
@@ -157,36 +156,36 @@ def test_a_retry_that_honor_would_read_otherwise_hands_over_that_level(counting,
     pytest.param({"gpu": True, "canary": True}, "a pod the constraint counts may land on a gpu node, which Honor "
                  "leaves out", id="a counted pod tolerates what the workload does not"),
 ])
-def test_no_carrying_when_the_checks_fail(kw, why, counting, results, monkeypatch):
+def test_no_carrying_when_the_checks_fail(kw, why, forks, results, monkeypatch):
     snap, targets = _trap(**kw)
     armed = _watch_arm(monkeypatch)  # the checks at the first stranding refuse it already
-    forked = plan_drain(snap, targets, STAGED)
+    forked = plan_drain(snap, targets, STAGED, workers=forks)
     assert all(sharer is None for sharer in armed), why
     assert armed or kw.get("tolerate_cordon"), "the checks were not asked"  # web's, forced.py leaves out
-    assert not _carried(results), why
-    in_process = no_fork_plan(snap, targets, monkeypatch, STAGED)
+    assert not _carried(results) and forks.started, why  # re-planned in children, from scratch
+    in_process = no_fork_plan(snap, targets, STAGED)
     assert repr(forked.findings) == repr(in_process.findings)
 
 
 @pytest.mark.parametrize("kw", [pytest.param({}, id="one pod per node"),
                                 pytest.param({"gpu": True}, id="a tainted node in each zone")])
-def test_a_plan_with_the_cordons_first_carries_nothing(kw, counting, results, monkeypatch):
+def test_a_plan_with_the_cordons_first_carries_nothing(kw, forks, results, monkeypatch):
     """With every target cordoned at step 1, Honor leaves the pods still on b's nodes out of
     the counts from the first step, Ignore counts them until their own step: the checks refuse
     the carry at once, and the re-plan from scratch gives the in-process answer (which the
     staged plan of the same trap carries: test_the_honor_replan_is_carried_to_the_last_level)."""
     snap, targets = _trap(**kw)
     armed = _watch_arm(monkeypatch)
-    forked = plan_drain(snap, targets)
+    forked = plan_drain(snap, targets, workers=forks)
     assert armed and all(sharer is None for sharer in armed)
-    assert not _carried(results)
+    assert not _carried(results) and forks.started
     assert forked.steps[0].cordon == tuple(targets) and not forked.safe
-    in_process = no_fork_plan(snap, targets, monkeypatch)
+    in_process = no_fork_plan(snap, targets)
     assert repr(forked.findings) == repr(in_process.findings)
     assert any(r.action == "SetNodeTaintsPolicyHonor" for f in forked.findings for r in f.remedies)
 
 
-def test_a_hostname_constraint_is_not_carried(counting, results, monkeypatch):
+def test_a_hostname_constraint_is_not_carried(forks, results):
     """Under Honor a cordoned node is no hostname domain at once: the two differ from the
     first cordon."""
     nodes = [_node(f"{z}{i}", z, 1) for z in "abc" for i in (1, 2)]
@@ -194,9 +193,9 @@ def test_a_hostname_constraint_is_not_carried(counting, results, monkeypatch):
                      spread=[make_constraint(HOSTNAME_KEY, selector={"app": "web"}, node_taints_policy=IGNORE)])
             for n in nodes]
     snap = make_snapshot(nodes, pods, workloads=WORKLOADS[:1])
-    forked = plan_drain(snap, ["b1", "b2"], STAGED)
-    assert not _carried(results)
-    assert repr(forked.findings) == repr(no_fork_plan(snap, ["b1", "b2"], monkeypatch, STAGED).findings)
+    forked = plan_drain(snap, ["b1", "b2"], STAGED, workers=forks)
+    assert not _carried(results) and forks.started
+    assert repr(forked.findings) == repr(no_fork_plan(snap, ["b1", "b2"], STAGED).findings)
 
 
 def test_accepting_takes_the_held_pods_out_of_the_counts():
@@ -235,14 +234,13 @@ def traps(draw):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(case=traps())
-def test_carried_or_not_the_answer_is_the_in_process_one(case, counting, results, monkeypatch):
+def test_carried_or_not_the_answer_is_the_in_process_one(case, forks, results):
     kw, max_parallel, staged = case
     snap, targets = _trap(**kw)
     options = PlanOptions(max_parallel=max_parallel, stage_cordons=staged)
-    forked = plan_drain(snap, targets, options)
-    with monkeypatch.context() as m:
-        m.setenv("TSPREAD_NO_FORK", "1")
-        m.setattr(parallel, "available", lambda: False)
-        in_process = plan_drain(snap, targets, options)
+    before = len(forks.started)  # the fixture is the test's, shared by its examples
+    forked = plan_drain(snap, targets, options, workers=forks)
+    assert len(forks.started) > before
+    in_process = plan_drain(snap, targets, options)
     assert repr(forked.findings) == repr(in_process.findings)
     assert repr(forked.stranded) == repr(in_process.stranded)

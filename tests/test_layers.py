@@ -250,6 +250,69 @@ def test_render_returns_text_and_writes_nothing():
     assert not bad, "render/ returns text; the command writes it:\n" + "\n".join(bad)
 
 
+# only cli/ starts processes and sets signals (cli/workers.py forks the drain's re-plans): the
+# process's own policy, chosen by the command; views/ hands work to the workers it is passed
+PROCESS_MODULES = ("multiprocessing", "subprocess")
+PROCESS_CALLS = {"os": ("fork", "forkpty", "_exit"), "signal": ("signal",)}
+# snapshot/ runs a kubeconfig's exec credential plugin (its I/O): that import, and nothing else
+PROCESS_EXEMPT = {"snapshot/execauth.py": {"subprocess"}}
+
+
+def process_uses_of(path: Path) -> list[str]:
+    """Every import of multiprocessing or subprocess, every os.fork / os.forkpty / os._exit /
+    signal.signal named (called or not) or imported by name, and every `prctl` named, in `path`."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out += [f"{path.name}:{node.lineno} imports {a.name.split('.')[0]}" for a in node.names
+                    if a.name.split(".")[0] in PROCESS_MODULES]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            top = node.module.split(".")[0]
+            if top in PROCESS_MODULES:
+                out.append(f"{path.name}:{node.lineno} imports {top}")
+            out += [f"{path.name}:{node.lineno} imports {node.module}.{a.name}" for a in node.names
+                    if a.name in PROCESS_CALLS.get(node.module, ()) or a.name == "prctl"]
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.attr in PROCESS_CALLS.get(node.value.id, ()):
+                out.append(f"{path.name}:{node.lineno} names {node.value.id}.{node.attr}")
+            elif node.attr == "prctl":
+                out.append(f"{path.name}:{node.lineno} names prctl")
+        elif isinstance(node, ast.Name) and node.id == "prctl":
+            out.append(f"{path.name}:{node.lineno} names prctl")
+    return out
+
+
+def process_violations(package: Path = PACKAGE) -> list[str]:
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        where = path.relative_to(package).as_posix()
+        if where.split("/")[0] == "cli" or where == "__main__.py":
+            continue
+        allowed = PROCESS_EXEMPT.get(where, set())
+        out += [f"{where}:{use.split(':', 1)[1]}" for use in process_uses_of(path)
+                if use.rsplit(" ", 1)[1] not in allowed]
+    return out
+
+
+def test_only_cli_starts_processes_or_sets_signals():
+    bad = process_violations()
+    assert not bad, "processes and signals belong to cli/:\n" + "\n".join(bad)
+
+
+def test_the_process_check_sees_the_fork_in_cli_and_the_plugin_run_in_snapshot():
+    """What the check passes it passes on purpose: it does see cli/workers.py's fork and
+    signals and execauth.py's subprocess (exempted by layer and by name, not unseen)."""
+    seen = " ".join(process_uses_of(PACKAGE / "cli" / "workers.py"))
+    for what in ("names os.fork", "names os._exit", "names signal.signal", "names prctl"):
+        assert what in seen
+    assert process_uses_of(PACKAGE / "snapshot" / "execauth.py") == [
+        f"execauth.py:{n} imports subprocess" for n in _lines_importing(PACKAGE / "snapshot" / "execauth.py")]
+
+
+def _lines_importing(path: Path) -> list[int]:
+    return [i for i, line in enumerate(path.read_text().splitlines(), 1) if line.startswith("import subprocess")]
+
+
 # -- the checks catch what they are meant to catch ---------------------------------------------
 
 def _copy(tmp_path: Path) -> Path:
@@ -301,3 +364,27 @@ def test_a_planted_write_or_stream_parameter_in_render_is_named(tmp_path, plante
     text.write_text(text.read_text() + "\n\n" + planted)
     (where, what), = [w.split(" ", 1) for w in stream_uses_of(text)]
     assert what == found and int(where.split(":")[1]) > lines  # the planted line, nothing before it
+
+
+@pytest.mark.parametrize("where, planted, found", [
+    ("views/drain/plan.py", "import os\n\ndef _planted():\n    os.fork()\n", "names os.fork"),
+    ("views/drain/plan.py", "import os\n\ndef _planted():\n    os._exit(0)\n", "names os._exit"),
+    ("views/drain/plan.py", "from os import fork as _f\n", "imports os.fork"),
+    ("engine/spread.py", "import signal\n\ndef _planted():\n    signal.signal(signal.SIGINT, signal.SIG_DFL)\n",
+     "names signal.signal"),
+    ("views/drain/remedies.py", "def _planted(libc):\n    libc.prctl(1, 9, 0, 0, 0)\n", "names prctl"),
+    ("model/plan.py", "def _planted():\n    import multiprocessing.pool\n", "imports multiprocessing"),
+    ("render/text.py", "from subprocess import run as _run\n", "imports subprocess"),
+    ("snapshot/live.py", "import subprocess\n", "imports subprocess"),
+    ("snapshot/execauth.py", "import os\n\ndef _planted():\n    os.fork()\n", "names os.fork"),
+], ids=["fork in views", "_exit in views", "fork imported by name", "signal in engine", "prctl in views",
+        "multiprocessing in model, in a function", "subprocess in render", "subprocess in another snapshot module",
+        "execauth may run its plugin, not fork"])
+def test_a_planted_process_or_signal_outside_cli_is_named(tmp_path, where, planted, found):
+    package = _copy(tmp_path)
+    path = package / where
+    lines = len(path.read_text().splitlines())
+    path.write_text(path.read_text() + "\n\n" + planted)
+    (bad,) = process_violations(package)
+    at, what = bad.split(" ", 1)
+    assert at.startswith(where + ":") and int(at.split(":")[1]) > lines and what == found

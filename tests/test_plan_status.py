@@ -17,8 +17,8 @@ import pytest
 
 from conftest import make_constraint, make_node, make_snapshot, make_workload
 from drain_builders import nodes_in, web
-from kubectl_tspread.views.drain import parallel
-from kubectl_tspread.model.plan import CHECK_ORDER, SIMULATE, VERIFY, PlanOptions
+from kubectl_tspread.cli import workers
+from kubectl_tspread.model.plan import CHECK_ORDER, SIMULATE, VERIFY, PlanOptions, Verdict
 from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.cli.progress import READING, PlanStatus
 from kubectl_tspread.views.drain.remedies import attach_remedies, first_replans
@@ -46,18 +46,17 @@ def order_matters():
                          workloads=[RS])
 
 
-def planned(snap, targets, options=PlanOptions()):
+def planned(snap, targets, options=PlanOptions(), **kw):
     calls = []
-    plan = plan_drain(snap, targets, options, lambda *call: calls.append(call))
+    plan = plan_drain(snap, targets, options, lambda *call: calls.append(call), **kw)
     return plan, calls
 
 
-@pytest.mark.parametrize("fork", [True, False], ids=["re-plans forked", "TSPREAD_NO_FORK=1"])
-def test_a_trapped_zone_reports_each_node_played_then_each_remedy_replan(fork, monkeypatch):
-    if not fork:
-        monkeypatch.setenv("TSPREAD_NO_FORK", "1")
+@pytest.mark.parametrize("fork", [True, False], ids=["re-plans forked", "in-process"])
+def test_a_trapped_zone_reports_each_node_played_then_each_remedy_replan(fork, forks):
     snap = trapped_zone()
-    plan, calls = planned(snap, ZONE_A)
+    plan, calls = planned(snap, ZONE_A, workers=forks if fork else None)
+    assert bool(forks.started) is fork
     assert not plan.safe and any(r.verified for f in plan.findings for r in f.remedies)
     assert plan == plan_drain(snap, ZONE_A)  # watching changes nothing
     simulated = [c for c in calls if c[0] == SIMULATE]
@@ -92,8 +91,8 @@ def test_without_remedies_only_the_simulation_is_reported():
 
 
 def test_with_no_one_watching_no_remedy_list_is_made_for_it(monkeypatch):
-    """first_replans runs for the display only when something displays (or to fork)."""
-    monkeypatch.setenv("TSPREAD_NO_FORK", "1")
+    """first_replans runs for the display only when something displays (or to fork: no
+    workers here)."""
     asked = []
     real = first_replans
 
@@ -220,11 +219,11 @@ def test_through_the_cli_term_dumb_draws_nothing():
 def test_while_the_line_is_shown_a_fork_waits_for_its_redraw_and_the_child_gets_it_free():
     """The refresh thread writes to the terminal while a plan forks re-plans; a child keeps only
     the forking thread, so a lock held half-way through a write would stay taken in it. Each
-    fork takes the redraw lock first (parallel.FORK_LOCKS) and lets go of it on both sides."""
+    fork takes the redraw lock first (workers.FORK_LOCKS) and lets go of it on both sides."""
     with PlanStatus(io.StringIO(), interactive=True, color="never") as status:
         status(SIMULATE, 1, 2)
         lock = status._bars.live._lock
-        assert parallel.FORK_LOCKS == [lock]
+        assert workers.FORK_LOCKS == [lock]
         redrawing = threading.Event()
         done = threading.Event()
 
@@ -237,17 +236,17 @@ def test_while_the_line_is_shown_a_fork_waits_for_its_redraw_and_the_child_gets_
         t.start()
         redrawing.wait(10)
         made = []
-        forking = threading.Thread(target=lambda: made.append(parallel.Child(
-            lambda: parallel.Verdict(repr(lock).startswith("<unlocked"), ()))))
+        forking = threading.Thread(target=lambda: made.append(workers.Child(
+            lambda: Verdict(repr(lock).startswith("<unlocked"), ()))))
         forking.start()
         forking.join(0.3)
         assert forking.is_alive() and not made  # waits for the redraw
         done.set()
         t.join()
         forking.join(10)
-        assert made[0].result() == parallel.Verdict(True, ())  # the child's copy is free
+        assert made[0].result() == Verdict(True, ())  # the child's copy is free
         assert _other_thread_acquires(lock)  # and the parent's
-    assert parallel.FORK_LOCKS == []  # closed: later forks wait for nothing
+    assert workers.FORK_LOCKS == []  # closed: later forks wait for nothing
 
 
 def _other_thread_acquires(lock) -> bool:
@@ -277,14 +276,14 @@ class _Interrupted:
 
 def test_ctrl_c_while_a_fork_waits_stops_without_a_child_or_a_leaked_pipe(monkeypatch):
     free = threading.Lock()
-    monkeypatch.setattr(parallel, "FORK_LOCKS", [free, _Interrupted()])
+    monkeypatch.setattr(workers, "FORK_LOCKS", [free, _Interrupted()])
 
     def fork():  # pragma: no cover - reached only if the interrupt is not honoured
         raise AssertionError("forked after Ctrl-C")
 
-    monkeypatch.setattr(parallel.os, "fork", fork)
+    monkeypatch.setattr(workers.os, "fork", fork)
     fds = len(os.listdir("/proc/self/fd"))
     with pytest.raises(KeyboardInterrupt):
-        parallel.Child(lambda: parallel.Verdict(True, ()))
+        workers.Child(lambda: Verdict(True, ()))
     assert len(os.listdir("/proc/self/fd")) == fds
     assert not free.locked()  # what was taken is given back

@@ -94,6 +94,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     from kubectl_tspread.cli.progress import READING, PlanStatus
     from kubectl_tspread.views.drain.remedy_effects import with_rerun_hints
     from kubectl_tspread.cli.gcpause import load_quietly, no_cyclic_gc, plan_quietly
+    from kubectl_tspread.cli.workers import forks
     from kubectl_tspread.model.labels import Selector
     from kubectl_tspread.cli.inputs import warn_missing_kinds
     from kubectl_tspread.snapshot import load_snapshot
@@ -129,7 +130,8 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
             from kubectl_tspread.cli.execute import execute as run_drain
 
             plan = dataclasses.replace(
-                with_rerun_hints(plan_quietly(plan_drain, snap, targets, options, watch), snap, sel, domain),
+                with_rerun_hints(plan_quietly(plan_drain, snap, targets, options, watch, workers=forks()),
+                                 snap, sel, domain),
                 missing_kinds=missing)
             status.close()
             return run_drain(snap, targets, options, out, source=src, yes=yes, dry_run=dry_run, timeout=timeout,
@@ -140,7 +142,8 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
         with no_cyclic_gc():
             early = _EarlyBody(out)
             plan = dataclasses.replace(
-                with_rerun_hints(plan_drain(snap, targets, options, watch, before_remedies=early), snap, sel, domain),
+                with_rerun_hints(plan_drain(snap, targets, options, watch, before_remedies=early, workers=forks()),
+                                 snap, sel, domain),
                 missing_kinds=missing)
             status.close()
             render_plan(plan, out, early.text_for(plan))

@@ -32,6 +32,7 @@ from typing import IO, Callable, Iterator, Sequence
 from kubectl_tspread.cli import progress as P
 from kubectl_tspread.model.plan import DRAIN_KINDS, DrainPlan, PlanOptions, Step
 from kubectl_tspread.cli.gcpause import plan_quietly
+from kubectl_tspread.cli.workers import forks
 from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.cli.progress import Progress
 from kubectl_tspread.cli.resume import INTERRUPTED_AGAIN, UNREACHABLE, RunState, resume_command, state_lines
@@ -84,7 +85,7 @@ def execute(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ou
     s = settings or SETTINGS
     stderr = s.stderr or sys.stderr
     if plan is None:
-        plan = plan_quietly(plan_drain, snapshot, targets, options)
+        plan = plan_quietly(plan_drain, snapshot, targets, options, workers=forks())
     held = budget_held(snapshot, plan)
     if held is not None:
         snapshot, plan = _settle_first(snapshot, targets, options, out, held, source=source, timeout=timeout,
@@ -133,7 +134,7 @@ def _settle_first(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
         except DrainStopped as e:
             raise DrainStopped(f"{e} (nothing was changed by this run)", EXIT_FOUND) from None
         snapshot = ex._read()
-    return snapshot, plan_quietly(plan_drain, snapshot, targets, options)
+    return snapshot, plan_quietly(plan_drain, snapshot, targets, options, workers=forks())
 
 
 def show_plan(plan: DrainPlan, out) -> None:
@@ -250,7 +251,7 @@ class Executor:
     def _loop(self) -> int:
         while True:
             snap = self._read()
-            plan = plan_quietly(plan_drain, snap, self.targets, self.options)
+            plan = plan_quietly(plan_drain, snap, self.targets, self.options, workers=forks())
             todo = [s for s in plan.steps if s.cordon or s.evictions]
             done = self.state.steps_done
             self.progress.steps(done, done + len(todo), todo[0].nodes if todo else ())

@@ -22,7 +22,7 @@ import threading
 from datetime import datetime, timezone
 from typing import IO, Any, Callable, Iterable
 
-from kubectl_tspread.views.drain import parallel
+from kubectl_tspread.cli import workers
 from kubectl_tspread.model.plan import CHECK_ORDER, SIMULATE, VERIFY
 
 # actions (the "action" field of a log line)
@@ -72,14 +72,14 @@ class _Live:
         # only the forking thread, so a lock that thread held half-way through a write (the
         # stream's buffer) would stay taken in the child for good. Forks wait for the redraw
         # (a terminal paused with Ctrl-S holds them until it resumes, as any write to it would)
-        parallel.FORK_LOCKS.append(bars.live._lock)
+        workers.FORK_LOCKS.append(bars.live._lock)
 
     def stop_bars(self) -> None:
         """Take the bars away (before a long explanation or the plan itself: they would redraw
         over it); again is harmless."""
         with self._lock:
             if self._bars is not None:
-                parallel.FORK_LOCKS.remove(self._bars.live._lock)
+                workers.FORK_LOCKS.remove(self._bars.live._lock)
                 self._bars.stop()
                 self._bars = None
 

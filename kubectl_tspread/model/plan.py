@@ -177,6 +177,19 @@ class Finding:
     failed: int = 0  # candidates re-planned that did not clear it
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What remedy verification reads of a re-plan (the given order's check: `safe` only): all
+    that a re-plan computed elsewhere (views/drain/workers.py) hands back."""
+
+    safe: bool
+    findings: tuple[Finding, ...]
+    # a re-plan the plan carried along (views/drain/core/shared.py): how many of the plan's steps it took
+    # over; None when it was simulated from the start
+    carried: int | None = None
+    evicted_again: int = 0  # DrainPlan.evicted_again (the StageCordons remedy names it)
+
+
 @dataclass(frozen=True, slots=True)
 class DrainPlan:
     nodes: tuple[str, ...]  # the targets, as resolved

@@ -18,7 +18,8 @@ to watch (every explicit constraint of each affected workload, judged through a
 representative replacement) → the order search (search.py) over step simulations
 (steps.py, placement.py, simulate.py) → findings and verified remedies
 (findings.py, remedies.py). The remedies' re-plans are plans of the edited cluster made
-the same way, in forked processes (parallel.py); when forced.py proves that no order is
+the same way, by the caller's workers when it passes some (workers.py: cli/ forks them
+onto other cores), else in this process; when forced.py proves that no order is
 safe, the SetNodeTaintsPolicyHonor re-plan may be carried along the plan (shared.py).
 """
 
@@ -27,12 +28,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterable, Sequence
 
-from kubectl_tspread.views.drain import parallel, remedies
+from kubectl_tspread.views.drain import remedies
 from kubectl_tspread.views.drain.core import shared
 from kubectl_tspread.views.drain import pdb as pdbmod
 from kubectl_tspread.views.drain.findings import build_findings, order_finding, plan_findings, stranded_finding
+from kubectl_tspread.views.drain.workers import Handle, Workers
 from kubectl_tspread.model.plan import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, SIMULATE, VERIFY, DrainPlan, Eviction, \
-    Finding, PlanOptions, PlanProgress, Step, Stranded
+    Finding, PlanOptions, PlanProgress, Step, Stranded, Verdict
 from kubectl_tspread.views.drain.core.placement import Placer
 from kubectl_tspread.views.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
     kubectl_warnings, workload_ref
@@ -206,13 +208,17 @@ def _blocked_stranded(ctx: Context, steps: Sequence[Step]) -> list[Stranded]:
 
 def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions = PlanOptions(),
                on_progress: PlanProgress | None = None,
-               before_remedies: Callable[[DrainPlan], None] | None = None) -> DrainPlan:
+               before_remedies: Callable[[DrainPlan], None] | None = None,
+               workers: Workers | None = None) -> DrainPlan:
     """Plan the drain of `targets` (node names, as resolve_targets gives them).
     `before_remedies` is handed the plan, its findings without remedies yet, just before the
     remedies are verified (when there are any to verify): the plan returned differs from it
-    only in its findings, and the re-plans run on the other cores meanwhile."""
-    # (the commands run it with the cyclic collector off: cli/gcpause.py)
-    return _plan_drain(snapshot, targets, options, on_progress or _silent, before_remedies)
+    only in its findings, and the re-plans run on the other cores meanwhile.
+    `workers` compute the remedies' re-plans and the given order's check while the plan is
+    made (workers.py); None: each is computed here when it is needed. The plan is the same."""
+    # (the commands run it with the cyclic collector off, cli/gcpause.py, and pass the forked
+    # workers of cli/workers.py)
+    return _plan_drain(snapshot, targets, options, on_progress or _silent, before_remedies, workers)
 
 
 def _silent(phase: str, done: int | None, total: int | None) -> None:
@@ -220,13 +226,13 @@ def _silent(phase: str, done: int | None, total: int | None) -> None:
 
 
 def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
-                on_progress: PlanProgress, before_remedies: Callable[[DrainPlan], None] | None = None
-                ) -> DrainPlan:
+                on_progress: PlanProgress, before_remedies: Callable[[DrainPlan], None] | None = None,
+                workers: Workers | None = None) -> DrainPlan:
     missing = [t for t in targets if snapshot.node(t) is None]
     if missing:
         raise NotFoundError(f'node "{missing[0]}" not found ({snapshot.source or "snapshot"}); '
                             f"list the nodes with: kubectl get nodes")
-    planning = _Planning(snapshot, targets, options, on_progress)
+    planning = _Planning(snapshot, targets, options, on_progress, workers)
     try:
         return planning.run(before_remedies)
     finally:
@@ -235,16 +241,17 @@ def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions
 
 class _Planning:
     """One plan_drain call: the plan, and the re-plans that verify its remedies started on
-    other cores as early as what they need is known (parallel.py)."""
+    workers as early as what they need is known (workers.py; none: all computed here)."""
 
     def __init__(self, snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
-                 on_progress: PlanProgress):
+                 on_progress: PlanProgress, workers: Workers | None):
         self.snapshot, self.targets, self.options, self.on_progress = snapshot, targets, options, on_progress
+        self.workers = workers
         self.sim, self.placer = SimCluster(snapshot), Placer()
         # remedies re-plan on forks of the untouched simulation, sharing the filter cache
         self.pristine = self.sim.copy() if options.verify_remedies else None
-        self.children: dict[str, parallel.Child] = {}
-        self.order_child: list[parallel.Child] = []
+        self.children: dict[str, Handle] = {}
+        self.order_child: list[Handle] = []
         self.proved: list = []  # forced.py's proof that no order is safe, once told
         self.ctx: Context | None = None
 
@@ -254,12 +261,12 @@ class _Planning:
 
     def run(self, before_remedies: Callable[[DrainPlan], None] | None) -> DrainPlan:
         snapshot, targets, options, on_progress = self.snapshot, self.targets, self.options, self.on_progress
-        forking = parallel.available()
+        forking = self.workers is not None
         if options.verify_remedies and forking:
             # the re-plan a proven trap wants first, started before the proof is known: the
             # plan's context and the proof take seconds on a big cluster, and in a trap this
             # re-plan runs longer than the plan itself (guess() stops it when no proof comes)
-            _start(self.children, remedies.deleting_replans(snapshot, targets, options), self.replan)
+            _start(self.workers, self.children, remedies.deleting_replans(snapshot, targets, options), self.replan)
         self.ctx = build_context(self.sim, targets, options)
         on_strand = self.first_strand if options.verify_remedies and forking else None
         total = len(targets)
@@ -278,12 +285,12 @@ class _Planning:
                  before_remedies: Callable[[DrainPlan], None] | None) -> list[Finding]:
         """The findings with the remedies their re-plans verify."""
         snapshot, targets, options, on_progress = self.snapshot, self.targets, self.options, self.on_progress
-        forking = parallel.available()
+        forking = self.workers is not None
         # the re-plans to make first: started on other cores, and counted for the display
         wanted = remedies.first_replans(snapshot, targets, options, plan, findings) \
             if forking or on_progress is not _silent else []
         if forking:
-            _start_only(self.children, wanted, self.replan)
+            _start_only(self.workers, self.children, wanted, self.replan)
         if wanted:
             on_progress(VERIFY, 0, len(wanted))
         if before_remedies is not None:
@@ -296,8 +303,12 @@ class _Planning:
         # the placement cache is only sound on forks of the same simulation
         sim, pl = (fork, self.placer) if fork is not None else (SimCluster(snap), Placer())
         replanned, refused = _plan(snap, self.targets, opts, sim, pl)
-        parallel.outlive(sim, replanned)  # in a child, which exits once its verdict is sent
+        self.outlive(sim, replanned)  # in a worker, which exits once its verdict is sent
         return replace(replanned, findings=tuple(build_findings(replanned, refused)))
+
+    def outlive(self, *objs: object) -> None:
+        if self.workers is not None:
+            self.workers.outlive(*objs)
 
     def proof(self, forced: list) -> None:
         """Told before the first step whether no order is safe. When one may be, and no pod
@@ -311,8 +322,8 @@ class _Planning:
             self.guess(forced)
         if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
             snapshot, targets, options = self.snapshot, self.targets, self.options
-            self.order_child.append(parallel.Child(
-                lambda: parallel.Verdict(given_order_safe(snapshot, targets, options), ())))
+            self.order_child.append(self.workers.start(
+                lambda: Verdict(given_order_safe(snapshot, targets, options), ())))
 
     def given_safe(self) -> bool:
         self.on_progress(CHECK_ORDER, None, None)
@@ -327,7 +338,8 @@ class _Planning:
         snapshot, targets, options = self.snapshot, self.targets, self.options
         wanted = (remedies.first_trap_replans(snapshot, targets, options, forced) if forced else
                   remedies.first_replans(snapshot, targets, options, None, _blocked_findings(self.ctx)))
-        _start_only(self.children, wanted, self.replan)  # the early guess goes when the proof does not bear it out
+        # the early guess goes when the proof does not bear it out
+        _start_only(self.workers, self.children, wanted, self.replan)
 
     def first_strand(self, s: Stranded, world: World) -> shared.Sharer | None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
@@ -345,44 +357,45 @@ class _Planning:
         # forced.py's proof without the workload the remedy edits: the re-plan's own proof
         others = [h for h in self.proved if h.workload != s.workload]
         for key, action, snap, opts in wanted:
-            if action == SET_NODE_TAINTS_POLICY_HONOR and others and len(children) < parallel.MAX_CHILDREN:
+            if action == SET_NODE_TAINTS_POLICY_HONOR and others and len(children) < self.workers.limit:
                 sharer = shared.arm(self.ctx, world, s, opts,
                                     self.carried(key, snap, opts, self.planner_carry(opts, others)))
                 carrying = key if sharer is not None else None
                 break
-        _start(children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying], self.replan)
+        _start(self.workers, children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying],
+               self.replan)
         return sharer
 
     def carried(self, key: str, snap: Callable[[], Snapshot], opts: PlanOptions,
-                carry: Callable[[shared.Sharer, World, Snapshot], parallel.Verdict | None]
+                carry: Callable[[shared.Sharer, World, Snapshot], Verdict | None]
                 ) -> Callable[[shared.Sharer, World | None], None]:
         """Starts the re-plan `key` in a child from where the plan hands over (the world of the
         level; None: nothing of the plan can be used): `carry(sharer, where, edited snapshot)`
         answers it from there, or None, and the child re-plans from scratch."""
         def fork(sharer: shared.Sharer, where: World | None) -> None:
-            def run() -> parallel.Verdict:
+            def run() -> Verdict:
                 edited = snap()
                 got = carry(sharer, where, edited) if where is not None and self.pristine is not None else None
                 return got if got is not None else _verdict(self.replan(edited, opts))
 
-            self.children[key] = parallel.Child(run)
+            self.children[key] = self.workers.start(run)
         return fork
 
     def planner_carry(self, opts: PlanOptions,
-                      forced: list) -> Callable[[shared.Sharer, World, Snapshot], parallel.Verdict | None]:
+                      forced: list) -> Callable[[shared.Sharer, World, Snapshot], Verdict | None]:
         """The carried re-plan's verdict played on from the planner's `world` (shared.carry_on)."""
-        def carry(sharer: shared.Sharer, world: World, edited: Snapshot) -> parallel.Verdict | None:
+        def carry(sharer: shared.Sharer, world: World, edited: Snapshot) -> Verdict | None:
             at = len(world.steps)  # before the re-plan plays on
             got = shared.carry_on(world, self.ctx, self.pristine, self.snapshot, opts, sharer, edited, forced)
             if got is None:
                 return None
             plan, refused = _finish(edited, self.targets, opts, *got, False, [])
-            parallel.outlive(got, plan)
-            return parallel.Verdict(plan.safe, tuple(build_findings(plan, refused)), at, plan.evicted_again)
+            self.outlive(got, plan)
+            return Verdict(plan.safe, tuple(build_findings(plan, refused)), at, plan.evicted_again)
         return carry
 
 
-def _start_only(children: dict[str, parallel.Child],
+def _start_only(workers: Workers, children: dict[str, Handle],
                 wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
                 replan: Callable[[Snapshot, PlanOptions], DrainPlan]) -> None:
     """Cancel the children not among `wanted` (guessed wrong: free their cores), then start
@@ -390,24 +403,25 @@ def _start_only(children: dict[str, parallel.Child],
     keys = {w[0] for w in wanted}
     for key in [k for k in children if k not in keys]:
         children.pop(key).cancel()
-    _start(children, wanted, replan)
+    _start(workers, children, wanted, replan)
 
 
-def _start(children: dict[str, parallel.Child], wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
+def _start(workers: Workers, children: dict[str, Handle],
+           wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
            replan: Callable[[Snapshot, PlanOptions], DrainPlan]) -> None:
-    """Start each wanted re-plan in a forked process (at most parallel.MAX_CHILDREN at once),
-    which also makes the candidate's edited snapshot."""
+    """Start each wanted re-plan on a worker (at most workers.limit at once), which also
+    makes the candidate's edited snapshot."""
     for key, snap, opts in wanted:
         if key in children:
             continue  # already under way
-        if len(children) >= parallel.MAX_CHILDREN:
+        if len(children) >= workers.limit:
             return
-        children[key] = parallel.Child(lambda s=snap, o=opts: _verdict(replan(s(), o)))
+        children[key] = workers.start(lambda s=snap, o=opts: _verdict(replan(s(), o)))
 
 
-def _verdict(plan: DrainPlan) -> parallel.Verdict:
-    """What a child sends back of its re-plan."""
-    return parallel.Verdict(plan.safe, plan.findings, evicted_again=plan.evicted_again)
+def _verdict(plan: DrainPlan) -> Verdict:
+    """What a worker hands back of its re-plan."""
+    return Verdict(plan.safe, plan.findings, evicted_again=plan.evicted_again)
 
 
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,

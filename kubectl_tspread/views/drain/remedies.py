@@ -37,7 +37,7 @@ from kubectl_tspread.model.plan import (
     CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS,
     PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
 )
-from kubectl_tspread.views.drain.parallel import Child
+from kubectl_tspread.views.drain.workers import Handle
 from kubectl_tspread.views.drain.remedy_effects import side_effects, then_finding, verifies
 from kubectl_tspread.views.drain.pods import workload_ref
 from kubectl_tspread.views.drain.core.simulate import edited_constraints
@@ -68,14 +68,14 @@ Candidate = tuple[str, dict[str, Any], Callable[[], Snapshot], PlanOptions]
 def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
                     findings: list[Finding],
                     replan: Callable[[Snapshot, PlanOptions], Any],
-                    ready: dict[str, Child] | None = None,
+                    ready: dict[str, Handle] | None = None,
                     on_replan: Callable[[int], None] | None = None) -> list[Finding]:
     """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a
     candidate (plan.py passes plan_drain without remedies: this module does not import
     plan.py, which imports it); its findings need not carry the
     info-only order finding, which no remedy is judged by. `ready` holds re-plans already
-    under way in other processes (views/drain/parallel.py), by candidate key: each is used
-    where it would have been computed, or computed here if its process failed.
+    under way on plan_drain's workers (views/drain/workers.py), by candidate key: each is used
+    where it would have been computed, or computed here if its worker failed.
     `on_replan` is told how many re-plans are done after each one."""
     cache: dict[str, Any] = {}
     allowance = replan_allowance(len(targets))

@@ -45,7 +45,7 @@ def then_finding(replanned: Any) -> Finding | None:
 def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
                  lookups, replanned: Any = None) -> tuple[SideEffect, ...]:
     """What applying a candidate does besides clearing `f`, as data (render/drain.py words it);
-    `replanned`: the candidate's re-plan (a DrainPlan or a parallel.Verdict), None when it was
+    `replanned`: the candidate's re-plan (a DrainPlan or a Verdict), None when it was
     not re-planned."""
     if action == STAGE_CORDONS:
         # nodes drained later stay open to replacements until their own step: each pod placed

@@ -1,15 +1,12 @@
-"""Remedy re-plans, and the given order's check, in forked processes, so they use the
-machine's other cores.
+"""The drain planner's workers (views/drain/workers.py): remedy re-plans, and the given
+order's check, computed in forked processes, so they use the machine's other cores. A process
+policy, so the commands choose it (cli/), and pass `forks()` to plan_drain.
 
-Verifying a remedy is a whole re-plan of the drain on the edited cluster, as costly as
-the plan itself, and a big drain's remedies take two of them; a safe plan whose order
-differs from the given one simulates the given order too (findings.order_finding), as
-costly again. Each is a pure function of the snapshot and the untouched simulation
-(views/drain/plan.py forks it per candidate): a child process made with fork() inherits that
-simulation as it is, computes the re-plan or the check and sends back its verdict (safe,
-and the findings), pickled through a pipe. The parent uses the verdict exactly where it
-would have computed it itself; a child that fails for any reason is replaced by that
-in-process computation, so the answer never depends on whether the fork worked.
+A child process made with fork() inherits the planner's untouched simulation as it is,
+computes the re-plan or the check and sends back its Verdict (safe, and the findings),
+pickled through a pipe. The planner uses the verdict exactly where it would have computed it
+itself; a child that fails for any reason reads as None, and the planner computes it
+in-process instead, so the answer never depends on whether the fork worked.
 
 Only on Linux (fork is the only start method that shares the simulation without
 pickling it, and macOS's fork is unsafe with system frameworks) and with more than one
@@ -22,10 +19,9 @@ import os
 import pickle
 import signal
 import sys
-from dataclasses import dataclass
 from typing import Callable
 
-from kubectl_tspread.model.plan import Finding
+from kubectl_tspread.model.plan import Verdict
 
 MAX_CHILDREN = 4
 # locks that a fork must not split, taken around each fork() (cli/progress.py adds the redraw
@@ -36,16 +32,10 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _KEPT: list | None = None
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """What remedy verification reads of a re-plan (the given order's check: `safe` only)."""
-
-    safe: bool
-    findings: tuple[Finding, ...]
-    # a re-plan the plan carried along (views/drain/core/shared.py): how many of the plan's steps it took
-    # over; None when it was simulated from the start
-    carried: int | None = None
-    evicted_again: int = 0  # DrainPlan.evicted_again (the StageCordons remedy names it)
+def forks() -> Forks | None:
+    """The workers the commands plan with: forked children when available(), else None (the
+    planner computes everything in-process)."""
+    return FORKS if available() else None
 
 
 def available() -> bool:
@@ -151,3 +141,18 @@ class Child:
                 os.close(self._fd)
             except OSError:
                 pass
+
+
+class Forks:
+    """views/drain/workers.Workers: each computation in a Child."""
+
+    limit = MAX_CHILDREN
+
+    def start(self, fn: Callable[[], Verdict]) -> Child:
+        return Child(fn)
+
+    def outlive(self, *objs: object) -> None:
+        outlive(*objs)
+
+
+FORKS = Forks()
