@@ -46,6 +46,11 @@ from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import SET_NODE_TAINTS_POLICY_HONOR, Pdb, Pod, Snapshot
 
 
+def _node_not_found(snapshot: Snapshot, name: str) -> NotFoundError:
+    return NotFoundError(f'node "{name}" not found ({snapshot.source or "snapshot"}); '
+                         f"list the nodes with: kubectl get nodes")
+
+
 def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Selector | None = None,
                     domain: tuple[str, str] | None = None) -> tuple[str, ...]:
     """Node names in the order given, then `-l` and `--domain` matches by name; duplicates dropped."""
@@ -55,8 +60,7 @@ def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Sel
     out: list[str] = []
     for name in names:
         if name not in known:
-            raise NotFoundError(f'node "{name}" not found ({snapshot.source or "snapshot"}); '
-                                f"list the nodes with: kubectl get nodes")
+            raise _node_not_found(snapshot, name)
         out.append(name)
     for what, pred in (("-l " + str(selector), selector.matches if selector is not None else None),
                        (f"--domain {domain[0]}={domain[1]}" if domain else "",
@@ -218,25 +222,18 @@ def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions 
     made (workers.py); None: each is computed here when it is needed. The plan is the same."""
     # (the commands run it with the cyclic collector off, cli/gcpause.py, and pass the forked
     # workers of cli/workers.py)
-    return _plan_drain(snapshot, targets, options, on_progress or _silent, before_remedies, workers)
-
-
-def _silent(phase: str, done: int | None, total: int | None) -> None:
-    pass
-
-
-def _plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
-                on_progress: PlanProgress, before_remedies: Callable[[DrainPlan], None] | None = None,
-                workers: Workers | None = None) -> DrainPlan:
     missing = [t for t in targets if snapshot.node(t) is None]
     if missing:
-        raise NotFoundError(f'node "{missing[0]}" not found ({snapshot.source or "snapshot"}); '
-                            f"list the nodes with: kubectl get nodes")
-    planning = _Planning(snapshot, targets, options, on_progress, workers)
+        raise _node_not_found(snapshot, missing[0])
+    planning = _Planning(snapshot, targets, options, on_progress or _silent, workers)
     try:
         return planning.run(before_remedies)
     finally:
         planning.cancel()
+
+
+def _silent(phase: str, done: int | None, total: int | None) -> None:
+    pass
 
 
 class _Planning:
@@ -266,7 +263,7 @@ class _Planning:
             # the re-plan a proven trap wants first, started before the proof is known: the
             # plan's context and the proof take seconds on a big cluster, and in a trap this
             # re-plan runs longer than the plan itself (guess() stops it when no proof comes)
-            _start(self.workers, self.children, remedies.deleting_replans(snapshot, targets, options), self.replan)
+            self.start(remedies.deleting_replans(snapshot, targets, options))
         self.ctx = build_context(self.sim, targets, options)
         on_strand = self.first_strand if options.verify_remedies and forking else None
         total = len(targets)
@@ -290,13 +287,31 @@ class _Planning:
         wanted = remedies.first_replans(snapshot, targets, options, plan, findings) \
             if forking or on_progress is not _silent else []
         if forking:
-            _start_only(self.workers, self.children, wanted, self.replan)
+            self.start_only(wanted)
         if wanted:
             on_progress(VERIFY, 0, len(wanted))
         if before_remedies is not None:
             before_remedies(replace(plan, findings=tuple(findings)))
         return remedies.attach_remedies(snapshot, targets, options, plan, findings, self.replan, ready=self.children,
-                               on_replan=lambda done: on_progress(VERIFY, done, len(wanted)))
+                                        on_replan=lambda done: on_progress(VERIFY, done, len(wanted)))
+
+    def start_only(self, wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]]) -> None:
+        """Cancel the children not among `wanted` (guessed wrong: free their cores), then start
+        those of `wanted` not yet under way."""
+        keys = {w[0] for w in wanted}
+        for key in [k for k in self.children if k not in keys]:
+            self.children.pop(key).cancel()
+        self.start(wanted)
+
+    def start(self, wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]]) -> None:
+        """Start each wanted re-plan on a worker (at most workers.limit at once), which also
+        makes the candidate's edited snapshot."""
+        for key, snap, opts in wanted:
+            if key in self.children:
+                continue  # already under way
+            if len(self.children) >= self.workers.limit:
+                return
+            self.children[key] = self.workers.start(lambda s=snap, o=opts: _verdict(self.replan(s(), o)))
 
     def replan(self, snap: Snapshot, opts: PlanOptions) -> DrainPlan:
         fork = self.pristine.forked_to(snap) if self.pristine is not None else None
@@ -339,7 +354,7 @@ class _Planning:
         wanted = (remedies.first_trap_replans(snapshot, targets, options, forced) if forced else
                   remedies.first_replans(snapshot, targets, options, None, _blocked_findings(self.ctx)))
         # the early guess goes when the proof does not bear it out
-        _start_only(self.workers, self.children, wanted, self.replan)
+        self.start_only(wanted)
 
     def first_strand(self, s: Stranded, world: World) -> shared.Sharer | None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
@@ -362,8 +377,7 @@ class _Planning:
                                     self.carried(key, snap, opts, self.planner_carry(opts, others)))
                 carrying = key if sharer is not None else None
                 break
-        _start(self.workers, children, [(key, snap, opts) for key, _, snap, opts in wanted if key != carrying],
-               self.replan)
+        self.start([(key, snap, opts) for key, _, snap, opts in wanted if key != carrying])
         return sharer
 
     def carried(self, key: str, snap: Callable[[], Snapshot], opts: PlanOptions,
@@ -393,30 +407,6 @@ class _Planning:
             self.outlive(got, plan)
             return Verdict(plan.safe, tuple(build_findings(plan, refused)), at, plan.evicted_again)
         return carry
-
-
-def _start_only(workers: Workers, children: dict[str, Handle],
-                wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
-                replan: Callable[[Snapshot, PlanOptions], DrainPlan]) -> None:
-    """Cancel the children not among `wanted` (guessed wrong: free their cores), then start
-    those of `wanted` not yet under way."""
-    keys = {w[0] for w in wanted}
-    for key in [k for k in children if k not in keys]:
-        children.pop(key).cancel()
-    _start(workers, children, wanted, replan)
-
-
-def _start(workers: Workers, children: dict[str, Handle],
-           wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]],
-           replan: Callable[[Snapshot, PlanOptions], DrainPlan]) -> None:
-    """Start each wanted re-plan on a worker (at most workers.limit at once), which also
-    makes the candidate's edited snapshot."""
-    for key, snap, opts in wanted:
-        if key in children:
-            continue  # already under way
-        if len(children) >= workers.limit:
-            return
-        children[key] = workers.start(lambda s=snap, o=opts: _verdict(replan(s(), o)))
 
 
 def _verdict(plan: DrainPlan) -> Verdict:
