@@ -5,9 +5,9 @@ the runner divides every measured time by this one. (The tool parses pod pages o
 part, snapshot/wire.py, so a command that mostly reads can come in under it.) It uses the
 fastest whole-document parser the tool may use (orjson when installed), one keep-alive connection,
 no client library, and no cyclic garbage collector: a script that keeps nothing makes no
-reference cycles, and with the collector on it walked each page's freshly parsed objects
-again and again (about a third of the floor's time on the large cluster, which the tool,
-loading with the collector paused, does not pay: a floor it could beat was no floor).
+reference cycles, and with the collector on it walks each page's freshly parsed objects
+again and again (time the tool, loading with the collector paused, does not pay: a floor
+it could beat would be no floor).
 
     python -m bench.floor http://127.0.0.1:PORT TARGETS.json
 """

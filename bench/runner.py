@@ -132,8 +132,8 @@ def measure_case(case: Case, size: str, env: dict, served: Served | None, work_d
 
 def _runs_for(asked: int, warmup_wall: float) -> int:
     """Fewer runs of a command that takes over half a minute (the harness must fit its time
-    budget), but still three: a median needs them (the whole zone's wall time moved by 20 %
-    between runs of the same code)."""
+    budget), but still three: a median needs them (on a shared machine the wall time of a
+    long case moves between runs of the same code)."""
     if warmup_wall > 30:
         return min(asked, 3)
     return asked

@@ -246,7 +246,7 @@ def _raise_terminated(signum, frame):
 def console_main() -> None:
     """The `kubectl-tspread` program: `main()`, then leave without tearing down the heap.
     On a big cluster the snapshot and a drain's simulation are millions of objects, and
-    freeing them one by one at exit costs about a second after the answer is printed.
+    freeing them one by one at exit would keep the user waiting after the answer is printed.
     Nothing is lost by skipping it: every file is closed and every child reaped inside
     `main`, and the output is flushed here (a failed flush exits 120, as Python does)."""
     try:

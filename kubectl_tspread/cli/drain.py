@@ -193,10 +193,10 @@ def _color(out) -> bool:
 class _EarlyBody:
     """drain-safe's table up to the findings, rendered while the remedies' re-plans run on the
     other cores: plan_drain hands the plan over before it attaches the remedies, which change
-    only the findings. A whole zone's body (its steps, constraints and stranded pods) took ~2 s
-    after the last re-plan came back, the parent's core idle until then. Its text, colored or
-    not, depends on nothing but the plan and the options (render returns it; no line of it
-    wraps at the terminal's width)."""
+    only the findings. A whole zone's body (its steps, constraints and stranded pods) would
+    otherwise be made after the last re-plan came back, the parent's core idle until then.
+    Its text, colored or not, depends on nothing but the plan and the options (render
+    returns it; no line of it wraps at the terminal's width)."""
 
     def __init__(self, out):
         self.out, self.plan, self.text = out, None, None

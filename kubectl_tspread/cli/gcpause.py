@@ -45,7 +45,7 @@ def load_quietly(load, *args, **kwargs) -> Snapshot:
 
 def plan_quietly(plan, *args, **kwargs):
     """`plan(*args, **kwargs)` (views.drain.plan.plan_drain) with the collector off: with the
-    snapshot frozen after loading, the simulation's objects are the whole tracked heap, every
-    collection walked them all, and a 500-node drain spent more than half its time there."""
+    snapshot frozen after loading, the simulation's objects are the whole tracked heap, and
+    every collection would walk them all, again and again as the plan makes more."""
     with no_cyclic_gc():
         return plan(*args, **kwargs)

@@ -113,7 +113,7 @@ class ClusterIndex:
         the others and the unbound ones. A simulation asks this a few dozen times in all,
         early (new workloads' first spread states), while it moves pods by the hundred
         thousand: keeping every namespace and label list up to date for those few answers
-        cost more than this. Made once per pod set."""
+        would cost more than this. Made once per pod set."""
         key = (namespace, id(built))
         hit = self._scans.get(key)
         if hit is not None and hit[0] == self._stamp:

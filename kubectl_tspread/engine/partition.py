@@ -82,8 +82,8 @@ def without_node(part: Partition, name: str, excluded: str | None = None,
         left, leaving = (), listed
     else:
         leaving = (name,)
-    # copied in C (dict.copy clones the table even with deleted slots, where dict() inserts
-    # entry by entry: 4-5 times slower at 5,000 nodes); deleting keeps the name order
+    # copied in C (dict.copy clones the table even with deleted slots, where dict() re-inserts
+    # entry by entry); deleting keeps the name order
     node_domain = part.node_domain.copy()
     for n in leaving:
         del node_domain[n]

@@ -21,8 +21,8 @@ class Rows:
 
     def __init__(self, headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: bool,
                  styles: Sequence[str | None] | None):
-        # tuples: the garbage collector stops tracking a tuple of strings, while 200,000 row lists
-        # (a big drain plan) made it walk everything in memory, the plan too, again and again
+        # tuples: the garbage collector stops tracking a tuple of strings, while a big drain plan's
+        # row lists would make it walk everything in memory, the plan too, again and again
         self.headers, self.rows = list(headers), [tuple(r) for r in rows]
         self.no_headers, self.styles = no_headers, styles
 
@@ -77,9 +77,9 @@ def _split_lines(lines: list[Sequence[str]]) -> list[list[str]]:
 
 
 class _Column:
-    """One column's cells, judged at once: a drain plan's table has 77,000 rows, and asking
-    rich for the cell width of each cell was half of printing it. An ASCII-only column (node,
-    pod and workload names) is as many cells wide as it has characters."""
+    """One column's cells, judged at once: a drain plan's table has tens of thousands of rows,
+    and asking rich for the cell width of each cell would be a large part of printing it. An
+    ASCII-only column (node, pod and workload names) is as many cells wide as it has characters."""
 
     __slots__ = ("printable", "ascii", "width")
 
@@ -270,7 +270,7 @@ def block_text(renderable, color: bool) -> str:
 
     On a terminal rich would shrink the columns to the window and crop each line, dropping whole
     columns; kubectl never does that: it prints full rows and lets the terminal wrap them.
-    Without colors a `table` is laid out here, to the same bytes: rich takes a second for the
+    Without colors a `table` is laid out here, to the same bytes: rich is slow on the
     thousands of rows of a large cluster.
     """
     if isinstance(renderable, Rows):

@@ -302,8 +302,8 @@ def _pod_view(r: P.PendingReport) -> dict[str, Any]:
 
 def pending_view(reports: P.PendingReports, missing: Sequence[str] = ()) -> dict[str, Any]:
     """The PendingReport document. Its pods are a Stream: `structured.pieces` makes each pod's
-    view as it is written (1,000 pending pods × 5,000 nodes held at once with their text took
-    10 GB), `structured.dump` makes them a list."""
+    view as it is written (so memory holds one pod's view and text at a time, not a whole
+    -A report's), `structured.dump` makes them a list."""
     return {
         "apiVersion": API_VERSION, "kind": "PendingReport",
         # the Kubernetes minor whose scheduler the rebuilt messages follow (--kube-version, /version)

@@ -75,8 +75,9 @@ def warnings_view(missing: Sequence[str]) -> list[dict[str, Any]]:
 
 def distribution_view(report, missing: Sequence[str] = ()) -> dict[str, Any]:
     """The DistributionReport document. Its workloads are a Stream: `pieces` makes each one's view
-    as it is written (every workload of a 150,000-pod cluster held at once with its text was
-    1 GB), `dump` makes them a list. `missing`: kinds the input lacked (`warnings`)."""
+    as it is written (so memory holds one workload's view and text at a time, not a big
+    cluster's every workload), `dump` makes them a list. `missing`: kinds the input lacked
+    (`warnings`)."""
     from kubectl_tspread.render.text import trap_message
 
     return {"apiVersion": API_VERSION, "kind": "DistributionReport",
@@ -124,7 +125,7 @@ def _distribution_constraint(c, trap_message) -> dict[str, Any]:
 class Stream:
     """A list of a document made one item at a time as it is written (`pieces`): a whole
     zone's drain plan at 150,000 pods has thousands of steps, and their views held at once,
-    with the encoded text, took more than 20 GB. `dump` makes it a list."""
+    with the encoded text, would grow memory with the whole plan. `dump` makes it a list."""
 
     def __init__(self, make: Callable[[], Iterable[Any]]):
         self._make = make
@@ -214,7 +215,8 @@ def _yaml_text(value: Any) -> str:
 @functools.cache
 def _yaml_writer() -> Callable[[Any], str]:
     """PyYAML's block YAML; with its C dumper (PyYAML's wheels have it) the same text is
-    written by render/yamltext.py: a drain plan's YAML in about a tenth of the time."""
+    written by render/yamltext.py, which spares most values PyYAML's node objects and
+    resolver calls."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", None)
@@ -231,7 +233,8 @@ def _yaml_writer() -> Callable[[Any], str]:
 
 
 def dump(doc: dict[str, Any], fmt: str) -> str:
-    """JSON with a two-space indent (orjson: the pure-Python indenting encoder took minutes on a why-pending -A report of 1,000 pods × 5,000 nodes); YAML from the same dict,
+    """JSON with a two-space indent (orjson: the json module's indenting encoder is pure
+    Python, too slow for a why-pending -A report of a big cluster); YAML from the same dict,
     keys in schema order."""
     doc = listed(doc)
     return _json_text(doc) + "\n" if fmt == "json" else _yaml_text(doc)

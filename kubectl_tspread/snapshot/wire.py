@@ -4,11 +4,11 @@ the pod decoder reads are built.
 A 150k-pod cluster arrives as ~750 MB of JSON, most of it fields no scheduler filter
 reads (managedFields, container images, env, probes, securityContext, …). Parsing a
 page into dicts builds all of it and the decoder then throws it away; msgspec, given
-the shape below (TypedDicts), skips unknown keys inside its C parser, about 4 × faster
-than a full parse of the same page. What it returns are plain dicts holding only the
-declared keys (a key the page did not send is absent, a JSON null is None), but for the
-labels, the ownerReferences and the spec's template-like sub-trees (containers, affinity,
-spread constraints, tolerations, …): those are left as their JSON text (msgspec.Raw), which
+the shape below (TypedDicts), skips unknown keys inside its C parser without building
+them. What it returns are plain dicts holding only the declared keys (a key the page
+did not send is absent, a JSON null is None), but for the labels, the ownerReferences
+and the spec's template-like sub-trees (containers, affinity, spread constraints,
+tolerations, …): those are left as their JSON text (msgspec.Raw), which
 `decode.pod` keys its memos on and parses once per distinct text, since a workload's pods
 repeat it byte for byte. The records are the same as from a full parse (tests/test_wire.py
 and tests/test_decode_perf_equiv.py check that field by field).
@@ -74,7 +74,7 @@ class _Condition(TypedDict, total=False):  # lastProbeTime is not read
 class _ContainerStatus(TypedDict, total=False):  # only what in-place resize reads
     name: Any
     # JSON text, compared with the spec's as sent (decode._as_spec): a running pod's
-    # status repeats its spec, and building these maps for every pod cost more than that
+    # status repeats its spec, and building these maps for every pod would cost more than that
     allocatedResources: msgspec.Raw
     resources: msgspec.Raw
 

@@ -358,8 +358,8 @@ class _Planning:
 
     def first_strand(self, s: Stranded, world: World) -> shared.Sharer | None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
-        that finding's other re-plans too (in a zone's plan it comes after about half of the
-        plan's time, and its re-plans would otherwise start only once the whole plan is done).
+        that finding's other re-plans too (in a zone's plan it comes long before the plan
+        ends, and its re-plans would otherwise start only once the whole plan is done).
         Search calls it only when forced.py proved that no order is safe, with the world it
         kept. The SetNodeTaintsPolicyHonor re-plan is carried along by the plan instead, when
         views/drain/core/shared.py's checks allow."""

@@ -206,8 +206,9 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
                f: Finding, workloads: "_Lookups", forced: bool = False) -> Iterator[Candidate]:
     """(action, params, the edited snapshot — made when called —, options) per candidate.
     A zone drain has hundreds of findings and verifies the candidates of the first few:
-    building every edited copy of 150,000 pods for the others cost minutes. `forced`:
-    forced.py proved that no order is safe (read from `plan` when there is one)."""
+    building the edited copies of a big cluster's pods for all the others would be
+    wasted. `forced`: forced.py proved that no order is safe (read from `plan` when there
+    is one)."""
     if f.code in _FLAG_FIELD:
         field_name, flag = _FLAG_FIELD[f.code]
         yield ("Flag", {"flag": flag}, lambda: snapshot,

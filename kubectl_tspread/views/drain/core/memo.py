@@ -37,10 +37,9 @@ class ObjectMemo:
     same object again means the same value): each entry keeps its object alive, so its id is
     never another's while the entry lives. Past `limit` entries the memo lets go of those whose
     object nothing else holds: no caller can ask for it again (the simulation has moved on from
-    that state, that list). Kept until the memo started over, they were most of a zone plan's
-    growth: the order heuristic's target node sets of states long replaced (415 MB of sets in
-    the large zone's node-deleting re-plan, 9 MB now). Of the rest, the oldest go while more
-    than three quarters of `limit` are left."""
+    that state, that list). Kept until the memo starts over, they would be most of a zone
+    plan's growth: the order heuristic's target node sets of states long replaced. Of the
+    rest, the oldest go while more than three quarters of `limit` are left."""
 
     __slots__ = ("_entries", "limit")
 

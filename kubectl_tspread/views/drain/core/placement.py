@@ -65,8 +65,9 @@ MIN_FEASIBLE_NODES = 100
 MIN_FEASIBLE_PERCENT = 5
 BASE_PERCENT = 50
 NODES_PER_PERCENT = 125
-# how much further than a template's last walk went its next placement's window reaches
-# (chosen on the node-deleting zone re-plan; smaller and larger margins were slower)
+# how much further than a template's last walk went its next placement's window reaches:
+# too small a margin sends more placements on to the walk over every node, too large a
+# one judges nodes the walk would not have reached
 WINDOW_MARGIN = 1.5
 
 

@@ -20,11 +20,11 @@ A set of remaining nodes from which no safe continuation was found is remembered
 not explored again (an approximation: the state after draining a set also depends on
 the order, which the memo ignores). A candidate is played on the level's world itself,
 not on a copy: most levels take their first candidate, and copying the world at each
-of them (with the copy-on-write costs it sets off) was a tenth of a 500-node plan. The
-world of a level is kept every CHECKPOINT_EVERY levels and wherever a candidate failed;
-a level whose world was played on is rebuilt from the checkpoint below it by playing the
-batches of the path again (a step's simulation is a function of the world it starts
-from, so the rebuilt world is the one that was lost).
+of them (with the copy-on-write costs it sets off) would be paid at every level for the
+few whose candidate fails. The world of a level is kept every CHECKPOINT_EVERY levels
+and wherever a candidate failed; a level whose world was played on is rebuilt from the
+checkpoint below it by playing the batches of the path again (a step's simulation is a
+function of the world it starts from, so the rebuilt world is the one that was lost).
 
 Before searching, forced.py tries to prove that no order is safe (a tracked hard
 constraint whose closed domains pin the global minimum while the open ones lack room
@@ -453,8 +453,8 @@ class Search:
                 # the target nodes holding pods there move by the changed ones; a domain whose
                 # node list is not the old one lost nodes (a node only ever leaves the domains
                 # of a state moved from another: an added node makes every state anew), and
-                # those leave its share. Walking the domain's nodes instead cost a zone's 1,700
-                # per state per deleted node, a twentieth of a node-deleting zone re-plan
+                # those leave its share. Walking the domain's nodes instead would cost a zone's
+                # 1,700 per state per deleted node
                 names = before[2] if before is not None else ()
                 changed = moved_nodes.get(value)
                 if was_d.nodes is not d.nodes and names:
@@ -536,7 +536,7 @@ class _Totals:
         """Every total back to 0."""
         n = len(self.names)
         # arrays only: position -> [holds, surplus] not yet added to them (add's small node
-        # sets, a hostname domain's one node mostly: numpy's per-element += cost more than
+        # sets, a hostname domain's one node mostly: numpy's per-element += costs more than
         # the rest of add, so they are added in one go when the totals are read)
         self._pending: dict[int, list[int]] = {}
         if self.arrays:

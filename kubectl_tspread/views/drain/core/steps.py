@@ -143,8 +143,7 @@ class World:
         (SimCluster.copy)."""
         # a pending replacement is never changed while it waits: the copy shares the records;
         # and the lists of pods still to evict too, as run_batch copies a batch node's list
-        # before it changes it (copying all 1,700 of a zone's for every candidate was 4 % of
-        # its plan)
+        # before it changes it (not all 1,700 of a zone's for every candidate)
         return World(self.sim.copy(checkpoint), self.budgets.copy(), dict(self.remaining),
                      self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
                      dict(self.first_pending), dict(self.stuck), self.todo)
@@ -179,7 +178,7 @@ class World:
     def todo_nodes(self, targets) -> list[str]:
         """The nodes of `targets` not played yet, in their order (callers read the list only).
         `done` only grows: the last answer for the same targets, less what was played since,
-        is the answer (a level asks once; a zone's 1,700 targets were walked each time)."""
+        is the answer (a level asks once; a zone's 1,700 targets are not walked each time)."""
         done, last = self.done, self.todo
         if last is not None and last[0] is targets:
             if last[1] == len(done):

@@ -158,7 +158,7 @@ class NodeTable:
         new.row_version = old.row_version[perm]
         new.free = {r: a[perm] for r, a in old.free.items()}
         # take(axis=1): [:, perm] would make them Fortran-ordered, and every take of their
-        # columns per placement three times slower
+        # columns per placement would be slower
         new.score_alloc, new.score_free = old.score_alloc.take(perm, axis=1), old.score_free.take(perm, axis=1)
         new.alloc2 = old.alloc2.take(perm, axis=1)
         # a value whose last node went keeps its id: no node refers to it any more
@@ -205,11 +205,11 @@ class NodeTable:
         """The table has left the Placer's (its node set is no longer placed on): keep only
         what the count arrays made on it still read, and let the rest go. Those arrays stay
         attached to their states (counts_of moves them to a live table of the same root
-        when read: building them again from the counts cost ~8 times as much, and a drain
-        that deletes its nodes retires a table per step); they need the rows' places in
-        the root table and the value ids. The per-node and per-shape arrays (a few MB of a
-        5,000-node table) go, and so do the node positions but the root's, which `row`
-        reads for every table of its node set."""
+        when read, where building them again from the counts would walk every counted
+        node, and a drain that deletes its nodes retires a table per step); they need the
+        rows' places in the root table and the value ids. The per-node and per-shape
+        arrays (a few MB of a 5,000-node table) go, and so do the node positions but the
+        root's, which `row` reads for every table of its node set."""
         for name in ("order", "rank", "alloc", "row_version", "free", "score_alloc", "score_free",
                      "alloc2", "_sorted", "shapes"):
             delattr(self, name)
@@ -265,8 +265,7 @@ class NodeTable:
                       rows: slice = slice(None)) -> None:
         """Re-read the usage rows of the nodes of `rows` whose version changed: what
         resources.node_usage and sim.nonzero_usage sum, as the simulation keeps them up to
-        date (SimCluster.usage_of: summing a node's pods again after every bind was ~7 % of a
-        500-node plan)."""
+        date (SimCluster.usage_of), instead of summing a node's pods again after every bind."""
         stale = _stale(self.row_version, version, rows)
         if not stale:
             return
@@ -360,7 +359,7 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
 def _forget_dropped_tables(tables: dict) -> None:
     """Drop the entry arrays made on tables no longer kept: their positions are rows of a
     node set nobody places on, and they would keep those tables whole (a drain that deletes
-    its drained nodes makes a table per step; a zone's re-plan held gigabytes of them). The
+    its drained nodes makes a table per step, so they would pile up over a zone's re-plan). The
     count arrays carried by the states stay: their tables are retired, not kept whole."""
     live = {id(t) for t in tables.values()}
     stale = [k for k, v in _ENTRIES.items() if id(v[2]) not in live]
@@ -399,7 +398,7 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     the missing slot) of one constraint state. The pods per node are only kept for a
     hostname constraint (None for any other), the only one whose score reads them: the
     search copies a state's arrays at its first move after each copy of the simulation,
-    and a 5,000-node row per zone constraint was half of that."""
+    and a row as long as the cluster per zone constraint would make most of that copying."""
     vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
     hit = _ARRAYS.get(id(cs))
     if hit is not None and hit[0] is cs:
@@ -457,7 +456,7 @@ def _entries(table: NodeTable, base, node_domain, vid, missing: int):
     nodes (the missing slot for a node outside the constraint's domains): made once per
     map, which every state shifted from it shares. In C, not entry by entry: a drain that
     deletes its nodes makes a new partition per step, and states first placed for after it
-    are built from maps of hundreds of nodes (~2,000 a minute in a zone's re-plan)."""
+    are built from maps of hundreds of nodes (thousands of them in a zone's re-plan)."""
     key = (id(base), id(node_domain), id(table))
     hit = _ENTRIES.get(key)
     if hit is not None and hit[0] is base and hit[1] is node_domain and hit[2] is table:
@@ -481,8 +480,8 @@ def moved_out(old: spread.ConstraintState, new: spread.ConstraintState, value: s
     """`new` is `old` once a node of its domain `value`, holding `leaving` of its matching
     pods, left the domains (a cordon under nodeTaintsPolicy Honor): the pods still count on
     the node, no longer in the domain. Carry `old`'s arrays over with that domain's count
-    moved, as for a shift (building them again from the counts cost a workload's every node,
-    ~4 % of a zone's SetNodeTaintsPolicyHonor re-plan)."""
+    moved, as for a shift (building them again from the counts would walk the workload's
+    every node)."""
     taken = _taken(old)
     if taken is None:
         return
@@ -498,7 +497,7 @@ def handed_over(old: spread.ConstraintState, new: spread.ConstraintState) -> Non
     another branch: both then hold the very same arrays, marked shared, and the first
     state moved from either copies them (`_taken`). A drain that deletes its nodes hands
     every state over at each deletion, most of them again at the next one before any
-    shift: copying them there was ~2 % of such a plan."""
+    shift: copying them at every hand-over would mostly copy arrays nobody moves."""
     hit = _ARRAYS.get(id(old))
     if hit is None or hit[0] is not old:
         return
@@ -535,9 +534,9 @@ def _make_room() -> None:
     """Drop the entries of states that nothing but their entry holds any more (the states a
     search's losing branches and a step's moves left behind), then, while fewer than a
     quarter of the places are free, the oldest entries. Dropping the oldest quarter alone
-    dropped live states too: in a drain that deletes its nodes every state moves at each
-    deletion and the memo filled every few dozen deletions, so that ~20,000 states of a
-    zone's re-plan had their arrays built again from their counts."""
+    drops live states too: in a drain that deletes its nodes every state moves at each
+    deletion and the memo fills every few dozen deletions, so states still in use would
+    have their arrays built again from their counts, over and over."""
     let_go(_ARRAYS, ARRAYS_KEPT)
 
 
@@ -597,8 +596,8 @@ def window(start: int, span: int, want: int, total: int) -> slice | None:
     every node, or when it wraps past the last node. Judging only them first spares the
     arrays of every other node for most placements of a big cluster (500 wanted of 5,000);
     `walk_window` says when they were not enough. A window that wraps would be two runs,
-    each judged by the same dozen array operations: on a zone's re-plan that cost more than
-    judging every node in one go."""
+    each judged by the same dozen array operations, which costs more than judging every
+    node in one go."""
     if span >= total or span < want or start + span > total:
         return None
     return slice(start, start + span)
