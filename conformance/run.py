@@ -1,12 +1,15 @@
 """Random clusters checked against kube-scheduler's own code, one oracle per minor.
 
-    python -m conformance.run --oracle 1.37=/path/to/oracle [--cases N] [--seed S] [--show K]
+    python -m conformance.run --oracle 1.37=/path/to/oracle [--cases N] [--drains D] [--seed S] [--show K]
 
 Prints each mismatch (at most --show cases in full per version) and one line per version:
 
-    conformance 1.37: filter a/N, first b/N, message c/N, counts d/N, placement e/N
+    conformance 1.37: filter a/N, first b/N, message c/N, counts d/N, placement e/N;
+    drains D: drain placement f/P, drain ties g/P, drain clusters h/P
 
-where each N counts the cases that aspect was judged on. Exit 0 only when every judged
+where each N counts the cases that aspect was judged on. The drains part (drains.py) drains
+D of the same clusters and checks each of their P placements on the cluster it met; "drain
+clusters" counts those whose every single-pod aspect agrees there too. Exit 0 only when every judged
 aspect of every case agrees; 1 when something disagrees; 2 when the oracle failed.
 `--known-gap ASPECT` still prints and counts that aspect's mismatches but does not fail on
 them, and the summary line says so: for a difference that is tracked as open work.
@@ -22,6 +25,7 @@ import sys
 from typing import Any
 
 from conformance.compare import ASPECTS, Outcome, compare, ours
+from conformance.drains import DRAIN_ASPECTS, drain_cases, judge
 from conformance.generate import Case, cases
 
 
@@ -67,7 +71,8 @@ def _stale_snapshot(answer: dict[str, Any]) -> bool:
     """The per-node Filter pass ran on a snapshot taken while the scheduler's cache still lacked
     pods (its informer delivered them a moment later, on a loaded machine): a node passes every
     filter there, yet the real scheduling cycle, which takes its own snapshot, found no node.
-    Asking again costs nothing when the answer was right: it comes back the same."""
+    Asking again costs nothing when the answer was right: it comes back the same. (The oracle
+    now takes its snapshot again once its counts are met, waitReady; this stays as a guard.)"""
     return answer.get("schedulable") is False and any(
         not n.get("first") for n in answer.get("nodes") or ())
 
@@ -90,7 +95,7 @@ def answers_for(binary: str, batch: list[Case], out=sys.stdout) -> list[dict[str
 
 
 def check(minor_label: str, binary: str, seed: int, count: int, only: str | None, show: int,
-          known: tuple[str, ...] = (), out=sys.stdout) -> bool:
+          known: tuple[str, ...] = (), out=sys.stdout, drains: int = 0) -> bool:
     minor = int(minor_label.split(".")[1])
     batch = [c for c in cases(seed, count, minor) if only is None or c.id == only]
     answers = answers_for(binary, batch, out)
@@ -123,8 +128,44 @@ def check(minor_label: str, binary: str, seed: int, count: int, only: str | None
             shown += 1
     summary = ", ".join(f"{a} {ok}/{n}" + (" (known gap)" if a in known and ok < n else "")
                         for a, (ok, n) in tally.items())
+    if drains:
+        drained, shown_drains = check_drains(minor, binary, seed, drains, only, show - min(shown, show), out)
+        clean = clean and shown_drains
+        summary += f"; drains {drains}: " + ", ".join(f"{a} {ok}/{n}" for a, (ok, n) in drained.items())
     print(f"conformance {minor_label}: {summary}", file=out)
     return clean
+
+
+def check_drains(minor: int, binary: str, seed: int, count: int, only: str | None, show: int,
+                 out=sys.stdout) -> tuple[dict[str, list[int]], bool]:
+    """Drains of the first `count` clusters, each placement against the oracle (drains.py):
+    the tally of the drain aspects, and whether everything agreed."""
+    batch = [p for p in drain_cases(seed, count, minor) if only is None or p.case.id.startswith(f"{only}-")]
+    answers = answers_for(binary, [p.case for p in batch], out)
+    tally = {a: [0, 0] for a in (*DRAIN_ASPECTS, "drain clusters")}
+    clean = True
+    for placement, answer in zip(batch, answers):
+        if answer.get("error"):
+            clean = False
+            print(f"1.{minor} {placement.case.id}: oracle error: {answer['error']}", file=out)
+            continue
+        agree, diffs = judge(placement, answer)
+        outcome = compare(placement.case, answer, ours(placement.case, minor))
+        agree["drain clusters"] = all(v is not False for v in outcome.agree.values())
+        for aspect, agreed in agree.items():
+            if agreed is not None:
+                tally[aspect][1] += 1
+                tally[aspect][0] += int(agreed)
+        diffs += outcome.diffs
+        if diffs:
+            clean = False
+            bad = ",".join(a for a, v in {**agree, **outcome.agree}.items() if v is False)
+            print(f"--- 1.{minor} {placement.case.id} ({bad})", file=out)
+            if show > 0:
+                show -= 1
+                for d in diffs[:6]:
+                    print(f"  {d}", file=out)
+    return tally, clean
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--oracle", action="append", required=True, metavar="MINOR=PATH",
                     help="a scheduler oracle binary and its minor, e.g. 1.37=/path/oracle (repeatable)")
     ap.add_argument("--cases", type=int, default=500)
+    ap.add_argument("--drains", type=int, default=0, metavar="D",
+                    help="also drain the first D clusters and check every placement of their plans")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--show", type=int, default=20, help="mismatching cases shown in full per version")
     ap.add_argument("--only", help="one case id to run (for debugging)")
@@ -142,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.oracle:
         minor_label, _, binary = spec.partition("=")
         try:
-            ok = check(minor_label, binary, args.seed, args.cases, args.only, args.show, tuple(args.known_gap)) and ok
+            ok = check(minor_label, binary, args.seed, args.cases, args.only, args.show, tuple(args.known_gap),
+                       drains=args.drains) and ok
         except RuntimeError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

@@ -50,12 +50,13 @@ KNOWN_GAPS: tuple[str, ...] = ()
 def test_engine_agrees_with_the_scheduler_on_random_clusters(oracles, minor):
     gaps = [arg for gap in KNOWN_GAPS for arg in ("--known-gap", gap)]
     proc = subprocess.run([sys.executable, "-m", "conformance.run", "--oracle", f"{minor}={oracles[minor]}",
-                           "--cases", str(CASES), "--seed", "1", *gaps],
+                           "--cases", str(CASES), "--drains", str(CASES), "--seed", "1", *gaps],
                           capture_output=True, text=True, cwd=REPO, timeout=1800)
     summary = [line for line in proc.stdout.splitlines() if line.startswith("conformance ")]
     print("\n".join(summary))
     assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
     assert summary and summary[-1].startswith(f"conformance {minor}: filter ")
+    assert f"; drains {CASES}: drain placement " in summary[-1]
 
 
 @pytest.mark.parametrize("minor", MINORS)
@@ -86,6 +87,59 @@ def test_a_wrong_engine_answer_is_caught(oracles):
     outcome = compare(case, answer, mine)
     assert outcome.agree["message"] is False
     assert outcome.agree["counts"] is False or not mine.counts
+
+
+def test_a_wrong_drain_prediction_is_caught(oracles):
+    """The drain comparison can fail: a placement whose predicted node, or whose tie, is
+    tampered with is reported."""
+    from dataclasses import replace
+
+    from conformance.drains import drain_cases, judge
+    from conformance.run import run_oracle
+
+    batch = drain_cases(7, 60, 37)
+    answers = run_oracle(oracles["1.37"], [p.case for p in batch])
+    scored = [(p, a) for p, a in zip(batch, answers) if a["schedulable"] and len(a["scores"]) > len(a["top"])]
+    assert scored, "no placement with a node outside the top"
+    placement, answer = scored[0]
+    assert judge(placement, answer) == ({"drain placement": True, "drain ties": True}, [])
+    other = next(s["name"] for s in answer["scores"] if s["name"] not in answer["top"])
+    agree, diffs = judge(replace(placement, predicted=other, tied=()), answer)
+    assert agree["drain placement"] is False and diffs
+    agree, diffs = judge(replace(placement, tied=tuple(sorted({placement.predicted, other}))), answer)
+    assert agree == {"drain placement": True, "drain ties": False} and diffs
+
+
+def test_a_drain_is_rebuilt_step_by_step_for_the_oracle():
+    """Each placement's cluster is the plan's own: targets cordoned with the controller's taint,
+    the step's evicted pods terminating, earlier steps' evicted pods gone and every earlier
+    replacement bound where the plan put it (no Go needed)."""
+    from conformance.drains import drain_cases
+
+    placements = drain_cases(1, 120, 37)
+    multi = [p for p in placements if p.step > 1]
+    assert multi, "no plan of several steps among the drains"
+    for p in placements:
+        objs = p.case.objects
+        pods = {(o["metadata"].get("namespace") or "default", o["metadata"]["name"]): o
+                for o in objs if o["kind"] == "Pod"}
+        incoming = pods[(p.case.namespace, p.case.name)]
+        assert "nodeName" not in incoming["spec"] and incoming["status"] == {"phase": "Pending"}
+        assert p.case.name.rsplit("-", 1)[1].startswith("new")
+        cordoned = [o for o in objs if o["kind"] == "Node" and o["spec"].get("unschedulable")]
+        assert any(any(t["key"] == "node.kubernetes.io/unschedulable" for t in o["spec"].get("taints", ()))
+                   for o in cordoned)
+        bound = [o for k, o in pods.items() if "-new" in k[1] and o is not incoming]
+        assert all(o["spec"].get("nodeName") and o["status"]["phase"] == "Running" for o in bound)
+    first_late = multi[0]
+    earlier = [p for p in placements if p.case.id.rsplit("-", 1)[0] == first_late.case.id.rsplit("-", 1)[0]
+               and p.step < first_late.step]
+    names = {o["metadata"]["name"]: o for o in first_late.case.objects if o["kind"] == "Pod"}
+    # (a replacement an earlier step put on a target that tolerates the cordon may be gone again)
+    still = [e for e in earlier if e.case.name in names]
+    assert still
+    for e in still:
+        assert names[e.case.name]["spec"]["nodeName"] == e.predicted
 
 
 def test_an_answer_from_a_lagging_volume_cache_is_asked_again_only_when_the_pv_exists():
