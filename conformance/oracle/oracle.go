@@ -458,6 +458,12 @@ func waitReady(ctx context.Context, sched *scheduler.Scheduler, snap *internalca
 				}
 			}
 			if pending == want.Len() {
+				// The cache held every pod when counted, but the snapshot was taken before
+				// that: a pod added in between would be missing from it. Taken again now,
+				// it holds everything the count saw.
+				if err := sched.Cache.UpdateSnapshot(logger, snap); err != nil {
+					return fmt.Errorf("UpdateSnapshot: %w", err)
+				}
 				return nil
 			}
 		}
