@@ -403,16 +403,11 @@ def _order_case(case: str, host_skew: int = 1):
     return snap, ["a1", "b2", "c3", "a4", "b5", "c6"]
 
 
-@pytest.mark.parametrize("arrays", [True, False], ids=["arrays", "lists"])
 @pytest.mark.parametrize("case", ["zone b, small nodes", "10 % with hostname spread", "deleting drained nodes"])
-def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arrays, monkeypatch):
+def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, monkeypatch):
     """Search._share_totals moves each node's totals by the domains whose count or target
     nodes changed since the last level (per domain: a set of target nodes, or a walk for a
-    hostname key): at every level they are what a search with no memory computes, in numpy
-    arrays and in lists alike."""
-    from kubectl_tspread.views.drain.core import vector
-
-    monkeypatch.setattr(vector, "ENABLED", arrays)
+    hostname key): at every level they are what a search with no memory computes."""
     snap, targets = _order_case(case)
     checked = []
     real = search.Search._share_totals
@@ -437,17 +432,15 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, arr
     monkeypatch.setattr(search._Totals, "derive", derive)
     plan_drain(snap, targets, _order_options(case))
     assert len(checked) >= len(targets)
-    if arrays and case.startswith("zone"):
+    if case.startswith("zone"):
         assert derived, "no target node set had its positions made from a like one's"
 
 
 def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
-    """_Totals.ordered sorts the remaining nodes as sorted() with the heuristic's key tuple
-    would: with numpy arrays (lexsort) and with lists (sorted()), on random totals with many
-    ties, moved one node at a time and by sets of nodes."""
+    """_Totals.ordered sorts the remaining nodes (numpy's lexsort) as sorted() with the
+    heuristic's key tuple would, on random totals with many ties, moved one node at a time
+    and by sets of nodes."""
     import random
-
-    from kubectl_tspread.views.drain.core import vector
 
     rng = random.Random(7)
     names = tuple(f"node-{rng.randrange(10_000):05d}-{i}" for i in range(300))
@@ -456,19 +449,14 @@ def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
     empties = {n: 1 for n in rng.sample(names, 20)}
     remaining = rng.sample(names, 200)
     want = sorted(remaining, key=lambda n: (empties.get(n, 0), holds[n], -surplus[n], n))
-    for arrays in (True, False):
-        saved, vector.ENABLED = vector.ENABLED, arrays
-        try:
-            totals = search._Totals(names)
-        finally:
-            vector.ENABLED = saved
-        for n in names:  # one node at a time, then as sets past _Totals.SMALL, taken out again
-            totals.add([n], holds[n], surplus[n])
-        big = frozenset(rng.sample(names, 50))
-        totals.add(big, 2, 3)
-        totals.add(big, -2, -3)
-        assert totals.ordered(remaining, empties) == want, arrays
-        assert totals.as_dicts() == ({n: v for n, v in holds.items() if v}, {n: v for n, v in surplus.items() if v})
+    totals = search._Totals(names)
+    for n in names:  # one node at a time, then as sets past _Totals.SMALL, taken out again
+        totals.add([n], holds[n], surplus[n])
+    big = frozenset(rng.sample(names, 50))
+    totals.add(big, 2, 3)
+    totals.add(big, -2, -3)
+    assert totals.ordered(remaining, empties) == want
+    assert totals.as_dicts() == ({n: v for n, v in holds.items() if v}, {n: v for n, v in surplus.items() if v})
 
 
 def test_positions_made_from_a_like_sets_move_the_same_totals():

@@ -1,11 +1,11 @@
 """The drain planner's array fast paths must give exactly the answers of the plain code:
 
-- `Placer._vector` (views/drain/core/vector.py) against the node-by-node walk of `Placer._place`:
-  same node, same feasible nodes in walk order, same accepting domains and the same
-  scheduler start index afterwards, placement after placement on a changing cluster;
-  a pod the fast path does not take (an extended resource) or that fits nowhere gets
-  the walk's answer and diagnosis;
-- `plan_drain` with the fast path on and off: the same plan;
+- `Placer._vector` (views/drain/core/vector.py) against the node-by-node walk (`Placer.walk`, the
+  engine's filters node by node, which places the pods the arrays do not cover): same node,
+  same feasible nodes in walk order, same accepting domains and the same scheduler start
+  index afterwards, placement after placement on a changing cluster; a pod the fast path does
+  not take (an extended resource) or that fits nowhere gets the walk's answer and diagnosis
+  (whole plans are held against the real scheduler by conformance/drains.py);
 - `PodMap` (views/drain/core/simulate.py) against a plain dict, across copies and FLATTEN merges;
 - shifted spread states (views/drain/core/counts.py `Shifted` overlay and count histogram) and the
   arrays vector.py carries across shifts, against fresh computes;
@@ -23,9 +23,7 @@ import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from kubectl_tspread.views.drain.core import counts, vector
-from kubectl_tspread.model.plan import PlanOptions
 from kubectl_tspread.views.drain.core.placement import Placement, Placer, num_feasible_to_find
-from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.views.drain.core.simulate import PodMap, SimCluster
 from kubectl_tspread.views.drain.core.steps import DomainCounts
 from kubectl_tspread.engine import spread
@@ -140,12 +138,8 @@ class Pair:
         self.saved: list[tuple[SimCluster, SimCluster]] = []
 
     def place(self, pod):
-        vector.ENABLED = True
-        try:
-            fast = self.fast_placer.place(self.fast, pod)
-        finally:
-            vector.ENABLED = False
-        walk = self.walk_placer.place(self.walk, pod)
+        fast = self.fast_placer.place(self.fast, pod)
+        walk = self.walk_placer.walk(self.walk, pod)
         return fast, walk
 
     def both(self, fn):
@@ -166,8 +160,7 @@ class Pair:
 
 @pytest.fixture
 def fast_calls(monkeypatch):
-    """Restores vector.ENABLED; counts the placements the fast path answered."""
-    monkeypatch.setattr(vector, "ENABLED", vector.ENABLED)
+    """Counts the placements the fast path answered."""
     calls = {"fast": 0, "declined": 0, "window": 0, "past window": 0}
     real, real_window = Placer._vector, vector.walk_window
 
@@ -353,45 +346,6 @@ def test_a_pod_that_fits_nowhere_gets_the_walks_diagnosis(snapshot, pod, reason,
     else:  # spread refuses the fit nodes: the arrays' diagnosis
         assert walk.fit_nodes and walk.spread_refusals == {ZONE_KEY: len(walk.fit_nodes)}
         assert fast_calls["fast"] == 1 and len(fast.fit_nodes) == 4
-
-
-def _plan_snapshot():
-    """~150 nodes, five workloads; the drained nodes hold pods of each. The `pinned` pods
-    (nodeSelector pool=pinned: a000-a003, hostname maxSkew 1) strand: the drained a000 and
-    a001 stay domains at 0 under nodeTaintsPolicy Ignore."""
-    rng = random.Random(11)
-    nodes = [make_node(f"{z}{i:03d}", zone=z, allocatable=rng.choice(SIZES[:3]),
-                       labels={"pool": "pinned"} if z == "a" and i < 4 else None)
-             for z, count in (("a", 60), ("b", 50), ("c", 40)) for i in range(count)]
-    names = [n.name for n in nodes]
-    pinned = [make_pod(f"pinned-{i}", node=f"a00{i}", labels={"app": "pinned"}, node_selector={"pool": "pinned"},
-                       spread=[_c(HOSTNAME_KEY, "pinned")], owner="ReplicaSet/pinned-1") for i in range(4)]
-    kinds = {"web": [_c(ZONE_KEY, "web")], "api": [_c(HOSTNAME_KEY, "api")],
-             "cache": [_c(HOSTNAME_KEY, "cache", SCHEDULE_ANYWAY), _c(ZONE_KEY, "cache", SCHEDULE_ANYWAY, 2)],
-             "batch": []}
-    pods = []
-    for app, cons in kinds.items():
-        for k in range(60):
-            node = names[k % 8] if k < 16 else rng.choice(names)  # the first 8 nodes are drained
-            pods.append(make_pod(f"{app}-{k}", node=node, labels={"app": app}, spread=cons,
-                                 owner=f"ReplicaSet/{app}-1", requests={"cpu": rng.choice((0, 100, 400)),
-                                                                         "memory": rng.choice((0, GI))}))
-    workloads = [make_workload("ReplicaSet", f"{app}-1", {"app": app}) for app in list(kinds) + ["pinned"]]
-    return make_snapshot(nodes, pods + pinned, workloads=workloads), names[:8]
-
-
-def test_plan_drain_gives_the_same_plan_with_the_fast_path_off(fast_calls):
-    snap, targets = _plan_snapshot()
-    options = PlanOptions(max_parallel=2, verify_remedies=False)
-    vector.ENABLED = True
-    on = plan_drain(snap, targets, options)
-    used = fast_calls["fast"]
-    vector.ENABLED = False
-    off = plan_drain(snap, targets, options)
-    assert used > 50 and fast_calls["fast"] == used  # on: the fast path placed; off: never asked
-    assert sum(len(s.evictions) for s in on.steps) > 50 and on.stranded and on.findings
-    for field in ("safe", "steps", "stranded", "findings", "settled", "explored"):
-        assert repr(getattr(on, field)) == repr(getattr(off, field)), field
 
 
 # -- PodMap --------------------------------------------------------------------------

@@ -213,6 +213,27 @@ class Placer:
         return placement
 
     def _place(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement:
+        """The arrays' placement (vector.py) where they cover the pod; else, and to diagnose a
+        pod that fits no node at all, the walk over the nodes with the engine's filters."""
+        state, shape, shape_id, cycle, cache = self._prepared(sim, pod)
+        fast = self._vector(sim, pod, state, shape, shape_id, cycle, diagnose)
+        if fast is _NOWHERE:
+            if not diagnose:
+                return Placement(pod, None, (), {})
+        elif fast is not None:
+            return fast
+        return self._walk(sim, pod, state, cycle, cache)
+
+    def walk(self, sim: SimCluster, pod: Pod) -> Placement:
+        """The placement of `pod` by the walk alone, whether or not the arrays cover it: the
+        scheduler's node-by-node filtering, as the engine writes each filter, which the
+        arrays' answers are tested against."""
+        state, _, _, cycle, cache = self._prepared(sim, pod)
+        return self._walk(sim, pod, state, cycle, cache)
+
+    def _prepared(self, sim: SimCluster, pod: Pod) -> tuple[spread.SpreadState, tuple, int, "_LazyCycle", dict]:
+        """(spread state, shape key, shape id, the lazy filter cycle, the template's verdict
+        cache) of a placement of `pod`."""
         state = sim.spread_state(pod)
         shape, shape_id, key = keys_of(pod)
         cycle = _LazyCycle(self, sim, key, pod, state)
@@ -222,13 +243,13 @@ class Placer:
         # the shape verdicts, which put every non-spread failure first, would misorder it
         shaped = not sim.affinity_sensitive and not pod.features_used
         cycle.shapes = self._shapes.setdefault(shape_id, {}) if shaped else None
-        if vector.ENABLED:
-            fast = self._vector(sim, pod, state, shape, shape_id, cycle, diagnose)
-            if fast is _NOWHERE:
-                if not diagnose:
-                    return Placement(pod, None, (), {})
-            elif fast is not None:
-                return fast
+        return state, shape, shape_id, cycle, cache
+
+    def _walk(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, cycle: "_LazyCycle",
+              cache: dict) -> Placement:
+        """The scheduler's walk over the nodes in node-tree order from its rotating start,
+        each node judged by the engine's filters (cached per node version), until it has the
+        feasible nodes it wants; then the scores pick among them."""
         versions, nodes = sim.version, sim.nodes
         hard = state.hard
         order = sim.scan_order()

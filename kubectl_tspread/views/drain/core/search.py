@@ -514,47 +514,35 @@ class Search:
 class _Totals:
     """The order heuristic's totals per target node (a position in the drain's targets):
     in how many hard constraints its domain holds the global minimum, and its domains'
-    surplus over it. With vector.py on they are numpy arrays: a zone's domain holds hundreds
-    of target nodes, moved by one indexed add (their positions made once per node set), and
-    the remaining nodes are sorted by one lexsort; otherwise lists and sorted()."""
+    surplus over it, in numpy arrays: a zone's domain holds hundreds of target nodes, moved by
+    one indexed add (their positions made once per node set), and the remaining nodes are
+    sorted by one lexsort."""
 
     SMALL = 8  # node sets up to this size are moved one node at a time
 
     def __init__(self, names: tuple[str, ...]):
         self.names = names
         self.pos = {name: i for i, name in enumerate(names)}
-        self.arrays = vector.ENABLED
-        self._at = ObjectMemo()  # node set -> its positions (arrays only)
-        if self.arrays:
-            np = vector.np
-            by_name = sorted(range(len(names)), key=names.__getitem__)
-            self.rank = np.empty(len(names), dtype=np.int64)
-            self.rank[by_name] = np.arange(len(names))
+        self._at = ObjectMemo()  # node set -> its positions
+        np = vector.np
+        by_name = sorted(range(len(names)), key=names.__getitem__)
+        self.rank = np.empty(len(names), dtype=np.int64)
+        self.rank[by_name] = np.arange(len(names))
         self.clear()
 
     def clear(self) -> None:
         """Every total back to 0."""
         n = len(self.names)
-        # arrays only: position -> [holds, surplus] not yet added to them (add's small node
-        # sets, a hostname domain's one node mostly: numpy's per-element += costs more than
-        # the rest of add, so they are added in one go when the totals are read)
+        # position -> [holds, surplus] not yet added to the arrays (add's small node sets, a
+        # hostname domain's one node mostly: numpy's per-element += costs more than the rest
+        # of add, so they are added in one go when the totals are read)
         self._pending: dict[int, list[int]] = {}
-        if self.arrays:
-            np = vector.np
-            self.holds, self.surplus = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        else:
-            self.holds, self.surplus = [0] * n, [0] * n
+        np = vector.np
+        self.holds, self.surplus = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
 
     def add(self, names: Collection[str], holds: int, surplus: int) -> None:
         """Move the totals of the target nodes `names` (distinct) by `holds` and `surplus`."""
         h, s = self.holds, self.surplus
-        if not self.arrays:
-            pos = self.pos
-            for name in names:
-                i = pos[name]
-                h[i] += holds
-                s[i] += surplus
-            return
         if len(names) <= self.SMALL:
             pos, pending = self.pos, self._pending
             for name in names:
@@ -579,7 +567,7 @@ class _Totals:
         order). A level takes a node or two out of a zone's few hundred target nodes holding a
         workload's pods, and a whole zone's node-deleting re-plan makes tens of thousands of
         such sets: reading every position again for each would dominate it."""
-        if not self.arrays or len(names) <= self.SMALL or len(came) + len(gone) > self.SMALL:
+        if len(names) <= self.SMALL or len(came) + len(gone) > self.SMALL:
             return
         at = self._at.get(like)
         if at is None or self._at.get(names) is not None:
@@ -596,12 +584,6 @@ class _Totals:
         """`remaining` (target nodes) sorted by (empties, holds, -surplus, name)."""
         self._flush()
         pos, holds, surplus = self.pos, self.holds, self.surplus
-        if not self.arrays:
-            def key(name: str):
-                i = pos[name]
-                return (empties.get(name, 0), holds[i], -surplus[i], name)
-
-            return sorted(remaining, key=key)
         np, n = vector.np, len(remaining)
         at = np.fromiter(map(pos.__getitem__, remaining), dtype=np.int64, count=n)
         emptied = np.fromiter(map(empties.get, remaining, itertools.repeat(0, n)), dtype=np.int64, count=n) \

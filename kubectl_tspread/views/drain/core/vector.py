@@ -64,9 +64,6 @@ class SimCluster(Protocol):
 
     def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]: ...
 
-# On in every install (numpy is a required dependency); tests switch it off to hold the
-# node-by-node walk against the arrays.
-ENABLED = True
 FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _MISSING = spread.UNLABELLED_VALUE  # a scored node without the key counts as this value
 
