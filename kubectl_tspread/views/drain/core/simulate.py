@@ -117,7 +117,7 @@ class SimCluster:
         self._zones: dict[str, tuple[str, ...]] | None = None
         # the scan order before the last node deletion, while the current one is its rows less
         # that node (vector.tables_for derives the new node table from the old one's)
-        self._table_parent: tuple[str, ...] | None = None
+        self.table_parent: tuple[str, ...] | None = None
         # the node versions as an array in scan order (views/drain/core/vector.py), kept up to date by _touch
         self._versions = None
         # the scan order the version and Node arrays are in: an older one after node
@@ -162,7 +162,7 @@ class SimCluster:
         other._usage, other._row_of = self._usage.copy(), self._row_of
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
         other._zones = self._zones  # replaced, never changed
-        other._table_parent = self._table_parent
+        other.table_parent = self.table_parent
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
         other._arrays_for, other._carried = self._arrays_for, self._carried
         other._node_stamps = self._node_stamps.copy()
@@ -277,10 +277,10 @@ class SimCluster:
         change. A deletion moves the memoised states (`_without_node`); anything else
         drops them."""
         if not deleted:
-            self._table_parent = None
+            self.table_parent = None
             self._zones = None
         elif self._scan is not None:  # else an earlier deletion of this step set it
-            self._table_parent = self._scan
+            self.table_parent = self._scan
         self._scan = None
         if not deleted or self._versions is None:
             self._versions = self._node_array = None  # else carried over to the new order when asked

@@ -49,7 +49,7 @@ class SimCluster(Protocol):
 
     nodes: dict[str, Node]
     node_epoch: int
-    _table_parent: tuple[str, ...] | None
+    table_parent: tuple[str, ...] | None
 
     @property
     def balanced_improvement(self) -> bool: ...
@@ -343,7 +343,7 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
     order = sim.scan_order()
     table = tables.get(id(order))
     if table is None or table.order is not order:
-        parent = sim._table_parent
+        parent = sim.table_parent
         old = tables.get(id(parent)) if parent is not None else None
         made = NodeTable.derived(old, sim) if old is not None and old.order is parent else NodeTable(sim)
         while len(tables) >= TABLES_KEPT:  # the oldest go (a drain deleting nodes makes one per step)
