@@ -76,19 +76,18 @@ CASES = [
                      "conditions": [cond("PodScheduled", "False", reason="Unschedulable", message=MSG)]}),
      dict(nominated_node="n-b",
           conditions=(PodCondition("PodScheduled", "False", "Unschedulable", MSG, T0),))),
-    ("running and ready: four conditions, of which PodScheduled is kept and Ready read",
+    ("running and ready: four conditions, Ready read, none kept (a True PodScheduled is read by nothing)",
      api_pod(spec={"nodeName": "n-a"},
              status={"phase": "Running", "conditions": [
                  cond("Initialized", "True"), cond("Ready", "True", T1), cond("ContainersReady", "True", T1),
                  cond("PodScheduled", "True")]}),
-     dict(node_name="n-a", phase="Running", ready=True, conditions=(
-         PodCondition("PodScheduled", "True", "", "", T0),))),
+     dict(node_name="n-a", phase="Running", ready=True, conditions=())),
     ("running, Ready False with a reason: not ready",
      api_pod(spec={"nodeName": "n-a"},
              status={"phase": "Running", "conditions": [
                  cond("Ready", "False", reason="ContainersNotReady", message="containers with unready status: [app]"),
                  cond("PodScheduled", "True")]}),
-     dict(node_name="n-a", phase="Running", conditions=(PodCondition("PodScheduled", "True", "", "", T0),))),
+     dict(node_name="n-a", phase="Running", conditions=())),
     ("DisruptionTarget, a condition without a time, terminating",
      api_pod(metadata={"deletionTimestamp": T1}, spec={"nodeName": "n-a"},
              status={"phase": "Running", "conditions": [
