@@ -95,7 +95,8 @@ def maps(value: Any, path: str) -> list | tuple:
     """A list of maps (containers, tolerations, terms, …)."""
     items = sequence(value, path)
     for i, item in enumerate(items):
-        if not isinstance(item, Mapping):
+        # a parsed map is a dict: the ABC's isinstance runs Python code, for every pod's lists
+        if type(item) is not dict and not isinstance(item, Mapping):
             raise FieldError(f"{path}[{i}]", "a map", item)
     return items
 
