@@ -99,7 +99,7 @@ def test_retrying_the_first_pod_of_each_template_places_what_trying_every_pod_do
         world.sim.add_pending(p)
         world.add_pending(p, p)
     ref = world.copy()
-    ours = [(r.name, node) for _, r, node in retry_pending(None, world)]
+    ours = [(r.name, node) for _, r, node in retry_pending(world)]
     assert ours == _reference_retry(ref)
     assert [r.name for r, _ in world.pending] == [r.name for r, _ in ref.pending]
     assert world.first_pending == {template_of(r): min(i for i, (q, _) in enumerate(world.pending)

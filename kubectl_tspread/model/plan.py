@@ -184,9 +184,6 @@ class Verdict:
 
     safe: bool
     findings: tuple[Finding, ...]
-    # a re-plan the plan carried along (views/drain/core/shared.py): how many of the plan's steps it took
-    # over; None when it was simulated from the start
-    carried: int | None = None
     evicted_again: int = 0  # DrainPlan.evicted_again (the StageCordons remedy names it)
 
 

@@ -19,8 +19,7 @@ representative replacement) → the order search (search.py) over step simulatio
 (steps.py, placement.py, simulate.py) → findings and verified remedies
 (findings.py, remedies.py). The remedies' re-plans are plans of the edited cluster made
 the same way, by the caller's workers when it passes some (workers.py: cli/ forks them
-onto other cores), else in this process; when forced.py proves that no order is
-safe, the SetNodeTaintsPolicyHonor re-plan may be carried along the plan (shared.py).
+onto other cores), else in this process.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from dataclasses import replace
 from typing import Callable, Iterable, Sequence
 
 from kubectl_tspread.views.drain import remedies
-from kubectl_tspread.views.drain.core import shared
 from kubectl_tspread.views.drain import pdb as pdbmod
 from kubectl_tspread.views.drain.findings import build_findings, order_finding, plan_findings, stranded_finding
 from kubectl_tspread.views.drain.workers import Handle, Workers
@@ -43,7 +41,7 @@ from kubectl_tspread.views.drain.core.simulate import SimCluster, spread_key_of
 from kubectl_tspread.views.drain.core.steps import Context, Tracked, World, run_batch
 from kubectl_tspread.model.errors import NotFoundError, UsageError
 from kubectl_tspread.model.labels import Selector
-from kubectl_tspread.model import SET_NODE_TAINTS_POLICY_HONOR, Pdb, Pod, Snapshot
+from kubectl_tspread.model import Pdb, Pod, Snapshot
 
 
 def _node_not_found(snapshot: Snapshot, name: str) -> NotFoundError:
@@ -249,7 +247,6 @@ class _Planning:
         self.pristine = self.sim.copy() if options.verify_remedies else None
         self.children: dict[str, Handle] = {}
         self.order_child: list[Handle] = []
-        self.proved: list = []  # forced.py's proof that no order is safe, once told
         self.ctx: Context | None = None
 
     def cancel(self) -> None:
@@ -332,7 +329,6 @@ class _Planning:
         whether the given order is safe too: a whole second simulation (order_finding), as
         long as the plan itself. Start it now on another core; the plan cancels it if unneeded."""
         ctx = self.ctx
-        self.proved.extend(forced)
         if self.options.verify_remedies:
             self.guess(forced)
         if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
@@ -356,57 +352,17 @@ class _Planning:
         # the early guess goes when the proof does not bear it out
         self.start_only(wanted)
 
-    def first_strand(self, s: Stranded, world: World) -> shared.Sharer | None:
+    def first_strand(self, s: Stranded) -> None:
         """When no order is safe, the plan's first stranded pod makes its first finding: start
         that finding's other re-plans too (in a zone's plan it comes long before the plan
         ends, and its re-plans would otherwise start only once the whole plan is done).
-        Search calls it only when forced.py proved that no order is safe, with the world it
-        kept. The SetNodeTaintsPolicyHonor re-plan is carried along by the plan instead, when
-        views/drain/core/shared.py's checks allow."""
+        Search calls it only when forced.py proved that no order is safe."""
         children = self.children
         # its namespace (from the pod) says whose pods a candidate edits
-        wanted = [w for w in remedies.first_replan_actions(self.snapshot, self.targets, self.options, None,
+        self.start([(key, snap, opts) for key, _, snap, opts in
+                    remedies.first_replan_actions(self.snapshot, self.targets, self.options, None,
                                                   [stranded_finding([s])], forced=True)
-                  if w[0] not in children]
-        sharer = carrying = None
-        # forced.py's proof without the workload the remedy edits: the re-plan's own proof
-        others = [h for h in self.proved if h.workload != s.workload]
-        for key, action, snap, opts in wanted:
-            if action == SET_NODE_TAINTS_POLICY_HONOR and others and len(children) < self.workers.limit:
-                sharer = shared.arm(self.ctx, world, s, opts,
-                                    self.carried(key, snap, opts, self.planner_carry(opts, others)))
-                carrying = key if sharer is not None else None
-                break
-        self.start([(key, snap, opts) for key, _, snap, opts in wanted if key != carrying])
-        return sharer
-
-    def carried(self, key: str, snap: Callable[[], Snapshot], opts: PlanOptions,
-                carry: Callable[[shared.Sharer, World, Snapshot], Verdict | None]
-                ) -> Callable[[shared.Sharer, World | None], None]:
-        """Starts the re-plan `key` in a child from where the plan hands over (the world of the
-        level; None: nothing of the plan can be used): `carry(sharer, where, edited snapshot)`
-        answers it from there, or None, and the child re-plans from scratch."""
-        def fork(sharer: shared.Sharer, where: World | None) -> None:
-            def run() -> Verdict:
-                edited = snap()
-                got = carry(sharer, where, edited) if where is not None and self.pristine is not None else None
-                return got if got is not None else _verdict(self.replan(edited, opts))
-
-            self.children[key] = self.workers.start(run)
-        return fork
-
-    def planner_carry(self, opts: PlanOptions,
-                      forced: list) -> Callable[[shared.Sharer, World, Snapshot], Verdict | None]:
-        """The carried re-plan's verdict played on from the planner's `world` (shared.carry_on)."""
-        def carry(sharer: shared.Sharer, world: World, edited: Snapshot) -> Verdict | None:
-            at = len(world.steps)  # before the re-plan plays on
-            got = shared.carry_on(world, self.ctx, self.pristine, self.snapshot, opts, sharer, edited, forced)
-            if got is None:
-                return None
-            plan, refused = _finish(edited, self.targets, opts, *got, False, [])
-            self.outlive(got, plan)
-            return Verdict(plan.safe, tuple(build_findings(plan, refused)), at, plan.evicted_again)
-        return carry
+                    if key not in children])
 
 
 def _verdict(plan: DrainPlan) -> Verdict:
@@ -417,7 +373,7 @@ def _verdict(plan: DrainPlan) -> Verdict:
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
           placer: Placer, ctx: Context | None = None,
           on_proof: Callable[[list], None] | None = None,
-          on_strand: Callable[[Stranded, World], shared.Sharer | None] | None = None,
+          on_strand: Callable[[Stranded], None] | None = None,
           on_level: Callable[[int], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
     the first step is simulated, whether (and why) no order is safe (Search.on_proof);

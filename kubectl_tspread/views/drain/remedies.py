@@ -40,7 +40,6 @@ from kubectl_tspread.model.plan import (
 from kubectl_tspread.views.drain.workers import Handle
 from kubectl_tspread.views.drain.remedy_effects import side_effects, then_finding, verifies
 from kubectl_tspread.views.drain.pods import workload_ref
-from kubectl_tspread.views.drain.core.simulate import edited_constraints
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import terms_match
 from kubectl_tspread.model import (
@@ -338,7 +337,7 @@ class _Lookups:
 
 
 def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **changes) -> Snapshot:
-    pods = tuple(replace(p, spread=edited_constraints(p.spread, key, **changes)) if p.key in mine else p
+    pods = tuple(replace(p, spread=_edited_constraints(p.spread, key, **changes)) if p.key in mine else p
                  for p in snapshot.pods)
     return replace(snapshot, pods=pods)
 
@@ -393,3 +392,8 @@ def _named_hosts(terms) -> set[str] | None:
             return None
         out.update(hosts[0])
     return out
+
+
+def _edited_constraints(spread: tuple, key: str, **changes) -> tuple:
+    """A pod's constraints with `changes` made to those of topologyKey `key`."""
+    return tuple(replace(c, **changes) if c.topology_key == key else c for c in spread)

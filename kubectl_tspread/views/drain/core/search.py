@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from typing import Callable, Collection, Iterator, Protocol
+from typing import Callable, Collection, Iterator
 
 from kubectl_tspread.views.drain.core import counts, vector
 from kubectl_tspread.views.drain.forced import ForcedHarm, forced_harm
@@ -69,17 +69,6 @@ from kubectl_tspread.model.plan import Step, Stranded
 from kubectl_tspread.views.drain.core.steps import Context, World, excess, run_batch, tracked_states
 from kubectl_tspread.model import HOSTNAME_KEY
 
-
-class Sharer(Protocol):
-    """What a search asks of the re-plan it carries along (shared.py's Sharer). Named here so
-    that search.py need not import shared.py, which imports this module to make its own
-    search (the package keeps no import cycle: tests/test_layers.py)."""
-
-    diverged: bool
-
-    def due(self, world: World, remaining: list[str]) -> bool: ...
-
-    def fork(self, world: World | None) -> None: ...
 
 DFS_CANDIDATES = 8
 BACKTRACK_FLOOR = 64
@@ -93,16 +82,14 @@ FEW_DOMAINS = 16
 class Search:
     def __init__(self, ctx: Context, max_parallel: int, budget: int,
                  on_proof: Callable[[list[ForcedHarm]], None] | None = None,
-                 on_strand: Callable[[Stranded, World], "Sharer | None"] | None = None,
+                 on_strand: Callable[[Stranded], None] | None = None,
                  on_level: Callable[[int], None] | None = None):
         self.ctx = ctx
         self.on_proof = on_proof  # told forced.py's answer before any step is simulated
         # when forced.py proved that no order is safe: told the plan's first stranded pod as
         # soon as the fallback keeps a step that strands it (the fallback never goes back, so
-        # it stays the first) and the world kept; it may answer a re-plan to carry along from
-        # there (views/drain/core/shared.py)
+        # it stays the first)
         self.on_strand = on_strand
-        self.sharer: Sharer | None = None
         # told how many targets the world of each level entered has played (a progress display)
         self.on_level = on_level
         self.max_parallel = max(1, max_parallel)
@@ -228,18 +215,15 @@ class Search:
         every CHECKPOINT_EVERY levels, and a level whose first candidate does harm rebuilds
         its world from it, by playing the batches since again, for the other candidates.
         Where harm is unavoidable every level plays all its candidates, and the last is
-        played on the level's world itself (once no carried re-plan can ask for it, and
-        past the first level: `deepest`, the fallback's start, is never played on)."""
+        played on the level's world itself (past the first level: `deepest`, the fallback's
+        start, is never played on)."""
         mark: World | None = None  # a copy of the world of an earlier level, while playing in place
         since: list[list[str]] = []  # the batches that led from `mark` to this level's world
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
-            if self.sharer is not None and (not remaining or self.sharer.due(world, remaining)):
-                self._hand_over(world)  # nothing played on this level's world yet
             if not remaining:
                 return world
-            best, best_cost, first_taken, single = None, None, False, True
-            i = 0
+            best, best_cost, first_taken = None, None, False
             floor = (0, 0, -min(self.max_parallel, len(remaining)))
             # made from the level's world before any candidate is played on it
             candidates = list(itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES))
@@ -248,11 +232,10 @@ class Search:
             for i, batch in enumerate(candidates):
                 if i == 0 and mark is not None:
                     w, level = world, None
-                elif (i == len(candidates) - 1 and self.sharer is None and self.on_strand is None
-                      and world is not self.deepest):
-                    # the last candidate: nothing reads the level's world after it (no carried
-                    # re-plan to hand it over to; the fallback's start stays as the search found
-                    # it), so it is played on that world itself
+                elif i == len(candidates) - 1 and world is not self.deepest:
+                    # the last candidate: nothing reads the level's world after it (the
+                    # fallback's start stays as the search found it), so it is played on that
+                    # world itself
                     w = self._level_world(level, mark, since)
                     level = None
                 else:
@@ -260,28 +243,15 @@ class Search:
                     w = level.copy()
                 self.explored += 1
                 run_batch(self.ctx, w, batch)
-                single = single and len(w.steps) - before[2] <= 1
                 cost = _badness(self.ctx, before, w, len(batch))
                 if best_cost is None or cost < best_cost:
                     best, best_cost = w, cost
                 if cost <= floor:
                     first_taken = i == 0
                     break
-            if self.sharer is not None and self.sharer.diverged:
-                # a retry of this level may differ there: hand over the level's world as it
-                # was before its candidates
-                self._hand_over(self._level_world(level, mark, since))
             if self.on_strand is not None and self.forced and best.stranded:  # type: ignore[union-attr]
-                self.sharer = self.on_strand(best.stranded[0], best)  # type: ignore[union-attr, arg-type]
+                self.on_strand(best.stranded[0])  # type: ignore[union-attr]
                 self.on_strand = None
-                if self.sharer is not None and not single:
-                    # a candidate's later steps retried replacements of this level's strandings,
-                    # unwatched: play them again watched (one level's work, the same outcomes)
-                    start = self._level_world(level, mark, since)
-                    for batch in candidates[:i + 1]:
-                        run_batch(self.ctx, start.copy(), batch)
-                    if self.sharer.diverged:
-                        self._hand_over(start)
             world = best  # type: ignore[assignment]
             if self.on_level is not None:
                 self.on_level(len(world.done))
@@ -291,12 +261,6 @@ class Search:
                 mark, since = world.copy(checkpoint=True), []
             else:
                 since.append(candidates[0])
-
-    def _hand_over(self, world: World) -> None:
-        """The carried re-plan goes on from `world` on its own (Sharer.fork); nothing more
-        is watched."""
-        sharer, self.sharer = self.sharer, None
-        sharer.fork(world)  # type: ignore[union-attr]
 
     def _level_world(self, level: World | None, mark: World | None, since: list[list[str]]) -> World:
         """A level's world: `level` while nothing was played on it, else rebuilt from `mark`."""

@@ -483,21 +483,6 @@ class SimCluster:
         self._touch(pod.node_name)
         self._shift_spread(pod, +1)
 
-    def swap_pods(self, new: Mapping[str, Pod]) -> None:
-        """Put each record of `new` in place of the pod of its key, a record that differs only
-        in what no count reads (a remedy's edited constraints: views/drain/core/shared.py): the same
-        labels, node, phase and requests, so no count, usage or room moves. Their nodes get new
-        versions, so nothing cached for the old records is read for the new."""
-        for key, pod in new.items():
-            old = self.pods.get(key)
-            if old is None:
-                continue
-            self.pods[key] = pod
-            if key in self._terminating:
-                self._terminating[key] = pod
-            self.index.replace_pod(old, pod)
-            self._touch(old.node_name)
-
     def evict(self, pod: Pod) -> None:
         current = self.pods.get(pod.key, pod)
         if current.owner is not None and current.owner.kind == "StatefulSet":
@@ -784,12 +769,6 @@ def pod_with(pod: Pod, **changes) -> Pod:
     for name, value in changes.items():
         values[_POSITIONS[name]] = value
     return _new_pod(*values)
-
-
-def edited_constraints(spread: tuple, key: str, **changes) -> tuple:
-    """A pod's constraints with `changes` made to those of topologyKey `key` (a remedy's edit;
-    here, below remedies.py and shared.py, which both make it)."""
-    return tuple(replace(c, **changes) if c.topology_key == key else c for c in spread)
 
 
 # what spread_key reads

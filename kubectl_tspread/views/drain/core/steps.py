@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubectl_tspread.views.drain.core import counts
@@ -93,9 +93,6 @@ class Context:
     excesses: ObjectMemo = field(default_factory=ObjectMemo)
     # (node, pod key) -> the decision made for the pod there: looked up for every eviction
     decided: dict[tuple[str, str], PodDecision] = field(init=False, repr=False)
-    # told (world, batch) whenever Pending replacements are about to be retried on a new state
-    # between a step's cordon and its evictions (views/drain/core/shared.py watches those retries)
-    watch: Callable[["World", Sequence[str]], None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.decided = {}
@@ -281,7 +278,7 @@ def _skipped(ctx: Context, batch: list[str], first: bool) -> tuple[Skipped, ...]
     return tuple(out)
 
 
-def retry_pending(ctx: Context | None, world: World, batch: Sequence[str] = ()) -> list[tuple[Pod, Pod, str]]:
+def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
     """The scheduler retries Pending pods when the cluster changes: replacements that
     stranded earlier get another try, in the order they stranded. Returns (evicted pod,
     replacement, node) placed.
@@ -291,25 +288,18 @@ def retry_pending(ctx: Context | None, world: World, batch: Sequence[str] = ()) 
     order, and the pass over every pending pod starts at the first that fits (a zone
     drain strands thousands, retried at every step, and most steps place none)."""
     pending = world.pending
-    watch = ctx.watch if ctx is not None and pending else None
-    if watch is not None:
-        watch(world, batch)
     for i in sorted(world.first_pending.values()):
         repl, evicted = pending[i]
         node = _retry(world, repl)
         if node is None:
             continue
         placed, still = [(evicted, repl, node)], pending[:i]
-        if watch is not None:
-            watch(world, batch)  # a bound retry: the next ones see another state
         for repl, evicted in pending[i + 1:]:
             node = _retry(world, repl)
             if node is None:
                 still.append((repl, evicted))
             else:
                 placed.append((evicted, repl, node))
-                if watch is not None:
-                    watch(world, batch)
         world.set_pending(still)
         return placed
     return []
@@ -336,7 +326,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     pods of the batch."""
     number = len(world.steps) + 1
     sim = world.sim
-    retry_pending(ctx, world, batch)
+    retry_pending(world)
     keys = [p.key for p in wave]  # once: Pod.key makes its string anew at each read
     decisions = dict(zip(keys, map(ctx.decision, wave)))
     for p in wave:
