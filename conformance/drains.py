@@ -18,7 +18,10 @@ the drains take 1-3 random schedulable nodes, half a whole zone; --max-parallel 
 Aspects, besides the single-pod ones (compare.py) on each rebuilt cluster:
 - drain placement: the plan's predicted node is among the oracle's top-scored nodes, and a
   replacement the plan strands is one the scheduler finds no node for;
-- drain ties: the nodes the plan says tie with it (or none) are exactly the oracle's top ones.
+- drain ties: the nodes the plan says tie with it (or none) are exactly the oracle's top ones;
+- drain skew: after each step, every DoNotSchedule constraint the plan judges (its per-domain
+  counts and global minimum, the numbers the step's table prints) is what the scheduler's
+  PodTopologySpread PreFilter computes for the workload's next pod on that cluster.
 
 A plan is followed up to its first stranded replacement: past it the scheduler's retries of
 Pending pods make the order of placements the queue's, which one cluster cannot pin down.
@@ -33,16 +36,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kubectl_tspread.engine import podrequests
-from kubectl_tspread.model.plan import DrainFlags, DrainPlan, PlanOptions
+from kubectl_tspread.model import DO_NOT_SCHEDULE
+from kubectl_tspread.model.plan import ConstraintAfter, DrainFlags, DrainPlan, PlanOptions, Step
 from kubectl_tspread.snapshot.files import decode_objects
-from kubectl_tspread.views.drain.plan import plan_drain
+from kubectl_tspread.views.drain.core.simulate import SimCluster
+from kubectl_tspread.views.drain.core.steps import Tracked
+from kubectl_tspread.views.drain.plan import build_context, plan_drain
 
 from conformance.generate import APPS, NS, ZONE, Case, _Builder, cases
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 DELETED_AT = "2026-01-01T02:00:00Z"
 DRAIN_STARTS = datetime.datetime(2026, 1, 1, 3, 0, 0)
-DRAIN_ASPECTS = ("drain placement", "drain ties")
+DRAIN_ASPECTS = ("drain placement", "drain ties", "drain skew")
 
 
 @dataclass
@@ -54,6 +60,17 @@ class Placement:
     predicted: str | None  # None: the plan strands it
     tied: tuple[str, ...]
     step: int
+
+
+@dataclass
+class Judged:
+    """A step's judgement of one workload's constraints: the oracle case (the cluster after the
+    step, the workload's next pod Pending in it) and, per DoNotSchedule constraint the plan
+    judged, its place among the pod's hard constraints and the plan's row."""
+
+    case: Case
+    step: int
+    rows: list[tuple[int, ConstraintAfter]]
 
 
 def drain_cases(seed: int, count: int, minor: int) -> list[Placement]:
@@ -72,17 +89,22 @@ def drain_cases(seed: int, count: int, minor: int) -> list[Placement]:
         snap = podrequests.for_version(replace(decode_objects(objects, None, True, base.id),
                                                kube_version=f"1.{minor}"))
         plan = plan_drain(snap, targets, options)
-        out.extend(placements(f"{base.id}-drain", objects, plan))
+        # the constraints each step judges, in its rows' order: one probe pod per workload
+        tracked = build_context(SimCluster(snap), targets, options).tracked
+        out.extend(placements(f"{base.id}-drain", objects, plan, tracked))
     return out
 
 
-def placements(case_id: str, objects: list[dict[str, Any]], plan: DrainPlan) -> list[Placement]:
-    """The plan's placements, each with the cluster it met, rebuilt from `objects` (the cluster
-    before the drain) and the plan's steps."""
+def placements(case_id: str, objects: list[dict[str, Any]], plan: DrainPlan,
+               tracked: list[Tracked] = ()) -> list[Placement | Judged]:
+    """The plan's placements, each with the cluster it met, and its steps' judgements of the
+    `tracked` constraints, each with the cluster after the step: rebuilt from `objects` (the
+    cluster before the drain) and the plan's steps."""
     nodes = {o["metadata"]["name"]: copy.deepcopy(o) for o in objects if o["kind"] == "Node"}
     pods = {_key(o): copy.deepcopy(o) for o in objects if o["kind"] == "Pod"}
+    originals = {_key(o): o for o in objects if o["kind"] == "Pod"}
     others = [o for o in objects if o["kind"] not in ("Node", "Pod")]
-    out: list[Placement] = []
+    out: list[Placement | Judged] = []
     made = 0
     for step in plan.steps:
         for name in step.cordon:
@@ -107,13 +129,53 @@ def placements(case_id: str, objects: list[dict[str, Any]], plan: DrainPlan) -> 
             repl["spec"]["nodeName"] = e.predicted_node
             repl["status"] = {"phase": "Running", "startTime": repl["metadata"]["creationTimestamp"],
                               "conditions": [{"type": "PodScheduled", "status": "True"}]}
+        out.extend(_judgements(f"{case_id}-{len(out)}", step, tracked, originals,
+                               [*nodes.values(), *pods.values(), *others]))
         # the step ends once its evicted pods are gone (every terminating pod: the planner's settle)
         pods = {k: p for k, p in pods.items() if not p["metadata"].get("deletionTimestamp")}
     return out
 
 
-def judge(placement: Placement, answer: dict[str, Any]) -> tuple[dict[str, bool | None], list[str]]:
-    """The drain aspects of one placement against the oracle's answer."""
+def _judgements(case_id: str, step: Step, tracked: list[Tracked], originals: dict[tuple[str, str], dict[str, Any]],
+                state: list[dict[str, Any]]) -> list[Judged]:
+    """One oracle case per probe pod of the step's DoNotSchedule rows: the cluster `state` after
+    the step, with the workload's next pod Pending in it (the probe the plan judges through)."""
+    by_probe: dict[tuple[str, str], list[tuple[int, ConstraintAfter]]] = {}
+    for t, row in zip(tracked, step.constraints_after):
+        if row.when_unsatisfiable != DO_NOT_SCHEDULE:
+            continue
+        source = (t.pod.namespace, t.pod.name.removesuffix("-probe"))
+        hard_before = sum(c.hard for c in t.pod.spread[:t.position])
+        by_probe.setdefault(source, []).append((hard_before, row))
+    out = []
+    for k, (source, rows) in enumerate(sorted(by_probe.items())):
+        raw = originals[source]
+        meta = {key: copy.deepcopy(v) for key, v in raw["metadata"].items()
+                if key not in ("deletionTimestamp", "deletionGracePeriodSeconds")}
+        meta.update(name=f"{meta['name']}-probe", uid=f"{meta['uid']}-probe")
+        probe = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "status": {"phase": "Pending"},
+                 "spec": {key: copy.deepcopy(v) for key, v in raw["spec"].items() if key != "nodeName"}}
+        case = Case(f"{case_id}-judge{k}", [*copy.deepcopy(state), probe], meta.get("namespace") or "default",
+                    meta["name"])
+        out.append(Judged(case, step.number, rows))
+    return out
+
+
+def judge(placement: Placement | Judged, answer: dict[str, Any]) -> tuple[dict[str, bool | None], list[str]]:
+    """The drain aspects of one placement, or of one step's judgement, against the oracle's answer."""
+    if isinstance(placement, Judged):
+        spread = answer.get("spread")
+        if spread is None:
+            return {"drain skew": False}, [f"drain step {placement.step}: the scheduler computed no spread state "
+                                           f"for the workload's next pod: {answer.get('message')!r}"]
+        diffs = []
+        for at, row in placement.rows:
+            theirs = spread[at] if at < len(spread) else None
+            if theirs is None or theirs["topologyKey"] != row.topology_key or theirs["counts"] != dict(
+                    row.distribution) or theirs["globalMin"] != row.global_min:
+                diffs.append(f"drain skew, step {placement.step} {row.workload} {row.topology_key}: ours "
+                             f"{dict(row.distribution)} min {row.global_min}, oracle {theirs}")
+        return {"drain skew": not diffs}, diffs
     top = answer.get("top") or []
     if placement.predicted is None:
         agreed = not answer.get("schedulable")

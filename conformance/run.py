@@ -5,11 +5,13 @@
 Prints each mismatch (at most --show cases in full per version) and one line per version:
 
     conformance 1.37: filter a/N, first b/N, message c/N, counts d/N, placement e/N;
-    drains D: drain placement f/P, drain ties g/P, drain clusters h/P
+    drains D: drain placement f/P, drain ties g/T, drain skew s/J, drain clusters h/C
 
 where each N counts the cases that aspect was judged on. The drains part (drains.py) drains
-D of the same clusters and checks each of their P placements on the cluster it met; "drain
-clusters" counts those whose every single-pod aspect agrees there too. Exit 0 only when every judged
+D of the same clusters and checks each of their P placements on the cluster it met (T of
+them placed, not stranded) and each of their steps' J judgements of a workload's constraints
+on the cluster after it; "drain clusters" counts the C rebuilt clusters whose every
+single-pod aspect agrees too. Exit 0 only when every judged
 aspect of every case agrees; 1 when something disagrees; 2 when the oracle failed.
 `--known-gap ASPECT` still prints and counts that aspect's mismatches but does not fail on
 them, and the summary line says so: for a difference that is tracked as open work.

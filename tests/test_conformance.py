@@ -94,10 +94,10 @@ def test_a_wrong_drain_prediction_is_caught(oracles):
     tampered with is reported."""
     from dataclasses import replace
 
-    from conformance.drains import drain_cases, judge
+    from conformance.drains import Placement, drain_cases, judge
     from conformance.run import run_oracle
 
-    batch = drain_cases(7, 60, 37)
+    batch = [p for p in drain_cases(7, 60, 37) if isinstance(p, Placement)]
     answers = run_oracle(oracles["1.37"], [p.case for p in batch])
     scored = [(p, a) for p, a in zip(batch, answers) if a["schedulable"] and len(a["scores"]) > len(a["top"])]
     assert scored, "no placement with a node outside the top"
@@ -110,13 +110,36 @@ def test_a_wrong_drain_prediction_is_caught(oracles):
     assert agree == {"drain placement": True, "drain ties": False} and diffs
 
 
+def test_a_wrong_step_judgement_is_caught(oracles):
+    """The counts and global minimum a step prints are checked: a judgement whose minimum or
+    whose count in one domain is off by one is reported."""
+    from dataclasses import replace
+
+    from conformance.drains import Judged, drain_cases, judge
+    from conformance.run import run_oracle
+
+    batch = [j for j in drain_cases(7, 80, 37) if isinstance(j, Judged)]
+    assert batch, "no step judged a DoNotSchedule constraint"
+    answers = run_oracle(oracles["1.37"], [j.case for j in batch])
+    judged, answer = next((j, a) for j, a in zip(batch, answers) if any(r.distribution for _, r in j.rows))
+    assert judge(judged, answer) == ({"drain skew": True}, [])
+    at, row = next((at, r) for at, r in judged.rows if r.distribution)
+    off_min = replace(judged, rows=[(at, replace(row, global_min=row.global_min + 1))])
+    domain = next(iter(row.distribution))
+    off_count = replace(judged, rows=[(at, replace(row, distribution={**dict(row.distribution),
+                                                                       domain: row.distribution[domain] + 1}))])
+    for tampered in (off_min, off_count):
+        agree, diffs = judge(tampered, answer)
+        assert agree == {"drain skew": False} and diffs
+
+
 def test_a_drain_is_rebuilt_step_by_step_for_the_oracle():
     """Each placement's cluster is the plan's own: targets cordoned with the controller's taint,
     the step's evicted pods terminating, earlier steps' evicted pods gone and every earlier
     replacement bound where the plan put it (no Go needed)."""
-    from conformance.drains import drain_cases
+    from conformance.drains import Placement, drain_cases
 
-    placements = drain_cases(1, 120, 37)
+    placements = [p for p in drain_cases(1, 120, 37) if isinstance(p, Placement)]
     multi = [p for p in placements if p.step > 1]
     assert multi, "no plan of several steps among the drains"
     for p in placements:
