@@ -427,3 +427,28 @@ def test_a_replacement_scored_equal_on_several_nodes_names_the_tie(busy, predict
     plan = plan_drain(make_snapshot(nodes, pods), ["a1"], PlanOptions(DrainFlags(True, False, True)))
     (e,) = [e for s in plan.steps for e in s.evictions]
     assert (e.predicted_node, e.tied_nodes) == (predicted, tied)
+
+def test_a_pdb_at_zero_says_whether_its_spec_or_its_unhealthy_pods_hold_it():
+    """A PdbBlocks finding says why the budget is 0: the spec allows no eviction at all, or too
+    few of its pods are healthy now (and how many more must be); raising such a budget names
+    the pods already down as part of its cost."""
+    from kubectl_tspread.render.drain import drain_plan_view
+
+    nodes = nodes_in({"a": 2})
+    pods = web({"a1": 1, "a2": 2}, [])
+    unhealthy = _pdb(allowed=0, min_available=2, current_healthy=2, desired_healthy=2, expected_pods=3)
+    spec_zero = _pdb(allowed=0, max_unavailable=0, current_healthy=3, desired_healthy=3, expected_pods=3)
+    for pdb, why, down in ((unhealthy, "now (2 of its 3 pods healthy, 2 required: it allows one once 1 more is "
+                            "healthy)", 1),
+                           (spec_zero, "(its spec allows none)", 0)):
+        plan = plan_drain(make_snapshot(nodes, pods, workloads=[RS], pdbs=[pdb]), ["a1"])
+        doc = drain_plan_view(plan)
+        (finding,) = [f for f in doc["findings"] if f["code"] == "PdbBlocks"]
+        assert f"allows no disruption {why}: " in finding["message"], finding["message"]
+        (budget,) = finding["details"]["budgets"]
+        assert budget["specAllowsNone"] is (pdb is spec_zero)
+        assert budget["healthyNeeded"] == (1 if pdb is unhealthy else None)
+        (raise_budget,) = [r for r in finding["remedies"] if r["action"] == "RaisePdbBudget"]
+        (effect,) = raise_budget["sideEffects"]
+        assert effect["details"].get("unhealthy", 0) == down
+        assert ("on top of the 1 pod of it not healthy now" in effect["message"]) is bool(down), effect["message"]

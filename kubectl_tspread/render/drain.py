@@ -78,7 +78,9 @@ def finding_message(f) -> str:
         return (f"{who}PodDisruptionBudget {', '.join(p.get('pdbs', ()))} is used up by replacements that never "
                 f"become Ready: {pods} cannot be evicted{at}.")
     if f.code == "PdbBlocks":
-        return f"{who}PodDisruptionBudget {', '.join(p.get('pdbs', ()))} allows no disruption: {pods} cannot be evicted."
+        why = "".join(_budget_why(b) for b in p.get("budgets", ()))
+        return (f"{who}PodDisruptionBudget {', '.join(p.get('pdbs', ()))} allows no disruption{why}: "
+                f"{pods} cannot be evicted.")
     if f.code == "MultiplePdbs":
         return (f"{who}{pods} is covered by several PodDisruptionBudgets ({', '.join(p.get('pdbs', ()))}); "
                 f"the Eviction API refuses such pods with a 500.")
@@ -91,6 +93,19 @@ def finding_message(f) -> str:
 
 
 _PDB_CODES = ("PdbBlocks", "MultiplePdbs")
+
+
+def _budget_why(b: dict) -> str:
+    """Why one budget is at 0 (views/drain/pdb.budget_state), as a parenthesis; "" when its
+    status does not tell."""
+    if b.get("specAllowsNone"):
+        return " (its spec allows none)"
+    needed = b.get("healthyNeeded")
+    if needed:
+        return (f" now ({b.get('currentHealthy')} of its {b.get('expectedPods')} pods healthy, "
+                f"{b.get('desiredHealthy')} required: it allows one once {needed} more "
+                f"{'is' if needed == 1 else 'are'} healthy)")
+    return ""
 
 
 def verdict_line(plan, missing_kinds: Sequence[str] | None = None) -> str:

@@ -160,7 +160,9 @@ def side_effect_text(effect: SideEffect) -> str:
         return (f"strands {_count(len(objs), 'persistent volume')} that only these nodes can mount: "
                 f"{', '.join(objs)} (their pods cannot run anywhere else)")
     if code == REDUCES_AVAILABILITY and p.get("kind") == "PodDisruptionBudget":
-        return f"PodDisruptionBudget {_names(objs, 5)} then lets more of its pods be down at once"
+        down = int(p.get("unhealthy", 0))
+        now = f", on top of the {_count(down, 'pod')} of it not healthy now" if down else ""
+        return f"PodDisruptionBudget {_names(objs, 5)} then lets more of its pods be down at once{now}"
     if code == REDUCES_AVAILABILITY:
         return f"reduces the running replicas of {_names(objs, 5)} until replacements start"
     if code == ROLLS_WORKLOAD:

@@ -11,9 +11,10 @@ Model (documented in the plan output too):
 - The budget comes back when the step's replacements are Ready, which the plan
   assumes before the next step; a replacement that finds no node never becomes Ready,
   so it keeps one unit of budget used for the rest of the drain.
-- A budget of 0 blocks the pod for good — PdbBlocks. `structurally_zero` tells a PDB
-  that can never allow an eviction (maxUnavailable 0, minAvailable 100% or at least
-  the expected pods) from one that is at 0 only because pods are unhealthy now.
+- A budget of 0 blocks the pod for good — PdbBlocks. `budget_state` says why: a PDB
+  whose spec can never allow an eviction (`structurally_zero`: maxUnavailable 0,
+  minAvailable 100% or at least the expected pods), or one at 0 only because too few of
+  its pods are healthy now, and how many more must be.
 """
 
 from __future__ import annotations
@@ -51,6 +52,19 @@ def structurally_zero(pdb: Pdb) -> bool:
     if isinstance(m, str) and m.strip() == "100%":
         return True
     return isinstance(m, int) and pdb.expected_pods > 0 and m >= pdb.expected_pods
+
+
+def budget_state(pdb: Pdb) -> dict:
+    """Why a PDB allows no disruption, as its status says (a PdbBlocks finding's `budgets`):
+    `specAllowsNone` when its spec alone forbids every eviction; else `healthyNeeded`, how
+    many more of its pods must be healthy before it allows one (currentHealthy must pass
+    desiredHealthy), or None when its status does not tell."""
+    forbids = structurally_zero(pdb)
+    short = pdb.desired_healthy + 1 - pdb.current_healthy
+    return {"pdb": pdb_key(pdb), "disruptionsAllowed": pdb.disruptions_allowed,
+            "currentHealthy": pdb.current_healthy, "desiredHealthy": pdb.desired_healthy,
+            "expectedPods": pdb.expected_pods, "specAllowsNone": forbids,
+            "healthyNeeded": short if not forbids and pdb.expected_pods > 0 and short > 0 else None}
 
 
 @dataclass

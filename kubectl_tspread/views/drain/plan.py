@@ -202,9 +202,12 @@ def _blocked_stranded(ctx: Context, steps: Sequence[Step]) -> list[Stranded]:
         for d in ctx.decisions[n]:
             why = ctx.blocked.get(d.pod.key)
             if why:
+                keys = list(ctx.pod_pdbs.get(d.pod.key, ()))
+                details: dict = {"node": n, "pdbs": keys}
+                if why == PDB_BLOCKS:
+                    details["budgets"] = [pdbmod.budget_state(ctx.pdbs[k]) for k in keys]
                 out.append(Stranded(d.pod.namespace, d.pod.name, ctx.workload_of.get(d.pod.key),
-                                    first_step.get(n, 0), why,
-                                    {"node": n, "pdbs": list(ctx.pod_pdbs.get(d.pod.key, ()))}))
+                                    first_step.get(n, 0), why, details))
     return out
 
 

@@ -61,8 +61,13 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
     if action == ADD_NODE:
         return (SideEffect(ADDS_NODE, (params["name"],)),)
     if action in (RAISE_PDB_BUDGET, REMOVE_PDB):
-        # the objects are a budget, not workloads: the words say so (render/text.side_effect_text)
-        return (SideEffect(REDUCES_AVAILABILITY, (params["pdb"],), {"kind": "PodDisruptionBudget"}),)
+        # the objects are a budget, not workloads: the words say so (render/text.side_effect_text);
+        # pods of it already down now are down on top of the eviction it then lets through
+        details: dict = {"kind": "PodDisruptionBudget"}
+        state = next((b for b in f.params.get("budgets", ()) if b.get("pdb") == params["pdb"]), None)
+        if state is not None and state["expectedPods"] > state["currentHealthy"]:
+            details["unhealthy"] = state["expectedPods"] - state["currentHealthy"]
+        return (SideEffect(REDUCES_AVAILABILITY, (params["pdb"],), details),)
     if action == FLAG:
         if params.get("flag") == "--force":
             return (SideEffect(DELETES_PODS, f.pods, {"pods": len(f.pods)}),)
