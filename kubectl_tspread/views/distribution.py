@@ -172,9 +172,10 @@ def domain_acceptance(cs: spread.ConstraintState, takes: frozenset[str],
     node is cordoned). zones a=4 b=1 c=0 (c cordoned), maxSkew 1 → c: headroom 2, accepts 0."""
     out = {}
     for d in cs.domains.values():
-        if not d.nodes or any(n in takes for n in d.nodes):
+        # isdisjoint in C: a hostname constraint has a domain per node, and every workload asks
+        if not d.nodes or not takes.isdisjoint(d.nodes):
             continue
-        state = DOMAIN_CORDONED if all(n in cordoned for n in d.nodes) else DOMAIN_TAINTED
+        state = DOMAIN_CORDONED if cordoned.issuperset(d.nodes) else DOMAIN_TAINTED
         out[d.value] = DomainAcceptance(0, state)
     return out
 
