@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Collection, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import AUTOSCALER_TAINTS, autoscaler_taint
@@ -43,7 +43,7 @@ from kubectl_tspread.engine.spread import (
     counted_pods,
     minimum,
 )
-from kubectl_tspread.model import HONOR, NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Pod
+from kubectl_tspread.model import HONOR, NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Pod, Taint
 
 CORDONED_DOMAIN = "CordonedDomain"
 AUTOSCALER_DOMAIN = "AutoscalerDomain"
@@ -64,25 +64,28 @@ class Trap:
 
 def detect_traps(index: ClusterIndex, state: SpreadState, workload_pods: Sequence[Pod],
                  counted: Sequence[Sequence[Pod]] | None = None,
-                 cordoned: Collection[str] | None = None) -> dict[int, list[Trap]]:
+                 cordoned: Collection[str] | None = None,
+                 marked: Mapping[str, Taint] | None = None) -> dict[int, list[Trap]]:
     """Traps per constraint position; `workload_pods` are the pods of the workload shown.
 
-    `counted` (per position: the workload pods in the counts) and `cordoned` (names of the
-    cordoned nodes, see `cordoned_nodes`) spare the work when the caller has them already."""
+    `counted` (per position: the workload pods in the counts), `cordoned` (names of the
+    cordoned nodes, see `cordoned_nodes`) and `marked` (the autoscaler's taints by node, see
+    `autoscaler_marked`) spare the work when the caller has them already."""
     out: dict[int, list[Trap]] = {}
     for i, cs in enumerate(state.constraints):
-        traps = constraint_traps(index, cs, workload_pods, None if counted is None else counted[i], cordoned)
+        traps = constraint_traps(index, cs, workload_pods, None if counted is None else counted[i], cordoned, marked)
         if traps:
             out[i] = traps
     return out
 
 
 def constraint_traps(index: ClusterIndex, cs: ConstraintState, workload_pods: Sequence[Pod],
-                     counted: Sequence[Pod] | None = None, cordoned: Collection[str] | None = None) -> list[Trap]:
+                     counted: Sequence[Pod] | None = None, cordoned: Collection[str] | None = None,
+                     marked: Mapping[str, Taint] | None = None) -> list[Trap]:
     """The traps of one evaluated constraint, in a fixed order."""
     found = [
         cordoned_domain(index, cs, cordoned),
-        autoscaler_domain(index, cs),
+        autoscaler_domain(index, cs, marked),
         invisible_empty_domain(index, cs),
         min_domains_unreachable(cs),
         rolling_update_skew(cs, workload_pods, counted),
@@ -116,13 +119,21 @@ def cordoned_domain(index: ClusterIndex, cs: ConstraintState,
     return None if found is None else Trap(CORDONED_DOMAIN, found)
 
 
-def autoscaler_domain(index: ClusterIndex, cs: ConstraintState) -> Trap | None:
+def autoscaler_marked(index: ClusterIndex) -> dict[str, Taint]:
+    """The nodes a cluster autoscaler has tainted for deletion: name -> that taint."""
+    return {name: t for name, node in index.nodes.items() if (t := autoscaler_taint(node)) is not None}
+
+
+def autoscaler_domain(index: ClusterIndex, cs: ConstraintState, marked: Mapping[str, Taint] | None = None
+                      ) -> Trap | None:
     """zones a=3 b=3 c=0, c's only node tainted ToBeDeletedByClusterAutoscaler, maxSkew 1 →
     globalMin 0 instead of 3 until the autoscaler deletes that node (or the policy is Honor).
-    A domain that is also all cordoned is the CordonedDomain trap's."""
+    A domain that is also all cordoned is the CordonedDomain trap's. `marked`:
+    autoscaler_marked(index), when the caller has it."""
     if not cs.constraint.hard or not cs.domains:
         return None
-    marked = {name: t for name, node in index.nodes.items() if (t := autoscaler_taint(node)) is not None}
+    if marked is None:
+        marked = autoscaler_marked(index)
     if not marked:
         return None
     found = _held_domains(cs, marked, exclude=cordoned_nodes(index))

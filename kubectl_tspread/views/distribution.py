@@ -182,10 +182,11 @@ def domain_acceptance(cs: spread.ConstraintState, takes: frozenset[str],
 
 def analyse_group(index: ClusterIndex, group: PodGroup, with_timeline: bool = False,
                   partitions: dict | None = None, cordoned: frozenset[str] | None = None,
-                  accepting: Accepting | None = None) -> list[WorkloadReport]:
+                  accepting: Accepting | None = None, marked: dict | None = None) -> list[WorkloadReport]:
     """`partitions` shares which nodes make which domains between the workloads of one
-    report, `cordoned` the names of the cordoned nodes (`traps.cordoned_nodes`) and
-    `accepting` the nodes that take a pod now: the index does not change while a report is built."""
+    report, `cordoned` the names of the cordoned nodes (`traps.cordoned_nodes`), `marked` the
+    nodes an autoscaler tainted (`traps.autoscaler_marked`) and `accepting` the nodes that
+    take a pod now: the index does not change while a report is built."""
     sets = _constraint_sets(index, group.pods)
     if cordoned is None:
         cordoned = trapmod.cordoned_nodes(index)
@@ -197,7 +198,7 @@ def analyse_group(index: ClusterIndex, group: PodGroup, with_timeline: bool = Fa
         # why each pod is or is not counted: the traps and the report both need it
         reasons = [cs.uncounted_reasons(group.pods) for cs in state.constraints]
         counted = [spread.counted_pods(group.pods, r) for r in reasons]
-        found = trapmod.detect_traps(index, state, group.pods, counted, cordoned)
+        found = trapmod.detect_traps(index, state, group.pods, counted, cordoned, marked)
         takes = accepting.nodes(incoming)
         constraint_reports = [
             ConstraintReport(cs, spread.uncounted_pods(group.pods, reasons[pos]), found.get(pos, []),
@@ -223,8 +224,9 @@ def compute_distribution(index: ClusterIndex, groups: Sequence[PodGroup], with_t
     partitions: dict = {}
     cordoned = trapmod.cordoned_nodes(index)
     accepting = Accepting(index)
+    marked = trapmod.autoscaler_marked(index)
     for g in groups:
-        workloads.extend(analyse_group(index, g, with_timeline, partitions, cordoned, accepting))
+        workloads.extend(analyse_group(index, g, with_timeline, partitions, cordoned, accepting, marked))
     return DistributionReport(workloads, namespace, index.snapshot.source)
 
 
