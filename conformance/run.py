@@ -100,21 +100,12 @@ def check(minor_label: str, binary: str, seed: int, count: int, only: str | None
           known: tuple[str, ...] = (), out=sys.stdout, drains: int = 0) -> bool:
     minor = int(minor_label.split(".")[1])
     batch = [c for c in cases(seed, count, minor) if only is None or c.id == only]
-    answers = answers_for(binary, batch, out)
+    answered, clean = _answered(minor_label, batch, answers_for(binary, batch, out), out)
     tally = {a: [0, 0] for a in ASPECTS}
     shown = 0
-    clean = True
-    for case, answer in zip(batch, answers):
-        if answer.get("error"):
-            clean = False
-            print(f"{minor_label} {case.id}: oracle error: {answer['error']}", file=out)
-            continue
+    for case, answer in answered:
         outcome: Outcome = compare(case, answer, ours(case, minor))
-        for aspect, agreed in outcome.agree.items():
-            if agreed is None:
-                continue
-            tally[aspect][1] += 1
-            tally[aspect][0] += int(agreed)
+        _count(tally, outcome.agree)
         if outcome.diffs:
             bad = ",".join(a for a, v in outcome.agree.items() if v is False)
             if any(a not in known for a, v in outcome.agree.items() if v is False):
@@ -131,8 +122,8 @@ def check(minor_label: str, binary: str, seed: int, count: int, only: str | None
     summary = ", ".join(f"{a} {ok}/{n}" + (" (known gap)" if a in known and ok < n else "")
                         for a, (ok, n) in tally.items())
     if drains:
-        drained, shown_drains = check_drains(minor, binary, seed, drains, only, show - min(shown, show), out)
-        clean = clean and shown_drains
+        drained, drains_clean = check_drains(minor, binary, seed, drains, only, show - min(shown, show), out)
+        clean = clean and drains_clean
         summary += f"; drains {drains}: " + ", ".join(f"{a} {ok}/{n}" for a, (ok, n) in drained.items())
     print(f"conformance {minor_label}: {summary}", file=out)
     return clean
@@ -143,21 +134,16 @@ def check_drains(minor: int, binary: str, seed: int, count: int, only: str | Non
     """Drains of the first `count` clusters, each placement against the oracle (drains.py):
     the tally of the drain aspects, and whether everything agreed."""
     batch = [p for p in drain_cases(seed, count, minor) if only is None or p.case.id.startswith(f"{only}-")]
-    answers = answers_for(binary, [p.case for p in batch], out)
+    cases_of = [p.case for p in batch]
+    answered, clean = _answered(f"1.{minor}", cases_of, answers_for(binary, cases_of, out), out)
+    by_case = {id(p.case): p for p in batch}
     tally = {a: [0, 0] for a in (*DRAIN_ASPECTS, "drain clusters")}
-    clean = True
-    for placement, answer in zip(batch, answers):
-        if answer.get("error"):
-            clean = False
-            print(f"1.{minor} {placement.case.id}: oracle error: {answer['error']}", file=out)
-            continue
+    for case, answer in answered:
+        placement = by_case[id(case)]
         agree, diffs = judge(placement, answer)
-        outcome = compare(placement.case, answer, ours(placement.case, minor))
+        outcome = compare(case, answer, ours(case, minor))
         agree["drain clusters"] = all(v is not False for v in outcome.agree.values())
-        for aspect, agreed in agree.items():
-            if agreed is not None:
-                tally[aspect][1] += 1
-                tally[aspect][0] += int(agreed)
+        _count(tally, agree)
         diffs += outcome.diffs
         if diffs:
             clean = False
@@ -168,6 +154,27 @@ def check_drains(minor: int, binary: str, seed: int, count: int, only: str | Non
                 for d in diffs[:6]:
                     print(f"  {d}", file=out)
     return tally, clean
+
+
+def _answered(label: str, batch: list[Case], answers: list[dict[str, Any]], out) -> tuple[list, bool]:
+    """(case, answer) of the cases the oracle answered, and False when it failed on one (each
+    failure printed)."""
+    answered, clean = [], True
+    for case, answer in zip(batch, answers):
+        if answer.get("error"):
+            clean = False
+            print(f"{label} {case.id}: oracle error: {answer['error']}", file=out)
+        else:
+            answered.append((case, answer))
+    return answered, clean
+
+
+def _count(tally: dict[str, list[int]], agree: dict[str, bool | None]) -> None:
+    """Add one case's judged aspects (None: not judged) to `tally`: [agreed, judged] per aspect."""
+    for aspect, agreed in agree.items():
+        if agreed is not None:
+            tally[aspect][1] += 1
+            tally[aspect][0] += int(agreed)
 
 
 def main(argv: list[str] | None = None) -> int:
