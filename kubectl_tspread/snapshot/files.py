@@ -77,6 +77,8 @@ def _json_int(digits: str) -> int:
     except ValueError:
         raise _HugeNumber(f"holds a number of {len(digits):,} digits; no Kubernetes field holds one, "
                           "correct it") from None
+
+
 _RAW: Any = msgspec.Raw
 
 log = logging.getLogger(__name__)
