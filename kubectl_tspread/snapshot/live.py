@@ -530,7 +530,9 @@ class LiveCluster:
             raise ClusterError(f"the API server at {self.server} answered {path} with something that is "
                                "not JSON; check that the kubeconfig's server URL is a Kubernetes API") from None
         if not isinstance(obj, dict):
-            raise ClusterError(f"the API server at {self.server} answered {path} with unexpected JSON")
+            # worded without "unexpected": that word is the catch-all's, kept for our own bugs
+            raise ClusterError(f"the API server at {self.server} answered {path} with {json_type(obj)}, not a JSON "
+                               "object; check that the kubeconfig's server URL is a Kubernetes API")
         return obj
 
     # ---- error messages ------------------------------------------------------------------
