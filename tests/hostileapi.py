@@ -14,6 +14,8 @@ repeats), and an answer may be wrong in any way a broken or hostile server can b
     {"status": 503, "status_details": {"retryAfterSeconds": "soon"}}  # a Status body with a hint
     {"status": 500, "message": "two\nlines"}                         # a Status message to tame
 
+/version answers as any API server's does, unless the scenario gives its body ("version").
+
 A scenario is plain JSON, so a failing one is kept as a file (tests/data/hostile-live/) and
 replayed. `run_cli` runs the real program in this process against it and reports what a
 user would see. The server stops every trickle when it is closed.
@@ -42,10 +44,11 @@ _KIND_OF = {"nodes": "NodeList", "pods": "PodList", "services": "ServiceList", "
 class HostileApiServer:
     """`with HostileApiServer(answers) as api:`; `api.url`, `api.requests` (paths asked for)."""
 
-    def __init__(self, answers: list[dict]):
+    def __init__(self, answers: list[dict], version: dict | None = None):
         if not answers:
             raise ValueError("a scenario needs at least one answer")
         self.answers = answers
+        self.version = version or {"major": "1", "minor": "37", "gitVersion": "v1.37.2"}
         self.requests: list[str] = []
         self.closed = threading.Event()
         self._lock = threading.Lock()
@@ -104,8 +107,7 @@ def _handler(server: HostileApiServer) -> type:
 
         def do_GET(self) -> None:
             if self.path.split("?", 1)[0] == "/version":
-                # the scripts are about lists: /version answers as any API server's does
-                data = json.dumps({"major": "1", "minor": "37", "gitVersion": "v1.37.2"}).encode()
+                data = json.dumps(server.version).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -162,7 +164,7 @@ def run_cli(scenario: dict, directory: str) -> Outcome:
     from kubectl_tspread.cli import main
 
     args = scenario.get("args") or ["distribution", "-A"]
-    with HostileApiServer(scenario["answers"]) as api:
+    with HostileApiServer(scenario["answers"], scenario.get("version")) as api:
         kubeconfig = write_kubeconfig(os.path.join(directory, "hostile-config"), {"h": api.url}, {"u": {}},
                                       {"h": {"cluster": "h", "user": "u"}}, "h")
         timeout = scenario.get("request_timeout", "2s")

@@ -156,6 +156,9 @@ CORPUS_ERRORS = {
     "created-yaml-nan.yaml": "metadata.creationTimestamp: expected a string, got nan",
     "created-yaml-timestamp.yaml": "metadata.creationTimestamp: expected a string, got a datetime",
     "json-deeper-than-1000.json": "holds JSON nested deeper than 200 levels (at byte ",
+    "json-int-of-5000-digits.json": "item 0 of the List holds a number of 5,000 digits; no Kubernetes field holds one",
+    "kube-version-annotation-not-a-version.json": "metadata.annotations[tspread.dev/kube-version]: '\\x00v1.37' is not a "
+                                                  "Kubernetes version",
     "maxskew-2-64.json": "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer from 1 to",
     "maxskew-abc.json": "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer, got 'abc'",
     "maxskew-negative.json": "maxSkew: expected a positive integer from 1 to 2147483647, got -1",
@@ -163,11 +166,14 @@ CORPUS_ERRORS = {
     "name-list.json": "metadata.name: expected a string, got a list",
     "namespace-map.json": "cannot read Pod web-1-a: metadata.namespace: expected a string, got a map",
     "node-policy-map.json": "nodeAffinityPolicy: expected Honor or Ignore, got a map",
+    "pod-name-and-uid-null.json": None,  # null reads as missing, as for every other object
     "surrogate-names.json": None,
     "utf8-bad-in-list-item.json": "item 4 of the List is not UTF-8 text",
     "workload-uid-map.json": "cannot read ReplicaSet default/web-1: metadata.uid: expected a string, got a map",
     "yaml-deeper-than-1000.yaml": "YAML nested deeper than 200 levels",
     "yaml-flow-sequence-of-scalars.yaml": "document 1, item 0 is not a Kubernetes object",
+    "yaml-int-of-5000-digits.yaml": "document 1, line 73: the value '99999",
+    "yaml-int-tag-on-a-word.yaml": "document 1, line 73: the value 'abc' is not a valid YAML int; quote it if it is text",
 }
 
 

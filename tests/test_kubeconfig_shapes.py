@@ -4,6 +4,7 @@ Run as the real program (`python -m kubectl_tspread`), against a server on 127.0
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -77,6 +78,10 @@ CASES = [
                                                 "args": [1]}}),
                  'user "u": exec.args is a list, not a list of strings', id="exec args not strings"),
     pytest.param(_set("contexts.0.context.namespace", ["a"]), 'context "c": namespace is a list', id="namespace a list"),
+    pytest.param(_set("clusters.0.cluster.proxy-url", "::"), "cluster \"c\": proxy-url '::' is not a proxy URL",
+                 id="proxy-url not a URL"),
+    pytest.param(_set("clusters.0.cluster.proxy-url", "ftp://proxy:21"), "proxy-url 'ftp://proxy:21' is not a proxy URL",
+                 id="proxy-url of another scheme"),
 ]
 
 
@@ -185,3 +190,11 @@ def test_an_exec_plugin_may_answer_with_a_client_certificate(tmp_path):
     live = connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
     assert open(live.resolved.configuration.cert_file).read() == cert
     assert open(live.resolved.configuration.key_file).read() == key
+
+
+def test_a_socks_proxy_without_pysocks_is_named(tmp_path):
+    if importlib.util.find_spec("socks") is not None:
+        pytest.skip("PySocks is installed here: the proxy is then used")
+    got = _run(tmp_path, _config("http://127.0.0.1:1", edit=_set("clusters.0.cluster.proxy-url", "socks5://127.0.0.1:1")))
+    assert (got.returncode, got.stdout) == (1, ""), got.stderr
+    assert got.stderr.count("\n") == 1 and "is a SOCKS proxy, which needs the PySocks package" in got.stderr

@@ -157,7 +157,7 @@ def test_a_page_bound_stops_a_list_that_never_ends(tmp_path, monkeypatch):
     ({"list": {"items": {"a": 1}}}, "items that is an object, not a list of objects"),
     ({"raw": '{"kind":"NodeList","metadata":"x","items":[]}'}, "metadata that is a string ('x'), not an object"),
     ({"raw": '{"kind":"NodeList","metadata":{"continue":7},"items":[]}'}, "metadata.continue that is a number"),
-    ({"raw": '[1, 2]'}, "with unexpected JSON"),
+    ({"raw": '[1, 2]'}, "with a list, not a JSON object; check that the kubeconfig's server URL"),
     ({"raw": '{"kind": '}, "something that is not JSON"),
 ], ids=["items a number", "items scalars", "items a map", "metadata a string", "continue a number",
         "a JSON array", "broken JSON"])

@@ -37,7 +37,7 @@ def test_unsupported_minor_is_said():
         "(supported: 1.33 to 1.37)")
 
 
-@pytest.mark.parametrize("text", ["latest", "1", "one.two", "v1."])
+@pytest.mark.parametrize("text", ["latest", "1", "one.two", "v1.", "1." + "9" * 5000, "\x00v1.37"])
 def test_a_version_that_is_not_one_is_refused(text):
     with pytest.raises(versions.UnknownVersion):
         versions.parse(text)

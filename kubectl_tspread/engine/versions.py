@@ -43,7 +43,8 @@ OLDEST = (1, 33)
 NEWEST = (1, 37)
 SUPPORTED = tuple(f"1.{m}" for m in range(OLDEST[1], NEWEST[1] + 1))
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:[.+-].*)?$")
+# digits bounded: int() of thousands of them (a hostile /version or annotation) raises ValueError
+_VERSION = re.compile(r"^v?(\d{1,9})\.(\d{1,9})(?:[.+-].*)?$")
 
 
 class UnknownVersion(ValueError):

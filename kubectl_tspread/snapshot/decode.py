@@ -498,8 +498,8 @@ def pod(obj: Mapping) -> Pod:
     # positional, in Pod's field order (a missing or extra argument is a TypeError)
     return _new_pod(
         _intern(namespace or "default"),  # namespace
-        name,  # name
-        uid,  # uid
+        name or "",  # name (null reads as missing, as in every other decoder)
+        uid or "",  # uid
         _labels_of(meta.get("labels")),  # labels
         _intern(node_name or ""),  # node_name
         _intern(phase or "Pending"),  # phase

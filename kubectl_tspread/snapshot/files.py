@@ -38,6 +38,7 @@ import yaml
 
 from kubectl_tspread.model.errors import InputError
 from kubectl_tspread.model import Snapshot
+from kubectl_tspread.engine import versions
 from kubectl_tspread.snapshot import jsonscan, jsonstream, yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping, shown, text
@@ -63,6 +64,21 @@ _SHELL_DECODER: Any = msgspec.json.Decoder(_ListShell)
 _ARRAY_DECODER: Any = msgspec.json.Decoder(list[msgspec.Raw])  # a bare array, item by item
 _ITEM_DECODER: Any = msgspec.json.Decoder()  # as fast as orjson, and it reads Raw directly
 _SHELL_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError)
+
+
+class _HugeNumber(ValueError):
+    """A JSON integer past Python's bound on parsing one (4,300 digits), where the json module
+    would raise a plain ValueError: no Kubernetes field holds such a number."""
+
+
+def _json_int(digits: str) -> int:
+    try:
+        return int(digits)
+    except ValueError:
+        raise _HugeNumber(f"holds a number of {len(digits):,} digits; no Kubernetes field holds one, "
+                          "correct it") from None
+
+
 _RAW: Any = msgspec.Raw
 
 log = logging.getLogger(__name__)
@@ -263,8 +279,13 @@ class _Collector:
             version = annotations.get(VERSION_ANNOTATION)
             if version is not None:
                 self.kube_version = text(version, f"metadata.annotations[{VERSION_ANNOTATION}]")
+                if self.kube_version:  # its rules are chosen later, far from the file: checked here
+                    versions.parse(self.kube_version)
         except FieldError as e:
             raise InputError(f"{where}: document {doc_no} (List): {e}") from None
+        except versions.UnknownVersion as e:
+            raise InputError(f"{where}: document {doc_no} (List): metadata.annotations[{VERSION_ANNOTATION}]: "
+                             f"{e}; correct it, or remove it and pass --kube-version X.Y") from None
 
     def add_array_item(self, item: Any, where: str, doc_no: int, index: int) -> None:
         """One item of a bare array (as `jq .items` prints); from JSON, its raw bytes."""
@@ -617,7 +638,7 @@ def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int, ba
     except UnicodeDecodeError as e:
         raise InputError(f"{label} is not UTF-8 text (byte {base + pos + e.start}); "
                          "give what `kubectl get … -o json` prints") from None
-    decoder, at, end = json.JSONDecoder(), 0, len(text)
+    decoder, at, end = json.JSONDecoder(parse_int=_json_int), 0, len(text)
     while True:
         while at < end and text[at] in " \t\r\n":
             at += 1
@@ -629,6 +650,8 @@ def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int, ba
             # the byte where the failing document starts: YAML may read the rest (`---`)
             start = pos + len(text[:at].encode("utf-8", "surrogatepass"))
             raise _NotJson(_json_position(e), start, doc_no - 1) if doc_no > 1 else _NotJson(_json_position(e))
+        except _HugeNumber as e:
+            raise InputError(f"{label}: document {doc_no} {e}") from None
         yield doc_no, None, doc
         del doc
         doc_no += 1
@@ -701,10 +724,12 @@ def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item",
         raise InputError(f"{where}: {what} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
     except _SHELL_ERRORS:  # what msgspec refuses but JSON allows (a lone surrogate, a huge number)
         try:
-            return json.loads(bytes(raw))
+            return json.loads(bytes(raw), parse_int=_json_int)
         except json.JSONDecodeError as e:  # an item of a List read item by item (jsonstream.py)
             raise InputError(f"{where} is not valid JSON: {what}: {_json_position(e)}; "
                              "give what `kubectl get … -o json` prints") from None
+        except _HugeNumber as e:
+            raise InputError(f"{where}: {what} {e}") from None
         except UnicodeDecodeError:
             raise InputError(f"{where}: {what} is not UTF-8 text; give what `kubectl get … -o json` prints") \
                 from None
@@ -733,7 +758,9 @@ def _shell(label: str, data: bytes) -> Any:
     except UnicodeDecodeError:
         raise InputError(f"{label} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
     try:
-        return json.loads(data)
+        return json.loads(data, parse_int=_json_int)
+    except _HugeNumber as e:
+        raise InputError(f"{label}: its List without its items {e}") from None
     except UnicodeDecodeError:
         raise InputError(f"{label} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
     except json.JSONDecodeError as e:

@@ -72,6 +72,7 @@ def check_cluster(path: str, name: str, body: dict) -> None:
         _string(path, where, body, key)
     _base64(path, where, body, "certificate-authority-data")
     _bool(path, where, body, "insecure-skip-tls-verify")
+    _proxy(path, where, body.get("proxy-url"))
 
 
 def check_user(path: str, name: str, body: dict) -> None:
@@ -118,6 +119,30 @@ def _string(path: str, where: str, body: dict, key: str) -> None:
     value = body.get(key)
     if value is not None and not isinstance(value, str):
         raise _bad(path, f"{where}: {key}", value, "a string")
+
+
+_PROXY_SCHEMES = ("http", "https", "socks4", "socks4a", "socks5", "socks5h")
+
+
+def _proxy(path: str, where: str, proxy: str | None) -> None:
+    """A proxy-url the REST client can use: urllib3 raises LocationParseError on `::` when the
+    first request is made, and a SOCKS proxy needs PySocks, which is not among our dependencies."""
+    if not proxy:
+        return
+    import importlib.util
+
+    from urllib3.util import parse_url
+
+    try:
+        url = parse_url(proxy)
+    except ValueError:  # urllib3's LocationParseError
+        url = None
+    if url is None or url.scheme not in _PROXY_SCHEMES or not url.host:
+        raise InputError(f"kubeconfig {path}: {where}: proxy-url {proxy[:60]!r} is not a proxy URL "
+                         f"(http://, https:// or socks5://host:port); {_FIX}")
+    if url.scheme.startswith("socks") and importlib.util.find_spec("socks") is None:
+        raise InputError(f"kubeconfig {path}: {where}: proxy-url {proxy[:60]!r} is a SOCKS proxy, which needs "
+                         "the PySocks package: pip install pysocks, or use an http(s) proxy")
 
 
 def _bool(path: str, where: str, body: dict, key: str) -> None:

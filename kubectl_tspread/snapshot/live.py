@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import quote, urlencode
 
 from kubectl_tspread.model.errors import ClusterError
-from kubectl_tspread.engine import podrequests
+from kubectl_tspread.engine import podrequests, versions
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot import jsonscan
 from kubectl_tspread.snapshot.decode import DECODERS
@@ -64,6 +64,11 @@ class ApiStatusError(ClusterError):
         self.status = status
         self.reason = reason
         self.body = body or {}
+
+
+class UnreadableVersion(ApiStatusError):
+    """/version answered, but its gitVersion is no Kubernetes version: callers treat it as they
+    treat a 403 or 404 there (a warning, the newest rules), not as an error of the run."""
 
 
 class Unreachable(ClusterError):
@@ -435,7 +440,15 @@ class LiveCluster:
         """The server's gitVersion from /version (readable by every user through
         system:public-info-viewer), "" when it does not say."""
         v = self._get_json("/version", {}).get("gitVersion")
-        return v if isinstance(v, str) else ""
+        if not isinstance(v, str):
+            return ""
+        try:
+            versions.parse(v)
+        except versions.UnknownVersion:
+            # refused here, where the server is known, not where the rules are chosen
+            raise UnreadableVersion(f"its /version says gitVersion {server_text(v, 60)!r}, which is no "
+                                    "Kubernetes version", 200) from None
+        return v
 
     def _get_json(self, path: str, params: dict) -> dict:
         """GET with retries (see _get_bytes), the answer parsed as a JSON object."""
@@ -517,7 +530,9 @@ class LiveCluster:
             raise ClusterError(f"the API server at {self.server} answered {path} with something that is "
                                "not JSON; check that the kubeconfig's server URL is a Kubernetes API") from None
         if not isinstance(obj, dict):
-            raise ClusterError(f"the API server at {self.server} answered {path} with unexpected JSON")
+            # worded without "unexpected": that word is the catch-all's, kept for our own bugs
+            raise ClusterError(f"the API server at {self.server} answered {path} with {json_type(obj)}, not a JSON "
+                               "object; check that the kubeconfig's server URL is a Kubernetes API")
         return obj
 
     # ---- error messages ------------------------------------------------------------------

@@ -113,7 +113,7 @@ def decode_pod_page(data: bytes) -> tuple[list[Any], str | None] | None:
     """(the page's pods as dict-like objects, its continue token), or None to parse it the ordinary way."""
     try:
         page = _DECODER.decode(data)
-    except _ERRORS:
+    except (*_ERRORS, UnicodeDecodeError):  # msgspec checks UTF-8 in the strings it makes
         return None
     if page.get("kind") not in (None, "PodList"):
         return None  # e.g. a Status object: the ordinary path words the error

@@ -31,6 +31,7 @@ import yaml
 from yaml import events as ev
 
 from kubectl_tspread.snapshot import jsonscan
+from kubectl_tspread.snapshot.fields import shown
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
@@ -69,6 +70,11 @@ class YamlLimit(ValueError):
     """Input past one of the bounds above; the message says which (files.py names the file)."""
 
 
+class _BadScalar(YamlLimit):
+    """A scalar its tag cannot make (`!!int abc`, `!!bool maybe`, a plain integer of 5,000
+    digits, past Python's bound on parsing one); _parts() adds where it stands."""
+
+
 class _Builder:
     def __init__(self) -> None:
         self.resolver = _Resolver()
@@ -92,7 +98,12 @@ class _Builder:
             return value
         if tag not in _SCALAR_TAGS:
             raise YamlLimit(f"the YAML tag {tag} is not supported; write the value without it")
-        return self.constructor.yaml_constructors[tag](self.constructor, ScalarNode(tag, value))
+        try:
+            return self.constructor.yaml_constructors[tag](self.constructor, ScalarNode(tag, value))
+        except (ValueError, KeyError, AttributeError, OverflowError):  # what PyYAML's constructors raise
+            kind = tag.rsplit(":", 1)[-1]
+            raise _BadScalar(f"the value {shown(value)} is not a valid YAML {kind}; quote it if it is text, "
+                             "or correct it") from None
 
 
 _MISSING = object()
@@ -300,6 +311,8 @@ def _parts(data: Any, lists: bool) -> Iterator[tuple[Any, int, int | None, Any]]
                 done = value
             else:
                 cur.append(value)
+    except _BadScalar as bad:
+        raise YamlLimit(f"document {doc_no}, line {e.start_mark.line + 1}: {bad}") from None
     finally:
         dispose = getattr(parser, "dispose", None)
         if dispose is not None:
