@@ -73,8 +73,9 @@ class Judged:
     rows: list[tuple[int, ConstraintAfter]]
 
 
-def drain_cases(seed: int, count: int, minor: int) -> list[Placement]:
-    out: list[Placement] = []
+def drain_cases(seed: int, count: int, minor: int) -> list[Placement | Judged]:
+    """The placements and step judgements of drains of the first `count` clusters of `seed`."""
+    out: list[Placement | Judged] = []
     for base in cases(seed, count, minor):
         objects = [o for o in base.objects
                    if not (o["kind"] == "Pod" and o["metadata"]["name"] == base.name
@@ -149,14 +150,8 @@ def _judgements(case_id: str, step: Step, tracked: list[Tracked], originals: dic
         by_probe.setdefault(source, []).append((hard_before, row))
     out = []
     for k, (source, rows) in enumerate(sorted(by_probe.items())):
-        raw = originals[source]
-        meta = {key: copy.deepcopy(v) for key, v in raw["metadata"].items()
-                if key not in ("deletionTimestamp", "deletionGracePeriodSeconds")}
-        meta.update(name=f"{meta['name']}-probe", uid=f"{meta['uid']}-probe")
-        probe = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "status": {"phase": "Pending"},
-                 "spec": {key: copy.deepcopy(v) for key, v in raw["spec"].items() if key != "nodeName"}}
-        case = Case(f"{case_id}-judge{k}", [*copy.deepcopy(state), probe], meta.get("namespace") or "default",
-                    meta["name"])
+        probe = _pending_copy(originals[source], f"{source[1]}-probe", "-probe")
+        case = Case(f"{case_id}-judge{k}", [*copy.deepcopy(state), probe], source[0], probe["metadata"]["name"])
         out.append(Judged(case, step.number, rows))
     return out
 
@@ -243,15 +238,20 @@ def _cordon(node: dict[str, Any]) -> None:
 
 def _replacement(evicted: dict[str, Any], serial: int) -> dict[str, Any]:
     """The pod the controller makes for `evicted`: its template (labels, owner, spec) under a
-    new name, unbound and Pending (the `serial`-th replacement of the plan); a resize in progress is not carried over (it comes back at
-    its spec's size)."""
-    meta = evicted["metadata"]
-    base = meta["name"].rsplit("-", 1)[0]
-    new_meta = {k: copy.deepcopy(v) for k, v in meta.items()
-                if k not in ("deletionTimestamp", "deletionGracePeriodSeconds")}
-    # named as the plan names it (SimCluster.replacement_for): a later step may evict it again
+    new name, unbound and Pending (the `serial`-th replacement of the plan); a resize in
+    progress is not carried over (it comes back at its spec's size)."""
+    base = evicted["metadata"]["name"].rsplit("-", 1)[0]
+    # named as the plan names it (SimCluster.replacement_for): a later step may evict it again;
     # made during the drain, after every pod of the cluster (preemption orders victims by start)
     made = (DRAIN_STARTS + datetime.timedelta(seconds=serial)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    new_meta.update(name=f"{base}-new{serial}", uid=f"{meta['uid']}-new{serial}", creationTimestamp=made)
-    spec = {k: copy.deepcopy(v) for k, v in evicted["spec"].items() if k != "nodeName"}
+    return _pending_copy(evicted, f"{base}-new{serial}", f"-new{serial}", creationTimestamp=made)
+
+
+def _pending_copy(pod: dict[str, Any], name: str, uid_suffix: str, **meta: Any) -> dict[str, Any]:
+    """A new pod of `pod`'s template named `name` (its uid `pod`'s with `uid_suffix`), unbound,
+    not being deleted, Pending and without status; `meta` overrides more metadata fields."""
+    new_meta = {k: copy.deepcopy(v) for k, v in pod["metadata"].items()
+                if k not in ("deletionTimestamp", "deletionGracePeriodSeconds")}
+    new_meta.update(name=name, uid=pod["metadata"]["uid"] + uid_suffix, **meta)
+    spec = {k: copy.deepcopy(v) for k, v in pod["spec"].items() if k != "nodeName"}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": new_meta, "spec": spec, "status": {"phase": "Pending"}}
