@@ -308,6 +308,12 @@ def _small_nodes_trap(per_zone: int, pods_per_node: int):
     return make_snapshot(nodes, pods, workloads=[RS]), [f"b{i}" for i in range(1, per_zone + 1)]
 
 
+def _unproven(monkeypatch) -> None:
+    """forced.py's proof turned off: _small_nodes_trap's harm is then harm the fallback weighs
+    (with the proof, every level's harm is proven and its first candidate is taken at once)."""
+    monkeypatch.setattr(search, "forced_harm", lambda ctx, world: [])
+
+
 @pytest.mark.parametrize("staged", [False, True], ids=["cordons first", "staged cordons"])
 @pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (12, 3), (10, 110)])
 def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, pods_per_node, staged, monkeypatch):
@@ -318,6 +324,7 @@ def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, 
     is closed at step 1 and every level strands (nothing is played in place); with staged
     cordons zone b's open nodes take replacements first, and the harm comes later."""
     snap, targets = _small_nodes_trap(per_zone, pods_per_node)
+    _unproven(monkeypatch)
     replays = []
     real = search.Search._replayed
 
@@ -348,6 +355,7 @@ def test_each_candidate_of_a_harmful_level_starts_from_the_level_world(per_zone,
     from kubectl_tspread.views.drain.core.steps import World
 
     snap, targets = _small_nodes_trap(per_zone, pods_per_node)
+    _unproven(monkeypatch)
     starts: list[tuple[int, tuple]] = []
     copies: list[int] = []
     replaying: list[bool] = []
@@ -572,3 +580,22 @@ def test_the_nodes_left_to_do_follow_what_each_world_played():
     assert left.todo_nodes(others) == fresh(left, others)
     assert left.todo_nodes(ctx.targets) == fresh(left, ctx.targets)
     assert len(left.done) == 3 and len(right.done) == 2 and not root.done
+
+
+def test_under_a_proof_the_fallback_still_weighs_the_harm_it_does_not_name():
+    """Zone b's web replacements strand whatever the order (forced.py proves it), so a level
+    whose only harm is web's takes its first candidate; but api's pods, pinned to b1 and b2,
+    strand for a reason the proof does not name (no other node matches their nodeSelector):
+    levels that would evict them weigh their candidates and leave those nodes to the end,
+    where nothing else is left."""
+    snap, targets = _zone_trap(4)
+    api = [make_pod(f"api-{n}", node=n, labels={"app": "api"}, owner="ReplicaSet/api-1",
+                    node_selector={HOSTNAME_KEY: n}) for n in ("b1", "b2")]
+    snap = make_snapshot(list(snap.nodes), list(snap.pods) + api, workloads=[RS, make_workload("ReplicaSet", "api-1")])
+    plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
+    assert not plan.safe and plan.no_safe_order
+    assert [s.nodes for s in plan.steps] == [("b3",), ("b4",), ("b1",), ("b2",)]
+    assert {s.name for s in plan.stranded if s.workload == "ReplicaSet/api-1"} == {"api-b1", "api-b2"}
+    # levels 1 and 2 played b1 and b2 (api's harm) before the candidate whose harm is all
+    # proven, which ends the level; level 3 weighed b1 against b2; level 4 had one
+    assert plan.explored == 3 + 3 + 2 + 1

@@ -35,8 +35,8 @@ def _forced(snap, targets, **opts):
 
 @pytest.mark.parametrize("max_skew, expected", [
     # zone b closed at 0 pods; a and c hold 3 each and may reach 0 + maxSkew: room 2 × K − 6
-    pytest.param(1, [ForcedHarm("ReplicaSet/web-1", ZONE_KEY, 3, 0)], id="maxSkew 1: room 0 for 3 replacements"),
-    pytest.param(4, [ForcedHarm("ReplicaSet/web-1", ZONE_KEY, 3, 2)], id="maxSkew 4: room 2 for 3 replacements"),
+    pytest.param(1, [ForcedHarm("default", "ReplicaSet/web-1", ZONE_KEY, 3, 0)], id="maxSkew 1: room 0 for 3 replacements"),
+    pytest.param(4, [ForcedHarm("default", "ReplicaSet/web-1", ZONE_KEY, 3, 2)], id="maxSkew 4: room 2 for 3 replacements"),
     pytest.param(5, [], id="maxSkew 5: room 4 for 3 replacements, no proof"),
 ])
 def test_a_zone_drained_under_ignore_is_proven_unsafe_when_the_open_zones_lack_room(max_skew, expected):
@@ -76,7 +76,7 @@ def test_hostname_constraints_count_each_drained_node_as_a_closed_domain():
     pods = [make_pod(f"web-{n.name}-{k}", node=n.name, labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1")
             for n in nodes for k in range(2)]
     snap = make_snapshot(nodes, pods, workloads=[RS])
-    assert _forced(snap, ["a1"]) == [ForcedHarm("ReplicaSet/web-1", HOSTNAME_KEY, 2, 0)]
+    assert _forced(snap, ["a1"]) == [ForcedHarm("default", "ReplicaSet/web-1", HOSTNAME_KEY, 2, 0)]
 
 
 def _random_cluster(rng: random.Random):

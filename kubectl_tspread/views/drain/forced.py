@@ -41,6 +41,7 @@ from kubectl_tspread.model import Pod
 class ForcedHarm:
     """One tracked constraint no order can keep within its limit."""
 
+    namespace: str
     workload: str
     topology_key: str
     replacements: int  # matching replacements the open domains must take
@@ -80,7 +81,7 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
         room = (len(cs.domains) - len(closed)) * (min(closed) + t.limit) - open_pods
         must = before[i] - replaced[i]
         if must > room:
-            out.append(ForcedHarm(t.workload, cs.constraint.topology_key, must, max(room, 0)))
+            out.append(ForcedHarm(t.pod.namespace, t.workload, cs.constraint.topology_key, must, max(room, 0)))
     return out
 
 

@@ -51,9 +51,11 @@ is ~1,700 targets, so anything quadratic in T is hours):
   the depth-first search found and, at each level, simulates at most
   GREEDY_CANDIDATES batches, keeping the least bad (fewest new stranded pods, least
   new skew excess, then the biggest batch; the first with no new harm at full size
-  ends the level at once). So the fallback is O(T) simulations, not O(T²): it only
-  has to show where and why the drain breaks, and one harmful candidate in heuristic
-  order explains that as well as the best of all of them.
+  ends the level at once). Harm that forced.py proved no order avoids (the excess of
+  its constraints, the strandings of their workloads) is not weighed: a level whose
+  candidate does only that harm takes it at once. So the fallback is O(T)
+  simulations, not O(T²): it only has to show where and why the drain breaks, and one
+  harmful candidate in heuristic order explains that as well as the best of all of them.
 """
 
 from __future__ import annotations
@@ -219,6 +221,7 @@ class Search:
         start, is never played on)."""
         mark: World | None = None  # a copy of the world of an earlier level, while playing in place
         since: list[list[str]] = []  # the batches that led from `mark` to this level's world
+        proven = _Proven(self.forced)
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
             if not remaining:
@@ -227,7 +230,7 @@ class Search:
             floor = (0, 0, -min(self.max_parallel, len(remaining)))
             # made from the level's world before any candidate is played on it
             candidates = list(itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES))
-            before = _before(self.ctx, world)
+            before = _before(self.ctx, world, proven)
             level: World | None = world  # the level's world, while nothing was played on it
             for i, batch in enumerate(candidates):
                 if i == 0 and mark is not None:
@@ -243,7 +246,7 @@ class Search:
                     w = level.copy()
                 self.explored += 1
                 run_batch(self.ctx, w, batch)
-                cost = _badness(self.ctx, before, w, len(batch))
+                cost = _badness(self.ctx, before, w, len(batch), proven)
                 if best_cost is None or cost < best_cost:
                     best, best_cost = w, cost
                 if cost <= floor:
@@ -598,20 +601,43 @@ def zone_key(ctx: Context) -> str | None:
     return None
 
 
-def _excess(ctx: Context, step: Step) -> int:
-    """How far the hard constraints are above their limits after `step`."""
-    return excess(ctx, step.constraints_after)
+class _Proven:
+    """The harm forced.py proved that no order avoids: its constraints' excess and the
+    strandings of their workloads. The fallback weighs the other harm only: where a
+    candidate's harm is all proven, another candidate cannot do better than merely shift
+    it, so the level takes it at once (a trapped zone's thousand levels would otherwise
+    each play all their candidates for nothing)."""
+
+    def __init__(self, forced: list[ForcedHarm]):
+        self.constraints = {(f.namespace, f.workload, f.topology_key) for f in forced}
+        self.workloads = {(f.namespace, f.workload) for f in forced}
+
+    def stranded(self, stranded: list[Stranded]) -> int:
+        """How many of `stranded` are of workloads not proven broken."""
+        if not self.workloads:
+            return len(stranded)
+        return sum((s.namespace, s.workload) not in self.workloads for s in stranded)
+
+    def excess(self, ctx: Context, step: Step) -> int:
+        """How far the hard constraints not proven broken are above their limits after `step`."""
+        if not self.constraints:
+            return excess(ctx, step.constraints_after)
+        return sum(c.excess for c in step.constraints_after
+                   if (c.namespace, c.workload, c.topology_key) not in self.constraints)
 
 
-def _before(ctx: Context, world: World) -> tuple[int, int, int]:
-    """What _badness reads of a level's world: (stranded pods, the last step's excess, steps)."""
-    return len(world.stranded), _excess(ctx, world.steps[-1]) if world.steps else 0, len(world.steps)
+def _before(ctx: Context, world: World, proven: _Proven) -> tuple[int, int, int]:
+    """What _badness reads of a level's world: (stranded pods, the last step's excess without
+    the proven harm, steps)."""
+    return len(world.stranded), proven.excess(ctx, world.steps[-1]) if world.steps else 0, len(world.steps)
 
 
-def _badness(ctx: Context, before: tuple[int, int, int], after: World, size: int) -> tuple[int, int, int]:
+def _badness(ctx: Context, before: tuple[int, int, int], after: World, size: int,
+             proven: _Proven) -> tuple[int, int, int]:
     stranded_before, was, steps_before = before
-    stranded = len(after.stranded) - stranded_before
+    # a world's strandings only grow: the new ones are at the end
+    stranded = proven.stranded(after.stranded[stranded_before:])
     # new harm only: a constraint a strand left above its limit stays there, whatever comes next
-    over = max([0] + [_excess(ctx, s) - was for s in after.steps[steps_before:]])
+    over = max([0] + [proven.excess(ctx, s) - was for s in after.steps[steps_before:]])
     # prefer progress: a bigger batch at equal harm
     return (stranded, over, -size)
