@@ -611,6 +611,9 @@ class _Proven:
     def __init__(self, forced: list[ForcedHarm]):
         self.constraints = {(f.namespace, f.workload, f.topology_key) for f in forced}
         self.workloads = {(f.namespace, f.workload) for f in forced}
+        # the places of the constraints not proven broken in a judge's answer (one per tracked
+        # constraint, always in the same order): found in the first answer read
+        self._others: list[int] | None = None
 
     def stranded(self, stranded: list[Stranded]) -> int:
         """How many of `stranded` are of workloads not proven broken."""
@@ -620,10 +623,13 @@ class _Proven:
 
     def excess(self, ctx: Context, step: Step) -> int:
         """How far the hard constraints not proven broken are above their limits after `step`."""
-        if not self.constraints:
-            return excess(ctx, step.constraints_after)
-        return sum(c.excess for c in step.constraints_after
-                   if (c.namespace, c.workload, c.topology_key) not in self.constraints)
+        after = step.constraints_after
+        if not self.constraints or not excess(ctx, after):
+            return excess(ctx, after)
+        if self._others is None:
+            self._others = [i for i, c in enumerate(after)
+                            if (c.namespace, c.workload, c.topology_key) not in self.constraints]
+        return sum(c.excess for c in map(after.__getitem__, self._others) if c.skew > c.limit)
 
 
 def _before(ctx: Context, world: World, proven: _Proven) -> tuple[int, int, int]:
