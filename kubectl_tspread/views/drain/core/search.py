@@ -602,11 +602,12 @@ def zone_key(ctx: Context) -> str | None:
 
 
 class _Proven:
-    """The harm forced.py proved that no order avoids: its constraints' excess and the
-    strandings of their workloads. The fallback weighs the other harm only: where a
-    candidate's harm is all proven, another candidate cannot do better than merely shift
-    it, so the level takes it at once (a trapped zone's thousand levels would otherwise
-    each play all their candidates for nothing)."""
+    """The harm forced.py proved that no order avoids: its constraints' excess, and the
+    strandings of their workloads (any stranding of such a workload, whatever its cause: the
+    workload is harmed in every order, and the plan is unsafe for it anyway). The fallback
+    weighs the other harm only: where a candidate's harm is all of this kind, the level
+    takes it at once (a trapped zone's thousand levels would otherwise each play all their
+    candidates, to pick which of the same workloads' pods strand first)."""
 
     def __init__(self, forced: list[ForcedHarm]):
         self.constraints = {(f.namespace, f.workload, f.topology_key) for f in forced}
