@@ -162,11 +162,20 @@ CORPUS_ERRORS = {
     "maxskew-2-64.json": "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer from 1 to",
     "maxskew-abc.json": "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer, got 'abc'",
     "maxskew-negative.json": "maxSkew: expected a positive integer from 1 to 2147483647, got -1",
-    "metadata-string.json": "cannot read a Pod without usable metadata: metadata: expected a map",
+    "metadata-string.json": "cannot read a Pod without usable metadata (item 3 of the List): metadata: expected a map",
     "name-list.json": "metadata.name: expected a string, got a list",
     "namespace-map.json": "cannot read Pod web-1-a: metadata.namespace: expected a string, got a map",
     "node-policy-map.json": "nodeAffinityPolicy: expected Honor or Ignore, got a map",
-    "pod-name-and-uid-null.json": None,  # null reads as missing, as for every other object
+    # every object has a name: one without is no object of a real cluster (a list of 50,000 empty
+    # objects read as one pod named "" before)
+    "pod-name-and-uid-null.json": "cannot read a Pod without a usable name (item 3 of the List): metadata.name: "
+                                  "expected a non-empty string, got null",
+    "podlist-of-empty-objects.json": "cannot read a Pod without usable metadata (item 2 of the PodList): "
+                                     "metadata.name: expected a non-empty string, got null",
+    "deployment-without-a-name.yaml": "cannot read a Deployment without a usable name (document 6): metadata.name",
+    # what `curl …/api/v1/pods >> dump.json` appends when pods may not be listed: read as no pods before
+    "status-document.json": "document 2 is a Status (Failure, Forbidden: pods is forbidden: User \"dev\" cannot "
+                            "list resource \"pods\"), the answer to a request that failed",
     "surrogate-names.json": None,
     "utf8-bad-in-list-item.json": "item 4 of the List is not UTF-8 text",
     "workload-uid-map.json": "cannot read ReplicaSet default/web-1: metadata.uid: expected a string, got a map",

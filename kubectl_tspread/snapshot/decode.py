@@ -21,8 +21,8 @@ from kubectl_tspread.model import (
     Volume, Workload, positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
-    INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, one_of, printable, scalars, sequence,
-    selector as _selector, strings, text,
+    INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, name as _name, one_of, printable,
+    scalars, sequence, selector as _selector, strings, text,
 )
 from kubectl_tspread.snapshot.sharing import (
     TEXT as _Text, json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner,
@@ -484,6 +484,8 @@ def pod(obj: Mapping) -> Pod:
             type(nominated)} <= _STR_OR_NONE:
         _check_texts(((meta, "metadata", ("namespace", "name", "uid", "creationTimestamp")),
                       (spec, "spec", ("nodeName", "schedulerName")), (status, "status", ("phase", "nominatedNodeName"))))
+    if not name:
+        _name(meta.get("name"), "metadata.name")
     priority = spec.get("priority")
     if type(priority) is not int or not _INT32_MIN <= priority <= INT32_MAX:
         priority = 0 if priority is None else integer(priority, "spec.priority")
@@ -498,7 +500,7 @@ def pod(obj: Mapping) -> Pod:
     # positional, in Pod's field order (a missing or extra argument is a TypeError)
     return _new_pod(
         _intern(namespace or "default"),  # namespace
-        name or "",  # name (null reads as missing, as in every other decoder)
+        name,  # name
         uid or "",  # uid
         _labels_of(meta.get("labels")),  # labels
         _intern(node_name or ""),  # node_name
@@ -646,8 +648,9 @@ def _check_texts(groups: Iterable[tuple[Mapping, str, tuple[str, ...]]]) -> None
 
 
 def _meta_texts(meta: Mapping) -> tuple[str, str, str, str]:
-    """namespace, name, uid and creationTimestamp of any object, each a string ("" when missing)."""
-    return (text(meta.get("namespace"), "metadata.namespace"), text(meta.get("name"), "metadata.name"),
+    """namespace, name, uid and creationTimestamp of any object, each a string ("" when missing
+    but for the name, which every object has)."""
+    return (text(meta.get("namespace"), "metadata.namespace"), _name(meta.get("name"), "metadata.name"),
             text(meta.get("uid"), "metadata.uid"), text(meta.get("creationTimestamp"), "metadata.creationTimestamp"))
 
 
@@ -791,6 +794,8 @@ def storage_class(obj: Mapping) -> StorageClass:
 
 
 def event(obj: Mapping) -> Event:
+    # no name required: the record keeps none, events never replace one another, and one that
+    # names no pod only goes unread (why-pending reads events by the pod they involve)
     meta = mapping(obj.get("metadata"), "metadata")
     involved = "involvedObject" if obj.get("involvedObject") else "regarding"
     inv = mapping(obj.get(involved), involved)
@@ -821,6 +826,12 @@ def describe(obj: Any, kind: str) -> str:
     return f"{kind} {printable(ns)}/{name}" if type(ns) is str and ns else f"{kind} {name}"
 
 
+def _has_name(obj: Any) -> bool:
+    """Whether `describe` names the object by its name."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    return isinstance(meta, Mapping) and type(meta.get("name")) is str and bool(meta.get("name"))
+
+
 _DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, RecursionError)
 
 
@@ -831,9 +842,9 @@ def _named(kind: str, decode: Callable[[Mapping], Any]) -> Callable[[Mapping], A
         try:
             return decode(obj)
         except FieldError as e:
-            raise MalformedObject(describe(obj, kind), str(e)) from None
+            raise MalformedObject(describe(obj, kind), str(e), _has_name(obj)) from None
         except _DECODE_ERRORS as e:  # a malformed field no check above names
-            raise MalformedObject(describe(obj, kind), _reason(e)) from e
+            raise MalformedObject(describe(obj, kind), _reason(e), _has_name(obj)) from e
 
     decode_named.__wrapped__ = decode  # type: ignore[attr-defined]
     return decode_named
@@ -866,3 +877,23 @@ DECODERS: dict[str, tuple[Callable[[Mapping], Any], str]] = {
         **{k: (workload, "workloads") for k in WORKLOAD_KINDS},
     }.items()
 }
+
+
+def from_server(kind: str, namespaced: bool) -> Callable[[Mapping], Any]:
+    """The decoder of `kind` for the objects of a list the API server sent: as DECODERS', and a
+    namespaced object must name its namespace. The server always does; a dump may leave it out
+    (a hand-written manifest means the default namespace), a server's answer that does is no
+    list of such objects, and would put each in "default"."""
+    decode = DECODERS[kind][0]
+    if not namespaced:
+        return decode
+
+    def decode_in_namespace(obj: Mapping) -> Any:
+        record = decode(obj)  # first: it names what is malformed, metadata included
+        meta = obj.get("metadata") or _NONE
+        if not meta.get("namespace"):
+            raise MalformedObject(describe(obj, kind), str(FieldError("metadata.namespace", "a non-empty string",
+                                                                      meta.get("namespace"))), _has_name(obj))
+        return record
+
+    return decode_in_namespace

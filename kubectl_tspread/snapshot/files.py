@@ -45,6 +45,7 @@ from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping
 from kubectl_tspread.snapshot.kinds import KINDS_READ_ANNOTATION, VERSION_ANNOTATION
 from kubectl_tspread.snapshot.jsonscan import MAX_DEPTH
 from kubectl_tspread.snapshot.jsonstream import StreamedList
+from kubectl_tspread.snapshot.transport import status_summary
 from kubectl_tspread.snapshot.yamlread import YamlLimit
 from kubectl_tspread.snapshot.wire import decode_pod_item
 
@@ -150,11 +151,22 @@ def _raw_object(obj: Any, list_kind: str, version: str, where: str, what: str) -
     if not isinstance(obj, Mapping) or not (obj.get("kind") or list_kind):
         raise InputError(f"{where}: {what} is not a Kubernetes object (no kind); "
                          "give what `kubectl get … -o json` or `-o yaml` prints")
+    _refuse_status(obj, obj.get("kind") or list_kind, where, what)
     out = dict(obj)
     out.setdefault("kind", list_kind)
     if version and list_kind:
         out.setdefault("apiVersion", version)
     return out
+
+
+def _refuse_status(obj: Mapping, kind: Any, where: str, what: str) -> None:
+    """A Status is what the API server answers when a request fails (`curl …/api/v1/pods > x.json`
+    saves it when pods may not be listed): where a dump holds one, the objects asked for are
+    missing, and skipping it as a kind of no use would read the cluster without them."""
+    if kind == "Status":
+        raise InputError(f"{where}: {what} is {status_summary(obj)}, the answer to a request that failed, "
+                         "not the objects it asked for; dump them again (kubectl get … -o json) and leave "
+                         "the Status out")
 
 
 def decode_objects(objs: Iterable[Any], namespace: str | None, all_namespaces: bool,
@@ -202,7 +214,7 @@ class _Collector:
                 self._add_item(item, item_kind, where, what)
                 items[i] = None  # free each object's JSON once decoded: memory follows the records
             return
-        self._add(doc, kind, where)
+        self._add(doc, kind, where, f"document {doc_no}")
 
     def _kind(self, doc: Any, where: str, doc_no: int) -> str:
         """The kind of a document, checked (with a List's items)."""
@@ -307,9 +319,10 @@ class _Collector:
                              "give what `kubectl get … -o json` or `-o yaml` prints")
         if not item.get("kind"):
             item = {**item, "kind": kind}
-        self._add(item, kind, where)
+        self._add(item, kind, where, what)
 
-    def _add(self, obj: Mapping, kind: str, where: str) -> None:
+    def _add(self, obj: Mapping, kind: str, where: str, what: str) -> None:
+        _refuse_status(obj, kind, where, what)
         self.kinds.add(kind)
         entry = DECODERS.get(kind)
         if entry is None:
@@ -319,7 +332,7 @@ class _Collector:
         try:
             record = decoder(obj)
         except MalformedObject as e:
-            raise InputError(f"{where}: cannot read {e.what}: {e.detail}; "
+            raise InputError(f"{where}: cannot read {e.located(what)}: {e.detail}; "
                              "fix that field or leave the object out") from None
         if kind == "Pod":
             self.pod_namespaces.add(record.namespace)
