@@ -180,6 +180,20 @@ CORPUS_ERRORS = {
     "utf8-bad-in-list-item.json": "item 4 of the List is not UTF-8 text",
     "workload-uid-map.json": "cannot read ReplicaSet default/web-1: metadata.uid: expected a string, got a map",
     "yaml-deeper-than-1000.yaml": "YAML nested deeper than 200 levels",
+    # a second adversarial round: a value of the wrong type read as a meaning before (a number as
+    # a deletionTimestamp: terminating; the text "false" as true; 0, "" or false as an empty map or
+    # list), and a constraint without a topologyKey read as one with no domains
+    "deletion-timestamp-a-number.json": "cannot read Pod default/web-5d8f-0: metadata.deletionTimestamp: expected a "
+                                        "string, got 1767225600",
+    "owner-references-an-empty-string.json": "cannot read Pod default/web-5d8f-1: metadata.ownerReferences: expected "
+                                             "a list, got ''",
+    "owner-controller-the-text-false.json": "metadata.ownerReferences[0].controller: expected true or false, got 'false'",
+    "labels-zero.json": "cannot read Pod default/web-5d8f-2: metadata.labels: expected a map, got 0",
+    "requests-false.json": "spec.containers[0].resources.requests: expected a map of resource names to quantities, "
+                           "got false",
+    "node-unschedulable-the-text-false.json": "cannot read Node n3: spec.unschedulable: expected true or false, "
+                                              "got 'false'",
+    "topology-key-missing.json": "spec.topologySpreadConstraints[0].topologyKey: expected a non-empty string, got null",
     "yaml-flow-sequence-of-scalars.yaml": "document 1, item 0 is not a Kubernetes object",
     "yaml-int-of-5000-digits.yaml": "document 1, line 73: the value '99999",
     "yaml-int-tag-on-a-word.yaml": "document 1, line 73: the value 'abc' is not a valid YAML int; quote it if it is text",

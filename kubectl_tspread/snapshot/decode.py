@@ -21,7 +21,7 @@ from kubectl_tspread.model import (
     Volume, Workload, positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
-    INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, name as _name, one_of, printable,
+    INT32_MAX, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name, one_of, printable,
     scalars, sequence, selector as _selector, strings, text,
 )
 from kubectl_tspread.snapshot.sharing import (
@@ -87,7 +87,8 @@ def spread_constraint(c: Mapping, implicit: bool = False,
     min_domains = c.get("minDomains")
     return SpreadConstraint(
         max_skew=integer(c.get("maxSkew", 1), f"{path}.maxSkew", 1, INT32_MAX, "a positive integer"),
-        topology_key=_intern(text(c.get("topologyKey"), f"{path}.topologyKey")),
+        # required: a constraint over the label "" has no domains, and would hide a broken dump
+        topology_key=_intern(_name(c.get("topologyKey"), f"{path}.topologyKey")),
         when_unsatisfiable=one_of(c.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable",
                                   ("DoNotSchedule", "ScheduleAnyway"), "DoNotSchedule"),
         selector=Selector.from_api(_selector(c.get("labelSelector"), f"{path}.labelSelector")),
@@ -192,6 +193,7 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
     """A pod's volumes, one tuple per distinct list of (name, claim, emptyDir): the key holds only
     what the records hold, since volume names are often unique per pod (kube-api-access-xxxxx)."""
     if not raw:
+        sequence(raw, "spec.volumes")  # 0, "" or false where a list belongs is no empty list
         return ()
     try:
         key = tuple([(v.get("name", ""), (v.get("persistentVolumeClaim") or _NONE).get("claimName"), "emptyDir" in v)
@@ -302,6 +304,7 @@ def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...]
     are interned: the types, statuses, reasons and (per workload) messages repeat. Not memoised:
     transition times make most pods' conditions distinct."""
     if not raw:
+        sequence(raw, "status.conditions")  # 0, "" or false where a list belongs is no empty list
         return (), False, False
     out = []
     ready = False
@@ -467,7 +470,8 @@ _INT32_MIN = -INT32_MAX - 1
 
 def _parts(obj: Mapping) -> tuple[Mapping, Mapping, Mapping]:
     """metadata, spec and status of an object, each a map (empty when missing)."""
-    meta, spec, status = obj.get("metadata") or _NONE, obj.get("spec") or _NONE, obj.get("status") or _NONE
+    meta, spec, status = obj.get("metadata"), obj.get("spec"), obj.get("status")
+    # missing or null is empty; 0, "" or false where a map belongs is named by mapping()
     if type(meta) is not dict or type(spec) is not dict or type(status) is not dict:
         return (mapping(meta, "metadata") or _NONE, mapping(spec, "spec") or _NONE,
                 mapping(status, "status") or _NONE)
@@ -476,13 +480,14 @@ def _parts(obj: Mapping) -> tuple[Mapping, Mapping, Mapping]:
 
 def pod(obj: Mapping) -> Pod:
     meta, spec, status = _parts(obj)
-    namespace, name, uid, created = (meta.get("namespace"), meta.get("name", ""), meta.get("uid", ""),
-                                     meta.get("creationTimestamp"))
+    namespace, name, uid, created, deleted = (meta.get("namespace"), meta.get("name", ""), meta.get("uid", ""),
+                                              meta.get("creationTimestamp"), meta.get("deletionTimestamp"))
     node_name, scheduler, phase, nominated = (spec.get("nodeName"), spec.get("schedulerName"), status.get("phase"),
                                               status.get("nominatedNodeName"))
-    if not {type(namespace), type(name), type(uid), type(created), type(node_name), type(scheduler), type(phase),
-            type(nominated)} <= _STR_OR_NONE:
-        _check_texts(((meta, "metadata", ("namespace", "name", "uid", "creationTimestamp")),
+    if not {type(namespace), type(name), type(uid), type(created), type(deleted), type(node_name), type(scheduler),
+            type(phase), type(nominated)} <= _STR_OR_NONE:
+        # a deletionTimestamp of another type (a number, a map) would read as terminating
+        _check_texts(((meta, "metadata", ("namespace", "name", "uid", "creationTimestamp", "deletionTimestamp")),
                       (spec, "spec", ("nodeName", "schedulerName")), (status, "status", ("phase", "nominatedNodeName"))))
     if not name:
         _name(meta.get("name"), "metadata.name")
@@ -495,7 +500,7 @@ def pod(obj: Mapping) -> Pod:
     conditions, ready, infeasible = _conditions(status.get("conditions"))
     resize = _resize(spec, status, infeasible, spec_requests, spec_key)
     annotations = meta.get("annotations")
-    if annotations and type(annotations) is not dict:
+    if annotations is not None and type(annotations) is not dict:
         mapping(annotations, "metadata.annotations")
     # positional, in Pod's field order (a missing or extra argument is a TypeError)
     return _new_pod(
@@ -505,7 +510,7 @@ def pod(obj: Mapping) -> Pod:
         _labels_of(meta.get("labels")),  # labels
         _intern(node_name or ""),  # node_name
         _intern(phase or "Pending"),  # phase
-        bool(meta.get("deletionTimestamp")),  # terminating
+        bool(deleted),  # terminating
         created or "",  # created
         _owner_of(meta),  # owner
         spread, node_selector, node_affinity, pod_affinity, pod_anti_affinity, tolerations, requests, host_ports,
@@ -670,7 +675,7 @@ def node(obj: Mapping) -> Node:
         name=_intern(name),
         labels=_labels(label_map(meta.get("labels"), "metadata.labels")),
         taints=tuple(taints),
-        unschedulable=bool(spec.get("unschedulable")),
+        unschedulable=flag(spec.get("unschedulable"), "spec.unschedulable"),
         allocatable=_resources(status.get("allocatable"), "status.allocatable"),
         ready=ready,
         created=created,
@@ -684,6 +689,7 @@ _DECLARED: dict[tuple[str, ...], frozenset[str]] = {}
 def _declared(raw: Any) -> frozenset[str]:
     """status.declaredFeatures, one set per distinct list (nodes of a pool declare the same)."""
     if not raw:
+        sequence(raw, "status.declaredFeatures")  # 0, "" or false where a list belongs is no empty list
         return _NO_FEATURES
     names = strings(raw, "status.declaredFeatures")
     hit = _DECLARED.get(names)
@@ -696,7 +702,7 @@ def _count(d: Mapping, field: str, path: str) -> int:
     """An int32 status count (readyReplicas, disruptionsAllowed, …); 0 when missing. Any sign:
     the status is the controllers' report, read as they wrote it."""
     value = d.get(field)
-    return 0 if not value else integer(value, f"{path}.{field}")
+    return 0 if value is None else integer(value, f"{path}.{field}")
 
 
 def workload(obj: Mapping) -> Workload:

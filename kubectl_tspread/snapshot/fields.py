@@ -89,6 +89,16 @@ def name(value: Any, path: str) -> str:
     raise FieldError(path, "a non-empty string", value)
 
 
+def flag(value: Any, path: str) -> bool:
+    """A boolean field: missing or null is false. The text "false" is no boolean (bool() of it
+    would read true), nor is 0, "" or a map."""
+    if value is None:
+        return False
+    if type(value) is not bool:
+        raise FieldError(path, "true or false", value)
+    return value
+
+
 def mapping(value: Any, path: str) -> Mapping:
     if value is None:
         return {}
