@@ -41,7 +41,7 @@ from kubectl_tspread.model import Snapshot
 from kubectl_tspread.engine import versions
 from kubectl_tspread.snapshot import jsonscan, jsonstream, yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
-from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping, shown, text
+from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping, printable, shown, text
 from kubectl_tspread.snapshot.kinds import KINDS_READ_ANNOTATION, VERSION_ANNOTATION
 from kubectl_tspread.snapshot.jsonscan import MAX_DEPTH
 from kubectl_tspread.snapshot.jsonstream import StreamedList
@@ -151,7 +151,7 @@ def _raw_object(obj: Any, list_kind: str, version: str, where: str, what: str) -
     if not isinstance(obj, Mapping) or not (obj.get("kind") or list_kind):
         raise InputError(f"{where}: {what} is not a Kubernetes object (no kind); "
                          "give what `kubectl get … -o json` or `-o yaml` prints")
-    _refuse_status(obj, obj.get("kind") or list_kind, where, what)
+    _refuse_unread(obj, obj.get("kind") or list_kind, where, what)
     out = dict(obj)
     out.setdefault("kind", list_kind)
     if version and list_kind:
@@ -159,14 +159,29 @@ def _raw_object(obj: Any, list_kind: str, version: str, where: str, what: str) -
     return out
 
 
-def _refuse_status(obj: Mapping, kind: Any, where: str, what: str) -> None:
-    """A Status is what the API server answers when a request fails (`curl …/api/v1/pods > x.json`
-    saves it when pods may not be listed): where a dump holds one, the objects asked for are
-    missing, and skipping it as a kind of no use would read the cluster without them."""
+_LOWER_KINDS = {k.lower(): k for k in (*DECODERS, "Status")}
+
+
+def _refuse_unread(obj: Mapping, kind: Any, where: str, what: str) -> None:
+    """Refuses an object of a kind that would be skipped as of no use while it stands for
+    objects that are: the dump would read as a cluster without them.
+    - A Status is what the API server answers when a request fails (`curl …/api/v1/pods >
+      x.json` saves it when pods may not be listed): the objects asked for are missing.
+    - A List inside a List, items and all (they would be skipped with it).
+    - A kind the commands read, in other letters (`pod`): the API has no such kind."""
     if kind == "Status":
         raise InputError(f"{where}: {what} is {status_summary(obj)}, the answer to a request that failed, "
                          "not the objects it asked for; dump them again (kubectl get … -o json) and leave "
                          "the Status out")
+    if type(kind) is not str or kind in DECODERS:
+        return
+    if kind.endswith("List") and isinstance(obj.get("items"), list):  # a custom kind may end in List
+        raise InputError(f"{where}: {what} is a {printable(kind)} inside a List, whose items would go unread; "
+                         "give its items in the outer List, or the lists one after another")
+    known = _LOWER_KINDS.get(kind.lower())
+    if known is not None:
+        raise InputError(f"{where}: {what} has kind {printable(kind)!r}, which the API does not have; "
+                         f"write it {known}")
 
 
 def decode_objects(objs: Iterable[Any], namespace: str | None, all_namespaces: bool,
@@ -322,7 +337,7 @@ class _Collector:
         self._add(item, kind, where, what)
 
     def _add(self, obj: Mapping, kind: str, where: str, what: str) -> None:
-        _refuse_status(obj, kind, where, what)
+        _refuse_unread(obj, kind, where, what)
         self.kinds.add(kind)
         entry = DECODERS.get(kind)
         if entry is None:
