@@ -886,20 +886,24 @@ DECODERS: dict[str, tuple[Callable[[Mapping], Any], str]] = {
 
 
 def from_server(kind: str, namespaced: bool) -> Callable[[Mapping], Any]:
-    """The decoder of `kind` for the objects of a list the API server sent: as DECODERS', and a
-    namespaced object must name its namespace. The server always does; a dump may leave it out
-    (a hand-written manifest means the default namespace), a server's answer that does is no
-    list of such objects, and would put each in "default"."""
+    """The decoder of `kind` for the objects of a list the API server sent: as DECODERS', and an
+    item that names its kind names this one, and a namespaced object names its namespace. The
+    server always does; a dump may leave the namespace out (a hand-written manifest means the
+    default namespace), a server's answer that does is no list of such objects, and would put
+    each in "default"."""
     decode = DECODERS[kind][0]
-    if not namespaced:
-        return decode
 
-    def decode_in_namespace(obj: Mapping) -> Any:
-        record = decode(obj)  # first: it names what is malformed, metadata included
-        meta = obj.get("metadata") or _NONE
-        if not meta.get("namespace"):
-            raise MalformedObject(describe(obj, kind), str(FieldError("metadata.namespace", "a non-empty string",
-                                                                      meta.get("namespace"))), _has_name(obj))
+    def decode_listed(obj: Mapping) -> Any:
+        got = obj.get("kind")
+        if got is not None and got != kind:
+            raise MalformedObject(describe(obj, kind), str(FieldError("kind", f"{kind} (what was listed)", got)),
+                                  _has_name(obj))
+        record = decode(obj)  # before the namespace: it names what is malformed, metadata included
+        if namespaced:
+            meta = obj.get("metadata") or _NONE
+            if not meta.get("namespace"):
+                raise MalformedObject(describe(obj, kind), str(FieldError("metadata.namespace", "a non-empty string",
+                                                                          meta.get("namespace"))), _has_name(obj))
         return record
 
-    return decode_in_namespace
+    return decode_listed

@@ -159,7 +159,7 @@ def _raw_object(obj: Any, list_kind: str, version: str, where: str, what: str) -
     return out
 
 
-_LOWER_KINDS = {k.lower(): k for k in (*DECODERS, "Status")}
+_LOWER_KINDS = {k.lower(): k for kind in (*DECODERS, "Status") for k in (kind, f"{kind}List")} | {"list": "List"}
 
 
 def _refuse_unread(obj: Mapping, kind: Any, where: str, what: str) -> None:
@@ -334,6 +334,9 @@ class _Collector:
                              "give what `kubectl get … -o json` or `-o yaml` prints")
         if not item.get("kind"):
             item = {**item, "kind": kind}
+        elif default_kind and kind != default_kind:  # it would be read as what it says, not what was listed
+            raise InputError(f"{where}: {what} has kind {shown(kind)}, not {default_kind}; "
+                             "give what `kubectl get … -o json` or `-o yaml` prints")
         self._add(item, kind, where, what)
 
     def _add(self, obj: Mapping, kind: str, where: str, what: str) -> None:

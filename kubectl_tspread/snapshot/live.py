@@ -244,7 +244,9 @@ class LiveCluster:
                     else:
                         items, token = self._page_items(path, self._decode(path, data), kind)
                         for item in items:
-                            item["kind"] = kind  # list items carry no kind; workload decoding needs it
+                            # list items carry no kind; workload decoding needs it (one that names
+                            # another is refused by decode.from_server)
+                            item.setdefault("kind", kind)
                     del data
                     before = len(records)
                     try:
