@@ -164,6 +164,22 @@ def test_a_pod_without_a_namespace_in_a_dump_is_in_default():
     assert [(p.namespace, p.name) for p in snap.pods] == [("default", "p")]
 
 
+def test_a_label_value_unquoted_yaml_made_no_string_is_read_as_its_text(tmp_path):
+    """null is "" (as Go reads it), true is "true": str() made "None" and "True" before, which
+    no selector written in YAML or JSON matched."""
+    from kubectl_tspread.model.labels import Selector
+
+    path = tmp_path / "dump.yaml"
+    path.write_text("kind: Node\napiVersion: v1\nmetadata: {name: n}\n---\n"
+                    "kind: Pod\napiVersion: v1\nmetadata: {name: p, labels: {empty: , flag: true, n: 1}}\n")
+    pod = load_files([str(path)]).pods[0]
+    assert dict(pod.labels) == {"empty": "", "flag": "true", "n": "1"}
+    assert Selector.from_api({"matchLabels": {"flag": True, "empty": None}}).matches(pod.labels)
+    assert Selector.from_api({"matchExpressions": [{"key": "flag", "operator": "In", "values": [True]}]}) \
+        .matches(pod.labels)
+    assert Selector.from_match_labels({"n": 1}).matches(pod.labels)
+
+
 def test_events_are_all_kept_even_without_names():
     objs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}},
             {"apiVersion": "v1", "kind": "EventList", "items": [

@@ -14,7 +14,7 @@ from collections.abc import Mapping  # not typing.Mapping: its isinstance goes t
 from typing import Any, Callable, Iterable
 
 from kubectl_tspread.engine import podrequests, versions
-from kubectl_tspread.model.labels import Requirement, Selector
+from kubectl_tspread.model.labels import Requirement, Selector, label_text
 from kubectl_tspread.model import (
     HONOR, IGNORE, ContainerResize, Event, HostPort, Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim,
     Pdb, Pod, PodAffinityTerm, PodCondition, PodResize, Service, SpreadConstraint, StorageClass, Taint, Toleration,
@@ -62,7 +62,7 @@ def _node_requirements(exprs: Iterable[Mapping] | None, path: str) -> tuple[Requ
         where = f"{path}[{i}]"
         scalars(e.get("values"), f"{where}.values")
         out.append(Requirement(text(e.get("key"), f"{where}.key"), text(e.get("operator"), f"{where}.operator"),
-                               tuple(str(v) for v in e.get("values") or ())))
+                               tuple(label_text(v) for v in e.get("values") or ())))
     return tuple(out)
 
 
@@ -317,6 +317,8 @@ def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...]
         if type_ == "Ready":
             if get("status", "") == "True":
                 ready = True
+            else:  # a status of true (no string) would read as not ready
+                text(get("status"), f"status.conditions[{i}].status")
         elif type_ == "PodResizePending":
             if resize_pending is None:
                 resize_pending = text(get("reason"), f"status.conditions[{i}].reason")
@@ -664,8 +666,9 @@ def node(obj: Mapping) -> Node:
     _, name, _, created = _meta_texts(meta)
     ready = True
     for i, c in enumerate(maps(status.get("conditions"), "status.conditions")):
-        if c.get("type") == "Ready":
-            ready = c.get("status") == "True"
+        # named when not text: a status of true (no string) would read as not ready
+        if text(c.get("type"), f"status.conditions[{i}].type") == "Ready":
+            ready = text(c.get("status"), f"status.conditions[{i}].status") == "True"
     taints = []
     for i, t in enumerate(maps(spec.get("taints"), "spec.taints")):
         where = f"spec.taints[{i}]"

@@ -19,6 +19,7 @@ from msgspec.json import decode as parse_text
 from orjson import dumps as json_key
 
 from kubectl_tspread.model import OwnerRef
+from kubectl_tspread.model.labels import label_text
 from kubectl_tspread.snapshot.fields import UNITS_MAX, FieldError, flag, label_map, mapping, maps, text
 from kubectl_tspread.model.quantity import to_scheduler_units
 
@@ -112,7 +113,7 @@ def labels(d: Mapping | None, path: str = "metadata.labels") -> dict[str, str]:
         mapping(d, path)  # 0, "" or false where a map belongs is no empty map
         return {}
     label_map(d, path)
-    return {_intern(str(k)): _intern(str(v)) for k, v in d.items()}
+    return {_intern(label_text(k)): _intern(label_text(v)) for k, v in d.items()}
 
 
 def shared_labels(d: Mapping | None, path: str = "metadata.labels") -> dict[str, str]:
