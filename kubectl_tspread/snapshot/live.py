@@ -22,7 +22,7 @@ from kubectl_tspread.engine import podrequests, versions
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot import jsonscan
 from kubectl_tspread.snapshot.decode import DECODERS, from_server
-from kubectl_tspread.snapshot.fields import MalformedObject
+from kubectl_tspread.snapshot.fields import MalformedObject, printable
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
 from kubectl_tspread.snapshot.kubeconfig_check import header_safe
 from kubectl_tspread.snapshot.kinds import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
@@ -256,6 +256,8 @@ class LiveCluster:
                     pages.check(path, token, len(items))
                     del items
                     if not token:
+                        if not whole:
+                            self._check_unique(path, kind, records)
                         return records
             except ApiStatusError as e:
                 if e.status != 410:
@@ -322,6 +324,25 @@ class LiveCluster:
                 return ClusterError(f"cannot read {e.located(where, always=True)}: {e.detail}; fix that field in "
                                     "the cluster, or check that the kubeconfig's server URL is a Kubernetes API")
         raise AssertionError("a page's items decoded once failed and then did not")  # pragma: no cover
+
+    def _check_unique(self, path: str, kind: str, records: list) -> None:
+        """One object is in one list once: counted twice, a pod would stand for two in every
+        domain (a dump keeps the later copy, an API server never sends one twice). Events have
+        no name in their records, and may repeat."""
+        if not records or getattr(records[0], "name", None) is None:
+            return
+        keys = [(getattr(r, "namespace", ""), r.name) for r in records]
+        if len(set(keys)) == len(keys):
+            return
+        first: dict = {}
+        for i, key in enumerate(keys):
+            if key in first:
+                who = "/".join(printable(k) for k in key if k)
+                raise ClusterError(f"the API server at {self.server} sent {kind} {who} twice in its answer to GET "
+                                   f"{path} (items {first[key]} and {i} of the {kind}List); an API server lists "
+                                   "an object once: check that the kubeconfig's server URL is a Kubernetes API, or "
+                                   "try again")
+            first[key] = i
 
     def _shape_error(self, path: str, field: str, expected: str, got: Any) -> ClusterError:
         return ClusterError(f"the API server at {self.server} answered {path} with {field} that is "
