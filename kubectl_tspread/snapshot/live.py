@@ -596,7 +596,14 @@ class LiveCluster:
             obj = self._loads(data)
         except jsonscan.TooDeep:
             raise self._too_deep(path) from None
-        except ValueError:
+        except ValueError as e:
+            # orjson refuses a number past a double's range (a 400-digit resourceVersion): JSON, but
+            # no Kubernetes field holds one, and "not JSON" would send the user looking elsewhere
+            if "number is infinity" in str(e):
+                where = f" at line {e.lineno}, column {e.colno}" if hasattr(e, "lineno") else ""
+                raise ClusterError(f"the API server at {self.server} answered {path} with a number too large to "
+                                   f"read{where}; no Kubernetes field holds one: check that the kubeconfig's server "
+                                   "URL is a Kubernetes API") from None
             raise ClusterError(f"the API server at {self.server} answered {path} with something that is "
                                "not JSON; check that the kubeconfig's server URL is a Kubernetes API") from None
         if not isinstance(obj, dict):
