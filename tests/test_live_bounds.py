@@ -194,6 +194,28 @@ def test_a_200_that_is_not_the_list_asked_for_is_named(tmp_path, body, message, 
     assert message.replace("{kind}", kind) in str(e.value)
 
 
+def test_a_200_status_with_403_for_an_optional_kind_is_skipped_like_a_403(tmp_path):
+    """client-go reads a Status with a 200 as the error it carries: events a proxy forbids that
+    way are skipped with a warning, as a real 403 is; pods are not optional: an error."""
+    import json
+
+    from kubectl_tspread.snapshot.live import load_live
+
+    forbidden = json.dumps({**_STATUS, "message": "events is forbidden"})
+    answers = [{"status": 200, "list": {"items": [raw_node("n1")]}}, {"status": 200, "list": {}},
+               {"status": 200, "raw": forbidden}]
+    with HostileApiServer(answers) as api:
+        snap = load_live(KubeOptions(), ["Node", "Pod", "Event"], cluster=cluster(tmp_path, api.url,
+                                                                                  all_namespaces=True))
+    assert [n.name for n in snap.nodes] == ["n1"] and "Event" not in snap.kinds_read
+    assert any("skipped events: " in w and "with 200 and a Status (Failure, Forbidden: events is forbidden)" in w
+               for w in snap.warnings), snap.warnings
+    with HostileApiServer([answers[0], {"status": 200, "raw": forbidden}]) as api:
+        with pytest.raises(ApiStatusError) as e:
+            load_live(KubeOptions(), ["Node", "Pod"], cluster=cluster(tmp_path, api.url, all_namespaces=True))
+    assert e.value.status == 403 and "answered GET /api/v1/pods (a list of pods) with 200 and a Status" in str(e.value)
+
+
 @pytest.mark.parametrize("list_kind", [None, "", "List", "PodList"])
 def test_a_list_that_leaves_its_kind_out_or_is_a_plain_List_is_read(tmp_path, list_kind):
     """Some proxies strip the kind (client-go then reads the answer as what it asked for)."""

@@ -298,10 +298,15 @@ class LiveCluster:
         if got is None or got == "" or got == "List" or got == f"{kind}List":
             return
         if got == "Status":
-            raise ClusterError(f"the API server at {self.server} answered GET {path} ({self._listing(path)}) with 200 "
-                               f"and {status_summary(page)}, not a {kind}List: the request failed though "
-                               "its HTTP status says it did not; check any proxy between you and the API server, "
-                               "or try again")
+            # client-go reads it as the error it carries (errors.FromObject): its code decides,
+            # as a real 403 or 404 would (an optional kind is then skipped with a warning)
+            code = page.get("code")
+            reason = page.get("reason")
+            raise ApiStatusError(f"the API server at {self.server} answered GET {path} ({self._listing(path)}) with 200 "
+                                 f"and {status_summary(page)}, not a {kind}List: the request failed though "
+                                 "its HTTP status says it did not; check any proxy between you and the API server, "
+                                 "or try again", code if type(code) is int and 400 <= code <= 599 else 0,
+                                 reason if type(reason) is str else "", page)
         what = f"a {server_text(got, 60)}" if type(got) is str else f"kind that is {json_type(got)}"
         raise ClusterError(f"the API server at {self.server} answered GET {path} ({self._listing(path)}) with {what}, "
                            f"not a {kind}List; check that the kubeconfig's server URL is a Kubernetes API "
