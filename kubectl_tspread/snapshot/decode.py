@@ -888,12 +888,12 @@ DECODERS: dict[str, tuple[Callable[[Mapping], Any], str]] = {
 }
 
 
-def from_server(kind: str, namespaced: bool) -> Callable[[Mapping], Any]:
+def from_server(kind: str, namespaced: bool, listed: str | None = None) -> Callable[[Mapping], Any]:
     """The decoder of `kind` for the objects of a list the API server sent: as DECODERS', and an
-    item that names its kind names this one, and a namespaced object names its namespace. The
-    server always does; a dump may leave the namespace out (a hand-written manifest means the
-    default namespace), a server's answer that does is no list of such objects, and would put
-    each in "default"."""
+    item that names its kind names this one, and a namespaced object names its namespace — the
+    one `listed`, when the list was of one. The server always does; a dump may leave the
+    namespace out (a hand-written manifest means the default namespace), a server's answer that
+    does is no list of such objects, and would put each in "default"."""
     decode = DECODERS[kind][0]
 
     def decode_listed(obj: Mapping) -> Any:
@@ -903,10 +903,11 @@ def from_server(kind: str, namespaced: bool) -> Callable[[Mapping], Any]:
                                   _has_name(obj))
         record = decode(obj)  # before the namespace: it names what is malformed, metadata included
         if namespaced:
-            meta = obj.get("metadata") or _NONE
-            if not meta.get("namespace"):
-                raise MalformedObject(describe(obj, kind), str(FieldError("metadata.namespace", "a non-empty string",
-                                                                          meta.get("namespace"))), _has_name(obj))
+            got = (obj.get("metadata") or _NONE).get("namespace")
+            if not got or (listed is not None and got != listed):
+                expected = f"{listed!r} (the namespace listed)" if listed is not None else "a non-empty string"
+                raise MalformedObject(describe(obj, kind), str(FieldError("metadata.namespace", expected, got)),
+                                      _has_name(obj))
         return record
 
     return decode_listed

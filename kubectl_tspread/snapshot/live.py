@@ -190,19 +190,25 @@ class LiveCluster:
     def collection_path(self, kind: str, namespace: str | None = None) -> str:
         """The list URL path of `kind`; namespace None = the -n/-A scope, NAMESPACE_ALL = all."""
         res = self._resource(kind)
-        if not res.namespaced:
-            return f"{res.prefix}/{res.plural}"
+        namespace = self._scope(res, namespace)
         if namespace is None:
-            namespace = NAMESPACE_ALL if self.all_namespaces else self.namespace
-        if namespace == NAMESPACE_ALL:
             return f"{res.prefix}/{res.plural}"
         return f"{res.prefix}/namespaces/{quote(namespace, safe='')}/{res.plural}"
+
+    def _scope(self, res: Resource, namespace: str | None) -> str | None:
+        """The one namespace a list of `res` is of (see collection_path), None for all of them
+        or a cluster-scoped kind."""
+        if not res.namespaced:
+            return None
+        if namespace is None:
+            namespace = NAMESPACE_ALL if self.all_namespaces else self.namespace
+        return None if namespace == NAMESPACE_ALL else namespace
 
     def list(self, kind: str, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None) -> Iterator[Any]:
         """Every object of `kind` as a model record, read in pages of `page_size`."""
         res = self._resource(kind)
-        decode = from_server(kind, res.namespaced)
+        decode = from_server(kind, res.namespaced, self._scope(res, namespace))
         params = {}
         fields = ",".join(f for f in (res.field_selector, field_selector) if f)
         if fields:
