@@ -202,6 +202,9 @@ CORPUS_ERRORS = {
     "podlist-item-of-kind-service.json": "item 1 of the PodList has kind 'Service', not Pod",
     # Decimal takes 1_000 (and other scripts' digits) where the API takes none: read as 1000 cores before
     "cpu-with-underscores.json": "spec.containers[0].resources.requests.cpu: expected a quantity such as 500m or 2Gi",
+    # a PersistentVolume whose required node affinity has no terms: why-pending's sentence for it
+    # indexed an empty list of nodes (IndexError at the catch-all)
+    "pv-node-affinity-of-no-terms.json": None,
     # YAML 1.1's base 60: 1:30 was read as 90 cores; kubectl's YAML reader leaves it text
     "cpu-base-60.yaml": "spec.containers[0].resources.requests.cpu: expected a quantity such as 500m or 2Gi, from 0 to "
                         "9,007,199,254,740,992 millicores, got '1:30'",
