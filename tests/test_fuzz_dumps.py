@@ -205,6 +205,8 @@ CORPUS_ERRORS = {
     # a PersistentVolume whose required node affinity has no terms: why-pending's sentence for it
     # indexed an empty list of nodes (IndexError at the catch-all)
     "pv-node-affinity-of-no-terms.json": None,
+    # involvedObject "" was taken for a missing one (the event then involved nothing)
+    "event-involved-object-an-empty-string.json": "cannot read Event default/e1: involvedObject: expected a map, got ''",
     # YAML 1.1's base 60: 1:30 was read as 90 cores; kubectl's YAML reader leaves it text
     "cpu-base-60.yaml": "spec.containers[0].resources.requests.cpu: expected a quantity such as 500m or 2Gi, from 0 to "
                         "9,007,199,254,740,992 millicores, got '1:30'",

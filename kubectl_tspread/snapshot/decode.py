@@ -806,7 +806,8 @@ def event(obj: Mapping) -> Event:
     # no name required: the record keeps none, events never replace one another, and one that
     # names no pod only goes unread (why-pending reads events by the pod they involve)
     meta = mapping(obj.get("metadata"), "metadata")
-    involved = "involvedObject" if obj.get("involvedObject") else "regarding"
+    # events.k8s.io/v1 names it `regarding`; 0, "" or false as involvedObject is named, not skipped
+    involved = "involvedObject" if obj.get("involvedObject") is not None else "regarding"
     inv = mapping(obj.get(involved), involved)
     series = mapping(obj.get("series"), "series")
     count = obj.get("count") or series.get("count") or 1
