@@ -187,7 +187,8 @@ CORPUS_ERRORS = {
                                         "string, got 1767225600",
     "owner-references-an-empty-string.json": "cannot read Pod default/web-5d8f-1: metadata.ownerReferences: expected "
                                              "a list, got ''",
-    "owner-controller-the-text-false.json": "metadata.ownerReferences[0].controller: expected true or false, got 'false'",
+    "owner-controller-the-text-false.json": "metadata.ownerReferences[0].controller: expected true or false, "
+                                            "got 'false'",
     "labels-zero.json": "cannot read Pod default/web-5d8f-2: metadata.labels: expected a map, got 0",
     "requests-false.json": "spec.containers[0].resources.requests: expected a map of resource names to quantities, "
                            "got false",
@@ -206,7 +207,11 @@ CORPUS_ERRORS = {
     # indexed an empty list of nodes (IndexError at the catch-all)
     "pv-node-affinity-of-no-terms.json": None,
     # involvedObject "" was taken for a missing one (the event then involved nothing)
-    "event-involved-object-an-empty-string.json": "cannot read Event default/e1: involvedObject: expected a map, got ''",
+    # a volume's persistentVolumeClaim false was taken for none (the pod's claim went unchecked)
+    "volume-claim-false.json": "cannot read Pod default/web-5d8f-p: spec.volumes[0].persistentVolumeClaim: expected a map, "
+                               "got false",
+    "event-involved-object-an-empty-string.json": "cannot read Event default/e1: involvedObject: expected a map, "
+                                                  "got ''",
     # YAML 1.1's base 60: 1:30 was read as 90 cores; kubectl's YAML reader leaves it text
     "cpu-base-60.yaml": "spec.containers[0].resources.requests.cpu: expected a quantity such as 500m or 2Gi, from 0 to "
                         "9,007,199,254,740,992 millicores, got '1:30'",

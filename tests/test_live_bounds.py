@@ -177,7 +177,8 @@ _STATUS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Fail
     (_STATUS, "with 200 and a Status (Failure, Forbidden: pods is forbidden), not a {kind}List: the request failed"),
     ({"kind": "Status", "status": "Success"}, "with 200 and a Status (Success), not a {kind}List"),
     ({"kind": "ServiceList", "apiVersion": "v1", "metadata": {}, "items": []}, "with a ServiceList, not a {kind}List"),
-    ({"kind": "{kind}", "apiVersion": "v1", "metadata": {"name": "x", "namespace": "d"}}, "with a {kind}, not a {kind}List"),
+    ({"kind": "{kind}", "apiVersion": "v1", "metadata": {"name": "x", "namespace": "d"}},
+     "with a {kind}, not a {kind}List"),
     ({"kind": 5, "items": []}, "with kind that is a number (5), not a {kind}List"),
 ], ids=["a Status Failure", "a Status Success", "another kind's list", "one object", "a kind that is a number"])
 @pytest.mark.parametrize("kind, path", [("Node", "/api/v1/nodes"), ("Pod", "/api/v1/pods"),

@@ -196,8 +196,10 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
         sequence(raw, "spec.volumes")  # 0, "" or false where a list belongs is no empty list
         return ()
     try:
-        key = tuple([(v.get("name", ""), (v.get("persistentVolumeClaim") or _NONE).get("claimName"), "emptyDir" in v)
-                     for v in raw])
+        # not `or _NONE`: 0, "" or false as the claim is named (AttributeError below), not read as none
+        key = tuple([(v.get("name", ""),
+                      (_NONE if (c := v.get("persistentVolumeClaim")) is None else c).get("claimName"),
+                      "emptyDir" in v) for v in raw])
         if not all(type(name) is str and (claim is None or type(claim) is str) for name, claim, _ in key):
             raise TypeError
     except (TypeError, AttributeError):

@@ -308,8 +308,8 @@ class LiveCluster:
             # as a real 403 or 404 would (an optional kind is then skipped with a warning)
             code = page.get("code")
             reason = page.get("reason")
-            raise ApiStatusError(f"the API server at {self.server} answered GET {path} ({self._listing(path)}) with 200 "
-                                 f"and {status_summary(page)}, not a {kind}List: the request failed though "
+            raise ApiStatusError(f"the API server at {self.server} answered GET {path} ({self._listing(path)}) with "
+                                 f"200 and {status_summary(page)}, not a {kind}List: the request failed though "
                                  "its HTTP status says it did not; check any proxy between you and the API server, "
                                  "or try again", code if type(code) is int and 400 <= code <= 599 else 0,
                                  reason if type(reason) is str else "", page)
