@@ -118,6 +118,68 @@ def test_unquoted_yaml_timestamps_stay_rfc3339_strings():
     assert n_b.created == "2026-01-10T08:00:10Z"  # quoted
 
 
+_STATUS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Forbidden",
+           "message": "pods is forbidden", "code": 403}
+_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}
+
+
+@pytest.mark.parametrize("text, what", [
+    (json.dumps(_NODE) + json.dumps(_STATUS), "document 2 is a Status (Failure, Forbidden: pods is forbidden)"),
+    (json.dumps({"kind": "List", "apiVersion": "v1", "items": [_NODE, _STATUS]}),
+     "item 1 of the List is a Status (Failure, Forbidden: pods is forbidden)"),
+    ("kind: Status\napiVersion: v1\nstatus: Failure\nmessage: |\n  two\n  lines\n---\n" + json.dumps(_NODE),
+     "document 1 is a Status (Failure: two lines)"),
+], ids=["JSON documents", "an item of a List", "YAML, a message of two lines"])
+def test_a_status_in_a_dump_is_an_error_not_objects_of_no_use(tmp_path, text, what):
+    """A Status is where the objects a failed request asked for should be: skipped, the dump
+    would read as a cluster without them. `dump --from-file` refuses it too."""
+    path = tmp_path / "dump.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as e:
+        load_files([str(path)])
+    assert what in str(e.value) and "the answer to a request that failed" in str(e.value)
+    with pytest.raises(InputError) as e:
+        list(files.raw_objects([str(path)]))
+    assert what in str(e.value)
+
+
+@pytest.mark.parametrize("item, message", [
+    ({}, "cannot read a Pod without usable metadata (item 1 of the PodList): metadata.name: expected a non-empty "
+         "string, got null"),
+    ({"metadata": {"name": "", "namespace": "d"}}, "cannot read a Pod without a usable name (item 1 of the PodList): "
+                                                   "metadata.name: expected a non-empty string, got ''"),
+], ids=["an empty object", "a name that is empty"])
+def test_an_object_without_a_name_is_named_by_its_place(tmp_path, item, message):
+    path = tmp_path / "dump.json"
+    pods = {"kind": "PodList", "apiVersion": "v1", "items": [{"metadata": {"name": "p"}}, item]}
+    path.write_text(json.dumps(_NODE) + json.dumps(pods))
+    with pytest.raises(InputError) as e:
+        load_files([str(path)])
+    assert message in str(e.value)
+
+
+def test_a_pod_without_a_namespace_in_a_dump_is_in_default():
+    """A hand-written manifest leaves the namespace out; only the API server's answers must name it."""
+    snap = decode_objects([_NODE, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}], None, True, "t")
+    assert [(p.namespace, p.name) for p in snap.pods] == [("default", "p")]
+
+
+def test_a_label_value_unquoted_yaml_made_no_string_is_read_as_its_text(tmp_path):
+    """null is "" (as Go reads it), true is "true": str() made "None" and "True" before, which
+    no selector written in YAML or JSON matched."""
+    from kubectl_tspread.model.labels import Selector
+
+    path = tmp_path / "dump.yaml"
+    path.write_text("kind: Node\napiVersion: v1\nmetadata: {name: n}\n---\n"
+                    "kind: Pod\napiVersion: v1\nmetadata: {name: p, labels: {empty: , flag: true, n: 1}}\n")
+    pod = load_files([str(path)]).pods[0]
+    assert dict(pod.labels) == {"empty": "", "flag": "true", "n": "1"}
+    assert Selector.from_api({"matchLabels": {"flag": True, "empty": None}}).matches(pod.labels)
+    assert Selector.from_api({"matchExpressions": [{"key": "flag", "operator": "In", "values": [True]}]}) \
+        .matches(pod.labels)
+    assert Selector.from_match_labels({"n": 1}).matches(pod.labels)
+
+
 def test_events_are_all_kept_even_without_names():
     objs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}},
             {"apiVersion": "v1", "kind": "EventList", "items": [

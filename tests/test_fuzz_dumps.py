@@ -162,15 +162,59 @@ CORPUS_ERRORS = {
     "maxskew-2-64.json": "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer from 1 to",
     "maxskew-abc.json": "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer, got 'abc'",
     "maxskew-negative.json": "maxSkew: expected a positive integer from 1 to 2147483647, got -1",
-    "metadata-string.json": "cannot read a Pod without usable metadata: metadata: expected a map",
+    "metadata-string.json": "cannot read a Pod without usable metadata (item 3 of the List): metadata: expected a map",
     "name-list.json": "metadata.name: expected a string, got a list",
     "namespace-map.json": "cannot read Pod web-1-a: metadata.namespace: expected a string, got a map",
     "node-policy-map.json": "nodeAffinityPolicy: expected Honor or Ignore, got a map",
-    "pod-name-and-uid-null.json": None,  # null reads as missing, as for every other object
+    # every object has a name: one without is no object of a real cluster (a list of 50,000 empty
+    # objects read as one pod named "" before)
+    "pod-name-and-uid-null.json": "cannot read a Pod without a usable name (item 3 of the List): metadata.name: "
+                                  "expected a non-empty string, got null",
+    "podlist-of-empty-objects.json": "cannot read a Pod without usable metadata (item 2 of the PodList): "
+                                     "metadata.name: expected a non-empty string, got null",
+    "deployment-without-a-name.yaml": "cannot read a Deployment without a usable name (document 6): metadata.name",
+    # what `curl …/api/v1/pods >> dump.json` appends when pods may not be listed: read as no pods before
+    "status-document.json": "document 2 is a Status (Failure, Forbidden: pods is forbidden: User \"dev\" cannot "
+                            "list resource \"pods\"), the answer to a request that failed",
     "surrogate-names.json": None,
     "utf8-bad-in-list-item.json": "item 4 of the List is not UTF-8 text",
     "workload-uid-map.json": "cannot read ReplicaSet default/web-1: metadata.uid: expected a string, got a map",
     "yaml-deeper-than-1000.yaml": "YAML nested deeper than 200 levels",
+    # a second adversarial round: a value of the wrong type read as a meaning before (a number as
+    # a deletionTimestamp: terminating; the text "false" as true; 0, "" or false as an empty map or
+    # list), and a constraint without a topologyKey read as one with no domains
+    "deletion-timestamp-a-number.json": "cannot read Pod default/web-5d8f-0: metadata.deletionTimestamp: expected a "
+                                        "string, got 1767225600",
+    "owner-references-an-empty-string.json": "cannot read Pod default/web-5d8f-1: metadata.ownerReferences: expected "
+                                             "a list, got ''",
+    "owner-controller-the-text-false.json": "metadata.ownerReferences[0].controller: expected true or false, "
+                                            "got 'false'",
+    "labels-zero.json": "cannot read Pod default/web-5d8f-2: metadata.labels: expected a map, got 0",
+    "requests-false.json": "spec.containers[0].resources.requests: expected a map of resource names to quantities, "
+                           "got false",
+    "node-unschedulable-the-text-false.json": "cannot read Node n3: spec.unschedulable: expected true or false, "
+                                              "got 'false'",
+    "topology-key-missing.json": "spec.topologySpreadConstraints[0].topologyKey: expected a non-empty string, got null",
+    # objects skipped as of no use though they stand for ones that are: read as no pods before
+    "list-inside-a-list.json": "item 4 of the List is a List inside a List, whose items would go unread",
+    "kind-pod-in-lower-case.json": "item 8 of the List has kind 'pod', which the API does not have; write it Pod",
+    "podlist-in-lower-case.json": "document 2 has kind 'podlist', which the API does not have; write it PodList",
+    # an item of a typed list that names another kind was read as that kind (its pod went missing)
+    "podlist-item-of-kind-service.json": "item 1 of the PodList has kind 'Service', not Pod",
+    # Decimal takes 1_000 (and other scripts' digits) where the API takes none: read as 1000 cores before
+    "cpu-with-underscores.json": "spec.containers[0].resources.requests.cpu: expected a quantity such as 500m or 2Gi",
+    # a PersistentVolume whose required node affinity has no terms: why-pending's sentence for it
+    # indexed an empty list of nodes (IndexError at the catch-all)
+    "pv-node-affinity-of-no-terms.json": None,
+    # involvedObject "" was taken for a missing one (the event then involved nothing)
+    # a volume's persistentVolumeClaim false was taken for none (the pod's claim went unchecked)
+    "volume-claim-false.json": "cannot read Pod default/web-5d8f-p: spec.volumes[0].persistentVolumeClaim: expected a map, "
+                               "got false",
+    "event-involved-object-an-empty-string.json": "cannot read Event default/e1: involvedObject: expected a map, "
+                                                  "got ''",
+    # YAML 1.1's base 60: 1:30 was read as 90 cores; kubectl's YAML reader leaves it text
+    "cpu-base-60.yaml": "spec.containers[0].resources.requests.cpu: expected a quantity such as 500m or 2Gi, from 0 to "
+                        "9,007,199,254,740,992 millicores, got '1:30'",
     "yaml-flow-sequence-of-scalars.yaml": "document 1, item 0 is not a Kubernetes object",
     "yaml-int-of-5000-digits.yaml": "document 1, line 73: the value '99999",
     "yaml-int-tag-on-a-word.yaml": "document 1, line 73: the value 'abc' is not a valid YAML int; quote it if it is text",

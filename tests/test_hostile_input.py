@@ -224,7 +224,8 @@ def test_a_malformed_field_in_a_live_answer_is_named_the_same_way(env, capsys):
         config = write_kubeconfig(str(env / "config"), {"fake": api.url}, {"alice": token_user("tok")},
                                   {"fake": {"cluster": "fake", "user": "alice", "namespace": "prod"}}, "fake")
         code, out, err = run(capsys, "distribution", "--kubeconfig", config, "--request-timeout", "5s")
-    assert_one_error(code, out, err, "cannot read Pod prod/web-1",
+    assert_one_error(code, out, err,
+                     "cannot read Pod prod/web-1 (item 0 of the PodList from GET /api/v1/namespaces/prod/pods on ",
                      "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer, got 'abc'")
 
 

@@ -155,8 +155,8 @@ def test_a_page_bound_stops_a_list_that_never_ends(tmp_path, monkeypatch):
     ({"list": {"items": 5}}, "items that is a number (5), not a list of objects"),
     ({"list": {"items": [1, "x"]}}, "items[0] that is a number (1), not an object"),
     ({"list": {"items": {"a": 1}}}, "items that is an object, not a list of objects"),
-    ({"raw": '{"kind":"NodeList","metadata":"x","items":[]}'}, "metadata that is a string ('x'), not an object"),
-    ({"raw": '{"kind":"NodeList","metadata":{"continue":7},"items":[]}'}, "metadata.continue that is a number"),
+    ({"raw": '{"metadata":"x","items":[]}'}, "metadata that is a string ('x'), not an object"),
+    ({"raw": '{"metadata":{"continue":7},"items":[]}'}, "metadata.continue that is a number"),
     ({"raw": '[1, 2]'}, "with a list, not a JSON object; check that the kubeconfig's server URL"),
     ({"raw": '{"kind": '}, "something that is not JSON"),
 ], ids=["items a number", "items scalars", "items a map", "metadata a string", "continue a number",
@@ -167,6 +167,90 @@ def test_a_list_answer_of_the_wrong_shape_is_named(tmp_path, answer, message, ki
         with pytest.raises(ClusterError) as e:
             list(cluster(tmp_path, api.url, all_namespaces=True).list(kind))
     assert message in str(e.value)
+
+
+_STATUS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Forbidden",
+           "message": "pods is forbidden", "code": 403}
+
+
+@pytest.mark.parametrize("body, message", [
+    (_STATUS, "with 200 and a Status (Failure, Forbidden: pods is forbidden), not a {kind}List: the request failed"),
+    ({"kind": "Status", "status": "Success"}, "with 200 and a Status (Success), not a {kind}List"),
+    ({"kind": "ServiceList", "apiVersion": "v1", "metadata": {}, "items": []}, "with a ServiceList, not a {kind}List"),
+    ({"kind": "{kind}", "apiVersion": "v1", "metadata": {"name": "x", "namespace": "d"}},
+     "with a {kind}, not a {kind}List"),
+    ({"kind": 5, "items": []}, "with kind that is a number (5), not a {kind}List"),
+], ids=["a Status Failure", "a Status Success", "another kind's list", "one object", "a kind that is a number"])
+@pytest.mark.parametrize("kind, path", [("Node", "/api/v1/nodes"), ("Pod", "/api/v1/pods"),
+                                        ("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets")])
+def test_a_200_that_is_not_the_list_asked_for_is_named(tmp_path, body, message, kind, path):
+    """Read as an empty list before (kubectl's client errs on a Status with a 200 too)."""
+    import json
+
+    raw = json.dumps(body).replace("{kind}", kind)
+    with HostileApiServer([{"status": 200, "raw": raw}]) as api:
+        with pytest.raises(ClusterError) as e:
+            list(cluster(tmp_path, api.url, all_namespaces=True).list(kind))
+    assert f"answered GET {path} (a list of " in str(e.value)
+    assert message.replace("{kind}", kind) in str(e.value)
+
+
+def test_a_200_status_with_403_for_an_optional_kind_is_skipped_like_a_403(tmp_path):
+    """client-go reads a Status with a 200 as the error it carries: events a proxy forbids that
+    way are skipped with a warning, as a real 403 is; pods are not optional: an error."""
+    import json
+
+    from kubectl_tspread.snapshot.live import load_live
+
+    forbidden = json.dumps({**_STATUS, "message": "events is forbidden"})
+    answers = [{"status": 200, "list": {"items": [raw_node("n1")]}}, {"status": 200, "list": {}},
+               {"status": 200, "raw": forbidden}]
+    with HostileApiServer(answers) as api:
+        snap = load_live(KubeOptions(), ["Node", "Pod", "Event"], cluster=cluster(tmp_path, api.url,
+                                                                                  all_namespaces=True))
+    assert [n.name for n in snap.nodes] == ["n1"] and "Event" not in snap.kinds_read
+    assert any("skipped events: " in w and "with 200 and a Status (Failure, Forbidden: events is forbidden)" in w
+               for w in snap.warnings), snap.warnings
+    with HostileApiServer([answers[0], {"status": 200, "raw": forbidden}]) as api:
+        with pytest.raises(ApiStatusError) as e:
+            load_live(KubeOptions(), ["Node", "Pod"], cluster=cluster(tmp_path, api.url, all_namespaces=True))
+    assert e.value.status == 403 and "answered GET /api/v1/pods (a list of pods) with 200 and a Status" in str(e.value)
+
+
+@pytest.mark.parametrize("list_kind", [None, "", "List", "PodList"])
+def test_a_list_that_leaves_its_kind_out_or_is_a_plain_List_is_read(tmp_path, list_kind):
+    """Some proxies strip the kind (client-go then reads the answer as what it asked for)."""
+    import json
+
+    page = {"apiVersion": "v1", "metadata": {}, "items": [{"metadata": {"name": "p", "namespace": "d"}}]}
+    if list_kind is not None:
+        page["kind"] = list_kind
+    with HostileApiServer([{"status": 200, "raw": json.dumps(page)}]) as api:
+        pods = list(cluster(tmp_path, api.url, all_namespaces=True).list("Pod"))
+    assert [(p.namespace, p.name) for p in pods] == [("d", "p")]
+
+
+@pytest.mark.parametrize("kind, item, field", [
+    ("Node", {}, "metadata.name: expected a non-empty string, got null"),
+    ("Node", {"metadata": {"name": ""}}, "metadata.name: expected a non-empty string, got ''"),
+    ("Pod", {"spec": {"nodeName": "n"}}, "metadata.name: expected a non-empty string, got null"),
+    ("Pod", {"metadata": {"name": "web-1"}}, "metadata.namespace: expected a non-empty string, got null"),
+    ("Deployment", {"metadata": {"name": "web", "namespace": ""}}, "metadata.namespace: expected a non-empty"),
+    ("PodDisruptionBudget", {"metadata": {"namespace": "d"}}, "metadata.name: expected a non-empty string"),
+], ids=["node {}", "node name ''", "pod without metadata", "pod without a namespace",
+        "deployment namespace ''", "pdb without a name"])
+def test_an_item_without_its_name_or_namespace_is_named_with_its_place(tmp_path, kind, item, field):
+    """The index counts the items of earlier pages: one page of two good objects, then the bad one."""
+    import json
+
+    good = [{"metadata": {"name": f"ok-{i}", "namespace": "d"}} for i in range(2)]
+    pages = [{"status": 200, "list": {"continue": "new", "items": good}},
+             {"status": 200, "raw": json.dumps({"kind": f"{kind}List", "metadata": {}, "items": [good[0], item]})}]
+    with HostileApiServer(pages) as api:
+        with pytest.raises(ClusterError) as e:
+            list(cluster(tmp_path, api.url, all_namespaces=True).list(kind))
+    assert f"(item 3 of the {kind}List from GET " in str(e.value)
+    assert field in str(e.value)
 
 
 # ---- what a user sees --------------------------------------------------------------------------

@@ -138,10 +138,10 @@ def test_odd_pages_fall_back_to_the_ordinary_parse(data):
 
 def test_plain_dicts_absent_null_and_unknown_keys():
     obj = wire.decode_pod_page(page([{"metadata": {"name": "x", "namespace": None, "managedFields": [{}]},
-                                      "kind": "Pod"}]))[0][0]
+                                      "apiVersion": "v1"}]))[0][0]
     assert type(obj) is dict and type(obj["metadata"]) is dict
     assert obj["metadata"] == {"name": "x", "namespace": None}  # null kept as None, managedFields skipped
-    assert "spec" not in obj and "kind" not in obj  # absent stays absent; undeclared keys are dropped
+    assert "spec" not in obj and "apiVersion" not in obj  # absent stays absent; undeclared keys are dropped
 
 
 def test_only_what_the_decoder_reads_of_volumes_and_conditions():

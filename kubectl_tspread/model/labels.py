@@ -18,6 +18,24 @@ IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT = "In", "NotIn", "Exists", "DoesNotEx
 _OPS = {IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT}
 
 
+def label_text(value: object) -> str:
+    """A label value (or a selector's) as its text, for every label and selector read: a string
+    as it is; what unquoted YAML made of one as the YAML text (`true`, `1`, `1.5`); null as ""
+    (what Go reads a null into a map of strings as). Python's str() would give "True" and
+    "None", which no label holds.
+
+    >>> [label_text(v) for v in ("web", True, 3, None)]
+    ['web', 'true', '3', '']
+    """
+    if type(value) is str:
+        return value
+    if value is None:
+        return ""
+    if value is True or value is False:
+        return "true" if value else "false"
+    return str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Requirement:
     """One `key op values` term. Gt/Lt appear only in node selectors."""
@@ -113,12 +131,12 @@ class Selector:
             return cls.nothing()
         reqs: list[Requirement] = []
         for k, v in sorted((d.get("matchLabels") or {}).items()):
-            reqs.append(Requirement(k, IN, (str(v),)))
+            reqs.append(Requirement(k, IN, (label_text(v),)))
         for e in d.get("matchExpressions") or ():
             op = e.get("operator")
             if op not in (IN, NOT_IN, EXISTS, DOES_NOT_EXIST):
                 raise ValueError(f"invalid label selector operator {op!r}")
-            reqs.append(Requirement(e["key"], op, tuple(sorted(str(x) for x in e.get("values") or ()))))
+            reqs.append(Requirement(e["key"], op, tuple(sorted(label_text(x) for x in e.get("values") or ()))))
         return cls(tuple(reqs))
 
     @classmethod
@@ -126,7 +144,7 @@ class Selector:
         """A Service/RC style map selector; None or {} selects nothing (as the scheduler treats them)."""
         if not labels:
             return cls.nothing()
-        return cls(tuple(Requirement(k, IN, (v,)) for k, v in sorted(labels.items())))
+        return cls(tuple(Requirement(k, IN, (label_text(v),)) for k, v in sorted(labels.items())))
 
     @classmethod
     def parse(cls, text: str) -> "Selector":

@@ -6,6 +6,7 @@ units rounded up (memory and ephemeral-storage in bytes, extended resources as c
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal, InvalidOperation, ROUND_CEILING
 
 _SUFFIX = {
@@ -29,10 +30,20 @@ def parse_quantity(text: str | int | float) -> Decimal:
     # '1e3' ends in a digit and goes to Decimal whole; a trailing letter is a suffix
     if last in "numkMGTPE":
         return _num(s[:-1], s) * _SUFFIX[last]
-    return _num(s, s)
+    return _num(s, s, exponent=True)
 
 
-def _num(part: str, whole: str) -> Decimal:
+# the API's number: ASCII digits, one optional point, an exponent only without a suffix (`1e3`,
+# never `1e3m`). Decimal alone would also take `1_000`, `١٠٠` (other scripts' digits), `Infinity`.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+_EXPONENT = re.compile(r"[eE][+-]?[0-9]+")
+
+
+def _num(part: str, whole: str, exponent: bool = False) -> Decimal:
+    number = _NUMBER.match(part)
+    rest = part[number.end():] if number else part
+    if number is None or (rest and not (exponent and _EXPONENT.fullmatch(rest))):
+        raise ValueError(f"invalid quantity {whole!r}")
     try:
         d = Decimal(part)
     except InvalidOperation:

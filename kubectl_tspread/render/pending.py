@@ -116,7 +116,9 @@ def blocker_text(b: B.Blocker) -> str:
         vols = []
         for v in p["volumes"]:
             where = (f"zone{'s' if len(v['zones']) != 1 else ''} {_names(v['zones'])}" if v["zones"]
-                     else f"node{'s' if len(v['nodes']) != 1 else ''} {_some(v['nodes'])}")
+                     else f"node{'s' if len(v['nodes']) != 1 else ''} {_some(v['nodes'])}" if v["nodes"]
+                     # required node affinity with no terms, or terms no node matches (In with no values)
+                     else "no node at all (its required node affinity matches none)")
             vols.append(f"volume {v['pv']} (claim {v['claim']}) is pinned to {where}")
         return f"{'; '.join(vols)}: {_n_nodes(n)} outside it are refused ({b.reason})."
     if b.code == B.NO_CAPACITY:

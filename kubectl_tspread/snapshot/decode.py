@@ -14,15 +14,15 @@ from collections.abc import Mapping  # not typing.Mapping: its isinstance goes t
 from typing import Any, Callable, Iterable
 
 from kubectl_tspread.engine import podrequests, versions
-from kubectl_tspread.model.labels import Requirement, Selector
+from kubectl_tspread.model.labels import Requirement, Selector, label_text
 from kubectl_tspread.model import (
     HONOR, IGNORE, ContainerResize, Event, HostPort, Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim,
     Pdb, Pod, PodAffinityTerm, PodCondition, PodResize, Service, SpreadConstraint, StorageClass, Taint, Toleration,
     Volume, Workload, positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
-    INT32_MAX, FieldError, MalformedObject, integer, label_map, mapping, maps, one_of, printable, scalars, sequence,
-    selector as _selector, strings, text,
+    INT32_MAX, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name, one_of, printable,
+    scalars, sequence, selector as _selector, strings, text,
 )
 from kubectl_tspread.snapshot.sharing import (
     TEXT as _Text, json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner,
@@ -62,7 +62,7 @@ def _node_requirements(exprs: Iterable[Mapping] | None, path: str) -> tuple[Requ
         where = f"{path}[{i}]"
         scalars(e.get("values"), f"{where}.values")
         out.append(Requirement(text(e.get("key"), f"{where}.key"), text(e.get("operator"), f"{where}.operator"),
-                               tuple(str(v) for v in e.get("values") or ())))
+                               tuple(label_text(v) for v in e.get("values") or ())))
     return tuple(out)
 
 
@@ -87,7 +87,8 @@ def spread_constraint(c: Mapping, implicit: bool = False,
     min_domains = c.get("minDomains")
     return SpreadConstraint(
         max_skew=integer(c.get("maxSkew", 1), f"{path}.maxSkew", 1, INT32_MAX, "a positive integer"),
-        topology_key=_intern(text(c.get("topologyKey"), f"{path}.topologyKey")),
+        # required: a constraint over the label "" has no domains, and would hide a broken dump
+        topology_key=_intern(_name(c.get("topologyKey"), f"{path}.topologyKey")),
         when_unsatisfiable=one_of(c.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable",
                                   ("DoNotSchedule", "ScheduleAnyway"), "DoNotSchedule"),
         selector=Selector.from_api(_selector(c.get("labelSelector"), f"{path}.labelSelector")),
@@ -192,10 +193,13 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
     """A pod's volumes, one tuple per distinct list of (name, claim, emptyDir): the key holds only
     what the records hold, since volume names are often unique per pod (kube-api-access-xxxxx)."""
     if not raw:
+        sequence(raw, "spec.volumes")  # 0, "" or false where a list belongs is no empty list
         return ()
     try:
-        key = tuple([(v.get("name", ""), (v.get("persistentVolumeClaim") or _NONE).get("claimName"), "emptyDir" in v)
-                     for v in raw])
+        # not `or _NONE`: 0, "" or false as the claim is named (AttributeError below), not read as none
+        key = tuple([(v.get("name", ""),
+                      (_NONE if (c := v.get("persistentVolumeClaim")) is None else c).get("claimName"),
+                      "emptyDir" in v) for v in raw])
         if not all(type(name) is str and (claim is None or type(claim) is str) for name, claim, _ in key):
             raise TypeError
     except (TypeError, AttributeError):
@@ -302,6 +306,7 @@ def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...]
     are interned: the types, statuses, reasons and (per workload) messages repeat. Not memoised:
     transition times make most pods' conditions distinct."""
     if not raw:
+        sequence(raw, "status.conditions")  # 0, "" or false where a list belongs is no empty list
         return (), False, False
     out = []
     ready = False
@@ -314,6 +319,8 @@ def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...]
         if type_ == "Ready":
             if get("status", "") == "True":
                 ready = True
+            else:  # a status of true (no string) would read as not ready
+                text(get("status"), f"status.conditions[{i}].status")
         elif type_ == "PodResizePending":
             if resize_pending is None:
                 resize_pending = text(get("reason"), f"status.conditions[{i}].reason")
@@ -467,7 +474,8 @@ _INT32_MIN = -INT32_MAX - 1
 
 def _parts(obj: Mapping) -> tuple[Mapping, Mapping, Mapping]:
     """metadata, spec and status of an object, each a map (empty when missing)."""
-    meta, spec, status = obj.get("metadata") or _NONE, obj.get("spec") or _NONE, obj.get("status") or _NONE
+    meta, spec, status = obj.get("metadata"), obj.get("spec"), obj.get("status")
+    # missing or null is empty; 0, "" or false where a map belongs is named by mapping()
     if type(meta) is not dict or type(spec) is not dict or type(status) is not dict:
         return (mapping(meta, "metadata") or _NONE, mapping(spec, "spec") or _NONE,
                 mapping(status, "status") or _NONE)
@@ -476,14 +484,17 @@ def _parts(obj: Mapping) -> tuple[Mapping, Mapping, Mapping]:
 
 def pod(obj: Mapping) -> Pod:
     meta, spec, status = _parts(obj)
-    namespace, name, uid, created = (meta.get("namespace"), meta.get("name", ""), meta.get("uid", ""),
-                                     meta.get("creationTimestamp"))
+    namespace, name, uid, created, deleted = (meta.get("namespace"), meta.get("name", ""), meta.get("uid", ""),
+                                              meta.get("creationTimestamp"), meta.get("deletionTimestamp"))
     node_name, scheduler, phase, nominated = (spec.get("nodeName"), spec.get("schedulerName"), status.get("phase"),
                                               status.get("nominatedNodeName"))
-    if not {type(namespace), type(name), type(uid), type(created), type(node_name), type(scheduler), type(phase),
-            type(nominated)} <= _STR_OR_NONE:
-        _check_texts(((meta, "metadata", ("namespace", "name", "uid", "creationTimestamp")),
+    if not {type(namespace), type(name), type(uid), type(created), type(deleted), type(node_name), type(scheduler),
+            type(phase), type(nominated)} <= _STR_OR_NONE:
+        # a deletionTimestamp of another type (a number, a map) would read as terminating
+        _check_texts(((meta, "metadata", ("namespace", "name", "uid", "creationTimestamp", "deletionTimestamp")),
                       (spec, "spec", ("nodeName", "schedulerName")), (status, "status", ("phase", "nominatedNodeName"))))
+    if not name:
+        _name(meta.get("name"), "metadata.name")
     priority = spec.get("priority")
     if type(priority) is not int or not _INT32_MIN <= priority <= INT32_MAX:
         priority = 0 if priority is None else integer(priority, "spec.priority")
@@ -493,17 +504,17 @@ def pod(obj: Mapping) -> Pod:
     conditions, ready, infeasible = _conditions(status.get("conditions"))
     resize = _resize(spec, status, infeasible, spec_requests, spec_key)
     annotations = meta.get("annotations")
-    if annotations and type(annotations) is not dict:
+    if annotations is not None and type(annotations) is not dict:
         mapping(annotations, "metadata.annotations")
     # positional, in Pod's field order (a missing or extra argument is a TypeError)
     return _new_pod(
         _intern(namespace or "default"),  # namespace
-        name or "",  # name (null reads as missing, as in every other decoder)
+        name,  # name
         uid or "",  # uid
         _labels_of(meta.get("labels")),  # labels
         _intern(node_name or ""),  # node_name
         _intern(phase or "Pending"),  # phase
-        bool(meta.get("deletionTimestamp")),  # terminating
+        bool(deleted),  # terminating
         created or "",  # created
         _owner_of(meta),  # owner
         spread, node_selector, node_affinity, pod_affinity, pod_anti_affinity, tolerations, requests, host_ports,
@@ -646,8 +657,9 @@ def _check_texts(groups: Iterable[tuple[Mapping, str, tuple[str, ...]]]) -> None
 
 
 def _meta_texts(meta: Mapping) -> tuple[str, str, str, str]:
-    """namespace, name, uid and creationTimestamp of any object, each a string ("" when missing)."""
-    return (text(meta.get("namespace"), "metadata.namespace"), text(meta.get("name"), "metadata.name"),
+    """namespace, name, uid and creationTimestamp of any object, each a string ("" when missing
+    but for the name, which every object has)."""
+    return (text(meta.get("namespace"), "metadata.namespace"), _name(meta.get("name"), "metadata.name"),
             text(meta.get("uid"), "metadata.uid"), text(meta.get("creationTimestamp"), "metadata.creationTimestamp"))
 
 
@@ -656,8 +668,9 @@ def node(obj: Mapping) -> Node:
     _, name, _, created = _meta_texts(meta)
     ready = True
     for i, c in enumerate(maps(status.get("conditions"), "status.conditions")):
-        if c.get("type") == "Ready":
-            ready = c.get("status") == "True"
+        # named when not text: a status of true (no string) would read as not ready
+        if text(c.get("type"), f"status.conditions[{i}].type") == "Ready":
+            ready = text(c.get("status"), f"status.conditions[{i}].status") == "True"
     taints = []
     for i, t in enumerate(maps(spec.get("taints"), "spec.taints")):
         where = f"spec.taints[{i}]"
@@ -667,7 +680,7 @@ def node(obj: Mapping) -> Node:
         name=_intern(name),
         labels=_labels(label_map(meta.get("labels"), "metadata.labels")),
         taints=tuple(taints),
-        unschedulable=bool(spec.get("unschedulable")),
+        unschedulable=flag(spec.get("unschedulable"), "spec.unschedulable"),
         allocatable=_resources(status.get("allocatable"), "status.allocatable"),
         ready=ready,
         created=created,
@@ -681,6 +694,7 @@ _DECLARED: dict[tuple[str, ...], frozenset[str]] = {}
 def _declared(raw: Any) -> frozenset[str]:
     """status.declaredFeatures, one set per distinct list (nodes of a pool declare the same)."""
     if not raw:
+        sequence(raw, "status.declaredFeatures")  # 0, "" or false where a list belongs is no empty list
         return _NO_FEATURES
     names = strings(raw, "status.declaredFeatures")
     hit = _DECLARED.get(names)
@@ -693,7 +707,7 @@ def _count(d: Mapping, field: str, path: str) -> int:
     """An int32 status count (readyReplicas, disruptionsAllowed, …); 0 when missing. Any sign:
     the status is the controllers' report, read as they wrote it."""
     value = d.get(field)
-    return 0 if not value else integer(value, f"{path}.{field}")
+    return 0 if value is None else integer(value, f"{path}.{field}")
 
 
 def workload(obj: Mapping) -> Workload:
@@ -791,8 +805,11 @@ def storage_class(obj: Mapping) -> StorageClass:
 
 
 def event(obj: Mapping) -> Event:
+    # no name required: the record keeps none, events never replace one another, and one that
+    # names no pod only goes unread (why-pending reads events by the pod they involve)
     meta = mapping(obj.get("metadata"), "metadata")
-    involved = "involvedObject" if obj.get("involvedObject") else "regarding"
+    # events.k8s.io/v1 names it `regarding`; 0, "" or false as involvedObject is named, not skipped
+    involved = "involvedObject" if obj.get("involvedObject") is not None else "regarding"
     inv = mapping(obj.get(involved), involved)
     series = mapping(obj.get("series"), "series")
     count = obj.get("count") or series.get("count") or 1
@@ -821,6 +838,12 @@ def describe(obj: Any, kind: str) -> str:
     return f"{kind} {printable(ns)}/{name}" if type(ns) is str and ns else f"{kind} {name}"
 
 
+def _has_name(obj: Any) -> bool:
+    """Whether `describe` names the object by its name."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    return isinstance(meta, Mapping) and type(meta.get("name")) is str and bool(meta.get("name"))
+
+
 _DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, RecursionError)
 
 
@@ -831,9 +854,9 @@ def _named(kind: str, decode: Callable[[Mapping], Any]) -> Callable[[Mapping], A
         try:
             return decode(obj)
         except FieldError as e:
-            raise MalformedObject(describe(obj, kind), str(e)) from None
+            raise MalformedObject(describe(obj, kind), str(e), _has_name(obj)) from None
         except _DECODE_ERRORS as e:  # a malformed field no check above names
-            raise MalformedObject(describe(obj, kind), _reason(e)) from e
+            raise MalformedObject(describe(obj, kind), _reason(e), _has_name(obj)) from e
 
     decode_named.__wrapped__ = decode  # type: ignore[attr-defined]
     return decode_named
@@ -866,3 +889,28 @@ DECODERS: dict[str, tuple[Callable[[Mapping], Any], str]] = {
         **{k: (workload, "workloads") for k in WORKLOAD_KINDS},
     }.items()
 }
+
+
+def from_server(kind: str, namespaced: bool, listed: str | None = None) -> Callable[[Mapping], Any]:
+    """The decoder of `kind` for the objects of a list the API server sent: as DECODERS', and an
+    item that names its kind names this one, and a namespaced object names its namespace — the
+    one `listed`, when the list was of one. The server always does; a dump may leave the
+    namespace out (a hand-written manifest means the default namespace), a server's answer that
+    does is no list of such objects, and would put each in "default"."""
+    decode = DECODERS[kind][0]
+
+    def decode_listed(obj: Mapping) -> Any:
+        got = obj.get("kind")
+        if got is not None and got != kind:
+            raise MalformedObject(describe(obj, kind), str(FieldError("kind", f"{kind} (what was listed)", got)),
+                                  _has_name(obj))
+        record = decode(obj)  # before the namespace: it names what is malformed, metadata included
+        if namespaced:
+            got = (obj.get("metadata") or _NONE).get("namespace")
+            if not got or (listed is not None and got != listed):
+                expected = f"{listed!r} (the namespace listed)" if listed is not None else "a non-empty string"
+                raise MalformedObject(describe(obj, kind), str(FieldError("metadata.namespace", expected, got)),
+                                      _has_name(obj))
+        return record
+
+    return decode_listed

@@ -30,11 +30,17 @@ class FieldError(ValueError):
 
 
 class MalformedObject(InputError):
-    """An API object with a malformed field; `what` names the object, `detail` the field."""
+    """An API object with a malformed field; `what` names the object, `detail` the field.
+    `named`: `what` names it by its name; when False (no usable name or metadata), the caller
+    adds where the object sits (`item 3 of the PodList`), since nothing else tells it apart."""
 
-    def __init__(self, what: str, detail: str):
-        self.what, self.detail = what, detail
+    def __init__(self, what: str, detail: str, named: bool = True):
+        self.what, self.detail, self.named = what, detail, named
         super().__init__(f"cannot read {what}: {detail}; fix that field")
+
+    def located(self, position: str, always: bool = False) -> str:
+        """`what`, with `position` when it is needed to find the object (or `always`)."""
+        return f"{self.what} ({position})" if always or not self.named else self.what
 
 
 def shown(value: Any) -> str:
@@ -73,6 +79,24 @@ def text(value: Any, path: str) -> str:
     if value is None:
         return ""
     raise FieldError(path, "a string", value)
+
+
+def name(value: Any, path: str) -> str:
+    """A name every object has (metadata.name, a live object's metadata.namespace): a non-empty
+    string. Missing, null or "" is refused: a list of empty objects is no list of objects."""
+    if type(value) is str and value:
+        return value
+    raise FieldError(path, "a non-empty string", value)
+
+
+def flag(value: Any, path: str) -> bool:
+    """A boolean field: missing or null is false. The text "false" is no boolean (bool() of it
+    would read true), nor is 0, "" or a map."""
+    if value is None:
+        return False
+    if type(value) is not bool:
+        raise FieldError(path, "true or false", value)
+    return value
 
 
 def mapping(value: Any, path: str) -> Mapping:

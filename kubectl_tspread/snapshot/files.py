@@ -41,10 +41,11 @@ from kubectl_tspread.model import Snapshot
 from kubectl_tspread.engine import versions
 from kubectl_tspread.snapshot import jsonscan, jsonstream, yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
-from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping, shown, text
+from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping, printable, shown, text
 from kubectl_tspread.snapshot.kinds import KINDS_READ_ANNOTATION, VERSION_ANNOTATION
 from kubectl_tspread.snapshot.jsonscan import MAX_DEPTH
 from kubectl_tspread.snapshot.jsonstream import StreamedList
+from kubectl_tspread.snapshot.transport import status_summary
 from kubectl_tspread.snapshot.yamlread import YamlLimit
 from kubectl_tspread.snapshot.wire import decode_pod_item
 
@@ -150,11 +151,37 @@ def _raw_object(obj: Any, list_kind: str, version: str, where: str, what: str) -
     if not isinstance(obj, Mapping) or not (obj.get("kind") or list_kind):
         raise InputError(f"{where}: {what} is not a Kubernetes object (no kind); "
                          "give what `kubectl get … -o json` or `-o yaml` prints")
+    _refuse_unread(obj, obj.get("kind") or list_kind, where, what)
     out = dict(obj)
     out.setdefault("kind", list_kind)
     if version and list_kind:
         out.setdefault("apiVersion", version)
     return out
+
+
+_LOWER_KINDS = {k.lower(): k for kind in (*DECODERS, "Status") for k in (kind, f"{kind}List")} | {"list": "List"}
+
+
+def _refuse_unread(obj: Mapping, kind: Any, where: str, what: str) -> None:
+    """Refuses an object of a kind that would be skipped as of no use while it stands for
+    objects that are: the dump would read as a cluster without them.
+    - A Status is what the API server answers when a request fails (`curl …/api/v1/pods >
+      x.json` saves it when pods may not be listed): the objects asked for are missing.
+    - A List inside a List, items and all (they would be skipped with it).
+    - A kind the commands read, in other letters (`pod`): the API has no such kind."""
+    if kind == "Status":
+        raise InputError(f"{where}: {what} is {status_summary(obj)}, the answer to a request that failed, "
+                         "not the objects it asked for; dump them again (kubectl get … -o json) and leave "
+                         "the Status out")
+    if type(kind) is not str or kind in DECODERS:
+        return
+    if kind.endswith("List") and isinstance(obj.get("items"), list):  # a custom kind may end in List
+        raise InputError(f"{where}: {what} is a {printable(kind)} inside a List, whose items would go unread; "
+                         "give its items in the outer List, or the lists one after another")
+    known = _LOWER_KINDS.get(kind.lower())
+    if known is not None:
+        raise InputError(f"{where}: {what} has kind {printable(kind)!r}, which the API does not have; "
+                         f"write it {known}")
 
 
 def decode_objects(objs: Iterable[Any], namespace: str | None, all_namespaces: bool,
@@ -202,7 +229,7 @@ class _Collector:
                 self._add_item(item, item_kind, where, what)
                 items[i] = None  # free each object's JSON once decoded: memory follows the records
             return
-        self._add(doc, kind, where)
+        self._add(doc, kind, where, f"document {doc_no}")
 
     def _kind(self, doc: Any, where: str, doc_no: int) -> str:
         """The kind of a document, checked (with a List's items)."""
@@ -307,9 +334,13 @@ class _Collector:
                              "give what `kubectl get … -o json` or `-o yaml` prints")
         if not item.get("kind"):
             item = {**item, "kind": kind}
-        self._add(item, kind, where)
+        elif default_kind and kind != default_kind:  # it would be read as what it says, not what was listed
+            raise InputError(f"{where}: {what} has kind {shown(kind)}, not {default_kind}; "
+                             "give what `kubectl get … -o json` or `-o yaml` prints")
+        self._add(item, kind, where, what)
 
-    def _add(self, obj: Mapping, kind: str, where: str) -> None:
+    def _add(self, obj: Mapping, kind: str, where: str, what: str) -> None:
+        _refuse_unread(obj, kind, where, what)
         self.kinds.add(kind)
         entry = DECODERS.get(kind)
         if entry is None:
@@ -319,7 +350,7 @@ class _Collector:
         try:
             record = decoder(obj)
         except MalformedObject as e:
-            raise InputError(f"{where}: cannot read {e.what}: {e.detail}; "
+            raise InputError(f"{where}: cannot read {e.located(what)}: {e.detail}; "
                              "fix that field or leave the object out") from None
         if kind == "Pod":
             self.pod_namespaces.add(record.namespace)

@@ -21,14 +21,16 @@ from kubectl_tspread.model.errors import ClusterError
 from kubectl_tspread.engine import podrequests, versions
 from kubectl_tspread.model import Snapshot
 from kubectl_tspread.snapshot import jsonscan
-from kubectl_tspread.snapshot.decode import DECODERS
+from kubectl_tspread.snapshot.decode import DECODERS, from_server
+from kubectl_tspread.snapshot.fields import MalformedObject, printable
 from kubectl_tspread.snapshot.kubeconfig import KubeOptions, ResolvedConfig, resolve
 from kubectl_tspread.snapshot.kubeconfig_check import header_safe
 from kubectl_tspread.snapshot.kinds import (NAMESPACE_ALL, RBAC_HINT, RESOURCES, WRITE_RBAC_HINT, Resource,
                                                 describe_request, is_namespaced)
 from kubectl_tspread.snapshot.transport import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_LIMIT, RETRY_AFTER_CAP,
                                                 Exchange, Paging, json_loads, json_type, retry_after_of,
-                                                retry_after_seconds, server_text, status_retry_after)
+                                                retry_after_seconds, server_text, status_retry_after,
+                                                status_summary)
 from kubectl_tspread.snapshot.wire import decode_pod_page
 
 __all__ = ["KubeOptions", "LiveCluster", "RetryPolicy", "ApiStatusError", "Answer", "Unreachable", "RESOURCES",
@@ -188,19 +190,25 @@ class LiveCluster:
     def collection_path(self, kind: str, namespace: str | None = None) -> str:
         """The list URL path of `kind`; namespace None = the -n/-A scope, NAMESPACE_ALL = all."""
         res = self._resource(kind)
-        if not res.namespaced:
-            return f"{res.prefix}/{res.plural}"
+        namespace = self._scope(res, namespace)
         if namespace is None:
-            namespace = NAMESPACE_ALL if self.all_namespaces else self.namespace
-        if namespace == NAMESPACE_ALL:
             return f"{res.prefix}/{res.plural}"
         return f"{res.prefix}/namespaces/{quote(namespace, safe='')}/{res.plural}"
+
+    def _scope(self, res: Resource, namespace: str | None) -> str | None:
+        """The one namespace a list of `res` is of (see collection_path), None for all of them
+        or a cluster-scoped kind."""
+        if not res.namespaced:
+            return None
+        if namespace is None:
+            namespace = NAMESPACE_ALL if self.all_namespaces else self.namespace
+        return None if namespace == NAMESPACE_ALL else namespace
 
     def list(self, kind: str, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None) -> Iterator[Any]:
         """Every object of `kind` as a model record, read in pages of `page_size`."""
         res = self._resource(kind)
-        decode = DECODERS[kind][0]
+        decode = from_server(kind, res.namespaced, self._scope(res, namespace))
         params = {}
         fields = ",".join(f for f in (res.field_selector, field_selector) if f)
         if fields:
@@ -209,11 +217,12 @@ class LiveCluster:
             params["labelSelector"] = label_selector
         return iter(self._list_records(self.collection_path(kind, namespace), params, kind, decode))
 
-    def _list_records(self, path: str, params: dict, kind: str, decode: Callable) -> list:
+    def _list_records(self, path: str, params: dict, kind: str, decode: Callable, whole: bool = False) -> list:
         """Page through one list; on 410 Gone restart it once from the top, dropping what was read.
 
         Records (not pages) are kept until the list is complete, because a restart must
-        not leave half a list behind.
+        not leave half a list behind. `whole`: every field of each object is kept (no wire
+        parse of pods), for `list_raw`.
         """
         for restart in (False, True):
             records: list = []
@@ -233,20 +242,28 @@ class LiveCluster:
                         if peeked else None
                     # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py),
                     # once their nesting is known to be bounded
-                    fast = decode_pod_page(self._bounded(path, data)) if kind == "Pod" else None
+                    fast = decode_pod_page(self._bounded(path, data)) if kind == "Pod" and not whole else None
                     if fast is not None:
                         items, token = fast
                         if token is not None and not isinstance(token, str):
                             raise self._shape_error(path, "metadata.continue", "a string", token)
                     else:
-                        items, token = self._page_items(path, self._decode(path, data))
+                        items, token = self._page_items(path, self._decode(path, data), kind)
                         for item in items:
-                            item["kind"] = kind  # list items carry no kind; workload decoding needs it
+                            # list items carry no kind; workload decoding needs it (one that names
+                            # another is refused by decode.from_server)
+                            item.setdefault("kind", kind)
                     del data
-                    records.extend(map(decode, items))
+                    before = len(records)
+                    try:
+                        records.extend(map(decode, items))
+                    except MalformedObject:
+                        raise self._item_error(path, kind, items, decode, before) from None
                     pages.check(path, token, len(items))
                     del items
                     if not token:
+                        if not whole:
+                            self._check_unique(path, kind, records)
                         return records
             except ApiStatusError as e:
                 if e.status != 410:
@@ -258,9 +275,10 @@ class LiveCluster:
                         "it with -n or -l", 410, e.reason, e.body) from None
         raise AssertionError("unreachable")
 
-    def _page_items(self, path: str, page: dict) -> tuple[list, str | None]:
+    def _page_items(self, path: str, page: dict, kind: str) -> tuple[list, str | None]:
         """A list page's items and continue token, each checked for its shape: a server whose
         answer is not a list of objects gets an error naming the field, not a crash later."""
+        self._check_list_kind(path, page, kind)
         items = page.get("items")
         meta = page.get("metadata")
         if meta is not None and not isinstance(meta, dict):
@@ -277,6 +295,66 @@ class LiveCluster:
                 raise self._shape_error(path, f"items[{i}]", "an object", item)
         return items, token
 
+    def _check_list_kind(self, path: str, page: dict, kind: str) -> None:
+        """A page says it is a list of `kind` (`PodList`), or a plain `List`, or leaves its kind
+        out (some proxies strip it; client-go then reads it as what was asked for). Anything else
+        (a Status with a 200, another kind's list, one object) would be read as an empty or
+        wrong list: it is an error naming what came back."""
+        got = page.get("kind")
+        if got is None or got == "" or got == "List" or got == f"{kind}List":
+            return
+        if got == "Status":
+            # client-go reads it as the error it carries (errors.FromObject): its code decides,
+            # as a real 403 or 404 would (an optional kind is then skipped with a warning)
+            code = page.get("code")
+            reason = page.get("reason")
+            raise ApiStatusError(f"the API server at {self.server} answered GET {path} ({self._listing(path)}) with "
+                                 f"200 and {status_summary(page)}, not a {kind}List: the request failed though "
+                                 "its HTTP status says it did not; check any proxy between you and the API server, "
+                                 "or try again", code if type(code) is int and 400 <= code <= 599 else 0,
+                                 reason if type(reason) is str else "", page)
+        what = f"a {server_text(got, 60)}" if type(got) is str else f"kind that is {json_type(got)}"
+        raise ClusterError(f"the API server at {self.server} answered GET {path} ({self._listing(path)}) with {what}, "
+                           f"not a {kind}List; check that the kubeconfig's server URL is a Kubernetes API "
+                           f"(kubectl get --raw '{path}' shows what it sends)")
+
+    @staticmethod
+    def _listing(path: str) -> str:
+        return f"a list of {describe_request('GET', path)[1]}"
+
+    def _item_error(self, path: str, kind: str, items: list, decode: Callable, before: int) -> ClusterError:
+        """The error of the first item of a page `decode` refuses, with its place in the list
+        (`before` items came on earlier pages): an object without a name has nothing else
+        that tells it apart."""
+        for i, item in enumerate(items):
+            try:
+                decode(item)
+            except MalformedObject as e:
+                # worded as for a dump (decode._named), with where the API server sent it
+                where = f"item {before + i} of the {kind}List from GET {path} on {self.server}"
+                return ClusterError(f"cannot read {e.located(where, always=True)}: {e.detail}; fix that field in "
+                                    "the cluster, or check that the kubeconfig's server URL is a Kubernetes API")
+        raise AssertionError("a page's items decoded once failed and then did not")  # pragma: no cover
+
+    def _check_unique(self, path: str, kind: str, records: list) -> None:
+        """One object is in one list once: counted twice, a pod would stand for two in every
+        domain (a dump keeps the later copy, an API server never sends one twice). Events have
+        no name in their records, and may repeat."""
+        if not records or getattr(records[0], "name", None) is None:
+            return
+        keys = [(getattr(r, "namespace", ""), r.name) for r in records]
+        if len(set(keys)) == len(keys):
+            return
+        first: dict = {}
+        for i, key in enumerate(keys):
+            if key in first:
+                who = "/".join(printable(k) for k in key if k)
+                raise ClusterError(f"the API server at {self.server} sent {kind} {who} twice in its answer to GET "
+                                   f"{path} (items {first[key]} and {i} of the {kind}List); an API server lists "
+                                   "an object once: check that the kubeconfig's server URL is a Kubernetes API, or "
+                                   "try again")
+            first[key] = i
+
     def _shape_error(self, path: str, field: str, expected: str, got: Any) -> ClusterError:
         return ClusterError(f"the API server at {self.server} answered {path} with {field} that is "
                             f"{json_type(got)}, not {expected}; check that the kubeconfig's server URL is a "
@@ -291,9 +369,8 @@ class LiveCluster:
         res = self._resource(kind)
         params = {"fieldSelector": res.field_selector} if res.field_selector else {}
         version = api_version(kind)
-        # kind "" keeps every field (no wire parse of pods): the whole object is what is written
-        return self._list_records(self.collection_path(kind), params, "",
-                                  lambda item: {"apiVersion": version, **item, "kind": kind})
+        return self._list_records(self.collection_path(kind), params, kind,
+                                  lambda item: {"apiVersion": version, **item, "kind": kind}, whole=True)
 
 
     def _page_query(self, params: dict, token: str | None) -> dict:
@@ -312,7 +389,11 @@ class LiveCluster:
         ns = namespace if namespace is not None else self.namespace
         path = self.collection_path(kind, ns if res.namespaced else None) + "/" + quote(name, safe="")
         obj = self._get_json(path, {})
-        obj.setdefault("kind", kind)
+        got = obj.setdefault("kind", kind)
+        if got != kind:  # a Status with a 200, or another kind's object: not the one asked for
+            what = status_summary(obj) if got == "Status" else f"a {server_text(got, 60)}"
+            raise ClusterError(f"the API server at {self.server} answered GET {path} with {what}, not a {kind}; "
+                               f"check what `kubectl get --raw '{path}'` shows")
         return DECODERS[kind][0](obj)
 
     def request(self, method: str, path: str, body: Any = None,
@@ -526,7 +607,14 @@ class LiveCluster:
             obj = self._loads(data)
         except jsonscan.TooDeep:
             raise self._too_deep(path) from None
-        except ValueError:
+        except ValueError as e:
+            # orjson refuses a number past a double's range (a 400-digit resourceVersion): JSON, but
+            # no Kubernetes field holds one, and "not JSON" would send the user looking elsewhere
+            if "number is infinity" in str(e):
+                where = f" at line {e.lineno}, column {e.colno}" if hasattr(e, "lineno") else ""
+                raise ClusterError(f"the API server at {self.server} answered {path} with a number too large to "
+                                   f"read{where}; no Kubernetes field holds one: check that the kubeconfig's server "
+                                   "URL is a Kubernetes API") from None
             raise ClusterError(f"the API server at {self.server} answered {path} with something that is "
                                "not JSON; check that the kubeconfig's server URL is a Kubernetes API") from None
         if not isinstance(obj, dict):

@@ -19,7 +19,8 @@ from msgspec.json import decode as parse_text
 from orjson import dumps as json_key
 
 from kubectl_tspread.model import OwnerRef
-from kubectl_tspread.snapshot.fields import UNITS_MAX, FieldError, label_map, maps, text
+from kubectl_tspread.model.labels import label_text
+from kubectl_tspread.snapshot.fields import UNITS_MAX, FieldError, flag, label_map, mapping, maps, text
 from kubectl_tspread.model.quantity import to_scheduler_units
 
 _intern = sys.intern
@@ -81,6 +82,8 @@ def _units(k: str, v: Any) -> int:
 
 def resources(d: Mapping | None, path: str = "resources") -> dict[str, int]:
     if not d:
+        if d is not None:  # 0, "" or false where a map belongs is no empty map
+            _check_resources(d, path)
         return {}
     try:
         return {_intern(k): units(k, v) for k, v in d.items()}
@@ -107,14 +110,16 @@ def _check_resources(d: Any, path: str) -> None:
 def labels(d: Mapping | None, path: str = "metadata.labels") -> dict[str, str]:
     """A label map with interned keys and values: 150k pods share a few hundred distinct strings."""
     if not d:
+        mapping(d, path)  # 0, "" or false where a map belongs is no empty map
         return {}
     label_map(d, path)
-    return {_intern(str(k)): _intern(str(v)) for k, v in d.items()}
+    return {_intern(label_text(k)): _intern(label_text(v)) for k, v in d.items()}
 
 
 def shared_labels(d: Mapping | None, path: str = "metadata.labels") -> dict[str, str]:
     """labels() for maps many objects repeat (a workload's labels, nodeSelector): one dict per distinct map."""
     if not d:
+        mapping(d, path)  # 0, "" or false where a map belongs is no empty map
         return {}
     try:
         key = tuple(d.items())
@@ -132,12 +137,12 @@ def shared_labels(d: Mapping | None, path: str = "metadata.labels") -> dict[str,
 def owner(meta: Mapping) -> OwnerRef | None:
     """The controller ownerReference of `meta`, one record per distinct reference."""
     refs = meta.get("ownerReferences")
-    if refs and type(refs) is not list:
+    if refs is not None and type(refs) is not list:  # 0, "" or a map: no list of references
         maps(refs, "metadata.ownerReferences")
     for i, o in enumerate(refs or ()):
         if not isinstance(o, Mapping):
             raise FieldError(f"metadata.ownerReferences[{i}]", "a map", o)
-        if o.get("controller"):
+        if flag(o.get("controller"), f"metadata.ownerReferences[{i}].controller"):
             key = (o.get("kind", ""), o.get("name", ""), o.get("uid", ""), o.get("apiVersion", ""))
             if not all(type(part) is str for part in key):
                 for field in ("kind", "name", "uid", "apiVersion"):

@@ -41,6 +41,18 @@ def server_text(value: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def status_summary(body: Any) -> str:
+    """A Status object in a few words, for an error that says one came where objects were
+    asked for: `a Status (Failure, Forbidden: pods is forbidden: …)`."""
+    get = body.get if isinstance(body, dict) else (lambda key: None)
+    said = [server_text(v, 60) for v in (get("status"), get("reason")) if isinstance(v, str) and v.strip()]
+    message = get("message")
+    head = ", ".join(said)
+    if isinstance(message, str) and message.strip():
+        head = f"{head}: {server_text(message, 200)}" if head else server_text(message, 200)
+    return f"a Status ({head})" if head else "a Status"
+
+
 def retry_after_seconds(value: Any, cap: float) -> float | None:
     """A server's Retry-After (the header's text, or a Status's `details.retryAfterSeconds`) in
     seconds within [0, cap]; None when it says nothing usable. Every spelling a server may send

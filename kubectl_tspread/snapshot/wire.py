@@ -89,6 +89,7 @@ class _Status(TypedDict, total=False):
     resources: msgspec.Raw
 
 class _Pod(TypedDict, total=False):
+    kind: Any  # list items carry none; one that does must say Pod (decode.from_server)
     metadata: Optional[_Meta]
     spec: Optional[_Spec]
     status: Optional[_Status]
@@ -103,7 +104,6 @@ class _PodList(TypedDict, total=False):
 _DECODER: Any = msgspec.json.Decoder(_PodList)
 
 class _PodItem(_Pod, total=False):  # an item of a dump's List, which names its kind
-    kind: Any
     apiVersion: Any
 
 _POD_ITEM_DECODER: Any = msgspec.json.Decoder(_PodItem)
@@ -117,8 +117,9 @@ def decode_pod_page(data: bytes) -> tuple[list[Any], str | None] | None:
         return None
     if page.get("kind") not in (None, "PodList"):
         return None  # e.g. a Status object: the ordinary path words the error
+    # the token as sent: the caller names one that is no string (false or 0 is not "no more pages")
     token = (page.get("metadata") or {}).get("continue")
-    return page.get("items") or [], token or None
+    return page.get("items") or [], token
 
 
 def decode_pod_item(data: bytes, list_kind: str = "") -> dict[str, Any] | None:

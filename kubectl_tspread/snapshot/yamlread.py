@@ -25,6 +25,7 @@ Scalars resolve as with the SafeLoader, timestamps left as the strings the API s
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Iterator
 
 import yaml
@@ -57,11 +58,19 @@ _CACHE_LIMIT = 100_000  # plain scalars repeat (label values, "True", "0"): reso
 
 class _Resolver(Resolver):
     """The SafeLoader's implicit resolvers, without timestamps: `creationTimestamp:
-    2026-03-01T10:00:00Z` unquoted stays the RFC 3339 text every record expects."""
+    2026-03-01T10:00:00Z` unquoted stays the RFC 3339 text every record expects; and without
+    YAML 1.1's base-60 numbers: `cpu: 1:30` would be 90 cores, where kubectl's YAML reader
+    (go-yaml) leaves it the text it is, which no quantity is."""
+
+
+def _without_base_60(tag: str, rx: Any) -> Any:
+    if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+        return re.compile(r"(?!.*:)" + rx.pattern, rx.flags)
+    return rx
 
 
 _Resolver.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    first: [(tag, _without_base_60(tag, rx)) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in Resolver.yaml_implicit_resolvers.items()
 }
 
