@@ -399,3 +399,51 @@ def test_nothing_is_written(tmp_path):
     before = sorted(q.name for q in DATA.rglob("*"))
     load_files([d("cluster-list.json"), d("dump-dir")])
     assert sorted(q.name for q in DATA.rglob("*")) == before
+
+
+_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"}, "spec": {"nodeName": "n"},
+        "status": {"phase": "Running"}}
+
+
+def _with(obj: dict, path: str, value) -> dict:
+    """`obj` with the field at `path` (dots) set to `value`."""
+    out = json.loads(json.dumps(obj))
+    *parents, last = path.split(".")
+    at = out
+    for key in parents:
+        at = at.setdefault(key, {})
+    at[last] = value
+    return out
+
+
+@pytest.mark.parametrize("objs, message", [
+    ([_with(_NODE, "spec.taints", [{"key": "k", "effect": "NoScheduel"}]), _POD],
+     "Node n: spec.taints[0].effect: expected NoSchedule or PreferNoSchedule or NoExecute, got 'NoScheduel'"),
+    ([_with(_NODE, "spec.taints", [{"key": "k"}]), _POD],
+     "Node n: spec.taints[0].effect: expected NoSchedule or PreferNoSchedule or NoExecute, got null"),
+    ([_NODE, _with(_POD, "spec.tolerations", [{"key": "k", "operator": "Exists", "effect": "noschedule"}])],
+     "Pod d/p: spec.tolerations[0].effect: expected NoSchedule or PreferNoSchedule or NoExecute, got 'noschedule'"),
+    ([_NODE, _with(_POD, "status.phase", "running")],
+     "Pod d/p: status.phase: expected Pending or Running or Succeeded or Failed or Unknown, got 'running'"),
+    ([_NODE, _with(_POD, "spec.hostNetwork", "true")], "Pod d/p: spec.hostNetwork: expected true or false, got 'true'"),
+    ([_NODE, _with(_POD, "spec.hostUsers", "false")], "Pod d/p: spec.hostUsers: expected true or false, got 'false'"),
+], ids=["a misspelt taint effect", "a taint without an effect", "a toleration's effect in other letters",
+        "a phase in other letters", "hostNetwork the text true", "hostUsers the text false"])
+def test_a_value_the_api_does_not_have_is_named_not_read_as_another(objs, message):
+    """Each of these was read as a meaning before: a taint the scheduler ignores, a toleration of
+    no taint, a pod neither running nor done (counted by no phase rule), a host-network pod whose
+    node feature went unseen. The API refuses them all."""
+    with pytest.raises(InputError) as e:
+        decode_objects(objs, None, True, "t")
+    assert message in str(e.value)
+
+
+def test_the_values_the_api_has_are_read():
+    tolerations = [{"key": "k", "operator": "Exists", "effect": e} for e in ("", "NoSchedule", "NoExecute")]
+    objs = [_with(_NODE, "spec.taints", [{"key": "k", "effect": "PreferNoSchedule"}]),
+            _with(_with(_with(_POD, "spec.tolerations", tolerations), "spec.hostNetwork", True),
+                  "spec.hostUsers", False)]
+    snap = decode_objects(objs, None, True, "t")
+    assert [t.effect for t in snap.nodes[0].taints] == ["PreferNoSchedule"]
+    assert [t.effect for t in snap.pods[0].tolerations] == ["", "NoSchedule", "NoExecute"]
+    assert snap.pods[0].phase == "Running"

@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterable
 from kubectl_tspread.engine import podrequests, versions
 from kubectl_tspread.model.labels import Requirement, Selector, label_text
 from kubectl_tspread.model import (
-    HONOR, IGNORE, ContainerResize, Event, HostPort, Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim,
-    Pdb, Pod, PodAffinityTerm, PodCondition, PodResize, Service, SpreadConstraint, StorageClass, Taint, Toleration,
-    Volume, Workload, positional_constructor,
+    HONOR, IGNORE, NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, ContainerResize, Event, HostPort, Node,
+    NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim, Pdb, Pod, PodAffinityTerm, PodCondition, PodResize,
+    Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload, positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
     INT32_MAX, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name, one_of, printable,
@@ -287,13 +287,18 @@ def _spread(raw: Iterable[Mapping] | None) -> tuple[SpreadConstraint, ...]:
     return tuple(spread_constraint(c, path=f"{path}[{i}]") for i, c in enumerate(maps(raw, path)))
 
 
+TAINT_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+
+
 def _tolerations(raw: Iterable[Mapping] | None) -> tuple[Toleration, ...]:
     out = []
     for i, t in enumerate(maps(raw, "spec.tolerations")):
         where = f"spec.tolerations[{i}]"
         out.append(Toleration(text(t.get("key"), f"{where}.key"),
                               one_of(t.get("operator"), f"{where}.operator", ("Equal", "Exists"), "Equal"),
-                              text(t.get("value"), f"{where}.value"), text(t.get("effect"), f"{where}.effect")))
+                              text(t.get("value"), f"{where}.value"),
+                              # "" tolerates every effect; a misspelt one would tolerate none
+                              one_of(t.get("effect"), f"{where}.effect", TAINT_EFFECTS, "")))
     return tuple(out)
 
 
@@ -463,12 +468,19 @@ def _container_features(spec: Mapping) -> frozenset[str]:
 def _spec_features(spec: Mapping, from_containers: frozenset[str]) -> frozenset[str]:
     """`from_containers` and UserNamespacesHostNetworkSupport for a pod on the host network in
     its own user namespace (hostNetwork true, hostUsers false)."""
-    if spec.get("hostNetwork") is True and spec.get("hostUsers") is False:
+    network, users = spec.get("hostNetwork"), spec.get("hostUsers")
+    if network is True and users is False:
         return from_containers | {versions.USER_NAMESPACES_HOST_NETWORK}
+    # the text "true" is no boolean: read as absent, the pod's feature would go unseen
+    if network is not None and type(network) is not bool:
+        raise FieldError("spec.hostNetwork", "true or false", network)
+    if users is not None and type(users) is not bool:
+        raise FieldError("spec.hostUsers", "true or false", users)
     return from_containers
 
 
 _STR_OR_NONE = frozenset((str, type(None)))
+POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 _INT32_MIN = -INT32_MAX - 1
 
 
@@ -495,6 +507,8 @@ def pod(obj: Mapping) -> Pod:
                       (spec, "spec", ("nodeName", "schedulerName")), (status, "status", ("phase", "nominatedNodeName"))))
     if not name:
         _name(meta.get("name"), "metadata.name")
+    if phase and phase not in POD_PHASES:  # `running` would count as a pod neither running nor done
+        one_of(phase, "status.phase", POD_PHASES, "Pending")
     priority = spec.get("priority")
     if type(priority) is not int or not _INT32_MIN <= priority <= INT32_MAX:
         priority = 0 if priority is None else integer(priority, "spec.priority")
@@ -674,8 +688,10 @@ def node(obj: Mapping) -> Node:
     taints = []
     for i, t in enumerate(maps(spec.get("taints"), "spec.taints")):
         where = f"spec.taints[{i}]"
-        taints.append(Taint(text(t.get("key"), f"{where}.key"), text(t.get("value"), f"{where}.value"),
-                            text(t.get("effect"), f"{where}.effect")))
+        effect = t.get("effect")
+        if type(effect) is not str or effect not in TAINT_EFFECTS:  # required; the scheduler ignores any other
+            raise FieldError(f"{where}.effect", " or ".join(TAINT_EFFECTS), effect)
+        taints.append(Taint(text(t.get("key"), f"{where}.key"), text(t.get("value"), f"{where}.value"), effect))
     return Node(
         name=_intern(name),
         labels=_labels(label_map(meta.get("labels"), "metadata.labels")),
