@@ -625,8 +625,9 @@ class _Proven:
     def excess(self, ctx: Context, step: Step) -> int:
         """How far the hard constraints not proven broken are above their limits after `step`."""
         after = step.constraints_after
-        if not self.constraints or not excess(ctx, after):
-            return excess(ctx, after)
+        total = excess(ctx, after)
+        if not self.constraints or not total:
+            return total
         if self._others is None:
             self._others = [i for i, c in enumerate(after)
                             if (c.namespace, c.workload, c.topology_key) not in self.constraints]
