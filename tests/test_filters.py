@@ -298,3 +298,17 @@ def test_spread_failure_is_recorded_beside_capacity():
     assert [f.plugin for f in by_name["na"].failures] == ["NodeResourcesFit", "PodTopologySpread"]
     assert by_name["na"].first.reason == "Insufficient cpu"
     assert by_name["nb"].passes
+
+
+@pytest.mark.parametrize("label, matches", [
+    pytest.param("10", True, id="10 > 5"),
+    pytest.param("+10", True, id="a sign, as ParseInt takes it"),
+    pytest.param("1_0", False, id="1_0 is no integer to the scheduler (int() read 10)"),
+    pytest.param(" 8", False, id="a space"),
+    pytest.param("\uff18", False, id="another script's digit"),
+    pytest.param("9" * 20, False, id="past 64 bits"),
+])
+def test_gt_reads_a_label_as_the_scheduler_parses_it(label, matches):
+    """Node affinity Gt/Lt parse the node's label with strconv.ParseInt (base 10, 64 bits): a
+    label it cannot parse never matches."""
+    assert Requirement("cores", "Gt", ("5",)).matches({"cores": label}) is matches

@@ -36,6 +36,18 @@ def label_text(value: object) -> str:
     return str(value)
 
 
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
+
+def _int64(text: str) -> int | None:
+    """A Gt/Lt operand as the scheduler parses it (strconv.ParseInt base 10, 64 bits): int()
+    would also take " 8", "1_0" and other scripts' digits, which it refuses (no match)."""
+    if _DECIMAL.fullmatch(text) is None:
+        return None
+    value = int(text)
+    return value if -2**63 <= value < 2**63 else None
+
+
 @dataclass(frozen=True, slots=True)
 class Requirement:
     """One `key op values` term. Gt/Lt appear only in node selectors."""
@@ -58,9 +70,8 @@ class Requirement:
             # the API server guarantees one integer value; a non-integer label never matches
             if self.key not in labels or len(self.values) != 1:
                 return False
-            try:
-                have, want = int(labels[self.key]), int(self.values[0])
-            except ValueError:
+            have, want = _int64(labels[self.key]), _int64(self.values[0])
+            if have is None or want is None:
                 return False
             return have > want if op == GT else have < want
         return False

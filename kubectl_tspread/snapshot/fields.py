@@ -10,6 +10,8 @@ distinct sub-tree (sharing.py), so a valid cluster pays almost nothing for them.
 from __future__ import annotations
 
 import math
+import re
+from calendar import isleap
 from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python
 from typing import Any
 
@@ -142,13 +144,43 @@ def integer(value: Any, path: str, low: int = -INT32_MAX - 1, high: int = INT32_
         else:
             raise FieldError(path, what, value)
     if isinstance(value, str):
+        # int() would also take " 3 ", "1_0" and other scripts' digits ("\uff12"), which no
+        # decimal text the API writes holds: read as 3, 10 and 2 before
+        if _DECIMAL.fullmatch(value) is None:
+            raise FieldError(path, what, value)
         try:
-            value = int(value.strip())
-        except ValueError:
+            value = int(value)
+        except ValueError:  # past Python's bound on parsing one (4,300 digits)
             raise FieldError(path, what, value) from None
     if not low <= value <= high:
         raise FieldError(path, f"{what} from {low} to {high}", value)
     return value
+
+
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+# RFC 3339 as Go's time.Parse(time.RFC3339) reads it (metav1.Time): the API writes `…:05Z`, a
+# microsecond time `…:05.000000Z`; an offset `+02:00` is read too
+_RFC3339 = re.compile(r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:"
+                      r"[0-5][0-9](?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+
+
+_DAYS = (0, 31, 0, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # by month; February's is worked out
+
+
+def timestamp(value: Any, path: str) -> str:
+    """A metav1.Time field (creationTimestamp, deletionTimestamp): missing or null is "", else an
+    RFC 3339 time. The API server refuses any other text, and "" too; read as a time it would
+    mean one (a deletionTimestamp of "yesterday": terminating) or sort among times as text."""
+    if value is None:
+        return ""
+    if type(value) is str:
+        if _RFC3339.fullmatch(value) is not None:
+            if value[8:10] <= "28":  # the day, which every month has (the common case: no ints made)
+                return value
+            month = int(value[5:7])
+            if int(value[8:10]) <= ((29 if isleap(int(value[:4])) else 28) if month == 2 else _DAYS[month]):
+                return value
+    raise FieldError(path, "an RFC 3339 time such as 2026-01-01T00:00:00Z", value)
 
 
 def label_map(value: Any, path: str) -> Mapping:
@@ -173,15 +205,35 @@ def selector(value: Any, path: str) -> Any:
     if value is None:
         return None
     d = mapping(value, path)
-    label_map(d.get("matchLabels"), f"{path}.matchLabels")
+    for k in label_map(d.get("matchLabels"), f"{path}.matchLabels"):
+        if k == "":
+            raise FieldError(f"{path}.matchLabels", "label keys that are not empty", k)
     for i, e in enumerate(maps(d.get("matchExpressions"), f"{path}.matchExpressions")):
         where = f"{path}.matchExpressions[{i}]"
-        if type(e.get("key")) is not str:
-            raise FieldError(f"{where}.key", "a string", e.get("key"))
+        name(e.get("key"), f"{where}.key")
         if e.get("operator") not in ("In", "NotIn", "Exists", "DoesNotExist"):
             raise FieldError(f"{where}.operator", "In, NotIn, Exists or DoesNotExist", e.get("operator"))
-        scalars(e.get("values"), f"{where}.values")
+        operands(e, where)
     return d
+
+
+def operands(e: Mapping, where: str) -> None:
+    """The values of a requirement (`e`, at `where`) as the API validates them for its operator:
+    In and NotIn need some, Exists and DoesNotExist none, Gt and Lt (node selectors) one
+    integer. `In` of no values would match nothing, `Exists` with some ignore them."""
+    values = e.get("values")
+    scalars(values, f"{where}.values")
+    op = e.get("operator")
+    if op in ("In", "NotIn"):
+        if not values:
+            raise FieldError(f"{where}.values", f"one value or more for {op}", values)
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            raise FieldError(f"{where}.values", f"no values for {op}", values)
+    elif op in ("Gt", "Lt"):
+        if len(values or ()) != 1 or type(values[0]) is not str or _DECIMAL.fullmatch(values[0]) is None \
+                or not -2**63 <= int(values[0]) < 2**63:
+            raise FieldError(f"{where}.values", f"one integer for {op}", values)
 
 
 def scalars(value: Any, path: str) -> None:

@@ -85,6 +85,10 @@ _RAW: Any = msgspec.Raw
 log = logging.getLogger(__name__)
 
 DUMP_SUFFIXES = (".json", ".yaml", ".yml")
+# objects one input may hold: Kubernetes supports clusters of up to 150,000 pods, and a dump of
+# one with its nodes, workloads and an hour of events holds well under this; 30 MB of `{},`
+# is ten million objects, each read at a few microseconds (what kept the count bounded)
+MAX_OBJECTS = 1_000_000
 _FINISHED = ("Succeeded", "Failed")
 
 
@@ -207,6 +211,16 @@ class _Collector:
         self.ignored: Counter[str] = Counter()
         self.kinds: set[str] = set()  # every kind with an object, used or not (Snapshot.kinds_read)
         self.kube_version = ""  # a dump's own word on its cluster's version (VERSION_ANNOTATION)
+        self.counted: Counter[str] = Counter()  # objects read from each input (MAX_OBJECTS)
+
+    def _count(self, where: str) -> None:
+        """One more object of input `where`, refused past MAX_OBJECTS: the time and memory an
+        input takes stay bounded however small its objects are."""
+        self.counted[where] += 1
+        if self.counted[where] > MAX_OBJECTS:
+            raise InputError(f"{where} holds more than {MAX_OBJECTS:,} objects, more than a cluster of any size "
+                             "Kubernetes supports has; leave out what the commands do not read (events over a "
+                             "long time, other kinds) or dump one cluster at a time")
 
     def add_document(self, doc: Any, where: str, doc_no: int) -> None:
         if doc is None:  # an empty YAML document (a stray `---`)
@@ -239,9 +253,10 @@ class _Collector:
                 "give what `kubectl get … -o json` or `-o yaml` prints"
             )
         kind = doc["kind"]
-        if type(kind) is not str or not kind.isprintable():
-            raise InputError(f"{where}: document {doc_no}: kind: expected a string, got {shown(kind)}; "
-                             "give what `kubectl get … -o json` or `-o yaml` prints")
+        for field, value in (("kind", kind), ("apiVersion", doc["apiVersion"])):
+            if type(value) is not str or not value.isprintable():
+                raise InputError(f"{where}: document {doc_no}: {field}: expected a string, got {shown(value)}; "
+                                 "give what `kubectl get … -o json` or `-o yaml` prints")
         items = doc.get("items")
         if kind.endswith("List") and items is not None and not isinstance(items, list):
             raise InputError(f"{where}: document {doc_no}: the {kind}'s items: expected a list, got {shown(items)}; "
@@ -271,6 +286,7 @@ class _Collector:
         failed: list[tuple[int, Any]] = []  # the first item that could not be read
         for i, raw in doc.items():
             if failed or waiting:
+                self._count(where)
                 if waiting:
                     waiting.append((i, _kept(raw)))
                 continue
@@ -278,10 +294,13 @@ class _Collector:
             try:
                 item = _streamed_item(raw, guess, where, what)
                 if not known and isinstance(item, Mapping) and not item.get("kind"):
+                    self._count(where)
                     waiting.append((i, _kept(raw)))
                     continue
                 self._add_item(item, guess, where, what)
             except InputError:
+                if known:  # worded as it would be once the List is read: refused before the rest is
+                    raise
                 failed.append((i, _kept(raw)))
         shell = doc.shell()
         kind = self._kind(shell, where, doc_no)
@@ -340,6 +359,7 @@ class _Collector:
         self._add(item, kind, where, what)
 
     def _add(self, obj: Mapping, kind: str, where: str, what: str) -> None:
+        self._count(where)
         _refuse_unread(obj, kind, where, what)
         self.kinds.add(kind)
         entry = DECODERS.get(kind)
