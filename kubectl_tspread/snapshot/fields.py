@@ -183,21 +183,26 @@ def timestamp(value: Any, path: str) -> str:
     raise FieldError(path, "an RFC 3339 time such as 2026-01-01T00:00:00Z", value)
 
 
+_QUOTE = "a string (quote what YAML reads as a number or true/false)"
+
+
 def label_map(value: Any, path: str) -> Mapping:
-    """A map of label keys to values: strings (a number or bool hand-written YAML left
-    unquoted is taken as its text, as before), never a list or a map."""
+    """A map of label keys to string values (null is "", as Go reads it into a map of strings).
+    A number or a bool is refused, as the API server refuses it: unquoted YAML made it from
+    text it no longer knows (`1.10` is 1.1, `012` is 10, `yes` is true), so its text would be
+    another label than the one written."""
     d = mapping(value, path)
     for k, v in d.items():
-        if not _scalar(k) or k is None:
+        if type(k) is not str:
             raise FieldError(path, "a map with string keys", k)
-        if not _scalar(v):
-            raise FieldError(f"{path}.{k}", "a string", v)
+        if type(v) is not str and v is not None:
+            raise FieldError(f"{path}.{k}", _wanted(v), v)
     return d
 
 
-def _scalar(v: Any) -> bool:
-    """A value whose text is a label: a string, or what unquoted YAML made of one."""
-    return v is None or isinstance(v, (str, int)) or (isinstance(v, float) and math.isfinite(v))
+def _wanted(v: Any) -> str:
+    """What a label value should have been: a scalar's hint says to quote it."""
+    return "a string" if isinstance(v, (Mapping, list, tuple)) else _QUOTE
 
 
 def selector(value: Any, path: str) -> Any:
@@ -237,9 +242,10 @@ def operands(e: Mapping, where: str) -> None:
 
 
 def scalars(value: Any, path: str) -> None:
+    """A requirement's values: strings, as label_map's (a number YAML made is refused)."""
     for i, item in enumerate(sequence(value, path)):
-        if isinstance(item, (Mapping, list, tuple)) or item is None:
-            raise FieldError(f"{path}[{i}]", "a string", item)
+        if type(item) is not str:
+            raise FieldError(f"{path}[{i}]", _wanted(item), item)
 
 
 def one_of(value: Any, path: str, choices: tuple[str, ...], default: str) -> str:
