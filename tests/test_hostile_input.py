@@ -536,7 +536,7 @@ def test_an_input_of_more_objects_than_any_cluster_is_refused(tmp_path, capsys, 
     nodes = write(tmp_path, as_list([node_obj("n0", zone="a")]), "nodes.json")
     path = write(tmp_path, doc % b",".join([b"{}"] * 3000), "flood.json")
     code, out, err = run(capsys, "why-pending", "-A", "--from-file", nodes, "--from-file", path)
-    assert_one_error(code, out, err, "flood.json holds more than 1,000 objects")
+    assert_one_error(code, out, err, "flood.json: the dumps hold more than 1,000 objects")
 
 
 @pytest.mark.parametrize("form", FORMS)

@@ -21,7 +21,7 @@ from kubectl_tspread.model import (
     Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload, positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
-    INT32_MAX, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name, one_of, operands,
+    INT32_MAX, TIMES as _TIMES, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name, one_of, operands,
     printable, sequence, selector as _selector, strings, text, timestamp,
 )
 from kubectl_tspread.snapshot.sharing import (
@@ -537,7 +537,8 @@ def pod(obj: Mapping) -> Pod:
         _name(meta.get("name"), "metadata.name")
     # the API reads these as times (metav1.Time): other text, "" included, is no time; a
     # deletionTimestamp of "yesterday" would read as terminating
-    timestamp(created, "metadata.creationTimestamp")
+    if created is not None and created not in _TIMES:
+        timestamp(created, "metadata.creationTimestamp")
     if deleted is not None:
         timestamp(deleted, "metadata.deletionTimestamp")
     if phase and phase not in POD_PHASES:  # `running` would count as a pod neither running nor done

@@ -173,14 +173,23 @@ def timestamp(value: Any, path: str) -> str:
     mean one (a deletionTimestamp of "yesterday": terminating) or sort among times as text."""
     if value is None:
         return ""
-    if type(value) is str:
-        if _RFC3339.fullmatch(value) is not None:
-            if value[8:10] <= "28":  # the day, which every month has (the common case: no ints made)
-                return value
-            month = int(value[5:7])
-            if int(value[8:10]) <= ((29 if isleap(int(value[:4])) else 28) if month == 2 else _DAYS[month]):
-                return value
+    if type(value) is not str:
+        raise FieldError(path, "an RFC 3339 time such as 2026-01-01T00:00:00Z", value)
+    if value in TIMES:
+        return value
+    if _RFC3339.fullmatch(value) is not None:
+        month = int(value[5:7])
+        if int(value[8:10]) <= ((29 if isleap(int(value[:4])) else 28) if month == 2 else _DAYS[month]):
+            if len(TIMES) >= 100_000:
+                TIMES.clear()
+            TIMES.add(value)
+            return value
     raise FieldError(path, "an RFC 3339 time such as 2026-01-01T00:00:00Z", value)
+
+
+# times already checked: the pods of a rollout share their creation second, so most pods'
+# check is this lookup (decode.pod makes it inline); bounded, started over when full
+TIMES: set[str] = set()
 
 
 _QUOTE = "a string (quote what YAML reads as a number or true/false)"

@@ -85,9 +85,9 @@ _RAW: Any = msgspec.Raw
 log = logging.getLogger(__name__)
 
 DUMP_SUFFIXES = (".json", ".yaml", ".yml")
-# objects one input may hold: Kubernetes supports clusters of up to 150,000 pods, and a dump of
+# objects the dumps may hold: Kubernetes supports clusters of up to 150,000 pods, and a dump of
 # one with its nodes, workloads and an hour of events holds well under this; 30 MB of `{},`
-# is ten million objects, each read at a few microseconds (what kept the count bounded)
+# is ten million objects, each read at a few microseconds
 MAX_OBJECTS = 1_000_000
 _FINISHED = ("Succeeded", "Failed")
 
@@ -211,16 +211,14 @@ class _Collector:
         self.ignored: Counter[str] = Counter()
         self.kinds: set[str] = set()  # every kind with an object, used or not (Snapshot.kinds_read)
         self.kube_version = ""  # a dump's own word on its cluster's version (VERSION_ANNOTATION)
-        self.counted: Counter[str] = Counter()  # objects read from each input (MAX_OBJECTS)
+        self.objects = 0  # objects read so far, of every input (MAX_OBJECTS)
 
-    def _count(self, where: str) -> None:
-        """One more object of input `where`, refused past MAX_OBJECTS: the time and memory an
-        input takes stay bounded however small its objects are."""
-        self.counted[where] += 1
-        if self.counted[where] > MAX_OBJECTS:
-            raise InputError(f"{where} holds more than {MAX_OBJECTS:,} objects, more than a cluster of any size "
-                             "Kubernetes supports has; leave out what the commands do not read (events over a "
-                             "long time, other kinds) or dump one cluster at a time")
+    def _too_many(self, where: str) -> InputError:
+        """Past MAX_OBJECTS: the time and memory the inputs take stay bounded however small
+        their objects are."""
+        return InputError(f"{where}: the dumps hold more than {MAX_OBJECTS:,} objects, more than a cluster of any "
+                          "size Kubernetes supports has; leave out what the commands do not read (events over a "
+                          "long time, other kinds) or dump one cluster at a time")
 
     def add_document(self, doc: Any, where: str, doc_no: int) -> None:
         if doc is None:  # an empty YAML document (a stray `---`)
@@ -286,7 +284,9 @@ class _Collector:
         failed: list[tuple[int, Any]] = []  # the first item that could not be read
         for i, raw in doc.items():
             if failed or waiting:
-                self._count(where)
+                self.objects += 1
+                if self.objects > MAX_OBJECTS:
+                    raise self._too_many(where)
                 if waiting:
                     waiting.append((i, _kept(raw)))
                 continue
@@ -294,7 +294,9 @@ class _Collector:
             try:
                 item = _streamed_item(raw, guess, where, what)
                 if not known and isinstance(item, Mapping) and not item.get("kind"):
-                    self._count(where)
+                    self.objects += 1
+                    if self.objects > MAX_OBJECTS:
+                        raise self._too_many(where)
                     waiting.append((i, _kept(raw)))
                     continue
                 self._add_item(item, guess, where, what)
@@ -359,7 +361,9 @@ class _Collector:
         self._add(item, kind, where, what)
 
     def _add(self, obj: Mapping, kind: str, where: str, what: str) -> None:
-        self._count(where)
+        self.objects += 1
+        if self.objects > MAX_OBJECTS:
+            raise self._too_many(where)
         _refuse_unread(obj, kind, where, what)
         self.kinds.add(kind)
         entry = DECODERS.get(kind)
