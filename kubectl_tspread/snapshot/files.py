@@ -89,6 +89,7 @@ DUMP_SUFFIXES = (".json", ".yaml", ".yml")
 # one with its nodes, workloads and an hour of events holds well under this; 30 MB of `{},`
 # is ten million objects, each read at a few microseconds
 MAX_OBJECTS = 1_000_000
+MAX_NODES = 100_000  # 200,000 nodes took why-pending 35 s on the development machine
 _FINISHED = ("Succeeded", "Failed")
 
 
@@ -394,6 +395,10 @@ class _Collector:
         if not fields.get("nodes"):
             raise InputError(f"{source} holds no Nodes; dump them too: "
                              "kubectl get nodes -o json > nodes.json, and pass that file as well")
+        if len(fields["nodes"]) > MAX_NODES:  # each answer walks every node, why-pending's per pod
+            raise InputError(f"{source} holds {len(fields['nodes']):,} Nodes, more than any cluster has "
+                             f"(Kubernetes supports 5,000, the largest managed clusters 65,000; read up to "
+                             f"{MAX_NODES:,}); is it a dump of several clusters? Pass one cluster's")
         return Snapshot(**fields, namespace=_namespace(namespace, all_namespaces, self.pod_namespaces),
                         source=source, kinds_read=frozenset(self.kinds), kube_version=self.kube_version)
 
