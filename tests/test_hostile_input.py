@@ -556,3 +556,21 @@ def test_more_nodes_than_any_cluster_has_are_refused(tmp_path, capsys, monkeypat
     monkeypatch.setattr(files, "MAX_NODES", 2)
     code, out, err = run(capsys, "why-pending", "-A", "--from-file", write(tmp_path, cluster()))
     assert_one_error(code, out, err, "holds 3 Nodes, more than any cluster has", "read up to 2)")
+
+
+@pytest.mark.parametrize("form", ["List", "bare array", "concatenated objects"])
+def test_an_object_longer_than_the_walks_window_is_read_and_a_huge_one_refused(tmp_path, capsys, monkeypatch, form):
+    """The walk covers a window at a time: an item longer than the widest window is still read
+    whole (it once never ended), and one longer than an object can be is refused early."""
+    monkeypatch.setattr(jsonstream, "CHUNK", 97)
+    monkeypatch.setattr(jsonstream, "WHOLE", 300)
+    monkeypatch.setattr(jsonstream, "WINDOW", 64)
+    monkeypatch.setattr(jsonstream, "_WIDEST", 128)
+    doc = cluster()
+    item(doc, "Node", "n0")["metadata"]["labels"].update({f"k{i}": "v" for i in range(100)})  # about 1.4 KB
+    path = write(tmp_path, _form(doc, form), "big.json")
+    assert files.load_files([path]).nodes[0].labels["k99"] == "v"
+    monkeypatch.setattr(jsonstream, "OBJECT_BYTES", 1000)
+    code, out, err = run(capsys, "distribution", "-A", "--from-file", path)
+    assert_one_error(code, out, err, "big.json: ", "is an object of more than 1,000 bytes of JSON; the API server stores "
+                                                   "none over 1.5 MiB")

@@ -32,6 +32,10 @@ WHOLE = 4 << 20
 WINDOW = 256 << 10
 _ITEMS_A_WALK = 1 << 16  # a window that holds fewer items grows (each walk has a cost of its own)
 _WIDEST = 8 << 20  # ... up to this: 8 MB of `{},` is 2.7 million items
+# the API server stores no object over 1.5 MiB (etcd's bound), about 4 MB as kubectl indents it:
+# a longer one is refused as soon as that much of it is read (a Node of 2 million labels, 33 MB,
+# took 15 s and 800 MB); YAML's bound is yamlread.OBJECT_VALUES
+OBJECT_BYTES = 8 << 20
 
 _SPACE = re.compile(rb"[ \t\r\n]*")
 _SEPARATOR = re.compile(rb"[ \t\r\n]*,[ \t\r\n]*")
@@ -242,14 +246,19 @@ class JsonReader:
                 elif start is None:  # pragma: no cover - the walk gives nothing else at these depths
                     raise self._not_object(what(index))
             self._too_deep(sc)
+            if start is not None and sc.stop + self.base - start > OBJECT_BYTES:
+                raise self._too_big(what(index))
             # what lies between items is whitespace and a comma: anything else is refused as
             # soon as it is read, not once the array ends (a huge array of numbers)
             if start is None and _GAP[index > 0].fullmatch(self.buf, pos - self.base, sc.stop) is None:
                 raise self._not_object(what(index))
             if limited:  # walk on from `pos`, over more bytes unless the window held many items
-                if index - counted < _ITEMS_A_WALK:
+                if pos == walked_from:  # no item ended in it: one longer than the window
+                    window *= 4
+                elif index - counted < _ITEMS_A_WALK:
                     window = min(window * 4, _WIDEST)
                 continue
+            window = min(window, _WIDEST)
             if not self._refill(pos):
                 raise InputError(f"{self.label} is not valid JSON: {what(index)} never ends; "
                                  "give what `kubectl get … -o json` prints")
@@ -257,6 +266,10 @@ class JsonReader:
     def _not_object(self, what: str) -> InputError:
         return InputError(f"{self.label}: {what} is not a Kubernetes object; "
                           "give what `kubectl get … -o json` or `-o yaml` prints")
+
+    def _too_big(self, what: str) -> InputError:
+        return InputError(f"{self.label}: {what} is an object of more than {OBJECT_BYTES:,} bytes of JSON; the API "
+                          "server stores none over 1.5 MiB: give what `kubectl get … -o json` prints")
 
     def _head(self, pos: int, doc_no: int) -> Whole | StreamedList:
         """A long `{…}` document: its items streamed when it has an `items` array, else whole."""
@@ -273,8 +286,12 @@ class JsonReader:
                     return streamed
                 if not is_open and d == 0:
                     self._too_deep(sc, x + 1)
+                    if x + 1 - pos > OBJECT_BYTES:
+                        raise self._too_big(f"document {doc_no}")
                     return Whole(doc_no, pos, self._slice(pos, x + 1))
             self._too_deep(sc)
+            if sc.stop + self.base - pos > OBJECT_BYTES:
+                raise self._too_big(f"document {doc_no}")
             if limit < len(self.buf) - (pos - self.base):
                 limit *= 4
                 continue
