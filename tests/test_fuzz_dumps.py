@@ -254,6 +254,8 @@ CORPUS_ERRORS = {
                                   "true on one reference only",
     "owner-kind-empty.json": "metadata.ownerReferences[0].kind: expected a non-empty string, got ''",
     "api-version-a-number.json": "document 1: apiVersion: expected a string, got 1",
+    "preferred-affinity-weight-false.json": "preferredDuringSchedulingIgnoredDuringExecution[0].weight: expected a "
+                                            "weight, got false",
     # a label YAML made a number was read as the number's text: `1.10` as the label 1.1
     "label-value-a-yaml-float.yaml": "cannot read Pod default/web-5d8f-0: metadata.labels.version: expected a string "
                                      "(quote what YAML reads as a number or true/false), got 1.1",

@@ -270,8 +270,9 @@ def _preferred_terms(node: Mapping, pod_aff: Mapping, anti: Mapping) -> tuple:
     """The preferred terms of node affinity, pod affinity and anti-affinity as (weight, term)."""
     preferred = "preferredDuringSchedulingIgnoredDuringExecution"
     path = f"spec.affinity.nodeAffinity.{preferred}"
+    # weights are required, 1 to 100 (as the API validates them): false or 0 read as none before
     nodes = tuple(
-        (integer(t.get("weight") or 0, f"{path}[{i}].weight"),
+        (integer(t.get("weight"), f"{path}[{i}].weight", 1, 100, "a weight"),
          node_selector_terms({"nodeSelectorTerms": [mapping(t.get("preference"), f"{path}[{i}].preference")]},
                              f"{path}[{i}].preference")[0])
         for i, t in enumerate(maps(node.get(preferred), path)))
@@ -279,7 +280,7 @@ def _preferred_terms(node: Mapping, pod_aff: Mapping, anti: Mapping) -> tuple:
     for name, raw in (("podAffinity", pod_aff), ("podAntiAffinity", anti)):
         path = f"spec.affinity.{name}.{preferred}"
         pods.append(tuple(
-            (integer(t.get("weight") or 0, f"{path}[{i}].weight"),
+            (integer(t.get("weight"), f"{path}[{i}].weight", 1, 100, "a weight"),
              _affinity_terms([mapping(t.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")],
                              f"{path}[{i}].podAffinityTerm")[0])
             for i, t in enumerate(maps(raw.get(preferred), path))))
