@@ -21,8 +21,8 @@ from kubectl_tspread.model import (
     Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload, positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
-    INT32_MAX, TIMES as _TIMES, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name, one_of, operands,
-    printable, sequence, selector as _selector, strings, text, timestamp,
+    INT32_MAX, TIMES as _TIMES, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name,
+    one_of, operands, printable, sequence, selector as _selector, strings, text, timestamp,
 )
 from kubectl_tspread.snapshot.sharing import (
     TEXT as _Text, json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner,
