@@ -82,6 +82,23 @@ CASES = [
                  id="proxy-url not a URL"),
     pytest.param(_set("clusters.0.cluster.proxy-url", "ftp://proxy:21"), "proxy-url 'ftp://proxy:21' is not a proxy URL",
                  id="proxy-url of another scheme"),
+    # issue 58, third adversarial round: auth-providers were skipped (gcp: an AttributeError), so
+    # the requests went out without credentials; a NUL was a ValueError from inside subprocess
+    pytest.param(_set("users.0.user", {"auth-provider": "oidc"}),
+                 'user "u": auth-provider is a string (\'oidc\'), not a mapping', id="auth-provider a string"),
+    pytest.param(_set("users.0.user", {"auth-provider": {"name": "gcp", "config": {}}}),
+                 'the gcp auth-provider of user "u" was removed from kubectl (1.26); use the gke-gcloud-auth-plugin',
+                 id="the removed gcp auth-provider"),
+    pytest.param(_set("users.0.user", {"auth-provider": {"name": "azure"}}),
+                 "use the kubelogin credential plugin", id="the removed azure auth-provider"),
+    pytest.param(_set("users.0.user", {"auth-provider": {"name": "keycloak", "config": {}}}),
+                 'the auth-provider "keycloak" of user "u" is none kubectl knows (only oidc)',
+                 id="an auth-provider of no known name"),
+    pytest.param(_set("users.0.user", {"auth-provider": {"name": "oidc", "config": {"id-token": "abc.def=.x"}}}),
+                 'the oidc auth-provider of user "u" has no id-token in the form of a JWT', id="an oidc id-token no JWT"),
+    pytest.param(_set("users.0.user", {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "x",
+                                                "args": ["a\0b"]}}),
+                 'user "u": exec.args holds a NUL character', id="exec args with a NUL"),
 ]
 
 

@@ -16,7 +16,8 @@ import os
 import signal
 import subprocess
 import sys
-from typing import Any
+import threading
+from typing import Any, Callable
 
 from kubectl_tspread.model.errors import ClusterError
 from kubectl_tspread.snapshot import jsonscan
@@ -121,3 +122,32 @@ def _last_lines(stderr: bytes | None, limit: int = 300) -> str:
     lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     text = " / ".join(lines[-3:])
     return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def run_bounded(what: str, fetch: Callable[[], Any], timeout: float | None = None) -> Any:
+    """`fetch()` (a credential fetched by code of the `kubernetes` package that may ask a server
+    with no timeout: an oidc token refresh) within EXEC_TIMEOUT; a ClusterError naming `what`
+    when it fails or does not end. A fetch still running is left behind in a daemon thread."""
+    limit = timeout or EXEC_TIMEOUT
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fetch()
+        except Exception as e:  # noqa: BLE001 - anything it raises is the credential's failure
+            box["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True, name="tspread-credential")
+    thread.start()
+    thread.join(limit)
+    if thread.is_alive():
+        raise ClusterError(f"{what} did not get a token within {limit:g}s (its issuer does not answer); "
+                           "check the issuer URL and your network, or log in again")
+    error = box.get("error")
+    if isinstance(error, ClusterError):
+        raise error
+    if error is not None:
+        said = " ".join(str(error).split())[:200] or type(error).__name__
+        raise ClusterError(f"{what} failed ({type(error).__name__}: {said}); log in again, or check its "
+                           "settings in the kubeconfig")
+    return box.get("value")

@@ -92,6 +92,18 @@ def check_user(path: str, name: str, body: dict) -> None:
                              "point it at the token, or log in again")
     if "exec" in body:
         _exec(path, where, body["exec"])
+    if "auth-provider" in body:
+        _auth_provider(path, where, body["auth-provider"])
+
+
+def _auth_provider(path: str, where: str, provider: Any) -> None:
+    if not isinstance(provider, dict):
+        raise _bad(path, f"{where}: auth-provider", provider, "a mapping with a name and a config")
+    if not isinstance(provider.get("name"), str) or not provider.get("name"):
+        raise _bad(path, f"{where}: auth-provider.name", provider.get("name"), "a string")
+    config = provider.get("config")
+    if config is not None and not (isinstance(config, dict) and all(isinstance(v, str) for v in config.values())):
+        raise _bad(path, f"{where}: auth-provider.config", config, "a mapping of strings")
 
 
 def check_context(path: str, name: str, body: dict) -> None:
@@ -113,6 +125,13 @@ def _exec(path: str, where: str, config: Any) -> None:
             isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("value"), str)
             for e in env)):
         raise _bad(path, f"{where}: exec.env", env, "a list of {name, value} strings")
+    # a NUL cannot reach a process's argv or environment (ValueError from inside subprocess)
+    texts = [("exec.command", config["command"]), *(("exec.args", a) for a in args or ()),
+             *(("exec.env", t) for e in env or () for t in (e["name"], e["value"]))]
+    for field, text in texts:
+        if "\0" in text:
+            raise InputError(f"kubeconfig {path}: {where}: {field} holds a NUL character, which no command line "
+                             f"or environment can carry; {_FIX}")
 
 
 def _string(path: str, where: str, body: dict, key: str) -> None:
@@ -125,10 +144,19 @@ _PROXY_SCHEMES = ("http", "https", "socks4", "socks4a", "socks5", "socks5h")
 
 
 def _proxy(path: str, where: str, proxy: str | None) -> None:
-    """A proxy-url the REST client can use: urllib3 raises LocationParseError on `::` when the
-    first request is made, and a SOCKS proxy needs PySocks, which is not among our dependencies."""
     if not proxy:
         return
+    problem = proxy_problem(proxy)
+    if problem is not None:
+        raise InputError(f"kubeconfig {path}: {where}: proxy-url {problem}; "
+                         + (_FIX if "PySocks" not in problem else "pip install pysocks, or use an http(s) proxy"))
+
+
+def proxy_problem(proxy: str) -> str | None:
+    """What keeps the REST client from using `proxy` (a kubeconfig's proxy-url, or HTTPS_PROXY),
+    in words that follow its quoted value; None when it can: urllib3 raises LocationParseError on
+    `::` when the first request is made, and a SOCKS proxy needs PySocks, which is not among our
+    dependencies."""
     import importlib.util
 
     from urllib3.util import parse_url
@@ -138,11 +166,10 @@ def _proxy(path: str, where: str, proxy: str | None) -> None:
     except ValueError:  # urllib3's LocationParseError
         url = None
     if url is None or url.scheme not in _PROXY_SCHEMES or not url.host:
-        raise InputError(f"kubeconfig {path}: {where}: proxy-url {proxy[:60]!r} is not a proxy URL "
-                         f"(http://, https:// or socks5://host:port); {_FIX}")
+        return f"{proxy[:60]!r} is not a proxy URL (http://, https:// or socks5://host:port)"
     if url.scheme.startswith("socks") and importlib.util.find_spec("socks") is None:
-        raise InputError(f"kubeconfig {path}: {where}: proxy-url {proxy[:60]!r} is a SOCKS proxy, which needs "
-                         "the PySocks package: pip install pysocks, or use an http(s) proxy")
+        return f"{proxy[:60]!r} is a SOCKS proxy, which needs the PySocks package"
+    return None
 
 
 def _bool(path: str, where: str, body: dict, key: str) -> None:
