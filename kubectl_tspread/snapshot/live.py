@@ -88,10 +88,37 @@ class Answer:
     body: dict
     retry_after: float | None
     raw: bytes = b""
+    http_status: int = 0  # as sent; `status` differs for a 2xx that carried a failed Status (failed_status)
+
+    def __post_init__(self) -> None:
+        if not self.http_status:
+            object.__setattr__(self, "http_status", self.status)
 
     @property
     def ok(self) -> bool:
         return 200 <= self.status <= 299
+
+
+# what a failed Status of a 2xx stands for when its code does not say (client-go's reason checks)
+_REASON_CODES = {"NotFound": 404, "TooManyRequests": 429, "Forbidden": 403, "Unauthorized": 401,
+                 "Conflict": 409, "Invalid": 422}
+
+
+def failed_status(status: int, body: dict) -> int:
+    """The status a write's answer stands for. A 2xx whose body is a Status that is no Success is
+    the error it carries, as client-go reads it (transformResponse: errors.FromObject): its code
+    when that is an error's, else its reason's, else 0 (an error of no known kind). An eviction
+    answered `200 {"kind":"Status","status":"Failure","code":429}` by a proxy was taken for done,
+    and a cordon the same way for applied."""
+    said = body.get("status")
+    if not (200 <= status <= 299 and body.get("kind") == "Status" and type(said) is str and said
+            and said != "Success"):
+        return status
+    code = body.get("code")
+    if type(code) is int and 400 <= code <= 599:
+        return code
+    reason = body.get("reason")
+    return _REASON_CODES.get(reason, 0) if type(reason) is str else 0
 
 
 class _Transient(Exception):
@@ -431,12 +458,23 @@ class LiveCluster:
             decoded = self._loads(data) if data else {}
         except ValueError:
             decoded = {}
-        return Answer(method, path, status, decoded if isinstance(decoded, dict) else {},
-                      retry_after_seconds(headers.get("Retry-After"), RETRY_AFTER_CAP), data)
+        body = decoded if isinstance(decoded, dict) else {}
+        return Answer(method, path, failed_status(status, body), body,
+                      retry_after_seconds(headers.get("Retry-After"), RETRY_AFTER_CAP), data, status)
 
     def error(self, answer: "Answer") -> ApiStatusError:
-        """The actionable error for a non-2xx `Answer` (same wording as reads and `request`)."""
-        return self._status_error(answer.method, answer.path, answer.status, answer.raw)
+        """The actionable error for a non-2xx `Answer` (same wording as reads and `request`); for a
+        2xx that carried a failed Status, that one, said to have come with a success."""
+        if answer.http_status == answer.status:
+            return self._status_error(answer.method, answer.path, answer.status, answer.raw)
+        said = (f"the API server at {self.server} answered {answer.method} {answer.path} with {answer.http_status} "
+                f"and {status_summary(answer.body)}: the request failed though its HTTP status says it did not")
+        if answer.status:
+            err = self._status_error(answer.method, answer.path, answer.status, answer.raw)
+            return ApiStatusError(f"{err} ({said})", err.status, err.reason, err.body)
+        return ApiStatusError(f"{said}; check any proxy between you and the API server, or try again", 0,
+                              answer.body.get("reason") if type(answer.body.get("reason")) is str else "",
+                              answer.body)
 
     # ---- transport -----------------------------------------------------------------------
 
