@@ -313,6 +313,14 @@ class LiveCluster:
         token = (meta or {}).get("continue")
         if token is not None and not isinstance(token, str):
             raise self._shape_error(path, "metadata.continue", "a string", token)
+        # not read, but of the API's types (ListMeta), as client-go decodes them: a number for the
+        # resourceVersion is no list's, whichever kind it is (wire.py sends such a pod page here)
+        version = (meta or {}).get("resourceVersion")
+        if version is not None and not isinstance(version, str):
+            raise self._shape_error(path, "metadata.resourceVersion", "a string", version)
+        remaining = (meta or {}).get("remainingItemCount")
+        if remaining is not None and not (type(remaining) is int and -(1 << 63) <= remaining < 1 << 63):
+            raise self._shape_error(path, "metadata.remainingItemCount", "a 64-bit integer", remaining)
         if items is None:
             return [], token
         if not isinstance(items, list):
