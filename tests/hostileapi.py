@@ -13,6 +13,8 @@ repeats), and an answer may be wrong in any way a broken or hostile server can b
     {"status": 200, "list": {}, "stall": 5}                          # nothing for 5 s
     {"status": 503, "status_details": {"retryAfterSeconds": "soon"}}  # a Status body with a hint
     {"status": 500, "message": "two\nlines"}                         # a Status message to tame
+    {"status": 200, "list": {}, "truncate": 40}                      # 40 bytes of the body, then close
+    {"status": 302, "headers": {"Location": "http://elsewhere/"}}    # a redirect
 
 /version answers as any API server's does, unless the scenario gives its body ("version").
 
@@ -126,6 +128,10 @@ def _handler(server: HostileApiServer) -> type:
                     self.send_header(k, str(v))
                 self.end_headers()
                 trickle = answer.get("trickle")
+                if "truncate" in answer:  # Content-Length promised the whole body
+                    self.wfile.write(data[:int(answer["truncate"])])
+                    self.close_connection = True
+                    return
                 if not trickle:
                     self.wfile.write(data)
                     return

@@ -10,6 +10,7 @@ lazily: `kubectl tspread --help` must not pay for it.
 
 from __future__ import annotations
 
+import http.client
 import re
 import threading
 import time
@@ -612,7 +613,7 @@ class LiveCluster:
             data = retrying(attempt)
         except _Transient as last:
             if last.cause is not None:
-                raise ClusterError(self._unreachable_message(last.cause)) from None
+                raise ClusterError(self._unreachable_message(last.cause, "GET", path)) from None
             err = self._status_error("GET", path, last.status, last.body)
             attempts = f"{tries[0]} attempt{'s' if tries[0] > 1 else ''}"
             raise ApiStatusError(f"{err} (still failing after {attempts}; try again later)",
@@ -627,8 +628,15 @@ class LiveCluster:
             status, data, headers = self._send("GET", path, params, None, None, deadline)
         except (ux.ConnectTimeoutError, ux.ProtocolError, ux.ProxyError) as e:
             raise _Transient(0, b"", None, cause=e) from None  # refused, reset, or timed out connecting
+        except ux.DecodeError:
+            # it answered: the body is what is wrong, not the network
+            raise ClusterError(f"the API server at {self.server} answered GET {path} with a body its "
+                               "Content-Encoding header says is compressed, and it is not; check any proxy "
+                               "between you and the API server") from None
         except ux.HTTPError as e:
-            raise ClusterError(self._unreachable_message(e)) from None
+            raise ClusterError(self._unreachable_message(e, "GET", path)) from None
+        if 300 <= status <= 399:
+            raise self._redirect_error("GET", path, status, headers)
         if 200 <= status <= 299:
             return data
         if status == 429 or status >= 500:
@@ -702,10 +710,30 @@ class LiveCluster:
             msg = f"the API server at {self.server} failed to {verb} {resource} {where} ({status}: {server_says})"
         return ApiStatusError(msg, status, reason, body)
 
-    def _unreachable_message(self, err: BaseException | None) -> str:
+    def _unreachable_message(self, err: BaseException | None, method: str = "", path: str = "") -> str:
+        from urllib3 import exceptions as ux
+
         ctx = f' (context "{self.resolved.context}")' if self.resolved.context else ""
+        if isinstance(err, ux.ProxyError):
+            proxy = self.resolved.configuration.proxy
+            return (f"cannot reach the API server at {self.server}{ctx} through the proxy {proxy}: "
+                    f"{_first_line(err)}; check the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY or the "
+                    "kubeconfig's proxy-url)")
+        if isinstance(err, ux.ProtocolError) and path:
+            # connected: the server dropped the connection, or broke off or garbled its answer
+            return (f"the API server at {self.server}{ctx} broke off its answer to {method} {path.split('?')[0]} "
+                    f"({_first_line(err)}); check the cluster's health and any proxy or load balancer in "
+                    "front of it, then try again")
         return (f"cannot reach the API server at {self.server}{ctx}: {_first_line(err)}; "
                 "check --context, your VPN or network, and that the cluster is up")
+
+    def _redirect_error(self, method: str, path: str, status: int, headers: Any) -> ClusterError:
+        """A 3xx: client-go would follow it (taking the credentials along); tspread does not."""
+        location = headers.get("Location") if headers is not None else None
+        where = f" to {server_text(location, 120)}" if location else ""
+        return ClusterError(f"the API server at {self.server} answered {method} {path} with a redirect ({status}"
+                            f"{where}), which tspread does not follow; put the URL of the API server itself in "
+                            "the kubeconfig's server (kubectl cluster-info shows it)")
 
     def _timeout_message(self, method: str, path: str) -> str:
         verb, resource, _ = describe_request(method, path)
@@ -719,11 +747,22 @@ def _first_line(err: BaseException | None) -> str:
     if err is None:
         return "unknown error"
     reason = getattr(err, "reason", None)  # MaxRetryError wraps the real cause
-    text = str(reason if isinstance(reason, BaseException) else err)
+    args = getattr(err, "args", ())
+    if len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], BaseException):
+        # urllib3's ProtocolError/ProxyError: ('Connection aborted.', RemoteDisconnected('…')), said plainly
+        inner = args[1]
+        if isinstance(inner, http.client.BadStatusLine):
+            said = f"a status line that is not HTTP's: {inner.line.strip()[:60]!r}"
+        else:
+            said = _first_line(inner)
+        text = args[0] if said in args[0] else f"{args[0].rstrip('.')}: {said}"
+    else:
+        text = str(reason if isinstance(reason, BaseException) else err)
     # urllib3 prefixes "<urllib3.connection.HTTPConnection object at 0x…>: " — noise for a user
     if ">: " in text:
         text = text.split(">: ", 1)[1]
-    return text.splitlines()[0] if text else type(err).__name__
+    first = server_text(text.splitlines()[0], 200) if text.strip() else ""
+    return first or type(err).__name__
 
 
 def connect(opts: KubeOptions, *, retry: RetryPolicy | None = None, environ: dict | None = None,
