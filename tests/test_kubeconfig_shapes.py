@@ -99,6 +99,17 @@ CASES = [
     pytest.param(_set("users.0.user", {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "x",
                                                 "args": ["a\0b"]}}),
                  'user "u": exec.args holds a NUL character', id="exec args with a NUL"),
+    # each said 'cannot reach the API server' or 'File does not exist', or a UnicodeEncodeError
+    pytest.param(_set("clusters.0.cluster.server", "https://127.0.0.1:99999"),
+                 "server 'https://127.0.0.1:99999' is not an http(s) URL", id="a server port past 65535"),
+    pytest.param(_set("clusters.0.cluster.server", "https://"), "server 'https://' is not an http(s) URL",
+                 id="a server URL without a host"),
+    pytest.param(_set("clusters.0.cluster.certificate-authority", "/"),
+                 'cluster "c": certificate-authority / is not a readable file', id="a CA file that is a directory"),
+    pytest.param(_set("users.0.user", {"client-certificate": "nowhere.crt", "client-key": "nowhere.key"}),
+                 'user "u": client-certificate ', id="a missing client certificate file"),
+    pytest.param(_set("users.0.user", {"username": "j\u00fcrgen\u2603", "password": "p"}),
+                 'user "u": username holds a line break or a character beyond Latin-1', id="a username beyond Latin-1"),
 ]
 
 

@@ -7,6 +7,7 @@ third adversarial round), through the real `kubernetes` client over HTTP on 127.
   naming the variable (it was a LocationParseError or ProxySchemeUnknown from inside urllib3).
 - An oidc token refresh whose issuer never answers ends within the credential time limit
   (it waited without end: the package asks the issuer with no timeout).
+- A client certificate that cannot be loaded is named as the user's, not as the cluster's CA.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import yaml
 
-from fakeapi import FakeApiServer, raw_node, write_kubeconfig
+from fakeapi import FakeApiServer, make_self_signed_cert, raw_node, write_kubeconfig
 from hostileapi import HostileApiServer
 from kubectl_tspread.cli import main
 from kubectl_tspread.model.errors import ClusterError
@@ -165,3 +166,24 @@ def test_an_oidc_refresh_whose_issuer_never_answers_ends_at_the_time_limit(proxy
         # before: still waiting for the issuer when the test gave up
         assert not worker.is_alive() and time.monotonic() - start < 5
     assert got and 'the oidc auth-provider of user "u" did not get a token within 1s' in str(got[0])
+
+
+def test_a_client_certificate_that_cannot_be_loaded_is_named_as_the_users(capsys, proxyless):
+    tls = make_self_signed_cert(str(proxyless))
+    if tls is None:
+        pytest.skip("no openssl CLI to make a certificate")
+    pem = lambda path: base64.b64encode(open(path, "rb").read()).decode()  # noqa: E731
+    with FakeApiServer(tls=tls) as api:
+        path = proxyless / "config"
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": api.url, "certificate-authority-data": pem(tls[0])}}],
+            "users": [{"name": "u", "user": {"client-certificate-data": pem(tls[0]),
+                                             "client-key-data": base64.b64encode(b"no key").decode()}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        with pytest.raises(SystemExit) as exc:
+            main(["distribution", "-A", "--kubeconfig", str(path), "--request-timeout", "3s"])
+    out, err = capsys.readouterr()
+    # before: "… check the cluster's certificate-authority in your kubeconfig"
+    assert (exc.value.code, out) == (1, ""), err
+    assert 'the client certificate or key of user "u" cannot be used' in err and "certificate-authority" not in err

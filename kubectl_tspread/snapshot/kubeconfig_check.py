@@ -65,12 +65,14 @@ def check_cluster(path: str, name: str, body: dict) -> None:
     server = body.get("server")
     if not isinstance(server, str) or not server.strip():
         raise _bad(path, f"{where}: server", server, "a URL such as https://host:6443")
-    if not server.startswith(("http://", "https://")):
+    if not server.startswith(("http://", "https://")) or not _host_of(server):
+        # a port past 65535, a space in the host or no host at all was 'cannot reach the API server'
         raise InputError(f"kubeconfig {path}: {where}: server {server[:60]!r} is not an http(s) URL "
                          f"(e.g. https://host:6443); {_FIX}")
     for key in ("certificate-authority", "tls-server-name", "proxy-url"):
         _string(path, where, body, key)
     _base64(path, where, body, "certificate-authority-data")
+    _file(path, where, body, "certificate-authority")
     _bool(path, where, body, "insecure-skip-tls-verify")
     _proxy(path, where, body.get("proxy-url"))
 
@@ -81,6 +83,13 @@ def check_user(path: str, name: str, body: dict) -> None:
         _string(path, where, body, key)
     for key in ("client-certificate-data", "client-key-data"):
         _base64(path, where, body, key)
+    for key in ("client-certificate", "client-key"):
+        _file(path, where, body, key)
+    for key in ("username", "password"):
+        # the loader encodes basic auth as Latin-1 (a UnicodeEncodeError from inside it before)
+        if isinstance(body.get(key), str) and not header_safe(body[key]):
+            raise InputError(f"kubeconfig {path}: {where}: {key} holds a line break or a character beyond "
+                             f"Latin-1, which basic auth cannot send here; {_FIX}")
     groups = body.get("as-groups")
     if groups is not None and not (isinstance(groups, list) and all(isinstance(g, str) for g in groups)):
         raise _bad(path, f"{where}: as-groups", groups, "a list of strings")
@@ -132,6 +141,29 @@ def _exec(path: str, where: str, config: Any) -> None:
         if "\0" in text:
             raise InputError(f"kubeconfig {path}: {where}: {field} holds a NUL character, which no command line "
                              f"or environment can carry; {_FIX}")
+
+
+def _host_of(server: str) -> str | None:
+    from urllib3.util import parse_url
+
+    try:
+        return parse_url(server).host
+    except ValueError:  # LocationParseError: a bad port, a space, ...
+        return None
+
+
+def _file(path: str, where: str, body: dict, key: str) -> None:
+    """A certificate or key file (`key`), unless its -data twin is given (which the loader prefers):
+    an existing readable file, resolved against the kubeconfig's directory as the loader does
+    (it said 'File does not exist' of a directory)."""
+    name = body.get(key)
+    if not isinstance(name, str) or not name or body.get(f"{key}-data"):
+        return
+    full = os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expanduser(name))
+    if not os.path.isfile(full) or not os.access(full, os.R_OK):
+        what = "is not a readable file" if os.path.exists(full) else "does not exist"
+        raise InputError(f"kubeconfig {path}: {where}: {key} {full} {what}; point it at the PEM file, or "
+                         f"use {key}-data; {_FIX}")
 
 
 def _string(path: str, where: str, body: dict, key: str) -> None:

@@ -561,8 +561,21 @@ class LiveCluster:
         except ux.ReadTimeoutError:
             raise ClusterError(self._timeout_message(exchange.method, exchange.path)) from None
         except ux.SSLError as e:
-            raise ClusterError(f"TLS with the API server at {self.server} failed ({_first_line(e)}); check "
-                               "the cluster's certificate-authority in your kubeconfig") from None
+            raise ClusterError(self._tls_message(e)) from None
+
+    def _tls_message(self, err: BaseException) -> str:
+        """What failed in TLS, pointed at the kubeconfig setting to fix: the client's own certificate
+        and key (loaded at the first connection), the name the server's certificate is for, else the CA."""
+        said = _first_line(err)
+        head = f"TLS with the API server at {self.server} failed ({said}); "
+        if self.resolved.configuration.cert_file and ("PEM lib" in said or "KEY_VALUES_MISMATCH" in said):
+            who = f'user "{self.resolved.user}"' if self.resolved.user else "the user"
+            return head + (f"the client certificate or key of {who} cannot be used: fix client-certificate(-data) "
+                           "and client-key(-data) in the kubeconfig (or what its exec plugin prints)")
+        if "Hostname mismatch" in said or "IP address mismatch" in said:
+            return head + ("the server's certificate is not for the name in the server URL: use the name it was "
+                           "issued for, or set the cluster's tls-server-name in the kubeconfig")
+        return head + "check the cluster's certificate-authority in your kubeconfig"
 
     def version(self) -> str:
         """The server's gitVersion from /version (readable by every user through
