@@ -50,7 +50,7 @@ class HostileApiServer:
         if not answers:
             raise ValueError("a scenario needs at least one answer")
         self.answers = answers
-        self.version = version or {"major": "1", "minor": "37", "gitVersion": "v1.37.2"}
+        self.version = version if version is not None else {"major": "1", "minor": "37", "gitVersion": "v1.37.2"}
         self.requests: list[str] = []
         self.closed = threading.Event()
         self._lock = threading.Lock()

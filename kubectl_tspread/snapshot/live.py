@@ -579,10 +579,16 @@ class LiveCluster:
 
     def version(self) -> str:
         """The server's gitVersion from /version (readable by every user through
-        system:public-info-viewer), "" when it does not say."""
-        v = self._get_json("/version", {}).get("gitVersion")
+        system:public-info-viewer). An answer without one (`{}`, a Status with a 200, a number) is
+        UnreadableVersion, as one that names no Kubernetes version is: the run then says it follows
+        the newest minor's rules, where it said nothing before."""
+        body = self._get_json("/version", {})
+        v = body.get("gitVersion")
+        if body.get("kind") == "Status":
+            raise UnreadableVersion(f"its /version answered 200 and {status_summary(body)}", 200)
         if not isinstance(v, str):
-            return ""
+            what = "no gitVersion" if v is None else f"a gitVersion that is {json_type(v)}"
+            raise UnreadableVersion(f"its /version has {what}", 200)
         try:
             versions.parse(v)
         except versions.UnknownVersion:
