@@ -110,6 +110,10 @@ CASES = [
                  'user "u": client-certificate ', id="a missing client certificate file"),
     pytest.param(_set("users.0.user", {"username": "j\u00fcrgen\u2603", "password": "p"}),
                  'user "u": username holds a line break or a character beyond Latin-1', id="a username beyond Latin-1"),
+    # client-go refuses a list with a name twice; the first entry was taken, where kubectl stops
+    pytest.param(lambda doc: doc["contexts"].append({"name": "c", "context": {"cluster": "elsewhere"}}),
+                 "contexts[0] and contexts[1] are both named 'c', and kubectl refuses such a file",
+                 id="a context name twice in one file"),
 ]
 
 
@@ -226,3 +230,18 @@ def test_a_socks_proxy_without_pysocks_is_named(tmp_path):
     got = _run(tmp_path, _config("http://127.0.0.1:1", edit=_set("clusters.0.cluster.proxy-url", "socks5://127.0.0.1:1")))
     assert (got.returncode, got.stdout) == (1, ""), got.stderr
     assert got.stderr.count("\n") == 1 and "is a SOCKS proxy, which needs the PySocks package" in got.stderr
+
+
+def test_a_kubeconfig_that_is_no_regular_file_is_named_not_skipped(tmp_path, monkeypatch):
+    """A directory (or FIFO) given as the kubeconfig: kubectl fails on it; it was skipped ('no
+    kubeconfig found', or another file of KUBECONFIG chosen without a word) and never opened."""
+    from kubectl_tspread.snapshot.live import KubeOptions, connect
+
+    good = tmp_path / "config"
+    good.write_text(yaml.safe_dump(_config("http://127.0.0.1:1")))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ClusterError, match=r"kubeconfig .*/fifo \(--kubeconfig\) is not a regular file"):
+        connect(KubeOptions(kubeconfig=str(fifo)), environ={})
+    with pytest.raises(ClusterError, match=r"kubeconfig .* \(in KUBECONFIG\) is not a regular file"):
+        connect(KubeOptions(), environ={"KUBECONFIG": os.pathsep.join([str(tmp_path), str(good)])})

@@ -319,6 +319,13 @@ def resolve(opts: KubeOptions, *, environ: Mapping[str, str] | None = None,
     paths = kubeconfig_paths(opts, env)
     if opts.kubeconfig and not os.path.exists(paths[0]):
         raise ClusterError(f"kubeconfig {paths[0]} (--kubeconfig) does not exist; pass an existing file")
+    if opts.kubeconfig and not os.path.isfile(paths[0]):
+        # a directory, a FIFO or a device: never opened (a FIFO would block), and not "no kubeconfig found"
+        raise ClusterError(f"kubeconfig {paths[0]} (--kubeconfig) is not a regular file; pass the file itself")
+    odd = [p for p in paths if os.path.exists(p) and not os.path.isfile(p)]
+    if odd:  # kubectl fails on it ("error loading config file"): skipped, another context could be chosen
+        raise ClusterError(f"kubeconfig {odd[0]} (in KUBECONFIG) is not a regular file; take it out of KUBECONFIG "
+                           "or put the file itself there")
     existing = [p for p in paths if os.path.isfile(p)]
     if existing:
         resolved = _from_kubeconfig(opts, existing)

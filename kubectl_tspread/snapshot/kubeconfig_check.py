@@ -48,6 +48,7 @@ def check_file(path: str, data: dict) -> None:
             continue
         if not isinstance(entries, list):
             raise _bad(path, section, entries, f"a list of {section}")
+        first: dict[str, int] = {}
         for i, entry in enumerate(entries):
             where = f"{section}[{i}]"
             if not isinstance(entry, dict):
@@ -55,6 +56,11 @@ def check_file(path: str, data: dict) -> None:
             name = entry.get("name")
             if not isinstance(name, str):
                 raise _bad(path, f"{where}.name", name, "a string")
+            if name in first:
+                # client-go refuses the file ("duplicate name … in list"); across files the first wins
+                raise InputError(f"kubeconfig {path}: {section}[{first[name]}] and {where} are both named "
+                                 f"{name!r}, and kubectl refuses such a file; remove or rename one")
+            first[name] = i
             body = entry.get(body_key)
             if body is not None and not isinstance(body, dict):
                 raise _bad(path, f'{section[:-1]} "{name}": {body_key}', body, "a mapping")
