@@ -706,3 +706,26 @@ def test_a_cordon_answered_200_with_a_failed_status_stops_before_any_eviction(ca
     assert not actions(events, P.CORDON) and not fake.evictions and not unschedulable(fake)
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and said in errors[0], err
+
+
+def test_a_pod_replaced_under_its_name_mid_step_is_not_evicted_in_its_place(capsys, kubeconfig, fake, api, settings,
+                                                                            events):
+    """The eviction names the uid the step's re-read saw: when another pod has taken the name by the
+    time it is sent (a StatefulSet's replacement, or a retry after the first eviction went through),
+    that pod is not evicted (the API server's 409 on the uid precondition: the planned pod is gone)."""
+    api.fail("/api/v1/namespaces/default/pods/web-abc12-a1/eviction", 429, times=1, method="POST",
+             retry_after="0", message=PDB_VIOLATION)
+
+    @on(P.RETRY, "pod/default/web-abc12-a1")
+    def replace_it(_):
+        fake.pod("default", "web-abc12-a1")["metadata"]["uid"] = "uid-a-successor"
+
+    settings.listeners += (replace_it,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "--timeout", "20s")
+    assert code == 0, err
+    # before: the successor was evicted (201) in the planned pod's place, by the retry; now the
+    # retry is refused, and the successor (still on a1) is evicted only by a step planned from a re-read
+    assert [(r.name, r.status) for r in fake.evictions] == [("web-abc12-a1", 409), ("web-abc12-a1", 201)]
+    records = [(e["action"], e["result"]) for e in events if e["action"] in (P.EVICT, P.REPLAN)]
+    gone = records.index((P.EVICT, "already gone"))
+    assert any(action == P.REPLAN for action, _ in records[gone:]), records
