@@ -38,13 +38,20 @@ class ForwardProxy:
     """A plain HTTP forward proxy that relays every absolute-URI request to `target`'s port on 127.0.0.1
     and remembers the URIs it was asked for."""
 
-    def __init__(self, target: str):
+    def __init__(self, target: str, credentials: str | None = None):
         self.asked: list[str] = []
         proxy = self
 
         class H(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 proxy.asked.append(self.path)
+                if credentials and self.headers.get("Proxy-Authorization") != "Basic " + base64.b64encode(
+                        credentials.encode()).decode():
+                    self.send_response(407)
+                    self.send_header("Proxy-Authenticate", 'Basic realm="proxy"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 path = self.path.split("://", 1)[1].split("/", 1)[1]
                 direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
                 with direct.open(f"{target}/{path}", timeout=5) as r:
@@ -187,3 +194,16 @@ def test_a_client_certificate_that_cannot_be_loaded_is_named_as_the_users(capsys
     # before: "… check the cluster's certificate-authority in your kubeconfig"
     assert (exc.value.code, out) == (1, ""), err
     assert 'the client certificate or key of user "u" cannot be used' in err and "certificate-authority" not in err
+
+
+def test_a_proxy_urls_user_and_password_are_sent_to_the_proxy(capsys, proxyless, monkeypatch):
+    with FakeApiServer() as api:
+        api.add(raw_node("n1"))
+        proxy = ForwardProxy(api.url, credentials="me:s3cr@t")
+        try:
+            monkeypatch.setenv("HTTP_PROXY", f"http://me:s3cr%40t@{proxy.address}")
+            code, out, err = _run(capsys, REMOTE, proxyless)
+        finally:
+            proxy.close()
+    # before: the proxy's 407 ("failed to … (407: HTTP 407)"): urllib3 does not send a URL's user info
+    assert code == 0, err

@@ -340,7 +340,24 @@ def resolve(opts: KubeOptions, *, environ: Mapping[str, str] | None = None,
         cfg.proxy = environment_proxy(cfg.host, env)
     # a kubeconfig's proxy-url is used for its server whatever NO_PROXY says, as client-go does
     cfg.no_proxy = None
+    cfg.proxy_headers = _proxy_credentials(cfg.proxy)
     return resolved
+
+
+def _proxy_credentials(proxy: str | None) -> dict | None:
+    """Proxy-Authorization from a proxy URL's user:password, as Go's transport sends it (urllib3
+    leaves the user info of an http(s) proxy unused: the proxy answered 407). A SOCKS proxy
+    takes it from the URL itself."""
+    from urllib.parse import unquote, urlsplit
+
+    if not proxy or proxy.startswith("socks"):
+        return None
+    url = urlsplit(proxy)
+    if url.username is None:
+        return None
+    from urllib3.util import make_headers
+
+    return make_headers(proxy_basic_auth=f"{unquote(url.username)}:{unquote(url.password or '')}")
 
 
 def environment_proxy(server: str, environ: Mapping[str, str]) -> str | None:

@@ -725,6 +725,11 @@ class LiveCluster:
             msg = f"{server_says} {where} (404 on {self.server})"
         elif status == 429:
             msg = f"the API server at {self.server} is throttling requests (429 TooManyRequests) to {verb} {resource}"
+        elif status == 407:
+            proxy = self.resolved.configuration.proxy or "a proxy"
+            msg = (f"the proxy {proxy} between you and the API server at {self.server} asks for credentials "
+                   f"(407 Proxy Authentication Required) to {verb} {resource}; put user:password in its URL "
+                   "(HTTPS_PROXY, HTTP_PROXY or the kubeconfig's proxy-url)")
         else:
             msg = f"the API server at {self.server} failed to {verb} {resource} {where} ({status}: {server_says})"
         return ApiStatusError(msg, status, reason, body)
