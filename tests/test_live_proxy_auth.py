@@ -207,3 +207,16 @@ def test_a_proxy_urls_user_and_password_are_sent_to_the_proxy(capsys, proxyless,
             proxy.close()
     # before: the proxy's 407 ("failed to … (407: HTTP 407)"): urllib3 does not send a URL's user info
     assert code == 0, err
+
+
+def test_a_proxy_that_refuses_the_credentials_is_named_without_the_password(capsys, proxyless, monkeypatch):
+    with FakeApiServer() as api:
+        proxy = ForwardProxy(api.url, credentials="me:right")
+        try:
+            monkeypatch.setenv("HTTP_PROXY", f"http://me:wrong@{proxy.address}")
+            code, out, err = _run(capsys, REMOTE, proxyless)
+        finally:
+            proxy.close()
+    assert (code, out) == (1, ""), err
+    assert f"the proxy http://me:***@{proxy.address} between you and the API server" in err
+    assert "wrong" not in err

@@ -726,7 +726,7 @@ class LiveCluster:
         elif status == 429:
             msg = f"the API server at {self.server} is throttling requests (429 TooManyRequests) to {verb} {resource}"
         elif status == 407:
-            proxy = self.resolved.configuration.proxy or "a proxy"
+            proxy = _without_password(self.resolved.configuration.proxy) or "a proxy"
             msg = (f"the proxy {proxy} between you and the API server at {self.server} asks for credentials "
                    f"(407 Proxy Authentication Required) to {verb} {resource}; put user:password in its URL "
                    "(HTTPS_PROXY, HTTP_PROXY or the kubeconfig's proxy-url)")
@@ -739,7 +739,7 @@ class LiveCluster:
 
         ctx = f' (context "{self.resolved.context}")' if self.resolved.context else ""
         if isinstance(err, ux.ProxyError):
-            proxy = self.resolved.configuration.proxy
+            proxy = _without_password(self.resolved.configuration.proxy)
             return (f"cannot reach the API server at {self.server}{ctx} through the proxy {proxy}: "
                     f"{_first_line(err)}; check the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY or the "
                     "kubeconfig's proxy-url)")
@@ -765,6 +765,18 @@ class LiveCluster:
         what = f"a {verb} of {resource}" if resource else f"{method} {path.split('?')[0]}"  # /version
         return (f"the API server at {self.server} did not answer {what} within {limit}; "
                 "raise --request-timeout or check the cluster's health")
+
+
+def _without_password(proxy: str | None) -> str | None:
+    """A proxy URL fit for an error line: its password (HTTPS_PROXY=http://me:secret@…) left out."""
+    from urllib.parse import urlsplit
+
+    if not proxy:
+        return proxy
+    url = urlsplit(proxy)
+    if url.password is None:
+        return proxy
+    return url._replace(netloc=f"{url.username}:***@{url.netloc.rsplit('@', 1)[1]}").geturl()
 
 
 def _first_line(err: BaseException | None) -> str:
