@@ -67,6 +67,15 @@ ANSWERS = st.one_of(
               st.one_of(st.sampled_from(["same", "new"]), _SCALAR), st.sampled_from([[], [_NODE]])),
     st.builds(lambda t: {"status": 200, "list": {}, "trickle": t}, st.sampled_from([0.3, 0.6])),
     st.just({"status": 200, "list": {}, "stall": 3}),
+    # the third round's: bodies cut short, redirects, encodings and lengths that lie, a 2xx Status
+    st.builds(lambda n: {"status": 200, "list": {"items": [_NODE]}, "truncate": n}, st.integers(0, 200)),
+    st.builds(lambda s, to: {"status": s, "headers": {"Location": to}}, st.sampled_from([301, 302, 307, 308]),
+              st.sampled_from(["/api/v1/nodes", "http://10.0.0.1/", "", "::"])),
+    st.builds(lambda h: {"status": 200, "list": {"items": [_NODE]}, "headers": h},
+              st.sampled_from([{"Content-Encoding": "gzip"}, {"Content-Encoding": "deflate"},
+                               {"Content-Length": "1"}, {"Content-Type": "text/html"}])),
+    st.builds(lambda code: {"status": 200, "body": {"kind": "Status", "status": "Failure", "code": code}},
+              st.one_of(st.sampled_from([401, 403, 404, 410, 429, 500]), _SCALAR)),
 )
 
 SCENARIOS = st.fixed_dictionaries({

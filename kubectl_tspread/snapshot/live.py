@@ -652,8 +652,12 @@ class LiveCluster:
             raise ClusterError(f"the API server at {self.server} answered GET {path} with a body its "
                                "Content-Encoding header says is compressed, and it is not; check any proxy "
                                "between you and the API server") from None
-        except ux.HTTPError as e:
+        except ux.LocationValueError as e:
             raise ClusterError(self._unreachable_message(e, "GET", path)) from None
+        except ux.HTTPError as e:
+            # after it connected: headers no HTTP client can take (two Content-Lengths, …)
+            raise ClusterError(f"the API server at {self.server} answered GET {path} with what is not valid HTTP "
+                               f"({_first_line(e)}); check any proxy or load balancer in front of it") from None
         if 300 <= status <= 399:
             raise self._redirect_error("GET", path, status, headers)
         if 200 <= status <= 299:
