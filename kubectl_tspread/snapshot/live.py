@@ -329,6 +329,11 @@ class LiveCluster:
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 raise self._shape_error(path, f"items[{i}]", "an object", item)
+            # an object's resourceVersion, as the list's: a string on every page of every kind
+            meta = item.get("metadata")
+            version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+            if version is not None and not isinstance(version, str):
+                raise self._shape_error(path, f"items[{i}].metadata.resourceVersion", "a string", version)
         return items, token
 
     def _check_list_kind(self, path: str, page: dict, kind: str) -> None:

@@ -37,6 +37,7 @@ class _Meta(TypedDict, total=False):
     ownerReferences: msgspec.Raw
     deletionTimestamp: Any
     creationTimestamp: Any
+    resourceVersion: Optional[str]  # not read; typed so that a pod of another goes the ordinary way (live.py)
 
 class _Claim(TypedDict, total=False):
     claimName: Any
