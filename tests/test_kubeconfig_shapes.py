@@ -245,3 +245,18 @@ def test_a_kubeconfig_that_is_no_regular_file_is_named_not_skipped(tmp_path, mon
         connect(KubeOptions(kubeconfig=str(fifo)), environ={})
     with pytest.raises(ClusterError, match=r"kubeconfig .* \(in KUBECONFIG\) is not a regular file"):
         connect(KubeOptions(), environ={"KUBECONFIG": os.pathsep.join([str(tmp_path), str(good)])})
+
+
+@pytest.mark.parametrize("host, port", [("::::", "443"), ("10.0.0.1 5", "443"), ("10.0.0.1", "99999")],
+                         ids=["a host that is no address", "a host with a space", "a port past 65535"])
+def test_in_cluster_an_address_no_client_can_use_is_named(tmp_path, host, port):
+    """The pod's KUBERNETES_SERVICE_HOST/PORT: a ValueError from inside the loader ('::::'), or
+    'cannot reach the API server' for an address no connection could be made to."""
+    from kubectl_tspread.snapshot.live import KubeOptions, connect
+
+    (tmp_path / "token").write_text("t")
+    (tmp_path / "ca.crt").write_text("not a certificate")
+    env = {"KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port, "KUBECONFIG": str(tmp_path / "none")}
+    with pytest.raises(ClusterError, match="in-cluster config failed: KUBERNETES_SERVICE_HOST and "
+                                           "KUBERNETES_SERVICE_PORT .* are no host and port"):
+        connect(KubeOptions(), environ=env, service_account_dir=str(tmp_path))

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from kubectl_tspread.model.errors import ClusterError, InputError, UsageError
 from kubectl_tspread.snapshot.kubeconfig_check import (check_cluster, check_context, check_file, check_user,
-                                                       proxy_problem)
+                                                       host_of, proxy_problem)
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -298,6 +298,13 @@ def _from_service_account(opts: KubeOptions, environ: Mapping[str, str], sa_dir:
     except ConfigException as e:
         raise ClusterError(f"in-cluster config failed ({e}); mount the service account token "
                            f"at {sa_dir} or pass --kubeconfig") from None
+    except ValueError:  # the loader's ipaddress check of a host that is no address nor name ('::::')
+        cfg.host = ""
+    if not host_of(cfg.host or ""):
+        # a port past 65535 or a space was 'cannot reach the API server', as for a kubeconfig's server
+        where = f"{environ.get('KUBERNETES_SERVICE_HOST', '')}:{environ.get('KUBERNETES_SERVICE_PORT', '')}"
+        raise ClusterError(f"in-cluster config failed: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
+                           f"({where[:80]!r}) are no host and port; fix them or pass --kubeconfig")
     namespace = opts.namespace or environ.get("POD_NAMESPACE") or ""
     if not namespace:
         try:

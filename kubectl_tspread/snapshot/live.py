@@ -801,6 +801,8 @@ def _first_line(err: BaseException | None) -> str:
         else:
             said = _first_line(inner)
         text = args[0] if said in args[0] else f"{args[0].rstrip('.')}: {said}"
+    elif len(args) == 2 and isinstance(args[1], str) and not isinstance(args[0], str):
+        text = args[1]  # urllib3's (connection object, message) of a connect timeout
     else:
         text = str(reason if isinstance(reason, BaseException) else err)
     # urllib3 prefixes "<urllib3.connection.HTTPConnection object at 0x…>: " — noise for a user
