@@ -159,6 +159,21 @@ def test_an_exec_plugin_that_never_exits_is_killed_at_its_time_limit(tmp_path, m
     assert "failed (it did not finish within 1s; it said: waiting for the browser)" in str(e.value)
 
 
+def test_an_exec_plugin_that_prints_without_end_is_stopped_at_the_output_bound(tmp_path, monkeypatch):
+    """communicate() kept all a plugin printed: `yes` as a plugin ran the run out of memory
+    (error: unexpected MemoryError) before its time limit came."""
+    monkeypatch.setattr(execauth, "EXEC_TIMEOUT", 5.0)
+    cfg = _exec_config(tmp_path, "import sys, time\nsys.stderr.write('spinning\\n')\nsys.stderr.flush()\n"
+                                 "for _ in range(40):\n    sys.stdout.buffer.write(b'y' * (1 << 20))\n"
+                                 "sys.stdout.flush()\ntime.sleep(60)\n")
+    start = time.monotonic()
+    with pytest.raises(ClusterError) as e:
+        connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
+    assert time.monotonic() - start < 4
+    assert "failed (it printed more than 16 MiB on stdout; no ExecCredential is that long; it said: spinning)" \
+        in str(e.value)
+
+
 def test_an_exec_plugins_stderr_is_in_the_error_on_one_line(tmp_path):
     cfg = _exec_config(tmp_path, "import sys\nsys.stderr.write('line one\\nerror: token expired\\n')\nsys.exit(4)\n")
     with pytest.raises(ClusterError) as e:
