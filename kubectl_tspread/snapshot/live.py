@@ -256,7 +256,8 @@ class LiveCluster:
             records: list = []
             token = None
             ahead: _Ahead | None = None
-            pages = Paging(self.server)
+            pages = Paging(self.server, filtered="fieldSelector" in params or "labelSelector" in params,
+                           limit=self.page_size)
             try:
                 while True:
                     if ahead is not None and ahead.token == token:
