@@ -108,6 +108,9 @@ def _handler(server: HostileApiServer) -> type:
         disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:  # a write's body, read off the connection so the next request on it parses
+                self.rfile.read(length)
             if self.path.split("?", 1)[0] == "/version":
                 data = json.dumps(server.version).encode()
                 self.send_response(200)
