@@ -75,6 +75,15 @@ def test_an_eviction_answered_429_with_an_absurd_retry_after_ends_by_its_deadlin
         assert len(api.logged("POST")) >= 2  # it did retry, within the deadline
 
 
+def test_a_write_answered_with_a_redirect_says_where_it_pointed(tmp_path):
+    """Was 'failed to patch nodes (cluster-scoped) (302: HTTP 302)' (issue 58, third round)."""
+    with HostileApiServer([{"status": 302, "headers": {"Location": "https://10.0.0.1:6443/"}}]) as api:
+        w = Writer(cluster(tmp_path, api.url), policy=BackoffPolicy(base=0.05))
+        with pytest.raises(ClusterError, match=r"answered PATCH /api/v1/nodes/n1 with a redirect \(302 to "
+                                               r"https://10.0.0.1:6443/\), which tspread does not follow"):
+            w.cordon("n1", time.monotonic() + 2)
+
+
 # ---- reads: the whole request, retries included, ends by --request-timeout --------------------
 
 def test_a_trickled_body_ends_at_the_request_timeout(tmp_path):

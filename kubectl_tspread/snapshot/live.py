@@ -90,6 +90,7 @@ class Answer:
     retry_after: float | None
     raw: bytes = b""
     http_status: int = 0  # as sent; `status` differs for a 2xx that carried a failed Status (failed_status)
+    location: str | None = None  # a redirect's Location header
 
     def __post_init__(self) -> None:
         if not self.http_status:
@@ -475,11 +476,15 @@ class LiveCluster:
             decoded = {}
         body = decoded if isinstance(decoded, dict) else {}
         return Answer(method, path, failed_status(status, body), body,
-                      retry_after_seconds(headers.get("Retry-After"), RETRY_AFTER_CAP), data, status)
+                      retry_after_seconds(headers.get("Retry-After"), RETRY_AFTER_CAP), data, status,
+                      headers.get("Location"))
 
     def error(self, answer: "Answer") -> ApiStatusError:
         """The actionable error for a non-2xx `Answer` (same wording as reads and `request`); for a
         2xx that carried a failed Status, that one, said to have come with a success."""
+        if 300 <= answer.status <= 399:
+            err = self._redirect_error(answer.method, answer.path, answer.status, {"Location": answer.location})
+            return ApiStatusError(str(err), answer.status)
         if answer.http_status == answer.status:
             return self._status_error(answer.method, answer.path, answer.status, answer.raw)
         said = (f"the API server at {self.server} answered {answer.method} {answer.path} with {answer.http_status} "
