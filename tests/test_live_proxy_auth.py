@@ -220,3 +220,10 @@ def test_a_proxy_that_refuses_the_credentials_is_named_without_the_password(caps
     assert (code, out) == (1, ""), err
     assert f"the proxy http://me:***@{proxy.address} between you and the API server" in err
     assert "wrong" not in err
+
+
+def test_a_password_in_the_server_url_stays_out_of_error_lines(capsys, proxyless):
+    with HostileApiServer([{"status": 500}]) as api:
+        code, out, err = _run(capsys, api.url.replace("http://", "http://me:hunter2@"), proxyless)
+    assert (code, out) == (1, ""), err
+    assert "http://me:***@127.0.0.1:" in err and "hunter2" not in err

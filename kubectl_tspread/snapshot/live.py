@@ -185,7 +185,8 @@ class LiveCluster:
         from kubernetes.client.rest import RESTClientObject
 
         self.resolved = resolved
-        self.server: str = resolved.server
+        self._base = resolved.server  # what requests go to; `server`, what errors and sources name
+        self.server: str = _without_password(resolved.server) or resolved.server
         self.namespace: str = resolved.namespace
         self.all_namespaces = all_namespaces
         self.retry = retry or RetryPolicy()
@@ -544,7 +545,7 @@ class LiveCluster:
         or the request timeout, body included: a server that sends its headers at once and then
         trickles a byte at a time defeats a per-read socket timeout, so the exchange runs in a
         thread of its own and is given up (its socket shut) when the time is over."""
-        url = self.server + path + ("?" + urlencode(params) if params else "")
+        url = self._base + path + ("?" + urlencode(params) if params else "")
         headers = self._headers(content_type)  # in this thread: an exec plugin's refresh runs here
         limit = self.request_timeout or DEFAULT_REQUEST_LIMIT
         if deadline is not None:
@@ -783,7 +784,7 @@ class LiveCluster:
 
 
 def _without_password(proxy: str | None) -> str | None:
-    """A proxy URL fit for an error line: its password (HTTPS_PROXY=http://me:secret@…) left out."""
+    """A proxy's or server's URL fit for an error line: its password (http://me:secret@…) left out."""
     from urllib.parse import urlsplit
 
     if not proxy:
