@@ -227,3 +227,24 @@ def test_a_password_in_the_server_url_stays_out_of_error_lines(capsys, proxyless
         code, out, err = _run(capsys, api.url.replace("http://", "http://me:hunter2@"), proxyless)
     assert (code, out) == (1, ""), err
     assert "http://me:***@127.0.0.1:" in err and "hunter2" not in err
+
+
+def test_a_server_url_with_its_scheme_in_capitals_is_read_as_go_reads_it(capsys, proxyless):
+    """'HTTPS://…' was refused as no http(s) URL, and the loader applies the CA only to 'https'."""
+    tls = make_self_signed_cert(str(proxyless))
+    if tls is None:
+        pytest.skip("no openssl CLI to make a certificate")
+    with FakeApiServer(tls=tls) as api:
+        api.add(raw_node("n1"))
+        path = proxyless / "config"
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": api.url.replace("https://", "HTTPS://"),
+                                                   "certificate-authority-data":
+                                                       base64.b64encode(open(tls[0], "rb").read()).decode()}}],
+            "users": [{"name": "u", "user": {}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        with pytest.raises(SystemExit) as exc:
+            main(["distribution", "-A", "--kubeconfig", str(path), "--request-timeout", "3s"])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 0, err

@@ -272,6 +272,10 @@ def _from_kubeconfig(opts: KubeOptions, paths: list[str]) -> ResolvedConfig:
         raise ClusterError(f'cluster "{effective["cluster"]}" in the kubeconfig has no server URL; '
                            "fix the kubeconfig or pick another --context")
     check_cluster(cluster_node.path, effective["cluster"], cluster_node.value.get("cluster") or {})
+    body = cluster_node.value["cluster"]
+    scheme, rest = body["server"].split("://", 1)
+    # Go reads a scheme in any case; the loader applies the CA and client certificates only to "https"
+    body["server"] = f"{scheme.lower()}://{rest}"
     if effective.get("user"):
         user_node = _find(merged, "users", effective["user"])
         check_user(user_node.path, effective["user"], user_node.value.get("user") or {})

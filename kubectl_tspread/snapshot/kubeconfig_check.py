@@ -71,7 +71,7 @@ def check_cluster(path: str, name: str, body: dict) -> None:
     server = body.get("server")
     if not isinstance(server, str) or not server.strip():
         raise _bad(path, f"{where}: server", server, "a URL such as https://host:6443")
-    if not server.startswith(("http://", "https://")) or not host_of(server):
+    if not server.lower().startswith(("http://", "https://")) or not host_of(server):  # Go: any case
         # a port past 65535, a space in the host or no host at all was 'cannot reach the API server'
         raise InputError(f"kubeconfig {path}: {where}: server {server[:60]!r} is not an http(s) URL "
                          f"(e.g. https://host:6443); {_FIX}")

@@ -195,7 +195,7 @@ class LiveCluster:
         self.request_timeout = min(request_timeout, 1e8) if request_timeout else None
         # the REST client's pool manager carries TLS, client certificates and proxy settings
         self._pool = RESTClientObject(resolved.configuration).pool_manager
-        self.insecure = self.server.startswith("https:") and not resolved.configuration.verify_ssl
+        self.insecure = self.server.lower().startswith("https:") and not resolved.configuration.verify_ssl
         if self.insecure:
             # urllib3 warns on every request (two lines, with its source path); the run says it
             # once instead (`insecure_warning`, among the snapshot's warnings)
