@@ -143,7 +143,7 @@ def test_a_deep_live_answer_is_one_error_naming_the_server(env, capsys):
 
 
 def test_a_pod_page_is_not_walked_for_nesting_the_decoder_never_builds(env, capsys):
-    """Pod pages skip the walk (a fifth of reading a big cluster): a deep field no filter reads
+    """Pod pages skip the walk (a pass over most of the bytes read): a deep field no filter reads
     is skipped inside the typed parse, unbuilt, and the pod is read; a deep value where the
     decoder reads one is named with its pod and field, never a RecursionError."""
     node, pod = raw_node("n1"), raw_pod("web-1", "prod", node="n1", labels={"app": "web"})

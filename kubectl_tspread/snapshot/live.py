@@ -241,12 +241,11 @@ class LiveCluster:
                     ahead = _Ahead(self._get_bytes, path, self._page_query(params, peeked), peeked) \
                         if peeked else None
                     # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py).
-                    # Not walked for nesting first: that walk cost a fifth of reading a big
-                    # cluster, and the typed parse needs no bound of ours. It skips unread fields
-                    # without building them and stops at Python's recursion limit by itself (a page
-                    # it cannot read goes the ordinary way, walk included); what it builds is
-                    # scalars where the decoder reads scalars, JSON text the memos parse, also
-                    # within that limit
+                    # Not walked for nesting first (the walk is a pass over every byte, and pod
+                    # pages are most of them): the typed parse skips unread fields without
+                    # building them and stops at Python's recursion limit by itself (a page it
+                    # cannot read goes the ordinary way, walk included); what it builds is scalars
+                    # where the decoder reads scalars and JSON text the memos parse, within that limit
                     fast = decode_pod_page(data) if kind == "Pod" and not whole else None
                     if fast is not None:
                         items, token = fast
