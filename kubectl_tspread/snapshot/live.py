@@ -271,9 +271,13 @@ class LiveCluster:
                     peeked = peek_continue(data)
                     ahead = _Ahead(self._get_bytes, path, self._page_query(params, peeked), peeked) \
                         if peeked else None
-                    # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py),
-                    # once their nesting is known to be bounded
-                    fast = decode_pod_page(self._bounded(path, data)) if kind == "Pod" and not whole else None
+                    # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py).
+                    # Not walked for nesting first (the walk is a pass over every byte, and pod
+                    # pages are most of them): the typed parse skips unread fields without
+                    # building them and stops at Python's recursion limit by itself (a page it
+                    # cannot read goes the ordinary way, walk included); what it builds is scalars
+                    # where the decoder reads scalars and JSON text the memos parse, within that limit
+                    fast = decode_pod_page(data) if kind == "Pod" and not whole else None
                     if fast is not None:
                         items, token = fast
                         if token is not None and not isinstance(token, str):
@@ -677,14 +681,6 @@ class LiveCluster:
         if status == 429 or status >= 500:
             raise _Transient(status, data, retry_after_of(headers, data, self.retry.retry_after_cap))
         raise self._status_error("GET", path, status, data)
-
-    def _bounded(self, path: str, data: bytes) -> bytes:
-        """`data`, once jsonscan has found its nesting within bounds."""
-        try:
-            jsonscan.check(data)
-        except jsonscan.TooDeep:
-            raise self._too_deep(path) from None
-        return data
 
     def _too_deep(self, path: str) -> ClusterError:
         return ClusterError(f"the API server at {self.server} answered {path} with JSON nested deeper than "

@@ -14,8 +14,11 @@ repeat it byte for byte. The records are the same as from a full parse (tests/te
 and tests/test_decode_perf_equiv.py check that field by field).
 
 Anything msgspec cannot match to this shape (a field of an unexpected type, a page
-that is not a PodList) makes `decode_pod_page` return None, and the caller parses the
-page the ordinary way: odd input costs speed, never correctness.
+that is not a PodList, nesting past Python's recursion limit) makes `decode_pod_page`
+return None, and the caller parses the page the ordinary way: odd input costs speed, never
+correctness. A live pod page is not walked for its nesting first (snapshot/live.py): msgspec
+skips unknown fields unbuilt and stops at the recursion limit itself, so the walk would only
+bound values the decoder never builds, or reads as scalars and named sub-trees.
 """
 
 from __future__ import annotations
@@ -120,6 +123,8 @@ def decode_pod_page(data: bytes) -> tuple[list[Any], str | None] | None:
     try:
         page = _DECODER.decode(data)
     except (*_ERRORS, UnicodeDecodeError):  # msgspec checks UTF-8 in the strings it makes
+        return None
+    except RecursionError:  # msgspec's own bound on nesting: the ordinary path's walk words it
         return None
     if page.get("kind") not in (None, "PodList"):
         return None  # e.g. a Status object: the ordinary path words the error
