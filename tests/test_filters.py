@@ -298,3 +298,21 @@ def test_spread_failure_is_recorded_beside_capacity():
     assert [f.plugin for f in by_name["na"].failures] == ["NodeResourcesFit", "PodTopologySpread"]
     assert by_name["na"].first.reason == "Insufficient cpu"
     assert by_name["nb"].passes
+
+
+@pytest.mark.parametrize("label, op, value, want", [
+    ("1000", "Gt", "999", True),
+    ("-5", "Lt", "+3", True),  # Go's ParseInt takes a leading sign
+    ("1_000", "Gt", "999", False),  # a valid label value; int() read it as 1000
+    ("\u0661\u0660\u0660\u0660", "Gt", "999", False),  # other scripts' digits
+    (" 1000", "Gt", "999", False),
+    ("99999999999999999999", "Gt", "1", False),  # past int64: ParseInt fails, no match
+    ("5", "Lt", "9" * 5000, False),  # int() raises on over 4,300 digits
+    ("5", "Gt", "\u00b2", False),
+], ids=["plain", "signs", "an underscore", "Arabic-Indic digits", "a space", "past int64", "5,000 digits",
+        "a superscript two"])
+def test_gt_and_lt_read_numbers_as_the_scheduler_does(label, op, value, want):
+    """NodeAffinity's Gt/Lt parse label and value with strconv.ParseInt(…, 10, 64); what it
+    refuses never matches (issue 58, third adversarial round: a node labelled gen=1_000 was
+    taken for one a `gen Gt 999` pod fits)."""
+    assert Requirement("gen", op, (value,)).matches({"gen": label}) is want

@@ -23,7 +23,7 @@ bound values the decoder never builds, or reads as scalars and named sub-trees.
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypedDict
+from typing import Annotated, Any, Optional, TypedDict
 
 import msgspec
 
@@ -40,6 +40,7 @@ class _Meta(TypedDict, total=False):
     ownerReferences: msgspec.Raw
     deletionTimestamp: Any
     creationTimestamp: Any
+    resourceVersion: Optional[str]  # not read; typed so that a pod of another goes the ordinary way (live.py)
 
 class _Claim(TypedDict, total=False):
     claimName: Any
@@ -97,7 +98,12 @@ class _Pod(TypedDict, total=False):
     spec: Optional[_Spec]
     status: Optional[_Status]
 
-_ListMeta = TypedDict("_ListMeta", {"continue": Any}, total=False)  # a keyword: functional form
+# a keyword: functional form. resourceVersion and remainingItemCount are not read, but typed as
+# the API's ListMeta has them: a page where they are of another type goes the ordinary way, where
+# live.py refuses it for pods as for every other kind (a 400-digit resourceVersion included)
+_Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+_ListMeta = TypedDict("_ListMeta", {"continue": Any, "resourceVersion": Optional[str],
+                                    "remainingItemCount": Optional[_Int64]}, total=False)
 
 class _PodList(TypedDict, total=False):
     kind: Any
