@@ -161,17 +161,25 @@ class FakeCluster:
         if (body.get("metadata") or {}).get("name") != m["name"]:
             return 400, status_body(400, "name in URL does not match name in Eviction object"), {}
         dry = req.query.get("dryRun") == "All" or ((body.get("deleteOptions") or {}).get("dryRun") == ["All"])
-        status, answer = self._eviction(m["ns"], m["name"], dry)
+        uid = (((body.get("deleteOptions") or {}).get("preconditions")) or {}).get("uid")
+        status, answer = self._eviction(m["ns"], m["name"], dry, uid)
         self.evictions.append(EvictionRecord(m["ns"], m["name"], dry, status))
         return status, answer, {}
 
-    def _eviction(self, ns: str, name: str, dry: bool) -> tuple[int, dict]:
+    def _eviction(self, ns: str, name: str, dry: bool, uid: str | None = None) -> tuple[int, dict]:
         pod = self.pod(ns, name)
         if pod is None:
             return 404, status_body(404, f'pods "{name}" not found', details={"name": name, "kind": "pods"})
         phase = (pod.get("status") or {}).get("phase")
         success = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+        # the delete the eviction makes checks deleteOptions.preconditions (after the PDB, as the API server)
+        has = pod["metadata"].get("uid")
+        conflict = (409, status_body(409, f'Operation cannot be fulfilled on Pod "{name}": Precondition failed: '
+                                          f"UID in precondition: {uid}, UID in object meta: {has}")) \
+            if uid and uid != has else None
         if phase in ("Pending", "Succeeded", "Failed") or _terminating(pod):
+            if conflict:
+                return conflict
             if not dry:
                 self._delete(pod)
             return 201, success
@@ -189,10 +197,14 @@ class FakeCluster:
                     cause = {"reason": "DisruptionBudget", "message": f"The disruption budget "
                              f"{pdbs[0]['metadata']['name']} needs {desired} healthy pods and has {healthy} currently"}
                     return 429, status_body(429, PDB_VIOLATION, details={"causes": [cause]})
+                if conflict:
+                    return conflict
                 if not dry:
                     st["disruptionsAllowed"] -= 1
                     st.setdefault("disruptedPods", {})[name] = "2026-01-01T00:00:00Z"
                     self._bump(pdbs[0])
+        if conflict:
+            return conflict
         if not dry:
             self._delete(pod)
         return 201, success

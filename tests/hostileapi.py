@@ -13,6 +13,8 @@ repeats), and an answer may be wrong in any way a broken or hostile server can b
     {"status": 200, "list": {}, "stall": 5}                          # nothing for 5 s
     {"status": 503, "status_details": {"retryAfterSeconds": "soon"}}  # a Status body with a hint
     {"status": 500, "message": "two\nlines"}                         # a Status message to tame
+    {"status": 200, "list": {}, "truncate": 40}                      # 40 bytes of the body, then close
+    {"status": 302, "headers": {"Location": "http://elsewhere/"}}    # a redirect
 
 /version answers as any API server's does, unless the scenario gives its body ("version").
 
@@ -48,7 +50,7 @@ class HostileApiServer:
         if not answers:
             raise ValueError("a scenario needs at least one answer")
         self.answers = answers
-        self.version = version or {"major": "1", "minor": "37", "gitVersion": "v1.37.2"}
+        self.version = version if version is not None else {"major": "1", "minor": "37", "gitVersion": "v1.37.2"}
         self.requests: list[str] = []
         self.closed = threading.Event()
         self._lock = threading.Lock()
@@ -106,6 +108,9 @@ def _handler(server: HostileApiServer) -> type:
         disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:  # a write's body, read off the connection so the next request on it parses
+                self.rfile.read(length)
             if self.path.split("?", 1)[0] == "/version":
                 data = json.dumps(server.version).encode()
                 self.send_response(200)
@@ -126,6 +131,10 @@ def _handler(server: HostileApiServer) -> type:
                     self.send_header(k, str(v))
                 self.end_headers()
                 trickle = answer.get("trickle")
+                if "truncate" in answer:  # Content-Length promised the whole body
+                    self.wfile.write(data[:int(answer["truncate"])])
+                    self.close_connection = True
+                    return
                 if not trickle:
                     self.wfile.write(data)
                     return

@@ -37,11 +37,13 @@ def _env() -> dict:
     (["distribution", "--bogus"], "error: no such option '--bogus'"),
     (["distribution", "--request-timeout", "30x"],
      "error: invalid value for '--request-timeout': '30x' is not a duration; use e.g. 30s, 1m or 0 for none"),
+    (["distribution", "--request-timeout", "\u0661s"],  # an Arabic-Indic 1: was read as 1s
+     "error: invalid value for '--request-timeout': '\u0661s' is not a duration"),
     (["distribution", "-o", "xml"], "error: invalid value for '-o' / '--output': 'xml' is not one of"),
     (["drain-safe", "--max-parallel", "0"], "error: invalid value for '--max-parallel': 0 is not in the range"),
     (["why-pending", "a", "b"], "error: got unexpected extra argument (b)"),
     (["bogus"], "error: no such command 'bogus'"),
-], ids=["unknown flag", "bad duration", "bad choice", "out of range", "extra argument", "unknown command"])
+], ids=["unknown flag", "bad duration", "a duration in other digits", "bad choice", "out of range", "extra argument", "unknown command"])
 def test_a_usage_error_is_one_error_line_with_a_pointer_to_help(capsys, args, line):
     code, out, err = run(capsys, *args)
     command = "kubectl tspread" + (f" {args[0]}" if args[0] != "bogus" else "")

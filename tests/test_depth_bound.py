@@ -1,12 +1,14 @@
 """Issue 58, nesting depth: bounded (jsonscan.MAX_DEPTH, 200 levels) before any recursive
 decoder — msgspec, orjson, the json module — sees the bytes, in every form a dump comes in
-and in the live path's answers; YAML is built without recursion and bounded alike."""
+and in the live path's answers but its pod pages (read by a typed parse that bounds itself);
+YAML is built without recursion and bounded alike."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -110,18 +112,57 @@ def test_no_recursive_decoder_sees_a_deep_dump(tmp_path):
         assert "Recursion" not in err and "unexpected" not in err, (path, err)
 
 
-def test_a_deep_live_answer_is_one_error_naming_the_server(env, capsys):
-    for deep_kind in ("Node", "Pod"):
-        with FakeApiServer(user_for_token={"tok": "alice"}) as api:
-            node = raw_node("n1")
-            pod = raw_pod("web-1", "prod", node="n1")
-            (node if deep_kind == "Node" else pod)["spec"]["x"] = nested(DEEP)
-            api.add(node)
+def _live(env, capsys, node: dict, pod: dict, pod_page: bytes | None = None) -> tuple[int, str, str, str]:
+    with FakeApiServer(user_for_token={"tok": "alice"}) as api:
+        api.add(node)
+        if pod_page is None:
             api.add(pod)
-            config = write_kubeconfig(str(env / "config"), {"fake": api.url}, {"alice": token_user("tok")},
-                                      {"fake": {"cluster": "fake", "user": "alice", "namespace": "prod"}}, "fake")
-            code, out, err = run(capsys, "distribution", "--kubeconfig", config, "--request-timeout", "5s")
-        assert_one_error(code, out, err, api.url, "with JSON nested deeper than 200 levels")
+        else:  # bytes the fake's encoder could not make, or a pod it could not file
+            api.add_route("GET", re.compile(r"^/api/v1/(namespaces/[^/]+/)?pods$"),
+                          lambda server, req, m: (200, pod_page, {}))
+        config = write_kubeconfig(str(env / "config"), {"fake": api.url}, {"alice": token_user("tok")},
+                                  {"fake": {"cluster": "fake", "user": "alice", "namespace": "prod"}}, "fake")
+        code, out, err = run(capsys, "distribution", "--kubeconfig", config, "--request-timeout", "5s")
+    return code, out, err, api.url
+
+
+def test_a_deep_live_answer_is_one_error_naming_the_server(env, capsys):
+    """Answers the tool parses whole are walked first; a pod page nested past the typed parse's
+    own bound (Python's recursion limit) goes the same way."""
+    node, pod = raw_node("n1"), raw_pod("web-1", "prod", node="n1")
+    node["spec"]["x"] = nested(DEEP)
+    code, out, err, url = _live(env, capsys, node, pod)
+    assert_one_error(code, out, err, url, "with JSON nested deeper than 200 levels")
+    node, pod = raw_node("n1"), raw_pod("web-1", "prod", node="n1")
+    pod["spec"]["x"] = "DEEP"
+    depth = 100_000
+    page = json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [pod]}).encode()
+    page = page.replace(b'"DEEP"', b"[" * depth + b"]" * depth)
+    code, out, err, url = _live(env, capsys, node, pod, page)
+    assert_one_error(code, out, err, url, "/api/v1/namespaces/prod/pods", "with JSON nested deeper than 200 levels")
+
+
+def test_a_pod_page_is_not_walked_for_nesting_the_decoder_never_builds(env, capsys):
+    """Pod pages skip the walk (a pass over most of the bytes read): a deep field no filter reads
+    is skipped inside the typed parse, unbuilt, and the pod is read; a deep value where the
+    decoder reads one is named with its pod and field, never a RecursionError."""
+    node, pod = raw_node("n1"), raw_pod("web-1", "prod", node="n1", labels={"app": "web"})
+    pod["spec"]["x"] = nested(DEEP)
+    pod["spec"]["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                                 "whenUnsatisfiable": "DoNotSchedule",
+                                                 "labelSelector": {"matchLabels": {"app": "web"}}}]
+    code, out, err, _ = _live(env, capsys, node, pod)
+    assert (code, err) == (0, ""), err
+    assert "pod/web-1" in out and "a=1" in out, out
+    for where, field in ((("metadata", "name"), "metadata.name"),
+                         (("spec", "nodeSelector"), "spec.nodeSelector"),
+                         (("spec", "schedulerName"), "spec.schedulerName")):
+        node, pod = raw_node("n1"), raw_pod("web-1", "prod", node="n1")
+        pod[where[0]][where[1]] = nested(DEEP)
+        page = json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [pod]}).encode()
+        code, out, err, url = _live(env, capsys, node, pod, page)
+        assert_one_error(code, out, err, field)
+        assert "Recursion" not in err, err
 
 
 @pytest.mark.parametrize("window", [64, 128, 1 << 20])

@@ -661,3 +661,71 @@ def test_the_re_reads_before_each_step_follow_the_plans_kube_version(kubeconfig,
     kube = ex.kube_options(source)
     snap = ex.live_reader(kube, connect(kube), source)()
     assert versions.rules_for(snap.kube_version).minor == versions.rules_for(want).minor
+
+
+# ---- a 2xx that carries a failed Status (issue 58, third adversarial round) -----------------
+
+def _failed_status_with_200(api, path: str, method: str, body: dict, times: int) -> None:
+    from fakeapi import Fault
+
+    api.faults.append(Fault(method, path, 200, times, None, body))
+
+
+def test_an_eviction_answered_200_with_a_429_status_is_retried_not_taken_as_done(capsys, kubeconfig, fake, api,
+                                                                                settings, events):
+    from fakeapi import status_body
+
+    # a proxy that answers 200 with the API server's Status: client-go reads it as the 429 it carries;
+    # before, the pod was recorded as evicted and the step waited for it to go until --timeout
+    _failed_status_with_200(api, "/api/v1/namespaces/default/pods/web-abc12-a1/eviction", "POST",
+                            status_body(429, PDB_VIOLATION), times=2)
+    code, _, err = drain(capsys, kubeconfig, "a1", "--timeout", "20s")
+    assert code == 0, err
+    assert actions(events, P.RETRY) == [("pod/default/web-abc12-a1", "retrying in 0.0s")] * 2
+    assert [r.status for r in fake.evictions] == [201]
+
+
+@pytest.mark.parametrize("body, said", [
+    ({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 403, "reason": "Forbidden",
+      "message": "nodes \"a1\" is forbidden"}, "cannot patch nodes"),
+    ({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 0, "message": "webhook said no"},
+     "answered PATCH /api/v1/nodes/a1 with 200 and a Status (Failure: webhook said no)"),
+], ids=["a 403 Status with 200", "a Status of no code with 200"])
+def test_a_cordon_answered_200_with_a_failed_status_stops_before_any_eviction(capsys, kubeconfig, fake, api, settings,
+                                                                             events, body, said):
+    _failed_status_with_200(api, "/api/v1/nodes/a1", "PATCH", body, times=None)
+
+    @on(P.EVICT)
+    def stop(_):  # before, pods were evicted from the schedulable node step after step, without end
+        raise KeyboardInterrupt
+
+    settings.listeners += (stop,)
+    code, out, err = drain(capsys, kubeconfig, "a1", "--timeout", "5s")
+    # before: "cordoned", and the node's pods evicted with the node still schedulable
+    assert code == 1, err
+    assert not actions(events, P.CORDON) and not fake.evictions and not unschedulable(fake)
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and said in errors[0], err
+
+
+def test_a_pod_replaced_under_its_name_mid_step_is_not_evicted_in_its_place(capsys, kubeconfig, fake, api, settings,
+                                                                            events):
+    """The eviction names the uid the step's re-read saw: when another pod has taken the name by the
+    time it is sent (a StatefulSet's replacement, or a retry after the first eviction went through),
+    that pod is not evicted (the API server's 409 on the uid precondition: the planned pod is gone)."""
+    api.fail("/api/v1/namespaces/default/pods/web-abc12-a1/eviction", 429, times=1, method="POST",
+             retry_after="0", message=PDB_VIOLATION)
+
+    @on(P.RETRY, "pod/default/web-abc12-a1")
+    def replace_it(_):
+        fake.pod("default", "web-abc12-a1")["metadata"]["uid"] = "uid-a-successor"
+
+    settings.listeners += (replace_it,)
+    code, _, err = drain(capsys, kubeconfig, "a1", "--timeout", "20s")
+    assert code == 0, err
+    # before: the successor was evicted (201) in the planned pod's place, by the retry; now the
+    # retry is refused, and the successor (still on a1) is evicted only by a step planned from a re-read
+    assert [(r.name, r.status) for r in fake.evictions] == [("web-abc12-a1", 409), ("web-abc12-a1", 201)]
+    records = [(e["action"], e["result"]) for e in events if e["action"] in (P.EVICT, P.REPLAN)]
+    gone = records.index((P.EVICT, "already gone"))
+    assert any(action == P.REPLAN for action, _ in records[gone:]), records

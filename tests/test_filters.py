@@ -300,15 +300,19 @@ def test_spread_failure_is_recorded_beside_capacity():
     assert by_name["nb"].passes
 
 
-@pytest.mark.parametrize("label, matches", [
-    pytest.param("10", True, id="10 > 5"),
-    pytest.param("+10", True, id="a sign, as ParseInt takes it"),
-    pytest.param("1_0", False, id="1_0 is no integer to the scheduler (int() read 10)"),
-    pytest.param(" 8", False, id="a space"),
-    pytest.param("\uff18", False, id="another script's digit"),
-    pytest.param("9" * 20, False, id="past 64 bits"),
-])
-def test_gt_reads_a_label_as_the_scheduler_parses_it(label, matches):
-    """Node affinity Gt/Lt parse the node's label with strconv.ParseInt (base 10, 64 bits): a
-    label it cannot parse never matches."""
-    assert Requirement("cores", "Gt", ("5",)).matches({"cores": label}) is matches
+@pytest.mark.parametrize("label, op, value, want", [
+    ("1000", "Gt", "999", True),
+    ("-5", "Lt", "+3", True),  # Go's ParseInt takes a leading sign
+    ("1_000", "Gt", "999", False),  # a valid label value; int() read it as 1000
+    ("\u0661\u0660\u0660\u0660", "Gt", "999", False),  # other scripts' digits
+    (" 1000", "Gt", "999", False),
+    ("99999999999999999999", "Gt", "1", False),  # past int64: ParseInt fails, no match
+    ("5", "Lt", "9" * 5000, False),  # int() raises on over 4,300 digits
+    ("5", "Gt", "\u00b2", False),
+], ids=["plain", "signs", "an underscore", "Arabic-Indic digits", "a space", "past int64", "5,000 digits",
+        "a superscript two"])
+def test_gt_and_lt_read_numbers_as_the_scheduler_does(label, op, value, want):
+    """NodeAffinity's Gt/Lt parse label and value with strconv.ParseInt(…, 10, 64); what it
+    refuses never matches (issue 58, third adversarial round: a node labelled gen=1_000 was
+    taken for one a `gen Gt 999` pod fits)."""
+    assert Requirement("gen", op, (value,)).matches({"gen": label}) is want

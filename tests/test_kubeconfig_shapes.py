@@ -82,6 +82,38 @@ CASES = [
                  id="proxy-url not a URL"),
     pytest.param(_set("clusters.0.cluster.proxy-url", "ftp://proxy:21"), "proxy-url 'ftp://proxy:21' is not a proxy URL",
                  id="proxy-url of another scheme"),
+    # issue 58, third adversarial round: auth-providers were skipped (gcp: an AttributeError), so
+    # the requests went out without credentials; a NUL was a ValueError from inside subprocess
+    pytest.param(_set("users.0.user", {"auth-provider": "oidc"}),
+                 'user "u": auth-provider is a string (\'oidc\'), not a mapping', id="auth-provider a string"),
+    pytest.param(_set("users.0.user", {"auth-provider": {"name": "gcp", "config": {}}}),
+                 'the gcp auth-provider of user "u" was removed from kubectl (1.26); use the gke-gcloud-auth-plugin',
+                 id="the removed gcp auth-provider"),
+    pytest.param(_set("users.0.user", {"auth-provider": {"name": "azure"}}),
+                 "use the kubelogin credential plugin", id="the removed azure auth-provider"),
+    pytest.param(_set("users.0.user", {"auth-provider": {"name": "keycloak", "config": {}}}),
+                 'the auth-provider "keycloak" of user "u" is none kubectl knows (only oidc)',
+                 id="an auth-provider of no known name"),
+    pytest.param(_set("users.0.user", {"auth-provider": {"name": "oidc", "config": {"id-token": "abc.def=.x"}}}),
+                 'the oidc auth-provider of user "u" has no id-token in the form of a JWT', id="an oidc id-token no JWT"),
+    pytest.param(_set("users.0.user", {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "x",
+                                                "args": ["a\0b"]}}),
+                 'user "u": exec.args holds a NUL character', id="exec args with a NUL"),
+    # each said 'cannot reach the API server' or 'File does not exist', or a UnicodeEncodeError
+    pytest.param(_set("clusters.0.cluster.server", "https://127.0.0.1:99999"),
+                 "server 'https://127.0.0.1:99999' is not an http(s) URL", id="a server port past 65535"),
+    pytest.param(_set("clusters.0.cluster.server", "https://"), "server 'https://' is not an http(s) URL",
+                 id="a server URL without a host"),
+    pytest.param(_set("clusters.0.cluster.certificate-authority", "/"),
+                 'cluster "c": certificate-authority / is not a readable file', id="a CA file that is a directory"),
+    pytest.param(_set("users.0.user", {"client-certificate": "nowhere.crt", "client-key": "nowhere.key"}),
+                 'user "u": client-certificate ', id="a missing client certificate file"),
+    pytest.param(_set("users.0.user", {"username": "j\u00fcrgen\u2603", "password": "p"}),
+                 'user "u": username holds a line break or a character beyond Latin-1', id="a username beyond Latin-1"),
+    # client-go refuses a list with a name twice; the first entry was taken, where kubectl stops
+    pytest.param(lambda doc: doc["contexts"].append({"name": "c", "context": {"cluster": "elsewhere"}}),
+                 "contexts[0] and contexts[1] are both named 'c', and kubectl refuses such a file",
+                 id="a context name twice in one file"),
 ]
 
 
@@ -125,6 +157,21 @@ def test_an_exec_plugin_that_never_exits_is_killed_at_its_time_limit(tmp_path, m
         connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
     assert time.monotonic() - start < 5
     assert "failed (it did not finish within 1s; it said: waiting for the browser)" in str(e.value)
+
+
+def test_an_exec_plugin_that_prints_without_end_is_stopped_at_the_output_bound(tmp_path, monkeypatch):
+    """communicate() kept all a plugin printed: `yes` as a plugin ran the run out of memory
+    (error: unexpected MemoryError) before its time limit came."""
+    monkeypatch.setattr(execauth, "EXEC_TIMEOUT", 5.0)
+    cfg = _exec_config(tmp_path, "import sys, time\nsys.stderr.write('spinning\\n')\nsys.stderr.flush()\n"
+                                 "for _ in range(40):\n    sys.stdout.buffer.write(b'y' * (1 << 20))\n"
+                                 "sys.stdout.flush()\ntime.sleep(60)\n")
+    start = time.monotonic()
+    with pytest.raises(ClusterError) as e:
+        connect(KubeOptions(kubeconfig=cfg), retry=RetryPolicy(attempts=1), environ={})
+    assert time.monotonic() - start < 4
+    assert "failed (it printed more than 16 MiB on stdout; no ExecCredential is that long; it said: spinning)" \
+        in str(e.value)
 
 
 def test_an_exec_plugins_stderr_is_in_the_error_on_one_line(tmp_path):
@@ -198,3 +245,33 @@ def test_a_socks_proxy_without_pysocks_is_named(tmp_path):
     got = _run(tmp_path, _config("http://127.0.0.1:1", edit=_set("clusters.0.cluster.proxy-url", "socks5://127.0.0.1:1")))
     assert (got.returncode, got.stdout) == (1, ""), got.stderr
     assert got.stderr.count("\n") == 1 and "is a SOCKS proxy, which needs the PySocks package" in got.stderr
+
+
+def test_a_kubeconfig_that_is_no_regular_file_is_named_not_skipped(tmp_path, monkeypatch):
+    """A directory (or FIFO) given as the kubeconfig: kubectl fails on it; it was skipped ('no
+    kubeconfig found', or another file of KUBECONFIG chosen without a word) and never opened."""
+    from kubectl_tspread.snapshot.live import KubeOptions, connect
+
+    good = tmp_path / "config"
+    good.write_text(yaml.safe_dump(_config("http://127.0.0.1:1")))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ClusterError, match=r"kubeconfig .*/fifo \(--kubeconfig\) is not a regular file"):
+        connect(KubeOptions(kubeconfig=str(fifo)), environ={})
+    with pytest.raises(ClusterError, match=r"kubeconfig .* \(in KUBECONFIG\) is not a regular file"):
+        connect(KubeOptions(), environ={"KUBECONFIG": os.pathsep.join([str(tmp_path), str(good)])})
+
+
+@pytest.mark.parametrize("host, port", [("::::", "443"), ("10.0.0.1 5", "443"), ("10.0.0.1", "99999")],
+                         ids=["a host that is no address", "a host with a space", "a port past 65535"])
+def test_in_cluster_an_address_no_client_can_use_is_named(tmp_path, host, port):
+    """The pod's KUBERNETES_SERVICE_HOST/PORT: a ValueError from inside the loader ('::::'), or
+    'cannot reach the API server' for an address no connection could be made to."""
+    from kubectl_tspread.snapshot.live import KubeOptions, connect
+
+    (tmp_path / "token").write_text("t")
+    (tmp_path / "ca.crt").write_text("not a certificate")
+    env = {"KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port, "KUBECONFIG": str(tmp_path / "none")}
+    with pytest.raises(ClusterError, match="in-cluster config failed: KUBERNETES_SERVICE_HOST and "
+                                           "KUBERNETES_SERVICE_PORT .* are no host and port"):
+        connect(KubeOptions(), environ=env, service_account_dir=str(tmp_path))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from fakeapi import FakeApiServer, raw_node, status_body, write_kubeconfig
+from fakeapi import FakeApiServer, raw_node, raw_pod, status_body, write_kubeconfig
 from hostileapi import HostileApiServer, run_cli
 from kubectl_tspread.snapshot.drainwriter import BackoffPolicy, EvictionBlocked, Writer, _retry_after
 from kubectl_tspread.model.errors import ClusterError
@@ -75,6 +75,15 @@ def test_an_eviction_answered_429_with_an_absurd_retry_after_ends_by_its_deadlin
         assert len(api.logged("POST")) >= 2  # it did retry, within the deadline
 
 
+def test_a_write_answered_with_a_redirect_says_where_it_pointed(tmp_path):
+    """Was 'failed to patch nodes (cluster-scoped) (302: HTTP 302)' (issue 58, third round)."""
+    with HostileApiServer([{"status": 302, "headers": {"Location": "https://10.0.0.1:6443/"}}]) as api:
+        w = Writer(cluster(tmp_path, api.url), policy=BackoffPolicy(base=0.05))
+        with pytest.raises(ClusterError, match=r"answered PATCH /api/v1/nodes/n1 with a redirect \(302 to "
+                                               r"https://10.0.0.1:6443/\), which tspread does not follow"):
+            w.cordon("n1", time.monotonic() + 2)
+
+
 # ---- reads: the whole request, retries included, ends by --request-timeout --------------------
 
 def test_a_trickled_body_ends_at_the_request_timeout(tmp_path):
@@ -136,9 +145,10 @@ def test_the_same_continue_token_twice_stops_the_list(tmp_path):
 
 
 def test_endless_empty_pages_stop_the_list(tmp_path):
+    # pods are listed with a field selector: their pages may be sparse, or empty, for long stretches
     with HostileApiServer([{"status": 200, "list": {"continue": "new", "items": []}}]) as api:
-        with pytest.raises(ClusterError, match="still paging /api/v1/nodes after 100 empty pages in a row"):
-            list(cluster(tmp_path, api.url).list("Node"))
+        with pytest.raises(ClusterError, match="still paging /api/v1/namespaces/default/pods after 100 empty pages in a row"):
+            list(cluster(tmp_path, api.url).list("Pod"))
         assert len(api.requests) <= 102
 
 
@@ -146,9 +156,21 @@ def test_a_page_bound_stops_a_list_that_never_ends(tmp_path, monkeypatch):
     from kubectl_tspread.snapshot import transport
 
     monkeypatch.setattr(transport, "MAX_PAGES", 5)
-    with HostileApiServer([{"status": 200, "list": {"continue": "new", "items": [raw_node("n")]}}]) as api:
-        with pytest.raises(ClusterError, match="still paging /api/v1/nodes after 5 pages"):
+    with HostileApiServer([{"status": 200, "list": {"continue": "new", "items": [raw_pod("p")]}}]) as api:
+        with pytest.raises(ClusterError, match="still paging /api/v1/namespaces/default/pods after 5 pages"):
+            list(cluster(tmp_path, api.url).list("Pod"))
+
+
+@pytest.mark.parametrize("items, said", [([], "3 pages in a row of 0 items "), ([raw_node("n")], "3 pages in a row of 1 item ")],
+                         ids=["empty pages", "one node a page"])
+def test_scant_pages_of_a_list_nothing_filters_stop_it_at_once(tmp_path, items, said):
+    """Nodes (no selector) come in full pages but the last: a page of next to nothing with a continue
+    token is a server paging nowhere. It ran 2,000 pages, each bounded by --request-timeout only."""
+    with HostileApiServer([{"status": 200, "list": {"continue": "new", "items": items}, "stall": 0.2}]) as api:
+        with pytest.raises(ClusterError, match=f"still paging /api/v1/nodes after {said}with a continue token, "
+                                               "though 500 were asked for and nothing filters the list"):
             list(cluster(tmp_path, api.url).list("Node"))
+        assert len(api.requests) <= 5
 
 
 @pytest.mark.parametrize("answer, message", [

@@ -210,3 +210,11 @@ def test_split_handles_old_double_period_and_non_messages():
         "Preemption is not helpful for scheduling": 1}
     assert split_scheduler_message("Successfully assigned default/p to n1") == (None, "", "")
     assert parse_scheduler_message("binding rejected") == {}
+
+
+def test_a_message_with_a_count_of_thousands_of_digits_is_no_scheduler_message():
+    """An Event's message is the server's text: int() refuses a count of over 4,300 digits (it was
+    'error: unexpected ValueError'); no scheduler writes one, so it is not read as its message."""
+    huge = "9" * 5000
+    assert message.parse_scheduler_message(f"0/{huge} nodes are available: 1 Insufficient cpu.") == {}
+    assert message.parse_scheduler_message(f"0/3 nodes are available: {huge} Insufficient cpu.") == {}

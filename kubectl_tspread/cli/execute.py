@@ -341,7 +341,7 @@ class Executor:
         and the server may still accept it after the run stops."""
         self.state.in_flight.append(pod.key)
         try:
-            result = self.writer.evict(pod.namespace, pod.name, deadline, self._on_retry)
+            result = self.writer.evict(pod.namespace, pod.name, deadline, self._on_retry, uid=pod.uid)
         except (EvictionBlocked, EvictionRefused, Cancelled):
             self.state.in_flight.remove(pod.key)  # answered (refused), or given up between answers
             raise

@@ -57,17 +57,19 @@ class OutputOptions:
 
 
 def parse_duration(ctx, param, value):
-    """kubectl's --request-timeout: '0' (no timeout), '30', '30s', '1m', '2h', '1m30s'."""
+    """kubectl's --request-timeout: '0' (no timeout), '30', '30s', '1m', '2h', '1m30s', and Go's
+    smaller units (ns, us, µs, ms). ASCII digits only, as Go reads them: '١s' (an Arabic-Indic
+    one) was read as 1s."""
     if value is None:
         return None
     text = str(value).strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
+    if re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):
         seconds = float(text)
     else:
-        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text)
+        parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|μs|ms|s|m|h)", text)
         if not parts or "".join(n + u for n, u in parts) != text:
             raise click.BadParameter(f"{value!r} is not a duration; use e.g. 30s, 1m or 0 for none")
-        unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+        unit = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 0.001, "s": 1, "m": 60, "h": 3600}
         seconds = sum(float(n) * unit[u] for n, u in parts)
     if seconds > MAX_DURATION:
         raise click.BadParameter(f"{value!r} is longer than any duration kubectl accepts (about 2562047h); "

@@ -21,6 +21,8 @@ import tempfile
 from contextlib import contextmanager
 from typing import IO, Iterator
 
+from kubectl_tspread.model.errors import TspreadError
+
 SPOOL_MEMORY = 64 << 20
 _CHUNK = 1 << 20
 
@@ -54,19 +56,25 @@ class _Spool(io.TextIOBase):
 
     def write(self, text: str) -> int:  # a bytes argument fails, as on any text stream
         data = text.encode(self._encoding, "backslashreplace")
-        if self._memory is not None:
-            self._memory.write(data)
-            if self._memory.tell() > SPOOL_MEMORY:  # from here on, a file
-                self._file = tempfile.TemporaryFile()
-                self._file.write(self._memory.getbuffer())
-                self._memory = None
-        else:
-            self._file.write(data)  # type: ignore[union-attr]
+        try:
+            if self._memory is not None:
+                self._memory.write(data)
+                if self._memory.tell() > SPOOL_MEMORY:  # from here on, a file
+                    self._file = tempfile.TemporaryFile()
+                    self._file.write(self._memory.getbuffer())
+                    self._memory = None
+            else:
+                self._file.write(data)  # type: ignore[union-attr]
+        except OSError as e:
+            raise _cannot_keep(e) from None
         return len(text)
 
     def copy_to(self, real: IO[str]) -> None:
         source: IO[bytes] = self._memory if self._memory is not None else self._file  # type: ignore[assignment]
-        source.seek(0)
+        try:
+            source.seek(0)  # the file's last buffered bytes are written here
+        except OSError as e:
+            raise _cannot_keep(e) from None
         real.flush()
         buffer = getattr(real, "buffer", None)
         if buffer is not None:
@@ -83,9 +91,20 @@ class _Spool(io.TextIOBase):
 
     def close(self) -> None:
         if self._file is not None:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:  # its last buffered bytes could not be written: nothing reads them now
+                pass
         self._memory = self._file = None
         super().close()
+
+
+def _cannot_keep(e: OSError) -> TspreadError:
+    """The spool's file could not grow (a full disk is the machine's state, not a bug): where,
+    and what to do."""
+    return TspreadError(f"cannot keep the output until it is complete: {e.strerror or e} in the temporary "
+                        f"directory {tempfile.gettempdir()}; free space there or set TMPDIR to a larger one "
+                        "(a big drain plan as JSON or YAML runs to gigabytes; the table is far shorter)")
 
 
 @contextmanager

@@ -200,19 +200,23 @@ def features_failure(pod: Pod, node: Node, rules: versions.Rules) -> FilterFailu
 CLUSTER_PLUGINS = (spread.PLUGIN, interpod.INTER_POD_AFFINITY)
 
 
-def local_failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
+def local_failures(cycle: Cycle, node: Node, fit: bool = True) -> list[FilterFailure | None]:
     """Each node-local filter's verdict for `node`, in FILTER_ORDER (NodeName before
     NodeUnschedulable from 1.37: `Rules.node_name_first`; several for the
-    multi-reason plugins): every filter before PodTopologySpread. (A list, not a
-    generator: this runs for every node of every evaluation.)"""
+    multi-reason plugins): every filter before PodTopologySpread; NodeResourcesFit's only
+    with `fit` (a caller that judges the fit on its own skips summing the node's pods, which
+    only that filter and NodePorts read). (A list, not a generator: this runs for every node
+    of every evaluation.)"""
     pod = cycle.pod
-    usage = resources.node_usage(cycle.index, node.name, exclude=pod.key)
+    usage = resources.node_usage(cycle.index, node.name, exclude=pod.key) if fit or pod.host_ports else None
     rules = cycle.rules
     out = [unschedulable_failure(pod, node), node_name_failure(pod, node)]
     if rules.node_name_first:
         out.reverse()
-    out += [taint_failure(pod, node, rules), node_affinity_failure(pod, node), resources.ports_failure(pod, usage)]
-    out.extend(resources.fit_failures(pod, node, usage, rules.fit_unresolvable))
+    out += [taint_failure(pod, node, rules), node_affinity_failure(pod, node),
+            resources.ports_failure(pod, usage) if usage is not None else None]
+    if fit:
+        out.extend(resources.fit_failures(pod, node, usage, rules.fit_unresolvable))
     if cycle.prefilter is None:  # a rejected PreFilter leaves the volume state unresolved
         out.extend(volumes.binding_failures(cycle.volume, node))
         out.append(volumes.zone_failure(cycle.volume, node))
@@ -231,8 +235,8 @@ def late_failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
     return [features_failure(cycle.pod, node, cycle.rules)]
 
 
-def _failures(cycle: Cycle, node: Node) -> list[FilterFailure | None]:
-    return local_failures(cycle, node) + cluster_failures(cycle, node) + late_failures(cycle, node)
+def _failures(cycle: Cycle, node: Node, fit: bool = True) -> list[FilterFailure | None]:
+    return local_failures(cycle, node, fit) + cluster_failures(cycle, node) + late_failures(cycle, node)
 
 
 def passes_beyond_local(cycle: Cycle, node: Node) -> bool:
@@ -249,12 +253,13 @@ def local_pass(verdict: NodeVerdict) -> bool:
 
 
 def evaluate_node(index: ClusterIndex, pod: Pod, node: Node, spread_state: spread.SpreadState | None = None,
-                  *, cycle: Cycle | None = None) -> NodeVerdict:
-    """Every filter for one node. Pass `cycle` (or at least `spread_state`) when judging
-    many nodes: the PreFilter work is per pod, not per node."""
+                  *, cycle: Cycle | None = None, fit: bool = True) -> NodeVerdict:
+    """Every filter for one node (NodeResourcesFit only with `fit`: local_failures). Pass
+    `cycle` (or at least `spread_state`) when judging many nodes: the PreFilter work is per
+    pod, not per node."""
     if cycle is None:
         cycle = Cycle(index, pod, spread_state)
-    failures = tuple(f for f in _failures(cycle, node) if f is not None)
+    failures = tuple(f for f in _failures(cycle, node, fit) if f is not None)
     if cycle.prefilter is not None:
         return NodeVerdict(node.name, (cycle.prefilter,) + failures, PREFILTER, cycle.prefilter)
     if cycle.node_names is not None and node.name not in cycle.node_names:

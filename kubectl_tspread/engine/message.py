@@ -44,8 +44,11 @@ PREEMPTION_NOT_HELPFUL = preemption.PREEMPTION_NOT_HELPFUL
 NO_VICTIMS = preemption.NO_VICTIMS
 TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
 
-_HEAD = re.compile(r"0/(\d+) nodes are available: ")
-_ITEM = re.compile(r"(\d+) (.+)")
+# counts of at most 9 ASCII digits: no cluster has more nodes, and int() refuses a string of over 4,300
+# digits (a ValueError from an Event's message: "0/999…9 nodes are available")
+_HEAD = re.compile(r"0/([0-9]{1,9}) nodes are available: ")
+_ITEM = re.compile(r"([0-9]{1,9}) (.+)")
+_TOO_MANY = re.compile(r"[0-9]{10,} ")
 # the spellings of TaintToleration's reason over the releases, newest last
 _TAINT_SPELLINGS = (
     re.compile(r"node\(s\) had taints that the pod didn't tolerate"),
@@ -180,8 +183,10 @@ def normalise_reason(reason: str) -> str:
 
 def _histogram(total: int, part: str) -> dict[str, int]:
     out: dict[str, int] = {}
-    for item in re.split(r", (?=\d+ )", part):
+    for item in re.split(r", (?=[0-9]+ )", part):
         m = _ITEM.fullmatch(item)
+        if m is None and _TOO_MANY.match(item):
+            return {}  # a count no scheduler writes: not its message
         if m is None:  # a PreFilter message: it stands for every node
             return {item: total} if item else {}
         reason = normalise_reason(m.group(2))

@@ -18,6 +18,19 @@ IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT = "In", "NotIn", "Exists", "DoesNotEx
 _OPS = {IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT}
 
 
+_INT64 = re.compile(r"[+-]?[0-9]{1,19}")
+
+
+def int64(text: str) -> int | None:
+    """`text` as Go's strconv.ParseInt(text, 10, 64) reads it, None where that fails (what the
+    scheduler's Gt/Lt do: a label or value that is no int64 never matches). int() would also take
+    "1_000", " 5", other scripts' digits and numbers past int64 — and raise on 4,300 digits."""
+    if not _INT64.fullmatch(text):
+        return None
+    n = int(text)
+    return n if -(1 << 63) <= n < 1 << 63 else None
+
+
 def label_text(value: object) -> str:
     """A label value (or a selector's) as its text, for every label and selector read: a string
     as it is; what unquoted YAML made of one as the YAML text (`true`, `1`, `1.5`); null as ""
@@ -34,18 +47,6 @@ def label_text(value: object) -> str:
     if value is True or value is False:
         return "true" if value else "false"
     return str(value)
-
-
-_DECIMAL = re.compile(r"[+-]?[0-9]+")
-
-
-def _int64(text: str) -> int | None:
-    """A Gt/Lt operand as the scheduler parses it (strconv.ParseInt base 10, 64 bits): int()
-    would also take " 8", "1_0" and other scripts' digits, which it refuses (no match)."""
-    if _DECIMAL.fullmatch(text) is None:
-        return None
-    value = int(text)
-    return value if -2**63 <= value < 2**63 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,7 @@ class Requirement:
             # the API server guarantees one integer value; a non-integer label never matches
             if self.key not in labels or len(self.values) != 1:
                 return False
-            have, want = _int64(labels[self.key]), _int64(self.values[0])
+            have, want = int64(labels[self.key]), int64(self.values[0])
             if have is None or want is None:
                 return False
             return have > want if op == GT else have < want

@@ -8,6 +8,9 @@ never be bypassed from here.
 How answers are read (kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go):
 - 2xx: evicted (or, with `dryRun: [All]`, the server checked it and changed nothing).
 - 404: the pod is already gone — what the eviction wanted.
+- 409 with a failed UID precondition: the pod that was planned is gone, and another took its
+  name (a StatefulSet's replacement) — not evicted: every eviction names the uid of the pod
+  the step's re-read saw, so a retry after a dropped connection never evicts its successor.
 - 429: a PodDisruptionBudget (or API priority and fairness) says "not now": back off
   exponentially, honouring Retry-After, until the deadline.
 - 500 "more than one PodDisruptionBudget": the API can never evict this pod — stop.
@@ -29,6 +32,8 @@ from kubectl_tspread.model.errors import ClusterError, TspreadError
 EVICTED = "evicted"
 GONE = "already gone"
 MULTIPLE_PDBS_MESSAGE = "more than one PodDisruptionBudget"
+# the API server's 409 when a delete's uid precondition fails (storage: "Precondition failed: UID in precondition: …")
+UID_PRECONDITION_MESSAGE = "uid in precondition"
 DRY_RUN_ALL = ["All"]
 
 
@@ -116,14 +121,21 @@ class Writer:
 
         self._retrying(f"node/{node}", attempt, deadline, on_retry, blocked=ClusterError)
 
-    def evict(self, namespace: str, name: str, deadline: float, on_retry: RetryHook | None = None) -> str:
-        """EVICTED or GONE; raises EvictionBlocked, EvictionRefused, ConnectionLost or Cancelled."""
+    def evict(self, namespace: str, name: str, deadline: float, on_retry: RetryHook | None = None,
+              uid: str = "") -> str:
+        """EVICTED or GONE; raises EvictionBlocked, EvictionRefused, ConnectionLost or Cancelled.
+        `uid`: the pod meant (a precondition of the delete the eviction makes), "" for any of that name."""
         path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}/eviction"
         body: dict = {"apiVersion": "policy/v1", "kind": "Eviction",
                       "metadata": {"name": name, "namespace": namespace}}
+        options: dict = {}
+        if uid:
+            options["preconditions"] = {"uid": uid}
         if self.dry_run:
             # in deleteOptions, as kubectl drain sends it (the eviction client takes no query options)
-            body["deleteOptions"] = {"dryRun": DRY_RUN_ALL}
+            options["dryRun"] = DRY_RUN_ALL
+        if options:
+            body["deleteOptions"] = options
 
         def attempt() -> str:
             answer = self._exchange("POST", path, body, {}, "application/json")
@@ -134,6 +146,8 @@ class Writer:
             if answer.status == 429:
                 raise _Again(_retry_after(answer), _server_says(answer))
             message = answer.body.get("message") or ""
+            if uid and answer.status == 409 and UID_PRECONDITION_MESSAGE in str(message).lower():
+                return GONE  # the pod planned is gone; the one of its name now is not ours to evict
             if answer.status == 500 and MULTIPLE_PDBS_MESSAGE in str(message):
                 raise EvictionRefused(
                     f"cannot evict pod {namespace}/{name}: the API refuses pods covered by more than one "

@@ -16,13 +16,17 @@ import os
 import signal
 import subprocess
 import sys
-from typing import Any
+import threading
+import time
+from typing import Any, Callable
 
 from kubectl_tspread.model.errors import ClusterError
 from kubectl_tspread.snapshot import jsonscan
 
 EXEC_TIMEOUT = 20.0
 INTERACTIVE_EXEC_TIMEOUT = 120.0
+MAX_OUTPUT = 16 << 20  # an ExecCredential is a few KB (a client certificate and key included)
+_STDERR_TAIL = 64 << 10
 
 
 def run_exec_plugin(config: Any, cwd: str | None, cluster: Any, user: str | None,
@@ -50,14 +54,15 @@ def run_exec_plugin(config: Any, cwd: str | None, cluster: Any, user: str | None
     except OSError as e:
         raise fail(f"cannot run it: {e.strerror or e}") from None
     try:
-        out, err = proc.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        _kill(proc, interactive)
-        out, err = _leftovers(proc)
-        raise fail(f"it did not finish within {limit:g}s", err) from None
+        out, err, ended = _collect(proc, limit)
     except BaseException:  # Ctrl-C, SIGTERM: the plugin does not outlive us
         _kill(proc, interactive)
         raise
+    if ended != "exited":
+        _kill(proc, interactive)
+        if ended == "too long":
+            raise fail(f"it printed more than {MAX_OUTPUT >> 20} MiB on stdout; no ExecCredential is that long", err)
+        raise fail(f"it did not finish within {limit:g}s", err)
     if proc.returncode != 0:
         raise fail(f"the process returned {proc.returncode}", err)
     try:
@@ -96,12 +101,48 @@ def _kill(proc: subprocess.Popen, interactive: bool) -> None:
         pass
 
 
-def _leftovers(proc: subprocess.Popen) -> tuple[bytes, bytes]:
-    """What a killed plugin had written; a grandchild that kept the pipes open is not waited for."""
+def _collect(proc: subprocess.Popen, limit: float) -> tuple[bytes, bytes, str]:
+    """(stdout, the tail of stderr, how it ended: "exited", "too long" or "late"), read within
+    `limit` seconds and MAX_OUTPUT bytes: communicate() kept all a plugin printed, so one that
+    printed without end (`yes`) ran the run out of memory before its time limit."""
+    deadline = time.monotonic() + limit
+    out, err = bytearray(), bytearray()
+    too_long = threading.Event()
+
+    def pump(stream: Any, sink: bytearray, cap: int, tail: bool) -> None:
+        try:
+            while True:
+                chunk = stream.read1(1 << 16)
+                if not chunk:
+                    return
+                sink.extend(chunk)
+                if len(sink) > cap:
+                    if not tail:
+                        too_long.set()
+                        return
+                    del sink[:len(sink) - cap]  # the last lines are the ones an error shows
+        except (OSError, ValueError):
+            return
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, out, MAX_OUTPUT, False), daemon=True)]
+    if proc.stderr is not None:
+        threads.append(threading.Thread(target=pump, args=(proc.stderr, err, _STDERR_TAIL, True), daemon=True))
+    for thread in threads:
+        thread.start()
+    while not too_long.is_set() and time.monotonic() < deadline:
+        alive = [t for t in threads if t.is_alive()]
+        if not alive:
+            break
+        alive[0].join(0.05)
+    if too_long.is_set():
+        return bytes(out), bytes(err), "too long"
+    if any(t.is_alive() for t in threads):
+        return bytes(out), bytes(err), "late"
     try:
-        return proc.communicate(timeout=1.0)
-    except subprocess.TimeoutExpired:
-        return b"", b""
+        proc.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:  # it closed its output and went on running
+        return bytes(out), bytes(err), "late"
+    return bytes(out), bytes(err), "exited"
 
 
 class _Failure:
@@ -121,3 +162,32 @@ def _last_lines(stderr: bytes | None, limit: int = 300) -> str:
     lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     text = " / ".join(lines[-3:])
     return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def run_bounded(what: str, fetch: Callable[[], Any], timeout: float | None = None) -> Any:
+    """`fetch()` (a credential fetched by code of the `kubernetes` package that may ask a server
+    with no timeout: an oidc token refresh) within EXEC_TIMEOUT; a ClusterError naming `what`
+    when it fails or does not end. A fetch still running is left behind in a daemon thread."""
+    limit = timeout or EXEC_TIMEOUT
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fetch()
+        except Exception as e:  # noqa: BLE001 - anything it raises is the credential's failure
+            box["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True, name="tspread-credential")
+    thread.start()
+    thread.join(limit)
+    if thread.is_alive():
+        raise ClusterError(f"{what} did not get a token within {limit:g}s (its issuer does not answer); "
+                           "check the issuer URL and your network, or log in again")
+    error = box.get("error")
+    if isinstance(error, ClusterError):
+        raise error
+    if error is not None:
+        said = " ".join(str(error).split())[:200] or type(error).__name__
+        raise ClusterError(f"{what} failed ({type(error).__name__}: {said}); log in again, or check its "
+                           "settings in the kubeconfig")
+    return box.get("value")

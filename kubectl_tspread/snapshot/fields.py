@@ -16,6 +16,7 @@ from collections.abc import Mapping  # typing.Mapping's isinstance goes through 
 from typing import Any
 
 from kubectl_tspread.model.errors import InputError
+from kubectl_tspread.model.labels import int64
 
 INT32_MAX = 2**31 - 1
 # a scheduler quantity (millicores, bytes, counts) beyond this is no real node or pod (8 PiB of
@@ -245,8 +246,7 @@ def operands(e: Mapping, where: str) -> None:
         if values:
             raise FieldError(f"{where}.values", f"no values for {op}", values)
     elif op in ("Gt", "Lt"):
-        if len(values or ()) != 1 or type(values[0]) is not str or _DECIMAL.fullmatch(values[0]) is None \
-                or not -2**63 <= int(values[0]) < 2**63:
+        if len(values or ()) != 1 or type(values[0]) is not str or int64(values[0]) is None:
             raise FieldError(f"{where}.values", f"one integer for {op}", values)
 
 

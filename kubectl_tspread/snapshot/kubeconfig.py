@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from kubectl_tspread.model.errors import ClusterError, InputError, UsageError
-from kubectl_tspread.snapshot.kubeconfig_check import check_cluster, check_context, check_file, check_user
+from kubectl_tspread.snapshot.kubeconfig_check import (check_cluster, check_context, check_file, check_user,
+                                                       host_of, proxy_problem)
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -170,21 +171,46 @@ def _first(e: BaseException) -> str:
 
 
 _LOADER: Any = None
+# what client-go says to use instead of the auth-providers it dropped
+_REMOVED_AUTH_PROVIDERS = {"gcp": "gke-gcloud-auth-plugin", "azure": "kubelogin"}
 
 
 def _loader_class() -> Any:
     """KubeConfigLoader with exec plugins run by execauth (a time limit, stderr in the error)
     instead of the package's ExecProvider, which waits for a plugin without end. The rest of
-    its `_load_from_exec_plugin` is the package's: a token, or a client certificate and key."""
+    its `_load_from_exec_plugin` is the package's: a token, or a client certificate and key.
+    An auth-provider is read as client-go reads one: oidc (the package's code, within execauth's
+    time limit: its token refresh asks the issuer with no timeout at all), gcp and azure are
+    refused as removed, any other name is unknown (the package skipped those, and the requests
+    went out without credentials)."""
     global _LOADER
     if _LOADER is not None:
         return _LOADER
     from kubernetes.config.dateutil import parse_rfc3339
     from kubernetes.config.kube_config import FileOrData, KubeConfigLoader
 
-    from kubectl_tspread.snapshot.execauth import run_exec_plugin
+    from kubectl_tspread.snapshot.execauth import run_bounded, run_exec_plugin
 
     class Loader(KubeConfigLoader):
+        def _load_auth_provider_token(self):
+            if "auth-provider" not in self._user:
+                return None
+            provider = self._user["auth-provider"]  # its shape: kubeconfig_check.check_user
+            name = provider["name"]
+            who = f'user "{getattr(self, "tspread_user", None)}"'
+            if name in _REMOVED_AUTH_PROVIDERS:
+                raise ClusterError(f'the {name} auth-provider of {who} was removed from kubectl (1.26); use the '
+                                   f"{_REMOVED_AUTH_PROVIDERS[name]} credential plugin (an exec user) instead")
+            if name != "oidc":
+                raise ClusterError(f'the auth-provider "{name}" of {who} is none kubectl knows (only oidc); use '
+                                   "an exec credential plugin instead")
+            token = run_bounded(f"the oidc auth-provider of {who}",
+                                lambda: KubeConfigLoader._load_oid_token(self, provider))
+            if not token:
+                raise ClusterError(f"the oidc auth-provider of {who} has no id-token in the form of a JWT "
+                                   "(header.payload.signature); log in again")
+            return token
+
         def _load_from_exec_plugin(self):
             if "exec" not in self._user:
                 return None
@@ -246,10 +272,15 @@ def _from_kubeconfig(opts: KubeOptions, paths: list[str]) -> ResolvedConfig:
         raise ClusterError(f'cluster "{effective["cluster"]}" in the kubeconfig has no server URL; '
                            "fix the kubeconfig or pick another --context")
     check_cluster(cluster_node.path, effective["cluster"], cluster_node.value.get("cluster") or {})
+    body = cluster_node.value["cluster"]
+    scheme, rest = body["server"].split("://", 1)
+    # Go reads a scheme in any case; the loader applies the CA and client certificates only to "https"
+    body["server"] = f"{scheme.lower()}://{rest}"
     if effective.get("user"):
         user_node = _find(merged, "users", effective["user"])
         check_user(user_node.path, effective["user"], user_node.value.get("user") or {})
     cfg, user_entry = _load_with_loader(merged, ctx_name, effective)
+    cfg.has_proxy_url = bool((cluster_node.value.get("cluster") or {}).get("proxy-url"))
     return ResolvedConfig(
         configuration=cfg, server=cfg.host, namespace=effective["namespace"], context=ctx_name,
         user=effective.get("user"),
@@ -271,6 +302,13 @@ def _from_service_account(opts: KubeOptions, environ: Mapping[str, str], sa_dir:
     except ConfigException as e:
         raise ClusterError(f"in-cluster config failed ({e}); mount the service account token "
                            f"at {sa_dir} or pass --kubeconfig") from None
+    except ValueError:  # the loader's ipaddress check of a host that is no address nor name ('::::')
+        cfg.host = ""
+    if not host_of(cfg.host or ""):
+        # a port past 65535 or a space was 'cannot reach the API server', as for a kubeconfig's server
+        where = f"{environ.get('KUBERNETES_SERVICE_HOST', '')}:{environ.get('KUBERNETES_SERVICE_PORT', '')}"
+        raise ClusterError(f"in-cluster config failed: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
+                           f"({where[:80]!r}) are no host and port; fix them or pass --kubeconfig")
     namespace = opts.namespace or environ.get("POD_NAMESPACE") or ""
     if not namespace:
         try:
@@ -292,6 +330,13 @@ def resolve(opts: KubeOptions, *, environ: Mapping[str, str] | None = None,
     paths = kubeconfig_paths(opts, env)
     if opts.kubeconfig and not os.path.exists(paths[0]):
         raise ClusterError(f"kubeconfig {paths[0]} (--kubeconfig) does not exist; pass an existing file")
+    if opts.kubeconfig and not os.path.isfile(paths[0]):
+        # a directory, a FIFO or a device: never opened (a FIFO would block), and not "no kubeconfig found"
+        raise ClusterError(f"kubeconfig {paths[0]} (--kubeconfig) is not a regular file; pass the file itself")
+    odd = [p for p in paths if os.path.exists(p) and not os.path.isfile(p)]
+    if odd:  # kubectl fails on it ("error loading config file"): skipped, another context could be chosen
+        raise ClusterError(f"kubeconfig {odd[0]} (in KUBECONFIG) is not a regular file; take it out of KUBECONFIG "
+                           "or put the file itself there")
     existing = [p for p in paths if os.path.isfile(p)]
     if existing:
         resolved = _from_kubeconfig(opts, existing)
@@ -300,5 +345,70 @@ def resolve(opts: KubeOptions, *, environ: Mapping[str, str] | None = None,
     else:
         raise ClusterError(f"no kubeconfig found (tried {', '.join(paths)}); pass --kubeconfig PATH or "
                            "set KUBECONFIG, or run inside a cluster")
-    resolved.configuration.retries = False  # the snapshot layer retries itself (tenacity)
+    cfg = resolved.configuration
+    cfg.retries = False  # the snapshot layer retries itself (tenacity)
+    if not getattr(cfg, "has_proxy_url", False):
+        cfg.proxy = environment_proxy(cfg.host, env)
+    # a kubeconfig's proxy-url is used for its server whatever NO_PROXY says, as client-go does
+    cfg.no_proxy = None
+    cfg.proxy_headers = _proxy_credentials(cfg.proxy)
     return resolved
+
+
+def _proxy_credentials(proxy: str | None) -> dict | None:
+    """Proxy-Authorization from a proxy URL's user:password, as Go's transport sends it (urllib3
+    leaves the user info of an http(s) proxy unused: the proxy answered 407). A SOCKS proxy
+    takes it from the URL itself."""
+    from urllib.parse import unquote, urlsplit
+
+    if not proxy or proxy.startswith("socks"):
+        return None
+    url = urlsplit(proxy)
+    if url.username is None:
+        return None
+    from urllib3.util import make_headers
+
+    return make_headers(proxy_basic_auth=f"{unquote(url.username)}:{unquote(url.password or '')}")
+
+
+def environment_proxy(server: str, environ: Mapping[str, str]) -> str | None:
+    """The proxy client-go takes from the environment for `server` (Go's ProxyFromEnvironment),
+    None for none. Read here rather than by the REST client (which asks urllib for os.environ's
+    proxies) because the rules differ where it matters: a loopback or `localhost` server is
+    never proxied (a local cluster stays reachable with a corporate HTTPS_PROXY set), a proxy
+    written without a scheme is an http:// one, ALL_PROXY is not read, the upper-case names come
+    first; and a proxy that cannot be used is an error naming the variable, not a LocationParseError
+    from inside urllib3 at the first request."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    from kubernetes.client.rest import should_bypass_proxies
+
+    url = urlsplit(server)
+    if url.scheme == "https":
+        names = ("HTTPS_PROXY", "https_proxy")
+    elif environ.get("REQUEST_METHOD"):
+        return None  # under CGI, HTTP_PROXY may come from a client's Proxy: header (httpoxy)
+    else:
+        names = ("HTTP_PROXY", "http_proxy")
+    name = next((n for n in names if environ.get(n)), None)
+    if name is None:
+        return None
+    host = (url.hostname or "").lower()
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    no_proxy = environ.get("NO_PROXY") or environ.get("no_proxy") or ""
+    if loopback or should_bypass_proxies(server, no_proxy):
+        return None
+    written = environ[name].strip()
+    proxy = written if "://" in written else "http://" + written
+    problem = proxy_problem(proxy)
+    if problem is not None and proxy != written:
+        problem = proxy_problem(written)  # said of the value as written
+    if problem is not None:
+        fix = ("pip install pysocks, or use an http(s) proxy" if "PySocks" in problem else
+               f"fix {name} or unset it (or add the server's host to NO_PROXY)")
+        raise ClusterError(f"the environment's {name} {problem}; {fix}")
+    return proxy

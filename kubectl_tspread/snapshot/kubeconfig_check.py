@@ -48,6 +48,7 @@ def check_file(path: str, data: dict) -> None:
             continue
         if not isinstance(entries, list):
             raise _bad(path, section, entries, f"a list of {section}")
+        first: dict[str, int] = {}
         for i, entry in enumerate(entries):
             where = f"{section}[{i}]"
             if not isinstance(entry, dict):
@@ -55,6 +56,11 @@ def check_file(path: str, data: dict) -> None:
             name = entry.get("name")
             if not isinstance(name, str):
                 raise _bad(path, f"{where}.name", name, "a string")
+            if name in first:
+                # client-go refuses the file ("duplicate name … in list"); across files the first wins
+                raise InputError(f"kubeconfig {path}: {section}[{first[name]}] and {where} are both named "
+                                 f"{name!r}, and kubectl refuses such a file; remove or rename one")
+            first[name] = i
             body = entry.get(body_key)
             if body is not None and not isinstance(body, dict):
                 raise _bad(path, f'{section[:-1]} "{name}": {body_key}', body, "a mapping")
@@ -65,12 +71,14 @@ def check_cluster(path: str, name: str, body: dict) -> None:
     server = body.get("server")
     if not isinstance(server, str) or not server.strip():
         raise _bad(path, f"{where}: server", server, "a URL such as https://host:6443")
-    if not server.startswith(("http://", "https://")):
+    if not server.lower().startswith(("http://", "https://")) or not host_of(server):  # Go: any case
+        # a port past 65535, a space in the host or no host at all was 'cannot reach the API server'
         raise InputError(f"kubeconfig {path}: {where}: server {server[:60]!r} is not an http(s) URL "
                          f"(e.g. https://host:6443); {_FIX}")
     for key in ("certificate-authority", "tls-server-name", "proxy-url"):
         _string(path, where, body, key)
     _base64(path, where, body, "certificate-authority-data")
+    _file(path, where, body, "certificate-authority")
     _bool(path, where, body, "insecure-skip-tls-verify")
     _proxy(path, where, body.get("proxy-url"))
 
@@ -81,6 +89,13 @@ def check_user(path: str, name: str, body: dict) -> None:
         _string(path, where, body, key)
     for key in ("client-certificate-data", "client-key-data"):
         _base64(path, where, body, key)
+    for key in ("client-certificate", "client-key"):
+        _file(path, where, body, key)
+    for key in ("username", "password"):
+        # the loader encodes basic auth as Latin-1 (a UnicodeEncodeError from inside it before)
+        if isinstance(body.get(key), str) and not header_safe(body[key]):
+            raise InputError(f"kubeconfig {path}: {where}: {key} holds a line break or a character beyond "
+                             f"Latin-1, which basic auth cannot send here; {_FIX}")
     groups = body.get("as-groups")
     if groups is not None and not (isinstance(groups, list) and all(isinstance(g, str) for g in groups)):
         raise _bad(path, f"{where}: as-groups", groups, "a list of strings")
@@ -92,6 +107,18 @@ def check_user(path: str, name: str, body: dict) -> None:
                              "point it at the token, or log in again")
     if "exec" in body:
         _exec(path, where, body["exec"])
+    if "auth-provider" in body:
+        _auth_provider(path, where, body["auth-provider"])
+
+
+def _auth_provider(path: str, where: str, provider: Any) -> None:
+    if not isinstance(provider, dict):
+        raise _bad(path, f"{where}: auth-provider", provider, "a mapping with a name and a config")
+    if not isinstance(provider.get("name"), str) or not provider.get("name"):
+        raise _bad(path, f"{where}: auth-provider.name", provider.get("name"), "a string")
+    config = provider.get("config")
+    if config is not None and not (isinstance(config, dict) and all(isinstance(v, str) for v in config.values())):
+        raise _bad(path, f"{where}: auth-provider.config", config, "a mapping of strings")
 
 
 def check_context(path: str, name: str, body: dict) -> None:
@@ -113,6 +140,37 @@ def _exec(path: str, where: str, config: Any) -> None:
             isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("value"), str)
             for e in env)):
         raise _bad(path, f"{where}: exec.env", env, "a list of {name, value} strings")
+    # a NUL cannot reach a process's argv or environment (ValueError from inside subprocess)
+    texts = [("exec.command", config["command"]), *(("exec.args", a) for a in args or ()),
+             *(("exec.env", t) for e in env or () for t in (e["name"], e["value"]))]
+    for field, text in texts:
+        if "\0" in text:
+            raise InputError(f"kubeconfig {path}: {where}: {field} holds a NUL character, which no command line "
+                             f"or environment can carry; {_FIX}")
+
+
+def host_of(server: str) -> str | None:
+    """The host of a server URL; None when no client could connect to it (a bad port, a space, none)."""
+    from urllib3.util import parse_url
+
+    try:
+        return parse_url(server).host
+    except ValueError:  # LocationParseError: a bad port, a space, ...
+        return None
+
+
+def _file(path: str, where: str, body: dict, key: str) -> None:
+    """A certificate or key file (`key`), unless its -data twin is given (which the loader prefers):
+    an existing readable file, resolved against the kubeconfig's directory as the loader does
+    (it said 'File does not exist' of a directory)."""
+    name = body.get(key)
+    if not isinstance(name, str) or not name or body.get(f"{key}-data"):
+        return
+    full = os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expanduser(name))
+    if not os.path.isfile(full) or not os.access(full, os.R_OK):
+        what = "is not a readable file" if os.path.exists(full) else "does not exist"
+        raise InputError(f"kubeconfig {path}: {where}: {key} {full} {what}; point it at the PEM file, or "
+                         f"use {key}-data; {_FIX}")
 
 
 def _string(path: str, where: str, body: dict, key: str) -> None:
@@ -125,10 +183,19 @@ _PROXY_SCHEMES = ("http", "https", "socks4", "socks4a", "socks5", "socks5h")
 
 
 def _proxy(path: str, where: str, proxy: str | None) -> None:
-    """A proxy-url the REST client can use: urllib3 raises LocationParseError on `::` when the
-    first request is made, and a SOCKS proxy needs PySocks, which is not among our dependencies."""
     if not proxy:
         return
+    problem = proxy_problem(proxy)
+    if problem is not None:
+        raise InputError(f"kubeconfig {path}: {where}: proxy-url {problem}; "
+                         + (_FIX if "PySocks" not in problem else "pip install pysocks, or use an http(s) proxy"))
+
+
+def proxy_problem(proxy: str) -> str | None:
+    """What keeps the REST client from using `proxy` (a kubeconfig's proxy-url, or HTTPS_PROXY),
+    in words that follow its quoted value; None when it can: urllib3 raises LocationParseError on
+    `::` when the first request is made, and a SOCKS proxy needs PySocks, which is not among our
+    dependencies."""
     import importlib.util
 
     from urllib3.util import parse_url
@@ -138,11 +205,10 @@ def _proxy(path: str, where: str, proxy: str | None) -> None:
     except ValueError:  # urllib3's LocationParseError
         url = None
     if url is None or url.scheme not in _PROXY_SCHEMES or not url.host:
-        raise InputError(f"kubeconfig {path}: {where}: proxy-url {proxy[:60]!r} is not a proxy URL "
-                         f"(http://, https:// or socks5://host:port); {_FIX}")
+        return f"{proxy[:60]!r} is not a proxy URL (http://, https:// or socks5://host:port)"
     if url.scheme.startswith("socks") and importlib.util.find_spec("socks") is None:
-        raise InputError(f"kubeconfig {path}: {where}: proxy-url {proxy[:60]!r} is a SOCKS proxy, which needs "
-                         "the PySocks package: pip install pysocks, or use an http(s) proxy")
+        return f"{proxy[:60]!r} is a SOCKS proxy, which needs the PySocks package"
+    return None
 
 
 def _bool(path: str, where: str, body: dict, key: str) -> None:

@@ -10,6 +10,7 @@ lazily: `kubectl tspread --help` must not pay for it.
 
 from __future__ import annotations
 
+import http.client
 import re
 import threading
 import time
@@ -88,10 +89,38 @@ class Answer:
     body: dict
     retry_after: float | None
     raw: bytes = b""
+    http_status: int = 0  # as sent; `status` differs for a 2xx that carried a failed Status (failed_status)
+    location: str | None = None  # a redirect's Location header
+
+    def __post_init__(self) -> None:
+        if not self.http_status:
+            object.__setattr__(self, "http_status", self.status)
 
     @property
     def ok(self) -> bool:
         return 200 <= self.status <= 299
+
+
+# what a failed Status of a 2xx stands for when its code does not say (client-go's reason checks)
+_REASON_CODES = {"NotFound": 404, "TooManyRequests": 429, "Forbidden": 403, "Unauthorized": 401,
+                 "Conflict": 409, "Invalid": 422}
+
+
+def failed_status(status: int, body: dict) -> int:
+    """The status a write's answer stands for. A 2xx whose body is a Status that is no Success is
+    the error it carries, as client-go reads it (transformResponse: errors.FromObject): its code
+    when that is an error's, else its reason's, else 0 (an error of no known kind). An eviction
+    answered `200 {"kind":"Status","status":"Failure","code":429}` by a proxy was taken for done,
+    and a cordon the same way for applied."""
+    said = body.get("status")
+    if not (200 <= status <= 299 and body.get("kind") == "Status" and type(said) is str and said
+            and said != "Success"):
+        return status
+    code = body.get("code")
+    if type(code) is int and 400 <= code <= 599:
+        return code
+    reason = body.get("reason")
+    return _REASON_CODES.get(reason, 0) if type(reason) is str else 0
 
 
 class _Transient(Exception):
@@ -156,7 +185,8 @@ class LiveCluster:
         from kubernetes.client.rest import RESTClientObject
 
         self.resolved = resolved
-        self.server: str = resolved.server
+        self._base = resolved.server  # what requests go to; `server`, what errors and sources name
+        self.server: str = _without_password(resolved.server) or resolved.server
         self.namespace: str = resolved.namespace
         self.all_namespaces = all_namespaces
         self.retry = retry or RetryPolicy()
@@ -165,7 +195,7 @@ class LiveCluster:
         self.request_timeout = min(request_timeout, 1e8) if request_timeout else None
         # the REST client's pool manager carries TLS, client certificates and proxy settings
         self._pool = RESTClientObject(resolved.configuration).pool_manager
-        self.insecure = self.server.startswith("https:") and not resolved.configuration.verify_ssl
+        self.insecure = self.server.lower().startswith("https:") and not resolved.configuration.verify_ssl
         if self.insecure:
             # urllib3 warns on every request (two lines, with its source path); the run says it
             # once instead (`insecure_warning`, among the snapshot's warnings)
@@ -228,7 +258,8 @@ class LiveCluster:
             records: list = []
             token = None
             ahead: _Ahead | None = None
-            pages = Paging(self.server)
+            pages = Paging(self.server, filtered="fieldSelector" in params or "labelSelector" in params,
+                           limit=self.page_size)
             try:
                 while True:
                     if ahead is not None and ahead.token == token:
@@ -240,9 +271,13 @@ class LiveCluster:
                     peeked = peek_continue(data)
                     ahead = _Ahead(self._get_bytes, path, self._page_query(params, peeked), peeked) \
                         if peeked else None
-                    # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py),
-                    # once their nesting is known to be bounded
-                    fast = decode_pod_page(self._bounded(path, data)) if kind == "Pod" and not whole else None
+                    # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py).
+                    # Not walked for nesting first (the walk is a pass over every byte, and pod
+                    # pages are most of them): the typed parse skips unread fields without
+                    # building them and stops at Python's recursion limit by itself (a page it
+                    # cannot read goes the ordinary way, walk included); what it builds is scalars
+                    # where the decoder reads scalars and JSON text the memos parse, within that limit
+                    fast = decode_pod_page(data) if kind == "Pod" and not whole else None
                     if fast is not None:
                         items, token = fast
                         if token is not None and not isinstance(token, str):
@@ -286,6 +321,14 @@ class LiveCluster:
         token = (meta or {}).get("continue")
         if token is not None and not isinstance(token, str):
             raise self._shape_error(path, "metadata.continue", "a string", token)
+        # not read, but of the API's types (ListMeta), as client-go decodes them: a number for the
+        # resourceVersion is no list's, whichever kind it is (wire.py sends such a pod page here)
+        version = (meta or {}).get("resourceVersion")
+        if version is not None and not isinstance(version, str):
+            raise self._shape_error(path, "metadata.resourceVersion", "a string", version)
+        remaining = (meta or {}).get("remainingItemCount")
+        if remaining is not None and not (type(remaining) is int and -(1 << 63) <= remaining < 1 << 63):
+            raise self._shape_error(path, "metadata.remainingItemCount", "a 64-bit integer", remaining)
         if items is None:
             return [], token
         if not isinstance(items, list):
@@ -293,6 +336,11 @@ class LiveCluster:
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 raise self._shape_error(path, f"items[{i}]", "an object", item)
+            # an object's resourceVersion, as the list's: a string on every page of every kind
+            meta = item.get("metadata")
+            version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+            if version is not None and not isinstance(version, str):
+                raise self._shape_error(path, f"items[{i}].metadata.resourceVersion", "a string", version)
         return items, token
 
     def _check_list_kind(self, path: str, page: dict, kind: str) -> None:
@@ -431,12 +479,27 @@ class LiveCluster:
             decoded = self._loads(data) if data else {}
         except ValueError:
             decoded = {}
-        return Answer(method, path, status, decoded if isinstance(decoded, dict) else {},
-                      retry_after_seconds(headers.get("Retry-After"), RETRY_AFTER_CAP), data)
+        body = decoded if isinstance(decoded, dict) else {}
+        return Answer(method, path, failed_status(status, body), body,
+                      retry_after_seconds(headers.get("Retry-After"), RETRY_AFTER_CAP), data, status,
+                      headers.get("Location"))
 
     def error(self, answer: "Answer") -> ApiStatusError:
-        """The actionable error for a non-2xx `Answer` (same wording as reads and `request`)."""
-        return self._status_error(answer.method, answer.path, answer.status, answer.raw)
+        """The actionable error for a non-2xx `Answer` (same wording as reads and `request`); for a
+        2xx that carried a failed Status, that one, said to have come with a success."""
+        if 300 <= answer.status <= 399:
+            err = self._redirect_error(answer.method, answer.path, answer.status, {"Location": answer.location})
+            return ApiStatusError(str(err), answer.status)
+        if answer.http_status == answer.status:
+            return self._status_error(answer.method, answer.path, answer.status, answer.raw)
+        said = (f"the API server at {self.server} answered {answer.method} {answer.path} with {answer.http_status} "
+                f"and {status_summary(answer.body)}: the request failed though its HTTP status says it did not")
+        if answer.status:
+            err = self._status_error(answer.method, answer.path, answer.status, answer.raw)
+            return ApiStatusError(f"{err} ({said})", err.status, err.reason, err.body)
+        return ApiStatusError(f"{said}; check any proxy between you and the API server, or try again", 0,
+                              answer.body.get("reason") if type(answer.body.get("reason")) is str else "",
+                              answer.body)
 
     # ---- transport -----------------------------------------------------------------------
 
@@ -486,7 +549,7 @@ class LiveCluster:
         or the request timeout, body included: a server that sends its headers at once and then
         trickles a byte at a time defeats a per-read socket timeout, so the exchange runs in a
         thread of its own and is given up (its socket shut) when the time is over."""
-        url = self.server + path + ("?" + urlencode(params) if params else "")
+        url = self._base + path + ("?" + urlencode(params) if params else "")
         headers = self._headers(content_type)  # in this thread: an exec plugin's refresh runs here
         limit = self.request_timeout or DEFAULT_REQUEST_LIMIT
         if deadline is not None:
@@ -514,15 +577,34 @@ class LiveCluster:
         except ux.ReadTimeoutError:
             raise ClusterError(self._timeout_message(exchange.method, exchange.path)) from None
         except ux.SSLError as e:
-            raise ClusterError(f"TLS with the API server at {self.server} failed ({_first_line(e)}); check "
-                               "the cluster's certificate-authority in your kubeconfig") from None
+            raise ClusterError(self._tls_message(e)) from None
+
+    def _tls_message(self, err: BaseException) -> str:
+        """What failed in TLS, pointed at the kubeconfig setting to fix: the client's own certificate
+        and key (loaded at the first connection), the name the server's certificate is for, else the CA."""
+        said = _first_line(err)
+        head = f"TLS with the API server at {self.server} failed ({said}); "
+        if self.resolved.configuration.cert_file and ("PEM lib" in said or "KEY_VALUES_MISMATCH" in said):
+            who = f'user "{self.resolved.user}"' if self.resolved.user else "the user"
+            return head + (f"the client certificate or key of {who} cannot be used: fix client-certificate(-data) "
+                           "and client-key(-data) in the kubeconfig (or what its exec plugin prints)")
+        if "Hostname mismatch" in said or "IP address mismatch" in said:
+            return head + ("the server's certificate is not for the name in the server URL: use the name it was "
+                           "issued for, or set the cluster's tls-server-name in the kubeconfig")
+        return head + "check the cluster's certificate-authority in your kubeconfig"
 
     def version(self) -> str:
         """The server's gitVersion from /version (readable by every user through
-        system:public-info-viewer), "" when it does not say."""
-        v = self._get_json("/version", {}).get("gitVersion")
+        system:public-info-viewer). An answer without one (`{}`, a Status with a 200, a number) is
+        UnreadableVersion, as one that names no Kubernetes version is: the run then says it follows
+        the newest minor's rules, where it said nothing before."""
+        body = self._get_json("/version", {})
+        v = body.get("gitVersion")
+        if body.get("kind") == "Status":
+            raise UnreadableVersion(f"its /version answered 200 and {status_summary(body)}", 200)
         if not isinstance(v, str):
-            return ""
+            what = "no gitVersion" if v is None else f"a gitVersion that is {json_type(v)}"
+            raise UnreadableVersion(f"its /version has {what}", 200)
         try:
             versions.parse(v)
         except versions.UnknownVersion:
@@ -566,7 +648,7 @@ class LiveCluster:
             data = retrying(attempt)
         except _Transient as last:
             if last.cause is not None:
-                raise ClusterError(self._unreachable_message(last.cause)) from None
+                raise ClusterError(self._unreachable_message(last.cause, "GET", path)) from None
             err = self._status_error("GET", path, last.status, last.body)
             attempts = f"{tries[0]} attempt{'s' if tries[0] > 1 else ''}"
             raise ApiStatusError(f"{err} (still failing after {attempts}; try again later)",
@@ -581,21 +663,24 @@ class LiveCluster:
             status, data, headers = self._send("GET", path, params, None, None, deadline)
         except (ux.ConnectTimeoutError, ux.ProtocolError, ux.ProxyError) as e:
             raise _Transient(0, b"", None, cause=e) from None  # refused, reset, or timed out connecting
+        except ux.DecodeError:
+            # it answered: the body is what is wrong, not the network
+            raise ClusterError(f"the API server at {self.server} answered GET {path} with a body its "
+                               "Content-Encoding header says is compressed, and it is not; check any proxy "
+                               "between you and the API server") from None
+        except ux.LocationValueError as e:
+            raise ClusterError(self._unreachable_message(e, "GET", path)) from None
         except ux.HTTPError as e:
-            raise ClusterError(self._unreachable_message(e)) from None
+            # after it connected: headers no HTTP client can take (two Content-Lengths, …)
+            raise ClusterError(f"the API server at {self.server} answered GET {path} with what is not valid HTTP "
+                               f"({_first_line(e)}); check any proxy or load balancer in front of it") from None
+        if 300 <= status <= 399:
+            raise self._redirect_error("GET", path, status, headers)
         if 200 <= status <= 299:
             return data
         if status == 429 or status >= 500:
             raise _Transient(status, data, retry_after_of(headers, data, self.retry.retry_after_cap))
         raise self._status_error("GET", path, status, data)
-
-    def _bounded(self, path: str, data: bytes) -> bytes:
-        """`data`, once jsonscan has found its nesting within bounds."""
-        try:
-            jsonscan.check(data)
-        except jsonscan.TooDeep:
-            raise self._too_deep(path) from None
-        return data
 
     def _too_deep(self, path: str) -> ClusterError:
         return ClusterError(f"the API server at {self.server} answered {path} with JSON nested deeper than "
@@ -652,14 +737,39 @@ class LiveCluster:
             msg = f"{server_says} {where} (404 on {self.server})"
         elif status == 429:
             msg = f"the API server at {self.server} is throttling requests (429 TooManyRequests) to {verb} {resource}"
+        elif status == 407:
+            proxy = _without_password(self.resolved.configuration.proxy) or "a proxy"
+            msg = (f"the proxy {proxy} between you and the API server at {self.server} asks for credentials "
+                   f"(407 Proxy Authentication Required) to {verb} {resource}; put user:password in its URL "
+                   "(HTTPS_PROXY, HTTP_PROXY or the kubeconfig's proxy-url)")
         else:
             msg = f"the API server at {self.server} failed to {verb} {resource} {where} ({status}: {server_says})"
         return ApiStatusError(msg, status, reason, body)
 
-    def _unreachable_message(self, err: BaseException | None) -> str:
+    def _unreachable_message(self, err: BaseException | None, method: str = "", path: str = "") -> str:
+        from urllib3 import exceptions as ux
+
         ctx = f' (context "{self.resolved.context}")' if self.resolved.context else ""
+        if isinstance(err, ux.ProxyError):
+            proxy = _without_password(self.resolved.configuration.proxy)
+            return (f"cannot reach the API server at {self.server}{ctx} through the proxy {proxy}: "
+                    f"{_first_line(err)}; check the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY or the "
+                    "kubeconfig's proxy-url)")
+        if isinstance(err, ux.ProtocolError) and path:
+            # connected: the server dropped the connection, or broke off or garbled its answer
+            return (f"the API server at {self.server}{ctx} broke off its answer to {method} {path.split('?')[0]} "
+                    f"({_first_line(err)}); check the cluster's health and any proxy or load balancer in "
+                    "front of it, then try again")
         return (f"cannot reach the API server at {self.server}{ctx}: {_first_line(err)}; "
                 "check --context, your VPN or network, and that the cluster is up")
+
+    def _redirect_error(self, method: str, path: str, status: int, headers: Any) -> ClusterError:
+        """A 3xx: client-go would follow it (taking the credentials along); tspread does not."""
+        location = headers.get("Location") if headers is not None else None
+        where = f" to {server_text(location, 120)}" if location else ""
+        return ClusterError(f"the API server at {self.server} answered {method} {path} with a redirect ({status}"
+                            f"{where}), which tspread does not follow; put the URL of the API server itself in "
+                            "the kubeconfig's server (kubectl cluster-info shows it)")
 
     def _timeout_message(self, method: str, path: str) -> str:
         verb, resource, _ = describe_request(method, path)
@@ -669,15 +779,40 @@ class LiveCluster:
                 "raise --request-timeout or check the cluster's health")
 
 
+def _without_password(proxy: str | None) -> str | None:
+    """A proxy's or server's URL fit for an error line: its password (http://me:secret@…) left out."""
+    from urllib.parse import urlsplit
+
+    if not proxy:
+        return proxy
+    url = urlsplit(proxy)
+    if url.password is None:
+        return proxy
+    return url._replace(netloc=f"{url.username}:***@{url.netloc.rsplit('@', 1)[1]}").geturl()
+
+
 def _first_line(err: BaseException | None) -> str:
     if err is None:
         return "unknown error"
     reason = getattr(err, "reason", None)  # MaxRetryError wraps the real cause
-    text = str(reason if isinstance(reason, BaseException) else err)
+    args = getattr(err, "args", ())
+    if len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], BaseException):
+        # urllib3's ProtocolError/ProxyError: ('Connection aborted.', RemoteDisconnected('…')), said plainly
+        inner = args[1]
+        if isinstance(inner, http.client.BadStatusLine):
+            said = f"a status line that is not HTTP's: {inner.line.strip()[:60]!r}"
+        else:
+            said = _first_line(inner)
+        text = args[0] if said in args[0] else f"{args[0].rstrip('.')}: {said}"
+    elif len(args) == 2 and isinstance(args[1], str) and not isinstance(args[0], str):
+        text = args[1]  # urllib3's (connection object, message) of a connect timeout
+    else:
+        text = str(reason if isinstance(reason, BaseException) else err)
     # urllib3 prefixes "<urllib3.connection.HTTPConnection object at 0x…>: " — noise for a user
     if ">: " in text:
         text = text.split(">: ", 1)[1]
-    return text.splitlines()[0] if text else type(err).__name__
+    first = server_text(text.splitlines()[0], 200) if text.strip() else ""
+    return first or type(err).__name__
 
 
 def connect(opts: KubeOptions, *, retry: RetryPolicy | None = None, environ: dict | None = None,

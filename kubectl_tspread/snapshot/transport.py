@@ -113,22 +113,39 @@ def _http_date_from_now(text: str) -> float | None:
 
 MAX_PAGES = 2_000  # a million objects of one kind at 500 a page: beyond the largest clusters Kubernetes supports
 MAX_EMPTY_PAGES = 100  # in a row, each with a continue token: a server paging nowhere
+MAX_SCANT_PAGES = 3  # in a row, of a list nothing filters: see Paging
 
 
 class Paging:
     """The bounds of one list's paging: a continue token handed out twice would loop forever,
-    and so would a server that keeps sending new tokens with nothing in the pages."""
+    and so would a server that keeps sending new tokens with nothing in the pages.
 
-    def __init__(self, server: str):
+    A list no selector filters (`filtered` False: nodes, workloads, …) comes in full pages but
+    the last: the API server fills each to the limit asked for when nothing filters it out. A
+    page of it with a continue token and next to nothing in it (under 2% of `limit`) is a server
+    paging nowhere; three in a row stop the list. Each page is bounded by --request-timeout, but
+    2,000 pages of one object, each just inside it, were half an hour. A list a field or label
+    selector filters (pods, events) may be sparse for long stretches: the bounds above only."""
+
+    def __init__(self, server: str, filtered: bool = True, limit: int = 0):
         self.server = server
+        self.filtered = filtered
+        self.scant_below = max(1, limit // 50)
+        self.limit = limit
         self.seen: set[str] = set()
-        self.pages = self.empty = 0
+        self.pages = self.empty = self.scant = 0
 
     def check(self, path: str, token: str | None, count: int) -> None:
         self.pages += 1
         self.empty = 0 if count else self.empty + 1
         if not token:
             return
+        self.scant = self.scant + 1 if not self.filtered and count < self.scant_below else 0
+        if self.scant >= MAX_SCANT_PAGES:
+            raise ClusterError(f"the API server at {self.server} was still paging {path} after {self.scant} pages in a "
+                               f"row of {count} item{'s' if count != 1 else ''} with a continue token, though "
+                               f"{self.limit} were asked for and nothing filters the list; stopped there; try "
+                               "again, or check any proxy in front of it")
         if token in self.seen:
             raise ClusterError(f"the API server at {self.server} sent the same continue token twice while "
                                f"listing {path} (after {self.pages} pages): its paging loops; try again, or "

@@ -14,13 +14,16 @@ repeat it byte for byte. The records are the same as from a full parse (tests/te
 and tests/test_decode_perf_equiv.py check that field by field).
 
 Anything msgspec cannot match to this shape (a field of an unexpected type, a page
-that is not a PodList) makes `decode_pod_page` return None, and the caller parses the
-page the ordinary way: odd input costs speed, never correctness.
+that is not a PodList, nesting past Python's recursion limit) makes `decode_pod_page`
+return None, and the caller parses the page the ordinary way: odd input costs speed, never
+correctness. A live pod page is not walked for its nesting first (snapshot/live.py): msgspec
+skips unknown fields unbuilt and stops at the recursion limit itself, so the walk would only
+bound values the decoder never builds, or reads as scalars and named sub-trees.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypedDict
+from typing import Annotated, Any, Optional, TypedDict
 
 import msgspec
 
@@ -37,6 +40,7 @@ class _Meta(TypedDict, total=False):
     ownerReferences: msgspec.Raw
     deletionTimestamp: Any
     creationTimestamp: Any
+    resourceVersion: Optional[str]  # not read; typed so that a pod of another goes the ordinary way (live.py)
 
 class _Claim(TypedDict, total=False):
     claimName: Any
@@ -94,7 +98,12 @@ class _Pod(TypedDict, total=False):
     spec: Optional[_Spec]
     status: Optional[_Status]
 
-_ListMeta = TypedDict("_ListMeta", {"continue": Any}, total=False)  # a keyword: functional form
+# a keyword: functional form. resourceVersion and remainingItemCount are not read, but typed as
+# the API's ListMeta has them: a page where they are of another type goes the ordinary way, where
+# live.py refuses it for pods as for every other kind (a 400-digit resourceVersion included)
+_Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+_ListMeta = TypedDict("_ListMeta", {"continue": Any, "resourceVersion": Optional[str],
+                                    "remainingItemCount": Optional[_Int64]}, total=False)
 
 class _PodList(TypedDict, total=False):
     kind: Any
@@ -114,6 +123,8 @@ def decode_pod_page(data: bytes) -> tuple[list[Any], str | None] | None:
     try:
         page = _DECODER.decode(data)
     except (*_ERRORS, UnicodeDecodeError):  # msgspec checks UTF-8 in the strings it makes
+        return None
+    except RecursionError:  # msgspec's own bound on nesting: the ordinary path's walk words it
         return None
     if page.get("kind") not in (None, "PodList"):
         return None  # e.g. a Status object: the ordinary path words the error

@@ -155,6 +155,21 @@ class Accepting:
     def __init__(self, index: ClusterIndex):
         self.index = index
         self._memo: dict[tuple, frozenset[str]] = {}
+        # (id of a partition's node -> domain map, id of `nodes`' answer) -> (both, the
+        # refusing domains): the answer reads only which nodes make which domain, which the
+        # constraints of one partition share (hundreds of hostname spreads, 5,000 domains each)
+        self._refusing: dict[tuple[int, int], tuple[object, frozenset[str], dict]] = {}
+
+    def refusing(self, cs: spread.ConstraintState, takes: frozenset[str],
+                 cordoned: frozenset[str]) -> dict[str, "DomainAcceptance"]:
+        """domain_acceptance(cs, takes, cordoned), shared by the constraints whose domains come
+        from one partition (`cordoned` is the report's: the index does not change meanwhile).
+        Read-only: every report holding it shares it."""
+        key = (id(cs.node_domain), id(takes))
+        hit = self._refusing.get(key)
+        if hit is None or hit[0] is not cs.node_domain or hit[1] is not takes:
+            hit = self._refusing[key] = (cs.node_domain, takes, domain_acceptance(cs, takes, cordoned))
+        return hit[2]
 
     def nodes(self, pod: Pod) -> frozenset[str]:
         key = pod.tolerations
@@ -202,7 +217,7 @@ def analyse_group(index: ClusterIndex, group: PodGroup, with_timeline: bool = Fa
         takes = accepting.nodes(incoming)
         constraint_reports = [
             ConstraintReport(cs, spread.uncounted_pods(group.pods, reasons[pos]), found.get(pos, []),
-                             domain_acceptance(cs, takes, cordoned))
+                             accepting.refusing(cs, takes, cordoned))
             for pos, cs in enumerate(state.constraints)
         ]
         wr = WorkloadReport(group.kind, group.namespace, group.name, len(members), incoming,

@@ -20,7 +20,7 @@ from kubectl_tspread.views.blockers import NODE_AFFINITY_UNMATCHED, REQUEST_ABOV
 from kubectl_tspread.engine import filters, resources, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.views.fixes_nodes import FRESH_NODE_CLEARS, MAX_VARIANTS, Candidate, _domain_key
-from kubectl_tspread.model.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN
+from kubectl_tspread.model.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, int64
 from kubectl_tspread.model import (
     ADD_LARGER_NODE, ADD_NODE_WITH_LABELS, LOWER_REQUEST, Node, NodeSelectorTerm, Pod, new_node_like,
 )
@@ -41,9 +41,11 @@ def _term_labels(term: NodeSelectorTerm) -> tuple[dict[str, str], list[str]] | N
             put.setdefault(r.key, "true")
         elif r.op in (NOT_IN, DOES_NOT_EXIST):
             drop.append(r.key)
-        elif r.op in (GT, LT) and len(r.values) == 1 and r.values[0].lstrip("-").isdigit():
-            n = int(r.values[0])
-            put[r.key] = str(n + 1 if r.op == GT else n - 1)
+        elif r.op in (GT, LT) and len(r.values) == 1 and int64(r.values[0]) is not None:
+            label = str(int64(r.values[0]) + (1 if r.op == GT else -1))
+            if int64(label) is None:
+                return None  # past int64: no label value satisfies it
+            put[r.key] = label
         else:
             return None
     return put, drop

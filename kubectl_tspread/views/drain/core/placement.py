@@ -320,10 +320,11 @@ class Placer:
         version = sim.version.get(name, 0)
         hit = shapes.get(name)
         if hit is None or hit[0] != version:
-            failures = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle).failures
+            # the fit is this pod's, judged apart (_by_shape, vector.fit_ok): not summed here
+            failures = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle, fit=False).failures
             hit = shapes[name] = (version, tuple(f for f in failures if f.plugin in _BEFORE_FIT),
                                   tuple(f for f in failures if f.plugin not in _BEFORE_FIT
-                                        and f.plugin != resources.NODE_RESOURCES_FIT and f.plugin != SPREAD_PLUGIN))
+                                        and f.plugin != SPREAD_PLUGIN))
         return hit
 
     @staticmethod

@@ -246,13 +246,18 @@ class SimCluster:
             return None
         other = self.copy()
         other.base = other.index.snapshot = snapshot
-        old_nodes = {n.name: n for n in base.nodes}
-        new_nodes = {n.name: n for n in snapshot.nodes}
-        for name in old_nodes.keys() - new_nodes.keys():
-            other.delete_node(name)
-        for name, node in sorted(new_nodes.items()):
-            if old_nodes.get(name) is not node:
-                other.put_node(node)
+        # a remedy that changes no node or no pod (a PDB's, a constraint's) shares that tuple:
+        # nothing to compare, where comparing walks every pod of the cluster
+        if snapshot.nodes is not base.nodes:
+            old_nodes = {n.name: n for n in base.nodes}
+            new_nodes = {n.name: n for n in snapshot.nodes}
+            for name in old_nodes.keys() - new_nodes.keys():
+                other.delete_node(name)
+            for name, node in sorted(new_nodes.items()):
+                if old_nodes.get(name) is not node:
+                    other.put_node(node)
+        if snapshot.pods is base.pods:
+            return other
         old_pods = {p.key: p for p in base.pods if not p.finished}
         new_pods = {p.key: p for p in snapshot.pods if not p.finished}
         for key, pod in old_pods.items():
