@@ -284,6 +284,9 @@ def test_unkeyable_sub_trees_are_decoded_as_is():
     with pytest.raises(FieldError, match=r"spec\.tolerations\[0\]\.key: expected a string, got 1"):
         decode.pod(obj)  # a number where the API has a string is named, not kept
     obj["spec"]["tolerations"][0]["key"] = "1"
+    with pytest.raises(FieldError, match=r"spec\.nodeSelector: expected a map with string keys, got 1"):
+        decode.pod(obj)  # the API's label keys are strings: YAML's 1 is refused, not read as "1"
+    obj["spec"]["nodeSelector"] = {"1": "a"}
     p = decode.pod(obj)
     assert p.node_selector == {"1": "a"} and p.tolerations == (Toleration("1", "Exists", "", ""),)
 

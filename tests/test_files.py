@@ -164,20 +164,31 @@ def test_a_pod_without_a_namespace_in_a_dump_is_in_default():
     assert [(p.namespace, p.name) for p in snap.pods] == [("default", "p")]
 
 
-def test_a_label_value_unquoted_yaml_made_no_string_is_read_as_its_text(tmp_path):
-    """null is "" (as Go reads it), true is "true": str() made "None" and "True" before, which
-    no selector written in YAML or JSON matched."""
-    from kubectl_tspread.model.labels import Selector
-
+def test_a_label_value_of_null_is_empty_text(tmp_path):
+    """null is "" (as Go reads it into a map of strings); str() made "None" before."""
     path = tmp_path / "dump.yaml"
     path.write_text("kind: Node\napiVersion: v1\nmetadata: {name: n}\n---\n"
-                    "kind: Pod\napiVersion: v1\nmetadata: {name: p, labels: {empty: , flag: true, n: 1}}\n")
+                    "kind: Pod\napiVersion: v1\nmetadata: {name: p, labels: {empty: , app: web}}\n")
     pod = load_files([str(path)]).pods[0]
-    assert dict(pod.labels) == {"empty": "", "flag": "true", "n": "1"}
-    assert Selector.from_api({"matchLabels": {"flag": True, "empty": None}}).matches(pod.labels)
-    assert Selector.from_api({"matchExpressions": [{"key": "flag", "operator": "In", "values": [True]}]}) \
-        .matches(pod.labels)
-    assert Selector.from_match_labels({"n": 1}).matches(pod.labels)
+    assert dict(pod.labels) == {"empty": "", "app": "web"}
+
+
+@pytest.mark.parametrize("value, shown", [
+    pytest.param("true", "true", id="true"),
+    pytest.param("yes", "true", id="yes, which YAML 1.1 reads as true"),
+    pytest.param("1.10", "1.1", id="1.10, which would be the label 1.1"),
+    pytest.param("012", "10", id="012, octal to YAML 1.1"),
+    pytest.param("1", "1", id="1"),
+])
+def test_a_label_value_unquoted_yaml_made_no_string_is_refused(tmp_path, value, shown):
+    """The API server refuses a label that is no string; read as its value's text, it would be
+    another label than the one written (1.10 as 1.1)."""
+    path = tmp_path / "dump.yaml"
+    path.write_text("kind: Node\napiVersion: v1\nmetadata: {name: n}\n---\n"
+                    f"kind: Pod\napiVersion: v1\nmetadata: {{name: p, labels: {{version: {value}}}}}\n")
+    with pytest.raises(InputError, match=f"cannot read Pod p: metadata.labels.version: expected a string "
+                                         f"\\(quote what YAML reads as a number or true/false\\), got {shown};"):
+        load_files([str(path)])
 
 
 def test_events_are_all_kept_even_without_names():

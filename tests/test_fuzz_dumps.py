@@ -218,6 +218,47 @@ CORPUS_ERRORS = {
     "yaml-flow-sequence-of-scalars.yaml": "document 1, item 0 is not a Kubernetes object",
     "yaml-int-of-5000-digits.yaml": "document 1, line 73: the value '99999",
     "yaml-int-tag-on-a-word.yaml": "document 1, line 73: the value 'abc' is not a valid YAML int; quote it if it is text",
+    # a third adversarial round: text the API refuses where it reads a time, read as one (a
+    # deletionTimestamp of "yesterday": terminating; a date sorted among times as text)
+    "deletion-timestamp-not-a-time.json": "cannot read Pod default/web-5d8f-0: metadata.deletionTimestamp: expected an "
+                                          "RFC 3339 time such as 2026-01-01T00:00:00Z, got 'yesterday'",
+    "creation-timestamp-a-date.yaml": "cannot read Pod default/web-5d8f-1: metadata.creationTimestamp: expected an RFC "
+                                      "3339 time such as 2026-01-01T00:00:00Z, got '2026-01-01'",
+    # int() took "1_0" (and " 2 ", other scripts' digits): a maxSkew of 10
+    "maxskew-text-with-underscore.json": "spec.topologySpreadConstraints[0].maxSkew: expected a positive integer, "
+                                         "got '1_0'",
+    # msgspec's own words where a template's text held a number past a double
+    "maxskew-1e400.json": "cannot read Pod default/web-5d8f-0: spec.topologySpreadConstraints[0].maxSkew: expected a "
+                          "positive integer, got inf",
+    # values of an enum or type the API refuses, read as another meaning: a host port of false
+    # as none, `tcp` never conflicting with TCP, `always` as a plain init container, `bound` as
+    # an unbound claim, a misspelt binding mode as Immediate, a count of false as 1
+    "host-port-false.json": "spec.containers[0].ports[0].hostPort: expected a port number, got false",
+    "host-port-protocol-lower-case.json": "spec.containers[0].ports[0].protocol: expected TCP or UDP or SCTP, got 'tcp'",
+    "init-restart-policy-lower-case.json": "spec.initContainers[0].restartPolicy: expected Always or OnFailure or Never, "
+                                           "got 'always'",
+    "pvc-phase-lower-case.json": "cannot read PersistentVolumeClaim default/data: status.phase: expected Pending or Bound "
+                                 "or Lost, got 'bound'",
+    "storage-class-binding-mode-misspelt.json": "cannot read StorageClass local: volumeBindingMode: expected Immediate or "
+                                                "WaitForFirstConsumer, got 'waitForFirstConsumer'",
+    "event-count-false.json": "cannot read Event default/e1: count: expected a count, got false",
+    # requirements the API refuses: In of no values matched nothing, a misspelt or lower-case
+    # operator matched no node, Gt of a word no label
+    "selector-in-of-no-values.json": "spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values: "
+                                     "expected one value or more for In",
+    "node-affinity-operator-lower-case.json": "nodeSelectorTerms[0].matchExpressions[0].operator: expected In or NotIn or "
+                                              "Exists or DoesNotExist or Gt or Lt, got 'in'",
+    "node-affinity-gt-not-an-integer.json": "nodeSelectorTerms[0].matchExpressions[0].values: expected one integer for Gt",
+    # the first of two controller references was read as the controller; an empty kind as one
+    "owner-two-controllers.json": "cannot read Pod default/web-5d8f-1: metadata.ownerReferences[1].controller: expected "
+                                  "true on one reference only",
+    "owner-kind-empty.json": "metadata.ownerReferences[0].kind: expected a non-empty string, got ''",
+    "api-version-a-number.json": "document 1: apiVersion: expected a string, got 1",
+    "preferred-affinity-weight-false.json": "preferredDuringSchedulingIgnoredDuringExecution[0].weight: expected a "
+                                            "weight, got false",
+    # a label YAML made a number was read as the number's text: `1.10` as the label 1.1
+    "label-value-a-yaml-float.yaml": "cannot read Pod default/web-5d8f-0: metadata.labels.version: expected a string "
+                                     "(quote what YAML reads as a number or true/false), got 1.1",
 }
 
 

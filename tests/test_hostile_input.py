@@ -20,7 +20,7 @@ from apiobjects import as_dump, as_list, node_obj, pod_obj, spread_obj, workload
 from fakeapi import FakeApiServer, raw_node, raw_pod, token_user, write_kubeconfig
 from kubectl_tspread.cli import main
 from kubectl_tspread.model.errors import InputError
-from kubectl_tspread.snapshot import files
+from kubectl_tspread.snapshot import files, jsonstream
 
 COMMANDS = (["distribution", "-A"], ["why-pending", "-A"], ["drain-safe", "n0"])
 
@@ -322,8 +322,10 @@ def test_a_50mb_yaml_flow_sequence_is_refused_quickly(tmp_path, capsys, shape):
     code, out, err = run(capsys, "distribution", "-A", "--from-file", path)
     assert time.monotonic() - started < 30
     assert_one_error(code, out, err, "flow.yaml")
-    assert ("item 0 is not a Kubernetes object" in err if shape == "top-level"
-            else "an object of more than 250,000 values" in err)
+    # a List whose kind comes first is refused at its first item that is no object
+    assert {"top-level": "document 1, item 0 is not a Kubernetes object",
+            "items of a List": "item 0 of the List is not a Kubernetes object",
+            "inside an object": "an object of more than 250,000 values"}[shape] in err
 
 
 FORMS = ["List", "bare array", "concatenated Lists", "concatenated objects", "YAML documents", "YAML bare array"]
@@ -484,3 +486,91 @@ def test_the_spool_writes_nothing_when_the_block_fails(capsys):
             print("half")
             1 / 0
     assert capsys.readouterr().out == ""
+
+
+# --- floods of tiny objects: refused at the first that cannot be read, or by a bound -------
+
+def _flood(form: str, n: int) -> bytes:
+    body = b",".join([b"{}"] * n)
+    return {"concatenated": b"{}" * n,
+            "bare array": b"[" + body + b"]",
+            "a PodList, kind first": b'{"kind":"PodList","apiVersion":"v1","items":[' + body + b"]}",
+            "a List": b'{"apiVersion":"v1","kind":"List","items":[' + body + b"]}"}[form]
+
+
+@pytest.mark.parametrize("form", ["concatenated", "bare array", "a PodList, kind first", "a List"])
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the peak memory from /proc")
+def test_a_flood_of_empty_objects_is_refused_at_the_first_in_bounded_memory(tmp_path, form):
+    """Five million `{}` (15 MB): held whole they were five million msgspec objects, and the
+    walk of a chunk of `{}{}{}…` ten million Python ints (2 GB for ten million)."""
+    path = write(tmp_path, _flood(form, 5_000_000))
+    # VmHWM: the peak of this process's memory since its exec (ru_maxrss may carry the parent's)
+    code = ("import sys\nfrom kubectl_tspread.cli import main\n"
+            f"try:\n    main(['distribution', '-A', '--from-file', {path!r}])\n"
+            "except SystemExit as e:\n"
+            "    peak = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+            "    print(e.code, peak, file=sys.stderr)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    started = time.monotonic()
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert time.monotonic() - started < 20
+    error, status = got.stderr.splitlines()
+    assert error.startswith("error: ") and "item 0" in error or "document 1 " in error, got.stderr
+    exit_code, peak_kb = status.split()
+    assert exit_code == "1" and got.stdout == ""
+    assert int(peak_kb) < 250_000, f"peak RSS {int(peak_kb) // 1024} MB"
+
+
+@pytest.mark.parametrize("doc", [
+    pytest.param(b'{"apiVersion":"v1","items":[%s],"kind":"PodList"}', id="kind after items (they wait for it)"),
+    pytest.param(b'{"kind":"EventList","apiVersion":"v1","items":[%s]}', id="events (no name needed)"),
+    pytest.param(b'{"kind":"ConfigMapList","apiVersion":"v1","items":[%s]}', id="a kind not read"),
+])
+def test_an_input_of_more_objects_than_any_cluster_is_refused(tmp_path, capsys, monkeypatch, doc):
+    """Objects that are read (events), skipped or wait for their List's kind each cost a few
+    microseconds: ten million of them (30 MB) took 30 to 130 s and 2.6 GB."""
+    monkeypatch.setattr(files, "MAX_OBJECTS", 1000)
+    # the paths a 30 MB input takes: read a chunk at a time, its List item by item
+    monkeypatch.setattr(jsonstream, "CHUNK", 97)
+    monkeypatch.setattr(jsonstream, "WHOLE", 300)
+    nodes = write(tmp_path, as_list([node_obj("n0", zone="a")]), "nodes.json")
+    path = write(tmp_path, doc % b",".join([b"{}"] * 3000), "flood.json")
+    code, out, err = run(capsys, "why-pending", "-A", "--from-file", nodes, "--from-file", path)
+    assert_one_error(code, out, err, "flood.json: the dumps hold more than 1,000 objects")
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_byte_order_mark_at_the_start_is_read_in_every_form(tmp_path, capsys, monkeypatch, form):
+    doc = cluster()
+    want = files.load_files([write(tmp_path, doc, "list.json")], all_namespaces=True)
+    data = b"\xef\xbb\xbf" + _form(doc, form)
+    got = files.load_files([write(tmp_path, data, "bom.json")], all_namespaces=True)
+    assert (got.nodes, got.pods, got.workloads) == (want.nodes, want.pods, want.workloads)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+    code, out, err = run(capsys, "distribution", "-A", "--from-file", "-", "-o", "json")
+    assert code == 0 and err == "" and json.loads(out)["kind"] == "DistributionReport"
+
+
+def test_more_nodes_than_any_cluster_has_are_refused(tmp_path, capsys, monkeypatch):
+    """Each answer walks every node (why-pending once per pending pod): 200,000 nodes took 35 s."""
+    monkeypatch.setattr(files, "MAX_NODES", 2)
+    code, out, err = run(capsys, "why-pending", "-A", "--from-file", write(tmp_path, cluster()))
+    assert_one_error(code, out, err, "holds 3 Nodes, more than any cluster has", "read up to 2)")
+
+
+@pytest.mark.parametrize("form", ["List", "bare array", "concatenated objects"])
+def test_an_object_longer_than_the_walks_window_is_read_and_a_huge_one_refused(tmp_path, capsys, monkeypatch, form):
+    """The walk covers a window at a time: an item longer than the widest window is still read
+    whole (it once never ended), and one longer than an object can be is refused early."""
+    monkeypatch.setattr(jsonstream, "CHUNK", 97)
+    monkeypatch.setattr(jsonstream, "WHOLE", 300)
+    monkeypatch.setattr(jsonstream, "WINDOW", 64)
+    monkeypatch.setattr(jsonstream, "_WIDEST", 128)
+    doc = cluster()
+    item(doc, "Node", "n0")["metadata"]["labels"].update({f"k{i}": "v" for i in range(100)})  # about 1.4 KB
+    path = write(tmp_path, _form(doc, form), "big.json")
+    assert files.load_files([path]).nodes[0].labels["k99"] == "v"
+    monkeypatch.setattr(jsonstream, "OBJECT_BYTES", 1000)
+    code, out, err = run(capsys, "distribution", "-A", "--from-file", path)
+    assert_one_error(code, out, err, "big.json: ", "is an object of more than 1,000 bytes of JSON; the API server stores "
+                                                   "none over 1.5 MiB")

@@ -21,8 +21,8 @@ from kubectl_tspread.model import (
     Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload, positional_constructor,
 )
 from kubectl_tspread.snapshot.fields import (
-    INT32_MAX, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name, one_of, printable,
-    scalars, sequence, selector as _selector, strings, text,
+    INT32_MAX, TIMES as _TIMES, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name,
+    one_of, operands, printable, sequence, selector as _selector, strings, text, timestamp,
 )
 from kubectl_tspread.snapshot.sharing import (
     TEXT as _Text, json_key, keep as _keep, labels as _labels, memo as _memo, owner as _owner,
@@ -56,13 +56,29 @@ _new_condition = positional_constructor(PodCondition)
 READ_CONDITIONS = frozenset(("PodScheduled", "DisruptionTarget"))
 
 
-def _node_requirements(exprs: Iterable[Mapping] | None, path: str) -> tuple[Requirement, ...]:
+_NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def _node_requirements(exprs: Iterable[Mapping] | None, path: str, fields: bool = False) -> tuple[Requirement, ...]:
+    """A term's matchExpressions, or with `fields` its matchFields (metadata.name In or NotIn
+    one name: the only field selector the API allows there)."""
     out = []
     for i, e in enumerate(maps(exprs, path)):
         where = f"{path}[{i}]"
-        scalars(e.get("values"), f"{where}.values")
-        out.append(Requirement(text(e.get("key"), f"{where}.key"), text(e.get("operator"), f"{where}.operator"),
-                               tuple(label_text(v) for v in e.get("values") or ())))
+        key = _name(e.get("key"), f"{where}.key")
+        if fields:
+            if key != "metadata.name":
+                raise FieldError(f"{where}.key", "metadata.name", key)
+            op = one_of(e.get("operator"), f"{where}.operator", ("In", "NotIn"), "")
+            if op and len(sequence(e.get("values"), f"{where}.values")) != 1:
+                raise FieldError(f"{where}.values", f"one node name for {op}", e.get("values"))
+        else:
+            # required: a misspelt operator would match no node at all
+            op = one_of(e.get("operator"), f"{where}.operator", _NODE_OPERATORS, "")
+        if not op:
+            raise FieldError(f"{where}.operator", " or ".join(_NODE_OPERATORS), e.get("operator"))
+        operands(e, where)
+        out.append(Requirement(key, op, tuple(label_text(v) for v in e.get("values") or ())))
     return tuple(out)
 
 
@@ -74,7 +90,7 @@ def node_selector_terms(d: Mapping | None, path: str = "nodeSelector") -> tuple[
     path += ".nodeSelectorTerms"
     return tuple(
         NodeSelectorTerm(_node_requirements(t.get("matchExpressions"), f"{path}[{i}].matchExpressions"),
-                         _node_requirements(t.get("matchFields"), f"{path}[{i}].matchFields"))
+                         _node_requirements(t.get("matchFields"), f"{path}[{i}].matchFields", fields=True))
         for i, t in enumerate(maps(terms, path))
     )
 
@@ -136,10 +152,16 @@ def _spec_parts(spec: Mapping) -> list[tuple[dict[str, int], str]]:
     for field, path in (("containers", "spec.containers"), ("initContainers", "spec.initContainers")):
         for i, c in enumerate(maps(spec.get(field), path)):
             where = f"{path}[{i}].resources"
-            kind = (podrequests.CONTAINER if field == "containers"
-                    else podrequests.SIDECAR if c.get("restartPolicy") == "Always" else podrequests.INIT)
+            if field == "containers":
+                kind = podrequests.CONTAINER
+            else:  # `always` would make a sidecar a plain init container (its requests not summed)
+                policy = one_of(c.get("restartPolicy"), f"{path}[{i}].restartPolicy", _RESTART_POLICIES, "")
+                kind = podrequests.SIDECAR if policy == "Always" else podrequests.INIT
             parts.append((_resources(mapping(c.get("resources"), where).get("requests"), f"{where}.requests"), kind))
     return parts
+
+
+_RESTART_POLICIES = ("Always", "OnFailure", "Never")  # a container's (ContainerRestartPolicy)
 
 
 def _pod_level(spec: Mapping) -> dict[str, int]:
@@ -176,15 +198,21 @@ def nonzero_requests(spec: Mapping, pod_level: bool = True) -> tuple[int, int]:
     return total.get("cpu", 0), total.get("memory", 0)
 
 
+_PROTOCOLS = ("TCP", "UDP", "SCTP")  # a port's protocol: `tcp` would never conflict with a TCP port
+
+
 def _host_ports(spec: Mapping) -> tuple[HostPort, ...]:
     out = []
     for field in ("containers", "initContainers"):
         for i, c in enumerate(maps(spec.get(field), f"spec.{field}")):
             for j, p in enumerate(maps(c.get("ports"), f"spec.{field}[{i}].ports")):
-                if p.get("hostPort"):
-                    where = f"spec.{field}[{i}].ports[{j}]"
-                    out.append(HostPort(integer(p["hostPort"], f"{where}.hostPort", 0, 65535, "a port number"),
-                                        text(p.get("protocol"), f"{where}.protocol") or "TCP",
+                if p.get("hostPort") is None:
+                    continue
+                where = f"spec.{field}[{i}].ports[{j}]"
+                # 0 is no host port; false or "" is no port number (read as none before)
+                port = integer(p["hostPort"], f"{where}.hostPort", 0, 65535, "a port number")
+                if port:
+                    out.append(HostPort(port, one_of(p.get("protocol"), f"{where}.protocol", _PROTOCOLS, "TCP"),
                                         text(p.get("hostIP"), f"{where}.hostIP")))
     return tuple(out)
 
@@ -242,8 +270,9 @@ def _preferred_terms(node: Mapping, pod_aff: Mapping, anti: Mapping) -> tuple:
     """The preferred terms of node affinity, pod affinity and anti-affinity as (weight, term)."""
     preferred = "preferredDuringSchedulingIgnoredDuringExecution"
     path = f"spec.affinity.nodeAffinity.{preferred}"
+    # weights are required, 1 to 100 (as the API validates them): false or 0 read as none before
     nodes = tuple(
-        (integer(t.get("weight") or 0, f"{path}[{i}].weight"),
+        (integer(t.get("weight"), f"{path}[{i}].weight", 1, 100, "a weight"),
          node_selector_terms({"nodeSelectorTerms": [mapping(t.get("preference"), f"{path}[{i}].preference")]},
                              f"{path}[{i}].preference")[0])
         for i, t in enumerate(maps(node.get(preferred), path)))
@@ -251,7 +280,7 @@ def _preferred_terms(node: Mapping, pod_aff: Mapping, anti: Mapping) -> tuple:
     for name, raw in (("podAffinity", pod_aff), ("podAntiAffinity", anti)):
         path = f"spec.affinity.{name}.{preferred}"
         pods.append(tuple(
-            (integer(t.get("weight") or 0, f"{path}[{i}].weight"),
+            (integer(t.get("weight"), f"{path}[{i}].weight", 1, 100, "a weight"),
              _affinity_terms([mapping(t.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")],
                              f"{path}[{i}].podAffinityTerm")[0])
             for i, t in enumerate(maps(raw.get(preferred), path))))
@@ -507,6 +536,12 @@ def pod(obj: Mapping) -> Pod:
                       (spec, "spec", ("nodeName", "schedulerName")), (status, "status", ("phase", "nominatedNodeName"))))
     if not name:
         _name(meta.get("name"), "metadata.name")
+    # the API reads these as times (metav1.Time): other text, "" included, is no time; a
+    # deletionTimestamp of "yesterday" would read as terminating
+    if created is not None and created not in _TIMES:
+        timestamp(created, "metadata.creationTimestamp")
+    if deleted is not None:
+        timestamp(deleted, "metadata.deletionTimestamp")
     if phase and phase not in POD_PHASES:  # `running` would count as a pod neither running nor done
         one_of(phase, "status.phase", POD_PHASES, "Pending")
     priority = spec.get("priority")
@@ -528,7 +563,7 @@ def pod(obj: Mapping) -> Pod:
         _labels_of(meta.get("labels")),  # labels
         _intern(node_name or ""),  # node_name
         _intern(phase or "Pending"),  # phase
-        bool(deleted),  # terminating
+        deleted is not None,  # terminating
         created or "",  # created
         _owner_of(meta),  # owner
         spread, node_selector, node_affinity, pod_affinity, pod_anti_affinity, tolerations, requests, host_ports,
@@ -672,9 +707,10 @@ def _check_texts(groups: Iterable[tuple[Mapping, str, tuple[str, ...]]]) -> None
 
 def _meta_texts(meta: Mapping) -> tuple[str, str, str, str]:
     """namespace, name, uid and creationTimestamp of any object, each a string ("" when missing
-    but for the name, which every object has)."""
+    but for the name, which every object has; the time an RFC 3339 one)."""
     return (text(meta.get("namespace"), "metadata.namespace"), _name(meta.get("name"), "metadata.name"),
-            text(meta.get("uid"), "metadata.uid"), text(meta.get("creationTimestamp"), "metadata.creationTimestamp"))
+            text(meta.get("uid"), "metadata.uid"),
+            timestamp(meta.get("creationTimestamp"), "metadata.creationTimestamp"))
 
 
 def node(obj: Mapping) -> Node:
@@ -758,7 +794,10 @@ def _int_or_percent(v: Any, path: str) -> int | str | None:
     if v is None or (type(v) is int and 0 <= v <= INT32_MAX):
         return v
     if type(v) is str and v.endswith("%"):
-        integer(v[:-1], path, 0, INT32_MAX, "a count or a percentage")
+        try:
+            integer(v[:-1], path, 0, INT32_MAX, "a count or a percentage")
+        except FieldError:
+            raise FieldError(path, "a count or a percentage", v) from None
         return v
     return integer(v, path, 0, INT32_MAX, "a count or a percentage")
 
@@ -800,7 +839,7 @@ def persistent_volume_claim(obj: Mapping) -> PersistentVolumeClaim:
         namespace=namespace or "default", name=name,
         volume_name=text(spec.get("volumeName"), "spec.volumeName"),
         storage_class=text(spec.get("storageClassName"), "spec.storageClassName"),
-        phase=text(status.get("phase"), "status.phase") or "Pending",
+        phase=one_of(status.get("phase"), "status.phase", ("Pending", "Bound", "Lost"), "Pending"),
         bind_completed="pv.kubernetes.io/bind-completed" in mapping(meta.get("annotations"), "metadata.annotations"),
     )
 
@@ -816,7 +855,9 @@ def storage_class(obj: Mapping) -> StorageClass:
             reqs.append(Requirement(text(e.get("key"), f"{path}[{j}].key"), "In",
                                     strings(e.get("values"), f"{path}[{j}].values")))
         topo.append(NodeSelectorTerm(tuple(reqs)))
-    return StorageClass(name, text(obj.get("volumeBindingMode"), "volumeBindingMode") or "Immediate", tuple(topo),
+    # a misspelt mode would read as Immediate: the claim bound before the pod is placed
+    mode = one_of(obj.get("volumeBindingMode"), "volumeBindingMode", ("Immediate", "WaitForFirstConsumer"), "Immediate")
+    return StorageClass(name, mode, tuple(topo),
                         text(obj.get("provisioner"), "provisioner"))
 
 
@@ -828,15 +869,20 @@ def event(obj: Mapping) -> Event:
     involved = "involvedObject" if obj.get("involvedObject") is not None else "regarding"
     inv = mapping(obj.get(involved), involved)
     series = mapping(obj.get("series"), "series")
-    count = obj.get("count") or series.get("count") or 1
+    # 0 is unset (the API omits it); false is no count, not one
+    count = obj.get("count")
+    if count is None or (type(count) is int and count == 0):
+        count = series.get("count")
+        if count is None or (type(count) is int and count == 0):
+            count = 1
     return Event(
         namespace=text(meta.get("namespace"), "metadata.namespace") or text(inv.get("namespace"),
                                                                            f"{involved}.namespace") or "default",
         object_kind=text(inv.get("kind"), f"{involved}.kind"), object_name=text(inv.get("name"), f"{involved}.name"),
         reason=text(obj.get("reason"), "reason"),
         message=text(obj.get("message"), "message") or text(obj.get("note"), "note"),
-        last_seen=(text(obj.get("lastTimestamp"), "lastTimestamp") or text(obj.get("eventTime"), "eventTime")
-                   or text(meta.get("creationTimestamp"), "metadata.creationTimestamp")),
+        last_seen=(timestamp(obj.get("lastTimestamp"), "lastTimestamp") or timestamp(obj.get("eventTime"), "eventTime")
+                   or timestamp(meta.get("creationTimestamp"), "metadata.creationTimestamp")),
         count=integer(count, "count", 0, INT32_MAX, "a count"),
         object_uid=text(inv.get("uid"), f"{involved}.uid"),
     )

@@ -10,10 +10,13 @@ distinct sub-tree (sharing.py), so a valid cluster pays almost nothing for them.
 from __future__ import annotations
 
 import math
+import re
+from calendar import isleap
 from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python
 from typing import Any
 
 from kubectl_tspread.model.errors import InputError
+from kubectl_tspread.model.labels import int64
 
 INT32_MAX = 2**31 - 1
 # a scheduler quantity (millicores, bytes, counts) beyond this is no real node or pod (8 PiB of
@@ -142,30 +145,74 @@ def integer(value: Any, path: str, low: int = -INT32_MAX - 1, high: int = INT32_
         else:
             raise FieldError(path, what, value)
     if isinstance(value, str):
+        # int() would also take " 3 ", "1_0" and other scripts' digits ("\uff12"), which no
+        # decimal text the API writes holds: read as 3, 10 and 2 before
+        if _DECIMAL.fullmatch(value) is None:
+            raise FieldError(path, what, value)
         try:
-            value = int(value.strip())
-        except ValueError:
+            value = int(value)
+        except ValueError:  # past Python's bound on parsing one (4,300 digits)
             raise FieldError(path, what, value) from None
     if not low <= value <= high:
         raise FieldError(path, f"{what} from {low} to {high}", value)
     return value
 
 
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+# RFC 3339 as Go's time.Parse(time.RFC3339) reads it (metav1.Time): the API writes `…:05Z`, a
+# microsecond time `…:05.000000Z`; an offset `+02:00` is read too
+_RFC3339 = re.compile(r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:"
+                      r"[0-5][0-9](?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+
+
+_DAYS = (0, 31, 0, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # by month; February's is worked out
+
+
+def timestamp(value: Any, path: str) -> str:
+    """A metav1.Time field (creationTimestamp, deletionTimestamp): missing or null is "", else an
+    RFC 3339 time. The API server refuses any other text, and "" too; read as a time it would
+    mean one (a deletionTimestamp of "yesterday": terminating) or sort among times as text."""
+    if value is None:
+        return ""
+    if type(value) is not str:
+        raise FieldError(path, "an RFC 3339 time such as 2026-01-01T00:00:00Z", value)
+    if value in TIMES:
+        return value
+    if _RFC3339.fullmatch(value) is not None:
+        month = int(value[5:7])
+        if int(value[8:10]) <= ((29 if isleap(int(value[:4])) else 28) if month == 2 else _DAYS[month]):
+            if len(TIMES) >= 100_000:
+                TIMES.clear()
+            TIMES.add(value)
+            return value
+    raise FieldError(path, "an RFC 3339 time such as 2026-01-01T00:00:00Z", value)
+
+
+# times already checked: the pods of a rollout share their creation second, so most pods'
+# check is this lookup (decode.pod makes it inline); bounded, started over when full
+TIMES: set[str] = set()
+
+
+_QUOTE = "a string (quote what YAML reads as a number or true/false)"
+
+
 def label_map(value: Any, path: str) -> Mapping:
-    """A map of label keys to values: strings (a number or bool hand-written YAML left
-    unquoted is taken as its text, as before), never a list or a map."""
+    """A map of label keys to string values (null is "", as Go reads it into a map of strings).
+    A number or a bool is refused, as the API server refuses it: unquoted YAML made it from
+    text it no longer knows (`1.10` is 1.1, `012` is 10, `yes` is true), so its text would be
+    another label than the one written."""
     d = mapping(value, path)
     for k, v in d.items():
-        if not _scalar(k) or k is None:
+        if type(k) is not str:
             raise FieldError(path, "a map with string keys", k)
-        if not _scalar(v):
-            raise FieldError(f"{path}.{k}", "a string", v)
+        if type(v) is not str and v is not None:
+            raise FieldError(f"{path}.{k}", _wanted(v), v)
     return d
 
 
-def _scalar(v: Any) -> bool:
-    """A value whose text is a label: a string, or what unquoted YAML made of one."""
-    return v is None or isinstance(v, (str, int)) or (isinstance(v, float) and math.isfinite(v))
+def _wanted(v: Any) -> str:
+    """What a label value should have been: a scalar's hint says to quote it."""
+    return "a string" if isinstance(v, (Mapping, list, tuple)) else _QUOTE
 
 
 def selector(value: Any, path: str) -> Any:
@@ -173,21 +220,41 @@ def selector(value: Any, path: str) -> Any:
     if value is None:
         return None
     d = mapping(value, path)
-    label_map(d.get("matchLabels"), f"{path}.matchLabels")
+    for k in label_map(d.get("matchLabels"), f"{path}.matchLabels"):
+        if k == "":
+            raise FieldError(f"{path}.matchLabels", "label keys that are not empty", k)
     for i, e in enumerate(maps(d.get("matchExpressions"), f"{path}.matchExpressions")):
         where = f"{path}.matchExpressions[{i}]"
-        if type(e.get("key")) is not str:
-            raise FieldError(f"{where}.key", "a string", e.get("key"))
+        name(e.get("key"), f"{where}.key")
         if e.get("operator") not in ("In", "NotIn", "Exists", "DoesNotExist"):
             raise FieldError(f"{where}.operator", "In, NotIn, Exists or DoesNotExist", e.get("operator"))
-        scalars(e.get("values"), f"{where}.values")
+        operands(e, where)
     return d
 
 
+def operands(e: Mapping, where: str) -> None:
+    """The values of a requirement (`e`, at `where`) as the API validates them for its operator:
+    In and NotIn need some, Exists and DoesNotExist none, Gt and Lt (node selectors) one
+    integer. `In` of no values would match nothing, `Exists` with some ignore them."""
+    values = e.get("values")
+    scalars(values, f"{where}.values")
+    op = e.get("operator")
+    if op in ("In", "NotIn"):
+        if not values:
+            raise FieldError(f"{where}.values", f"one value or more for {op}", values)
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            raise FieldError(f"{where}.values", f"no values for {op}", values)
+    elif op in ("Gt", "Lt"):
+        if len(values or ()) != 1 or type(values[0]) is not str or int64(values[0]) is None:
+            raise FieldError(f"{where}.values", f"one integer for {op}", values)
+
+
 def scalars(value: Any, path: str) -> None:
+    """A requirement's values: strings, as label_map's (a number YAML made is refused)."""
     for i, item in enumerate(sequence(value, path)):
-        if isinstance(item, (Mapping, list, tuple)) or item is None:
-            raise FieldError(f"{path}[{i}]", "a string", item)
+        if type(item) is not str:
+            raise FieldError(f"{path}[{i}]", _wanted(item), item)
 
 
 def one_of(value: Any, path: str, choices: tuple[str, ...], default: str) -> str:

@@ -85,6 +85,11 @@ _RAW: Any = msgspec.Raw
 log = logging.getLogger(__name__)
 
 DUMP_SUFFIXES = (".json", ".yaml", ".yml")
+# objects the dumps may hold: Kubernetes supports clusters of up to 150,000 pods, and a dump of
+# one with its nodes, workloads and an hour of events holds well under this; 30 MB of `{},`
+# is ten million objects, each read at a few microseconds
+MAX_OBJECTS = 1_000_000
+MAX_NODES = 100_000  # 200,000 nodes took why-pending 35 s on the development machine
 _FINISHED = ("Succeeded", "Failed")
 
 
@@ -207,6 +212,14 @@ class _Collector:
         self.ignored: Counter[str] = Counter()
         self.kinds: set[str] = set()  # every kind with an object, used or not (Snapshot.kinds_read)
         self.kube_version = ""  # a dump's own word on its cluster's version (VERSION_ANNOTATION)
+        self.objects = 0  # objects read so far, of every input (MAX_OBJECTS)
+
+    def _too_many(self, where: str) -> InputError:
+        """Past MAX_OBJECTS: the time and memory the inputs take stay bounded however small
+        their objects are."""
+        return InputError(f"{where}: the dumps hold more than {MAX_OBJECTS:,} objects, more than a cluster of any "
+                          "size Kubernetes supports has; leave out what the commands do not read (events over a "
+                          "long time, other kinds) or dump one cluster at a time")
 
     def add_document(self, doc: Any, where: str, doc_no: int) -> None:
         if doc is None:  # an empty YAML document (a stray `---`)
@@ -239,9 +252,10 @@ class _Collector:
                 "give what `kubectl get … -o json` or `-o yaml` prints"
             )
         kind = doc["kind"]
-        if type(kind) is not str or not kind.isprintable():
-            raise InputError(f"{where}: document {doc_no}: kind: expected a string, got {shown(kind)}; "
-                             "give what `kubectl get … -o json` or `-o yaml` prints")
+        for field, value in (("kind", kind), ("apiVersion", doc["apiVersion"])):
+            if type(value) is not str or not value.isprintable():
+                raise InputError(f"{where}: document {doc_no}: {field}: expected a string, got {shown(value)}; "
+                                 "give what `kubectl get … -o json` or `-o yaml` prints")
         items = doc.get("items")
         if kind.endswith("List") and items is not None and not isinstance(items, list):
             raise InputError(f"{where}: document {doc_no}: the {kind}'s items: expected a list, got {shown(items)}; "
@@ -271,6 +285,9 @@ class _Collector:
         failed: list[tuple[int, Any]] = []  # the first item that could not be read
         for i, raw in doc.items():
             if failed or waiting:
+                self.objects += 1
+                if self.objects > MAX_OBJECTS:
+                    raise self._too_many(where)
                 if waiting:
                     waiting.append((i, _kept(raw)))
                 continue
@@ -278,10 +295,15 @@ class _Collector:
             try:
                 item = _streamed_item(raw, guess, where, what)
                 if not known and isinstance(item, Mapping) and not item.get("kind"):
+                    self.objects += 1
+                    if self.objects > MAX_OBJECTS:
+                        raise self._too_many(where)
                     waiting.append((i, _kept(raw)))
                     continue
                 self._add_item(item, guess, where, what)
             except InputError:
+                if known:  # worded as it would be once the List is read: refused before the rest is
+                    raise
                 failed.append((i, _kept(raw)))
         shell = doc.shell()
         kind = self._kind(shell, where, doc_no)
@@ -340,6 +362,9 @@ class _Collector:
         self._add(item, kind, where, what)
 
     def _add(self, obj: Mapping, kind: str, where: str, what: str) -> None:
+        self.objects += 1
+        if self.objects > MAX_OBJECTS:
+            raise self._too_many(where)
         _refuse_unread(obj, kind, where, what)
         self.kinds.add(kind)
         entry = DECODERS.get(kind)
@@ -370,6 +395,10 @@ class _Collector:
         if not fields.get("nodes"):
             raise InputError(f"{source} holds no Nodes; dump them too: "
                              "kubectl get nodes -o json > nodes.json, and pass that file as well")
+        if len(fields["nodes"]) > MAX_NODES:  # each answer walks every node, why-pending's per pod
+            raise InputError(f"{source} holds {len(fields['nodes']):,} Nodes, more than any cluster has "
+                             f"(Kubernetes supports 5,000, the largest managed clusters 65,000; read up to "
+                             f"{MAX_NODES:,}); is it a dump of several clusters? Pass one cluster's")
         return Snapshot(**fields, namespace=_namespace(namespace, all_namespaces, self.pod_namespaces),
                         source=source, kinds_read=frozenset(self.kinds), kube_version=self.kube_version)
 

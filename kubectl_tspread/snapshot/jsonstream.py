@@ -24,7 +24,18 @@ from kubectl_tspread.model.errors import InputError
 from kubectl_tspread.snapshot import jsonscan
 
 CHUNK = 32 << 20  # bytes read at a time
-WHOLE = 32 << 20  # a document longer than this (from its first byte) is split into its items
+# a document longer than this (from its first byte) is split into its items: a document held
+# whole is split by msgspec into one object per item, 10 million of them for 30 MB of `{},`
+WHOLE = 4 << 20
+# bytes the walk covers at a time (more while no document or item ends in them): the places
+# it finds are Python ints, one per document or item, 2 million for a chunk of `{}{}{}…`
+WINDOW = 256 << 10
+_ITEMS_A_WALK = 1 << 16  # a window that holds fewer items grows (each walk has a cost of its own)
+_WIDEST = 8 << 20  # ... up to this: 8 MB of `{},` is 2.7 million items
+# the API server stores no object over 1.5 MiB (etcd's bound), about 4 MB as kubectl indents it:
+# a longer one is refused as soon as that much of it is read (a Node of 2 million labels, 33 MB,
+# took 15 s and 800 MB); YAML's bound is yamlread.OBJECT_VALUES
+OBJECT_BYTES = 8 << 20
 
 _SPACE = re.compile(rb"[ \t\r\n]*")
 _SEPARATOR = re.compile(rb"[ \t\r\n]*,[ \t\r\n]*")
@@ -145,7 +156,7 @@ class JsonReader:
     # ---- documents ------------------------------------------------------------------------
 
     def documents(self) -> Iterator[Whole | Items | StreamedList | Rest]:
-        doc_no, pos = 0, self.base
+        doc_no, pos, window = 0, self.base, WINDOW
         while True:
             pos = _SPACE.match(self.buf, pos - self.base).end() + self.base
             if pos - self.base == len(self.buf):
@@ -155,7 +166,10 @@ class JsonReader:
             if self._byte(pos) not in _OPENING:
                 yield self._rest(pos, doc_no)
                 return
-            sc, at, after, opening = self._scan(pos, 0, 0)
+            # at most WHOLE bytes: a document that ends past them is split into its items
+            window = min(window, WHOLE)
+            limited = window < len(self.buf) - (pos - self.base)
+            sc, at, after, opening = self._scan(pos, 0, 0, window)
             # the documents the buffer holds whole: each an opening at depth 0 and its closing
             i = 0
             while i + 1 < len(at) and at[i] == pos and opening[i] and not opening[i + 1] and after[i + 1] == 0:
@@ -166,10 +180,15 @@ class JsonReader:
                 i += 2
                 pos = _SPACE.match(self.buf, end - self.base).end() + self.base
             if i:
+                if i // 2 < _ITEMS_A_WALK:
+                    window *= 4
                 continue  # whatever follows is looked at afresh from the top
-            # a document that does not end in the buffer
+            # a document that does not end in the buffer, or within WHOLE bytes
             self._too_deep(sc)
-            if self.eof:
+            if limited and window < WHOLE:
+                window *= 4
+                continue
+            if self.eof and sc.stop == len(self.buf):
                 yield self._rest(pos, doc_no)  # it never ends: files.py words what is wrong
                 return
             if len(self.buf) - (pos - self.base) < WHOLE:
@@ -203,9 +222,11 @@ class JsonReader:
     def _items(self, first: int, depth: int, what: Callable[[int], str]) -> Iterator[tuple[int, memoryview]]:
         """The items of the array whose `[` ends just before input byte `first`, at nesting
         `depth` inside it; sets _after_close past its `]`. `what(i)` names item i in errors."""
-        index, pos = 0, first
+        index, pos, window = 0, first, WINDOW
         while True:
-            sc, at, after, opening = self._scan(pos, depth, depth)
+            walked_from, counted = pos, index
+            limited = window < len(self.buf) - (pos - self.base)  # the walk stops short of the buffer's end
+            sc, at, after, opening = self._scan(pos, depth, depth, window)
             start = None
             for x, d, is_open in zip(at, after, opening):
                 if start is None and is_open and d == depth + 1:
@@ -225,10 +246,19 @@ class JsonReader:
                 elif start is None:  # pragma: no cover - the walk gives nothing else at these depths
                     raise self._not_object(what(index))
             self._too_deep(sc)
+            if start is not None and sc.stop + self.base - start > OBJECT_BYTES:
+                raise self._too_big(what(index))
             # what lies between items is whitespace and a comma: anything else is refused as
             # soon as it is read, not once the array ends (a huge array of numbers)
             if start is None and _GAP[index > 0].fullmatch(self.buf, pos - self.base, sc.stop) is None:
                 raise self._not_object(what(index))
+            if limited:  # walk on from `pos`, over more bytes unless the window held many items
+                if pos == walked_from:  # no item ended in it: one longer than the window
+                    window *= 4
+                elif index - counted < _ITEMS_A_WALK:
+                    window = min(window * 4, _WIDEST)
+                continue
+            window = min(window, _WIDEST)
             if not self._refill(pos):
                 raise InputError(f"{self.label} is not valid JSON: {what(index)} never ends; "
                                  "give what `kubectl get … -o json` prints")
@@ -236,6 +266,10 @@ class JsonReader:
     def _not_object(self, what: str) -> InputError:
         return InputError(f"{self.label}: {what} is not a Kubernetes object; "
                           "give what `kubectl get … -o json` or `-o yaml` prints")
+
+    def _too_big(self, what: str) -> InputError:
+        return InputError(f"{self.label}: {what} is an object of more than {OBJECT_BYTES:,} bytes of JSON; the API "
+                          "server stores none over 1.5 MiB: give what `kubectl get … -o json` prints")
 
     def _head(self, pos: int, doc_no: int) -> Whole | StreamedList:
         """A long `{…}` document: its items streamed when it has an `items` array, else whole."""
@@ -252,8 +286,12 @@ class JsonReader:
                     return streamed
                 if not is_open and d == 0:
                     self._too_deep(sc, x + 1)
+                    if x + 1 - pos > OBJECT_BYTES:
+                        raise self._too_big(f"document {doc_no}")
                     return Whole(doc_no, pos, self._slice(pos, x + 1))
             self._too_deep(sc)
+            if sc.stop + self.base - pos > OBJECT_BYTES:
+                raise self._too_big(f"document {doc_no}")
             if limit < len(self.buf) - (pos - self.base):
                 limit *= 4
                 continue

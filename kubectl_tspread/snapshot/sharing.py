@@ -14,13 +14,16 @@ import sys
 from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python
 from typing import Any, Callable
 
+import json
+
+from msgspec import DecodeError
 from msgspec import Raw as TEXT  # JSON text a typed parse left unparsed (snapshot/wire.py)
-from msgspec.json import decode as parse_text
+from msgspec.json import decode as _decode_text
 from orjson import dumps as json_key
 
 from kubectl_tspread.model import OwnerRef
 from kubectl_tspread.model.labels import label_text
-from kubectl_tspread.snapshot.fields import UNITS_MAX, FieldError, flag, label_map, mapping, maps, text
+from kubectl_tspread.snapshot.fields import UNITS_MAX, FieldError, flag, label_map, mapping, maps, name
 from kubectl_tspread.model.quantity import to_scheduler_units
 
 _intern = sys.intern
@@ -47,6 +50,23 @@ def memo(tag: str, raw: Any, build: Callable[[Any], Any], table: dict = MEMO, li
     if hit is _MISSING:  # None may be a record (no controller reference)
         hit = keep(table, key, build(parse_text(raw) if text else raw), limit)
     return hit
+
+
+def parse_text(raw: Any) -> Any:
+    """JSON text wire.py left unparsed, as a tree. What msgspec refuses but JSON allows (a
+    number past a double, 1e400) is read as the json module reads the rest of a dump, so the
+    decoder names the field holding it rather than msgspec's position in the text."""
+    try:
+        return _decode_text(raw)
+    except DecodeError:
+        return json.loads(bytes(raw), parse_int=_json_int)
+
+
+def _json_int(digits: str) -> int:
+    try:
+        return int(digits)
+    except ValueError:  # past Python's bound on parsing one (4,300 digits)
+        raise ValueError(f"it holds a number of {len(digits):,} digits; no Kubernetes field holds one") from None
 
 
 def keep(table: dict, key: Any, value: Any, limit: int = MEMO_LIMIT) -> Any:
@@ -139,16 +159,19 @@ def owner(meta: Mapping) -> OwnerRef | None:
     refs = meta.get("ownerReferences")
     if refs is not None and type(refs) is not list:  # 0, "" or a map: no list of references
         maps(refs, "metadata.ownerReferences")
+    found = None
     for i, o in enumerate(refs or ()):
         if not isinstance(o, Mapping):
             raise FieldError(f"metadata.ownerReferences[{i}]", "a map", o)
         if flag(o.get("controller"), f"metadata.ownerReferences[{i}].controller"):
-            key = (o.get("kind", ""), o.get("name", ""), o.get("uid", ""), o.get("apiVersion", ""))
-            if not all(type(part) is str for part in key):
+            if found is not None:  # the API allows one; the first would have been read as the controller
+                raise FieldError(f"metadata.ownerReferences[{i}].controller",
+                                 "true on one reference only (an object has one controller)", True)
+            key = (o.get("kind"), o.get("name"), o.get("uid"), o.get("apiVersion"))
+            if not all(type(part) is str and part for part in key):  # each required, as the API has it
                 for field in ("kind", "name", "uid", "apiVersion"):
-                    text(o.get(field), f"metadata.ownerReferences[{i}].{field}")
-            hit = _OWNERS.get(key)
-            if hit is None:
-                hit = keep(_OWNERS, key, OwnerRef(_intern(key[0]), *key[1:]))
-            return hit
-    return None
+                    name(o.get(field), f"metadata.ownerReferences[{i}].{field}")
+            found = _OWNERS.get(key)
+            if found is None:
+                found = keep(_OWNERS, key, OwnerRef(_intern(key[0]), *key[1:]))
+    return found
