@@ -157,7 +157,8 @@ def _spec_parts(spec: Mapping) -> list[tuple[dict[str, int], str]]:
             else:  # `always` would make a sidecar a plain init container (its requests not summed)
                 policy = one_of(c.get("restartPolicy"), f"{path}[{i}].restartPolicy", _RESTART_POLICIES, "")
                 kind = podrequests.SIDECAR if policy == "Always" else podrequests.INIT
-            parts.append((_resources(mapping(c.get("resources"), where).get("requests"), f"{where}.requests"), kind))
+            res = mapping(_defaulted(c.get("resources"), where), where)
+            parts.append((_resources(res.get("requests"), f"{where}.requests"), kind))
     return parts
 
 
@@ -290,12 +291,30 @@ def _preferred_terms(node: Mapping, pod_aff: Mapping, anti: Mapping) -> tuple:
 def _container_parts(spec: Mapping) -> tuple:
     """What requests and host ports depend on, small enough to key the memo cheaply."""
     return (
-        [(c.get("resources"), c.get("ports")) for c in maps(spec.get("containers"), "spec.containers")],
-        [(c.get("resources"), c.get("ports"), c.get("restartPolicy"))
-         for c in maps(spec.get("initContainers"), "spec.initContainers")],
+        [(_defaulted(c.get("resources"), f"spec.containers[{i}].resources"), c.get("ports"))
+         for i, c in enumerate(maps(spec.get("containers"), "spec.containers"))],
+        [(_defaulted(c.get("resources"), f"spec.initContainers[{i}].resources"), c.get("ports"),
+          c.get("restartPolicy"))
+         for i, c in enumerate(maps(spec.get("initContainers"), "spec.initContainers"))],
         spec.get("overhead"),
         spec.get("resources"),
     )
+
+
+def _defaulted(res: Any, where: str) -> Any:
+    """A container's `resources` as the API server stores a Pod's (SetDefaults_Pod): a resource
+    it limits but does not request is requested at its limit. A pod read from a cluster has
+    that already; a hand-written manifest in a dump may not, and `kubectl apply` would give it.
+    Anything malformed is left as it is, for the reader of that field to name."""
+    if type(res) is not dict:
+        return res
+    limits, requests = res.get("limits"), res.get("requests")
+    if not limits or type(limits) is not dict or (requests is not None and type(requests) is not dict):
+        return res
+    if requests and all(k in requests for k in limits):
+        return res
+    _resources(limits, f"{where}.limits")  # a bad limit is named as the limit, not as a request
+    return {**res, "requests": {**limits, **(requests or {})}}
 
 
 def _requests_and_ports(parts: tuple) -> tuple[dict[str, int], tuple[HostPort, ...]]:
@@ -462,9 +481,9 @@ def _requests_by_name(spec: Mapping) -> dict[str, Any]:
     status usually repeats its spec; the API server writes both the same, compact)."""
     out: dict[str, Any] = {}
     for field in ("containers", "initContainers"):
-        for c in spec.get(field) or ():
+        for i, c in enumerate(spec.get(field) or ()):
             if isinstance(c, Mapping):
-                res = c.get("resources")
+                res = _defaulted(c.get("resources"), f"spec.{field}[{i}].resources")
                 requests = res.get("requests") if isinstance(res, Mapping) else None
                 try:
                     texts = (json_key(requests or {}), json_key(res or {}))
