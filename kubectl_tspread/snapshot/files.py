@@ -89,7 +89,9 @@ DUMP_SUFFIXES = (".json", ".yaml", ".yml")
 # one with its nodes, workloads and an hour of events holds well under this; 30 MB of `{},`
 # is ten million objects, each read at a few microseconds
 MAX_OBJECTS = 1_000_000
-MAX_NODES = 100_000  # 200,000 nodes took why-pending 35 s on the development machine
+# more Nodes than any cluster has: every answer walks every node (why-pending's, per pod), so
+# time grows with them unbounded (PERFORMANCE.md has the figures)
+MAX_NODES = 100_000
 _FINISHED = ("Succeeded", "Failed")
 
 
