@@ -376,7 +376,7 @@ def test_directory_without_dumps(tmp_path):
 
 def test_not_utf8(tmp_path):
     p = tmp_path / "bin.json"
-    p.write_bytes(b"\xff\xfe\x00{")
+    p.write_bytes(b"kind: \xff\xfe\x00{")  # (at the start, FF FE is UTF-16's BOM: tests/test_utf16_dumps.py)
     with pytest.raises(InputError, match=r"bin\.json is not UTF-8 text"):
         load_files([str(p)])
 

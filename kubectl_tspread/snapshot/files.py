@@ -537,6 +537,9 @@ def _documents(label: str, source: _Source) -> Iterator[tuple[int, int | None, A
     items of a bare array, and of a List too long to hold whole, one by one — told JSON when
     it starts like JSON, else (multi-document) YAML."""
     first = source.read(jsonstream.CHUNK)
+    if first.startswith(_UTF16_BOMS):  # what Windows PowerShell's `>` writes: kubectl reads it by its BOM
+        source = _Source(label, _Utf16Stream(label, source, first))
+        first = source.read(jsonstream.CHUNK)
     skip = len(_BOM) if first.startswith(_BOM) else 0  # the BOM Windows editors write
     if first[skip:skip + 4096].lstrip()[:1] in (b"{", b"["):  # a prefix: lstrip of it all would copy it all
         yield from _json_stream(label, source, first[skip:])
@@ -737,6 +740,37 @@ def _yaml_documents(label: str, stream: "_Utf8Stream", not_yaml: Callable[[str],
             raise InputError(f"{label}: {e}") from None
 
     yield from yamlread.documents(stream, lists=True, wrap=errors)
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+class _Utf16Stream:
+    """A UTF-16 input with its BOM (`first`, then the rest of `source`) read as UTF-8 bytes, a
+    chunk at a time: kubectl's file reader decodes by the BOM, so a dump redirected by Windows
+    PowerShell (UTF-16) reads there, and is no "not UTF-8" here."""
+
+    def __init__(self, label: str, source: Any, first: bytes):
+        self.label, self.source, self.first = label, source, first
+        self.decoder = codecs.getincrementaldecoder("utf-16")()  # the BOM says which byte order
+        self.pos = 0  # input bytes decoded so far
+
+    def read(self, n: int = -1) -> bytes:
+        while True:
+            if self.first:
+                data, self.first = self.first, b""
+                if n < 0:  # all of the rest
+                    data += self.source.read(-1)
+            else:
+                data = self.source.read(n)
+            try:
+                text = self.decoder.decode(data, final=not data or n < 0)
+            except UnicodeDecodeError as e:
+                raise InputError(f"{self.label} starts as UTF-16 but is not (byte {self.pos + e.start}); "
+                                 "give what `kubectl get … -o json` prints, as UTF-8 or UTF-16") from None
+            self.pos += len(data)
+            if text or not data:  # an empty answer only at the end (a chunk may end mid-character)
+                return text.encode("utf-8")
 
 
 class _Utf8Stream:
