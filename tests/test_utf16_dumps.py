@@ -16,7 +16,8 @@ from kubectl_tspread.snapshot import jsonstream
 
 def _forms() -> dict[str, str]:
     doc = cluster()
-    doc["items"][0]["metadata"]["labels"]["note"] = "zoné-ä"  # a character UTF-16 and UTF-8 spell differently
+    # characters UTF-16 and UTF-8 spell in other lengths (2 and 2, 2 and 3, 4 and 4 bytes)
+    doc["items"][0]["metadata"]["labels"]["note"] = "zoné-ä-日本-" + "区" * 40 + "-\U0001F600"
     return {"json": json.dumps(doc, ensure_ascii=False), "yaml": yaml.safe_dump(doc, allow_unicode=True),
             "objects": "\n".join(json.dumps(o, ensure_ascii=False) for o in doc["items"])}
 

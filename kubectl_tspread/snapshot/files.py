@@ -754,8 +754,27 @@ class _Utf16Stream:
         self.label, self.source, self.first = label, source, first
         self.decoder = codecs.getincrementaldecoder("utf-16")()  # the BOM says which byte order
         self.pos = 0  # input bytes decoded so far
+        self.out = b""  # decoded bytes not handed over yet: UTF-8 may be longer than the UTF-16 read
 
     def read(self, n: int = -1) -> bytes:
+        """At most `n` bytes of UTF-8 (all of the rest with n < 0), b"" only at the end."""
+        if n < 0:
+            out, self.out = self.out + self._decoded(-1), b""
+            return out
+        while not self.out:
+            self.out = self._decoded(n)
+            if not self.out:
+                return b""
+        out, self.out = self.out[:n], self.out[n:]
+        return out
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def _decoded(self, n: int) -> bytes:
+        """The next UTF-8 bytes from about `n` input bytes; b"" only at the end of the input."""
         while True:
             if self.first:
                 data, self.first = self.first, b""
