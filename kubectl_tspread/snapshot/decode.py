@@ -14,7 +14,9 @@ from collections.abc import Mapping  # not typing.Mapping: its isinstance goes t
 from typing import Any, Callable, Iterable
 
 from kubectl_tspread.engine import podrequests, versions
-from kubectl_tspread.model.labels import Requirement, Selector, label_text
+from kubectl_tspread.model.labels import (
+    DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement, Selector, label_text,
+)
 from kubectl_tspread.model import (
     HONOR, IGNORE, NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, ContainerResize, Event, HostPort, Node,
     NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim, Pdb, Pod, PodAffinityTerm, PodCondition, PodResize,
@@ -56,7 +58,7 @@ _new_condition = positional_constructor(PodCondition)
 READ_CONDITIONS = frozenset(("PodScheduled", "DisruptionTarget"))
 
 
-_NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+_NODE_OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT)
 
 
 def _node_requirements(exprs: Iterable[Mapping] | None, path: str, fields: bool = False) -> tuple[Requirement, ...]:
@@ -889,11 +891,8 @@ def event(obj: Mapping) -> Event:
     inv = mapping(obj.get(involved), involved)
     series = mapping(obj.get("series"), "series")
     # 0 is unset (the API omits it); false is no count, not one
-    count = obj.get("count")
-    if count is None or (type(count) is int and count == 0):
-        count = series.get("count")
-        if count is None or (type(count) is int and count == 0):
-            count = 1
+    count = next((c for c in (obj.get("count"), series.get("count"))
+                  if c is not None and not (type(c) is int and c == 0)), 1)
     return Event(
         namespace=text(meta.get("namespace"), "metadata.namespace") or text(inv.get("namespace"),
                                                                            f"{involved}.namespace") or "default",

@@ -216,12 +216,14 @@ class _Collector:
         self.kube_version = ""  # a dump's own word on its cluster's version (VERSION_ANNOTATION)
         self.objects = 0  # objects read so far, of every input (MAX_OBJECTS)
 
-    def _too_many(self, where: str) -> InputError:
-        """Past MAX_OBJECTS: the time and memory the inputs take stay bounded however small
-        their objects are."""
-        return InputError(f"{where}: the dumps hold more than {MAX_OBJECTS:,} objects, more than a cluster of any "
-                          "size Kubernetes supports has; leave out what the commands do not read (events over a "
-                          "long time, other kinds) or dump one cluster at a time")
+    def _count(self, where: str) -> None:
+        """One more object read (or held for later), refused past MAX_OBJECTS: the time and
+        memory the inputs take stay bounded however small their objects are."""
+        self.objects += 1
+        if self.objects > MAX_OBJECTS:
+            raise InputError(f"{where}: the dumps hold more than {MAX_OBJECTS:,} objects, more than a cluster of "
+                             "any size Kubernetes supports has; leave out what the commands do not read (events "
+                             "over a long time, other kinds) or dump one cluster at a time")
 
     def add_document(self, doc: Any, where: str, doc_no: int) -> None:
         if doc is None:  # an empty YAML document (a stray `---`)
@@ -287,9 +289,7 @@ class _Collector:
         failed: list[tuple[int, Any]] = []  # the first item that could not be read
         for i, raw in doc.items():
             if failed or waiting:
-                self.objects += 1
-                if self.objects > MAX_OBJECTS:
-                    raise self._too_many(where)
+                self._count(where)
                 if waiting:
                     waiting.append((i, _kept(raw)))
                 continue
@@ -297,9 +297,7 @@ class _Collector:
             try:
                 item = _streamed_item(raw, guess, where, what)
                 if not known and isinstance(item, Mapping) and not item.get("kind"):
-                    self.objects += 1
-                    if self.objects > MAX_OBJECTS:
-                        raise self._too_many(where)
+                    self._count(where)
                     waiting.append((i, _kept(raw)))
                     continue
                 self._add_item(item, guess, where, what)
@@ -364,9 +362,7 @@ class _Collector:
         self._add(item, kind, where, what)
 
     def _add(self, obj: Mapping, kind: str, where: str, what: str) -> None:
-        self.objects += 1
-        if self.objects > MAX_OBJECTS:
-            raise self._too_many(where)
+        self._count(where)
         _refuse_unread(obj, kind, where, what)
         self.kinds.add(kind)
         entry = DECODERS.get(kind)

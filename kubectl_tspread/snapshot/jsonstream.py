@@ -33,8 +33,8 @@ WINDOW = 256 << 10
 _ITEMS_A_WALK = 1 << 16  # a window that holds fewer items grows (each walk has a cost of its own)
 _WIDEST = 8 << 20  # ... up to this: 8 MB of `{},` is 2.7 million items
 # the API server stores no object over 1.5 MiB (etcd's bound), about 4 MB as kubectl indents it:
-# a longer one is refused as soon as that much of it is read (a Node of 2 million labels, 33 MB,
-# took 15 s and 800 MB); YAML's bound is yamlread.OBJECT_VALUES
+# a longer one is refused as soon as that much of it is read, before its decoding costs time and
+# memory in proportion (a Node of 2 million labels is 33 MB); YAML's bound is yamlread.OBJECT_VALUES
 OBJECT_BYTES = 8 << 20
 
 _SPACE = re.compile(rb"[ \t\r\n]*")

@@ -10,11 +10,10 @@ limit it starts over, which costs speed, never correctness.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping  # typing.Mapping's isinstance goes through Python
 from typing import Any, Callable
-
-import json
 
 from msgspec import DecodeError
 from msgspec import Raw as TEXT  # JSON text a typed parse left unparsed (snapshot/wire.py)

@@ -41,8 +41,8 @@ def _term_labels(term: NodeSelectorTerm) -> tuple[dict[str, str], list[str]] | N
             put.setdefault(r.key, "true")
         elif r.op in (NOT_IN, DOES_NOT_EXIST):
             drop.append(r.key)
-        elif r.op in (GT, LT) and len(r.values) == 1 and int64(r.values[0]) is not None:
-            label = str(int64(r.values[0]) + (1 if r.op == GT else -1))
+        elif r.op in (GT, LT) and len(r.values) == 1 and (bound := int64(r.values[0])) is not None:
+            label = str(bound + (1 if r.op == GT else -1))
             if int64(label) is None:
                 return None  # past int64: no label value satisfies it
             put[r.key] = label

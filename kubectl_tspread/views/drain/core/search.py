@@ -631,7 +631,7 @@ class _Proven:
         if self._others is None:
             self._others = [i for i, c in enumerate(after)
                             if (c.namespace, c.workload, c.topology_key) not in self.constraints]
-        return sum(c.excess for c in map(after.__getitem__, self._others) if c.skew > c.limit)
+        return sum(after[i].excess for i in self._others)
 
 
 def _before(ctx: Context, world: World, proven: _Proven) -> tuple[int, int, int]:
