@@ -454,12 +454,13 @@ def exec_user(directory: str, token: str, exit_code: int = 0) -> dict:
                      "args": [script], "interactiveMode": "Never"}}
 
 
-def write_kubeconfig(path: str, clusters: dict[str, str], users: dict[str, dict],
+def write_kubeconfig(path: str, clusters: dict[str, str | dict], users: dict[str, dict],
                      contexts: dict[str, dict], current: str | None = None) -> str:
-    """clusters: name -> server URL; users: name -> user dict; contexts: name -> context dict."""
+    """clusters: name -> server URL, or the whole cluster dict; users: name -> user dict;
+    contexts: name -> context dict."""
     doc: dict = {
         "apiVersion": "v1", "kind": "Config", "preferences": {},
-        "clusters": [{"name": n, "cluster": {"server": s}} for n, s in clusters.items()],
+        "clusters": [{"name": n, "cluster": s if isinstance(s, dict) else {"server": s}} for n, s in clusters.items()],
         "users": [{"name": n, "user": u} for n, u in users.items()],
         "contexts": [{"name": n, "context": c} for n, c in contexts.items()],
     }

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from apiobjects import as_dump, as_list, node_obj, pod_obj
-from fakeapi import FakeApiServer, make_self_signed_cert, raw_node
+from fakeapi import FakeApiServer, make_self_signed_cert, raw_node, write_kubeconfig
 from hostileapi import HostileApiServer
 from kubectl_tspread.cli import EXIT_ABORTED, main
 
@@ -66,12 +66,9 @@ def test_insecure_skip_tls_verify_is_one_warning_line_per_run(tmp_path):
         pytest.skip("openssl CLI not installed: cannot make a TLS certificate")
     with FakeApiServer(tls=tls) as api:
         api.add(raw_node("n1"))
-        cfg = tmp_path / "config"
-        cfg.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "c",
-            "clusters": [{"name": "c", "cluster": {"server": api.url, "insecure-skip-tls-verify": True}}],
-            "users": [{"name": "u", "user": {}}], "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-        got = subprocess.run([sys.executable, "-m", "kubectl_tspread", "distribution", "-A", "--kubeconfig", str(cfg)],
+        cfg = write_kubeconfig(str(tmp_path / "config"), {"c": {"server": api.url, "insecure-skip-tls-verify": True}},
+                               {"u": {}}, {"c": {"cluster": "c", "user": "u"}}, "c")
+        got = subprocess.run([sys.executable, "-m", "kubectl_tspread", "distribution", "-A", "--kubeconfig", cfg],
                              capture_output=True, text=True, env=_env(), timeout=60)
         assert len(api.logged("GET")) >= 8  # a request per kind: urllib3 warned for each
     assert got.returncode == 0, got.stderr

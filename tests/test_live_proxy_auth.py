@@ -196,29 +196,30 @@ def test_a_client_certificate_that_cannot_be_loaded_is_named_as_the_users(capsys
     assert 'the client certificate or key of user "u" cannot be used' in err and "certificate-authority" not in err
 
 
+def _through_proxy(capsys, proxyless, monkeypatch, api, credentials: str, userinfo: str):
+    """The run through a ForwardProxy that wants `credentials`, HTTP_PROXY naming `userinfo`:
+    (exit code, stdout, stderr, the proxy's address)."""
+    proxy = ForwardProxy(api.url, credentials=credentials)
+    try:
+        monkeypatch.setenv("HTTP_PROXY", f"http://{userinfo}@{proxy.address}")
+        return (*_run(capsys, REMOTE, proxyless), proxy.address)
+    finally:
+        proxy.close()
+
+
 def test_a_proxy_urls_user_and_password_are_sent_to_the_proxy(capsys, proxyless, monkeypatch):
     with FakeApiServer() as api:
         api.add(raw_node("n1"))
-        proxy = ForwardProxy(api.url, credentials="me:s3cr@t")
-        try:
-            monkeypatch.setenv("HTTP_PROXY", f"http://me:s3cr%40t@{proxy.address}")
-            code, out, err = _run(capsys, REMOTE, proxyless)
-        finally:
-            proxy.close()
+        code, out, err, _ = _through_proxy(capsys, proxyless, monkeypatch, api, "me:s3cr@t", "me:s3cr%40t")
     # before: the proxy's 407 ("failed to … (407: HTTP 407)"): urllib3 does not send a URL's user info
     assert code == 0, err
 
 
 def test_a_proxy_that_refuses_the_credentials_is_named_without_the_password(capsys, proxyless, monkeypatch):
     with FakeApiServer() as api:
-        proxy = ForwardProxy(api.url, credentials="me:right")
-        try:
-            monkeypatch.setenv("HTTP_PROXY", f"http://me:wrong@{proxy.address}")
-            code, out, err = _run(capsys, REMOTE, proxyless)
-        finally:
-            proxy.close()
+        code, out, err, address = _through_proxy(capsys, proxyless, monkeypatch, api, "me:right", "me:wrong")
     assert (code, out) == (1, ""), err
-    assert f"the proxy http://me:***@{proxy.address} between you and the API server" in err
+    assert f"the proxy http://me:***@{address} between you and the API server" in err
     assert "wrong" not in err
 
 
@@ -236,15 +237,12 @@ def test_a_server_url_with_its_scheme_in_capitals_is_read_as_go_reads_it(capsys,
         pytest.skip("no openssl CLI to make a certificate")
     with FakeApiServer(tls=tls) as api:
         api.add(raw_node("n1"))
-        path = proxyless / "config"
-        path.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "c",
-            "clusters": [{"name": "c", "cluster": {"server": api.url.replace("https://", "HTTPS://"),
-                                                   "certificate-authority-data":
-                                                       base64.b64encode(open(tls[0], "rb").read()).decode()}}],
-            "users": [{"name": "u", "user": {}}],
-            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        ca = base64.b64encode(open(tls[0], "rb").read()).decode()
+        path = write_kubeconfig(str(proxyless / "config"),
+                                {"c": {"server": api.url.replace("https://", "HTTPS://"),
+                                       "certificate-authority-data": ca}},
+                                {"u": {}}, {"c": {"cluster": "c", "user": "u"}}, "c")
         with pytest.raises(SystemExit) as exc:
-            main(["distribution", "-A", "--kubeconfig", str(path), "--request-timeout", "3s"])
+            main(["distribution", "-A", "--kubeconfig", path, "--request-timeout", "3s"])
     out, err = capsys.readouterr()
     assert exc.value.code == 0, err
