@@ -211,6 +211,21 @@ def _loader_class() -> Any:
                                    "(header.payload.signature); log in again")
             return token
 
+        def _refresh_oidc(self, provider):
+            # client-go's refresh (snapshot/oidc.py), not the package's: it leaves the issuer's
+            # certificate unchecked without an idp-certificate-authority, and passes over failures
+            from kubectl_tspread.snapshot.execauth import EXEC_TIMEOUT
+            from kubectl_tspread.snapshot.oidc import refresh
+
+            config = provider["config"].value
+            issuer = config.get("idp-issuer-url")
+            proxy = environment_proxy(issuer, getattr(self, "tspread_environ", {})) if isinstance(issuer, str) else None
+            got = refresh(config, f'user "{getattr(self, "tspread_user", None)}"', proxy,
+                          _proxy_credentials(proxy), EXEC_TIMEOUT)
+            config["id-token"] = got.id_token
+            if got.refresh_token is not None:
+                config["refresh-token"] = got.refresh_token
+
         def _load_from_exec_plugin(self):
             if "exec" not in self._user:
                 return None
@@ -239,7 +254,8 @@ def _loader_class() -> Any:
     return Loader
 
 
-def _load_with_loader(merged: Any, ctx_name: str | None, effective: dict) -> tuple[Any, Any]:
+def _load_with_loader(merged: Any, ctx_name: str | None, effective: dict, environ: Mapping[str, str]
+                      ) -> tuple[Any, Any]:
     from kubernetes.client.configuration import Configuration
     from kubernetes.config.config_exception import ConfigException
     from kubernetes.config.kube_config import ConfigNode
@@ -251,6 +267,7 @@ def _load_with_loader(merged: Any, ctx_name: str | None, effective: dict) -> tup
         loader = _loader_class()(config_dict=merged, active_context=_EFFECTIVE,
                                  config_base_path=None, config_persister=None)
         loader.tspread_user = effective.get("user")  # named in an exec plugin's errors
+        loader.tspread_environ = environ  # an oidc issuer's proxy
         loader.load_and_set(cfg)
     except ConfigException as e:
         raise ClusterError(f"kubeconfig context {ctx_name or '(none)'} is unusable: {e}; "
@@ -264,7 +281,7 @@ def _load_with_loader(merged: Any, ctx_name: str | None, effective: dict) -> tup
     return cfg, user_entry
 
 
-def _from_kubeconfig(opts: KubeOptions, paths: list[str]) -> ResolvedConfig:
+def _from_kubeconfig(opts: KubeOptions, paths: list[str], environ: Mapping[str, str]) -> ResolvedConfig:
     merged = merge_kubeconfigs(paths)
     ctx_name, effective = _effective_context(merged, opts)
     cluster_node = _find(merged, "clusters", effective["cluster"])
@@ -279,7 +296,7 @@ def _from_kubeconfig(opts: KubeOptions, paths: list[str]) -> ResolvedConfig:
     if effective.get("user"):
         user_node = _find(merged, "users", effective["user"])
         check_user(user_node.path, effective["user"], user_node.value.get("user") or {})
-    cfg, user_entry = _load_with_loader(merged, ctx_name, effective)
+    cfg, user_entry = _load_with_loader(merged, ctx_name, effective, environ)
     cfg.has_proxy_url = bool((cluster_node.value.get("cluster") or {}).get("proxy-url"))
     return ResolvedConfig(
         configuration=cfg, server=cfg.host, namespace=effective["namespace"], context=ctx_name,
@@ -339,7 +356,7 @@ def resolve(opts: KubeOptions, *, environ: Mapping[str, str] | None = None,
                            "or put the file itself there")
     existing = [p for p in paths if os.path.isfile(p)]
     if existing:
-        resolved = _from_kubeconfig(opts, existing)
+        resolved = _from_kubeconfig(opts, existing, env)
     elif env.get("KUBERNETES_SERVICE_HOST"):
         resolved = _from_service_account(opts, env, service_account_dir)
     else:
