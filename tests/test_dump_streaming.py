@@ -319,3 +319,42 @@ def test_a_yaml_stdin_that_fails_midway_is_named_as_unreadable(monkeypatch):
     monkeypatch.setattr(files, "_YAML_READ", 97)
     with pytest.raises(files.InputError, match=r"^cannot read stdin: Input/output error$"):
         files.load_files(["-"], all_namespaces=True, stdin=Failing())
+
+
+def items_twice(doc: dict, yaml_form: bool, second_empty: bool) -> bytes:
+    """doc (a List) with a second `items` after the first: its last two items, or none."""
+    second = [] if second_empty else doc["items"][-2:]
+    first = {"apiVersion": doc["apiVersion"], "items": doc["items"][:-2]}
+    rest = {"items": second, "kind": doc["kind"], "metadata": doc["metadata"]}
+    if yaml_form:
+        return (yaml.safe_dump(first, sort_keys=False) + yaml.safe_dump(rest, sort_keys=False)).encode()
+    return json.dumps(first).encode()[:-1] + b", " + json.dumps(rest).encode()[1:]
+
+
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "item by item"])
+@pytest.mark.parametrize("yaml_form", [False, True], ids=["json", "yaml"])
+@pytest.mark.parametrize("second_empty", [False, True], ids=["second with items", "second empty"])
+def test_a_list_naming_items_twice_is_refused_however_it_is_read(tmp_path, capsys, monkeypatch, stdin, streamed,
+                                                                  yaml_form, second_empty):
+    # before: a JSON List read whole took the second array, read item by item the first, and
+    # YAML both, so the same dump gave three clusters depending on its size and form
+    data = items_twice(cluster(), yaml_form, second_empty)
+    if streamed:
+        monkeypatch.setattr(jsonstream, "CHUNK", 97)
+        monkeypatch.setattr(jsonstream, "WHOLE", 300)
+        monkeypatch.setattr(files, "_YAML_READ", 97)
+    path = write(tmp_path, data, "dump.yaml" if yaml_form else "dump.json")
+    if stdin:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, out, err = run(capsys, "distribution", "-A", "--from-file", "-" if stdin else path)
+    assert_one_error(code, out, err, "holds the key `items` twice, and readers differ on which to take; keep one "
+                                     "items array", "stdin" if stdin else path)
+
+
+def test_items_named_inside_an_item_is_no_second_items(tmp_path):
+    doc = cluster()
+    doc["items"][0]["metadata"]["annotations"] = {"items": "x"}
+    doc["items"][1]["metadata"]["labels"] = {"items": "y"}
+    data = json.dumps(kubectl_order(doc)).encode()
+    assert len(load(data, tmp_path).nodes) == 3

@@ -560,6 +560,8 @@ def _json_stream(label: str, source: _Source, first: bytes) -> Iterator[tuple[in
                 rest = reader.rest(part.offset)
                 yield from _json_rest(label, rest.data, part.doc_no - 1, rest.offset)
                 return
+            except _ItemsTwice:
+                raise _items_twice_error(label, part.doc_no) from None
             if isinstance(doc, RawItems) and doc.bare:
                 for i in range(len(doc)):
                     item, doc[i] = doc[i], None
@@ -633,6 +635,8 @@ def _json_documents(label: str, view: memoryview, docs: int = 0, base: int = 0
         except _Fallback:
             yield from _json_text_documents(label, view, pos, doc_no, base)
             return
+        except _ItemsTwice:
+            raise _items_twice_error(label, doc_no) from None
         if isinstance(doc, RawItems) and doc.bare:
             for i in range(len(doc)):
                 item, doc[i] = doc[i], None
@@ -648,6 +652,40 @@ _WHITESPACE = frozenset(b" \t\r\n")
 
 class _Fallback(Exception):
     """msgspec cannot read this document: the json module reads the rest."""
+
+
+class _ItemsTwice(Exception):
+    """A JSON List names its `items` twice (_items_twice)."""
+
+
+_ITEMS_NAME = re.compile(rb'"items"')
+
+
+def _items_twice(data: Any) -> bool:
+    """Whether the JSON object `data` (bytes or text) has the key `items` twice. Parsers
+    differ on such a document: the json module and msgspec keep the last array, a List read
+    item by item would have kept the first, and YAML both; so it is refused, in every form,
+    as kubectl's strict field validation refuses a duplicate field. Only text naming `items`
+    twice anywhere is parsed again, keys and all."""
+    found = _ITEMS_NAME.finditer(data) if not isinstance(data, str) else re.finditer('"items"', data)
+    if next(found, None) is None or next(found, None) is None:
+        return False
+    closed: list[bool] = []  # per object as it closes: the document's own closes last
+
+    def pairs(items: list) -> None:
+        closed.append(sum(1 for k, _ in items if k == "items") > 1)
+
+    try:
+        json.loads(data if isinstance(data, str) else bytes(data), object_pairs_hook=pairs)
+    except (ValueError, RecursionError):  # the document's own reading names what is wrong
+        return False
+    return bool(closed) and closed[-1]
+
+
+def _items_twice_error(label: str, doc_no: int | None) -> InputError:
+    which = f"document {doc_no}" if doc_no is not None else "a List"
+    return InputError(f"{label}: {which} holds the key `items` twice, and readers differ on which to take; keep one "
+                      "items array")
 
 
 def _one_json(buf: memoryview) -> tuple[Any, int]:
@@ -678,6 +716,8 @@ def _parse_one(buf: memoryview) -> Any:
     except msgspec.ValidationError:  # a kind that is not a string, items that are not a list
         shell = None
     if shell is not None and shell.kind.endswith("List") and shell.items is not None:
+        if _items_twice(buf):
+            raise _ItemsTwice
         return {"kind": shell.kind, "apiVersion": shell.apiVersion, "metadata": shell.metadata,
                 "items": RawItems(shell.items)}
     return _ITEM_DECODER.decode(buf)
@@ -705,6 +745,7 @@ def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int, ba
             at += 1
         if at == end:
             return
+        start_at = at
         try:
             doc, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as e:
@@ -713,6 +754,8 @@ def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int, ba
             raise _NotJson(_json_position(e), start, doc_no - 1) if doc_no > 1 else _NotJson(_json_position(e))
         except _HugeNumber as e:
             raise InputError(f"{label}: document {doc_no} {e}") from None
+        if isinstance(doc, dict) and "items" in doc and _items_twice(text[start_at:at]):
+            raise _items_twice_error(label, doc_no)
         yield doc_no, None, doc
         del doc
         doc_no += 1
@@ -862,6 +905,8 @@ def _kept(raw: Any) -> Any:
 
 def _shell(label: str, data: bytes) -> Any:
     """A List read item by item, without its items (jsonstream.StreamedList)."""
+    if _items_twice(data):  # a second `items` after the streamed one, in what follows it
+        raise _items_twice_error(label, None)
     try:
         return _ITEM_DECODER.decode(data)
     except _SHELL_ERRORS:

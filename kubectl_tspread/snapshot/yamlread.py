@@ -255,6 +255,8 @@ def _parts(data: Any, lists: bool) -> Iterator[tuple[Any, int, int | None, Any]]
                 count += 1
                 # a top-level sequence keeps none of its items: each is handed over when made
                 made: Any = {} if is_map else (handed_over if depth == 0 else [])
+                if depth == 1 and cur_map and key == "items" and "items" in cur:
+                    raise _items_twice(doc_no)  # before its items are handed over after the first's
                 if lists and not is_map and depth == 1 and cur_map and key == "items" and e.anchor is None:
                     # a List's items, handed over likewise (an anchored one may be aliased: kept)
                     made = handed_over
@@ -310,6 +312,8 @@ def _parts(data: Any, lists: bool) -> Iterator[tuple[Any, int, int | None, Any]]
                 if key is merge_key:
                     cur_merged = _merge(cur_merged, value, doc_no)
                 else:
+                    if key == "items" and key in cur and len(stack) == 1:  # a scalar or alias the second time
+                        raise _items_twice(doc_no)
                     # a List's items, handed over, leave `items: []` as a JSON List's shell does
                     cur[key] = [] if value is handed_over else value
                 key = no_key
@@ -326,6 +330,12 @@ def _parts(data: Any, lists: bool) -> Iterator[tuple[Any, int, int | None, Any]]
         dispose = getattr(parser, "dispose", None)
         if dispose is not None:
             dispose()
+
+
+def _items_twice(doc_no: int) -> YamlLimit:
+    """A List naming `items` twice: which to read is ambiguous (files._items_twice, for JSON)."""
+    return YamlLimit(f"document {doc_no} holds the key `items` twice, and readers differ on which to take; keep one "
+                     "items array")
 
 
 def _too_big(doc_no: int) -> YamlLimit:
