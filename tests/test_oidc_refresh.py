@@ -42,7 +42,8 @@ class Issuer:
     as `style` wants ("basic": the Authorization header; "post": client_id/client_secret in the
     form). Records every request it read: (method, path, headers, form)."""
 
-    def __init__(self, tls: tuple[str, str], answer: tuple[int, dict], style: str = "basic"):
+    def __init__(self, tls: tuple[str, str], answer: tuple[int, dict], style: str = "basic",
+                 endpoint: str | None = None):
         self.seen: list[tuple[str, str, dict, dict]] = []
         issuer = self
 
@@ -61,7 +62,7 @@ class Issuer:
             def do_GET(self) -> None:
                 issuer.seen.append(("GET", self.path, dict(self.headers), {}))
                 if self.path == "/realm/.well-known/openid-configuration":
-                    self._send(200, {"issuer": issuer.url, "token_endpoint": issuer.url + "/token"})
+                    self._send(200, {"issuer": issuer.url, "token_endpoint": endpoint or issuer.url + "/token"})
                 else:
                     self._send(404, {})
 
@@ -180,3 +181,11 @@ def test_an_expired_token_without_a_refresh_token_says_log_in_again(capsys, tmp_
     with FakeApiServer() as api, Issuer(tls, (200, {})) as issuer:
         line = _one_error(*_run(capsys, tmp_path, api, issuer, **{"refresh-token": ""}))
     assert issuer.seen == [] and "has an expired id-token and no refresh-token to renew it; log in again" in line
+
+
+def test_an_https_issuer_naming_a_plain_http_token_endpoint_gets_no_refresh_token(capsys, tmp_path, tls):
+    with FakeApiServer() as api, Issuer(tls, (200, {}), endpoint="http://127.0.0.1:9/token") as issuer:
+        line = _one_error(*_run(capsys, tmp_path, api, issuer, **{"idp-certificate-authority": tls[0]}))
+    assert [m for m, *_ in issuer.seen] == ["GET"]
+    assert "will not send its refresh token in the clear: the issuer names the token endpoint http://127.0.0.1:9/token" \
+        in line

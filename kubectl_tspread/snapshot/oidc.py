@@ -12,7 +12,8 @@ the API server's 401 hides why). Here, as in client-go:
 - the refresh is an RFC 6749 refresh_token grant, with the client credentials in a Basic
   header and, when the endpoint refuses that, in the form (golang.org/x/oauth2's auto-detected
   auth style); of two refusals the one not about the client is reported;
-- the answer must carry an `id_token`; a new `refresh_token` replaces the old one;
+- an https issuer's token endpoint must be https too (the refresh token is never sent in the
+  clear), and the answer must carry an `id_token`; a new `refresh_token` replaces the old one;
 - the proxy is the environment's, read as for the API server (kubeconfig.environment_proxy).
 Every failure is one ClusterError saying what to do. Each request has the credential time
 limit, and the answers are read up to MAX_ANSWER bytes.
@@ -25,7 +26,7 @@ import json
 import ssl
 from dataclasses import dataclass
 from typing import Any, Mapping
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote_plus, urlencode, urlsplit
 
 from kubectl_tspread.model.errors import ClusterError
 
@@ -59,10 +60,13 @@ def refresh(config: Mapping[str, Any], who: str, proxy: str | None, proxy_header
         said = f"answered {status}" if status != 200 else "names no token_endpoint"
         raise ClusterError(f"{what} cannot renew its expired id-token: {found} {said}; check idp-issuer-url, "
                            "or log in again")
+    if urlsplit(issuer).scheme == "https" and urlsplit(endpoint).scheme != "https":
+        raise ClusterError(f"{what} will not send its refresh token in the clear: the issuer names the token "
+                           f"endpoint {endpoint}; fix the issuer's configuration, or log in again")
     client_id, secret = str(config.get("client-id") or ""), str(config.get("client-secret") or "")
     form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
-    # RFC 6749 2.3.1: each part form-encoded before the Basic header's base64
-    basic = base64.b64encode(f"{quote(client_id, safe='')}:{quote(secret, safe='')}".encode()).decode()
+    # RFC 6749 2.3.1: each part form-encoded before the Basic header's base64 (as Go's QueryEscape)
+    basic = base64.b64encode(f"{quote_plus(client_id)}:{quote_plus(secret)}".encode()).decode()
     status, answer = _ask(http, what, "POST", endpoint, form, {"Authorization": "Basic " + basic})
     if status in (400, 401):  # an endpoint that wants the client in the form (client_secret_post)
         again = _ask(http, what, "POST", endpoint, {**form, "client_id": client_id, "client_secret": secret}, {})
