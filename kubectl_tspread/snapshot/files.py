@@ -43,6 +43,7 @@ from kubectl_tspread.snapshot import jsonscan, jsonstream, yamlread
 from kubectl_tspread.snapshot.decode import DECODERS
 from kubectl_tspread.snapshot.fields import FieldError, MalformedObject, mapping, printable, shown, text
 from kubectl_tspread.snapshot.kinds import KINDS_READ_ANNOTATION, VERSION_ANNOTATION
+from kubectl_tspread.snapshot.sharing import HugeNumber, json_int
 from kubectl_tspread.snapshot.jsonscan import MAX_DEPTH
 from kubectl_tspread.snapshot.jsonstream import StreamedList
 from kubectl_tspread.snapshot.transport import status_summary
@@ -65,19 +66,6 @@ _SHELL_DECODER: Any = msgspec.json.Decoder(_ListShell)
 _ARRAY_DECODER: Any = msgspec.json.Decoder(list[msgspec.Raw])  # a bare array, item by item
 _ITEM_DECODER: Any = msgspec.json.Decoder()  # as fast as orjson, and it reads Raw directly
 _SHELL_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError)
-
-
-class _HugeNumber(ValueError):
-    """A JSON integer past Python's bound on parsing one (4,300 digits), where the json module
-    would raise a plain ValueError: no Kubernetes field holds such a number."""
-
-
-def _json_int(digits: str) -> int:
-    try:
-        return int(digits)
-    except ValueError:
-        raise _HugeNumber(f"holds a number of {len(digits):,} digits; no Kubernetes field holds one, "
-                          "correct it") from None
 
 
 _RAW: Any = msgspec.Raw
@@ -739,7 +727,7 @@ def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int, ba
     except UnicodeDecodeError as e:
         raise InputError(f"{label} is not UTF-8 text (byte {base + pos + e.start}); "
                          "give what `kubectl get … -o json` prints") from None
-    decoder, at, end = json.JSONDecoder(parse_int=_json_int), 0, len(text)
+    decoder, at, end = json.JSONDecoder(parse_int=json_int), 0, len(text)
     while True:
         while at < end and text[at] in " \t\r\n":
             at += 1
@@ -752,7 +740,7 @@ def _json_text_documents(label: str, view: memoryview, pos: int, doc_no: int, ba
             # the byte where the failing document starts: YAML may read the rest (`---`)
             start = pos + len(text[:at].encode("utf-8", "surrogatepass"))
             raise _NotJson(_json_position(e), start, doc_no - 1) if doc_no > 1 else _NotJson(_json_position(e))
-        except _HugeNumber as e:
+        except HugeNumber as e:
             raise InputError(f"{label}: document {doc_no} {e}") from None
         if isinstance(doc, dict) and "items" in doc and _items_twice(text[start_at:at]):
             raise _items_twice_error(label, doc_no)
@@ -878,11 +866,11 @@ def _item_tree(raw: Any, list_kind: str, where: str = "", what: str = "an item",
         raise InputError(f"{where}: {what} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
     except _SHELL_ERRORS:  # what msgspec refuses but JSON allows (a lone surrogate, a huge number)
         try:
-            return json.loads(bytes(raw), parse_int=_json_int)
+            return json.loads(bytes(raw), parse_int=json_int)
         except json.JSONDecodeError as e:  # an item of a List read item by item (jsonstream.py)
             raise InputError(f"{where} is not valid JSON: {what}: {_json_position(e)}; "
                              "give what `kubectl get … -o json` prints") from None
-        except _HugeNumber as e:
+        except HugeNumber as e:
             raise InputError(f"{where}: {what} {e}") from None
         except UnicodeDecodeError:
             raise InputError(f"{where}: {what} is not UTF-8 text; give what `kubectl get … -o json` prints") \
@@ -914,8 +902,8 @@ def _shell(label: str, data: bytes) -> Any:
     except UnicodeDecodeError:
         raise InputError(f"{label} is not UTF-8 text; give what `kubectl get … -o json` prints") from None
     try:
-        return json.loads(data, parse_int=_json_int)
-    except _HugeNumber as e:
+        return json.loads(data, parse_int=json_int)
+    except HugeNumber as e:
         raise InputError(f"{label}: its List without its items {e}") from None
     except UnicodeDecodeError:
         raise InputError(f"{label} is not UTF-8 text; give what `kubectl get … -o json` prints") from None

@@ -58,14 +58,25 @@ def parse_text(raw: Any) -> Any:
     try:
         return _decode_text(raw)
     except DecodeError:
-        return json.loads(bytes(raw), parse_int=_json_int)
+        try:
+            return json.loads(bytes(raw), parse_int=json_int)
+        except HugeNumber as e:  # said after the object's name (decode._named)
+            raise HugeNumber(f"it {e}") from None
 
 
-def _json_int(digits: str) -> int:
+class HugeNumber(ValueError):
+    """A JSON integer past Python's bound on parsing one (4,300 digits), where the json module
+    would raise a plain ValueError: no Kubernetes field holds such a number."""
+
+
+def json_int(digits: str) -> int:
+    """The json module's parse_int for every JSON the tool reads with it (dumps, and text the
+    typed parse left): HugeNumber past Python's bound, worded to follow what holds it."""
     try:
         return int(digits)
-    except ValueError:  # past Python's bound on parsing one (4,300 digits)
-        raise ValueError(f"it holds a number of {len(digits):,} digits; no Kubernetes field holds one") from None
+    except ValueError:
+        raise HugeNumber(f"holds a number of {len(digits):,} digits; no Kubernetes field holds one, "
+                         "correct it") from None
 
 
 def keep(table: dict, key: Any, value: Any, limit: int = MEMO_LIMIT) -> Any:
