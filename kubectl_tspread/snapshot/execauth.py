@@ -165,8 +165,8 @@ def _last_lines(stderr: bytes | None, limit: int = 300) -> str:
 
 
 def run_bounded(what: str, fetch: Callable[[], Any], timeout: float | None = None) -> Any:
-    """`fetch()` (a credential fetched by code of the `kubernetes` package that may ask a server
-    with no timeout: an oidc token refresh) within EXEC_TIMEOUT; a ClusterError naming `what`
+    """`fetch()` (a credential that may ask a server: an oidc token refresh, a few requests
+    each with its own time limit) within EXEC_TIMEOUT in all; a ClusterError naming `what`
     when it fails or does not end. A fetch still running is left behind in a daemon thread."""
     limit = timeout or EXEC_TIMEOUT
     box: dict = {}

@@ -179,10 +179,10 @@ def _loader_class() -> Any:
     """KubeConfigLoader with exec plugins run by execauth (a time limit, stderr in the error)
     instead of the package's ExecProvider, which waits for a plugin without end. The rest of
     its `_load_from_exec_plugin` is the package's: a token, or a client certificate and key.
-    An auth-provider is read as client-go reads one: oidc (the package's code, within execauth's
-    time limit: its token refresh asks the issuer with no timeout at all), gcp and azure are
-    refused as removed, any other name is unknown (the package skipped those, and the requests
-    went out without credentials)."""
+    An auth-provider is read as client-go reads one: oidc (the package's reading of the id-token,
+    its refresh made by snapshot/oidc.py, the whole within execauth's time limit), gcp and azure
+    are refused as removed, any other name is unknown (the package skipped those, and the
+    requests went out without credentials)."""
     global _LOADER
     if _LOADER is not None:
         return _LOADER
