@@ -33,9 +33,10 @@ def int64(text: str) -> int | None:
 
 def label_text(value: object) -> str:
     """A label value (or a selector's) as its text, for every label and selector read: a string
-    as it is; what unquoted YAML made of one as the YAML text (`true`, `1`, `1.5`); null as ""
-    (what Go reads a null into a map of strings as). Python's str() would give "True" and
-    "None", which no label holds.
+    as it is; null as "" (what Go reads a null into a map of strings as). The snapshot's readers
+    refuse a number or bool where a label value belongs (snapshot/fields.label_map, scalars);
+    a record built otherwise still gets its YAML text (`true`, `1`, `1.5`), where Python's
+    str() would give "True" and "None", which no label holds.
 
     >>> [label_text(v) for v in ("web", True, 3, None)]
     ['web', 'true', '3', '']
