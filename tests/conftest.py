@@ -180,6 +180,19 @@ def env(tmp_path, monkeypatch):
     return tmp_path
 
 
+# what the environment says of proxies (Go's ProxyFromEnvironment, and httpoxy's REQUEST_METHOD)
+PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY",
+              "all_proxy", "REQUEST_METHOD")
+
+
+@pytest.fixture
+def proxyless(monkeypatch, env):
+    """env, with no proxy in the environment either; returns tmp_path."""
+    for var in PROXY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    return env
+
+
 @pytest.fixture
 def forks():
     """forking.Counting: the cli's forked workers, for plan_drain(..., workers=forks); the

@@ -30,8 +30,6 @@ from kubectl_tspread.snapshot import execauth
 from kubectl_tspread.snapshot.live import KubeOptions, RetryPolicy, connect
 
 REMOTE = "http://api.cluster.example:6443"  # not loopback; reached only through the proxy below
-PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY",
-              "all_proxy", "REQUEST_METHOD")
 
 
 class ForwardProxy:
@@ -73,13 +71,6 @@ class ForwardProxy:
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
-
-
-@pytest.fixture
-def proxyless(monkeypatch, env):
-    for var in PROXY_VARS:
-        monkeypatch.delenv(var, raising=False)
-    return env
 
 
 def _run(capsys, server: str, directory) -> tuple[int, str, str]:

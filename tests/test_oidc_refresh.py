@@ -22,8 +22,6 @@ import pytest
 from fakeapi import FakeApiServer, make_self_signed_cert, raw_node, write_kubeconfig
 from kubectl_tspread.cli import main
 
-PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy")
-
 
 def _b64(doc: dict) -> str:
     return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode().rstrip("=")
@@ -96,9 +94,7 @@ class Issuer:
 
 
 @pytest.fixture
-def tls(tmp_path, monkeypatch):
-    for var in PROXY_VARS:
-        monkeypatch.delenv(var, raising=False)
+def tls(tmp_path, proxyless):
     got = make_self_signed_cert(str(tmp_path))
     if got is None:
         pytest.skip("no openssl CLI to make a certificate")
