@@ -440,17 +440,17 @@ func waitReady(ctx context.Context, sched *scheduler.Scheduler, snap *internalca
 	delay := 20 * time.Microsecond
 	var nodes, pods, pending int
 	for {
-		if err := sched.Cache.UpdateSnapshot(logger, snap); err != nil {
-			return fmt.Errorf("UpdateSnapshot: %w", err)
-		}
-		list, err := snap.NodeInfos().List()
-		if err != nil {
-			return err
-		}
-		nodes = len(list)
+		// The snapshot is first taken once the cache holds every node, as a scheduler's first
+		// cycle comes after its informers synced: a node cloned into it earlier would keep
+		// the image counts of that moment (ImageLocality's NumNodes), since a later snapshot
+		// clones only the nodes that changed.
+		nodes = nodesIn(sched.Cache)
 		pods, _ = sched.Cache.PodCount()
 		pending = 0
 		if nodes == len(d.nodes) && pods == len(d.assigned) {
+			if err := sched.Cache.UpdateSnapshot(logger, snap); err != nil {
+				return fmt.Errorf("UpdateSnapshot: %w", err)
+			}
 			queued, _ := sched.SchedulingQueue.PendingPods()
 			for _, p := range queued {
 				if want.Has(string(p.UID)) {
@@ -480,6 +480,18 @@ func waitReady(ctx context.Context, sched *scheduler.Scheduler, snap *internalca
 			delay *= 2
 		}
 	}
+}
+
+// nodesIn counts the nodes the cache holds a Node object for (an entry made for a pod that
+// came before its node has none yet).
+func nodesIn(c internalcache.Cache) int {
+	n := 0
+	for _, info := range c.Dump().Nodes {
+		if info.Node() != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // statusUU builds an UnschedulableAndUnresolvable status.
