@@ -11,7 +11,10 @@ ports, and PVCs (missing, bound to a zone-pinned PV). Some cases hold running po
 (status resources above and below the spec per container, with and without allocatedResources,
 pod-level status, PodResizePending Infeasible or Deferred), and some have nodes declaring
 features (status.declaredFeatures) and an incoming pod that needs some (NodeDeclaredFeatures).
-Those draws come from a stream of their own, so every other draw is what it was without them.
+About half have images on their nodes (status.images, names as tags, digests and full registry
+spellings, sizes around ImageLocality's floor and ceiling) and in their pods (containers, init
+containers, image volumes). Those draws come from streams of their own, so every other draw is
+what it was without them.
 
 The same seed gives the same cases on every machine (only `random.Random(seed)` draws).
 A case is made for one minor: a field that minor's API server drops (pod-level resources
@@ -30,6 +33,20 @@ NS = "default"
 OTHER_NS = "other"
 APPS = ("web", "api", "db")
 EXTENDED = "example.com/gpu"
+# the images nodes may hold, by the names status.images lists for each (a tag and a digest, or
+# the registry's full spelling); sizes straddle ImageLocality's 23 MiB floor and 1000 MiB ceiling
+IMAGE_CATALOG = {
+    "nginx": ("nginx:latest", "docker.io/library/nginx@sha256:1111"),
+    "nginx-1.27": ("nginx:1.27", "docker.io/library/nginx:1.27"),
+    "busybox": ("busybox:latest",),
+    "app": ("registry.example:5000/app:latest", "registry.example:5000/app@sha256:2222"),
+    "model": ("models.example/llm:v3",),
+}
+IMAGE_SIZES = (8 * 2**20, 180 * 2**20, 700 * 2**20, 1500 * 2**20)
+# what pods name: untagged (looked up as :latest), tagged, a registry with a port and no tag,
+# the full spelling of a tag, and one no node holds
+POD_IMAGES = ("nginx", "nginx:1.27", "busybox", "registry.example:5000/app", "docker.io/library/nginx:1.27",
+              "models.example/llm:v3", "nginx@sha256:1111", "ghcr.io/none/such:1")
 CREATED = "2026-01-01T00:00:00Z"
 NODE_FEATURES = ("RestartAllContainersOnContainerExits", "UserNamespacesHostNetworkSupport", "VolumeBindMountOptions")
 # what a kubelet reports of a resized container
@@ -68,6 +85,11 @@ class _Builder:
         self.extra = random.Random(f"{case_id}/extra")
         self.resizing = self.extra.random() < 0.35
         self.featured = self.extra.random() < 0.35
+        # images on the nodes and in the pods (ImageLocality), in about half the cases: a stream
+        # of their own too, and each name one size per case, as a registry's image has
+        self.imaging = random.Random(f"{case_id}/images")
+        self.imaged = self.imaging.random() < 0.5
+        self.image_sizes = {name: self.imaging.choice(IMAGE_SIZES) for name in IMAGE_CATALOG}
 
     def next_uid(self, kind: str) -> str:
         self.uid += 1
@@ -129,6 +151,10 @@ class _Builder:
             spec["taints"] = taints
         status = {"capacity": dict(allocatable), "allocatable": allocatable,
                   "conditions": [{"type": "Ready", "status": "True"}]}
+        if self.imaged:
+            held = [name for name in IMAGE_CATALOG if self.imaging.random() < 0.45]
+            status["images"] = [{"names": list(IMAGE_CATALOG[name]), "sizeBytes": self.image_sizes[name]}
+                                for name in held]
         if self.featured and self.extra.random() < 0.8:
             # an unknown name among them: the scheduler maps only the names it registers
             status["declaredFeatures"] = sorted(f for f in NODE_FEATURES + ("SomeFutureFeature",)
@@ -180,12 +206,12 @@ class _Builder:
         rng = self.rng
         spec: dict[str, Any] = {"containers": []}
         for i in range(rng.choice([1, 1, 1, 2])):
-            c: dict[str, Any] = {"name": f"c{i}", "image": "nginx", "resources": self.resources()}
+            c: dict[str, Any] = {"name": f"c{i}", "image": self.image("nginx"), "resources": self.resources()}
             if ports and i == 0:
                 c["ports"] = [{"containerPort": 8080, "hostPort": rng.choice([8080, 9090]), "protocol": "TCP"}]
             spec["containers"].append(c)
         if self.chance(0.15):
-            init = {"name": "init", "image": "busybox", "resources": self.resources()}
+            init = {"name": "init", "image": self.image("busybox"), "resources": self.resources()}
             if self.chance(0.5):
                 init["restartPolicy"] = "Always"  # a sidecar
             spec["initContainers"] = [init]
@@ -237,6 +263,7 @@ class _Builder:
         status = {"phase": phase, "startTime": created, "conditions": [{"type": "PodScheduled", "status": "True"}]}
         if self.resizing and self.extra.random() < 0.4:
             self.resize(spec, status)
+        self.image_volume(spec)
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
     def resize(self, spec: dict[str, Any], status: dict[str, Any]) -> None:
@@ -315,8 +342,26 @@ class _Builder:
             self.volume(spec)
         if self.featured and self.extra.random() < 0.8:
             self.needs_features(spec)
+        self.image_volume(spec)
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
                 "status": {"phase": "Pending"}}
+
+    def image(self, usual: str) -> str:
+        """A container's image: `usual`, or in an imaged case one drawn from the catalog's
+        spellings (untagged, tagged, a registry with a port, one no node holds)."""
+        if not self.imaged:
+            return usual
+        return self.imaging.choice(POD_IMAGES)
+
+    def image_volume(self, spec: dict[str, Any]) -> None:
+        """Now and then in an imaged case, an image volume (ImageLocality counts it from 1.36),
+        sometimes without a reference."""
+        if not self.imaged or self.imaging.random() >= 0.15:
+            return
+        source: dict[str, Any] = {"pullPolicy": "IfNotPresent"}
+        if self.imaging.random() < 0.85:
+            source["reference"] = self.imaging.choice(POD_IMAGES)
+        spec.setdefault("volumes", []).append({"name": "model", "image": source})
 
     def needs_features(self, spec: dict[str, Any]) -> None:
         """Spec fields that need node-declared features: a RestartAllContainers restart rule,

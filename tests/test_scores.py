@@ -16,7 +16,7 @@ from conftest import ZONE_KEY, make_constraint, make_node, make_pod, make_snapsh
 from kubectl_tspread.engine import scorearrays, scores, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model.labels import Requirement, Selector
-from kubectl_tspread.model import NodeSelectorTerm, PodAffinityTerm, Taint, Toleration
+from kubectl_tspread.model import NodeSelectorTerm, PodAffinityTerm, Taint, Toleration, Volume
 from kubectl_tspread.snapshot.decode import nonzero_requests
 
 SOFT = "ScheduleAnyway"
@@ -239,9 +239,15 @@ def _random_nodes(rng: random.Random, n: int, usable_only: bool = False):
     for i in range(n):
         cpu, mem = rng.choice(allocs)
         labels = {"pool": "blue"} if rng.random() < 0.4 else {}
+        images = {name: size for name, size in _IMAGES.items() if rng.random() < 0.4}
         out.append(make_node(f"n{i:02d}", zone=rng.choice("abc"), labels=labels, taints=rng.choice(taints),
-                             allocatable={"cpu": cpu, "memory": mem, "pods": 110}))
+                             allocatable={"cpu": cpu, "memory": mem, "pods": 110}, images=images))
     return out
+
+
+_MIB = 1 << 20
+# sizes below ImageLocality's floor, between floor and ceiling, and past one image's ceiling
+_IMAGES = {"nginx:latest": 300 * _MIB, "busybox:latest": 5 * _MIB, "app:v2": 1400 * _MIB, "db:7": 900 * _MIB}
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -257,10 +263,16 @@ def test_arrays_score_like_the_scalar_forms(seed):
     for requests, tol in [({}, ()), ({"cpu": 250, "memory": 1 << 30}, (Toleration("a", "Exists"),)),
                           ({"cpu": 0, "memory": 0}, ()), ({"cpu": 3900}, ())]:
         pod = make_pod("in", requests=requests, tolerations=tol,
-                       preferred_node_affinity=((rng.choice([10, 50]), _term(pool="blue")),) if seed % 2 else ())
+                       preferred_node_affinity=((rng.choice([10, 50]), _term(pool="blue")),) if seed % 2 else (),
+                       images=tuple(rng.sample(sorted(_IMAGES) + ["none:1"], rng.randint(0, 3))),
+                       volumes=(Volume("model", image="db:7"),) if rng.random() < 0.5 else ())
+        states, volumes = scores.image_states(nodes), seed % 2 == 0
+        # the names summed and the count of the ceiling: 1.37's rule on even seeds, 1.33's on odd
+        counted = scores.pod_images(pod, volumes)
+        images = (states, counted, scores.image_count(pod, volumes)) if states.held(counted) else None
         spread_scores = {n.name: rng.randint(0, 100) for n in nodes} if seed % 3 else {}
         topology = {(ZONE_KEY, "a"): rng.randint(-5, 5), (ZONE_KEY, "b"): 3} if seed % 4 == 1 else None
-        scalar = scores.score_nodes(pod, nodes, usage.__getitem__, spread_scores, topology)
+        scalar = scores.score_nodes(pod, nodes, usage.__getitem__, spread_scores, topology, True, images)
         alloc = np.array([[n.allocatable["cpu"] for n in nodes], [n.allocatable["memory"] for n in nodes]])
         nonzero = np.array([[usage[n.name].nonzero[k] for n in nodes] for k in (0, 1)])
         used = np.array([[usage[n.name].requested[k] for n in nodes] for k in (0, 1)])
@@ -270,7 +282,11 @@ def test_arrays_score_like_the_scalar_forms(seed):
         assert scorearrays.balanced_allocation(alloc, used, scores.fit_requests(pod)).tolist() == \
             [scalar.plugins[scores.BALANCED_ALLOCATION][n.name] for n in nodes]
         soft = np.array([spread_scores[n.name] for n in nodes]) if spread_scores else None
-        totals = scorearrays.total(pod, len(nodes), nodes.__getitem__, alloc, nonzero, used, soft, None, topology)
+        sums = (np.array([scores.image_sum(counted, n, states) for n in nodes]), images[2]) if images else None
+        assert (scorearrays.image_priority(*sums).tolist() if sums else [0] * len(nodes)) == \
+            [scalar.plugins[scores.IMAGE_LOCALITY][n.name] for n in nodes]
+        totals = scorearrays.total(pod, len(nodes), nodes.__getitem__, alloc, nonzero, used, soft, None, topology,
+                                   True, sums)
         assert totals.tolist() == [scalar.total[n.name] for n in nodes]
         first, tie = scorearrays.best(totals, np.arange(len(nodes)))
         assert nodes[first].name == scalar.best()[0] and tie == (len(scalar.best()) > 1)
@@ -347,3 +363,74 @@ def test_the_placed_pods_score_leaves_its_pod_level_requests_out():
     assert scores.placed_requests(pod) == (100, 3 * 1024 ** 3)  # the containers', cpu defaulted
     plain = decode.pod({"metadata": {"name": "q", "namespace": "default"}, "spec": {"containers": [_c()]}})
     assert plain.placed_score_requests is None and scores.placed_requests(plain) == plain.score_requests
+
+
+# -- ImageLocality ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,looked_up", [
+    ("nginx", "nginx:latest"), ("nginx:1.27", "nginx:1.27"),
+    ("registry.example:5000/app", "registry.example:5000/app:latest"),
+    ("registry.example:5000/app:v1", "registry.example:5000/app:v1"), ("nginx@sha256:ab12", "nginx@sha256:ab12"),
+    ("", ":latest"),
+])
+def test_image_names_are_looked_up_with_a_tag(name, looked_up):
+    assert scores.image_name(name) == looked_up
+
+
+def _imaged(name, **images):
+    return make_node(name, images={k.replace("_", ":"): v * _MIB for k, v in images.items()})
+
+
+@pytest.mark.parametrize("names,expected", [
+    # 500 MiB held by 2 of 4 nodes: 250 MiB scaled, 100 × (250 − 23) / (1000 − 23) → 23
+    (("nginx:latest",), 23),
+    # a second image counted but not held raises the ceiling: 100 × 227 / 1977 → 11
+    (("nginx:latest", "none:1"), 11),
+    # held by every node at 4000 MiB: past one image's 1000 MiB ceiling → 100
+    (("big:1",), 100),
+    # 40 MiB held by 1 of 4: 10 MiB scaled, under the 23 MiB floor → 0
+    (("small:1",), 0),
+    # an image listed twice counts twice, each toward the sum and the ceiling: 500 / 2000 → 100 × 477 / 1977 = 24
+    (("nginx:latest", "nginx:latest"), 24),
+    ((), 0),
+])
+def test_image_locality_scales_by_spread_and_clamps(names, expected):
+    nodes = [_imaged("a", nginx_latest=500, big_1=4000, small_1=40), _imaged("b", nginx_latest=500, big_1=4000),
+             _imaged("c", big_1=4000), _imaged("d", big_1=4000)]
+    assert scores.image_locality(names, nodes[0], scores.image_states(nodes)) == expected
+
+
+def test_image_states_take_a_names_size_from_the_first_node_by_name():
+    """Nodes reporting one name with two sizes: the scheduler's cache keeps the first node's it
+    learned the name from (its first list is in name order), and counts every node holding it."""
+    states = scores.image_states([_imaged("b", app_v1=900), _imaged("a", app_v1=100), _imaged("c")])
+    assert states.sizes["app:v1"] == 100 * _MIB and states.holders["app:v1"] == 2 and states.nodes == 3
+
+
+@pytest.mark.parametrize("minor,expected", [
+    (35, 0),  # only the containers' images: the node holds none of them
+    (36, 100 * 777 // 977),  # the volume's image adds to the sum; the ceiling counts the one container
+    (37, 100 * 777 // 1977),  # and from 1.37 the ceiling counts the volume too
+])
+def test_image_volumes_add_to_the_sum_from_136_and_to_the_ceiling_from_137(minor, expected):
+    from kubectl_tspread.engine.versions import rules_for
+    pod = make_pod("p", images=("busybox",), volumes=(Volume("m", image="model:v3"), Volume("e", empty_dir=True)))
+    assert scores.pod_images(pod, volumes=False) == ("busybox:latest",)
+    assert scores.pod_images(pod, volumes=True) == ("busybox:latest", "model:v3")
+    assert (scores.image_count(pod, False), scores.image_count(pod, True)) == (1, 2)
+    # the volume's image: 1600 MiB held by 1 of 2 nodes, 800 MiB scaled
+    nodes = [_imaged("a", model_v3=1600), _imaged("b")]
+    query = scores.image_query(pod, scores.image_states(nodes), rules_for(f"1.{minor}"))
+    got = scores.image_locality(query[1], nodes[0], query[0], query[2]) if query else 0
+    assert got == expected
+
+
+def test_score_nodes_reports_image_locality_per_node():
+    nodes = [_imaged("a", nginx_latest=600), make_node("b")]
+    pod = make_pod("p", images=("nginx:latest",))
+    usage = {n: scores.Usage((0, 0), (0, 0)) for n in "ab"}.__getitem__
+    scored = scores.score_nodes(pod, nodes, usage, {}, None, True, (scores.image_states(nodes), pod.images, 1))
+    # 600 MiB held by 1 of 2: 300 → 100 × 277 / 977 = 28
+    assert scored.plugins[scores.IMAGE_LOCALITY] == {"a": 28, "b": 0}
+    assert scored.total["a"] - scored.total["b"] == 28
+    assert scores.score_nodes(pod, nodes, usage, {}, None).plugins[scores.IMAGE_LOCALITY] == {"a": 0, "b": 0}

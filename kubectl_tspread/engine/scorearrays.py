@@ -68,6 +68,17 @@ def balanced_allocation(alloc, used, want: tuple[int, int], improvement: bool = 
     return MAX_NODE_SCORE // 2 + np.where(x >= 0, x // 2, -((-x) // 2))  # Go's x / 2
 
 
+def image_priority(total, count: int):
+    """scores.image_priority over an int64 array of raw sums (one pod: one count).
+
+    >>> image_priority(np.array([0, 250 * 2**20, 5000 * 2**20]), 1).tolist()
+    [0, 23, 100]
+    """
+    ceiling = scores.IMAGE_CEILING_EACH * count
+    clamped = np.where(total < scores.IMAGE_FLOOR, scores.IMAGE_FLOOR, np.minimum(total, ceiling))
+    return MAX_NODE_SCORE * (clamped - scores.IMAGE_FLOOR) // (ceiling - scores.IMAGE_FLOOR)
+
+
 def normalize_default(raw, reverse: bool = False):
     """scores.normalize_default over an int64 array."""
     hi = int(raw.max()) if len(raw) else 0
@@ -119,11 +130,13 @@ def per_node(raw: Callable[[Pod, Node], int], pod: Pod, n: int, node_at: Callabl
 
 
 def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero, used_requested, spread,
-          tainted=None, topology=None, improvement: bool = True):
+          tainted=None, topology=None, improvement: bool = True, images=None):
     """scores.score_nodes' totals for `n` nodes (`node_at(i)` the i-th): `alloc` and the
     usages as above, `spread` the normalised PodTopologySpread scores (None: the pod has no
     soft constraint), `tainted` the positions of the nodes with a PreferNoSchedule taint
-    (None: look at every node), `topology` scores.interpod_topology (None: not scored)."""
+    (None: look at every node), `topology` scores.interpod_topology (None: not scored),
+    `images` ImageLocality's (raw sum per node as scores.image_sum makes it, number of images the
+    pod counts), None when no node holds one of them."""
     if tainted is not None and not len(tainted):
         out = WEIGHTS[scores.TAINT_TOLERATION] * MAX_NODE_SCORE  # no PreferNoSchedule taint: 100 for all
     else:
@@ -140,6 +153,8 @@ def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero,
         out = out + WEIGHTS[scores.INTER_POD_AFFINITY] * normalize_min_max(raw)
     out = out + WEIGHTS[scores.BALANCED_ALLOCATION] * balanced_allocation(alloc, used_requested,
                                                                           scores.fit_requests(pod), improvement)
+    if images is not None:
+        out = out + WEIGHTS[scores.IMAGE_LOCALITY] * image_priority(*images)
     return out if n else np.zeros(0, dtype=np.int64)
 
 

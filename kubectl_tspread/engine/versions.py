@@ -112,6 +112,18 @@ class Rules:
         the balance with the pod."""
         return self.minor >= 36
 
+    @property
+    def image_volumes_summed(self) -> bool:
+        """ImageLocality adds what a node holding an image volume's image scores (1.36+); before,
+        it reads only the init containers' and containers' images."""
+        return self.minor >= 36
+
+    @property
+    def image_volumes_counted(self) -> bool:
+        """ImageLocality's ceiling counts the image volumes with the containers (1.37+); on 1.36
+        they add to the sum only."""
+        return self.minor >= 37
+
 
 # component-helpers nodedeclaredfeatures/features/registry.go of each minor, the features whose
 # InferForScheduling can say yes (the others only matter to pod updates); none of them has a

@@ -121,6 +121,7 @@ class Volume:
     name: str
     pvc: str | None = None  # claimName of a persistentVolumeClaim volume
     empty_dir: bool = False
+    image: str | None = None  # image.reference of an image volume ("" without one); None: another kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +135,9 @@ class Node:
     created: str = ""
     # status.declaredFeatures: what the node's kubelet says it supports (NodeDeclaredFeatures)
     declared_features: frozenset[str] = frozenset()
+    # status.images: every name of every image the node holds -> that image's sizeBytes
+    # (ImageLocality); a node added like another (new_node_like) holds none yet
+    images: Mapping[str, int] = field(default_factory=dict)
 
     def cordoned(self) -> "Node":
         """The node after a simulated cordon: spec.unschedulable set and the
@@ -154,8 +158,8 @@ class Node:
 def new_node_like(template: Node, taken: Collection[str]) -> Node:
     """The node a what-if change adds "like" `template` (why-pending's AddNode fixes and
     drain-safe's AddNode remedy alike): its labels (hostname replaced), taints and allocatable,
-    no cordon, no pods, named `<template>-new` (then -new2, -new3 …) so no name in `taken` is
-    reused.
+    no cordon, no pods, no images pulled yet, named `<template>-new` (then -new2, -new3 …) so
+    no name in `taken` is reused.
 
     template c0 (zone c, hostname c0, cordoned), taken {c0, c0-new} → c0-new2, zone c, hostname
     c0-new2, schedulable"""
@@ -165,7 +169,7 @@ def new_node_like(template: Node, taken: Collection[str]) -> Node:
     labels = dict(template.labels)
     if HOSTNAME_KEY in labels:
         labels[HOSTNAME_KEY] = name
-    return replace(template.uncordoned(), name=name, labels=labels, created="")
+    return replace(template.uncordoned(), name=name, labels=labels, created="", images={})
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +260,9 @@ class Pod:
     # the node-declared features the spec uses, by upstream name (engine/filters.py `required_features`);
     # which of them a minor's scheduler requires is engine/versions.py's word
     features_used: frozenset[str] = frozenset()
+    # spec.initContainers' then spec.containers' images as written ("" for none); an image
+    # volume's reference is its Volume's `image` (ImageLocality: engine/scores.py `pod_images`)
+    images: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

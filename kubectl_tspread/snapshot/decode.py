@@ -230,8 +230,10 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
         # not `or _NONE`: 0, "" or false as the claim is named (AttributeError below), not read as none
         key = tuple([(v.get("name", ""),
                       (_NONE if (c := v.get("persistentVolumeClaim")) is None else c).get("claimName"),
-                      "emptyDir" in v) for v in raw])
-        if not all(type(name) is str and (claim is None or type(claim) is str) for name, claim, _ in key):
+                      "emptyDir" in v, None if (im := v.get("image")) is None else im.get("reference") or "")
+                     for v in raw])
+        if not all(type(name) is str and (claim is None or type(claim) is str) and (ref is None or type(ref) is str)
+                   for name, claim, _, ref in key):
             raise TypeError
     except (TypeError, AttributeError):
         _check_volumes(raw)
@@ -239,10 +241,14 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
     try:
         hit = _VOLUMES.get(key)
     except TypeError:  # an unhashable name or claim: decoded as is
-        return tuple(Volume(*k) for k in key)
+        return tuple(_volume(*k) for k in key)
     if hit is None:
-        hit = _keep(_VOLUMES, key, tuple(Volume(*k) for k in key), _SHAPES_LIMIT)
+        hit = _keep(_VOLUMES, key, tuple(_volume(*k) for k in key), _SHAPES_LIMIT)
     return hit
+
+
+def _volume(name: str, claim: str | None, empty_dir: bool, image: str | None) -> Volume:
+    return Volume(name, claim, empty_dir, None if image is None else _intern(image))
 
 
 def _check_volumes(raw: Any) -> None:
@@ -251,6 +257,8 @@ def _check_volumes(raw: Any) -> None:
         text(v.get("name"), f"spec.volumes[{i}].name")
         claim = mapping(v.get("persistentVolumeClaim"), f"spec.volumes[{i}].persistentVolumeClaim")
         text(claim.get("claimName"), f"spec.volumes[{i}].persistentVolumeClaim.claimName")
+        image = mapping(v.get("image"), f"spec.volumes[{i}].image")
+        text(image.get("reference"), f"spec.volumes[{i}].image.reference")
 
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -414,10 +422,10 @@ def _scheduling(spec: Mapping) -> tuple:
         return aff + hit + (texts,)
     try:
         key = json_key((
-            [(c.get("resources"), c.get("ports"), c.get("restartPolicyRules"), _binds(c)) for c in containers]
-            if containers else None,
-            [(c.get("resources"), c.get("ports"), c.get("restartPolicy"), c.get("restartPolicyRules"), _binds(c))
-             for c in inits] if inits else None,
+            [(c.get("resources"), c.get("ports"), c.get("restartPolicyRules"), _binds(c), c.get("image"))
+             for c in containers] if containers else None,
+            [(c.get("resources"), c.get("ports"), c.get("restartPolicy"), c.get("restartPolicyRules"), _binds(c),
+              c.get("image")) for c in inits] if inits else None,
             get("overhead"), get("topologySpreadConstraints"), get("tolerations"), get("nodeSelector"),
             get("resources")))
     except (TypeError, ValueError, AttributeError):  # unkeyable (see _memo) or malformed: decoded as is
@@ -474,7 +482,14 @@ def _template_parts(spec: Mapping) -> tuple:
     return (requests, host_ports, nonzero, _memo("spread", spec.get("topologySpreadConstraints"), _spread),
             _memo("tolerations", spec.get("tolerations"), _tolerations),
             _shared_labels(label_map(spec.get("nodeSelector"), "spec.nodeSelector")), _container_features(spec),
-            _requests_by_name(spec))
+            _requests_by_name(spec), _images(spec))
+
+
+def _images(spec: Mapping) -> tuple[str, ...]:
+    """Pod.images: the init containers' images, then the containers', as written ("" for none)."""
+    return tuple([_intern(text(c.get("image"), f"spec.{field}[{i}].image"))
+                  for field in ("initContainers", "containers")
+                  for i, c in enumerate(maps(spec.get(field), f"spec.{field}"))])
 
 
 def _requests_by_name(spec: Mapping) -> dict[str, Any]:
@@ -570,7 +585,7 @@ def pod(obj: Mapping) -> Pod:
         priority = 0 if priority is None else integer(priority, "spec.priority")
     (node_affinity, pod_affinity, pod_anti_affinity, preferred_node, preferred_pod, preferred_anti, requests,
      host_ports, (score_requests, placed_score_requests), spread, tolerations, node_selector,
-     features, spec_requests, spec_key) = _scheduling(spec)
+     features, spec_requests, images, spec_key) = _scheduling(spec)
     conditions, ready, infeasible = _conditions(status.get("conditions"))
     resize = _resize(spec, status, infeasible, spec_requests, spec_key)
     annotations = meta.get("annotations")
@@ -598,6 +613,7 @@ def pod(obj: Mapping) -> Pod:
         score_requests, preferred_node, preferred_pod, preferred_anti, placed_score_requests,
         resize,  # resize
         _spec_features(spec, features),  # features_used
+        images,  # images
     )
 
 
@@ -758,7 +774,21 @@ def node(obj: Mapping) -> Node:
         ready=ready,
         created=created,
         declared_features=_declared(status.get("declaredFeatures")),
+        images=_node_images(status.get("images")),
     )
+
+
+def _node_images(raw: Any) -> dict[str, int]:
+    """status.images as Node.images: each name of each image -> its sizeBytes (a name listed
+    twice keeps its first size, as the scheduler's per-node map does)."""
+    out: dict[str, int] = {}
+    for i, image in enumerate(maps(raw, "status.images")):
+        where = f"status.images[{i}]"
+        size = image.get("sizeBytes")
+        size = 0 if size is None else integer(size, f"{where}.sizeBytes", 0, 2**63 - 1, "a size in bytes")
+        for name in strings(image.get("names"), f"{where}.names"):
+            out.setdefault(_intern(name), size)
+    return out
 
 
 _DECLARED: dict[tuple[str, ...], frozenset[str]] = {}

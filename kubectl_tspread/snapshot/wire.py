@@ -45,10 +45,14 @@ class _Meta(TypedDict, total=False):
 class _Claim(TypedDict, total=False):
     claimName: Any
 
-class _Volume(TypedDict, total=False):  # a volume's source is read only for these two kinds
+class _ImageSource(TypedDict, total=False):
+    reference: Any
+
+class _Volume(TypedDict, total=False):  # a volume's source is read only for these three kinds
     name: Any
     persistentVolumeClaim: Optional[_Claim]
     emptyDir: Any
+    image: Optional[_ImageSource]
 
 class _Spec(TypedDict, total=False):
     nodeName: Any

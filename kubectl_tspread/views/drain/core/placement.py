@@ -502,5 +502,5 @@ def pick(sim: SimCluster, state: spread.SpreadState, pod: Pod, feasible: list[No
     if len(feasible) <= 1:
         return tuple(n.name for n in feasible)
     scored = scores.score_nodes(pod, feasible, _usage(sim), spread.score_nodes(state, feasible),
-                                interpod_topology(sim, pod), sim.balanced_improvement)
+                                interpod_topology(sim, pod), sim.balanced_improvement, sim.images_for(pod))
     return scored.best()

@@ -129,11 +129,21 @@ class SimCluster:
         # the same as an array in scan order): verdicts that read only the Node key on it
         self._node_stamps: dict[str, int] = {}
         self._node_array = None
+        # ImageLocality's view of the nodes' images (scores.image_states): made when first asked,
+        # dropped when a Node object is added, replaced or deleted (a cordon keeps the images)
+        self._images: scores.ImageStates | None = None
 
     @property
     def balanced_improvement(self) -> bool:
         """BalancedAllocation's formula of the cluster's minor (engine/versions.py)."""
         return versions.rules_for(self.base.kube_version).balanced_improvement
+
+    def images_for(self, pod: Pod) -> tuple[scores.ImageStates, tuple[str, ...], int] | None:
+        """What ImageLocality scores `pod` with on this cluster (scores.image_query), the image
+        states made once per node set."""
+        if self._images is None:
+            self._images = scores.image_states(self.nodes.values())
+        return scores.image_query(pod, self._images, versions.rules_for(self.base.kube_version))
 
     def copy(self, checkpoint: bool = False) -> "SimCluster":
         """A copy to play on, independent of this one. A `checkpoint` is a copy that is only
@@ -166,6 +176,7 @@ class SimCluster:
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
         other._arrays_for, other._carried = self._arrays_for, self._carried
         other._node_stamps = self._node_stamps.copy()
+        other._images = self._images  # replaced, never changed
         other._node_array = None if self._node_array is None else self._node_array.copy()
         return other
 
@@ -291,6 +302,7 @@ class SimCluster:
             self._versions = self._node_array = None  # else carried over to the new order when asked
         self.freed += 1
         self.node_epoch = next(_VERSIONS)
+        self._images = None
         self._touch(name)
         if deleted:
             self._zones = _without_zone_member(self._zones, name)

@@ -1,0 +1,155 @@
+"""ImageLocality from the API objects to the drain's predicted node: the images nodes report
+(status.images) and pods name (containers, init containers, image volumes) are read from dumps
+and live pages alike, malformed ones are named, and the planner's placement weighs them as the
+default profile does. The formula's cases are tests/test_scores.py's; the real scheduler's
+answers on random clusters with images are the conformance run's (conformance/generate.py)."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+
+from conftest import GI, make_node, make_pod, make_snapshot, make_workload
+from test_hostile_input import assert_one_error, run
+from kubectl_tspread.model import Volume, new_node_like
+from kubectl_tspread.model.plan import PlanOptions
+from kubectl_tspread.engine import scores
+from kubectl_tspread.snapshot import decode, wire
+from kubectl_tspread.snapshot.fields import FieldError
+from kubectl_tspread.views.drain.plan import plan_drain
+
+MI = 1 << 20
+
+
+def _node(name: str, images: list | None) -> dict:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}, "images": images}}
+
+
+def _pod(spec: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"}, "spec": spec}
+
+
+def test_a_node_maps_every_name_of_every_image_to_its_size():
+    n = decode.node(_node("n", [{"names": ["nginx:1.27", "docker.io/library/nginx@sha256:ab"], "sizeBytes": 70 * MI},
+                                {"names": ["pause:3.10"]}, {"names": None, "sizeBytes": 5},
+                                {"names": ["nginx:1.27"], "sizeBytes": 1}]))
+    # no size is 0; an image without names adds none; a name listed again keeps its first size
+    assert n.images == {"nginx:1.27": 70 * MI, "docker.io/library/nginx@sha256:ab": 70 * MI, "pause:3.10": 0}
+    assert decode.node(_node("m", None)).images == {}
+
+
+def test_a_node_added_like_another_holds_no_image_yet():
+    template = make_node("a1", zone="a", images={"nginx:latest": 500 * MI})
+    assert new_node_like(template, {"a1"}).images == {}
+
+
+SPEC = {"initContainers": [{"name": "i", "image": "busybox"}],
+        "containers": [{"name": "a", "image": "registry.example:5000/app"}, {"name": "b", "image": "nginx:1.27"},
+                       {"name": "c"}],
+        "volumes": [{"name": "m", "image": {"reference": "models.example/llm"}}, {"name": "e", "image": {}},
+                    {"name": "s", "emptyDir": {}}]}
+
+
+@pytest.mark.parametrize("source", ["dict", "wire"])
+def test_a_pod_keeps_its_images_as_imagelocality_looks_them_up(source):
+    obj = _pod(SPEC)
+    if source == "wire":
+        obj = wire.decode_pod_page(orjson.dumps({"kind": "PodList", "items": [obj]}))[0][0]
+    p = decode.pod(obj)
+    # as written, init containers first; "" for a container or image volume without one
+    assert p.images == ("busybox", "registry.example:5000/app", "nginx:1.27", "")
+    assert p.volumes == (Volume("m", image="models.example/llm"), Volume("e", image=""), Volume("s", empty_dir=True))
+    # as ImageLocality looks them up: a container without an image as ":latest", as upstream
+    assert scores.pod_images(p, volumes=True) == ("busybox:latest", "registry.example:5000/app:latest", "nginx:1.27",
+                                                  ":latest", "models.example/llm:latest", ":latest")
+
+
+def test_pods_that_differ_only_in_their_image_keep_their_own():
+    """The template memo is keyed on what the records hold: the image is part of it."""
+    a = decode.pod(_pod({"containers": [{"name": "a", "image": "web:1"}]}))
+    b = decode.pod(_pod({"containers": [{"name": "a", "image": "web:2"}]}))
+    assert (a.images, b.images) == (("web:1",), ("web:2",))
+
+
+@pytest.mark.parametrize("obj,field", [
+    (_node("n", [{"names": "nginx", "sizeBytes": 1}]), "status.images[0].names"),
+    (_node("n", [{"names": ["nginx"], "sizeBytes": "big"}]), "status.images[0].sizeBytes"),
+    (_node("n", [{"names": ["nginx"], "sizeBytes": -1}]), "status.images[0].sizeBytes"),
+    (_node("n", {"nginx": 1}), "status.images"),
+    (_pod({"containers": [{"name": "a", "image": 7}]}), "spec.containers[0].image"),
+    (_pod({"volumes": [{"name": "m", "image": {"reference": ["x"]}}]}), "spec.volumes[0].image.reference"),
+    (_pod({"volumes": [{"name": "m", "image": "x"}]}), "spec.volumes[0].image"),
+])
+def test_malformed_image_fields_are_named(obj, field):
+    decoder = decode.node if obj["kind"] == "Node" else decode.pod
+    with pytest.raises(FieldError) as exc:
+        decoder(obj)
+    assert exc.value.path == field
+
+
+def test_a_dump_with_a_malformed_image_list_is_one_error_line(capsys, tmp_path):
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                "items": [_node("n1", [{"names": ["a"], "sizeBytes": "big"}])]}))
+    code, out, err = run(capsys, "distribution", "-A", "--from-file", str(path))
+    assert_one_error(code, out, err, "Node n1", "status.images[0].sizeBytes")
+
+
+# --- the drain's placement --------------------------------------------------------------------
+
+RS = make_workload("ReplicaSet", "web-1", {"app": "web"})
+
+
+def _drain(images_on_b: dict, pod_images=("app:v2",), affinity: bool = False):
+    """Drain t; b and c are alike but for the images b holds. With `affinity` a pod on each with
+    an anti-affinity term makes the cluster affinity-sensitive: placement walks the nodes with the
+    scalar scores instead of the arrays."""
+    nodes = [make_node(n, zone="a", allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 110},
+                       images=images_on_b if n == "b" else {}) for n in ("t", "b", "c")]
+    pods = [make_pod("web-1", node="t", labels={"app": "web"}, owner="ReplicaSet/web-1", images=pod_images)]
+    if affinity:
+        from kubectl_tspread.model import PodAffinityTerm
+        from kubectl_tspread.model.labels import Selector
+        anti = (PodAffinityTerm(Selector.from_match_labels({"app": "other"}), "kubernetes.io/hostname"),)
+        pods += [make_pod(f"db-{n}", node=n, labels={"app": "db"}, pod_anti_affinity=anti) for n in ("b", "c")]
+    plan = plan_drain(make_snapshot(nodes, pods, workloads=[RS]), ["t"], PlanOptions(verify_remedies=False))
+    (e,) = [e for s in plan.steps for e in s.evictions]
+    return e
+
+
+@pytest.mark.parametrize("affinity", [False, True], ids=["arrays", "walk"])
+def test_the_node_holding_the_image_wins(affinity):
+    # 800 MiB held by 1 of 3 nodes: 266 MiB scaled → ImageLocality 24 on b, 0 on c
+    e = _drain({"app:v2": 800 * MI}, affinity=affinity)
+    assert (e.predicted_node, e.tied_nodes) == ("b", ())
+
+
+@pytest.mark.parametrize("affinity", [False, True], ids=["arrays", "walk"])
+@pytest.mark.parametrize("images_on_b,pod_images", [
+    ({}, ("app:v2",)),  # nobody holds it
+    ({"app:v2": 40 * MI}, ("app:v2",)),  # 13 MiB scaled: under the 23 MiB floor
+    ({"app:v1": 800 * MI}, ("app:v2",)),  # another tag
+    ({"app:v2": 800 * MI}, ("app",)),  # the pod's untagged name is looked up as app:latest
+])
+def test_images_that_score_nothing_leave_a_tie(images_on_b, pod_images, affinity):
+    e = _drain(images_on_b, pod_images, affinity)
+    assert e.tied_nodes == ("b", "c")
+
+
+def test_the_simulation_counts_the_nodes_left_and_keeps_counts_across_a_cordon():
+    from kubectl_tspread.views.drain.core.simulate import SimCluster
+    nodes = [make_node(n, images={"app:v2": 900 * MI} if n != "c" else {}) for n in ("a", "b", "c")]
+    pod = make_pod("p", images=("app:v2",))
+    sim = SimCluster(make_snapshot(nodes, [pod]))
+    states, names, count = sim.images_for(pod)
+    assert (states.holders["app:v2"], states.nodes, names, count) == (2, 3, ("app:v2",), 1)
+    sim.cordon(["a"])
+    assert sim.images_for(pod)[0] is states  # a cordon changes no image
+    sim.delete_node("a")
+    states, _, _ = sim.images_for(pod)
+    assert (states.holders["app:v2"], states.nodes) == (1, 2)
+    sim.delete_node("b")
+    assert sim.images_for(pod) is None  # no node holds it: every node scores 0
