@@ -39,6 +39,10 @@ def test_a_node_maps_every_name_of_every_image_to_its_size():
     # no size is 0; an image without names adds none; a name listed again keeps its first size
     assert n.images == {"nginx:1.27": 70 * MI, "docker.io/library/nginx@sha256:ab": 70 * MI, "pause:3.10": 0}
     assert decode.node(_node("m", None)).images == {}
+    # every image with names and a size (the decoder's short path): the same rules
+    n = decode.node(_node("k", [{"names": ["a:1", "a@sha256:ab"], "sizeBytes": 7}, {"names": [], "sizeBytes": 1},
+                                {"names": ["a:1"], "sizeBytes": 9}]))
+    assert n.images == {"a:1": 7, "a@sha256:ab": 7}
 
 
 def test_a_node_added_like_another_holds_no_image_yet():

@@ -781,7 +781,24 @@ def node(obj: Mapping) -> Node:
 def _node_images(raw: Any) -> dict[str, int]:
     """status.images as Node.images: each name of each image -> its sizeBytes (a name listed
     twice keeps its first size, as the scheduler's per-node map does)."""
+    if not raw:
+        sequence(raw, "status.images")  # 0, "" or false where a list belongs is no empty list
+        return {}
     out: dict[str, int] = {}
+    try:  # the usual shape, checked as it is read (a node lists dozens of images)
+        for image in raw:
+            size = image["sizeBytes"]
+            names = image["names"]
+            if type(size) is not int or not 0 <= size < 2**63 or type(names) is not list:
+                raise TypeError
+            for name in names:
+                if type(name) is not str:
+                    raise TypeError
+                if name not in out:
+                    out[_intern(name)] = size
+        return out
+    except (TypeError, KeyError):  # something else: read with every field's check and default
+        out.clear()
     for i, image in enumerate(maps(raw, "status.images")):
         where = f"status.images[{i}]"
         size = image.get("sizeBytes")

@@ -139,12 +139,12 @@ class NodeTable:
         self.root, self.root_pos = self, np.arange(n, dtype=np.int64)
         self._inverse = None  # root position -> this table's row (-1: not here), made when asked
         self._rows: tuple | None = None  # rows_of's last (other table's root_pos, answer)
-        # each row's Node.images; per image name, whether each row holds it: made when first
-        # asked, on the root table (a derived table reads them through root_pos), from the rows
-        # listing each name (one walk over every node's names, not one per name)
+        # each row's Node.images; the rows listing each image name (made when first asked, in
+        # one walk over every node's names) and, per name a pod sums, whether each row lists it.
+        # On the root table: a derived table reads them through root_pos
         self.node_images = [nodes[name].images for name in order]
-        self._held: dict[str, object] = {}
         self._rows_by_image: dict[str, list[int]] | None = None
+        self._held: dict[str, object] = {}
 
     @classmethod
     def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
@@ -206,29 +206,27 @@ class NodeTable:
 
     def image_sums(self, states, names: tuple[str, ...], found):
         """scores.image_sum for the nodes at rows `found`: Σ over the images `names` of each
-        held image's scaled size (scores.scaled_image_size, of the cluster as it is now)."""
-        root = self.root
+        held image's scaled size (scores.scaled_image_size, of `states`: the cluster as it is
+        now)."""
         at = self.root_pos.take(found)
         out = np.zeros(len(found), dtype=np.int64)
         for name in names:
-            if name not in states.sizes:
-                continue
-            held = root._held.get(name)
-            if held is None:
-                held = root._held[name] = root._holding(name)
-            out += np.where(held.take(at), scores.scaled_image_size(states, name), 0)
+            if name in states.sizes:
+                out += np.where(self.root._holding(name).take(at), scores.scaled_image_size(states, name), 0)
         return out
 
     def _holding(self, name: str):
-        """Whether each row holds image `name` (a root table's)."""
-        if self._rows_by_image is None:
-            rows: dict[str, list[int]] = {}
-            for i, images in enumerate(self.node_images):
-                for image in images:
-                    rows.setdefault(image, []).append(i)
-            self._rows_by_image = rows
-        held = np.zeros(self.size, dtype=bool)
-        held[self._rows_by_image.get(name, [])] = True
+        """Whether each row lists image `name` (a root table's)."""
+        held = self._held.get(name)
+        if held is None:
+            if self._rows_by_image is None:
+                rows: dict[str, list[int]] = {}
+                for i, images in enumerate(self.node_images):
+                    for image in images:
+                        rows.setdefault(image, []).append(i)
+                self._rows_by_image = rows
+            held = self._held[name] = np.zeros(self.size, dtype=bool)
+            held[self._rows_by_image.get(name, [])] = True
         return held
 
     def retire(self) -> None:
