@@ -34,7 +34,8 @@ except ImportError:  # the generator still works, only slower
     def _dumps(obj) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode()
 
-GENERATOR_VERSION = "5"  # 4: pod names unique in their namespace (_unique_names); 5: container statuses
+GENERATOR_VERSION = "6"  # 4: pod names unique in their namespace (_unique_names); 5: container statuses;
+# 6: nodes list the images of the pods they run (status.images, ImageLocality)
 # report resources as a 1.33+ kubelet does (in-place resize)
 ZONES = ("zone-a", "zone-b", "zone-c")
 APPS = ("api", "web", "worker", "cache", "search", "billing", "auth", "media", "feed", "ingest", "report",
@@ -196,8 +197,8 @@ def generate(size: Size, directory: str, seed: int = 20240501) -> dict:
     workloads = plan_workloads(size, rng)
     summary = {"size": size.name, "nodes": size.nodes, "pods": size.pods, "seed": seed,
                "version": GENERATOR_VERSION, "kinds": {}}
-    _write_nodes(directory, nodes, summary)
     pods = _pod_rows(size, nodes, workloads, rng)
+    _write_nodes(directory, nodes, _images_by_node(pods, workloads), summary)
     _write_pods(directory, pods, workloads, size, summary)
     _write_controllers(directory, workloads, size, summary)
     with open(os.path.join(directory, "summary.json"), "w") as f:
@@ -205,12 +206,24 @@ def generate(size: Size, directory: str, seed: int = 20240501) -> dict:
     return summary
 
 
-def _write_nodes(directory: str, nodes: list[NodePlan], summary: dict) -> None:
+def _write_nodes(directory: str, nodes: list[NodePlan], images: dict[str, list[str]], summary: dict) -> None:
     w = KindWriter(directory, "Node")
     for i, n in enumerate(nodes):
-        w.add(ob.node(n.name, n.zone, n.group, n.pool, n.cordoned, i))
+        w.add(ob.node(n.name, n.zone, n.group, n.pool, n.cordoned, i, images.get(n.name, [])))
     w.close()
     summary["kinds"]["Node"] = w.count
+
+
+def _images_by_node(rows: list[tuple], workloads: list[WorkloadPlan]) -> dict[str, list[str]]:
+    """The images each node holds: those of the pods it runs (pod_template's), in name order."""
+    out: dict[str, set[str]] = {}
+    for ns, _, k, node, _, _ in rows:
+        if node is None:
+            continue
+        app, app_ns = (workloads[k].name, ns) if k >= 0 else ("exporter", "kube-system") if k == -1 else \
+            ("nightly", "batch-jobs")
+        out.setdefault(node, set()).update((ob.app_image(app_ns, app), ob.PROXY_IMAGE))
+    return {node: sorted(images) for node, images in out.items()}
 
 
 def _pod_rows(size: Size, nodes: list[NodePlan], workloads: list[WorkloadPlan], rng: random.Random) -> list[tuple]:

@@ -35,7 +35,28 @@ def timestamp(seconds: int) -> str:
     return f"2024-05-01T{8 + seconds // 3600 % 16:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}Z"
 
 
-def node(name: str, zone: str, group: str, pool: str, cordoned: bool, serial: int) -> dict:
+PROXY_IMAGE = "registry.bench.invalid/mesh/proxy:2.1.0"
+# a kubelet reports at most this many images, the largest first (nodeStatusMaxImages)
+MAX_NODE_IMAGES = 50
+
+
+def app_image(namespace: str, app: str) -> str:
+    return f"registry.bench.invalid/{namespace}/{app}:1.4.2"
+
+
+def image_status(images: list[str]) -> list[dict]:
+    """status.images for a node holding `images`: each under its tag and a digest, of a size
+    fixed by its name (40 MiB to 1 GiB), the largest MAX_NODE_IMAGES first."""
+    out = []
+    for image in images:
+        digest = hashlib.sha256(image.encode()).hexdigest()
+        size = (40 + int(digest[:6], 16) % 985) << 20
+        out.append({"names": [f"{image.rsplit(':', 1)[0]}@sha256:{digest}", image], "sizeBytes": size})
+    out.sort(key=lambda i: -i["sizeBytes"])
+    return out[:MAX_NODE_IMAGES]
+
+
+def node(name: str, zone: str, group: str, pool: str, cordoned: bool, serial: int, images: list[str] = ()) -> dict:
     labels = {
         "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux", HOSTNAME_KEY: name,
@@ -72,6 +93,7 @@ def node(name: str, zone: str, group: str, pool: str, cordoned: bool, serial: in
                   "lastTransitionTime": CREATED, "message": "kubelet is posting ready status"}],
             "nodeInfo": {"kubeletVersion": "v1.30.4", "containerRuntimeVersion": "containerd://1.7.20",
                          "osImage": "Bench Linux", "architecture": "amd64", "operatingSystem": "linux"},
+            "images": image_status(list(images)),
         },
     }
 
@@ -103,7 +125,7 @@ def pod_template(app: str, namespace: str, cpu: str, memory: str, spread: list[d
                  node_selector: dict | None = None) -> dict:
     """The spec shared by every pod of one workload (copied per pod by `pod`)."""
     container = {
-        "name": app, "image": f"registry.bench.invalid/{namespace}/{app}:1.4.2",
+        "name": app, "image": app_image(namespace, app),
         "imagePullPolicy": "IfNotPresent",
         "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
         "env": [{"name": "APP_NAME", "value": app},
@@ -116,7 +138,7 @@ def pod_template(app: str, namespace: str, cpu: str, memory: str, spread: list[d
                           "readOnly": True}],
         "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
     }
-    sidecar = {"name": "proxy", "image": "registry.bench.invalid/mesh/proxy:2.1.0",
+    sidecar = {"name": "proxy", "image": PROXY_IMAGE,
                "imagePullPolicy": "IfNotPresent", "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
                "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}
     spec = {
