@@ -86,6 +86,24 @@ def test_generated_cluster_has_what_the_benchmark_needs(tiny_cluster):
     assert len({p["metadata"]["uid"] for p in pods}) == len(pods)
 
 
+def test_nodes_list_the_images_of_the_pods_they_run(tiny_cluster):
+    """ImageLocality has images to score: each node lists those of its pods (at most 50, the
+    largest first, as a kubelet does), each name of one size on every node."""
+    listed = {n["metadata"]["name"]: n["status"]["images"] for n in _items(tiny_cluster, "Node")}
+    sizes: dict[str, int] = {}
+    for images in listed.values():
+        assert len(images) <= 50 and [i["sizeBytes"] for i in images] == sorted((i["sizeBytes"] for i in images),
+                                                                                reverse=True)
+        for image in images:
+            for name in image["names"]:
+                assert sizes.setdefault(name, image["sizeBytes"]) == image["sizeBytes"]
+    held = {node: {name for i in images for name in i["names"]} for node, images in listed.items()}
+    for p in _items(tiny_cluster, "Pod"):
+        node = p["spec"].get("nodeName")
+        if node and len(listed[node]) < 50:
+            assert {c["image"] for c in p["spec"]["containers"]} <= held[node]
+
+
 def test_a_pod_name_drawn_twice_gets_the_next_free_last_letter():
     rows = [("kube-system", "log-agent-bcdfb", -1, "n1", "Running", False),
             ("kube-system", "log-agent-bcdfb", -1, "n2", "Running", False),
