@@ -32,6 +32,7 @@ refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Callable, Protocol
 
@@ -139,11 +140,9 @@ class NodeTable:
         self.root, self.root_pos = self, np.arange(n, dtype=np.int64)
         self._inverse = None  # root position -> this table's row (-1: not here), made when asked
         self._rows: tuple | None = None  # rows_of's last (other table's root_pos, answer)
-        # each row's Node.images; the rows listing each image name (made when first asked, in
-        # one walk over every node's names) and, per name a pod sums, whether each row lists it.
-        # On the root table: a derived table reads them through root_pos
+        # each row's Node.images and, per name a pod sums, whether each row lists it (made when
+        # first asked). On the root table: a derived table reads them through root_pos
         self.node_images = [nodes[name].images for name in order]
-        self._rows_by_image: dict[str, list[int]] | None = None
         self._held: dict[str, object] = {}
 
     @classmethod
@@ -219,14 +218,8 @@ class NodeTable:
         """Whether each row lists image `name` (a root table's)."""
         held = self._held.get(name)
         if held is None:
-            if self._rows_by_image is None:
-                rows: dict[str, list[int]] = {}
-                for i, images in enumerate(self.node_images):
-                    for image in images:
-                        rows.setdefault(image, []).append(i)
-                self._rows_by_image = rows
-            held = self._held[name] = np.zeros(self.size, dtype=bool)
-            held[self._rows_by_image.get(name, [])] = True
+            held = self._held[name] = np.fromiter(map(operator.contains, self.node_images, itertools.repeat(name)),
+                                                  dtype=bool, count=self.size)
         return held
 
     def retire(self) -> None:
