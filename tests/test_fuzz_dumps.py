@@ -48,6 +48,11 @@ def base_cluster() -> dict:
            "status": {"disruptionsAllowed": 1, "currentHealthy": 3, "desiredHealthy": 2, "expectedPods": 3}}
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
                "spec": {"selector": {"app": "web"}}}
+    # images ImageLocality reads: on two nodes, and an image volume on the pending pod
+    for node in nodes[:2]:
+        node["status"]["images"] = [{"names": ["nginx:latest", "docker.io/library/nginx@sha256:ab"],
+                                     "sizeBytes": 300 << 20}, {"names": ["pause:3.10"], "sizeBytes": 700000}]
+    pending["spec"]["volumes"] = [{"name": "model", "image": {"reference": "nginx", "pullPolicy": "IfNotPresent"}}]
     return as_list(nodes + [deploy, rs] + pods + [pending, pdb, service])
 
 
