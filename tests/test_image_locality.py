@@ -86,6 +86,7 @@ def test_pods_that_differ_only_in_their_image_keep_their_own():
     (_pod({"containers": [{"name": "a", "image": 7}]}), "spec.containers[0].image"),
     (_pod({"volumes": [{"name": "m", "image": {"reference": ["x"]}}]}), "spec.volumes[0].image.reference"),
     (_pod({"volumes": [{"name": "m", "image": "x"}]}), "spec.volumes[0].image"),
+    (_pod({"volumes": [{"name": "m", "image": {"reference": 0}}]}), "spec.volumes[0].image.reference"),
 ])
 def test_malformed_image_fields_are_named(obj, field):
     decoder = decode.node if obj["kind"] == "Node" else decode.pod

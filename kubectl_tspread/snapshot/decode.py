@@ -230,7 +230,8 @@ def _volumes(raw: Iterable[Mapping] | None) -> tuple[Volume, ...]:
         # not `or _NONE`: 0, "" or false as the claim is named (AttributeError below), not read as none
         key = tuple([(v.get("name", ""),
                       (_NONE if (c := v.get("persistentVolumeClaim")) is None else c).get("claimName"),
-                      "emptyDir" in v, None if (im := v.get("image")) is None else im.get("reference") or "")
+                      "emptyDir" in v,
+                      None if (im := v.get("image")) is None else "" if (r := im.get("reference")) is None else r)
                      for v in raw])
         if not all(type(name) is str and (claim is None or type(claim) is str) and (ref is None or type(ref) is str)
                    for name, claim, _, ref in key):
