@@ -672,8 +672,7 @@ def _items_twice(data: Any) -> bool:
 
 def _items_twice_error(label: str, doc_no: int | None) -> InputError:
     which = f"document {doc_no}" if doc_no is not None else "a List"
-    return InputError(f"{label}: {which} holds the key `items` twice, and readers differ on which to take; keep one "
-                      "items array")
+    return InputError(f"{label}: {which} {yamlread.ITEMS_TWICE}")
 
 
 def _one_json(buf: memoryview) -> tuple[Any, int]:

@@ -332,10 +332,12 @@ def _parts(data: Any, lists: bool) -> Iterator[tuple[Any, int, int | None, Any]]
             dispose()
 
 
+# what a List naming `items` twice is told, YAML or JSON (files._items_twice): which to read is ambiguous
+ITEMS_TWICE = "holds the key `items` twice, and readers differ on which to take; keep one items array"
+
+
 def _items_twice(doc_no: int) -> YamlLimit:
-    """A List naming `items` twice: which to read is ambiguous (files._items_twice, for JSON)."""
-    return YamlLimit(f"document {doc_no} holds the key `items` twice, and readers differ on which to take; keep one "
-                     "items array")
+    return YamlLimit(f"document {doc_no} {ITEMS_TWICE}")
 
 
 def _too_big(doc_no: int) -> YamlLimit:
