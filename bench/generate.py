@@ -214,14 +214,17 @@ def _write_nodes(directory: str, nodes: list[NodePlan], images: dict[str, list[s
     summary["kinds"]["Node"] = w.count
 
 
+# (app, namespace) of the pod templates of the DaemonSet pods (row index -1) and the Job pods (-2)
+DS_APP, JOB_APP = ("exporter", "kube-system"), ("nightly", "batch-jobs")
+
+
 def _images_by_node(rows: list[tuple], workloads: list[WorkloadPlan]) -> dict[str, list[str]]:
     """The images each node holds: those of the pods it runs (pod_template's), in name order."""
     out: dict[str, set[str]] = {}
     for ns, _, k, node, _, _ in rows:
         if node is None:
             continue
-        app, app_ns = (workloads[k].name, ns) if k >= 0 else ("exporter", "kube-system") if k == -1 else \
-            ("nightly", "batch-jobs")
+        app, app_ns = (workloads[k].name, ns) if k >= 0 else DS_APP if k == -1 else JOB_APP
         out.setdefault(node, set()).update((ob.app_image(app_ns, app), ob.PROXY_IMAGE))
     return {node: sorted(images) for node, images in out.items()}
 
@@ -293,9 +296,9 @@ def _write_pods(directory: str, rows: list[tuple], workloads: list[WorkloadPlan]
     pods, events = KindWriter(directory, "Pod"), KindWriter(directory, "Event")
     templates = [ob.pod_template(w.name, w.namespace, w.cpu, w.memory, spread_of(w), w.node_selector)
                  for w in workloads]
-    ds_template = ob.pod_template("exporter", "kube-system", "50m", "64Mi", [])
+    ds_template = ob.pod_template(*DS_APP, "50m", "64Mi", [])
     ds_template = dict(ds_template, tolerations=ob.DEFAULT_TOLERATIONS + [{"operator": "Exists"}])
-    job_template = dict(ob.pod_template("nightly", "batch-jobs", "250m", "256Mi", []), restartPolicy="Never")
+    job_template = dict(ob.pod_template(*JOB_APP, "250m", "256Mi", []), restartPolicy="Never")
     for serial, (ns, name, k, node, phase, terminating) in enumerate(rows):
         if k >= 0:
             w = workloads[k]
