@@ -94,3 +94,51 @@ def test_a_lazy_index_answers_from_the_pods_once_one_moved():
     assert moved in lazy.matching_pods("default", web)
     assert sorted(p.key for p in before.matching_pods("default", web)) == want
     assert gone in before.matching_pods("default", web)
+
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["lazy", "eager"])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_mark_undoes_the_moves_and_the_usage_kept(seed, lazy):
+    """ClusterIndex.mark / restore with the undo entries of its journal (a drain simulation's
+    fork and revert): after random moves and usage reads, undoing the entries gives back the
+    answers and pod lists of the mark's moment, and every usage total kept is that of the
+    node's pods then (a total made after the mark for a node whose pods the mark gives back
+    would otherwise stay)."""
+    from kubectl_tspread.engine import resources
+
+    rng = random.Random(seed)
+    pods = _pods(48)
+    index = ClusterIndex(make_snapshot([make_node(f"n{i}") for i in range(4)], pods))
+    if lazy:
+        index.follow_nodes_only()
+    present = list(pods)
+    undone = 0
+    for round_ in range(30):
+        for n in range(4):
+            if rng.random() < 0.5:
+                resources.node_usage(index, f"n{n}")
+        answers, lists = _answers(index), {n: list(ps) for n, ps in index.pods_by_node.items()}
+        journal: list = []
+        saved = index.mark(journal)
+        for step in range(rng.randint(1, 12)):
+            if present and rng.random() < 0.5:
+                index.remove_pod(present.pop(rng.randrange(len(present))))
+            else:
+                pod = make_pod(f"r{round_}-{step}", node=f"n{rng.randrange(4)}", labels={"app": "web", "team": "a"})
+                present.append(pod)
+                index.add_pod(pod)
+            resources.node_usage(index, f"n{rng.randrange(4)}")
+        if rng.random() < 0.7:
+            for undo, container, key, old in reversed(journal):
+                undo(container, key, old)
+            index.restore(saved, None)
+            present = [p for ps in index.pods_by_node.values() for p in ps]
+            assert _answers(index) == answers and {n: ps for n, ps in index.pods_by_node.items() if ps} == \
+                {n: ps for n, ps in lists.items() if ps}
+            undone += 1
+        else:
+            index.journal = None  # kept: the entries are dropped
+        for name, entry in index.node_cache.items():
+            on = index.pods_by_node.get(name, ())
+            assert entry[0] == resources._usage(on) and entry[1] == frozenset(p.key for p in on), (round_, name)
+    assert undone >= 10

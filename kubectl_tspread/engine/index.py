@@ -53,8 +53,11 @@ class ClusterIndex:
                 self._by_label[(p.namespace, k, v)].append(p)
         self.workloads_by_uid: dict[str, Workload] = {w.uid: w for w in snapshot.workloads if w.uid}
         # per-node values derived from the node's pod list (engine.resources keeps usage totals
-        # here); add_pod / remove_pod drop the entry of the node they touch
+        # here through `put_cache`); add_pod / remove_pod drop the entry of the node they touch
         self.node_cache: dict[str, Any] = {}
+        # while a simulation holds a mark (`mark`): the list its undo entries go to, one
+        # (undo, container, key, old value) per change, undone by undo_entry
+        self.journal: list | None = None
 
     def copy(self) -> "ClusterIndex":
         """An independent index over the same pods (pods and snapshot shared): what-if
@@ -65,6 +68,36 @@ class ClusterIndex:
         self._owned = set()  # every list is now shared by the two
         return other
 
+    def mark(self, journal: list) -> dict:
+        """Start sending undo entries to `journal` (a simulation's mark, views/drain/core/
+        simulate.py): returns what `restore` puts back. Every pod list is then copied before
+        its first write, and the old list is what the entry keeps; the attributes that are
+        replaced rather than changed (the pod-set stamp, a node map made anew) come back
+        from the returned copy."""
+        saved = self.__dict__.copy()
+        self._owned, self.journal = set(), journal
+        return saved
+
+    def restore(self, saved: dict, journal: list | None) -> None:
+        """Back to the attributes `mark` returned, once the journal's entries since were
+        undone; `journal` is where entries go from now on (an outer mark's, or None). The
+        lists restored may be shared with a copy made meanwhile: each is copied again
+        before it is written."""
+        self.__dict__.clear()
+        self.__dict__.update(saved)
+        self._owned, self.journal = set(), journal
+
+    def put_cache(self, node: str, value: Any) -> None:
+        """node_cache[node] = value, undone with the simulation's mark."""
+        if self.journal is not None:
+            self.journal.append((undo_entry, self.node_cache, node, self.node_cache.get(node)))
+        self.node_cache[node] = value
+
+    def _uncache(self, node: str) -> None:
+        old = self.node_cache.pop(node, None)
+        if old is not None and self.journal is not None:
+            self.journal.append((undo_entry, self.node_cache, node, old))
+
     def _view(self) -> "ClusterIndex":
         """A new index sharing this one's pod lists copy-on-write (its writes copy first)."""
         other = ClusterIndex.__new__(ClusterIndex)
@@ -74,6 +107,7 @@ class ClusterIndex:
         other.nodes = self.nodes.copy()
         other.node_cache = self.node_cache.copy()  # its entries are immutable; the dict is per index
         other._owned = set()
+        other.journal = None  # a copy answers to no simulation's marks
         if self._lazy:
             other._touched = set(self._touched)
         for name in _TABLES:
@@ -165,7 +199,7 @@ class ClusterIndex:
         for table, key in self._slots(pod, self._lazy):
             self._writable(table, key).append(pod)
         if pod.node_name:
-            self.node_cache.pop(pod.node_name, None)
+            self._uncache(pod.node_name)
 
     def follow_nodes_only(self) -> None:
         """From now on only the per-node lists (and a list of the unbound pods) follow the
@@ -183,7 +217,7 @@ class ClusterIndex:
     def remove_pod(self, pod: Pod) -> None:
         """Drop a pod added by the constructor or `add_pod` (matched by identity, then equality)."""
         if pod.node_name:
-            self.node_cache.pop(pod.node_name, None)
+            self._uncache(pod.node_name)
         if self._lazy:
             self._moved(pod.node_name)
         for table, key in self._slots(pod, self._lazy):
@@ -205,7 +239,7 @@ class ClusterIndex:
             self.remove_pod(old)
             self.add_pod(new)
             return
-        self.node_cache.pop(old.node_name, None)
+        self._uncache(old.node_name)
         self._moved(old.node_name)
         for table, key in self._slots(old, lazy=True):
             lst = self._writable(table, key)
@@ -220,7 +254,9 @@ class ClusterIndex:
     def _moved(self, node: str) -> None:
         """A pod came to or went from `node` (empty: unbound) in a `follow_nodes_only()` index."""
         self._stamp = next(_STAMPS)
-        if node:
+        if node and node not in self._touched:
+            if self.journal is not None:
+                self.journal.append((undo_member, self._touched, node, False))
             self._touched.add(node)
 
     def _slots(self, pod: Pod, lazy: bool = False) -> list[tuple[dict, Any]]:
@@ -241,7 +277,10 @@ class ClusterIndex:
         """`table[key]`, first copied when this is a what-if view still sharing it with its parent."""
         if self._owned is not None and (id(table), key) not in self._owned:
             self._owned.add((id(table), key))
-            table[key] = list(table.get(key, ()))
+            old = table.get(key)
+            if self.journal is not None:
+                self.journal.append((undo_entry, table, key, old))
+            table[key] = list(old) if old is not None else []
         return table[key]
 
     def patched(self, snapshot: Snapshot | Callable[[], Snapshot], nodes: Iterable[Node] = (),
@@ -274,6 +313,23 @@ class ClusterIndex:
 _TABLES = ("pods_by_node", "pods_by_namespace", "_by_label", "anti_affinity_by_node", "_unbound")
 # names the pod sets of lazy indexes (ClusterIndex._stamp), unique across copies
 _STAMPS = itertools.count(1)
+
+
+def undo_entry(container, key: Any, old: Any) -> None:
+    """Undo one write of `container[key]` (a dict, or a map like one): `old` is what it held,
+    None when the key was absent (no such map holds None)."""
+    if old is None:
+        container.pop(key, None)
+    else:
+        container[key] = old
+
+
+def undo_member(container: set, item: Any, was_in: bool) -> None:
+    """Undo one add to or discard from a set."""
+    if was_in:
+        container.add(item)
+    else:
+        container.discard(item)
 
 
 def _last_index(lst: list, pod: Pod) -> int | None:

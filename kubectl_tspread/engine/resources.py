@@ -60,8 +60,8 @@ def _totals(index: ClusterIndex, node_name: str) -> tuple[NodeUsage, frozenset[s
     entry = index.node_cache.get(node_name)
     if entry is None:
         pods = index.pods_by_node.get(node_name, ())
-        entry = index.node_cache[node_name] = (_usage(pods), frozenset(p.key for p in pods),
-                                               min((p.priority for p in pods), default=None))
+        entry = (_usage(pods), frozenset(p.key for p in pods), min((p.priority for p in pods), default=None))
+        index.put_cache(node_name, entry)
     return entry
 
 
