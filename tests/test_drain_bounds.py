@@ -5,6 +5,8 @@ drain — never offered unverified."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
@@ -183,67 +185,167 @@ def _plan_record(plan):
             plan.stranded, plan.explored, plan.search_exhausted, plan.safe)
 
 
-def test_backtracking_rebuilds_the_worlds_it_played_on(monkeypatch):
-    """The search plays each candidate on its level's world and rebuilds a level by
-    playing the path again from the checkpoint below it: on random clusters where it
-    backtracks (and falls back), the plans are those of a search that checkpoints
-    every level, so never plays a path twice."""
+def _fingerprint(world) -> tuple:
+    """What a world is, as far as the rest of a plan can tell: every pod where it is (and
+    whether terminating), the nodes (cordons), each node's pod list in order, the steps,
+    strandings, pending replacements, what is left to evict, the budgets, the scheduler's
+    start index, the replacement counter and the unbound pods."""
+    sim = world.sim
+    pods = tuple(sorted((key, p.node_name, p.terminating, p.phase) for key, p in sim.pods.items()))
+    nodes = tuple((name, n.unschedulable) for name, n in sim.nodes.items())
+    lists = tuple((name, tuple(p.key for p in sim.index.pods_by_node.get(name, ()))) for name in sim.nodes)
+    return (pods, nodes, lists, repr(world.steps), repr(world.stranded),
+            tuple((r.key, e.key) for r, e in world.pending), tuple(sorted(world.done)),
+            tuple(sorted((n, tuple(p.key for p in ps)) for n, ps in world.remaining.items())),
+            repr(world.budgets), sim.next_start, sim.seq, tuple(sorted(p.key for p in sim.index._unbound.get("", ()))))
+
+
+def _batches(steps) -> list[tuple[str, ...]]:
+    """The batches that played `steps`: a batch's later steps (PDB-deferred pods) cordon
+    nothing and repeat its nodes."""
+    out: list[tuple[str, ...]] = []
+    for step in steps:
+        if not out or step.nodes != out[-1] or step.cordoned:
+            out.append(step.nodes)
+    return out
+
+
+def test_every_candidate_starts_from_the_world_its_path_leads_to(monkeypatch):
+    """The search plays every candidate on its one world after a mark, and a failure or a
+    step back up reverts it (World.fork / revert): on random clusters where it backtracks
+    and falls back, every candidate starts from the world that playing its path (the
+    batches of the steps before it) on a fresh copy of the root gives, and so does the
+    plan's final world."""
     import random
 
     from test_drain_forced import _random_cluster
+    from kubectl_tspread.views.drain.plan import _new_world
+    from kubectl_tspread.views.drain.core.steps import run_batch
 
     monkeypatch.setattr(search, "forced_harm", lambda ctx, world: [])  # backtrack through traps too
-    replays = []
-    checkpoint = search.Search._checkpoint
-
-    def counted(self, marks, path):
-        replays.append(len(path) - marks[-1][0])
-        return checkpoint(self, marks, path)
-
-    monkeypatch.setattr(search.Search, "_checkpoint", counted)
-    backtracked = fell_back = 0
+    real = search.run_batch
+    backtracked = fell_back = checked = 0
     for seed in range(120):
         snap, targets = _random_cluster(random.Random(seed))
-        plans, deepest = {}, {}
-        for every in (1, 1000):
-            monkeypatch.setattr(search, "CHECKPOINT_EVERY", every)
-            for budget in (3, 10_000):
-                plans[every, budget] = _plan_record(plan_drain(
-                    snap, targets, PlanOptions(verify_remedies=False, search_budget=budget)))
-            deepest[every] = _deepest(snap, targets)
-        for budget in (3, 10_000):
-            assert plans[1, budget] == plans[1000, budget], (seed, targets, budget)
-        assert deepest[1] == deepest[1000], (seed, targets)
-        backtracked += plans[1, 10_000][2] > len(targets)
-        fell_back += not plans[1, 10_000][4] and deepest[1][0] > 0
-    assert backtracked >= 20 and sum(r > 0 for r in replays) >= 20  # it did backtrack and replay
-    assert fell_back >= 10  # and fell back from a safe prefix
+        ctx, root = _new_world(snap, targets, PlanOptions(verify_remedies=False))
+        pristine = root.copy()
+        starts = []
+
+        def recorded(ctx, world, batch):
+            starts.append((_batches(world.steps), _fingerprint(world)))
+            return real(ctx, world, batch)
+
+        monkeypatch.setattr(search, "run_batch", recorded)
+        s = search.Search(ctx, 1, 10_000)
+        final, found = s.run(root)
+        for path, print_ in starts:
+            fresh = pristine.copy()
+            for batch in path:
+                run_batch(ctx, fresh, list(batch))
+            assert _fingerprint(fresh) == print_, (seed, path)
+            checked += 1
+        fresh = pristine.copy()
+        for batch in _batches(final.steps):
+            run_batch(ctx, fresh, list(batch))
+        assert _fingerprint(fresh) == _fingerprint(final), seed
+        assert not final.marks and not final.sim.marks
+        backtracked += s.explored > len(targets)
+        fell_back += not found and s.deepest is not None
+    assert backtracked >= 20 and fell_back >= 10 and checked >= 300, (backtracked, fell_back, checked)
 
 
-def _deepest(snap, targets):
-    """(levels, steps) of the longest safe prefix the depth-first search found, which the
-    fallback starts from: every step of it safe (there are no PDBs here)."""
+def _caches_sound(sim) -> None:
+    """Every value the simulation and its index keep derived from the pods (each node's usage
+    totals in both, each memoised spread state's counts) is what computing it afresh gives."""
+    from kubectl_tspread.engine import resources, spread
+
+    index = sim.index
+    for name, entry in index.node_cache.items():
+        pods = index.pods_by_node.get(name, ())
+        assert entry[0] == resources._usage(pods) and entry[1] == frozenset(p.key for p in pods), name
+    for name, usage in sim._usage.items():
+        rows = [sim._row_of(p) for p in index.pods_by_node.get(name, ())]
+        assert usage == (tuple(map(sum, zip(*rows))) if rows else sim._row_of.zero), name
+    for states in sim._spread.values():
+        for st in states.values():
+            fresh = spread.compute(index, st.pod)
+            for cs, want in zip(st.constraints, fresh.constraints):
+                assert {v: d.pods for v, d in cs.domains.items()} == {v: d.pods for v, d in want.domains.items()}
+                assert dict(cs.node_counts.items()) == dict(want.node_counts.items())
+                assert (cs.global_min, cs.skew) == (want.global_min, want.skew)
+
+
+def test_revert_gives_back_the_world_and_what_follows_from_it():
+    """World.fork / revert / commit / redo on the drains of random clusters, nested: a reverted
+    world is the world a copy kept before the fork, and playing on from it gives what playing
+    on from the copy gives (the caches keyed by node versions and states stay sound); an
+    outer revert also undoes what an inner commit kept; a revert put back (under a mark of
+    its own, kept) is the world played."""
+    import random
+
+    from test_drain_forced import _random_cluster
     from kubectl_tspread.views.drain.plan import _new_world
+    from kubectl_tspread.views.drain.core.steps import run_batch
 
-    ctx, root = _new_world(snap, targets, PlanOptions(verify_remedies=False))
-    s = search.Search(ctx, 1, 10_000)
-    s.run(root)
-    assert all(step.safe for step in s.deepest.steps)
-    return len(s.deepest.done), repr(s.deepest.steps)
+    reverted = redone = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        snap, targets = _random_cluster(rng)
+        if seed % 2:  # an extended resource: every placement takes the node-by-node walk and its caches
+            for n in snap.nodes:
+                n.allocatable["example.com/dongle"] = 3
+            pods = tuple(dataclasses.replace(p, requests={**p.requests, "example.com/dongle": 1}) for p in snap.pods)
+            snap = make_snapshot(snap.nodes, pods, workloads=snap.workloads)
+        for options in (PlanOptions(verify_remedies=False), PlanOptions(verify_remedies=False, stage_cordons=True),
+                        PlanOptions(verify_remedies=False, delete_drained_nodes=True)):
+            ctx, world = _new_world(snap, targets, options)
+            order = list(targets)
+            rng.shuffle(order)
+            for node in order:
+                if node in world.done:
+                    continue
+                kept = world.copy()
+                world.fork()
+                run_batch(ctx, world, [node])
+                world.fork()
+                for other in order:
+                    if other not in world.done:
+                        run_batch(ctx, world, [other])
+                        break
+                world.commit()
+                if rng.random() < 0.5:
+                    world.revert()
+                    assert _fingerprint(world) == _fingerprint(kept), (seed, node)
+                    _caches_sound(world.sim)
+                    reverted += 1
+                    run_batch(ctx, world, [node])
+                    run_batch(ctx, kept, [node])
+                    assert _fingerprint(world) == _fingerprint(kept), (seed, node)
+                else:  # reverted to be put back, as the fallback keeps its least bad candidate
+                    played = _fingerprint(world)
+                    undone = world.revert(redo=True)
+                    assert _fingerprint(world) == _fingerprint(kept), (seed, node)
+                    world.fork()
+                    world.redo(undone)
+                    assert _fingerprint(world) == played, (seed, node)
+                    world.commit()
+                    _caches_sound(world.sim)
+                    redone += 1
+                assert not world.marks and not world.sim.marks
+    assert reverted >= 100 and redone >= 100, (reverted, redone)
 
 
-def test_a_search_that_never_backtracks_copies_a_world_every_few_levels(monkeypatch):
-    """120 levels, each taking its first candidate: a copy per checkpoint (and the root's),
-    not one per level."""
+def test_a_search_that_never_backtracks_copies_no_world(monkeypatch):
+    """120 levels, each taking its first candidate: played on the one world, never copied."""
     from kubectl_tspread.views.drain.core.steps import World
 
     copies = []
     copy = World.copy
-    monkeypatch.setattr(World, "copy", lambda self, checkpoint=False: copies.append(1) or copy(self, checkpoint))
+    monkeypatch.setattr(World, "copy", lambda self: copies.append(1) or copy(self))
     targets = [f"a{i}" for i in range(1, 121)]
     plan = plan_drain(make_snapshot(nodes_in({"a": 120, "b": 2}), []), targets, PlanOptions(verify_remedies=False))
     assert plan.safe and plan.explored == 120
-    assert len(copies) <= 1 + 120 // search.CHECKPOINT_EVERY
+    assert not copies
 
 
 def test_without_a_backtracking_allowance_a_failed_level_ends_the_search(monkeypatch):
@@ -261,17 +363,15 @@ def test_without_a_backtracking_allowance_a_failed_level_ends_the_search(monkeyp
             for n in free]
     snap = make_snapshot(snap.nodes + tuple(free) + (spare,), snap.pods + tuple(pods), workloads=[RS])
     targets = pinned + [n.name for n in free]
-    tried, replaying = [], []
+    tried = []
     real = search.run_batch
 
     def recorded(ctx, world, batch):
         ok = real(ctx, world, batch)
-        if not replaying:  # a level rebuilt by playing its path again is not a candidate tried
-            tried.append((len(world.done) - len(batch), ok))
+        tried.append((len(world.done) - len(batch), ok))
         return ok
 
     monkeypatch.setattr(search, "run_batch", recorded)
-    monkeypatch.setattr(search.Search, "_checkpoint", _flagging(replaying, search.Search._checkpoint))
     for budget, goes_back in ((0, False), (10_000, True)):
         tried.clear()
         plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=budget))
@@ -281,19 +381,6 @@ def test_without_a_backtracking_allowance_a_failed_level_ends_the_search(monkeyp
         failed_at = levels.index(first_failed_level)
         went_back = any(d < first_failed_level for d in levels[failed_at:])
         assert went_back == goes_back, (budget, tried)
-
-
-def _flagging(replaying: list, method):
-    """`method` (a Search method that rebuilds a world by playing batches again) with
-    `replaying` non-empty while it runs: the batches it plays are no candidates."""
-    def flagged(self, *args):
-        replaying.append(True)
-        try:
-            return method(self, *args)
-        finally:
-            replaying.pop()
-
-    return flagged
 
 
 def _small_nodes_trap(per_zone: int, pods_per_node: int):
@@ -314,75 +401,86 @@ def _unproven(monkeypatch) -> None:
     monkeypatch.setattr(search, "forced_harm", lambda ctx, world: [])
 
 
+def _greedy_on_copies(ctx, world, s):
+    """The fallback's choice rule with every candidate played on a copy of the level's world
+    (search.Search._greedy plays them on the world itself, reverting each): the reference."""
+    proven = search._Proven(s.forced)
+    while True:
+        remaining = world.todo_nodes(ctx.targets)
+        if not remaining:
+            return world
+        floor = (0, 0, -min(s.max_parallel, len(remaining)))
+        before = search._before(ctx, world, proven)
+        best, best_cost = None, None
+        for batch in list(itertools.islice(s.batches(world, remaining), search.GREEDY_CANDIDATES)):
+            w = world.copy()
+            search.run_batch(ctx, w, batch)
+            cost = search._badness(ctx, before, w, len(batch), proven)
+            if best_cost is None or cost < best_cost:
+                best, best_cost = w, cost
+            if cost <= floor:
+                break
+        world = best
+
+
 @pytest.mark.parametrize("staged", [False, True], ids=["cordons first", "staged cordons"])
 @pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (12, 3), (10, 110)])
 def test_the_greedy_fallback_played_in_place_gives_the_plan_of_copies(per_zone, pods_per_node, staged, monkeypatch):
-    """The fallback plays a level's first candidate on the level's world itself while levels
-    take their first candidate, and rebuilds a world from a checkpoint (replaying the batches
-    since) when one does harm. Whatever the checkpoint spacing (1: a checkpoint at every
-    level, so nothing is ever replayed), the plan is the same. With the cordons first, zone b
-    is closed at step 1 and every level strands (nothing is played in place); with staged
-    cordons zone b's open nodes take replacements first, and the harm comes later."""
+    """The fallback plays each candidate on the level's world after a mark, keeps the first
+    that does no new harm, reverts the others and plays the least bad again: the world it
+    ends with is the one the same rule played on copies ends with. With the cordons first,
+    zone b is closed at step 1 and every level strands; with staged cordons zone b's open
+    nodes take replacements first, and the harm comes later."""
+    from kubectl_tspread.views.drain.plan import _new_world
+
     snap, targets = _small_nodes_trap(per_zone, pods_per_node)
     _unproven(monkeypatch)
-    replays = []
-    real = search.Search._replayed
-
-    def replayed(self, mark, since):
-        replays.append(len(since))
-        return real(self, mark, since)
-
-    monkeypatch.setattr(search.Search, "_replayed", replayed)
-    plans = {}
-    for every in (1, 3, 100):
-        monkeypatch.setattr(search, "CHECKPOINT_EVERY", every)
-        replays.clear()
-        plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, stage_cordons=staged))
-        plans[every] = repr(plan)
-        if every > 1 and pods_per_node < 100 and staged:
-            assert max(replays, default=0) > 0, "no world was rebuilt by replaying batches"
-    assert not plan.safe and plan.stranded
-    assert plans[1] == plans[3] == plans[100]
+    options = PlanOptions(verify_remedies=False, stage_cordons=staged)
+    ctx, world = _new_world(snap, targets, options)
+    reference = _greedy_on_copies(ctx, world.copy(), search.Search(ctx, 1, 0))
+    in_place = search.Search(ctx, 1, 0)._greedy(world)
+    assert in_place is world
+    assert reference.stranded and _fingerprint(in_place) == _fingerprint(reference)
+    plan = plan_drain(snap, targets, options)
+    assert not plan.safe and plan.steps == tuple(reference.steps)
 
 
 @pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (16, 2), (16, 3), (24, 3)])
 def test_each_candidate_of_a_harmful_level_starts_from_the_level_world(per_zone, pods_per_node, monkeypatch):
-    """Where every candidate does harm the fallback plays them all and keeps the least bad,
-    the last one on the level's world itself instead of a copy: each still starts from the
-    level's world as it was before any candidate (same pods where they were, same steps and
-    strandings), and a level after a harmful one copies its world once fewer than it has
-    candidates."""
+    """Where every candidate does harm the fallback plays them all, each after a mark that it
+    then reverts, and puts the least bad back (World.redo) unless it was the last: each
+    candidate starts from the level's world as it was before any candidate (same pods where
+    they were, same steps and strandings), none is simulated twice, and no world is copied."""
     from kubectl_tspread.views.drain.core.steps import World
 
     snap, targets = _small_nodes_trap(per_zone, pods_per_node)
     _unproven(monkeypatch)
     starts: list[tuple[int, tuple]] = []
     copies: list[int] = []
-    replaying: list[bool] = []
     real_run, real_copy = search.run_batch, World.copy
 
     def recorded(ctx, world, batch):
-        if not replaying:  # a world rebuilt from a checkpoint is not a candidate
-            pods = tuple(sorted((key, world.sim.pods[key].node_name) for key in world.sim.pods))
-            starts.append((len(world.done), (pods, len(world.steps), len(world.stranded), sorted(world.done))))
+        pods = tuple(sorted((key, world.sim.pods[key].node_name) for key in world.sim.pods))
+        starts.append((len(world.done), (pods, len(world.steps), len(world.stranded), sorted(world.done))))
         return real_run(ctx, world, batch)
 
     monkeypatch.setattr(search, "run_batch", recorded)
-    monkeypatch.setattr(search.Search, "_replayed", _flagging(replaying, search.Search._replayed))
-    monkeypatch.setattr(World, "copy", lambda self, checkpoint=False: copies.append(len(self.done)) or real_copy(self, checkpoint))
+    monkeypatch.setattr(World, "copy", lambda self: copies.append(len(self.done)) or real_copy(self))
+    redone = []
+    real_redo = World.redo
+    monkeypatch.setattr(World, "redo", lambda self, redo: redone.append(len(self.done)) or real_redo(self, redo))
     plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
     assert not plan.safe and plan.stranded
     levels: dict[int, list[tuple]] = {}
     for done, state in starts:
         levels.setdefault(done, []).append(state)
-    harmful = [done for done, states in levels.items() if len(states) == search.GREEDY_CANDIDATES]
-    for done in harmful:
+    harmful = [done for done, states in levels.items() if len(states) >= search.GREEDY_CANDIDATES]
+    assert len(harmful) >= 3, "too few harmful levels"
+    for done in harmful:  # the root's plays are the depth-first search's candidates too
+        assert done == 0 or len(levels[done]) == search.GREEDY_CANDIDATES, done
         assert all(state == levels[done][0] for state in levels[done]), done
-    # after a harmful level nothing is played in place, so no checkpoint: only the candidates' copies
-    after_harm = [done for done in harmful if done - 1 in harmful]
-    assert len(after_harm) >= 3, "too few levels after a harmful one"
-    for done in after_harm:
-        assert copies.count(done) == search.GREEDY_CANDIDATES - 1, done
+    assert redone, "no least bad put back"
+    assert not copies
 
 
 def _order_options(case: str) -> PlanOptions:

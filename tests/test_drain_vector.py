@@ -482,12 +482,15 @@ def test_states_moved_on_two_branches_after_a_copy_keep_their_own_arrays():
                 np.testing.assert_array_equal(carried[3], built[2], err_msg=f"{k} per value")
 
 
+@pytest.mark.parametrize("likely", [False, True], ids=["kept", "likely reverted"])
 @pytest.mark.parametrize("delete", [False, True])
-def test_a_checkpoint_copy_leaves_the_arrays_to_the_original_and_rebuilds_its_own(delete):
-    """SimCluster.copy(checkpoint=True) does not mark the arrays shared: the original's next
-    moves take them over in place (no copy), the checkpoint's states lose theirs and build
-    them again from their counts when read, and a copy of the checkpoint played the same way
-    ends with the original's arrays, all equal to a fresh computation's."""
+def test_a_reverted_mark_leaves_every_state_with_its_own_counts(delete, likely):
+    """SimCluster.fork / revert and the states' count arrays. A plain mark does not mark the
+    arrays shared: the moves after it take them over in place (no copy), and after a revert
+    the states put back have none and build them again from their counts when read. A mark
+    `likely_reverted` marks them shared: the moves copy them, and the states put back still
+    hold their own. Either way every array read after the revert equals a fresh
+    computation's, and playing the same again ends with the arrays the first play had."""
     sim, cons, rng = _many_hosts()
     probe = make_pod("probe", labels={"app": "web"}, spread=cons)
     tables: dict = {}
@@ -501,11 +504,9 @@ def test_a_checkpoint_copy_leaves_the_arrays_to_the_original_and_rebuilds_its_ow
         table = vector.tables_for(branch, tables)
         return [vector.counts_of(table, branch, cs) for cs in spread.compute(branch.index, probe).constraints]
 
-    arrays(sim)
-    empty = sorted(set(sim.nodes) - {p.node_name for p in sim.pods.values()})
-    checkpoint = sim.copy(checkpoint=True)
-    kept_state, _ = arrays(checkpoint)  # the same state objects, with the original's arrays
+    kept_state, _ = arrays(sim)
     before = [(cs, vector._ARRAYS[id(cs)]) for cs in kept_state.constraints]
+    empty = sorted(set(sim.nodes) - {p.node_name for p in sim.pods.values()})
     copies = vector._COPIES[0]
 
     def play(branch):
@@ -514,28 +515,28 @@ def test_a_checkpoint_copy_leaves_the_arrays_to_the_original_and_rebuilds_its_ow
         for k, node in enumerate(sorted(branch.nodes)[2:40:6]):
             branch.bind(make_pod(f"new-{k}", labels={"app": "web"}, spread=cons), node)
 
+    sim.fork(likely_reverted=likely)
     play(sim)
-    assert vector._COPIES[0] == copies  # a checkpoint is no fork
+    assert vector._COPIES[0] == copies + likely
     state, got = arrays(sim)
     for (old, hit), cs, now in zip(before, state.constraints, got):
-        assert cs is not old and vector._ARRAYS[id(cs)][3] is hit[3]  # taken over, not copied
-        assert vector._ARRAYS.get(id(old)) is None  # the checkpoint's state lost them
+        assert cs is not old and (vector._ARRAYS[id(cs)][3] is hit[3]) != likely  # taken over, or copied
+        assert (vector._ARRAYS.get(id(old)) is None) != likely  # the state put back lost them, or kept them
     for a, b in zip(got, fresh(sim)):
         np.testing.assert_array_equal(a[2], b[2])
         if a[1] is not None:
             np.testing.assert_array_equal(a[1], b[1])
-    # the checkpoint reads its states' counts as they were: arrays built again, not the moved ones
-    again_state, again = arrays(checkpoint)
+    sim.revert()
+    again_state, again = arrays(sim)
     assert again_state is kept_state
-    for a, b, g, (_, hit) in zip(again, fresh(checkpoint), got, before):
-        assert a[2] is not hit[3]
+    for a, b, g, (_, hit) in zip(again, fresh(sim), got, before):
+        assert (a[2] is hit[3]) == likely
         np.testing.assert_array_equal(a[2], b[2])
         if a[1] is not None:
             np.testing.assert_array_equal(a[1], b[1])
-        assert not np.array_equal(a[2], g[2])  # the original's moves changed the counts
-    replay = checkpoint.copy()
-    play(replay)
-    for a, b in zip(arrays(replay)[1], got):
+        assert not np.array_equal(a[2], g[2])  # the reverted moves changed the counts
+    play(sim)
+    for a, b in zip(arrays(sim)[1], got):
         np.testing.assert_array_equal(a[2], b[2])
         if a[1] is not None:
             np.testing.assert_array_equal(a[1], b[1])

@@ -18,13 +18,11 @@ and, if that is unsafe, at smaller sizes.
 Every candidate is simulated (steps.run_batch); the first safe one is descended into.
 A set of remaining nodes from which no safe continuation was found is remembered and
 not explored again (an approximation: the state after draining a set also depends on
-the order, which the memo ignores). A candidate is played on the level's world itself,
-not on a copy: most levels take their first candidate, and copying the world at each
-of them (with the copy-on-write costs it sets off) would be paid at every level for the
-few whose candidate fails. The world of a level is kept every CHECKPOINT_EVERY levels
-and wherever a candidate failed; a level whose world was played on is rebuilt from the
-checkpoint below it by playing the batches of the path again (a step's simulation is a
-function of the world it starts from, so the rebuilt world is the one that was lost).
+the order, which the memo ignores). A candidate is played on the search's one world
+after a mark (World.fork): a failure reverts it, going back up a level reverts the
+batch that led there, and nothing is copied. Marks are kept for the BACKTRACK_DEPTH
+levels above the current one; a search that must go back further ends as if its budget
+ran out.
 
 Before searching, forced.py tries to prove that no order is safe (a tracked hard
 constraint whose closed domains pin the global minimum while the open ones lack room
@@ -75,7 +73,10 @@ from kubectl_tspread.model import HOSTNAME_KEY
 DFS_CANDIDATES = 8
 BACKTRACK_FLOOR = 64
 GREEDY_CANDIDATES = 3
-CHECKPOINT_EVERY = 8
+# how many levels above the current one the depth-first search can go back to: each open
+# mark holds the undo entries of its level (old spread states, pod records, pod lists), and
+# a zone's plan is 1,700 levels deep
+BACKTRACK_DEPTH = 64
 # a constraint with at most this many domains has its target shares made per domain, by set
 # intersection (Search._target_shares)
 FEW_DOMAINS = 16
@@ -119,163 +120,133 @@ class Search:
 
     def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order). When forced.py proves that no order is safe,
-        the depth-first search is skipped: the greedy fallback shows where it breaks."""
-        self.deepest = world
+        the depth-first search is skipped: the greedy fallback shows where it breaks. The
+        search plays on `world` itself (World.fork / revert); the final world is `world`,
+        or a copy of the deepest one the search left."""
         self.forced = forced_harm(self.ctx, world)
         if self.on_proof is not None:
             self.on_proof(self.forced)
         if not self.forced:
-            found = self._dfs(world)
-            if found is not None:
-                return found, True
-        return self._greedy(self.deepest), False
+            if self._dfs(world):
+                return world, True
+            if self.deepest is not None:
+                world = self.deepest
+        return self._greedy(world), False
 
-    def _dfs(self, root: World) -> World | None:
+    def _dfs(self, world: World) -> bool:
         """The depth-first search, with an explicit stack (a zone of a big cluster is
         1,700 levels deep, past Python's recursion limit): each level tries its candidate
-        batches in order and descends into the first safe one; a level whose candidates all
-        fail marks its remaining set as failed (unless the budget ran out). `root` is never
-        played on (it is the fallback's start when no step is safe)."""
+        batches in order and descends into the first safe one, each played after a mark
+        (World.fork) that a failure reverts; a level whose candidates all fail marks its
+        remaining set as failed (unless the budget ran out) and reverts the batch that led
+        to it. Whether it finds an order or not, `world` is left at the last level entered,
+        its marks closed; when the search went back up from the deepest level it reached,
+        `deepest` is a copy of that level's world, which the fallback starts from."""
         levels: list[tuple[frozenset[str], Iterator[list[str]]]] = []
-        path: list[list[str]] = []  # path[d]: the batch that led from level d to level d + 1
-        marks: list[tuple[int, World]] = [(0, root)]  # (level, its world, never played on)
-        deepest = len(root.done)
-        live: World | None = root.copy()  # the world of the deepest level entered, unplayed
+        self._deepest_done = len(world.done)
+        self.deepest = None  # None: `world` itself, while the search has not left the deepest level
         entering = True
-        while True:
-            if entering:
-                entering = False
-                remaining = live.todo_nodes(self.ctx.targets)
-                if not remaining:
-                    return live
-                key = frozenset(remaining)
-                if key in self.failed:
-                    live = None
-                    if path:
-                        path.pop()
-                else:
-                    # the candidates are made now, from the level's world before any is played
-                    levels.append((key, iter(list(itertools.islice(self.batches(live, remaining),
-                                                                   DFS_CANDIDATES)))))
-                    if len(path) - marks[-1][0] >= CHECKPOINT_EVERY:
-                        marks.append((len(path), live.copy(checkpoint=True)))
-            if not levels:
-                return None
-            key, batches = levels[-1]
-            batch = next(batches, None)
-            if batch is None:  # every candidate of this level failed
+        try:
+            while True:
+                if entering:
+                    entering = False
+                    remaining = world.todo_nodes(self.ctx.targets)
+                    if not remaining:
+                        return True
+                    key = frozenset(remaining)
+                    if key in self.failed:
+                        if not self._back_up(world):
+                            return False
+                    else:
+                        # the candidates are made now, from the level's world before any is played
+                        levels.append((key, iter(list(itertools.islice(self.batches(world, remaining),
+                                                                       DFS_CANDIDATES)))))
+                if not levels:
+                    return False
+                key, batches = levels[-1]
+                batch = next(batches, None)
+                if batch is None:  # every candidate of this level failed
+                    if not self.backtracks:
+                        return False  # the fallback goes on from this level
+                    if self.explored < self.budget:
+                        self.failed.add(key)
+                    levels.pop()
+                    if not levels or not self._back_up(world):
+                        return False
+                    continue
+                if self.explored >= self.budget:
+                    self.exhausted = True
+                    return False
+                self.explored += 1
+                world.fork()
+                if not run_batch(self.ctx, world, batch):
+                    world.revert()
+                    continue
                 if not self.backtracks:
-                    return None  # the fallback goes on from the deepest world
-                if self.explored < self.budget:
-                    self.failed.add(key)
-                levels.pop()
-                live = None
-                if path:
-                    path.pop()
-                while marks[-1][0] > len(path):
-                    marks.pop()
-                continue
-            if self.explored >= self.budget:
-                self.exhausted = True
-                return None
-            w = live if live is not None else self._rebuild(marks, path)
-            live = None
-            self.explored += 1
-            if run_batch(self.ctx, w, batch):
-                if len(w.done) > deepest:
-                    self.deepest, deepest = w, len(w.done)
-                path.append(batch)
-                live, entering = w, True
+                    world.commit()  # never gone back to
+                elif world.sim.marks > BACKTRACK_DEPTH:
+                    world.forget_marks(BACKTRACK_DEPTH)
+                if len(world.done) > self._deepest_done:
+                    self.deepest, self._deepest_done = None, len(world.done)
+                entering = True
                 if self.on_level is not None:
-                    self.on_level(len(w.done))
-            elif w is self.deepest:
-                # it was the frontier: the fallback starts from the level's world as it was
-                self.deepest = self._checkpoint(marks, path)
+                    self.on_level(len(world.done))
+        finally:
+            world.forget_marks()
 
-    def _rebuild(self, marks: list[tuple[int, World]], path: list[list[str]]) -> World:
-        """A world to play on for level len(path)."""
-        return self._checkpoint(marks, path).copy()
-
-    def _checkpoint(self, marks: list[tuple[int, World]], path: list[list[str]]) -> World:
-        """The checkpoint of level len(path), first made, if the level has none, by playing
-        the path's batches on a copy of the one below."""
-        level, mark = marks[-1]
-        if level < len(path):
-            mark = self._replayed(mark, path[level:])  # safe the first time, and the same again
-            marks.append((len(path), mark))
-        return mark
+    def _back_up(self, world: World) -> bool:
+        """Revert the batch that led to the world's level: back to the level above. False when
+        that level is past the marks kept (BACKTRACK_DEPTH): the search ends as if its budget
+        ran out. Leaving the deepest level reached, a copy of its world is kept first."""
+        if world.sim.marks == 0:
+            self.exhausted = True
+            return False
+        if self.deepest is None and len(world.done) == self._deepest_done:
+            self.deepest = world.copy()
+        world.revert()
+        return True
 
     def _greedy(self, world: World) -> World:
         """From the longest safe prefix the depth-first search found, pick at each level
         the least bad of the first GREEDY_CANDIDATES candidates; one that does no new harm
         at the largest batch size is taken at once (so a level costs one simulation unless
-        harm is unavoidable, and never more than GREEDY_CANDIDATES).
-
-        While levels take their first candidate, the next first candidate is played on the
-        level's world itself, not on a copy (a zone's plan has thousands of such levels before
-        its first harm, and copying a big cluster's world is not cheap): a copy is kept
-        every CHECKPOINT_EVERY levels, and a level whose first candidate does harm rebuilds
-        its world from it, by playing the batches since again, for the other candidates.
-        Where harm is unavoidable every level plays all its candidates, and the last is
-        played on the level's world itself (past the first level: `deepest`, the fallback's
-        start, is never played on)."""
-        mark: World | None = None  # a copy of the world of an earlier level, while playing in place
-        since: list[list[str]] = []  # the batches that led from `mark` to this level's world
+        harm is unavoidable, and never more than GREEDY_CANDIDATES). Each candidate is
+        played after a mark that is kept when it is taken at once and reverted otherwise;
+        the least bad so far is reverted with what puts it back (World.revert's redo), which
+        the level then plays back, unless it was the last played."""
         proven = _Proven(self.forced)
+        harmed = False  # whether the last level's first candidate did harm: this one's likely does too
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
             if not remaining:
                 return world
-            best, best_cost, first_taken = None, None, False
             floor = (0, 0, -min(self.max_parallel, len(remaining)))
             # made from the level's world before any candidate is played on it
             candidates = list(itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES))
             before = _before(self.ctx, world, proven)
-            level: World | None = world  # the level's world, while nothing was played on it
+            best_cost, best = None, None
             for i, batch in enumerate(candidates):
-                if i == 0 and mark is not None:
-                    w, level = world, None
-                elif i == len(candidates) - 1 and world is not self.deepest:
-                    # the last candidate: nothing reads the level's world after it (the
-                    # fallback's start stays as the search found it), so it is played on that
-                    # world itself
-                    w = self._level_world(level, mark, since)
-                    level = None
-                else:
-                    level = self._level_world(level, mark, since)
-                    w = level.copy()
+                world.fork(likely_reverted=harmed or i > 0)
                 self.explored += 1
-                run_batch(self.ctx, w, batch)
-                cost = _badness(self.ctx, before, w, len(batch), proven)
-                if best_cost is None or cost < best_cost:
-                    best, best_cost = w, cost
-                if cost <= floor:
-                    first_taken = i == 0
+                run_batch(self.ctx, world, batch)
+                cost = _badness(self.ctx, before, world, len(batch), proven)
+                better = best_cost is None or cost < best_cost
+                if better:
+                    best_cost = cost
+                if cost <= floor or (better and i == len(candidates) - 1):
+                    world.commit()
                     break
-            if self.on_strand is not None and self.forced and best.stranded:  # type: ignore[union-attr]
-                self.on_strand(best.stranded[0])  # type: ignore[union-attr]
+                undone = world.revert(redo=better)
+                if better:
+                    best = undone
+            else:
+                world.redo(best)
+            harmed = i > 0 or best_cost > floor
+            if self.on_strand is not None and self.forced and world.stranded:
+                self.on_strand(world.stranded[0])
                 self.on_strand = None
-            world = best  # type: ignore[assignment]
             if self.on_level is not None:
                 self.on_level(len(world.done))
-            if not first_taken:
-                mark, since = None, []  # harm: the next level plays on copies
-            elif mark is None or len(since) + 1 >= CHECKPOINT_EVERY:
-                mark, since = world.copy(checkpoint=True), []
-            else:
-                since.append(candidates[0])
-
-    def _level_world(self, level: World | None, mark: World | None, since: list[list[str]]) -> World:
-        """A level's world: `level` while nothing was played on it, else rebuilt from `mark`."""
-        return level if level is not None else self._replayed(mark, since)  # type: ignore[arg-type]
-
-    def _replayed(self, mark: World, since: list[list[str]]) -> World:
-        """The world `since`'s batches lead to from `mark` (played on a copy of it: a step's
-        simulation is a function of the world it starts from)."""
-        w = mark.copy()
-        for batch in since:
-            run_batch(self.ctx, w, batch)
-        return w
 
     def batches(self, world: World, remaining: list[str]) -> Iterator[list[str]]:
         order = self.order(world, remaining)

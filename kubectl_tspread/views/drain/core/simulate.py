@@ -18,6 +18,13 @@ How an eviction is modelled ("until gone"):
 Each mutation bumps the version of the node it touches; placement caches per-node
 filter verdicts keyed by that version.
 
+Branches: the search plays its candidates on one simulation. `fork` opens a mark,
+`revert` undoes everything since (each change to a large map left an undo entry with the
+value it replaced; the index journals its pod lists the same way), `commit` keeps it, and
+`revert(redo=True)` hands back what `redo` takes to put a reverted branch back without
+simulating it again. `copy` makes an independent simulation (a remedy's re-plan starts
+from one).
+
 Speed (the drain planner plays thousands of steps on clusters of 150k pods):
 - `copy` forks the index (`ClusterIndex.copy`) instead of re-indexing every pod;
 - `spread_state` memoises `spread.compute` per spread-relevant pod template; a pod
@@ -51,7 +58,7 @@ from typing import Any, Callable, Iterable
 
 from kubectl_tspread.views.drain.core import counts, vector
 from kubectl_tspread.engine import podrequests, scores, spread, versions
-from kubectl_tspread.engine.index import ClusterIndex
+from kubectl_tspread.engine.index import ClusterIndex, undo_entry, undo_member
 from kubectl_tspread.engine.nodematch import untolerated_taint
 from kubectl_tspread.engine.partition import EXCLUDED_TAINT, without_node
 from kubectl_tspread.model import HONOR, ZONE_KEY, Node, Pod, Snapshot, positional_constructor
@@ -132,6 +139,10 @@ class SimCluster:
         # ImageLocality's view of the nodes' images (scores.image_states): made when first asked,
         # dropped when a Node object is added, replaced or deleted (a cordon keeps the images)
         self._images: scores.ImageStates | None = None
+        # the open marks (`fork`), innermost last: (the attributes then, the undo entries made
+        # since, the index's attributes then); `_log` is the innermost's entries (None: no mark)
+        self._marks: list[tuple[dict, list, dict]] = []
+        self._log: list | None = None
 
     @property
     def balanced_improvement(self) -> bool:
@@ -145,15 +156,11 @@ class SimCluster:
             self._images = scores.image_states(self.nodes.values())
         return scores.image_query(pod, self._images, versions.rules_for(self.base.kube_version))
 
-    def copy(self, checkpoint: bool = False) -> "SimCluster":
-        """A copy to play on, independent of this one. A `checkpoint` is a copy that is only
-        kept, never played on (it may be read, or copied again to play on): the states both
-        hold keep their count arrays for this one, which moves them in place (vector.forked),
-        and the checkpoint's states build theirs again from their counts if they are ever
-        read. A search keeps a checkpoint every few levels and rarely goes back to one: the
-        arrays of every state this one then moved were copied at its first move for nothing."""
-        if not checkpoint:
-            vector.forked()  # both may move the states they share now
+    def copy(self) -> "SimCluster":
+        """A copy to play on, independent of this one, with no mark open: the states both
+        hold may now be moved on either, so each copies its count arrays at its first move
+        (vector.forked)."""
+        vector.forked()
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
         other.affinity_scored = self.affinity_scored
@@ -178,7 +185,120 @@ class SimCluster:
         other._node_stamps = self._node_stamps.copy()
         other._images = self._images  # replaced, never changed
         other._node_array = None if self._node_array is None else self._node_array.copy()
+        other._marks, other._log = [], None
         return other
+
+    def fork(self, likely_reverted: bool = False) -> None:
+        """Open a mark: `revert` undoes every change made from here, `commit` keeps them.
+        Marks nest. A change to one of the large maps (nodes, pods, versions, usage, spread
+        states, the index's pod lists) is written in place and leaves an undo entry with the
+        value it replaced; an attribute that is replaced rather than changed comes back from
+        the copy of the attributes taken here; the small maps that code outside this class
+        also writes (the partitions spread.compute adds, the terminating pods) are copied
+        here, and so are the two version arrays (a few thousand integers, written per move).
+        The states and records are immutable: putting the old object back is the undo.
+        A state's count arrays (vector.py) are moved in place to the state shifted from it,
+        so a reverted state builds them again from its counts when next read; for a mark
+        `likely_reverted` the states held now keep theirs instead (vector.forked: the first
+        move of each copies them)."""
+        if likely_reverted:
+            vector.forked()
+        saved = self.__dict__.copy()
+        entries: list = []
+        self._marks.append((saved, entries, self.index.mark(entries)))
+        self._log = entries
+        self._partitions = self._partitions.copy()
+        self._terminating = self._terminating.copy()
+        if self._versions is not None:
+            self._versions = (self._versions[0], self._versions[1].copy())
+        if self._node_array is not None:
+            self._node_array = self._node_array.copy()
+
+    def revert(self, redo: bool = False) -> "Redo | None":
+        """Undo every change since the innermost mark, and close it. The version numbers
+        come back too: every cache keyed by them (the placer's, the node tables') stays
+        sound, as a version names one state of one node across all branches. With `redo`,
+        returns what `redo` takes to put the undone changes back: each changed entry's value
+        before it was undone, and the attributes as they were (the objects a change made
+        anew are no longer reachable from here, so they stay as they were)."""
+        saved, entries, index_saved = self._marks.pop()
+        back: list | None = None
+        if redo:
+            back = []
+            post = (self.__dict__.copy(), self.index.__dict__.copy())
+        for undo, container, key, old in reversed(entries):
+            if back is not None:
+                back.append((undo, container, key, _CURRENT[undo](container, key)))
+            undo(container, key, old)
+        self.__dict__.clear()
+        self.__dict__.update(saved)  # `_marks` is the same list, `_log` the outer mark's entries
+        self.index.restore(index_saved, self._log)
+        return Redo(back, post) if back is not None else None
+
+    def redo(self, redo: "Redo") -> None:
+        """Put back the changes a `revert(redo=True)` undid, on the state that revert left
+        (nothing else played since, or played and reverted): undone with an open mark."""
+        log, marks = self._log, self._marks
+        for undo, container, key, new in reversed(redo.entries):
+            if log is not None:
+                log.append((undo, container, key, _CURRENT[undo](container, key)))
+            undo(container, key, new)
+        attributes, index_attributes = redo.attributes
+        self.__dict__.clear()
+        self.__dict__.update(attributes)
+        self._marks, self._log = marks, log
+        self.index.restore(index_attributes, log)
+
+    def commit(self) -> None:
+        """Keep the changes since the innermost mark and close it: an outer mark's `revert`
+        still undoes them."""
+        _, entries, _ = self._marks.pop()
+        if self._marks:
+            outer = self._marks[-1][1]
+            outer.extend(entries)
+            self._log = outer
+        else:
+            self._log = None
+        self.index.journal = self._log
+
+    def forget_marks(self, keep: int = 0) -> None:
+        """Close all marks but the `keep` innermost, keeping every change: what they would
+        undo cannot be asked for any more (the search bounds how far it backtracks)."""
+        if keep <= 0:
+            self._marks.clear()
+            self._log = self.index.journal = None
+        elif len(self._marks) > keep:
+            del self._marks[:len(self._marks) - keep]
+
+    @property
+    def marks(self) -> int:
+        """How many marks are open."""
+        return len(self._marks)
+
+    def note(self, undo: Callable[[Any, Any, Any], None], container: Any, key: Any, old: Any) -> None:
+        """Record an undo entry for a change made to something the caller keeps beside this
+        simulation (the world's lists of pods to evict): undone with the innermost mark."""
+        if self._log is not None:
+            self._log.append((undo, container, key, old))
+
+    def _set(self, mapping, key, value) -> None:
+        """mapping[key] = value, undone with the innermost mark."""
+        if self._log is not None:
+            self._log.append((undo_entry, mapping, key, mapping.get(key)))
+        mapping[key] = value
+
+    def _pop(self, mapping, key) -> None:
+        """mapping.pop(key, None), undone with the innermost mark."""
+        old = mapping.pop(key, None)
+        if old is not None and self._log is not None:
+            self._log.append((undo_entry, mapping, key, old))
+
+    def _member(self, members: set, item, present: bool) -> None:
+        """Add `item` to (`present`) or take it from a set, undone with the innermost mark."""
+        if (item in members) != present:
+            if self._log is not None:
+                self._log.append((undo_member, members, item, not present))
+            (members.add if present else members.discard)(item)
 
     def scan_order(self) -> tuple[str, ...]:
         """Node names in the scheduler's node-tree order (zones round robin)."""
@@ -283,9 +403,10 @@ class SimCluster:
 
     def put_node(self, node: Node) -> None:
         """Add or replace a Node object (the nodes stay in name order, as built)."""
-        self.nodes[node.name] = self.index.nodes[node.name] = node
-        self.nodes = dict(sorted(self.nodes.items()))
-        self.index.nodes = dict(sorted(self.index.nodes.items()))
+        nodes, index_nodes = dict(self.nodes), dict(self.index.nodes)  # new maps: the old ones stay as a mark saw them
+        nodes[node.name] = index_nodes[node.name] = node
+        self.nodes = dict(sorted(nodes.items()))
+        self.index.nodes = dict(sorted(index_nodes.items()))
         self._node_set_changed(node.name)
 
     def _node_set_changed(self, name: str, deleted: bool = False) -> None:
@@ -308,11 +429,9 @@ class SimCluster:
             self._zones = _without_zone_member(self._zones, name)
             self._without_node(name)
             return
-        self._spread.clear()
+        # new empty maps, not cleared ones: a mark keeps the old ones (fork)
+        self._spread, self._honor, self._partitions, self._dead = {}, set(), {}, {}
         self.spread_epoch = next(_VERSIONS)
-        self._honor.clear()
-        self._partitions.clear()
-        self._dead.clear()
 
     def _without_node(self, name: str) -> None:
         """The partitions and memoised spread states once the Node `name` (its pods already
@@ -335,7 +454,7 @@ class SimCluster:
             gone = hit[1] | {deleted}
         else:
             return hit[1]
-        self._dead[id(listed)] = (listed, gone)
+        self._set(self._dead, id(listed), (listed, gone))
         return gone
 
     def _move_partitions(self, move: Callable[[tuple, spread.Partition], spread.Partition]
@@ -361,13 +480,13 @@ class SimCluster:
             new = counts.without_node(old, name, moved)
             if new is not None:
                 if new is not old:
-                    states[key] = new
+                    self._set(states, key, new)
                     self.spread_epoch = next(_VERSIONS)
                 continue
             self.spread_epoch = next(_VERSIONS)
-            del states[key]
-            self._honor.discard((namespace, key))
-            self._templates_seen[namespace] = next(_VERSIONS)
+            self._pop(states, key)
+            self._member(self._honor, (namespace, key), False)
+            self._set(self._templates_seen, namespace, next(_VERSIONS))
 
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
@@ -380,13 +499,18 @@ class SimCluster:
         spread_key_of(pod) when the caller already has it (the judge's probe pods)."""
         if key is None:
             key = spread_key_of(pod)
-        states = self._spread.setdefault(pod.namespace, {})
+        states = self._spread.get(pod.namespace)
+        if states is None:
+            self._set(self._spread, pod.namespace, {})
+            states = self._spread[pod.namespace]
         st = states.get(key)
         if st is None:
-            st = states[key] = spread.compute(self.index, pod, partitions=self._partitions)
-            self._templates_seen[pod.namespace] = self.spread_epoch = next(_VERSIONS)
+            st = spread.compute(self.index, pod, partitions=self._partitions)
+            self._set(states, key, st)
+            self._set(self._templates_seen, pod.namespace, next(_VERSIONS))
+            self.spread_epoch = self._templates_seen[pod.namespace]
             if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints):
-                self._honor.add((pod.namespace, key))
+                self._member(self._honor, (pod.namespace, key), True)
         return st
 
     def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]:
@@ -402,7 +526,8 @@ class SimCluster:
         hit = self._usage.get(node)
         if hit is None:
             rows = [row_of(p) for p in self.index.pods_by_node.get(node, ())]
-            hit = self._usage[node] = tuple(map(sum, zip(*rows))) if rows else row_of.zero  # type: ignore[attr-defined]
+            hit = tuple(map(sum, zip(*rows))) if rows else row_of.zero  # type: ignore[attr-defined]
+            self._set(self._usage, node, hit)
         return hit
 
     def _charge(self, pod: Pod, sign: int) -> None:
@@ -411,7 +536,7 @@ class SimCluster:
         old = self._usage.get(node) if node else None
         if old is not None and not pod.finished:
             # map in C, not a generator of products: every pod put or dropped on a node moves it
-            self._usage[node] = tuple(map(operator.add if sign > 0 else operator.sub, old, self._row_of(pod)))
+            self._set(self._usage, node, tuple(map(operator.add if sign > 0 else operator.sub, old, self._row_of(pod))))
 
     def _shift_spread(self, pod: Pod, delta: int) -> None:
         """A pod came (+1) or went (-1): shift the memoised states that count it."""
@@ -428,7 +553,7 @@ class SimCluster:
         for key in hit[1]:
             new = counts.shifted_state(states[key], pod, delta)
             if new is not None:
-                states[key] = new
+                self._set(states, key, new)
                 self.spread_epoch = next(_VERSIONS)
 
     def _cordoned_under_honor(self, name: str) -> None:
@@ -449,7 +574,8 @@ class SimCluster:
 
     def _touch(self, node: str) -> None:
         if node:
-            self.version[node] = self.stamp = next(_VERSIONS)
+            self.stamp = next(_VERSIONS)
+            self._set(self.version, node, self.stamp)
             if self._versions is not None:
                 i = self._versions[0].get(node)
                 if i is not None:
@@ -462,9 +588,12 @@ class SimCluster:
         for name in names:
             n = self.nodes[name]
             if not n.unschedulable:
-                self.nodes[name] = self.index.nodes[name] = n.cordoned()
+                cordoned = n.cordoned()
+                self._set(self.nodes, name, cordoned)
+                self._set(self.index.nodes, name, cordoned)
                 self._touch(name)
-                self._node_stamps[name] = stamp = self.node_epoch = next(_VERSIONS)
+                stamp = self.node_epoch = next(_VERSIONS)
+                self._set(self._node_stamps, name, stamp)
                 if self._node_array is not None:
                     at = self.version_positions()[name]  # first: it may carry the array over
                     self._node_array[at] = stamp
@@ -475,8 +604,10 @@ class SimCluster:
         drained node) go with it, as the pod garbage collector does."""
         for p in self.pods_on(name):
             self._drop(p)
-        self.nodes.pop(name, None)
-        self.index.nodes.pop(name, None)
+        # new maps, not a pop from these: a mark keeps them as they were, and undoing a pop
+        # would put the node back at the end (the scan order reads the nodes in name order)
+        self.nodes = {n: node for n, node in self.nodes.items() if n != name}
+        self.index.nodes = {n: node for n, node in self.index.nodes.items() if n != name}
         self._node_set_changed(name, deleted=True)
 
     def _drop(self, pod: Pod) -> None:
@@ -484,7 +615,7 @@ class SimCluster:
             node = self.nodes.get(pod.node_name)
             if node is not None and not node.unschedulable:
                 self.freed += 1
-        self.pods.pop(pod.key, None)
+        self._pop(self.pods, pod.key)
         self._terminating.pop(pod.key, None)
         self.index.remove_pod(pod)
         self._charge(pod, -1)
@@ -492,7 +623,7 @@ class SimCluster:
         self._shift_spread(pod, -1)
 
     def _put(self, pod: Pod) -> None:
-        self.pods[pod.key] = pod
+        self._set(self.pods, pod.key, pod)
         if pod.terminating:
             self._terminating[pod.key] = pod
         self.index.add_pod(pod)
@@ -515,7 +646,8 @@ class SimCluster:
         node = self.nodes.get(current.node_name)
         if node is not None and not node.unschedulable:
             self.freed += 1
-        self.pods[marked.key] = self._terminating[marked.key] = marked
+        self._set(self.pods, marked.key, marked)
+        self._terminating[marked.key] = marked
         self.index.replace_pod(current, marked)
         self._touch(current.node_name)
         self._shift_spread(current, -1)
@@ -554,6 +686,23 @@ class SimCluster:
 
     def pending(self) -> list[Pod]:
         return [p for p in self.pods.values() if p.pending]
+
+
+class Redo:
+    """What SimCluster.revert(redo=True) hands back: the undone entries with the values they
+    had (newest first), and the simulation's and its index's attributes before the revert."""
+
+    __slots__ = ("entries", "attributes")
+
+    def __init__(self, entries: list, attributes: tuple[dict, dict]):
+        self.entries, self.attributes = entries, attributes
+
+
+# per undo function, how to read what it would overwrite (SimCluster.revert's redo entries)
+_CURRENT: dict[Callable, Callable[[Any, Any], Any]] = {
+    undo_entry: lambda container, key: container.get(key),
+    undo_member: operator.contains,
+}
 
 
 class PodMap(Mapping):

@@ -44,6 +44,7 @@ from kubectl_tspread.views.drain.core.placement import Placer, template_of
 from kubectl_tspread.views.drain.pods import EVICT, SKIP, PodDecision
 from kubectl_tspread.views.drain.core.simulate import REPLACEMENT_UID_PREFIX, SimCluster, spread_key_of
 from kubectl_tspread.engine import filters, spread
+from kubectl_tspread.engine.index import undo_entry, undo_member
 from kubectl_tspread.model import Pdb, Pod, positional_constructor
 
 # the records a step makes by the hundred thousand in a zone's plan (a judgement per moved
@@ -134,16 +135,78 @@ class World:
     stuck: dict[int, tuple[tuple, int]] = field(default_factory=dict)
     # todo_nodes' last answer: (the targets asked about, len(done) then, the answer)
     todo: tuple | None = None
+    # per open mark (fork), innermost last: what revert puts back beside the simulation's own
+    marks: list[tuple] = field(default_factory=list, repr=False)
 
-    def copy(self, checkpoint: bool = False) -> "World":
-        """A copy to play on; a `checkpoint` is one only kept, and copied again to play on
-        (SimCluster.copy)."""
+    def copy(self) -> "World":
+        """An independent copy to play on (SimCluster.copy), with no mark open."""
         # a pending replacement is never changed while it waits: the copy shares the records;
         # and the lists of pods still to evict too, as run_batch copies a batch node's list
-        # before it changes it (not all 1,700 of a zone's for every candidate)
-        return World(self.sim.copy(checkpoint), self.budgets.copy(), dict(self.remaining),
+        # before it changes it (not all 1,700 of a zone's)
+        return World(self.sim.copy(), self.budgets.copy(), dict(self.remaining),
                      self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
                      dict(self.first_pending), dict(self.stuck), self.todo)
+
+    def fork(self, likely_reverted: bool = False) -> None:
+        """Open a mark on the world and its simulation (SimCluster.fork): `revert` undoes what
+        is played from here, `commit` keeps it. The steps and strandings only grow, and a
+        pending list is only appended to or replaced: their lengths and objects are kept;
+        the budgets and the small per-template notes are copied; the lists of pods to evict
+        and the targets played leave undo entries in the simulation's journal (run_batch).
+        `likely_reverted`: see SimCluster.fork."""
+        self.sim.fork(likely_reverted)
+        self.marks.append((len(self.steps), len(self.stranded), self.pending, len(self.pending),
+                           self.first_pending, self.stuck, self.todo, self.budgets))
+        self.first_pending, self.stuck, self.budgets = dict(self.first_pending), dict(self.stuck), self.budgets.copy()
+
+    def revert(self, redo: bool = False) -> tuple | None:
+        """Undo everything played since the innermost mark, and close it; with `redo`,
+        returns what `redo` takes to play it back without simulating it again."""
+        steps, stranded, pending, waiting, first_pending, stuck, todo, budgets = self.marks.pop()
+        played = (self.steps[steps:], self.stranded[stranded:], list(self.pending), self.first_pending,
+                  self.stuck, self.todo, self.budgets) if redo else None
+        # the lists of pods to evict and `done` come back with the simulation's journal
+        sim_redo = self.sim.revert(redo)
+        del self.steps[steps:], self.stranded[stranded:], pending[waiting:]
+        self.pending, self.first_pending, self.stuck, self.todo, self.budgets = pending, first_pending, stuck, todo, budgets
+        return (sim_redo, played) if redo else None
+
+    def redo(self, redo: tuple) -> None:
+        """Play back what a `revert(redo=True)` undid, on the world as that revert left it
+        (the fallback keeps the least bad of its candidates this way)."""
+        sim_redo, (steps, stranded, pending, self.first_pending, self.stuck, self.todo, self.budgets) = redo
+        self.sim.redo(sim_redo)
+        self.steps.extend(steps)
+        self.stranded.extend(stranded)
+        self.pending = pending
+
+    def commit(self) -> None:
+        """Keep what was played since the innermost mark, and close it."""
+        self.marks.pop()
+        self.sim.commit()
+
+    def forget_marks(self, keep: int = 0) -> None:
+        """Close all marks but the `keep` innermost, keeping every change (SimCluster.forget_marks)."""
+        if len(self.marks) > keep:
+            del self.marks[:len(self.marks) - keep]
+        self.sim.forget_marks(keep)
+
+    def take_lists(self, nodes: Iterable[str]) -> None:
+        """Give each of `nodes` a list of pods to evict of its own (the world's copies and
+        marks may hold the one it has): run_batch changes only those."""
+        remaining, sim = self.remaining, self.sim
+        for n in nodes:
+            old = remaining.get(n)
+            sim.note(undo_entry, remaining, n, old)
+            remaining[n] = list(old) if old is not None else []
+
+    def played(self, nodes: Iterable[str]) -> None:
+        """Add `nodes` to the targets played."""
+        done, sim = self.done, self.sim
+        for n in nodes:
+            if n not in done:
+                sim.note(undo_member, done, n, False)
+                done.add(n)
 
     def add_pending(self, replacement: Pod, evicted: Pod) -> None:
         self.first_pending.setdefault(template_of(replacement), len(self.pending))
@@ -195,13 +258,12 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
     """Play `batch` to the end (one or more steps). True when every step was safe, apart
     from the batch's PDB-blocked pods: those can never be evicted whatever the order, so
     the order search looks past them (their steps still say unsafe, and the plan too)."""
-    for n in batch:  # shared with the world's copies (World.copy): this branch's own from here
-        world.remaining[n] = list(world.remaining.get(n, ()))
+    world.take_lists(batch)  # shared with the world's copies and marks: this branch's own from here
     _adopt_replacements(ctx, world, batch)
     todo = [p for n in batch for p in world.remaining.get(n, ())]
     cordon = [n for n in cordons(ctx, world.steps, batch) if not world.sim.nodes[n].unschedulable]
     world.sim.cordon(cordon)
-    world.done.update(batch)
+    world.played(batch)
     first, ok = True, True
     while first or todo:
         wave, deferred = [], []

@@ -399,18 +399,18 @@ def fits_fast_path(pod: Pod) -> bool:
 # workload's nodes, thousands for a big one) and then carried over by `shifted` as the
 # simulation moves pods one by one. Past ARRAYS_KEPT the oldest quarter goes (the arrays
 # carried over to a state are its entry's, at the end). Arrays are changed in place only by
-# `shifted`, and only when their entry is the state's own: attached since the last copy, and
-# not shared
+# `shifted`, and only when their entry is the state's own: attached since the last copy (or
+# mark likely reverted), and not shared
 _ARRAYS: dict[int, tuple] = {}
 ARRAYS_KEPT = 4096
 _COPIES = [0]  # simulation copies made so far (`forked`)
 
 
 def forked() -> None:
-    """A simulation was copied (SimCluster.copy): every state it holds may now be moved on
-    two branches of the search, so the next move of each copies its arrays instead of
-    taking them (the branch a losing candidate played leaves the other's states without
-    arrays, rebuilt from their counts: tens of thousands in a zone's plan)."""
+    """A simulation was copied (SimCluster.copy), or marked where a revert is likely
+    (SimCluster.fork): every state it holds may now be read again after another branch moved
+    it, so the next move of each copies its arrays instead of taking them (a state whose
+    arrays were taken builds them again from its counts: tens of thousands in a zone's plan)."""
     _COPIES[0] += 1
 
 
