@@ -6,7 +6,6 @@
   index afterwards, placement after placement on a changing cluster; a pod the fast path does
   not take (an extended resource) or that fits nowhere gets the walk's answer and diagnosis
   (whole plans are held against the real scheduler by conformance/drains.py);
-- `PodMap` (views/drain/core/simulate.py) against a plain dict, across copies and FLATTEN merges;
 - shifted spread states (views/drain/core/counts.py `Shifted` overlay and count histogram) and the
   arrays vector.py carries across shifts, against fresh computes;
 - `DomainCounts` (views/drain/core/steps.py) against the dict {domain: pods}.
@@ -24,7 +23,7 @@ import pytest
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from kubectl_tspread.views.drain.core import counts, vector
 from kubectl_tspread.views.drain.core.placement import Placement, Placer, num_feasible_to_find
-from kubectl_tspread.views.drain.core.simulate import PodMap, SimCluster
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.views.drain.core.steps import DomainCounts
 from kubectl_tspread.engine import spread
 from kubectl_tspread.engine.partition import Domain
@@ -346,58 +345,6 @@ def test_a_pod_that_fits_nowhere_gets_the_walks_diagnosis(snapshot, pod, reason,
     else:  # spread refuses the fit nodes: the arrays' diagnosis
         assert walk.fit_nodes and walk.spread_refusals == {ZONE_KEY: len(walk.fit_nodes)}
         assert fast_calls["fast"] == 1 and len(fast.fit_nodes) == 4
-
-
-# -- PodMap --------------------------------------------------------------------------
-
-def _keyed_pod(k: int, version: int):
-    return make_pod(f"p{k}", node=f"n{version}")
-
-
-def _check_like(pm: PodMap, model: dict) -> None:
-    assert pm == model and model == pm
-    assert len(pm) == len(model)
-    assert sorted(pm) == sorted(model)
-    assert sorted(pm.items(), key=lambda kv: kv[0]) == sorted(model.items())
-    assert sorted(p.key for p in pm.values()) == sorted(model)
-    assert dict(pm) == model
-    for k in range(14):
-        key = f"default/p{k}"
-        assert (key in pm) == (key in model)
-        assert pm.get(key) is model.get(key)
-        if key in model:
-            assert pm[key] is model[key]
-        else:
-            with pytest.raises(KeyError):
-                pm[key]
-
-
-@pytest.mark.parametrize("flatten", [
-    pytest.param(3, id="FLATTEN 3: copies merge their changes often"),
-    pytest.param(10**6, id="FLATTEN never reached: changes stay on top of the shared map"),
-])
-@pytest.mark.parametrize("seed", range(3))
-def test_podmap_copies_behave_like_independent_dicts(flatten, seed, monkeypatch):
-    monkeypatch.setattr(PodMap, "FLATTEN", flatten)
-    rng = random.Random(seed)
-    start = {p.key: p for p in (_keyed_pod(k, 0) for k in range(8))}
-    maps, models = [PodMap(dict(start))], [dict(start)]
-    for step in range(300):
-        i = rng.randrange(len(maps))
-        pm, model = maps[i], models[i]
-        r = rng.random()
-        key = f"default/p{rng.randrange(14)}"
-        if r < 0.4:
-            pod = _keyed_pod(int(key.rsplit("p", 1)[1]), step)
-            pm[key] = pod
-            model[key] = pod
-        elif r < 0.75:
-            assert pm.pop(key, None) is model.pop(key, None)
-        elif r < 0.85 and len(maps) < 12:
-            maps.append(pm.copy())
-            models.append(dict(model))
-        for m, d in zip(maps, models):
-            _check_like(m, d)
 
 
 # -- shifted spread states and the arrays carried across shifts -------------------------

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any, Callable, Iterable
 
@@ -79,7 +78,7 @@ class SimCluster:
         pods = {p.key: p for p in snapshot.pods if not p.finished}
         self.index = ClusterIndex(replace(snapshot, nodes=tuple(self.nodes.values()), pods=tuple(pods.values())))
         self.index.follow_nodes_only()
-        self.pods = PodMap(pods)
+        self.pods: dict[str, Pod] = pods
         self.version: dict[str, int] = {}
         # names this state of the whole simulation (forks share it until either changes): a
         # mutation that can change a placement (a pod bound or gone, a node changed) renews it
@@ -703,72 +702,6 @@ _CURRENT: dict[Callable, Callable[[Any, Any], Any]] = {
     undo_entry: lambda container, key: container.get(key),
     undo_member: operator.contains,
 }
-
-
-class PodMap(Mapping):
-    """The simulation's pods by key, copy-on-write: a copy shares the map it was made from
-    and records only its own changes (a search branch binds and evicts a few dozen pods
-    per step; copying every entry per branch would cost more than the step itself). Iteration
-    order is not insertion order: nothing reads it but `pending`, whose caller sorts."""
-
-    __slots__ = ("_base", "_own", "_gone")
-    FLATTEN = 8192  # changes kept on top of the shared map before a copy merges them
-
-    def __init__(self, base: dict[str, Pod], own: dict[str, Pod] | None = None, gone: set[str] | None = None):
-        self._base, self._own, self._gone = base, own if own is not None else {}, gone if gone is not None else set()
-
-    def get(self, key: str, default: Pod | None = None) -> Pod | None:
-        pod = self._own.get(key)
-        if pod is not None:
-            return pod
-        return default if key in self._gone else self._base.get(key, default)
-
-    def __contains__(self, key: str) -> bool:
-        return self.get(key) is not None
-
-    def __getitem__(self, key: str) -> Pod:
-        pod = self.get(key)
-        if pod is None:
-            raise KeyError(key)
-        return pod
-
-    def __iter__(self):
-        return (p.key for p in self.values())
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self.values())
-
-    def items(self):
-        return ((p.key, p) for p in self.values())
-
-    def __setitem__(self, key: str, pod: Pod) -> None:
-        self._own[key] = pod
-        self._gone.discard(key)
-
-    def pop(self, key: str, default: Pod | None = None) -> Pod | None:
-        pod = self.get(key)
-        if pod is None:
-            return default
-        self._own.pop(key, None)
-        if key in self._base:
-            self._gone.add(key)
-        return pod
-
-    def values(self):
-        own, gone = self._own, self._gone
-        for key, pod in self._base.items():
-            if key not in own and key not in gone:
-                yield pod
-        yield from own.values()
-
-    def copy(self) -> "PodMap":
-        if len(self._own) + len(self._gone) > self.FLATTEN:
-            merged = self._base.copy()  # cloned in C, even with deleted slots (SimCluster.copy)
-            for key in self._gone:
-                del merged[key]
-            merged.update(self._own)
-            self._base, self._own, self._gone = merged, {}, set()
-        return PodMap(self._base, self._own.copy(), set(self._gone))
 
 
 # what a remedy never changes: a fork moved to another snapshot shares them
