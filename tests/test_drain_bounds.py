@@ -697,3 +697,41 @@ def test_under_a_proof_the_fallback_still_weighs_the_harm_it_does_not_name():
     # levels 1 and 2 played b1 and b2 (api's harm) before the candidate whose harm is all
     # proven, which ends the level; level 3 weighed b1 against b2; level 4 had one
     assert plan.explored == 3 + 3 + 2 + 1
+
+
+def test_the_search_goes_back_no_further_than_the_marks_it_keeps(monkeypatch):
+    """The depth-first search keeps the marks of the BACKTRACK_DEPTH levels above the current
+    one (each holds its level's undo entries): a search that must go back further ends as if
+    its budget ran out (searchExhausted), and never holds more marks than that. With one level
+    kept, random clusters whose search went back two levels or more end exhausted, and their
+    plans still replay from their fallback's start (no mark is left open)."""
+    import random
+
+    from test_drain_forced import _random_cluster
+    from kubectl_tspread.views.drain.core.steps import World
+
+    monkeypatch.setattr(search, "forced_harm", lambda ctx, world: [])
+    most = []
+    real_fork = World.fork
+
+    def counted(self, likely_reverted=False):
+        real_fork(self, likely_reverted)
+        most.append(len(self.marks))
+
+    monkeypatch.setattr(World, "fork", counted)
+    cut = 0
+    for seed in range(120):
+        snap, targets = _random_cluster(random.Random(seed))
+        options = PlanOptions(verify_remedies=False, search_budget=10_000)
+        monkeypatch.setattr(search, "BACKTRACK_DEPTH", 64)
+        deep = plan_drain(snap, targets, options)
+        monkeypatch.setattr(search, "BACKTRACK_DEPTH", 1)
+        most.clear()
+        shallow = plan_drain(snap, targets, options)
+        assert max(most, default=0) <= 2, seed  # the level's mark and the candidate's
+        if shallow.explored < deep.explored:
+            assert shallow.search_exhausted and not shallow.safe, seed
+            cut += 1
+        else:
+            assert _plan_record(shallow) == _plan_record(deep), seed
+    assert cut >= 5, cut
