@@ -32,6 +32,7 @@ from typing import Callable
 
 from kubectl_tspread.views.drain.core import counts
 from kubectl_tspread.views.drain.diagnose import closed_domains
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.views.drain.core.steps import Context, World, tracked_states
 from kubectl_tspread.engine import filters
 from kubectl_tspread.model import Pod
@@ -55,7 +56,17 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
     maybe = _candidates(ctx, world)
     if not maybe:
         return []
-    sim = world.sim.copy()
+    sim = world.sim
+    sim.fork(likely_reverted=True)  # undone below: the search starts from the world as it was
+    try:
+        return _proven(ctx, world, sim, maybe)
+    finally:
+        sim.revert()
+
+
+def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int]) -> list[ForcedHarm]:
+    """forced_harm's proof on `sim`, which it plays on: every target cordoned and the pods
+    the constraints count evicted."""
     sim.cordon(ctx.targets)
     states = tracked_states(ctx, sim)
     # a constraint's counts move only with the pods it counts: evict just those
