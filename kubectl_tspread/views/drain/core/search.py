@@ -105,7 +105,10 @@ class Search:
         self.failed: set[frozenset[str]] = set()
         self.exhausted = False
         self.zone_key = zone_key(ctx)
-        self.deepest: World | None = None  # the world after the longest safe prefix found
+        # a copy of the world after the longest safe prefix found, once the search left it
+        # (None while the search's own world is at that level, or before the search)
+        self.deepest: World | None = None
+        self._deepest_done = 0  # how many targets that prefix played
         self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
         self._targets = frozenset(ctx.targets)
         self._shares = ObjectMemo()  # _target_shares, per state object
