@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import ZONE_KEY, make_constraint, make_node, make_pod, make_snapshot
-from kubectl_tspread.engine import scorearrays, scores, spread
+from kubectl_tspread.engine import scorearrays, scores, spread, versions
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model.labels import Requirement, Selector
 from kubectl_tspread.model import NodeSelectorTerm, PodAffinityTerm, Taint, Toleration, Volume
@@ -266,10 +266,10 @@ def test_arrays_score_like_the_scalar_forms(seed):
                        preferred_node_affinity=((rng.choice([10, 50]), _term(pool="blue")),) if seed % 2 else (),
                        images=tuple(rng.sample(sorted(_IMAGES) + ["none:1"], rng.randint(0, 3))),
                        volumes=(Volume("model", image="db:7"),) if rng.random() < 0.5 else ())
-        states, volumes = scores.image_states(nodes), seed % 2 == 0
+        states = scores.image_states(nodes)
         # the names summed and the count of the ceiling: 1.37's rule on even seeds, 1.33's on odd
-        counted = scores.pod_images(pod, volumes)
-        images = (states, counted, scores.image_count(pod, volumes)) if states.held(counted) else None
+        images = scores.image_query(pod, states, versions.rules_for("1.37" if seed % 2 == 0 else "1.33"))
+        counted = images[1] if images else ()
         spread_scores = {n.name: rng.randint(0, 100) for n in nodes} if seed % 3 else {}
         topology = {(ZONE_KEY, "a"): rng.randint(-5, 5), (ZONE_KEY, "b"): 3} if seed % 4 == 1 else None
         scalar = scores.score_nodes(pod, nodes, usage.__getitem__, spread_scores, topology, True, images)
