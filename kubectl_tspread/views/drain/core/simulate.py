@@ -402,10 +402,9 @@ class SimCluster:
 
     def put_node(self, node: Node) -> None:
         """Add or replace a Node object (the nodes stay in name order, as built)."""
-        nodes, index_nodes = dict(self.nodes), dict(self.index.nodes)  # new maps: the old ones stay as a mark saw them
-        nodes[node.name] = index_nodes[node.name] = node
-        self.nodes = dict(sorted(nodes.items()))
-        self.index.nodes = dict(sorted(index_nodes.items()))
+        # new maps, not writes to these: a mark keeps them as they were
+        self.nodes = dict(sorted({**self.nodes, node.name: node}.items()))
+        self.index.nodes = dict(sorted({**self.index.nodes, node.name: node}.items()))
         self._node_set_changed(node.name)
 
     def _node_set_changed(self, name: str, deleted: bool = False) -> None:
@@ -506,8 +505,8 @@ class SimCluster:
         if st is None:
             st = spread.compute(self.index, pod, partitions=self._partitions)
             self._set(states, key, st)
-            self._set(self._templates_seen, pod.namespace, next(_VERSIONS))
-            self.spread_epoch = self._templates_seen[pod.namespace]
+            self.spread_epoch = next(_VERSIONS)
+            self._set(self._templates_seen, pod.namespace, self.spread_epoch)
             if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints):
                 self._member(self._honor, (pod.namespace, key), True)
         return st
