@@ -714,8 +714,8 @@ def test_the_search_goes_back_no_further_than_the_marks_it_keeps(monkeypatch):
     most = []
     real_fork = World.fork
 
-    def counted(self, likely_reverted=False):
-        real_fork(self, likely_reverted)
+    def counted(self):
+        real_fork(self)
         most.append(len(self.marks))
 
     monkeypatch.setattr(World, "fork", counted)

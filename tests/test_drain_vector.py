@@ -389,12 +389,12 @@ def test_shifted_states_and_carried_arrays_equal_fresh_ones_past_the_merge():
             assert list(cs.domains.items()) == list(want.domains.items()), (k, key)
             assert (cs.global_min, cs.skew, cs.status) == (want.global_min, want.skew, want.status), (k, key)
             assert cs.count_histogram == counts.histogram(want.domains), (k, key)
-            carried = vector._ARRAYS.get(id(cs))
-            assert carried is not None and carried[0] is cs, (k, key)  # carried over, not rebuilt
-            assert (carried[2] is None) == (key != HOSTNAME_KEY), (k, key)  # per node: hostname only
+            carried = sim.count_arrays.of(cs)
+            assert carried is not None, (k, key)  # carried over, not rebuilt
+            assert (carried[1] is None) == (key != HOSTNAME_KEY), (k, key)  # per node: hostname only
             built = vector.counts_of(table, sim, want)  # `want` is new: built from its counts
-            np.testing.assert_array_equal(carried[2], built[1], err_msg=f"{k} {key} per node")
-            np.testing.assert_array_equal(carried[3], built[2], err_msg=f"{k} {key} per value")
+            np.testing.assert_array_equal(carried[1], built[1], err_msg=f"{k} {key} per node")
+            np.testing.assert_array_equal(carried[2], built[2], err_msg=f"{k} {key} per value")
         host = state.constraints[0].domains
         assert isinstance(host, counts.Shifted)
         overlay_sizes.append(len(host.changes))
@@ -404,9 +404,9 @@ def test_shifted_states_and_carried_arrays_equal_fresh_ones_past_the_merge():
 
 
 def test_states_moved_on_two_branches_after_a_copy_keep_their_own_arrays():
-    """After SimCluster.copy the first move of a state copies its arrays (the other branch
-    may still place for the state): each branch's states have arrays carried over, not
-    rebuilt, equal to a fresh computation's, and moving one branch never changes the other's."""
+    """SimCluster.copy copies the count arrays: each branch's states have arrays carried
+    over, not rebuilt, equal to a fresh computation's, and moving one branch never changes
+    the other's."""
     sim, cons, rng = _many_hosts()
     probe = make_pod("probe", labels={"app": "web"}, spread=cons)
     table = vector.tables_for(sim, {})
@@ -422,22 +422,33 @@ def test_states_moved_on_two_branches_after_a_copy_keep_their_own_arrays():
         for branch in branches:
             state, fresh = branch.spread_state(probe), spread.compute(branch.index, probe)
             for cs, want in zip(state.constraints, fresh.constraints):
-                carried = vector._ARRAYS.get(id(cs))
-                assert carried is not None and carried[0] is cs, k  # carried over, not rebuilt
+                carried = branch.count_arrays.of(cs)
+                assert carried is not None, k  # carried over, not rebuilt
                 built = vector.counts_of(table, branch, want)
-                np.testing.assert_array_equal(carried[2], built[1], err_msg=f"{k} per node")
-                np.testing.assert_array_equal(carried[3], built[2], err_msg=f"{k} per value")
+                np.testing.assert_array_equal(carried[1], built[1], err_msg=f"{k} per node")
+                np.testing.assert_array_equal(carried[2], built[2], err_msg=f"{k} per value")
 
 
-@pytest.mark.parametrize("likely", [False, True], ids=["kept", "likely reverted"])
+def _values(arrays):
+    """Copies of counts_of answers' count arrays (the simulation changes them in place)."""
+    return [(None if per_node is None else per_node.copy(), per_value.copy()) for _, per_node, per_value in arrays]
+
+
+def _assert_same_counts(got, want, message=""):
+    for (a_node, a_value), (b_node, b_value) in zip(got, want):
+        np.testing.assert_array_equal(a_value, b_value, err_msg=message)
+        if a_node is not None or b_node is not None:
+            np.testing.assert_array_equal(a_node, b_node, err_msg=message)
+
+
 @pytest.mark.parametrize("delete", [False, True])
-def test_a_reverted_mark_leaves_every_state_with_its_own_counts(delete, likely):
-    """SimCluster.fork / revert and the states' count arrays. A plain mark does not mark the
-    arrays shared: the moves after it take them over in place (no copy), and after a revert
-    the states put back have none and build them again from their counts when read. A mark
-    `likely_reverted` marks them shared: the moves copy them, and the states put back still
-    hold their own. Either way every array read after the revert equals a fresh
-    computation's, and playing the same again ends with the arrays the first play had."""
+def test_a_reverted_mark_puts_every_state_back_with_its_arrays(delete):
+    """SimCluster.fork / revert / redo and the states' count arrays (vector.CountArrays). The
+    moves after a mark take each state's arrays over and change them in place (no copy);
+    revert puts the old states back with those very arrays, as they were, and redo puts the
+    moved ones back as played. Every array read equals a fresh computation's, the arrays
+    belong to the states of the simulation's memo only, and playing the same again ends
+    with the arrays the first play had."""
     sim, cons, rng = _many_hosts()
     probe = make_pod("probe", labels={"app": "web"}, spread=cons)
     tables: dict = {}
@@ -449,12 +460,19 @@ def test_a_reverted_mark_leaves_every_state_with_its_own_counts(delete, likely):
 
     def fresh(branch):
         table = vector.tables_for(branch, tables)
-        return [vector.counts_of(table, branch, cs) for cs in spread.compute(branch.index, probe).constraints]
+        fresh_state = spread.compute(branch.index, probe)
+        out = _values([vector.counts_of(table, branch, cs) for cs in fresh_state.constraints])
+        branch.count_arrays.drop(fresh_state)  # not the simulation's: built for the comparison only
+        return out
 
-    kept_state, _ = arrays(sim)
-    before = [(cs, vector._ARRAYS[id(cs)]) for cs in kept_state.constraints]
+    def only_memoised(branch):
+        held = {id(cs) for states in branch._spread.values() for st in states.values() for cs in st.constraints}
+        assert set(branch.count_arrays.entries) <= held
+
+    kept_state, kept = arrays(sim)
+    before = [sim.count_arrays.of(cs) for cs in kept_state.constraints]
+    start = _values(kept)
     empty = sorted(set(sim.nodes) - {p.node_name for p in sim.pods.values()})
-    copies = vector._COPIES[0]
 
     def play(branch):
         if delete:
@@ -462,43 +480,42 @@ def test_a_reverted_mark_leaves_every_state_with_its_own_counts(delete, likely):
         for k, node in enumerate(sorted(branch.nodes)[2:40:6]):
             branch.bind(make_pod(f"new-{k}", labels={"app": "web"}, spread=cons), node)
 
-    sim.fork(likely_reverted=likely)
+    sim.fork()
     play(sim)
-    assert vector._COPIES[0] == copies + likely
     state, got = arrays(sim)
-    for (old, hit), cs, now in zip(before, state.constraints, got):
-        assert cs is not old and (vector._ARRAYS[id(cs)][3] is hit[3]) != likely  # taken over, or copied
-        assert (vector._ARRAYS.get(id(old)) is None) != likely  # the state put back lost them, or kept them
-    for a, b in zip(got, fresh(sim)):
-        np.testing.assert_array_equal(a[2], b[2])
-        if a[1] is not None:
-            np.testing.assert_array_equal(a[1], b[1])
-    sim.revert()
+    for old, hit, cs in zip(kept_state.constraints, before, state.constraints):
+        assert cs is not old and sim.count_arrays.of(old) is None
+        assert sim.count_arrays.of(cs)[2] is hit[2]  # taken over and changed in place
+    played = _values(got)
+    _assert_same_counts(played, fresh(sim))
+    only_memoised(sim)
+    redo = sim.revert(redo=True)
     again_state, again = arrays(sim)
     assert again_state is kept_state
-    for a, b, g, (_, hit) in zip(again, fresh(sim), got, before):
-        assert (a[2] is hit[3]) == likely
-        np.testing.assert_array_equal(a[2], b[2])
-        if a[1] is not None:
-            np.testing.assert_array_equal(a[1], b[1])
-        assert not np.array_equal(a[2], g[2])  # the reverted moves changed the counts
-    play(sim)
-    for a, b in zip(arrays(sim)[1], got):
-        np.testing.assert_array_equal(a[2], b[2])
-        if a[1] is not None:
-            np.testing.assert_array_equal(a[1], b[1])
+    for cs, hit in zip(again_state.constraints, before):
+        assert sim.count_arrays.of(cs) == hit  # the very arrays, put back
+    _assert_same_counts(_values(again), start)
+    _assert_same_counts(_values(again), fresh(sim))
+    assert any(not np.array_equal(a[1], b[1]) for a, b in zip(start, played))  # the moves changed counts
+    only_memoised(sim)
+    sim.redo(redo)
+    assert sim.spread_state(probe).constraints == state.constraints
+    _assert_same_counts(_values(arrays(sim)[1]), played)
+    sim.forget_marks()
+    other, _, _ = _many_hosts()
+    arrays(other)
+    play(other)
+    _assert_same_counts(_values(arrays(other)[1]), played)
 
 
 @pytest.mark.parametrize("plays", [("delete", "delete", "bind"), ("delete", "place", "bind"),
                                    ("delete", "place", "delete", "place", "bind"), ("delete", "bind", "delete", "bind")])
-def test_states_handed_over_after_a_copy_share_arrays_until_one_moves(plays):
+def test_states_handed_over_by_a_deletion_take_their_arrays(plays):
     """A node deletion hands each hostname state over with the same counts (the zone state,
-    whose domain keeps nodes, is the same object and keeps its arrays); after SimCluster.copy the
-    old state (still the other branch's) and the new one hold the very same arrays, marked
-    shared, and so do the states handed over from the new one and the new one carried to
-    the next node table by a placement: the first move copies them, so binding on the
-    branch that deletes never changes what the other branch reads, and every state's
-    arrays equal a fresh computation's."""
+    whose domain keeps nodes, is the same object and keeps its arrays): the new state takes
+    the old one's very arrays, and a placement carries them to the next node table. On a
+    copy of the simulation that deletes and binds, the original's states read what they
+    did, and every state's arrays equal a fresh computation's."""
     sim, cons, rng = _many_hosts()
     probe = make_pod("probe", labels={"app": "web"}, spread=cons)
     tables: dict = {}
@@ -518,26 +535,26 @@ def test_states_handed_over_after_a_copy_share_arrays_until_one_moves(plays):
     placed_for(sim)
     empty = iter(sorted(set(sim.nodes) - {p.node_name for p in sim.pods.values()}))
     child = sim.copy()
-    shared = bound = 0
+    handed = 0
     for k, play in enumerate(plays):
         if play == "delete":
-            before = [(cs, vector._ARRAYS.get(id(cs))) for cs in child.spread_state(probe).constraints]
+            before = [(cs, child.count_arrays.of(cs)) for cs in child.spread_state(probe).constraints]
             child.delete_node(next(empty))  # holds no web pod: its hostname domain goes, its zone stays
             for (old, hit), cs in zip(before, child.spread_state(probe).constraints):
-                now = vector._ARRAYS.get(id(cs))
+                now = child.count_arrays.of(cs)
                 if cs.constraint.topology_key == ZONE_KEY:  # the zone keeps nodes: the same state
-                    assert cs is old and now is hit, k
+                    assert cs is old and now == hit, k
                     continue
-                assert cs is not old and now is not None and now[3] is hit[3], k  # the same, not copies
-                shared += now[5] and not bound
+                assert cs is not old and child.count_arrays.of(old) is None, k
+                assert now is not None and now[2] is hit[2], k  # taken over, not copied
+                handed += 1
         elif play == "place":
             placed_for(child)  # carried to the child's new table
         else:
-            bound += 1
             child.bind(make_pod(f"new-{k}", labels={"app": "web"}, spread=cons), sorted(child.nodes)[3 + 5 * k])
-            check(sim, k)  # the branch that kept the old states reads them as they were
+            check(sim, k)  # the simulation copied from reads its states as they were
             check(child, k)
-    assert shared  # the copy made them shared
+    assert handed
 
 
 def test_arrays_built_from_a_shifted_states_base_and_changes_equal_fresh_ones():
@@ -555,7 +572,7 @@ def test_arrays_built_from_a_shifted_states_base_and_changes_equal_fresh_ones():
     for k in _moved_at_random(sim, cons, rng, 2 * counts.Shifted.MERGE_AFTER, on):
         state, fresh = sim.spread_state(probe), spread.compute(sim.index, probe)
         for cs, want in zip(state.constraints, fresh.constraints):
-            vector._ARRAYS.pop(id(cs), None)  # no arrays to carry: built from base and changes
+            sim.count_arrays.drop(state)  # no arrays to carry: built from base and changes
             built, expected = vector.counts_of(table, sim, cs), vector.counts_of(table, sim, want)
             np.testing.assert_array_equal(built[1], expected[1], err_msg=f"{k} per node")
             np.testing.assert_array_equal(built[2], expected[2], err_msg=f"{k} per value")
@@ -678,7 +695,6 @@ def test_carried_arrays_keep_only_retired_tables_of_deleted_node_sets(fast_calls
     whole-zone re-plan that deletes its drained nodes to gigabytes); the entry arrays are on
     live tables only. A state read again after its table was retired moves its arrays to the
     live table (not built again from its counts), and they are what building them gives."""
-    monkeypatch.setattr(vector, "_ARRAYS", {})  # this test's entries only
     monkeypatch.setattr(vector, "_ENTRIES", {})
     sim, cons, rng = _many_hosts()
     placer = Placer()
@@ -700,7 +716,7 @@ def test_carried_arrays_keep_only_retired_tables_of_deleted_node_sets(fast_calls
             sim.delete_node(node)
         live = {id(t) for t in placer._tables.values()}
         assert {id(v[2]) for v in vector._ENTRIES.values()} <= live, k
-        for _, table, *_ in vector._ARRAYS.values():
+        for _, table, *_ in sim.count_arrays.entries.values():
             if id(table) not in live:
                 retired += 1
                 assert not [name for name in _PER_NODE if hasattr(table, name)], k
@@ -710,12 +726,13 @@ def test_carried_arrays_keep_only_retired_tables_of_deleted_node_sets(fast_calls
     last = max(n for n in sim.nodes if n.startswith("c") and n != db_node)  # a row that moved in every table
     sim.bind(db("db-1"), last)  # shifts the arrays where they are, on the retired table
     cs = sim.spread_state(db("db-2")).hard[0]
-    made_on = vector._ARRAYS[id(cs)][1]
+    made_on = sim.count_arrays.of(cs)[0]
     assert not hasattr(made_on, "shapes") and made_on.root is not made_on  # a retired derived table
     table = vector.tables_for(sim, placer._tables)
     moved = vector.counts_of(table, sim, cs)
-    assert vector._ARRAYS[id(cs)][1] is table
-    del vector._ARRAYS[id(cs)]
+    assert sim.count_arrays.of(cs)[0] is table
+    moved = [a.copy() for a in moved]
+    del sim.count_arrays.entries[id(cs)]
     built = vector.counts_of(table, sim, cs)
     assert all(np.array_equal(a, b) for a, b in zip(moved, built))
     assert moved[1][table.pos[db_node]] == moved[1][table.pos[last]] == 1 and moved[2].sum() == 2
@@ -914,28 +931,3 @@ def test_fit_nodes_in_walk_order_are_the_walks(seed):
     assert got.tolist() == expected.tolist()
     names = [f"n{i}" for i in range(total)]
     assert tuple(vector.Names(names, got)) == tuple(vector.Names(names, expected))
-
-
-def test_a_full_array_memo_drops_the_states_nothing_else_holds_first(monkeypatch):
-    """Past ARRAYS_KEPT entries the memo first drops the entries of states nothing else
-    holds (a search's losing branches leave thousands), then the oldest; the states still
-    held keep their arrays however old their entries, and the memo stays within its size."""
-    monkeypatch.setattr(vector, "_ARRAYS", {})
-    monkeypatch.setattr(vector, "ARRAYS_KEPT", 8)
-
-    class State:  # any object stands for a constraint state here
-        pass
-
-    held = [State() for _ in range(3)]
-    for s in held:
-        vector._remember(s, None, None, np.zeros(2, dtype=np.int64))
-    for _ in range(40):
-        vector._remember(State(), None, None, np.zeros(2, dtype=np.int64))  # held by its entry only
-        assert len(vector._ARRAYS) <= 8
-    assert all(vector._ARRAYS.get(id(s), (None,))[0] is s for s in held)
-    many = [State() for _ in range(12)]  # more held states than places: the oldest go
-    for s in many:
-        vector._remember(s, None, None, np.zeros(2, dtype=np.int64))
-        assert len(vector._ARRAYS) <= 8
-    assert vector._ARRAYS.get(id(many[-1]), (None,))[0] is many[-1]
-    assert not any(vector._ARRAYS.get(id(s), (None,))[0] is s for s in held)

@@ -57,7 +57,7 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
     if not maybe:
         return []
     sim = world.sim
-    sim.fork(likely_reverted=True)  # undone below: the search starts from the world as it was
+    sim.fork()  # undone below: the search starts from the world as it was
     try:
         return _proven(ctx, world, sim, maybe)
     finally:

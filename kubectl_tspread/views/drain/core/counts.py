@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubectl_tspread.views.drain.core import vector
 from kubectl_tspread.engine import spread
 from kubectl_tspread.model import Pod, positional_constructor
+from kubectl_tspread.views.drain.core.vector import CountArrays
 
 
 def counted(pod: Pod) -> bool:
@@ -30,12 +30,13 @@ def counted(pod: Pod) -> bool:
     return bool(pod.node_name) and not pod.terminating and not pod.finished
 
 
-def shifted_state(st: spread.SpreadState, pod: Pod, delta: int) -> spread.SpreadState | None:
-    """`st` with `pod` (counted) added (+1) or removed (-1); None when no constraint counts it."""
+def shifted_state(st: spread.SpreadState, pod: Pod, delta: int, arrays: CountArrays) -> spread.SpreadState | None:
+    """`st` with `pod` (counted) added (+1) or removed (-1); None when no constraint counts it.
+    `arrays`: the simulation's count arrays, moved to the new constraint states."""
     out, changed = [], False
     for cs in st.constraints:
         if counts_in(cs, pod):
-            cs = shifted(cs, pod.node_name, delta)
+            cs = shifted(cs, pod.node_name, delta, arrays)
             changed = True
         out.append(cs)
     return _with_constraints(st, tuple(out)) if changed else None
@@ -277,14 +278,14 @@ def nodes_among(node_counts: Mapping[str, int], nodes: frozenset) -> set[str]:
     return node_counts.keys() & nodes
 
 
-def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.ConstraintState:
+def shifted(cs: spread.ConstraintState, node: str, delta: int, arrays: CountArrays) -> spread.ConstraintState:
     """`cs` with one matching pod more (+1) or less (-1) on `node`."""
     counts = NodeCounts.with_change(cs.node_counts, node, cs.node_counts.get(node, 0) + delta)
     value = cs.node_domain.get(node)
     if value is None:  # an excluded node: only its own count moves
         out = _state(cs, counts, cs.domains, cs.global_min, cs.skew, cs.status, cs.count_histogram,
                      cs.min_forced_zero)
-        vector.shifted(cs, out, node, delta)
+        arrays.shifted(cs, out, node, delta)
         return out
     old = cs.domains[value]
     domains = Shifted.with_change(cs.domains, value, _new_domain(value, old.pods + delta, old.nodes))
@@ -293,11 +294,12 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int) -> spread.Constra
     low, forced = spread.minimum(hist, sum(hist.values()), cs.constraint.min_domains)
     skew = spread.skew_of(hist, low)
     out = _state(cs, counts, domains, low, skew, spread.status(cs.constraint, skew), hist, forced)
-    vector.shifted(cs, out, node, delta)
+    arrays.shifted(cs, out, node, delta)
     return out
 
 
-def without_node(st: spread.SpreadState, name: str, moved: Mapping[int, spread.Partition]) -> spread.SpreadState | None:
+def without_node(st: spread.SpreadState, name: str, moved: Mapping[int, spread.Partition],
+                 arrays: CountArrays) -> spread.SpreadState | None:
     """`st` once the Node `name` no longer makes a domain: deleted (its pods dropped first),
     or cordoned under nodeTaintsPolicy Honor (its pods then no longer count in the domain,
     only on the node). `moved` maps id(node_domain) of each partition before the change to
@@ -309,13 +311,14 @@ def without_node(st: spread.SpreadState, name: str, moved: Mapping[int, spread.P
         if part is None:
             return None
         if part.node_domain is not cs.node_domain or part.excluded is not cs.excluded_nodes:
-            cs = _without(cs, name, part)
+            cs = _without(cs, name, part, arrays)
             changed = True
         out.append(cs)
     return _with_constraints(st, tuple(out)) if changed else st
 
 
-def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> spread.ConstraintState:
+def _without(cs: spread.ConstraintState, name: str, part: spread.Partition,
+             arrays: CountArrays) -> spread.ConstraintState:
     value = cs.node_domain.get(name)
     domains, hist = cs.domains, cs.count_histogram
     global_min, forced, skew, status = cs.global_min, cs.min_forced_zero, cs.skew, cs.status
@@ -336,9 +339,9 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition) -> s
     out = _new_state(cs.constraint, cs.selector, cs.namespace, cs.self_match, domains, part.node_domain,
                      part.excluded, global_min, forced, skew, status, cs.node_counts, cs.matched, hist)
     if leaving:
-        vector.moved_out(cs, out, value, leaving)  # type: ignore[arg-type]  # leaving: value is set
+        arrays.moved_out(cs, out, value, leaving)  # type: ignore[arg-type]  # leaving: value is set
     else:
-        vector.handed_over(cs, out)
+        arrays.handed_over(cs, out)
     return out
 
 

@@ -4,9 +4,7 @@ A simulation replaces a state by a new object whenever it changes, so "the same 
 again" means "the same value": a memo can key on id() as long as each entry keeps its
 object alive (an id is reused only once its object is freed). What such a memo must do
 besides is let go of the entries whose object nothing else holds any more: the states a
-search's losing branches and a step's moves left behind. This module holds that rule
-(`let_go`) and the plain memo built on it (`ObjectMemo`); vector.py's array cache uses
-the rule directly.
+search's losing branches and a step's moves left behind (`ObjectMemo`).
 """
 
 from __future__ import annotations
@@ -17,19 +15,6 @@ from typing import Any
 
 # how many references an object has (CPython); where that is unknown, every entry looks held
 _refs = getattr(sys, "getrefcount", lambda obj: 3)
-
-
-def let_go(entries: dict, limit: int) -> None:
-    """Make room in a memo of `limit` entries (each value an (object, ...) tuple): drop those
-    whose object nothing but the entry holds, then the oldest while more than three quarters
-    of `limit` are left."""
-    dead = [key for key, hit in entries.items() if _refs(hit[0]) <= 2]  # the entry's and the call's
-    for key in dead:
-        del entries[key]
-    short = len(entries) - (limit - limit // 4)
-    if short > 0:
-        for key in list(itertools.islice(entries, short)):
-            del entries[key]
 
 
 class ObjectMemo:
@@ -54,7 +39,14 @@ class ObjectMemo:
 
     def put(self, obj: Any, value: Any) -> Any:
         """Keep `value` for `obj`; returns it."""
-        if len(self._entries) >= self.limit:
-            let_go(self._entries, self.limit)
-        self._entries[id(obj)] = (obj, value)
+        entries = self._entries
+        if len(entries) >= self.limit:
+            # those whose object nothing but the entry holds, then the oldest
+            for key in [key for key, hit in entries.items() if _refs(hit[0]) <= 2]:  # the entry's and the call's
+                del entries[key]
+            short = len(entries) - (self.limit - self.limit // 4)
+            if short > 0:
+                for key in list(itertools.islice(entries, short)):
+                    del entries[key]
+        entries[id(obj)] = (obj, value)
         return value

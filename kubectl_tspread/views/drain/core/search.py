@@ -218,7 +218,6 @@ class Search:
         the least bad so far is reverted with what puts it back (World.revert's redo), which
         the level then plays back, unless it was the last played."""
         proven = _Proven(self.forced)
-        harmed = False  # whether the last level's first candidate did harm: this one's likely does too
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
             if not remaining:
@@ -229,7 +228,7 @@ class Search:
             before = _before(self.ctx, world, proven)
             best_cost, best = None, None
             for i, batch in enumerate(candidates):
-                world.fork(likely_reverted=harmed or i > 0)
+                world.fork()
                 self.explored += 1
                 run_batch(self.ctx, world, batch)
                 cost = _badness(self.ctx, before, world, len(batch), proven)
@@ -244,7 +243,6 @@ class Search:
                     best = undone
             else:
                 world.redo(best)
-            harmed = i > 0 or best_cost > floor
             if self.on_strand is not None and self.forced and world.stranded:
                 self.on_strand(world.stranded[0])
                 self.on_strand = None

@@ -89,6 +89,7 @@ class SimCluster:
         # some pod's terms give InterPodAffinity a score (engine/scores.py reads every such pod)
         self.affinity_scored = any(map(scores.scores_affinity, self.pods.values()))
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
+        self.count_arrays = vector.CountArrays(self)  # their count arrays, as placements read them
         # names the set of memoised states: renewed whenever one is added, replaced or dropped
         # (copies share it until either changes one), so a reader of many can tell nothing moved
         self.spread_epoch = next(_VERSIONS)
@@ -156,10 +157,7 @@ class SimCluster:
         return scores.image_query(pod, self._images, versions.rules_for(self.base.kube_version))
 
     def copy(self) -> "SimCluster":
-        """A copy to play on, independent of this one, with no mark open: the states both
-        hold may now be moved on either, so each copies its count arrays at its first move
-        (vector.forked)."""
-        vector.forked()
+        """A copy to play on, independent of this one, with no mark open."""
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
         other.affinity_scored = self.affinity_scored
@@ -170,6 +168,7 @@ class SimCluster:
         other._terminating = self._terminating.copy()
         other.index = self.index.copy()
         other._spread = {ns: dict(states) for ns, states in self._spread.items()}
+        other.count_arrays = self.count_arrays.copy_for(other)
         other.spread_epoch, other.node_epoch = self.spread_epoch, self.node_epoch
         other._honor = set(self._honor)
         other._templates_seen, other._shifts = self._templates_seen.copy(), self._shifts
@@ -187,7 +186,7 @@ class SimCluster:
         other._marks, other._log = [], None
         return other
 
-    def fork(self, likely_reverted: bool = False) -> None:
+    def fork(self) -> None:
         """Open a mark: `revert` undoes every change made from here, `commit` keeps them.
         Marks nest. A change to one of the large maps (nodes, pods, versions, usage, spread
         states, the index's pod lists) is written in place and leaves an undo entry with the
@@ -195,13 +194,8 @@ class SimCluster:
         the copy of the attributes taken here; the small maps that code outside this class
         also writes (the partitions spread.compute adds, the terminating pods) are copied
         here, and so are the two version arrays (a few thousand integers, written per move).
-        The states and records are immutable: putting the old object back is the undo.
-        A state's count arrays (vector.py) are moved in place to the state shifted from it,
-        so a reverted state builds them again from its counts when next read; for a mark
-        `likely_reverted` the states held now keep theirs instead (vector.forked: the first
-        move of each copies them)."""
-        if likely_reverted:
-            vector.forked()
+        The states and records are immutable: putting the old object back is the undo. The
+        states' count arrays (vector.CountArrays) are changed in place, each write undone."""
         saved = self.__dict__.copy()
         entries: list = []
         self._marks.append((saved, entries, self.index.mark(entries)))
@@ -429,6 +423,7 @@ class SimCluster:
             return
         # new empty maps, not cleared ones: a mark keeps the old ones (fork)
         self._spread, self._honor, self._partitions, self._dead = {}, set(), {}, {}
+        self.count_arrays = vector.CountArrays(self)
         self.spread_epoch = next(_VERSIONS)
 
     def _without_node(self, name: str) -> None:
@@ -475,13 +470,14 @@ class SimCluster:
         for namespace, key in which:
             states = self._spread[namespace]
             old = states[key]
-            new = counts.without_node(old, name, moved)
+            new = counts.without_node(old, name, moved, self.count_arrays)
             if new is not None:
                 if new is not old:
                     self._set(states, key, new)
                     self.spread_epoch = next(_VERSIONS)
                 continue
             self.spread_epoch = next(_VERSIONS)
+            self.count_arrays.drop(old)
             self._pop(states, key)
             self._member(self._honor, (namespace, key), False)
             self._set(self._templates_seen, namespace, next(_VERSIONS))
@@ -549,7 +545,7 @@ class SimCluster:
                 self._shifts.clear()
             hit = self._shifts[memo] = (labels, [k for k, st in states.items() if counts.counts_pod(st, pod)])
         for key in hit[1]:
-            new = counts.shifted_state(states[key], pod, delta)
+            new = counts.shifted_state(states[key], pod, delta, self.count_arrays)
             if new is not None:
                 self._set(states, key, new)
                 self.spread_epoch = next(_VERSIONS)
@@ -700,6 +696,7 @@ class Redo:
 _CURRENT: dict[Callable, Callable[[Any, Any], Any]] = {
     undo_entry: lambda container, key: container.get(key),
     undo_member: operator.contains,
+    operator.setitem: operator.getitem,  # an item of an array (vector.CountArrays)
 }
 
 

@@ -147,14 +147,13 @@ class World:
                      self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
                      dict(self.first_pending), dict(self.stuck), self.todo)
 
-    def fork(self, likely_reverted: bool = False) -> None:
+    def fork(self) -> None:
         """Open a mark on the world and its simulation (SimCluster.fork): `revert` undoes what
         is played from here, `commit` keeps it. The steps and strandings only grow, and a
         pending list is only appended to or replaced: their lengths and objects are kept;
         the budgets and the small per-template notes are copied; the lists of pods to evict
-        and the targets played leave undo entries in the simulation's journal (run_batch).
-        `likely_reverted`: see SimCluster.fork."""
-        self.sim.fork(likely_reverted)
+        and the targets played leave undo entries in the simulation's journal (run_batch)."""
+        self.sim.fork()
         self.marks.append((len(self.steps), len(self.stranded), self.pending, len(self.pending),
                            self.first_pending, self.stuck, self.todo, self.budgets))
         self.first_pending, self.stuck, self.budgets = dict(self.first_pending), dict(self.stuck), self.budgets.copy()

@@ -34,12 +34,12 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from kubectl_tspread.views.drain.core.memo import let_go
 from kubectl_tspread.engine import resources, scorearrays, scores, spread
+from kubectl_tspread.engine.index import undo_entry
 from kubectl_tspread.model import HOSTNAME_KEY, Node, Pod
 
 
@@ -50,6 +50,7 @@ class SimCluster(Protocol):
 
     nodes: dict[str, Node]
     node_epoch: int
+    count_arrays: "CountArrays"
     table_parent: tuple[str, ...] | None
 
     @property
@@ -64,6 +65,8 @@ class SimCluster(Protocol):
     def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]: ...
 
     def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]: ...
+
+    def note(self, undo: Callable[[Any, Any, Any], None], container: Any, key: Any, old: Any) -> None: ...
 
 FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _MISSING = spread.UNLABELLED_VALUE  # a scored node without the key counts as this value
@@ -225,7 +228,7 @@ class NodeTable:
     def retire(self) -> None:
         """The table has left the Placer's (its node set is no longer placed on): keep only
         what the count arrays made on it still read, and let the rest go. Those arrays stay
-        attached to their states (counts_of moves them to a live table of the same root
+        their states' (CountArrays; counts_of moves them to a live table of the same root
         when read, where building them again from the counts would walk every counted
         node, and a drain that deletes its nodes retires a table per step); they need the
         rows' places in the root table and the value ids. The per-node and per-shape
@@ -349,7 +352,7 @@ def usage_rows(nonzero: Callable[[Pod], tuple[int, int]]) -> Callable[[Pod], tup
         if hit is not None and hit[0] is req and hit[2] == pod.score_requests:
             return hit[1]
         row = tuple(req.get(r, 0) for r in FIT_RESOURCES) + tuple(nonzero(pod)) + (1,)
-        if len(memo) >= ARRAYS_KEPT:
+        if len(memo) >= MEMO_KEPT:
             memo.clear()
         memo[id(req)] = (req, row, pod.score_requests)
         return row
@@ -393,46 +396,127 @@ def fits_fast_path(pod: Pod) -> bool:
     return all(name in FIT_RESOURCES for name, _ in resources._checked(pod.requests))
 
 
-# id(constraint state) -> (the state, its table (perhaps retired), matching pods per node,
-# per value id, the simulation copy count when they were attached, whether another state's
-# entry holds the same arrays): a state's arrays are built once from its node counts (a
-# workload's nodes, thousands for a big one) and then carried over by `shifted` as the
-# simulation moves pods one by one. Past ARRAYS_KEPT the oldest quarter goes (the arrays
-# carried over to a state are its entry's, at the end). Arrays are changed in place only by
-# `shifted`, and only when their entry is the state's own: attached since the last copy (or
-# mark likely reverted), and not shared
-_ARRAYS: dict[int, tuple] = {}
-ARRAYS_KEPT = 4096
-_COPIES = [0]  # simulation copies made so far (`forked`)
+class CountArrays:
+    """The count arrays of a simulation's spread states (`counts_of`): per constraint state,
+    its table (perhaps retired), matching pods per node (a hostname constraint's only) and
+    per value id. A state's arrays are built once from its node counts (a workload's nodes,
+    thousands for a big one), then moved to the state shifted from it and changed in place
+    (`shifted`, `moved_out`, `handed_over`) as the simulation moves pods one by one. Every
+    change goes through the simulation's undo log (SimCluster.fork), so a revert puts each
+    state back with its arrays as they were; a copy of the simulation copies them."""
+
+    __slots__ = ("sim", "entries")
+
+    def __init__(self, sim: "SimCluster"):
+        self.sim = sim
+        # id(constraint state) -> (the state, table, per node, per value id): holding the state
+        # keeps its id from being another's while the entry lives
+        self.entries: dict[int, tuple] = {}
+
+    def copy_for(self, sim: "SimCluster") -> "CountArrays":
+        """The arrays for `sim`, a copy of this simulation: its own, to change apart."""
+        other = CountArrays(sim)
+        other.entries = {k: (cs, table, None if per_node is None else per_node.copy(), per_value.copy())
+                         for k, (cs, table, per_node, per_value) in self.entries.items()}
+        return other
+
+    def of(self, cs: spread.ConstraintState) -> tuple | None:
+        """(table, per node, per value id) of `cs`, or None."""
+        hit = self.entries.get(id(cs))
+        return hit[1:] if hit is not None and hit[0] is cs else None
+
+    def put(self, cs: spread.ConstraintState, table: NodeTable, per_node, per_value) -> None:
+        entries, key = self.entries, id(cs)
+        self.sim.note(undo_entry, entries, key, entries.get(key))
+        entries[key] = (cs, table, per_node, per_value)
+
+    def drop(self, st: spread.SpreadState) -> None:
+        """The state left the simulation's memo: its constraints' arrays go with it."""
+        for cs in st.constraints:
+            self._taken(cs)
+
+    def _taken(self, cs: spread.ConstraintState) -> tuple | None:
+        """(table, per node, per value id) of `cs`, no longer its (None: it had none)."""
+        got = self.of(cs)
+        if got is not None:
+            self.sim.note(undo_entry, self.entries, id(cs), self.entries.pop(id(cs)))
+        return got
+
+    def _add(self, array, i: int, delta: int) -> None:
+        """array[i] += delta, undone with the simulation's innermost mark."""
+        self.sim.note(operator.setitem, array, i, int(array[i]))
+        array[i] += delta
+
+    def shifted(self, old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
+        """`new` is `old` with one matching pod more (+1) or less (-1) on `node`
+        (views/drain/core/counts.py): `old`'s arrays, if any, become `new`'s with the move."""
+        taken = self._taken(old)
+        if taken is None:
+            return
+        table, per_node, per_value = taken
+        if per_node is not None:
+            i = table.row(node)  # the table may be retired
+            if i is not None:
+                self._add(per_node, i, delta)
+        value = new.node_domain.get(node)
+        if value is not None:
+            self._add_to_domain(table, new, per_value, value, delta)
+        self.put(new, table, per_node, per_value)
+
+    def moved_out(self, old: spread.ConstraintState, new: spread.ConstraintState, value: str,
+                  leaving: int) -> None:
+        """`new` is `old` once a node of its domain `value`, holding `leaving` of its matching
+        pods, left the domains (a cordon under nodeTaintsPolicy Honor): the pods still count on
+        the node, no longer in the domain. `old`'s arrays become `new`'s with that domain's
+        count moved, as for a shift (building them again from the counts would walk the
+        workload's every node)."""
+        taken = self._taken(old)
+        if taken is None:
+            return
+        table, per_node, per_value = taken
+        self._add_to_domain(table, new, per_value, value, -leaving)
+        self.put(new, table, per_node, per_value)
+
+    def handed_over(self, old: spread.ConstraintState, new: spread.ConstraintState) -> None:
+        """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s
+        arrays (on the table before the deletion; counts_of moves them to the new one)."""
+        taken = self._taken(old)
+        if taken is not None:
+            self.put(new, *taken)
+
+    def _add_to_domain(self, table: NodeTable, cs: spread.ConstraintState, per_value, value: str,
+                       delta: int) -> None:
+        """Move the count of `cs`'s domain `value` in its per-value-id array by `delta` (a value
+        the table has no id for counts nowhere)."""
+        j = table._values[cs.constraint.topology_key][1].get(value)
+        if j is not None:
+            self._add(per_value, j, delta)
 
 
-def forked() -> None:
-    """A simulation was copied (SimCluster.copy), or marked where a revert is likely
-    (SimCluster.fork): every state it holds may now be read again after another branch moved
-    it, so the next move of each copies its arrays instead of taking them (a state whose
-    arrays were taken builds them again from its counts: tens of thousands in a zone's plan)."""
-    _COPIES[0] += 1
+# how many entries the module's memos keyed by identity hold before they start over
+MEMO_KEPT = 4096
 
 
 def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     """(value id per node, matching pods per node, matching pods per value id with 0 at
-    the missing slot) of one constraint state. The pods per node are only kept for a
-    hostname constraint (None for any other), the only one whose score reads them: the
-    search copies a state's arrays at its first move after each copy of the simulation,
-    and a row as long as the cluster per zone constraint would make most of that copying."""
+    the missing slot) of one of the simulation's constraint states (CountArrays). The pods
+    per node are only kept for a hostname constraint (None for any other), the only one
+    whose score reads them: a row as long as the cluster per zone constraint would be built,
+    moved and copied with the simulation for nothing."""
     vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
-    hit = _ARRAYS.get(id(cs))
-    if hit is not None and hit[0] is cs:
-        made_on = hit[1]
+    arrays = sim.count_arrays
+    hit = arrays.of(cs)
+    if hit is not None:
+        made_on, per_node, per_value = hit
         if made_on is table:
-            return vid, hit[2], hit[3]
+            return vid, per_node, per_value
         rows = made_on.rows_of(table) if made_on.root is table.root else None
         if rows is not None:
             # made on a table of the same node set before node deletions: the value ids are
             # the same, the rows are the surviving nodes' (a node deleted since held no pod the
             # state counts: it would have moved the state, which would be another object)
-            per_node, per_value = (hit[2][rows] if hit[2] is not None else None), hit[3]
-            _remember(cs, table, per_node, per_value, hit[5])  # per value: still the other's too
+            per_node = per_node[rows] if per_node is not None else None
+            arrays.put(cs, table, per_node, per_value)
             return vid, per_node, per_value
     pos, node_domain, missing = table.pos, cs.node_domain, len(names)
     counts = cs.node_counts
@@ -464,7 +548,7 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
                 per_node[rows] += deltas  # a node appears once among the changes
             np.add.at(per_value, at, deltas)  # a domain may appear several times
     per_value[-1] = 0  # pods on nodes outside the constraint's domains count nowhere
-    _remember(cs, table, per_node, per_value)
+    arrays.put(cs, table, per_node, per_value)
     return vid, per_node, per_value
 
 
@@ -491,101 +575,10 @@ def _entries(table: NodeTable, base, node_domain, vid, missing: int):
         where, weights, inside = where[on_table], weights[on_table], inside[on_table]
     # a node in the domains is in its label's value's (the partition reads the same label)
     arrays = (where, weights, np.where(inside, vid[where], missing))
-    if len(_ENTRIES) >= ARRAYS_KEPT:
+    if len(_ENTRIES) >= MEMO_KEPT:
         _ENTRIES.clear()
     _ENTRIES[key] = (base, node_domain, table) + arrays
     return arrays
-
-
-def moved_out(old: spread.ConstraintState, new: spread.ConstraintState, value: str, leaving: int) -> None:
-    """`new` is `old` once a node of its domain `value`, holding `leaving` of its matching
-    pods, left the domains (a cordon under nodeTaintsPolicy Honor): the pods still count on
-    the node, no longer in the domain. Carry `old`'s arrays over with that domain's count
-    moved, as for a shift (building them again from the counts would walk the workload's
-    every node)."""
-    taken = _taken(old)
-    if taken is None:
-        return
-    table, per_node, per_value = taken
-    _add_to_domain(table, new, per_value, value, -leaving)
-    _remember(new, table, per_node, per_value)
-
-
-def handed_over(old: spread.ConstraintState, new: spread.ConstraintState) -> None:
-    """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s
-    arrays (still on the table before the deletion; counts_of moves them to the new one).
-    When a simulation copy was made since they were attached, `old` may still be read on
-    another branch: both then hold the very same arrays, marked shared, and the first
-    state moved from either copies them (`_taken`). A drain that deletes its nodes hands
-    every state over at each deletion, most of them again at the next one before any
-    shift: copying them at every hand-over would mostly copy arrays nobody moves."""
-    hit = _ARRAYS.get(id(old))
-    if hit is None or hit[0] is not old:
-        return
-    if hit[4] == _COPIES[0]:  # `old` is this branch's alone: its entry moves
-        del _ARRAYS[id(old)]
-        _remember(new, hit[1], hit[2], hit[3], hit[5])
-    else:
-        _remember(new, hit[1], hit[2], hit[3], True)
-
-
-def _taken(old: spread.ConstraintState) -> tuple | None:
-    """(table, per node, per value id) of `old`'s arrays for a state moved from it, or None:
-    taken from `old` while they are its own (no simulation copy was made since they were
-    attached, and no other state holds them: a search that goes deeper rarely places for an
-    old state again, and the memo stays the size of the live states), copies otherwise
-    (another branch may still hold `old`, or another state the arrays)."""
-    hit = _ARRAYS.pop(id(old), None)
-    if hit is None or hit[0] is not old:
-        return None
-    if hit[4] != _COPIES[0]:
-        _ARRAYS[id(old)] = hit
-    elif not hit[5]:
-        return hit[1], hit[2], hit[3]
-    return hit[1], (hit[2].copy() if hit[2] is not None else None), hit[3].copy()
-
-
-def _remember(cs: spread.ConstraintState, table: NodeTable, per_node, per_value, shared: bool = False) -> None:
-    if len(_ARRAYS) >= ARRAYS_KEPT:
-        _make_room()
-    _ARRAYS[id(cs)] = (cs, table, per_node, per_value, _COPIES[0], shared)
-
-
-def _make_room() -> None:
-    """Drop the entries of states that nothing but their entry holds any more (the states a
-    search's losing branches and a step's moves left behind), then, while fewer than a
-    quarter of the places are free, the oldest entries. Dropping the oldest quarter alone
-    drops live states too: in a drain that deletes its nodes every state moves at each
-    deletion and the memo fills every few dozen deletions, so states still in use would
-    have their arrays built again from their counts, over and over."""
-    let_go(_ARRAYS, ARRAYS_KEPT)
-
-
-def shifted(old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
-    """`new` is `old` with one matching pod more (+1) or less (-1) on `node`
-    (views/drain/core/counts.py): carry `old`'s arrays over, if it has any."""
-    # taken over, they are changed in place: no other entry holds them, and every reader
-    # (counts_of's callers) takes what it needs from them before returning
-    taken = _taken(old)
-    if taken is None:
-        return
-    table, per_node, per_value = taken
-    if per_node is not None:
-        i = table.row(node)  # the table may be retired
-        if i is not None:
-            per_node[i] += delta
-    value = new.node_domain.get(node)
-    if value is not None:
-        _add_to_domain(table, new, per_value, value, delta)
-    _remember(new, table, per_node, per_value)
-
-
-def _add_to_domain(table: NodeTable, cs: spread.ConstraintState, per_value, value: str, delta: int) -> None:
-    """Move the count of `cs`'s domain `value` in its per-value-id array by `delta` (a value
-    the table has no id for counts nowhere)."""
-    j = table._values[cs.constraint.topology_key][1].get(value)
-    if j is not None:
-        per_value[j] += delta
 
 
 def spread_values(table: NodeTable, sim: "SimCluster", state: spread.SpreadState) -> list[tuple]:
