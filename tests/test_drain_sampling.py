@@ -9,10 +9,16 @@ import pytest
 
 from conftest import GI, make_node, make_pod, make_snapshot
 from kubectl_tspread.views.drain.core.placement import Placer, num_feasible_to_find
-from kubectl_tspread.views.drain.core.simulate import SimCluster, node_tree_order, round_robin
+from kubectl_tspread.views.drain.core.simulate import SimCluster, round_robin, zone_lists
 
 SMALL = {"cpu": 4000, "memory": 16 * GI, "pods": 110}
 BIG = {"cpu": 64000, "memory": 256 * GI, "pods": 110}
+
+
+def node_tree_order(nodes) -> tuple[str, ...]:
+    """The scheduler's node tree order: names round robin over zones, the first node of every
+    zone, then the second..."""
+    return round_robin(zone_lists(nodes).values())
 
 
 @pytest.mark.parametrize("nodes,percentage,expected", [

@@ -543,12 +543,6 @@ class _Totals:
         self.surplus[at] += moves[:, 1]
         pending.clear()
 
-    def as_dicts(self) -> tuple[dict[str, int], dict[str, int]]:
-        """({node: holds}, {node: surplus}) of the nodes with a non-zero total."""
-        self._flush()
-        return ({n: int(h) for n, h in zip(self.names, self.holds) if h},
-                {n: int(s) for n, s in zip(self.names, self.surplus) if s})
-
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
     """The domain's one schedulable node, if it has exactly one (draining it empties the domain);

@@ -720,11 +720,6 @@ def zone_id(node: Node) -> str:
     return f"{region}:\x00:{zone}" if region or zone else ""
 
 
-def node_tree_order(nodes: Iterable[Node]) -> tuple[str, ...]:
-    """Names round robin over zones: the first node of every zone, then the second..."""
-    return round_robin(zone_lists(nodes).values())
-
-
 def zone_lists(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
     """Per zone (in the order of its first node) the names of its nodes, in their order."""
     zones: dict[str, list[str]] = {}
