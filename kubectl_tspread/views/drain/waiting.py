@@ -94,8 +94,7 @@ def target_for_step(before: Snapshot, evicted: Iterable[Pod]) -> WaitTarget:
     for c in {controller_of(p) for p in evicted} - {None}:
         pods = _pods_of(before.pods, c)
         target.expect_ready[c] = sum(1 for p in pods if serving(p))
-        for key, (skew, max_skew, _) in hard_skews(index, pods).items():
-            target.skew_limits[(c, key)] = max(max_skew, skew)
+        _hold_skews(target, index, c, pods)
     return target
 
 
@@ -110,9 +109,15 @@ def target_for_leftovers(snap: Snapshot, terminating: Iterable[str], pending: It
     for c in {controller_of(p) for p in touched} - {None}:
         pods = _pods_of(snap.pods, c)
         target.expect_ready[c] = sum(1 for p in pods if live(p))
-        for key, (skew, max_skew, _) in hard_skews(index, pods).items():
-            target.skew_limits[(c, key)] = max(max_skew, skew)
+        _hold_skews(target, index, c, pods)
     return target
+
+
+def _hold_skews(target: WaitTarget, index: ClusterIndex, c: Controller, pods: list[Pod]) -> None:
+    """Hold each hard constraint of the workload `c` to its maxSkew, or to the skew it has
+    now when that is above (a drain must not make it worse; it need not mend it)."""
+    for key, (skew, max_skew, _) in hard_skews(index, pods).items():
+        target.skew_limits[(c, key)] = max(max_skew, skew)
 
 
 def budget_held(snapshot: Snapshot, plan) -> WaitTarget | None:
