@@ -158,3 +158,36 @@ def test_the_simulation_counts_the_nodes_left_and_keeps_counts_across_a_cordon()
     assert (states.holders["app:v2"], states.nodes) == (1, 2)
     sim.delete_node("b")
     assert sim.images_for(pod) is None  # no node holds it: every node scores 0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_image_states_moved_with_a_deleted_node_are_those_of_the_nodes_left(seed):
+    """scores.image_states_without, as the drain's simulation moves ImageLocality's view at
+    each node deletion: the sizes, holders and node count image_states makes from the nodes
+    left, for random nodes whose images are shared, unique, or reported with different sizes
+    (the first holder by name deleted among them); a revert puts the states before back."""
+    import random
+
+    from kubectl_tspread.views.drain.core.simulate import SimCluster
+    rng = random.Random(seed)
+    names = [f"img{i}:v1" for i in range(8)]
+    nodes = [make_node(f"n{k:02d}", images={name: rng.choice((100, 100, 300)) * MI
+                                             for name in rng.sample(names, rng.randint(0, 5))})
+             for k in range(12)]
+    pod = make_pod("p", images=tuple(names))
+    sim = SimCluster(make_snapshot(nodes, [pod]))
+    mixed = 0
+    for name in rng.sample([n.name for n in nodes], 11):
+        before = (sim.images_for(pod) or (None,))[0]  # None: no node left holds one of them
+        mixed += bool(before is not None and before.mixed)
+        sim.fork()
+        sim.delete_node(name)
+        moved, fresh = sim.images_for(pod), scores.image_states(sim.nodes.values())
+        if moved is None:
+            assert not fresh.sizes
+        else:
+            assert (moved[0].sizes, moved[0].holders, moved[0].nodes) == (fresh.sizes, fresh.holders, fresh.nodes)
+        sim.revert()
+        assert (sim.images_for(pod) or (None,))[0] is before
+        sim.delete_node(name)
+    assert mixed  # some image's holders disagreed on its size

@@ -598,11 +598,14 @@ class SimCluster:
         drained node) go with it, as the pod garbage collector does."""
         for p in self.pods_on(name):
             self._drop(p)
+        gone, images = self.nodes[name], self._images
         # new maps, not a pop from these: a mark keeps them as they were, and undoing a pop
         # would put the node back at the end (the scan order reads the nodes in name order)
         self.nodes = {n: node for n, node in self.nodes.items() if n != name}
         self.index.nodes = {n: node for n, node in self.index.nodes.items() if n != name}
         self._node_set_changed(name, deleted=True)
+        if images is not None:  # moved with the node, not made again from every node's images
+            self._images = scores.image_states_without(images, gone, self.nodes.values())
 
     def _drop(self, pod: Pod) -> None:
         if pod.node_name:
