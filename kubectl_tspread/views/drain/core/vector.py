@@ -174,6 +174,10 @@ class NodeTable:
         new._sorted = dict(old._sorted)
         new.complete = set(old.complete)  # fewer nodes: each still carries the key
         new.shapes = {shape: (ok[perm], at[perm]) for shape, (ok, at) in old.shapes.items()}
+        if "_prefer_tainted" in old.__dict__:
+            tainted = np.zeros(old.size, dtype=bool)
+            tainted[old._prefer_tainted] = True
+            new._prefer_tainted = np.flatnonzero(tainted[perm])
         # the states' count arrays made on `old`, or on any table of the same root, move over
         # the same way (counts_of)
         new.root, new.root_pos, new._inverse, new._rows = old.root, old.root_pos[perm], None, None
@@ -246,6 +250,7 @@ class NodeTable:
                      "alloc2", "_sorted", "shapes"):
             delattr(self, name)
         self._values = {key: (None, ids, names, None) for key, (_, ids, names, _) in self._values.items()}
+        self.__dict__.pop("_prefer_tainted", None)
         if self.root is not self:
             self.pos = None
 
@@ -283,15 +288,17 @@ class NodeTable:
 
     def prefer_tainted(self, sim: "SimCluster"):
         """The rows of the nodes with a PreferNoSchedule taint (TaintToleration's score reads
-        only them), made again when a Node object changed (sim.node_epoch)."""
+        only them), made once per table: a simulation never changes them on a node (a cordon
+        adds a NoSchedule taint; a node added or replaced makes a new table), and a table
+        derived by node deletions takes its parent's (`derived`)."""
         got = self.__dict__.get("_prefer_tainted")
-        if got is None or got[0] != sim.node_epoch:
+        if got is None:
             nodes = sim.nodes
-            # made again at every cordon: most nodes have no taint at all, so look at those that do
+            # most nodes have no taint at all, so look at those that do
             rows = [i for i, name in enumerate(self.order)
                     if nodes[name].taints and any(t.effect == scores.PREFER_NO_SCHEDULE for t in nodes[name].taints)]
-            got = self.__dict__["_prefer_tainted"] = (sim.node_epoch, np.array(rows, dtype=np.int64))
-        return got[1]
+            got = self.__dict__["_prefer_tainted"] = np.array(rows, dtype=np.int64)
+        return got
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]],
                       rows: slice = slice(None)) -> None:
