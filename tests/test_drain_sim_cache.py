@@ -294,6 +294,30 @@ def test_template_keys_follow_every_field_they_read():
         assert spread_key_of(changed) == spread_key_of(fresh), name
 
 
+def test_a_parts_memo_holds_few_pods_alive_and_answers_alike_after_letting_go():
+    """parts_memo's map by pod keeps the pods it was asked about alive, up to `pods_limit`:
+    past it, it starts over (the records a simulation replaced are let go), and a pod asked
+    about again is answered from the map by parts, without calling the function again."""
+    import sys
+
+    from kubectl_tspread.views.drain.core.simulate import parts_memo
+
+    calls = []
+
+    def fn(p):
+        calls.append(p.name)
+        return p.labels["app"]
+
+    memo = parts_memo(fn, ("labels",), pods_limit=4)
+    first = make_pod("web-0", labels={"app": "web"})
+    pods = [pod_with(first, name=f"web-{k}") for k in range(1, 10)]  # the same labels object
+    held = sys.getrefcount(first)
+    assert memo(first) == "web" and sys.getrefcount(first) == held + 1  # the map by pod holds it
+    assert [memo(p) for p in pods] == ["web"] * 9
+    assert sys.getrefcount(first) == held  # let go when the map started over
+    assert memo(first) == "web" and calls == ["web-0"]  # answered by parts, fn not called again
+
+
 def test_usage_rows_move_with_every_mutation_as_a_fresh_sum():
     """SimCluster.usage_of keeps each node's sums by the pods put and dropped: after each kind
     of mutation they are what summing the node's pods again gives (terminating pods hold

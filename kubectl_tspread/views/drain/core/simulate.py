@@ -780,7 +780,7 @@ def _without_zone_member(zones: dict[str, tuple[str, ...]] | None,
 
 
 def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple[str, ...] = (),
-               limit: int = 65536) -> Callable[[Pod], Any]:
+               limit: int = 65536, pods_limit: int = 4096) -> Callable[[Pod], Any]:
     """`fn(pod)` for a function that reads only the fields `reads` and `by_value` of the pod,
     remembered per pod object and per the objects of the `reads` fields (and the values of
     the `by_value` ones: strings, which equal pods need not share but which hash cheaply):
@@ -788,8 +788,12 @@ def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple
     and its terminating self) share those objects, and so do a workload's pods as the
     loader builds them (labels, constraints, requests). Every new record would otherwise
     build and hash its keys again (a zone's plan places 124,000 replacements). The memo
-    holds the objects it was keyed by, so their ids cannot be reused while an entry lives;
-    both maps empty themselves at `limit`."""
+    holds the objects it was keyed by, so their ids cannot be reused while an entry lives.
+    The map by parts empties itself at `limit` entries; the map by pod, at `pods_limit`:
+    it keeps every pod it was asked about alive, and what it serves is the same pod asked
+    again within a placement or a step, while the records a simulation replaces (a
+    replacement bound, an evicted pod terminating) would otherwise stay held, most of a
+    zone's re-plan's memory."""
     by_pod: dict[int, tuple[Pod, Any]] = {}
     by_parts: dict[tuple, tuple[tuple, Any]] = {}
     parts_of = operator.attrgetter(*reads)
@@ -813,7 +817,7 @@ def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple
             if len(by_parts) >= limit:
                 by_parts.clear()
             by_parts[key] = (parts, value)
-        if len(by_pod) >= limit:
+        if len(by_pod) >= pods_limit:
             by_pod.clear()
         by_pod[id(pod)] = (pod, value)
         return value
