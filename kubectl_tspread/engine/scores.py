@@ -211,8 +211,9 @@ def image_states_without(states: ImageStates, gone: Node, nodes: Iterable[Node])
         else:
             del holders[name], sizes[name]
     if again:
+        ordered = sorted(nodes, key=lambda n: n.name)  # once, not per image
         for name in again:
-            sizes[name] = next(n.images[name] for n in sorted(nodes, key=lambda n: n.name) if name in n.images)
+            sizes[name] = next(n.images[name] for n in ordered if name in n.images)
     return ImageStates(sizes, holders, states.nodes - 1, states.mixed)
 
 
