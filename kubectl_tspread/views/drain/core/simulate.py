@@ -1,51 +1,32 @@
-"""A mutable copy of the cluster that a drain plan is played on.
+"""A mutable copy of the cluster that a drain plan is played on (`SimCluster`).
 
-The snapshot itself is never touched: `SimCluster` keeps its own node and pod maps
-and a ClusterIndex it updates in place (`ClusterIndex.add_pod` / `remove_pod`), so a
-replacement bound a moment ago is seen by the next one's filters and spread counts.
+The snapshot is never touched: the simulation keeps its own node and pod maps and a ClusterIndex it updates in place
+(`ClusterIndex.add_pod` / `remove_pod`), so a replacement bound a moment ago is seen by the next one's filters and
+spread counts.
 
-How an eviction is modelled ("until gone"):
-- `evict` marks the pod terminating on its node. From that moment the spread engine
-  stops counting it (the scheduler bypasses pods with a deletionTimestamp) while
-  NodeResourcesFit still charges its requests to the node, exactly as a real
-  terminating pod holds its resources. Its node is cordoned in the same step, so the
-  held resources only matter to pods that tolerate the cordon.
-- `settle` ends a step: terminating pods are gone (the executor waits for that
-  before the next step), so the next step starts from a clean node.
-- StatefulSet pods keep their name and the controller only recreates one after the
-  old pod is gone: `evict` removes such a pod at once instead of marking it.
+Evictions are modelled "until gone":
+- `evict` marks the pod terminating on its node: the spread engine stops counting it (the scheduler bypasses pods with
+  a deletionTimestamp) while NodeResourcesFit still charges its requests, as a real terminating pod holds them. Its
+  node is cordoned in the same step, so the held resources only matter to pods that tolerate the cordon.
+- `settle` ends a step: terminating pods are gone (the executor waits for that), so the next step starts clean.
+- A StatefulSet pod keeps its name and the controller recreates it only once the old pod is gone: `evict` removes it.
 
-Each mutation bumps the version of the node it touches; placement caches per-node
-filter verdicts keyed by that version.
+Each mutation bumps the version of the node it touches; placement caches per-node filter verdicts keyed by it.
 
-Branches: the search plays its candidates on one simulation. `fork` opens a mark,
-`revert` undoes everything since (each change to a large map left an undo entry with the
-value it replaced; the index journals its pod lists the same way), `commit` keeps it, and
-`revert(redo=True)` hands back what `redo` takes to put a reverted branch back without
-simulating it again. `copy` makes an independent simulation (a remedy's re-plan starts
-from one).
+Branches: `fork` opens a mark, `revert` undoes everything since, `commit` keeps it, and `revert(redo=True)` hands back
+what `redo` takes to put a reverted branch back without simulating it again. `copy` makes an independent simulation
+(a remedy's re-plan starts from one; it forks the index rather than re-indexing every pod).
 
-Speed (the drain planner plays thousands of steps on clusters of 150k pods):
-- `copy` forks the index (`ClusterIndex.copy`) instead of re-indexing every pod;
-- `spread_state` memoises `spread.compute` per spread-relevant pod template; a pod
-  counted or uncounted shifts the states of its namespace whose (merged) selectors
-  match its labels (views/drain/core/counts.py); a cordon moves the states with a
-  nodeTaintsPolicy Honor constraint (the node leaves their domains; a cordoned node
-  keeps its labels, so nothing else about the domains changes); a deleted node stays
-  listed in its domain while the domain keeps a node that exists (it holds no pod: no
-  count, minimum or number of domains moves, and no state object changes), and moves the
-  states whose domain it was the last node of (`counts.without_node`: every hostname
-  state); a Node object added or replaced drops them all;
-- `usage_of` keeps each node's summed requests (and `nonzero_usage` its scoring ones) as
-  pods come and go.
+Kept up to date as pods and nodes change, not recomputed: `spread_state`'s memo of `spread.compute` per spread-relevant
+pod template (a pod counted or uncounted shifts the states of its namespace whose merged selectors match it, counts.py;
+a cordon moves the states with a nodeTaintsPolicy Honor constraint; a node deletion, `_without_node`; a Node object
+added or replaced drops them all), and each node's summed requests (`usage_of`, `nonzero_usage`).
 
-The scheduler's node walk: `scan_order` is the order kube-scheduler's node tree lists
-nodes in (round robin over zones — region and zone labels, GA or beta — in the order
-the zones first appear, each zone's nodes in the order they were added; node names
-stand for both orders, which the API does not expose), and `next_start` is the
-scheduler's rotating start index (nextStartNodeIndex), part of the simulated state
-because every placement advances it (placement.py). A live scheduler's index is
-unknown: the simulation starts it at 0.
+The scheduler's node walk: `scan_order` is the order kube-scheduler's node tree lists nodes in (round robin over zones
+— region and zone labels, GA or beta — in the order the zones first appear, each zone's nodes in the order they were
+added; node names stand for both orders, which the API does not expose). `next_start` is the scheduler's rotating start
+index (nextStartNodeIndex), part of the state because every placement advances it (placement.py); a live scheduler's is
+unknown, so it starts at 0.
 """
 
 from __future__ import annotations
@@ -66,8 +47,8 @@ REPLACEMENT_UID_PREFIX = "tspread-replacement-"
 REGION_KEY = "topology.kubernetes.io/region"
 BETA_REGION_KEY = "failure-domain.beta.kubernetes.io/region"
 BETA_ZONE_KEY = "failure-domain.beta.kubernetes.io/zone"
-# one counter for every simulation: a version number names one state of one node, even
-# across copies, so the placement cache never confuses two branches of the search
+# one counter for every simulation: a version number names one state of one node, even across copies, so the
+# placement cache never confuses two branches of the search
 _VERSIONS = itertools.count(1)
 
 
@@ -80,8 +61,8 @@ class SimCluster:
         self.index.follow_nodes_only()
         self.pods: dict[str, Pod] = pods
         self.version: dict[str, int] = {}
-        # names this state of the whole simulation (forks share it until either changes): a
-        # mutation that can change a placement (a pod bound or gone, a node changed) renews it
+        # names this state of the whole simulation (forks share it until either changes): renewed by any mutation
+        # that can change a placement (a pod bound or gone, a node changed)
         self.stamp = next(_VERSIONS)
         self.seq = seq
         # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
@@ -90,19 +71,17 @@ class SimCluster:
         self.affinity_scored = any(map(scores.scores_affinity, self.pods.values()))
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
         self.count_arrays = vector.CountArrays(self)  # their count arrays, as placements read them
-        # names the set of memoised states: renewed whenever one is added, replaced or dropped
-        # (copies share it until either changes one), so a reader of many can tell nothing moved
+        # The epochs below are shared by copies until either changes. spread_epoch names the set of memoised states
+        # (renewed when one is added, replaced or dropped), so a reader of many can tell nothing moved; node_epoch
+        # names the Node objects as a whole (renewed by a cordon and a node added, replaced or deleted), so what is
+        # derived from the nodes alone survives the pods' moves (views/drain/diagnose.py).
         self.spread_epoch = next(_VERSIONS)
-        # names the Node objects as a whole: renewed by a cordon and by a node added, replaced
-        # or deleted (copies share it until either changes one), so what is derived from the
-        # nodes alone can be remembered across the pods' moves (views/drain/diagnose.py)
         self.node_epoch = next(_VERSIONS)
-        # (namespace, template) of the memoised states with a nodeTaintsPolicy Honor constraint:
-        # the ones a cordon moves (every other state is unchanged by it)
+        # (namespace, template) of the memoised states with a nodeTaintsPolicy Honor constraint: those a cordon moves
         self._honor: set[tuple[str, object]] = set()
-        # namespace -> a number naming its set of memoised templates (renewed when one is added
-        # or dropped), and (namespace, that number, labels) -> the templates a pod with those
-        # labels shifts: which states count a pod never changes with the counts (copies share it)
+        # namespace -> a number naming its set of memoised templates (renewed when one is added or dropped), and
+        # (namespace, that number, labels) -> the templates a pod with those labels shifts: which states count a pod
+        # never changes with the counts (copies share it)
         self._templates_seen: dict[str, int] = {}
         self._shifts: dict[tuple, tuple[object, list]] = {}
         self._partitions: dict[tuple, spread.Partition] = {}
@@ -110,37 +89,35 @@ class SimCluster:
         self._dead: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
         # the terminating pods `settle` removes, without a walk over every pod per step
         self._terminating: dict[str, Pod] = {p.key: p for p in self.pods.values() if p.terminating}
-        # node -> the sums of `_row_of` over its pods (usage_of), made when first asked and then
-        # moved by each pod put on or dropped from the node
+        # node -> the sums of `_row_of` over its pods (usage_of), made when first asked, then moved by each pod
         self._usage: dict[str, tuple[int, ...]] = {}
         self._row_of: Callable[[Pod], tuple[int, ...]] | None = None
         self.next_start = 0
-        # counts the changes that can make room on a schedulable node (a pod gone from one,
-        # a Node object added, replaced or removed); cordons and binds only take room away
+        # counts the changes that can make room on a schedulable node (a pod gone from one, a Node object added,
+        # replaced or removed); cordons and binds only take room away
         self.freed = 0
         self._scan: tuple[str, ...] | None = None
-        # the scan order's makings, kept across node deletions: per zone (in the order of its
-        # first node) its node names in name order
+        # the scan order's makings, kept across node deletions: per zone (in the order of its first node) its node
+        # names in name order
         self._zones: dict[str, tuple[str, ...]] | None = None
-        # the scan order before the last node deletion, while the current one is its rows less
-        # that node (vector.tables_for derives the new node table from the old one's)
+        # the scan order before the last node deletion, while the current one is its rows less that node
+        # (vector.tables_for derives the new node table from the old one's)
         self.table_parent: tuple[str, ...] | None = None
-        # the node versions as an array in scan order (views/drain/core/vector.py), kept up to date by _touch
+        # the node versions as an array in scan order (vector.py), kept up to date by _touch
         self._versions = None
-        # the scan order the version and Node arrays are in: an older one after node
-        # deletions, until they are carried over (_rows_carried: (its positions, the new
-        # ones, the permutation between them))
+        # the scan order the version and Node arrays are in: an older one after node deletions, until they are
+        # carried over (_carried: (its positions, the new ones, the permutation between them), _rows_carried)
         self._arrays_for: tuple[str, ...] | None = None
         self._carried: tuple | None = None
-        # node name -> a number naming its Node object, renewed when a cordon replaces it (and
-        # the same as an array in scan order): verdicts that read only the Node key on it
+        # node name -> a number naming its Node object, renewed when a cordon replaces it (and the same as an array in
+        # scan order): verdicts that read only the Node key on it
         self._node_stamps: dict[str, int] = {}
         self._node_array = None
-        # ImageLocality's view of the nodes' images (scores.image_states): made when first asked,
-        # dropped when a Node object is added, replaced or deleted (a cordon keeps the images)
+        # ImageLocality's view of the nodes' images (scores.image_states): made when first asked, dropped when a Node
+        # object is added, replaced or deleted (a cordon keeps the images)
         self._images: scores.ImageStates | None = None
-        # the open marks (`fork`), innermost last: (the attributes then, the undo entries made
-        # since, the index's attributes then); `_log` is the innermost's entries (None: no mark)
+        # the open marks (`fork`), innermost last: (the attributes then, the undo entries made since, the index's
+        # attributes then); `_log` is the innermost's entries (None: no mark)
         self._marks: list[tuple[dict, list, dict]] = []
         self._log: list | None = None
 
@@ -150,8 +127,8 @@ class SimCluster:
         return versions.rules_for(self.base.kube_version).balanced_improvement
 
     def images_for(self, pod: Pod) -> tuple[scores.ImageStates, tuple[str, ...], int] | None:
-        """What ImageLocality scores `pod` with on this cluster (scores.image_query), the image
-        states made once per node set."""
+        """What ImageLocality scores `pod` with on this cluster (scores.image_query), the image states made once per
+        node set."""
         if self._images is None:
             self._images = scores.image_states(self.nodes.values())
         return scores.image_query(pod, self._images, versions.rules_for(self.base.kube_version))
@@ -160,10 +137,8 @@ class SimCluster:
         """A copy to play on, independent of this one, with no mark open."""
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
-        other.affinity_scored = self.affinity_scored
-        other.stamp = self.stamp
-        # dict.copy, not dict(): a C-level clone of the table even once entries were deleted from
-        # it (a deleted node, a pod gone), where dict() re-inserts entry by entry
+        other.affinity_scored, other.stamp = self.affinity_scored, self.stamp
+        # dict.copy, not dict(): a C-level clone of the table even once entries were deleted from it
         other.nodes, other.pods, other.version = self.nodes.copy(), self.pods.copy(), self.version.copy()
         other._terminating = self._terminating.copy()
         other.index = self.index.copy()
@@ -172,30 +147,25 @@ class SimCluster:
         other.spread_epoch, other.node_epoch = self.spread_epoch, self.node_epoch
         other._honor = set(self._honor)
         other._templates_seen, other._shifts = self._templates_seen.copy(), self._shifts
-        other._partitions = self._partitions.copy()
-        other._dead = self._dead.copy()
+        other._partitions, other._dead = self._partitions.copy(), self._dead.copy()
         other._usage, other._row_of = self._usage.copy(), self._row_of
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
-        other._zones = self._zones  # replaced, never changed
-        other.table_parent = self.table_parent
+        other._zones, other.table_parent = self._zones, self.table_parent  # zones: replaced, never changed
         other._versions = None if self._versions is None else (self._versions[0], self._versions[1].copy())
         other._arrays_for, other._carried = self._arrays_for, self._carried
-        other._node_stamps = self._node_stamps.copy()
-        other._images = self._images  # replaced, never changed
+        other._node_stamps, other._images = self._node_stamps.copy(), self._images  # images: replaced, never changed
         other._node_array = None if self._node_array is None else self._node_array.copy()
         other._marks, other._log = [], None
         return other
 
     def fork(self) -> None:
-        """Open a mark: `revert` undoes every change made from here, `commit` keeps them.
-        Marks nest. A change to one of the large maps (nodes, pods, versions, usage, spread
-        states, the index's pod lists) is written in place and leaves an undo entry with the
-        value it replaced; an attribute that is replaced rather than changed comes back from
-        the copy of the attributes taken here; the small maps that code outside this class
-        also writes (the partitions spread.compute adds, the terminating pods) are copied
-        here, and so are the two version arrays (a few thousand integers, written per move).
-        The states and records are immutable: putting the old object back is the undo. The
-        states' count arrays (vector.CountArrays) are changed in place, each write undone."""
+        """Open a mark: `revert` undoes every change made from here, `commit` keeps them. Marks nest.
+        A change to a large map (nodes, pods, versions, usage, spread states, the index's pod lists) is made in place
+        and leaves an undo entry with the value it replaced; an attribute replaced rather than changed comes back from
+        the copy of the attributes taken here; the small maps that code outside this class also writes (the partitions
+        spread.compute adds, the terminating pods) and the two version arrays are copied here. States and records are
+        immutable: putting the old object back is the undo. The count arrays (vector.CountArrays) are changed in place,
+        each write undone."""
         saved = self.__dict__.copy()
         entries: list = []
         self._marks.append((saved, entries, self.index.mark(entries)))
@@ -208,12 +178,10 @@ class SimCluster:
             self._node_array = self._node_array.copy()
 
     def revert(self, redo: bool = False) -> "Redo | None":
-        """Undo every change since the innermost mark, and close it. The version numbers
-        come back too: every cache keyed by them (the placer's, the node tables') stays
-        sound, as a version names one state of one node across all branches. With `redo`,
-        returns what `redo` takes to put the undone changes back: each changed entry's value
-        before it was undone, and the attributes as they were (the objects a change made
-        anew are no longer reachable from here, so they stay as they were)."""
+        """Undo every change since the innermost mark, and close it. The version numbers come back too: every cache
+        keyed by them stays sound, as a version names one state of one node across all branches. With `redo`, returns
+        what `redo` takes to put the changes back: each entry's value before it was undone, and the attributes as they
+        were (the objects a change made anew are no longer reachable from here, so they stay as they were)."""
         saved, entries, index_saved = self._marks.pop()
         back: list | None = None
         if redo:
@@ -229,8 +197,8 @@ class SimCluster:
         return Redo(back, post) if back is not None else None
 
     def redo(self, redo: "Redo") -> None:
-        """Put back the changes a `revert(redo=True)` undid, on the state that revert left
-        (nothing else played since, or played and reverted): undone with an open mark."""
+        """Put back the changes a `revert(redo=True)` undid, on the state that revert left (nothing else played since,
+        or played and reverted): undone with an open mark."""
         log, marks = self._log, self._marks
         for undo, container, key, new in reversed(redo.entries):
             if log is not None:
@@ -243,20 +211,15 @@ class SimCluster:
         self.index.restore(index_attributes, log)
 
     def commit(self) -> None:
-        """Keep the changes since the innermost mark and close it: an outer mark's `revert`
-        still undoes them."""
+        """Keep the changes since the innermost mark and close it: an outer mark's `revert` still undoes them."""
         _, entries, _ = self._marks.pop()
-        if self._marks:
-            outer = self._marks[-1][1]
-            outer.extend(entries)
-            self._log = outer
-        else:
-            self._log = None
+        self._log = self._marks[-1][1] if self._marks else None
+        if self._log is not None:
+            self._log.extend(entries)
         self.index.journal = self._log
 
     def forget_marks(self, keep: int = 0) -> None:
-        """Close all marks but the `keep` innermost, keeping every change: what they would
-        undo cannot be asked for any more (the search bounds how far it backtracks)."""
+        """Close all marks but the `keep` innermost, keeping every change (the search bounds how far it backtracks)."""
         if keep <= 0:
             self._marks.clear()
             self._log = self.index.journal = None
@@ -269,8 +232,8 @@ class SimCluster:
         return len(self._marks)
 
     def note(self, undo: Callable[[Any, Any, Any], None], container: Any, key: Any, old: Any) -> None:
-        """Record an undo entry for a change made to something the caller keeps beside this
-        simulation (the world's lists of pods to evict): undone with the innermost mark."""
+        """Record an undo entry for a change to something the caller keeps beside this simulation (the world's lists
+        of pods to evict): undone with the innermost mark."""
         if self._log is not None:
             self._log.append((undo, container, key, old))
 
@@ -312,19 +275,17 @@ class SimCluster:
         if self._versions is None:
             import numpy as np
             # made in C (a new node set makes them anew)
-            self._versions = (dict(zip(order, range(len(order)))),
-                              np.fromiter(map(self.version.get, order, itertools.repeat(0)), dtype=np.int64,
-                                          count=len(order)))
+            array = np.fromiter(map(self.version.get, order, itertools.repeat(0)), dtype=np.int64, count=len(order))
+            self._versions = (dict(zip(order, range(len(order)))), array)
             self._arrays_for = order
         elif self._arrays_for is not order:
             self._rows_carried(order)
         return self._versions[1]
 
     def _rows_carried(self, order: tuple[str, ...]) -> None:
-        """After node deletions: the version and Node arrays of the scan order before them
-        (kept up to date since by _touch and cordon) taken over in the new `order`, which
-        holds the same nodes less the deleted ones. A drain that deletes a node per step
-        otherwise read every node's version and Node stamp from their maps again."""
+        """After node deletions: the version and Node arrays of the scan order before them (kept up to date since by
+        _touch and cordon) taken over in the new `order` (the same nodes less the deleted ones), rather than read
+        again from their maps for every node."""
         old_pos, old_versions = self._versions
         perm = _positions_in(old_pos, order)
         pos = dict(zip(order, range(len(order))))
@@ -334,9 +295,8 @@ class SimCluster:
         self._arrays_for, self._carried = order, (old_pos, pos, perm)
 
     def rows_from(self, positions: dict[str, int]):
-        """For each node of `scan_order`, its index in `positions` (the positions of an
-        earlier node set: these nodes and some deleted since). vector.NodeTable.derived
-        carries a table's rows over with it; it is _rows_carried's own when that started
+        """For each node of `scan_order`, its index in `positions` (those of an earlier node set: these nodes and some
+        deleted since), as vector.NodeTable.derived carries a table's rows over; _rows_carried's own when that started
         from the same positions."""
         pos = self.version_positions()
         carried = self._carried
@@ -345,8 +305,8 @@ class SimCluster:
         return _positions_in(positions, self.scan_order())
 
     def node_object_array(self):
-        """Per node in `scan_order`, a number that changes only when its Node object does
-        (a cordon; the other node changes renew the scan order itself)."""
+        """Per node in `scan_order`, a number that changes only when its Node object does (a cordon; the other node
+        changes renew the scan order itself)."""
         order = self.scan_order()
         if self._versions is not None and self._arrays_for is not order:
             self.version_array()  # carries both over (one `_arrays_for` for the two)
@@ -358,11 +318,10 @@ class SimCluster:
         return self._node_array
 
     def forked_to(self, snapshot: Snapshot) -> "SimCluster | None":
-        """A fork of this simulation moved to `snapshot`: a copy of its base snapshot with
-        pods or nodes replaced, added or removed and other PDBs (a remedy's what-if).
-        Call it on a simulation nothing has been played on; None when anything else
-        differs (the caller then builds a fresh one). The fork keeps the memos and node
-        versions of the parts that did not change, so a shared Placer's cache stays sound."""
+        """A fork of this simulation moved to `snapshot`: a copy of its base snapshot with pods or nodes replaced,
+        added or removed and other PDBs (a remedy's what-if). Call it on a simulation nothing has been played on; None
+        when anything else differs (the caller then builds a fresh one). The fork keeps the memos and node versions of
+        the parts that did not change, so a shared Placer's cache stays sound."""
         base = self.base
         if snapshot is base:
             return self.copy()  # a re-plan that edits the options alone: no pod to match against the base
@@ -370,8 +329,7 @@ class SimCluster:
             return None
         other = self.copy()
         other.base = other.index.snapshot = snapshot
-        # a remedy that changes no node or no pod (a PDB's, a constraint's) shares that tuple:
-        # nothing to compare, where comparing walks every pod of the cluster
+        # a remedy that changes no node or no pod (a PDB's, a constraint's) shares that tuple: nothing to compare
         if snapshot.nodes is not base.nodes:
             old_nodes = {n.name: n for n in base.nodes}
             new_nodes = {n.name: n for n in snapshot.nodes}
@@ -402,9 +360,8 @@ class SimCluster:
         self._node_set_changed(node.name)
 
     def _node_set_changed(self, name: str, deleted: bool = False) -> None:
-        """A Node object added, replaced or removed: the walk order and every domain may
-        change. A deletion moves the memoised states (`_without_node`); anything else
-        drops them."""
+        """A Node object added, replaced or removed: the walk order and every domain may change. A deletion moves the
+        memoised states (`_without_node`); anything else drops them."""
         if not deleted:
             self.table_parent = None
             self._zones = None
@@ -427,19 +384,17 @@ class SimCluster:
         self.spread_epoch = next(_VERSIONS)
 
     def _without_node(self, name: str) -> None:
-        """The partitions and memoised spread states once the Node `name` (its pods already
-        dropped) is gone: each partition loses the node, and each state the node's domain
-        when it was its last node (drain/counts.without_node). A drain that deletes its
-        drained nodes does so at every step, and recomputing every state from the index
-        (hundreds are judged per step) would cost far more than the step itself."""
+        """The partitions and memoised states once the Node `name` (its pods already dropped) is gone, moved rather
+        than recomputed from the index: each partition loses the node; a domain that keeps a node that exists still
+        lists it (it holds no pod: no count, minimum or number of domains moves, no state changes), and the states
+        whose domain it was the last node of lose that domain (counts.without_node: every hostname state)."""
         moved = self._move_partitions(
             lambda key, part: without_node(part, name, dead=lambda listed: self._dead_listed(listed, name)))
         self._move_states(name, moved, [(ns, key) for ns, states in self._spread.items() for key in states])
 
     def _dead_listed(self, listed: tuple[str, ...], deleted: str | None = None) -> frozenset[str]:
-        """The deleted nodes a partition's domain still lists (partition.without_node), the node
-        `deleted` now among them: kept per list, which only a deletion of one of its nodes
-        changes (a list first seen is walked once)."""
+        """The deleted nodes a partition's domain still lists (partition.without_node), the node `deleted` now among
+        them: kept per list, which only a deletion of one of its nodes changes (a list first seen is walked once)."""
         hit = self._dead.get(id(listed))
         if hit is None or hit[0] is not listed:
             gone = frozenset(n for n in listed if n not in self.nodes)
@@ -452,9 +407,8 @@ class SimCluster:
 
     def _move_partitions(self, move: Callable[[tuple, spread.Partition], spread.Partition]
                          ) -> dict[int, spread.Partition]:
-        """Replace each memoised partition by `move(key, partition)` (made once per partition
-        object); returns id(node_domain) before -> partition after, as counts.without_node
-        takes it."""
+        """Replace each memoised partition by `move(key, partition)` (once per partition object); returns
+        id(node_domain) before -> partition after, as counts.without_node takes it."""
         moved: dict[int, spread.Partition] = {}
         for key, part in list(self._partitions.items()):
             new = moved.get(id(part.node_domain))
@@ -464,9 +418,8 @@ class SimCluster:
         return moved
 
     def _move_states(self, name: str, moved: dict[int, spread.Partition], which: list[tuple[str, tuple]]) -> None:
-        """Move the memoised states `which` ((namespace, template) pairs) with the node's
-        partitions (`moved`, as counts.without_node takes it); a state not made from
-        them is dropped, and computed again when asked."""
+        """Move the memoised states `which` ((namespace, template) pairs) with the node's partitions (`moved`); a state
+        not made from them is dropped, and computed again when asked."""
         for namespace, key in which:
             states = self._spread[namespace]
             old = states[key]
@@ -485,18 +438,18 @@ class SimCluster:
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
         st = self.shared_spread_state(pod)
-        return st if st.pod is pod else _with_pod(st, pod)
+        # replace(st, pod=pod) without its per-call field introspection (once per placement)
+        return st if st.pod is pod else counts.new_spread_state(pod, st.constraints, st.require_all_soft_keys, st.hard)
 
     def shared_spread_state(self, pod: Pod, key: int | None = None) -> spread.SpreadState:
-        """`spread_state(pod)` as memoised for pods like `pod`: its `pod` may be another of
-        them (the judge reads only the constraint states, a thousand per step). `key` is
-        spread_key_of(pod) when the caller already has it (the judge's probe pods)."""
+        """`spread_state(pod)` as memoised for pods like `pod`: its `pod` may be another of them (the judge reads only
+        the constraint states). `key` is spread_key_of(pod) when the caller already has it (the judge's probe pods)."""
         if key is None:
             key = spread_key_of(pod)
         states = self._spread.get(pod.namespace)
         if states is None:
-            self._set(self._spread, pod.namespace, {})
-            states = self._spread[pod.namespace]
+            states = {}
+            self._set(self._spread, pod.namespace, states)
         st = states.get(key)
         if st is None:
             st = spread.compute(self.index, pod, partitions=self._partitions)
@@ -512,9 +465,8 @@ class SimCluster:
         return self.usage_of(node, vector.usage_rows(nonzero))[vector.NONZERO_COLUMNS]
 
     def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]:
-        """Σ row_of(pod) over the pods on `node` (terminating ones included: they hold their
-        resources), kept up to date by every pod put or dropped instead of summed again
-        after each (views/drain/core/vector.py re-reads a node's row after every bind)."""
+        """Σ row_of(pod) over the pods on `node` (terminating ones included: they hold their resources), moved by
+        every pod put or dropped rather than summed again (vector.py re-reads a node's row after every bind)."""
         if row_of is not self._row_of:
             self._usage, self._row_of = {}, row_of
         hit = self._usage.get(node)
@@ -551,11 +503,9 @@ class SimCluster:
                 self.spread_epoch = next(_VERSIONS)
 
     def _cordoned_under_honor(self, name: str) -> None:
-        """After a cordon: under nodeTaintsPolicy Honor a node whose taints the pod does not
-        tolerate makes no domain, so each Honor partition drops the node (unless its pods
-        tolerate the cordon) and the states on it move with it (counts.without_node: the
-        node's pods no longer count in its domain). Every other partition and state is
-        unchanged (a cordoned node keeps its labels)."""
+        """After a cordon: under nodeTaintsPolicy Honor a node whose taints the pod does not tolerate makes no domain,
+        so each Honor partition drops the node (unless its pods tolerate the cordon) and the states on it move with it
+        (counts.without_node). Every other partition and state is unchanged (a cordoned node keeps its labels)."""
         taints = self.nodes[name].taints
 
         def move(key: tuple, part: spread.Partition) -> spread.Partition:
@@ -576,7 +526,7 @@ class SimCluster:
                     self._versions[1][i] = self.stamp
 
     def pods_on(self, node: str) -> list[Pod]:
-        return [p for p in self.index.pods_by_node.get(node, ())]
+        return list(self.index.pods_by_node.get(node, ()))
 
     def cordon(self, names: Iterable[str]) -> None:
         for name in names:
@@ -594,13 +544,13 @@ class SimCluster:
                 self._cordoned_under_honor(name)
 
     def delete_node(self, name: str) -> None:
-        """Remove a Node object; its pods (only DaemonSet and mirror pods are left on a
-        drained node) go with it, as the pod garbage collector does."""
+        """Remove a Node object; its pods (only DaemonSet and mirror pods are left on a drained node) go with it, as
+        the pod garbage collector does."""
         for p in self.pods_on(name):
             self._drop(p)
         gone, images = self.nodes[name], self._images
-        # new maps, not a pop from these: a mark keeps them as they were, and undoing a pop
-        # would put the node back at the end (the scan order reads the nodes in name order)
+        # new maps, not a pop from these: a mark keeps them as they were, and undoing a pop would put the node back
+        # at the end (the scan order reads the nodes in name order)
         self.nodes = {n: node for n, node in self.nodes.items() if n != name}
         self.index.nodes = {n: node for n, node in self.index.nodes.items() if n != name}
         self._node_set_changed(name, deleted=True)
@@ -638,8 +588,8 @@ class SimCluster:
             self._drop(current)
             self._put(marked)
             return
-        # marked terminating where it is, in one change: it leaves the spread counts and still
-        # holds its requests (the node's usage sums stay); what _drop and _put would do
+        # what _drop and _put would do, in one change: marked terminating where it is, it leaves the spread counts
+        # and still holds its requests (the node's usage sums stay)
         node = self.nodes.get(current.node_name)
         if node is not None and not node.unschedulable:
             self.freed += 1
@@ -655,9 +605,8 @@ class SimCluster:
             self._drop(p)
 
     def replacement_for(self, pod: Pod) -> Pod:
-        """The pod a controller creates for `pod`: same labels (pod-template-hash
-        included), constraints and spec requests; unbound; a new name (a StatefulSet's keeps
-        its name, the old pod being gone by then)."""
+        """The pod a controller creates for `pod`: same labels (pod-template-hash included), constraints and spec
+        requests; unbound; a new name (a StatefulSet's keeps its name, the old pod being gone by then)."""
         self.seq += 1
         if pod.owner is not None and pod.owner.kind == "StatefulSet":
             name = pod.name
@@ -666,8 +615,7 @@ class SimCluster:
             name = f"{base}-new{self.seq}"
         # a pod mid-resize comes back at its spec's size (podrequests.fresh)
         return pod_with(podrequests.fresh(pod), name=name, uid=f"{REPLACEMENT_UID_PREFIX}{self.seq}", node_name="",
-                        phase="Pending", terminating=False, conditions=(), ready=False,
-                        nominated_node="", created="")
+                        phase="Pending", terminating=False, conditions=(), ready=False, nominated_node="", created="")
 
     def add_pending(self, pod: Pod) -> None:
         self._put(pod)
@@ -686,8 +634,8 @@ class SimCluster:
 
 
 class Redo:
-    """What SimCluster.revert(redo=True) hands back: the undone entries with the values they
-    had (newest first), and the simulation's and its index's attributes before the revert."""
+    """What SimCluster.revert(redo=True) hands back: the undone entries with the values they had (newest first), and
+    the simulation's and its index's attributes before the revert."""
 
     __slots__ = ("entries", "attributes")
 
@@ -701,41 +649,34 @@ _CURRENT: dict[Callable, Callable[[Any, Any], Any]] = {
     undo_member: operator.contains,
     operator.setitem: operator.getitem,  # an item of an array (vector.CountArrays)
 }
-
-
 # what a remedy never changes: a fork moved to another snapshot shares them
 _SAME_FIELDS = ("workloads", "services", "pvs", "pvcs", "storage_classes")
 
 
 def spread_key(pod: Pod) -> tuple:
-    """What `spread.compute` reads of the incoming pod: its constraints (or, without any,
-    the defaults its labels and owner select), labels (selfMatch, matchLabelKeys), and the
-    nodeSelector/affinity and tolerations the inclusion policies apply."""
+    """What `spread.compute` reads of the incoming pod: its constraints (or, without any, the defaults its labels and
+    owner select), labels (selfMatch, matchLabelKeys), and the nodeSelector/affinity and tolerations the inclusion
+    policies apply."""
     return (tuple(sorted(pod.labels.items())), pod.spread, pod.owner, tuple(sorted(pod.node_selector.items())),
             pod.node_affinity, pod.tolerations)
 
 
-def zone_id(node: Node) -> str:
-    """The scheduler's zone key of a node (region and zone, GA label first, then beta)."""
-    labels = node.labels
-    region = labels.get(REGION_KEY) or labels.get(BETA_REGION_KEY, "")
-    zone = labels.get(ZONE_KEY) or labels.get(BETA_ZONE_KEY, "")
-    return f"{region}:\x00:{zone}" if region or zone else ""
-
-
 def zone_lists(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
-    """Per zone (in the order of its first node) the names of its nodes, in their order."""
+    """Per zone (in the order of its first node) the names of its nodes, in their order. A node's zone is the
+    scheduler's key: region and zone, GA label first, then beta."""
     zones: dict[str, list[str]] = {}
     for n in nodes:
-        zones.setdefault(zone_id(n), []).append(n.name)
-    return {zone: tuple(names) for zone, names in zones.items()}
+        labels = n.labels
+        region = labels.get(REGION_KEY) or labels.get(BETA_REGION_KEY, "")
+        zone = labels.get(ZONE_KEY) or labels.get(BETA_ZONE_KEY, "")
+        zones.setdefault(f"{region}:\x00:{zone}" if region or zone else "", []).append(n.name)
+    return {z: tuple(names) for z, names in zones.items()}
 
 
 def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
-    """The first of every list, then the second of every list long enough, and so on.
-    Made in runs as long as the shortest list left, each zipped in C rather than a row at a
-    time in Python: a drain that deletes its drained nodes makes the order anew at every
-    deletion."""
+    """The first of every list, then the second of every list long enough, and so on. Made in runs as long as the
+    shortest list left, each zipped in C rather than a row at a time (a drain that deletes nodes makes it anew at
+    every deletion)."""
     rows = [names for names in lists if names]
     out: list[str] = []
     done = 0
@@ -753,13 +694,10 @@ def _positions_in(positions: dict[str, int], order: tuple[str, ...]):
     return np.fromiter(map(positions.__getitem__, order), dtype=np.int64, count=len(order))
 
 
-def _without_zone_member(zones: dict[str, tuple[str, ...]] | None,
-                         name: str) -> dict[str, tuple[str, ...]] | None:
-    """`zone_lists` of the nodes (kept in name order) less the deleted `name` (None stays
-    None: made when asked). A zone is ordered by its first node: when that node goes, the
-    zone takes the place its next node's name has among the other zones' first nodes, as a
-    walk over the remaining nodes would find them. A drain that deletes a node per step
-    made the lists anew each time, a zone id per node of the cluster."""
+def _without_zone_member(zones: dict[str, tuple[str, ...]] | None, name: str) -> dict[str, tuple[str, ...]] | None:
+    """`zone_lists` of the nodes (kept in name order) less the deleted `name`, rather than made again from every node
+    (None stays None: made when asked). A zone is ordered by its first node: when that node goes, the zone takes the
+    place its next node's name has among the other zones' first nodes, as a walk over the remaining nodes would."""
     if zones is None:
         return None
     for zone, names in zones.items():
@@ -781,19 +719,14 @@ def _without_zone_member(zones: dict[str, tuple[str, ...]] | None,
 
 def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple[str, ...] = (),
                limit: int = 65536, pods_limit: int = 4096) -> Callable[[Pod], Any]:
-    """`fn(pod)` for a function that reads only the fields `reads` and `by_value` of the pod,
-    remembered per pod object and per the objects of the `reads` fields (and the values of
-    the `by_value` ones: strings, which equal pods need not share but which hash cheaply):
-    the records a simulation makes from one another (`pod_with`: a replacement, its bound
-    and its terminating self) share those objects, and so do a workload's pods as the
-    loader builds them (labels, constraints, requests). Every new record would otherwise
-    build and hash its keys again (a zone's plan places 124,000 replacements). The memo
-    holds the objects it was keyed by, so their ids cannot be reused while an entry lives.
-    The map by parts empties itself at `limit` entries; the map by pod, at `pods_limit`:
-    it keeps every pod it was asked about alive, and what it serves is the same pod asked
-    again within a placement or a step, while the records a simulation replaces (a
-    replacement bound, an evicted pod terminating) would otherwise stay held, most of a
-    zone's re-plan's memory."""
+    """`fn(pod)` for a function that reads only the fields `reads` and `by_value` of the pod, remembered per pod object
+    and per the objects of the `reads` fields (and the values of the `by_value` ones: strings, which equal pods need
+    not share but which hash cheaply). The records a simulation makes from one another (`pod_with`) share those
+    objects, and so do a workload's pods as the loader builds them: a new record need not build and hash its keys
+    again. The memo holds the objects it was keyed by, so their ids cannot be reused while an entry lives.
+    The map by parts empties itself at `limit` entries; the map by pod at `pods_limit`: it keeps every pod it was asked
+    about alive, serves the same pod asked again within a placement or a step, and would otherwise hold on to the
+    records a simulation replaces (a replacement bound, an evicted pod terminating)."""
     by_pod: dict[int, tuple[Pod, Any]] = {}
     by_parts: dict[tuple, tuple[tuple, Any]] = {}
     parts_of = operator.attrgetter(*reads)
@@ -826,8 +759,8 @@ def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple
 
 
 def numbering() -> Callable[[Any], int]:
-    """key -> a small number, the same for equal keys (given in the order first seen): the
-    keys hash their constraints, selectors and tolerations again at every lookup."""
+    """key -> a small number, the same for equal keys (given in the order first seen): the keys hash their
+    constraints, selectors and tolerations again at every lookup."""
     ids: dict[Any, int] = {}
 
     def number(key: Any) -> int:
@@ -845,23 +778,15 @@ def interned(fn: Callable[[Pod], Any]) -> Callable[[Pod], int]:
     return lambda pod: number(fn(pod))
 
 
-def _with_pod(st: spread.SpreadState, pod: Pod) -> spread.SpreadState:
-    """replace(st, pod=pod) without its per-call field introspection (once per placement)."""
-    return counts.new_spread_state(pod, st.constraints, st.require_all_soft_keys, st.hard)
-
-
 _POD_FIELDS = tuple(f.name for f in fields(Pod))
 _new_pod = positional_constructor(Pod)
-
-
 _pod_fields = operator.attrgetter(*_POD_FIELDS)
 _POSITIONS = {name: i for i, name in enumerate(_POD_FIELDS)}
 
 
 def pod_with(pod: Pod, **changes) -> Pod:
-    """dataclasses.replace(pod, **changes) without its per-call field introspection and
-    frozen setattrs: the simulation makes three pods per eviction (every field read at
-    once, then the changed ones set by position)."""
+    """dataclasses.replace(pod, **changes) without its per-call field introspection and frozen setattrs (three pods
+    per eviction): every field read at once, then the changed ones set by position."""
     values = list(_pod_fields(pod))
     for name, value in changes.items():
         values[_POSITIONS[name]] = value
@@ -870,6 +795,5 @@ def pod_with(pod: Pod, **changes) -> Pod:
 
 # what spread_key reads
 SPREAD_KEY_READS = ("labels", "spread", "owner", "node_selector", "node_affinity", "tolerations")
-# the judge asks for the state of every tracked constraint's probe pod after every step
-# (a thousand probes in a 10 % drain of a big cluster), and every placement for its pod's
+# the judge asks for every tracked constraint's probe pod's state after every step, and every placement for its pod's
 spread_key_of = parts_memo(interned(spread_key), SPREAD_KEY_READS)
