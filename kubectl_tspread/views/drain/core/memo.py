@@ -1,11 +1,4 @@
-"""Memos keyed by an object's identity, for the drain planner's immutable states.
-
-A simulation replaces a state by a new object whenever it changes, so "the same object
-again" means "the same value": a memo can key on id() as long as each entry keeps its
-object alive (an id is reused only once its object is freed). What such a memo must do
-besides is let go of the entries whose object nothing else holds any more: the states a
-search's losing branches and a step's moves left behind (`ObjectMemo`).
-"""
+"""Memos keyed by object identity (`ObjectMemo`), for the drain planner's immutable states."""
 
 from __future__ import annotations
 
@@ -13,18 +6,14 @@ import itertools
 import sys
 from typing import Any
 
-# how many references an object has (CPython); where that is unknown, every entry looks held
-_refs = getattr(sys, "getrefcount", lambda obj: 3)
+_refs = getattr(sys, "getrefcount", lambda obj: 3)  # references to an object (CPython); elsewhere all look held
 
 
 class ObjectMemo:
-    """Values remembered per object, by identity (a state, a node list, a judge's answer: the
-    same object again means the same value): each entry keeps its object alive, so its id is
-    never another's while the entry lives. Past `limit` entries the memo lets go of those whose
-    object nothing else holds: no caller can ask for it again (the simulation has moved on from
-    that state, that list). Kept until the memo starts over, they would be most of a zone
-    plan's growth: the order heuristic's target node sets of states long replaced. Of the
-    rest, the oldest go while more than three quarters of `limit` are left."""
+    """Values remembered per object by identity: a simulation replaces a state whenever it changes, so the same object
+    means the same value. Each entry keeps its object alive, so its id is never another's while the entry lives. Past
+    `limit` entries the memo drops those whose object nothing else holds (no caller can ask again; kept, old states'
+    target node sets would be most of a zone plan's growth), then the oldest while over 3/4 of `limit` remain."""
 
     __slots__ = ("_entries", "limit")
 
@@ -41,12 +30,8 @@ class ObjectMemo:
         """Keep `value` for `obj`; returns it."""
         entries = self._entries
         if len(entries) >= self.limit:
-            # those whose object nothing but the entry holds, then the oldest
-            for key in [key for key, hit in entries.items() if _refs(hit[0]) <= 2]:  # the entry's and the call's
+            entries = self._entries = {k: h for k, h in entries.items() if _refs(h[0]) > 2}  # held elsewhere too
+            for key in list(itertools.islice(entries, max(0, len(entries) - (self.limit - self.limit // 4)))):
                 del entries[key]
-            short = len(entries) - (self.limit - self.limit // 4)
-            if short > 0:
-                for key in list(itertools.islice(entries, short)):
-                    del entries[key]
         entries[id(obj)] = (obj, value)
         return value

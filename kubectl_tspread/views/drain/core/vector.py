@@ -1,32 +1,20 @@
-"""The placement walk and score over arrays (numpy): the same answer as the node-by-node
-walk of `Placer._place`, for the replacements a drain places by the thousand.
-
-A placement in a 5,000-node cluster examines hundreds of nodes and scores most of them;
-one Python call per node is too slow for a drain of hundreds of nodes, which places
-replacements by the ten thousand. Here each placement is a few array operations over the N nodes in the
+"""The placement walk and score over arrays (numpy): `Placer._place`'s answer for the replacements a drain places by
+the thousand, where one Python call per node is too slow. A placement is a few array operations over the nodes in the
 scheduler's node-tree order (`SimCluster.scan_order`):
 
-- the filters other than spread and NodeResourcesFit: one boolean per node per pod
-  shape (`placement.shape_key`), computed by the same filter code as the walk and
-  refreshed only for the nodes whose simulated version changed;
-- NodeResourcesFit: the requests of each node's pods (and their non-zero scoring
-  requests) per node version, compared with the pod's requests in one expression;
-- PodTopologySpread's Filter: per hard constraint, the count of each domain (from the
-  constraint's node counts, workload-sized) looked up through each node's label value;
-- the walk itself: the first `num_feasible_to_find` feasible nodes from the rotating
-  start, and the index advanced by the nodes the walk would have examined;
-- Score: every default Score plugin through engine/scorearrays.py (the array forms of
-  engine/scores.py: same integer and float operations, so the same rounding), ties to
-  the smallest node name.
+- the filters other than spread and NodeResourcesFit: a boolean per node per pod shape (`placement.shape_key`), from
+  the walk's own filter code, refreshed only for the nodes whose simulated version changed;
+- NodeResourcesFit: what each node has left, per node version, against the pod's requests;
+- PodTopologySpread's Filter: per hard constraint, each domain's count looked up through each node's label value;
+- the walk: the first `num_feasible_to_find` feasible nodes from the rotating start, and how many nodes it examined;
+- Score: every default Score plugin through engine/scorearrays.py (engine/scores.py's integer and float operations
+  over arrays: the same rounding), ties to the smallest node name.
 
-Only the common case takes this path: no pod (anti-)affinity in the cluster, no
-PreFilter outcome for the pod, and requests among cpu, memory and ephemeral-storage.
-Anything else, and a pod that no node fits even before spread (NoCapacity, whose
-diagnosis is every node's first failure), goes through the walk. A placed pod's
-Placement leaves `fit_nodes`, `spread_refusals` and `reasons` empty: they describe a
-stranded pod and are read only then. A pod that nodes fit but spread refuses everywhere gets its fit nodes and
-refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them
-(views/drain/diagnose.py).
+Only the common case takes this path: no pod (anti-)affinity in the cluster, no PreFilter outcome for the pod, requests
+among cpu, memory and ephemeral-storage. Anything else, and a pod no node fits even before spread (NoCapacity, whose
+diagnosis is every node's first failure), goes through the walk. A placed pod's Placement leaves `fit_nodes`,
+`spread_refusals` and `reasons` empty (they describe a stranded pod); one that spread refuses everywhere gets its fit
+nodes and refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them (views/drain/diagnose.py).
 """
 
 from __future__ import annotations
@@ -44,38 +32,35 @@ from kubectl_tspread.model import HOSTNAME_KEY, Node, Pod
 
 
 class SimCluster(Protocol):
-    """What this module reads of simulate.py's SimCluster, which passes itself in. Named here
-    so that vector.py need not import simulate.py: simulate.py imports this module, and the
-    package keeps no import cycle (tests/test_layers.py)."""
+    """What this module reads of simulate.py's SimCluster, which passes itself in: simulate.py imports this module, and
+    the package keeps no import cycle (tests/test_layers.py)."""
 
     nodes: dict[str, Node]
-    node_epoch: int
     count_arrays: "CountArrays"
     table_parent: tuple[str, ...] | None
 
     @property
     def balanced_improvement(self) -> bool: ...
-
     def scan_order(self) -> tuple[str, ...]: ...
-
     def version_positions(self) -> dict[str, int]: ...
-
     def rows_from(self, positions: dict[str, int]): ...
-
-    def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]: ...
-
+    def images_for(self, pod: Pod) -> tuple | None: ...
     def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]: ...
-
     def note(self, undo: Callable[[Any, Any, Any], None], container: Any, key: Any, old: Any) -> None: ...
+
 
 FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _MISSING = spread.UNLABELLED_VALUE  # a scored node without the key counts as this value
+TABLES_KEPT = 8
+MEMO_KEPT = 4096  # how many entries the module's memos keyed by identity hold before they start over
+# NodeTable.score_alloc where a node's allocatable is not positive: anything left from it is negative, and a hundred
+# times it is still far inside int64
+UNSCORED = -(2 ** 52)
 
 
 class Names(Sequence):
-    """A tuple of names made only when read: `names[i]` for each position in `at`. A
-    placement finds ~500 feasible nodes and a hostname key as many accepting domains;
-    most of those lists are never read (the table counts them, the search ignores them)."""
+    """A tuple of names made only when read: `names[i]` for each position in `at`. Most such lists (a placement's
+    feasible nodes, a hostname key's accepting domains) are only counted or ignored, never read."""
 
     __slots__ = ("_names", "_at", "_made")
 
@@ -107,9 +92,8 @@ class Names(Sequence):
 
 
 class NodeTable:
-    """Per node set (one `scan_order` tuple): node arrays in walk order, and the rows
-    derived from each node's simulated version (valid in any simulation: versions are
-    unique across copies)."""
+    """Per node set (one `scan_order` tuple): node arrays in walk order, and the rows derived from each node's simulated
+    version (valid in any simulation: versions are unique across copies)."""
 
     def __init__(self, sim: "SimCluster"):
         order = sim.scan_order()
@@ -122,38 +106,29 @@ class NodeTable:
         self.alloc = {r: np.array([nodes[name].allocatable.get(r, 0) for name in order], dtype=np.int64)
                       for r in FIT_RESOURCES + ("pods",)}
         self.row_version = np.full(n, -1, dtype=np.int64)
-        # what each node has left of each resource (allocatable less its pods' requests): the
-        # fit test is then one comparison per resource
-        self.free = {r: a.copy() for r, a in self.alloc.items()}
-        # the scores' inputs, cpu and memory as two rows: the nodes' allocatable as it is
-        # (alloc2) and UNSCORED where it is not positive (score_alloc), and what that leaves
-        # after their non-zero requests (score_free: less it, the requests LeastAllocated charges)
-        allocatable = np.stack([self.alloc["cpu"], self.alloc["memory"]])
-        self.alloc2 = allocatable
-        self.score_alloc = np.where(allocatable > 0, allocatable, UNSCORED)
+        self.free = {r: a.copy() for r, a in self.alloc.items()}  # less the pods' requests: fit is one comparison
+        # the scores' inputs, cpu and memory as two rows: allocatable (alloc2), UNSCORED where it is not positive
+        # (score_alloc), and that less the non-zero requests LeastAllocated charges (score_free)
+        self.alloc2 = np.stack([self.alloc["cpu"], self.alloc["memory"]])
+        self.score_alloc = np.where(self.alloc2 > 0, self.alloc2, UNSCORED)
         self.score_free = self.score_alloc.copy()
         self._values: dict[str, tuple] = {}
-        # the keys every node of the table carries (values: no value id is the missing one)
-        self.complete: set[str] = set()
+        self.complete: set[str] = set()  # the keys every node carries (no value id is the missing one)
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
-        # shape key (placement.keys_of's number) -> (ok per node, the version each row was computed at)
-        self.shapes: dict[int, tuple] = {}
-        # the table of the whole node set this one was derived from (by node deletions), and
-        # each row's position there: arrays made on one table of a root move to another
+        self.shapes: dict[int, tuple] = {}  # placement.keys_of's shape number -> (ok per node, version of each row)
+        # the table of the whole node set this one derives from (by node deletions), and each row's position there:
+        # arrays made on one table of a root move to another
         self.root, self.root_pos = self, np.arange(n, dtype=np.int64)
         self._inverse = None  # root position -> this table's row (-1: not here), made when asked
         self._rows: tuple | None = None  # rows_of's last (other table's root_pos, answer)
-        # each row's Node.images and, per name a pod sums, whether each row lists it (made when
-        # first asked). On the root table: a derived table reads them through root_pos
+        # each row's Node.images and, per image name asked, whether each row lists it; a derived table reads the root's
         self.node_images = [nodes[name].images for name in order]
         self._held: dict[str, object] = {}
 
     @classmethod
     def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
-        """The table of `sim`'s node set when it is `old`'s less deleted nodes: every row
-        is carried over (rows are keyed by node versions, which a deletion leaves alone),
-        so a drain that deletes a node per step does not re-read every node's pods and
-        filter verdicts for each."""
+        """The table of `sim`'s node set when it is `old`'s less deleted nodes: every row carries over (rows are keyed
+        by node versions, which a deletion leaves alone), so a drain deleting a node per step re-reads no node."""
         new = cls.__new__(cls)
         order = sim.scan_order()
         perm = sim.rows_from(old.pos)
@@ -162,8 +137,7 @@ class NodeTable:
         new.alloc = {r: a[perm] for r, a in old.alloc.items()}
         new.row_version = old.row_version[perm]
         new.free = {r: a[perm] for r, a in old.free.items()}
-        # take(axis=1): [:, perm] would make them Fortran-ordered, and every take of their
-        # columns per placement would be slower
+        # take(axis=1): [:, perm] would make them Fortran-ordered, slowing every take of their columns
         new.score_alloc, new.score_free = old.score_alloc.take(perm, axis=1), old.score_free.take(perm, axis=1)
         new.alloc2 = old.alloc2.take(perm, axis=1)
         # a value whose last node went keeps its id: no node refers to it any more
@@ -176,15 +150,13 @@ class NodeTable:
             tainted = np.zeros(old.size, dtype=bool)
             tainted[old._prefer_tainted] = True
             new._prefer_tainted = np.flatnonzero(tainted[perm])
-        # the states' count arrays made on `old`, or on any table of the same root, move over
-        # the same way (counts_of)
+        # count arrays made on any table of the same root move over the same way (counts_of)
         new.root, new.root_pos, new._inverse, new._rows = old.root, old.root_pos[perm], None, None
         return new
 
     def rows_of(self, other: "NodeTable"):
-        """The positions in this table of `other`'s rows (tables of one root), or None when
-        some node of `other` is not here. The last answer is kept: after a node deletion the
-        states read on the new table move their arrays from the same few tables."""
+        """The positions here of `other`'s rows (tables of one root), or None when some node of `other` is not here.
+        The last answer is kept: after a deletion, the states read on the new table move arrays from the same tables."""
         last = self._rows
         if last is not None and last[0] is other.root_pos:
             return last[1]
@@ -211,9 +183,8 @@ class NodeTable:
         return i if i >= 0 else None
 
     def image_sums(self, states, names: tuple[str, ...], found):
-        """scores.image_sum for the nodes at rows `found`: Σ over the images `names` of each
-        held image's scaled size (scores.scaled_image_size, of `states`: the cluster as it is
-        now)."""
+        """scores.image_sum for the nodes at rows `found`: Σ over the images `names` of each held image's scaled size
+        (scores.scaled_image_size, of `states`: the cluster as it is now)."""
         at = self.root_pos.take(found)
         out = np.zeros(len(found), dtype=np.int64)
         for name in names:
@@ -230,14 +201,10 @@ class NodeTable:
         return held
 
     def retire(self) -> None:
-        """The table has left the Placer's (its node set is no longer placed on): keep only
-        what the count arrays made on it still read, and let the rest go. Those arrays stay
-        their states' (CountArrays; counts_of moves them to a live table of the same root
-        when read, where building them again from the counts would walk every counted
-        node, and a drain that deletes its nodes retires a table per step); they need the
-        rows' places in the root table and the value ids. The per-node and per-shape
-        arrays (a few MB of a 5,000-node table) go, and so do the node positions but the
-        root's, which `row` reads for every table of its node set."""
+        """The table has left the Placer (its node set is no longer placed on): keep only what the count arrays made on
+        it read, the rows' root positions and the value ids. Those arrays stay their states' (CountArrays), for
+        counts_of to move to a live table of the same root rather than rebuild from every counted node (a drain deleting
+        its nodes retires a table per step). Node positions go but the root's: `row` reads them for its every table."""
         for name in ("order", "rank", "alloc", "row_version", "free", "score_alloc", "score_free",
                      "alloc2", "_sorted", "shapes"):
             delattr(self, name)
@@ -247,8 +214,8 @@ class NodeTable:
             self.pos = None
 
     def values(self, sim: "SimCluster", key: str) -> tuple:
-        """(value id per node — len(values) when the node lacks the key —, value -> id,
-        the values, id of "" or of a missing key as score_nodes sees it)."""
+        """(value id per node — len(values) when the node lacks the key —, value -> id, the values, id of "" or of a
+        missing key as score_nodes sees it)."""
         got = self._values.get(key)
         if got is None:
             ids: dict[str, int] = {}
@@ -271,37 +238,32 @@ class NodeTable:
         return got
 
     def by_name(self, sim: "SimCluster", key: str) -> tuple:
-        """(value id per node, the number of values, rank of each value id by name, the
-        values by name): what naming the values of some nodes in name order reads, and
-        nothing that keeps the table alive (Accepting holds it past the table's life)."""
+        """(value id per node, the number of values, rank of each value id by name, the values by name): what naming
+        some nodes' values in name order reads, and nothing that keeps the table alive (Accepting outlives it)."""
         vid, _, names, _ = self.values(sim, key)
         rank, ordered = self._sorted[key]
         return vid, len(names), rank, ordered
 
     def prefer_tainted(self, sim: "SimCluster"):
-        """The rows of the nodes with a PreferNoSchedule taint (TaintToleration's score reads
-        only them), made once per table: a simulation never changes them on a node (a cordon
-        adds a NoSchedule taint; a node added or replaced makes a new table), and a table
-        derived by node deletions takes its parent's (`derived`)."""
+        """The rows of the nodes with a PreferNoSchedule taint (all TaintToleration's score reads), made once per table:
+        a simulation never changes them on a node (a cordon adds a NoSchedule taint; a node added or replaced makes a
+        new table), and a table derived by node deletions takes its parent's (`derived`)."""
         got = self.__dict__.get("_prefer_tainted")
         if got is None:
             nodes = sim.nodes
-            # most nodes have no taint at all, so look at those that do
-            rows = [i for i, name in enumerate(self.order)
+            rows = [i for i, name in enumerate(self.order)  # most nodes have no taint at all
                     if nodes[name].taints and any(t.effect == scores.PREFER_NO_SCHEDULE for t in nodes[name].taints)]
             got = self.__dict__["_prefer_tainted"] = np.array(rows, dtype=np.int64)
         return got
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]],
                       rows: slice = slice(None)) -> None:
-        """Re-read the usage rows of the nodes of `rows` whose version changed: what
-        resources.node_usage and sim.nonzero_usage sum, as the simulation keeps them up to
-        date (SimCluster.usage_of), instead of summing a node's pods again after every bind."""
+        """Re-read the usage rows of the nodes of `rows` whose version changed, from the sums the simulation keeps up
+        to date (SimCluster.usage_of) rather than summing a node's pods again after every bind."""
         stale = _stale(self.row_version, version, rows)
         if not stale:
             return
         order, row_of = self.order, usage_rows(nonzero)
-        # usage_rows' columns: FIT_RESOURCES, the nonzero cpu and memory, the pod count
         left = [(self.free[r], self.alloc[r]) for r in FIT_RESOURCES + ("pods",)]
         score_alloc, score_free = self.score_alloc, self.score_free
         for i in stale:
@@ -313,9 +275,8 @@ class NodeTable:
             self.row_version[i] = version[i]
 
     def shape_ok(self, shape: int, version, row: Callable[[str], bool], rows: slice = slice(None)):
-        """Whether each node of `rows` passes the filters other than spread and
-        NodeResourcesFit for pods of `shape`; `row(name)` judges one node (refreshed per
-        node version)."""
+        """Whether each node of `rows` passes the filters other than spread and NodeResourcesFit for pods of `shape`;
+        `row(name)` judges one node (again when its version changes)."""
         got = self.shapes.get(shape)
         if got is None:
             got = self.shapes[shape] = (np.zeros(self.size, dtype=bool), np.full(self.size, -1, dtype=np.int64))
@@ -328,26 +289,23 @@ class NodeTable:
 
 
 def _stale(at, version, rows: slice) -> list[int]:
-    """The positions in `rows` (a slice of the table) whose row was made at another version
-    than the node's now (mostly none). The positions come from the array's own nonzero():
-    np.flatnonzero and any() are Python wrappers around it, and the placements of a zone's
-    plan make hundreds of thousands of such calls."""
-    differ = (at[rows] != version[rows]).nonzero()[0]  # one pass, not any() and then the positions
+    """The positions in `rows` (a slice of the table) whose row was made at another version than the node's now (mostly
+    none), in one pass of the array's own nonzero(): np.flatnonzero and any() wrap it in Python, and every placement
+    calls this."""
+    differ = (at[rows] != version[rows]).nonzero()[0]
     if not len(differ):
         return []
     first = rows.start or 0
     return [i + first for i in differ.tolist()]
 
 
-# where usage_rows' rows hold the nonzero cpu and memory
-NONZERO_COLUMNS = slice(len(FIT_RESOURCES), len(FIT_RESOURCES) + 2)
+NONZERO_COLUMNS = slice(len(FIT_RESOURCES), len(FIT_RESOURCES) + 2)  # usage_rows' nonzero cpu and memory
 _ROW_FUNCTIONS: dict[object, Callable[[Pod], tuple[int, ...]]] = {}
 
 
 def usage_rows(nonzero: Callable[[Pod], tuple[int, int]]) -> Callable[[Pod], tuple[int, ...]]:
-    """pod -> what it adds to its node's usage row: its FIT_RESOURCES requests, `nonzero`'s
-    cpu and memory, and 1 (the pod count); remembered per requests map (a workload's pods
-    share one), one function per `nonzero`."""
+    """pod -> what it adds to its node's usage row: its FIT_RESOURCES requests, `nonzero`'s cpu and memory, and 1 (the
+    pod count); remembered per requests map (a workload's pods share one), one function per `nonzero`."""
     got = _ROW_FUNCTIONS.get(nonzero)
     if got is not None:
         return got
@@ -369,9 +327,6 @@ def usage_rows(nonzero: Callable[[Pod], tuple[int, int]]) -> Callable[[Pod], tup
     return got
 
 
-TABLES_KEPT = 8
-
-
 def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
     """The table of the simulation's node set (one per scan order, kept by the Placer)."""
     order = sim.scan_order()
@@ -383,19 +338,12 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
         while len(tables) >= TABLES_KEPT:  # the oldest go (a drain deleting nodes makes one per step)
             tables.pop(next(iter(tables))).retire()
         table = tables[id(order)] = made
-        _forget_dropped_tables(tables)
+        # entry arrays made on tables no longer kept would keep them whole, for a node set nobody places on (the
+        # states' count arrays stay: their tables are retired)
+        live = {id(t) for t in tables.values()}
+        for key in [k for k, v in _ENTRIES.items() if id(v[2]) not in live]:
+            del _ENTRIES[key]
     return table
-
-
-def _forget_dropped_tables(tables: dict) -> None:
-    """Drop the entry arrays made on tables no longer kept: their positions are rows of a
-    node set nobody places on, and they would keep those tables whole (a drain that deletes
-    its drained nodes makes a table per step, so they would pile up over a zone's re-plan). The
-    count arrays carried by the states stay: their tables are retired, not kept whole."""
-    live = {id(t) for t in tables.values()}
-    stale = [k for k, v in _ENTRIES.items() if id(v[2]) not in live]
-    for k in stale:
-        del _ENTRIES[k]
 
 
 def fits_fast_path(pod: Pod) -> bool:
@@ -404,20 +352,17 @@ def fits_fast_path(pod: Pod) -> bool:
 
 
 class CountArrays:
-    """The count arrays of a simulation's spread states (`counts_of`): per constraint state,
-    its table (perhaps retired), matching pods per node (a hostname constraint's only) and
-    per value id. A state's arrays are built once from its node counts (a workload's nodes,
-    thousands for a big one), then moved to the state shifted from it and changed in place
-    (`shifted`, `moved_out`, `handed_over`) as the simulation moves pods one by one. Every
-    change goes through the simulation's undo log (SimCluster.fork), so a revert puts each
+    """The count arrays of a simulation's spread states (`counts_of`): per constraint state, its table (perhaps
+    retired), matching pods per node (a hostname constraint's only) and per value id. Built once from a state's node
+    counts, they move to each state shifted from it and change in place (`shifted`, `moved_out`, `handed_over`) as the
+    simulation moves pods. Every change goes through the simulation's undo log (SimCluster.fork), so a revert puts each
     state back with its arrays as they were; a copy of the simulation copies them."""
 
     __slots__ = ("sim", "entries")
 
     def __init__(self, sim: "SimCluster"):
         self.sim = sim
-        # id(constraint state) -> (the state, table, per node, per value id): holding the state
-        # keeps its id from being another's while the entry lives
+        # id(constraint state) -> (the state, table, per node, per value id): the state held keeps its id unique
         self.entries: dict[int, tuple] = {}
 
     def copy_for(self, sim: "SimCluster") -> "CountArrays":
@@ -455,8 +400,8 @@ class CountArrays:
         array[i] += delta
 
     def shifted(self, old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
-        """`new` is `old` with one matching pod more (+1) or less (-1) on `node`
-        (views/drain/core/counts.py): `old`'s arrays, if any, become `new`'s with the move."""
+        """`new` is `old` with one matching pod more (+1) or less (-1) on `node` (views/drain/core/counts.py): `old`'s
+        arrays, if any, become `new`'s with the move."""
         taken = self._taken(old)
         if taken is None:
             return
@@ -472,11 +417,9 @@ class CountArrays:
 
     def moved_out(self, old: spread.ConstraintState, new: spread.ConstraintState, value: str,
                   leaving: int) -> None:
-        """`new` is `old` once a node of its domain `value`, holding `leaving` of its matching
-        pods, left the domains (a cordon under nodeTaintsPolicy Honor): the pods still count on
-        the node, no longer in the domain. `old`'s arrays become `new`'s with that domain's
-        count moved, as for a shift (building them again from the counts would walk the
-        workload's every node)."""
+        """`new` is `old` once a node of its domain `value`, holding `leaving` of its matching pods, left the domains (a
+        cordon under nodeTaintsPolicy Honor: the pods still count on the node, not in the domain). `old`'s arrays become
+        `new`'s with that domain's count moved, rather than rebuilt from every node of the workload."""
         taken = self._taken(old)
         if taken is None:
             return
@@ -485,31 +428,24 @@ class CountArrays:
         self.put(new, table, per_node, per_value)
 
     def handed_over(self, old: spread.ConstraintState, new: spread.ConstraintState) -> None:
-        """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s
-        arrays (on the table before the deletion; counts_of moves them to the new one)."""
+        """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s arrays (on the table
+        before the deletion; counts_of moves them to the new one)."""
         taken = self._taken(old)
         if taken is not None:
             self.put(new, *taken)
 
     def _add_to_domain(self, table: NodeTable, cs: spread.ConstraintState, per_value, value: str,
                        delta: int) -> None:
-        """Move the count of `cs`'s domain `value` in its per-value-id array by `delta` (a value
-        the table has no id for counts nowhere)."""
+        """Move the count of `cs`'s domain `value` by `delta` (a value the table has no id for counts nowhere)."""
         j = table._values[cs.constraint.topology_key][1].get(value)
         if j is not None:
             self._add(per_value, j, delta)
 
 
-# how many entries the module's memos keyed by identity hold before they start over
-MEMO_KEPT = 4096
-
-
 def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
-    """(value id per node, matching pods per node, matching pods per value id with 0 at
-    the missing slot) of one of the simulation's constraint states (CountArrays). The pods
-    per node are only kept for a hostname constraint (None for any other), the only one
-    whose score reads them: a row as long as the cluster per zone constraint would be built,
-    moved and copied with the simulation for nothing."""
+    """(value id per node, matching pods per node, matching pods per value id with 0 at the missing slot) of one of the
+    simulation's constraint states (CountArrays). Pods per node only for a hostname constraint, whose score alone reads
+    them (None for any other: a cluster-long row per zone constraint, moved and copied for nothing)."""
     vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
     arrays = sim.count_arrays
     hit = arrays.of(cs)
@@ -519,16 +455,15 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
             return vid, per_node, per_value
         rows = made_on.rows_of(table) if made_on.root is table.root else None
         if rows is not None:
-            # made on a table of the same node set before node deletions: the value ids are
-            # the same, the rows are the surviving nodes' (a node deleted since held no pod the
-            # state counts: it would have moved the state, which would be another object)
+            # made on a table of the same node set before node deletions: same value ids, the surviving nodes' rows (a
+            # node deleted since held no pod the state counts, or it would have moved the state to another object)
             per_node = per_node[rows] if per_node is not None else None
             arrays.put(cs, table, per_node, per_value)
             return vid, per_node, per_value
     pos, node_domain, missing = table.pos, cs.node_domain, len(names)
     counts = cs.node_counts
-    # drain/counts.NodeCounts (not imported: it imports this module) is a shared base map
-    # plus the few counts changed since: the base's entries are turned into arrays once
+    # drain/counts.NodeCounts (not imported: it imports this module) is a shared base map plus the few counts changed
+    # since: the base's entries are turned into arrays once
     base, changes = (counts.base, counts.changes) if hasattr(counts, "changes") else (counts, {})
     where, weights, at = _entries(table, base, node_domain, vid, missing)
     per_node = None
@@ -538,9 +473,7 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     per_value = np.bincount(at, weights, minlength=missing + 1).astype(np.int64) if len(at) \
         else np.zeros(missing + 1, dtype=np.int64)
     if changes:
-        # gathered first, then added in two array operations: a state shifted since its map
-        # was merged carries up to 64 changes, and a numpy element update costs as much as
-        # a whole small array operation
+        # gathered, then added in two array operations: a numpy element update costs as much as a small array operation
         rows, deltas, at = [], [], []
         for node, n in changes.items():
             i = pos.get(node)
@@ -564,11 +497,9 @@ _ENTRIES: dict[tuple[int, int, int], tuple] = {}
 
 
 def _entries(table: NodeTable, base, node_domain, vid, missing: int):
-    """(position, count, value id) arrays of a node-count map's entries on the table's
-    nodes (the missing slot for a node outside the constraint's domains): made once per
-    map, which every state shifted from it shares. In C, not entry by entry: a drain that
-    deletes its nodes makes a new partition per step, and states first placed for after it
-    are built from maps of hundreds of nodes (thousands of them in a zone's re-plan)."""
+    """(position, count, value id) arrays of a node-count map's entries on the table's nodes (the missing slot for a
+    node outside the constraint's domains), made in C once per map, which every state shifted from it shares: a drain
+    deleting its nodes makes a new partition per step, whose states are built from maps of many nodes."""
     key = (id(base), id(node_domain), id(table))
     hit = _ENTRIES.get(key)
     if hit is not None and hit[0] is base and hit[1] is node_domain and hit[2] is table:
@@ -589,9 +520,8 @@ def _entries(table: NodeTable, base, node_domain, vid, missing: int):
 
 
 def spread_values(table: NodeTable, sim: "SimCluster", state: spread.SpreadState) -> list[tuple]:
-    """Per hard constraint of `state`: (value id per node, whether it lets the pod onto a
-    node of each value id — ConstraintState.allows of the value; a node without the key is
-    refused)."""
+    """Per hard constraint of `state`: (value id per node, whether it lets the pod onto a node of each value id:
+    ConstraintState.allows of the value, and never a node without the key)."""
     out = []
     for cs in state.hard:
         vid, _, counts = counts_of(table, sim, cs)
@@ -612,21 +542,18 @@ def spread_ok(allowed: list):
 
 
 def window(start: int, span: int, want: int, total: int) -> slice | None:
-    """The `span` nodes from `start` in walk order that a walk wanting `want` feasible nodes
-    is expected to stop within, as one run of positions; None when that is no fewer than
-    every node, or when it wraps past the last node. Judging only them first spares the
-    arrays of every other node for most placements of a big cluster (500 wanted of 5,000);
-    `walk_window` says when they were not enough. A window that wraps would be two runs,
-    each judged by the same dozen array operations, which costs more than judging every
-    node in one go."""
+    """The `span` nodes from `start` in walk order within which a walk wanting `want` feasible nodes is expected to
+    stop; None when that is no fewer than every node, or when it wraps past the last node. Judging them first spares
+    most placements the arrays of every other node; `walk_window` says when they were not enough. A wrapping window
+    would be two runs, each costing the same dozen array operations: more than judging every node in one go."""
     if span >= total or span < want or start + span > total:
         return None
     return slice(start, start + span)
 
 
 def walk_window(mask, rows: slice, want: int):
-    """`walk` over the nodes of a `window` (`mask` is theirs): (found, examined), or None
-    when fewer than `want` of them are feasible (the walk goes on past the window)."""
+    """`walk` over the nodes of a `window` (`mask` is theirs): (found, examined), or None when fewer than `want` of them
+    are feasible (the walk goes on past the window)."""
     idx = mask.nonzero()[0]
     if len(idx) < want:
         return None
@@ -635,8 +562,8 @@ def walk_window(mask, rows: slice, want: int):
 
 
 def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
-    """Placement.spread_refusals: per topologyKey, how many of the `fit` nodes its hard
-    constraints refuse (a node counts once per refusing constraint, as in the walk)."""
+    """Placement.spread_refusals: per topologyKey, how many of the `fit` nodes its hard constraints refuse (a node
+    counts once per refusing constraint, as in the walk)."""
     out: dict[str, int] = {}
     for cs, ok in zip(state.hard, allowed):
         n = int(np.count_nonzero(fit & ~ok))
@@ -656,9 +583,8 @@ def fit_ok(table: NodeTable, pod: Pod, rows: slice = slice(None)):
 
 
 class InWalkOrder:
-    """The True positions of a mask in walk order from `start` (wrapping around), put in
-    that order only when read: a stranded pod's fit nodes are counted (views/drain/diagnose.py),
-    rarely named."""
+    """The True positions of a mask in walk order from `start` (wrapping around), ordered only when read: a stranded
+    pod's fit nodes are counted (views/drain/diagnose.py), rarely named."""
 
     __slots__ = ("_idx", "_start")
 
@@ -679,8 +605,8 @@ def _from(idx, start: int):
 
 
 def walk(mask, start: int, want: int, total: int):
-    """(the feasible positions the scheduler's walk finds, in walk order; how many nodes
-    it examined): the first `want` True positions from `start`, wrapping around."""
+    """(the feasible positions the scheduler's walk finds, in walk order; how many nodes it examined): the first `want`
+    True positions from `start`, wrapping around."""
     rotated = _from(mask.nonzero()[0], start)
     if len(rotated) >= want:
         found = rotated[:want]
@@ -689,12 +615,10 @@ def walk(mask, start: int, want: int, total: int):
 
 
 def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, found):
-    """spread.score_nodes over the nodes at positions `found` (0 for all without soft
-    constraints), as an array in the same order. Each soft key's value ids are gathered
-    once (a hostname key's not at all when every node has it: its counts are per node);
-    the masks for nodes without a key are made only for keys some node of the table lacks,
-    with the same float operations in the same order where they apply (the first
-    constraint's sum starts from its own term, which 0.0 + it equals exactly)."""
+    """spread.score_nodes over the nodes at positions `found` (0 for all without soft constraints), in that order. Each
+    soft key's value ids are gathered once (a hostname key's not at all when every node has it: its counts are per
+    node); masks for nodes lacking a key are made only for keys some node of the table lacks, with the same float
+    operations in the same order (the first constraint's sum starts from its own term, which 0.0 + it equals)."""
     soft = state.soft
     if not soft:
         return np.zeros(len(found), dtype=np.int64)
@@ -747,9 +671,9 @@ def _distinct(ids, values: int) -> int:
 
 def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, pod: Pod, found,
                  topology: dict | None = None):
-    """engine/scores.py's totals for the nodes at positions `found` (scorearrays.total over the
-    table's rows): allocatable, the non-zero requests LeastAllocated charges and the requests
-    BalancedAllocation reads, cpu and memory as two rows."""
+    """engine/scores.py's totals for the nodes at positions `found`: scorearrays.total over the table's rows (cpu and
+    memory as two rows) of allocatable, the non-zero requests LeastAllocated charges and the requests BalancedAllocation
+    reads."""
     alloc = table.alloc2.take(found, axis=1)
     used = alloc - np.stack([table.free["cpu"].take(found), table.free["memory"].take(found)])
     nonzero = table.score_alloc.take(found, axis=1) - table.score_free.take(found, axis=1)
@@ -765,11 +689,6 @@ def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState,
                              rows, topology, sim.balanced_improvement, images)
 
 
-# NodeTable.score_alloc where a node's allocatable is not positive: anything left from it
-# is negative, and a hundred times it is still far inside int64
-UNSCORED = -(2 ** 52)
-
-
 def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":
     """placement.accepting_domains for the nodes at positions `found`, worked out when read."""
     keys = dict.fromkeys(c.topology_key for c in pod.spread)
@@ -777,9 +696,8 @@ def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Acceptin
 
 
 class Accepting(Mapping):
-    """{topologyKey: the domains of the feasible nodes}, made only when read: every
-    replacement's placement has one, and only the steps a user looks at show them. Holds
-    the table's value arrays of its own moment (a node set change makes new ones)."""
+    """{topologyKey: the domains of the feasible nodes}, made only when read: every replacement's placement has one,
+    and only the steps a user looks at show them. Holds the table's value arrays of its own moment."""
 
     __slots__ = ("_parts", "_found", "_made")
 
@@ -787,16 +705,15 @@ class Accepting(Mapping):
         self._parts, self._found, self._made = parts, found, None
 
     def _seen(self, key: str):
-        """Whether a feasible node holds each of `key`'s values, by value id (nodes without
-        the key left out)."""
+        """Whether a feasible node holds each of `key`'s values, by value id (nodes without the key left out)."""
         vid, count, _, _ = self._parts[key]
         seen = np.zeros(count + 1, dtype=bool)
         seen[vid.take(self._found)] = True
         return seen[:count]
 
     def __getitem__(self, key: str) -> Names:
-        """Each key is worked out on its own: the table reads a zone key's names, and of a
-        hostname key only how many (`domain_count`)."""
+        """Each key is worked out on its own: the table reads a zone key's names, and of a hostname key only how many
+        (`domain_count`)."""
         if self._made is None:
             self._made = {}
         names = self._made.get(key)
@@ -806,8 +723,7 @@ class Accepting(Mapping):
         return names
 
     def domain_count(self, key: str) -> int:
-        """len(self[key]) without naming the domains: past a few the table shows only the
-        count, and a hostname key has hundreds."""
+        """len(self[key]) without naming the domains: past a few the table shows only the count."""
         names = self._made.get(key) if self._made is not None else None
         return len(names) if names is not None else int(np.count_nonzero(self._seen(key)))
 
@@ -819,5 +735,3 @@ class Accepting(Mapping):
 
     def __repr__(self) -> str:
         return repr({key: self[key] for key in self._parts})
-
-
