@@ -1,19 +1,13 @@
-"""Spread states kept up to date as the drain simulation moves pods, instead of
-recomputed: a counted pod (bound, not terminating, matched by the constraint's merged
-selector) that comes or goes shifts its node's count and its domain's by one.
+"""Spread states kept up to date as the drain simulation moves pods, instead of recomputed: a counted pod (bound,
+not terminating, matched by the constraint's merged selector) that comes or goes shifts its node's count and its
+domain's by one.
 
-A state depends on the pods only through those counts (which nodes make which
-domains is the partition, changed only by node deletions and by cordons under
-nodeTaintsPolicy Honor: `without_node` moves the states with the node), so `shifted`
-and `without_node` give exactly what `spread.compute` would on the new cluster
-(tests/test_drain_sim_cache.py checks it).
-
-Cost per shift: one copy of the changes made to the constraint's node-count and domain
-maps since they were last merged (`NodeCounts`, `Shifted`: a big workload is on
-thousands of nodes, a hostname constraint of a big cluster has 5,000 domains); the new
-minimum and maximum come from how many domains hold each count (`count_histogram`, a
-few entries), not from a walk over the domains.
-States are rebuilt without dataclasses.replace (the simulation shifts hundreds per step).
+A state depends on the pods only through those counts (which nodes make which domains is the partition, changed
+only by node deletions and cordons under nodeTaintsPolicy Honor: `without_node`), so `shifted` and `without_node`
+give exactly what `spread.compute` would on the new cluster (tests/test_drain_sim_cache.py checks it). A shift
+copies only the changes made to the node-count and domain maps since they were last merged (`NodeCounts`,
+`Shifted`), and takes the new minimum and skew from how many domains hold each count (`count_histogram`, a few
+entries), not from a walk over the domains. States are rebuilt without dataclasses.replace: every shift makes one.
 """
 
 from __future__ import annotations
@@ -31,8 +25,8 @@ def counted(pod: Pod) -> bool:
 
 
 def shifted_state(st: spread.SpreadState, pod: Pod, delta: int, arrays: CountArrays) -> spread.SpreadState | None:
-    """`st` with `pod` (counted) added (+1) or removed (-1); None when no constraint counts it.
-    `arrays`: the simulation's count arrays, moved to the new constraint states."""
+    """`st` with `pod` (counted) added (+1) or removed (-1); None when no constraint counts it. `arrays`: the
+    simulation's count arrays, moved to the new constraint states."""
     out, changed = [], False
     for cs in st.constraints:
         if counts_in(cs, pod):
@@ -43,9 +37,8 @@ def shifted_state(st: spread.SpreadState, pod: Pod, delta: int, arrays: CountArr
 
 
 def counts_in(cs: spread.ConstraintState, pod: Pod) -> bool:
-    """Whether constraint state `cs` counts `pod` (if counted at all): namespace and selector.
-    The selector's verdict is remembered per selector and labels object (a workload's pods
-    share theirs, and every pod moved asks it of each constraint of the states it shifts)."""
+    """Whether constraint state `cs` counts `pod` (if counted at all): namespace and selector. The verdict is
+    remembered per selector and labels object (a workload's pods share theirs; every moved pod asks each state)."""
     if cs.namespace != pod.namespace:
         return False
     selector, labels = cs.selector, pod.labels
@@ -65,20 +58,18 @@ _MATCHES: dict[tuple[int, int], tuple[object, object, bool]] = {}
 
 
 def counts_pod(st: spread.SpreadState, pod: Pod) -> bool:
-    """Whether a constraint of `st` counts `pod` (if counted at all): it depends on the
-    labels and namespace only, never on the counts."""
+    """Whether a constraint of `st` counts `pod` (if counted at all): on labels and namespace only, not counts."""
     return any(counts_in(cs, pod) for cs in st.constraints)
 
 
-# SpreadState(pod, constraints, require_all_soft_keys) with its `hard` passed, not picked by
-# __post_init__: every shift, node deletion and placement makes one, and four
-# object.__setattr__ calls per record would cost several times the construction
+# SpreadState(pod, constraints, require_all_soft_keys) with its `hard` passed, not picked by __post_init__: every
+# shift, node deletion and placement makes one, and object.__setattr__ calls would cost more than the construction
 new_spread_state = positional_constructor(spread.SpreadState, derived_by_caller=True)
 
 
 def _with_constraints(st: spread.SpreadState, constraints: tuple) -> spread.SpreadState:
-    """replace(st, constraints=constraints): the same constraints are hard, in the same order
-    (all of them when all of st's are: the tuple itself)."""
+    """replace(st, constraints=constraints): the same constraints are hard, in the same order (all of them when
+    all of st's are: the tuple itself)."""
     hard = st.hard
     if hard:
         hard = constraints if len(hard) == len(constraints) else tuple(cs for cs in constraints if cs.constraint.hard)
@@ -96,10 +87,12 @@ def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, sk
 
 
 class _Overlay(Mapping):
-    """A map after changes: the plain map a state was computed with, shared, plus the
-    entries changed since. `with_change` copies only the changes, and merges them into a
-    new plain map past MERGE_AFTER of them. `memo` is shared by the overlays of one plain
-    map: what is derived from it alone is worked out once."""
+    """A map after changes: the plain map a state was computed with, shared, plus the entries changed since.
+    `with_change` copies only the changes, and past MERGE_AFTER of them merges them into a new plain map:
+    `merged`, in the order iteration gives, by dict.copy of the base (C-level; dict(base) re-inserts entry by
+    entry once the base has deleted slots, as a merged base has, while copy() clones the table when at most a
+    third of it is deleted slots) and one update per change. `memo` is shared by the overlays of one plain map:
+    what is derived from it alone is worked out once."""
 
     __slots__ = ("base", "changes", "memo")
     MERGE_AFTER = 64
@@ -118,20 +111,11 @@ class _Overlay(Mapping):
             return cls(mapping.merged(), {key: value})
         return cls(dict(mapping.items()), {key: value})
 
-    def merged(self) -> dict:
-        """The plain map with the changes applied, in the order iteration gives: a C-level
-        copy of the base and one update per change, not a walk through the overlay entry by
-        entry (a hostname spread's base has 5,000 domains). The copy is dict.copy: dict(base)
-        re-inserts entry by entry once the base has had entries deleted, as a merged base has,
-        where copy() clones the table while a third of it at most is deleted slots."""
-        raise NotImplementedError
-
 
 class Shifted(_Overlay):
-    """A constraint's domains after shifts. A shift never adds or removes a domain; a node
-    that leaves the domains (deleted, or cordoned under nodeTaintsPolicy Honor) takes its
-    domain with it when it was the last (`without_node`): the entry is then GONE. The keys
-    are the original map's, in its order (domains in value order), less the GONE ones."""
+    """A constraint's domains after shifts. A shift never adds or removes a domain; a node that leaves the
+    domains (deleted, or cordoned under nodeTaintsPolicy Honor) takes its domain with it when it was the last
+    (`without_node`): the entry is then GONE. The keys are the base's, in its order (by value), less the GONE ones."""
 
     __slots__ = ("_gone_count",)
 
@@ -153,9 +137,8 @@ class Shifted(_Overlay):
         return self.changes.get(value) is not GONE and value in self.base
 
     def _gone(self) -> int:
-        """How many domains the changes took away, counted at the first call: an overlay never
-        changes once made (with_change makes a new one), and rendering a plan asks the length
-        of each of thousands of them several times."""
+        """How many domains the changes took away, counted at the first call: an overlay never changes once made,
+        and rendering a plan asks the length of each many times."""
         try:
             return self._gone_count
         except AttributeError:  # not counted yet
@@ -182,7 +165,7 @@ class Shifted(_Overlay):
         return [(v, d) for v, d in out if d is not GONE] if self._gone() else out
 
     def merged(self) -> dict:
-        out = self.base.copy()  # a dict (see _Overlay.merged)
+        out = self.base.copy()  # a dict (see _Overlay)
         for value, d in self.changes.items():  # a change never adds a domain: keys keep their place
             if d is GONE:
                 del out[value]
@@ -196,8 +179,8 @@ GONE = object()
 
 
 class NodeCounts(_Overlay):
-    """A constraint's matching pods per node after shifts (a changed count of 0: the node
-    has none left). Iteration order is not a dict's (nothing reads it in order)."""
+    """A constraint's matching pods per node after shifts (a changed count of 0: the node has none left).
+    Iteration order is not a dict's (nothing reads it in order)."""
 
     __slots__ = ()
 
@@ -232,7 +215,7 @@ class NodeCounts(_Overlay):
         return [(node, self[node]) for node in self]
 
     def merged(self) -> dict:
-        out = self.base.copy()  # a dict (see _Overlay.merged)
+        out = self.base.copy()  # a dict (see _Overlay)
         for node, n in self.changes.items():  # the base's nodes in place, then the new ones, as __iter__
             if n:
                 out[node] = n
@@ -241,8 +224,8 @@ class NodeCounts(_Overlay):
         return out
 
     def among(self, nodes: frozenset) -> set[str]:
-        """The nodes of `nodes` with a count, without walking the whole map (the plain
-        map's share of `nodes` is remembered per `nodes` object)."""
+        """The nodes of `nodes` with a count, without walking the whole map (the plain map's share of `nodes` is
+        remembered per `nodes` object)."""
         hit = self.memo.get(id(nodes))
         if hit is None or hit[0] is not nodes:
             hit = self.memo[id(nodes)] = (nodes, self.base.keys() & nodes)  # walks the smaller side
@@ -259,10 +242,9 @@ _ABSENT = object()
 
 
 def changed_keys(old: Mapping, new: Mapping) -> set | None:
-    """The keys whose entry may differ between two maps of one kind (node counts, or a
-    constraint's domains) — a superset: an entry changed to an equal but other object is
-    in it —, or None when that cannot be told without comparing every entry (another
-    plain map underneath). Two overlays of one plain map differ only where their changes do."""
+    """The keys whose entry may differ between two maps of one kind (node counts, or a constraint's domains) — a
+    superset: an entry changed to an equal but other object is in it —, or None when that cannot be told without
+    comparing every entry (another plain map underneath). Overlays of one plain map differ only in their changes."""
     if old is new:
         return set()
     if type(old) is not type(new) or not isinstance(new, _Overlay) or old.base is not new.base:
@@ -283,28 +265,25 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int, arrays: CountArra
     counts = NodeCounts.with_change(cs.node_counts, node, cs.node_counts.get(node, 0) + delta)
     value = cs.node_domain.get(node)
     if value is None:  # an excluded node: only its own count moves
-        out = _state(cs, counts, cs.domains, cs.global_min, cs.skew, cs.status, cs.count_histogram,
-                     cs.min_forced_zero)
-        arrays.shifted(cs, out, node, delta)
-        return out
-    old = cs.domains[value]
-    domains = Shifted.with_change(cs.domains, value, _new_domain(value, old.pods + delta, old.nodes))
-    hist = _moved(cs, old.pods, old.pods + delta)
-    # the domains' distinct counts are the histogram's keys: a handful, not the domains
-    low, forced = spread.minimum(hist, sum(hist.values()), cs.constraint.min_domains)
-    skew = spread.skew_of(hist, low)
-    out = _state(cs, counts, domains, low, skew, spread.status(cs.constraint, skew), hist, forced)
+        out = _state(cs, counts, cs.domains, cs.global_min, cs.skew, cs.status, cs.count_histogram, cs.min_forced_zero)
+    else:
+        old = cs.domains[value]
+        domains = Shifted.with_change(cs.domains, value, _new_domain(value, old.pods + delta, old.nodes))
+        hist = _moved(cs, old.pods, old.pods + delta)
+        # the domains' distinct counts are the histogram's keys: a handful, not the domains
+        low, forced = spread.minimum(hist, sum(hist.values()), cs.constraint.min_domains)
+        skew = spread.skew_of(hist, low)
+        out = _state(cs, counts, domains, low, skew, spread.status(cs.constraint, skew), hist, forced)
     arrays.shifted(cs, out, node, delta)
     return out
 
 
 def without_node(st: spread.SpreadState, name: str, moved: Mapping[int, spread.Partition],
                  arrays: CountArrays) -> spread.SpreadState | None:
-    """`st` once the Node `name` no longer makes a domain: deleted (its pods dropped first),
-    or cordoned under nodeTaintsPolicy Honor (its pods then no longer count in the domain,
-    only on the node). `moved` maps id(node_domain) of each partition before the change to
-    the partition after it (partition.without_node); a constraint whose partition is not
-    among them makes this None. A constraint whose partition did not change is kept."""
+    """`st` once the Node `name` no longer makes a domain: deleted (its pods dropped first), or cordoned under
+    nodeTaintsPolicy Honor (its pods then count on the node, not in the domain). `moved` maps id(node_domain) of
+    each partition before the change to the partition after it (partition.without_node); a constraint whose
+    partition is not among them makes this None. A constraint whose partition did not change is kept."""
     out, changed = [], False
     for cs in st.constraints:
         part = moved.get(id(cs.node_domain))
@@ -346,8 +325,7 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition,
 
 
 def _moved(cs: spread.ConstraintState, was: int, now: int | None) -> dict[int, int]:
-    """A copy of `cs`'s count histogram with one domain moved from `was` pods to `now`
-    (None: the domain is gone)."""
+    """A copy of `cs`'s count histogram with one domain moved from `was` pods to `now` (None: it is gone)."""
     hist = dict(cs.count_histogram if cs.count_histogram is not None else histogram(cs.domains))
     left = hist[was] - 1
     if left:
@@ -360,12 +338,11 @@ def _moved(cs: spread.ConstraintState, was: int, now: int | None) -> dict[int, i
 
 
 def same_counts(old: spread.ConstraintState, new: spread.ConstraintState) -> bool:
-    """Whether every node and every domain left in `new` holds as many matching pods as in
-    `old`, for a state moved from `old`. Only a node leaving the domains (`without_node`)
-    keeps the node-count map, and it takes its counted pods out of its domain's total: so
-    the same map and the same total over the domains say no domain's count moved (a node
-    that leaves with none and is not its domain's last keeps the very histogram, even an
-    unknown one). False when a histogram to take the total from is unknown."""
+    """Whether every node and domain left in `new`, a state moved from `old`, holds as many matching pods as in
+    `old`. Only a node leaving the domains (`without_node`) keeps the node-count map, and it takes its counted pods
+    out of its domain's total: so the same map and the same total over the domains say no domain's count moved (a
+    node leaving with none, not its domain's last, keeps the very histogram, even an unknown one). False when a
+    histogram to take the total from is unknown."""
     if new.node_counts is not old.node_counts:
         return False
     a, b = old.count_histogram, new.count_histogram

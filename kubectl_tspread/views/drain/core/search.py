@@ -1,59 +1,33 @@
-"""Choosing the order and size of steps: depth-first search with a heuristic order,
-bounded backtracking, and a greedy fallback.
+"""Choosing the order and size of drain steps: a depth-first search in a heuristic order, bounded backtracking,
+and a greedy fallback.
 
-At each level the candidate batches are built from the remaining target nodes in
-heuristic order (cheapest to drain first):
-1. nodes whose cordon would leave a tracked hard constraint's domain with no
-   schedulable node go last (that is the cordoned-domain trap in the making; with
-   every target cordoned at step 1, as the plan does unless its cordons are staged,
-   only the first level's order reads this: from then on no target is schedulable);
-2. then nodes holding pods of a domain at the constraint's global minimum (draining
-   the minimum's domain first lowers the minimum and blocks the other domains);
-3. then the node whose domains have the largest surplus over the minimum first;
-4. ties by node name.
-A batch is a seed node plus up to --max-parallel − 1 more, taken from other domains
-first (spreading a step across domains); each seed is tried at the full batch size
-and, if that is unsafe, at smaller sizes.
+Candidate batches come from the remaining target nodes sorted by: how many tracked hard constraints' domains the
+node's cordon would leave with no schedulable node, fewest first (the cordoned-domain trap in the making; with
+every target cordoned at step 1, unless cordons are staged, only the first level's order reads this); in how many
+constraints it holds pods of a domain at the global minimum, fewest first (draining the minimum's domain lowers
+the minimum and blocks the other domains); its domains' surplus over the minimum, largest first; its name. A
+batch is a seed node plus up to --max-parallel − 1 more, other domains first; each seed is tried at full size,
+then smaller.
 
-Every candidate is simulated (steps.run_batch); the first safe one is descended into.
-A set of remaining nodes from which no safe continuation was found is remembered and
-not explored again (an approximation: the state after draining a set also depends on
-the order, which the memo ignores). A candidate is played on the search's one world
-after a mark (World.fork): a failure reverts it, going back up a level reverts the
-batch that led there, and nothing is copied. Marks are kept for the BACKTRACK_DEPTH
-levels above the current one; a search that must go back further ends as if its budget
-ran out.
+Every candidate is simulated (steps.run_batch) on the search's one world after a mark (World.fork): a failure
+reverts it, going back up a level reverts the batch that led there, nothing is copied. The first safe one is
+descended into. A remaining set with no safe continuation is not explored again (an approximation: the memo
+ignores the order). Marks are kept for BACKTRACK_DEPTH levels; going back further ends the search as if its
+budget ran out. When forced.py proves that no order is safe, the fallback starts from the undrained cluster.
 
-Before searching, forced.py tries to prove that no order is safe (a tracked hard
-constraint whose closed domains pin the global minimum while the open ones lack room
-for the replacements: a zone drained under nodeTaintsPolicy Ignore). With a proof the
-depth-first search is skipped and the greedy fallback starts from the undrained
-cluster: backtracking could only confirm the proof, at the cost of its whole allowance.
-
-Bounds (each simulated step costs O(R × S) for R replacements and the S nodes the
-scheduler examines per placement, see placement.py; a zone of a 5,000-node cluster
-is ~1,700 targets, so anything quadratic in T is hours):
-- the search may simulate one step per target plus a backtracking allowance of
-  `search_budget` steps, but no more than max(BACKTRACK_FLOOR, T): a budget smaller
-  than T would make a safe plan of T steps unreachable, and backtracking that costs
-  more than the forward pass itself rarely pays (a zone drained under
-  nodeTaintsPolicy Ignore is a trap whatever the order, and proving it is exhausting
-  the allowance) — small drains keep the full allowance of search_budget. With no
-  allowance (search_budget 0, a remedy's re-plan) a level whose candidates all fail
-  ends the search: no complete order fits in the steps left, and going back up spent
-  them for nothing (most of a whole-zone re-plan);
-- a level tries at most DFS_CANDIDATES batches: the heuristic puts the likely ones
-  first, and when the first few all do harm the rest rarely do better — a deeper
-  level of the same branch is then the cheaper place to look;
-- the greedy fallback (no safe order found) continues from the longest safe prefix
-  the depth-first search found and, at each level, simulates at most
-  GREEDY_CANDIDATES batches, keeping the least bad (fewest new stranded pods, least
-  new skew excess, then the biggest batch; the first with no new harm at full size
-  ends the level at once). Harm that forced.py proved no order avoids (the excess of
-  its constraints, the strandings of their workloads) is not weighed: a level whose
-  candidate does only that harm takes it at once. So the fallback is O(T)
-  simulations, not O(T²): it only has to show where and why the drain breaks, and one
-  harmful candidate in heuristic order explains that as well as the best of all of them.
+Bounds (a simulated step costs O(R × S), see placement.py; a zone has thousands of targets T, so nothing may be
+quadratic in T):
+- the search simulates at most T + min(search_budget, max(BACKTRACK_FLOOR, T)) steps: fewer than T would make a
+  safe plan of T steps unreachable, and backtracking dearer than the forward pass rarely pays (a trap whatever
+  the order is only proved by exhausting the allowance). With no allowance (a remedy's re-plan) a level whose
+  candidates all fail ends the search: no complete order fits in the steps left;
+- a level tries at most DFS_CANDIDATES batches: when the heuristic's first few all do harm the rest rarely do
+  better, and a deeper level of the same branch is the cheaper place to look;
+- the greedy fallback continues from the longest safe prefix found and simulates at most GREEDY_CANDIDATES
+  batches per level, keeping the least bad (fewest new stranded pods, least new skew excess, then the biggest
+  batch). The first with no new harm at full size ends the level at once, and harm that forced.py proved no
+  order avoids is not weighed. So the fallback is O(T) simulations, not O(T²): it only has to show where and
+  why the drain breaks, and one harmful candidate explains that as well as the best of all.
 """
 
 from __future__ import annotations
@@ -73,12 +47,10 @@ from kubectl_tspread.model import HOSTNAME_KEY
 DFS_CANDIDATES = 8
 BACKTRACK_FLOOR = 64
 GREEDY_CANDIDATES = 3
-# how many levels above the current one the depth-first search can go back to: each open
-# mark holds the undo entries of its level (old spread states, pod records, pod lists), and
-# a zone's plan is 1,700 levels deep
+# how many levels up the search can go back: each open mark holds its level's undo entries (old spread states,
+# pod records, pod lists), and a zone's plan is thousands of levels deep
 BACKTRACK_DEPTH = 64
-# a constraint with at most this many domains has its target shares made per domain, by set
-# intersection (Search._target_shares)
+# a constraint with at most this many domains has its target shares made by set intersection (_target_shares)
 FEW_DOMAINS = 16
 
 
@@ -89,24 +61,20 @@ class Search:
                  on_level: Callable[[int], None] | None = None):
         self.ctx = ctx
         self.on_proof = on_proof  # told forced.py's answer before any step is simulated
-        # when forced.py proved that no order is safe: told the plan's first stranded pod as
-        # soon as the fallback keeps a step that strands it (the fallback never goes back, so
-        # it stays the first)
+        # when forced.py proved no order safe: told the plan's first stranded pod once the fallback keeps a step
+        # stranding it (the fallback never goes back, so it stays the first)
         self.on_strand = on_strand
-        # told how many targets the world of each level entered has played (a progress display)
-        self.on_level = on_level
+        self.on_level = on_level  # told how many targets each level entered has played (a progress display)
         self.max_parallel = max(1, max_parallel)
         targets = len(ctx.targets)
         self.budget = targets + min(budget, max(BACKTRACK_FLOOR, targets))
-        # no allowance beyond one step per target (a remedy's re-plan): once a level fails,
-        # no complete order fits in what is left, so the search never backtracks
-        self.backtracks = budget > 0
+        self.backtracks = budget > 0  # no allowance (a remedy's re-plan): a failed level ends the search
         self.explored = 0
         self.failed: set[frozenset[str]] = set()
         self.exhausted = False
         self.zone_key = zone_key(ctx)
-        # a copy of the world after the longest safe prefix found, once the search left it
-        # (None while the search's own world is at that level, or before the search)
+        # a copy of the world after the longest safe prefix found, once the search left it (None while the
+        # search's own world is at that level, or before the search)
         self.deepest: World | None = None
         self._deepest_done = 0  # how many targets that prefix played
         self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
@@ -115,17 +83,14 @@ class Search:
         self._totals = _Totals(ctx.targets)  # _share_totals, as of the list of states in _totaled
         self._totaled: list | None = None
         self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
-        # per tracked constraint (ctx.tracked order), whether it is hard: the state in a place of
-        # tracked_states' list is always one of the same constraint
+        # per tracked constraint, whether it is hard (a place of tracked_states' list always holds the same one)
         self._hard_places: list[bool] | None = None
         self._nodes_of = ObjectMemo()  # _domain_nodes, per state object
         self._sets = ObjectMemo()  # _member_set, per node list
 
     def run(self, world: World) -> tuple[World, bool]:
-        """(final world, found a safe order). When forced.py proves that no order is safe,
-        the depth-first search is skipped: the greedy fallback shows where it breaks. The
-        search plays on `world` itself (World.fork / revert); the final world is `world`,
-        or a copy of the deepest one the search left."""
+        """(final world, found a safe order). The final world is `world` itself, played on with World.fork /
+        revert, or a copy of the deepest one the search left."""
         self.forced = forced_harm(self.ctx, world)
         if self.on_proof is not None:
             self.on_proof(self.forced)
@@ -137,17 +102,13 @@ class Search:
         return self._greedy(world), False
 
     def _dfs(self, world: World) -> bool:
-        """The depth-first search, with an explicit stack (a zone of a big cluster is
-        1,700 levels deep, past Python's recursion limit): each level tries its candidate
-        batches in order and descends into the first safe one, each played after a mark
-        (World.fork) that a failure reverts; a level whose candidates all fail marks its
-        remaining set as failed (unless the budget ran out) and reverts the batch that led
-        to it. Whether it finds an order or not, `world` is left at the last level entered,
-        its marks closed; when the search went back up from the deepest level it reached,
-        `deepest` is a copy of that level's world, which the fallback starts from."""
+        """The depth-first search, with an explicit stack (a zone's plan is deeper than Python's recursion limit).
+        A level whose candidates all fail marks its remaining set as failed (unless the budget ran out) and
+        reverts the batch that led to it. `world` is left at the last level entered, its marks closed; once the
+        search went back up from the deepest level reached, `deepest` is a copy of it, for the fallback."""
         levels: list[tuple[frozenset[str], Iterator[list[str]]]] = []
         self._deepest_done = len(world.done)
-        self.deepest = None  # None: `world` itself, while the search has not left the deepest level
+        self.deepest = None
         entering = True
         try:
             while True:
@@ -198,9 +159,8 @@ class Search:
             world.forget_marks()
 
     def _back_up(self, world: World) -> bool:
-        """Revert the batch that led to the world's level: back to the level above. False when
-        that level is past the marks kept (BACKTRACK_DEPTH): the search ends as if its budget
-        ran out. Leaving the deepest level reached, a copy of its world is kept first."""
+        """Revert the batch that led to the world's level, keeping a copy first if it is the deepest reached. False
+        when the level above is past the marks kept (BACKTRACK_DEPTH): the search ends as if its budget ran out."""
         if world.sim.marks == 0:
             self.exhausted = True
             return False
@@ -210,13 +170,9 @@ class Search:
         return True
 
     def _greedy(self, world: World) -> World:
-        """From the longest safe prefix the depth-first search found, pick at each level
-        the least bad of the first GREEDY_CANDIDATES candidates; one that does no new harm
-        at the largest batch size is taken at once (so a level costs one simulation unless
-        harm is unavoidable, and never more than GREEDY_CANDIDATES). Each candidate is
-        played after a mark that is kept when it is taken at once and reverted otherwise;
-        the least bad so far is reverted with what puts it back (World.revert's redo), which
-        the level then plays back, unless it was the last played."""
+        """Per level, the least bad of the first GREEDY_CANDIDATES candidates (see the module docstring). Each is
+        played after a mark, kept when it is taken and reverted otherwise; the least bad so far is reverted with
+        its redo (World.revert), which the level plays back unless it was the last played."""
         proven = _Proven(self.forced)
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
@@ -294,8 +250,7 @@ class Search:
         todo = set(remaining)
         empties: dict[str, int] = defaultdict(int)
         last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
-        # per constraint, the domains' last open nodes (the target nodes holding its pods are
-        # in the totals): O(the domains), not O(remaining nodes × constraints)
+        # per constraint, its domains' last open nodes: O(the domains), not O(remaining nodes × constraints)
         for cs in hard:
             if cs.constraint.topology_key == HOSTNAME_KEY:
                 continue
@@ -309,16 +264,15 @@ class Search:
         return totals.ordered(remaining, empties)
 
     def _domain_nodes(self, cs) -> tuple[tuple[str, ...], ...]:
-        """The node list of each domain of `cs`, per state object (most are the same from one
-        level to the next, and walking a state's domains through its overlay costs more)."""
+        """The node list of each domain of `cs`, per state object (most outlive a level, and walking a state's
+        domains through its overlay costs more)."""
         got = self._nodes_of.get(cs)
         return got if got is not None else self._nodes_of.put(cs, tuple(dom.nodes for dom in cs.domains.values()))
 
     def _share_totals(self, hard: list) -> "_Totals":
-        """Per target node, over the hard constraints: in how many its domain holds the
-        global minimum, and the sum of its domains' surplus over it. Kept from the previous
-        call and moved by the states that changed since (a level moves the pods of a few
-        workloads; hundreds of constraints are tracked)."""
+        """Per target node, over the hard constraints: in how many its domain holds the global minimum, and the
+        sum of its domains' surplus over it. Kept from the previous call and moved by the states changed since
+        (a level moves the pods of a few workloads out of the many tracked)."""
         totals, before = self._totals, self._totaled
         if before is None or len(before) != len(hard):
             totals.clear()
@@ -327,8 +281,7 @@ class Search:
             changed = [(old, cs) for old, cs in zip(before, hard) if old is not cs]
         for old, cs in changed:
             if old is not None and cs.global_min == old.global_min and counts.same_counts(old, cs):
-                # moved by a node that left the domains with no matching pod (a drained node
-                # deleted, or cordoned under Honor): every share is the same
+                # a node with no matching pod left the domains (deleted, or cordoned under Honor): same shares
                 self._shares.put(cs, self._target_shares(old))
                 continue
             was = self._target_shares(old) if old is not None else {}
@@ -340,29 +293,22 @@ class Search:
                 values = now.keys() | was.keys()
             for value in values:
                 before, entry = was.get(value), now.get(value)
-                if entry is None:
-                    if before is not None:
+                at_min, extra, names = entry if entry is not None else (0, 0, None)
+                if before is not None:
+                    if before[2] == names:  # the same target nodes there: only what the domain's count moved
+                        at_min, extra = at_min - before[0], extra - before[1]
+                    else:
                         totals.add(before[2], -before[0], -before[1])
-                    continue
-                at_min, extra, names = entry
-                if before is not None and before[2] == names:
-                    # the same target nodes there: only what the domain's count moved
-                    at_min, extra = at_min - before[0], extra - before[1]
-                elif before is not None:
-                    totals.add(before[2], -before[0], -before[1])
                 if at_min or extra:
                     totals.add(names, at_min, extra)
         self._totaled = hard
         return totals
 
     def _moved_shares(self, old, cs, was: dict) -> tuple[dict, set] | None:
-        """(`_target_shares(cs)`, the domains whose share may differ from `was`, old's shares)
-        worked out from the few nodes and domains whose counts differ between the two states,
-        when those can be told (counts.changed_keys) and the global minimum is the same; None
-        otherwise. A level moves a few pods of each changed workload, and a hostname
-        constraint's shares have an entry per target node holding its pods. A node that left
-        the domains (deleted, or cordoned under Honor) changed its domain's entry (its node
-        list, or the domain is gone): the domains whose entry did not change hold the same nodes."""
+        """(`_target_shares(cs)`, the domains whose share may differ from `was`: old's shares), worked out from the
+        few nodes and domains whose counts differ (counts.changed_keys) when those can be told and the global
+        minimum is the same; else None. A node that left the domains changed its domain's entry (its node list,
+        or the domain is gone): the domains whose entry did not change hold the same nodes."""
         if cs.global_min != old.global_min:
             return None
         few = len(cs.domains) <= FEW_DOMAINS
@@ -389,11 +335,8 @@ class Search:
                 continue
             before, was_d = was.get(value), old_domains.get(value)
             if was_d is not None:
-                # the target nodes holding pods there move by the changed ones; a domain whose
-                # node list is not the old one lost nodes (a node only ever leaves the domains
-                # of a state moved from another: an added node makes every state anew), and
-                # those leave its share. Walking the domain's nodes instead would cost a zone's
-                # 1,700 per state per deleted node
+                # moved by the changed nodes, not by a walk over the domain's; a domain whose node list changed
+                # lost nodes (an added node makes every state anew), and those leave its share
                 names = before[2] if before is not None else ()
                 changed = moved_nodes.get(value)
                 if was_d.nodes is not d.nodes and names:
@@ -417,11 +360,9 @@ class Search:
         return now, values
 
     def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
-        """Per domain of `cs` holding pods of it on target nodes: (1 if the domain holds the
-        global minimum, its surplus over the minimum, those target nodes); per state object: a
-        state no pod of the workload moved since is the same object, and a level re-reads
-        hundreds of them. A few domains (a zone's) are each an intersection of node sets; many
-        (a hostname's) a walk over the target nodes holding pods."""
+        """Per domain of `cs` holding its pods on target nodes: (1 if it holds the global minimum, its surplus over
+        it, those target nodes), per state object (a level re-reads many unmoved states). Few domains (a zone's)
+        are each a node-set intersection; many (a hostname's), a walk over the target nodes holding pods."""
         got = self._shares.get(cs)
         if got is not None:
             return got
@@ -451,11 +392,10 @@ class Search:
 
 
 class _Totals:
-    """The order heuristic's totals per target node (a position in the drain's targets):
-    in how many hard constraints its domain holds the global minimum, and its domains'
-    surplus over it, in numpy arrays: a zone's domain holds hundreds of target nodes, moved by
-    one indexed add (their positions made once per node set), and the remaining nodes are
-    sorted by one lexsort."""
+    """The order heuristic's totals per target node (a position in the drain's targets): in how many hard
+    constraints its domain holds the global minimum, and its domains' surplus over it. In numpy arrays: a zone
+    domain's many target nodes move by one indexed add (positions made once per node set), and the remaining
+    nodes are sorted by one lexsort."""
 
     SMALL = 8  # node sets up to this size are moved one node at a time
 
@@ -472,9 +412,8 @@ class _Totals:
     def clear(self) -> None:
         """Every total back to 0."""
         n = len(self.names)
-        # position -> [holds, surplus] not yet added to the arrays (add's small node sets, a
-        # hostname domain's one node mostly: numpy's per-element += costs more than the rest
-        # of add, so they are added in one go when the totals are read)
+        # position -> [holds, surplus] not yet in the arrays: add's small node sets (mostly a hostname domain's one
+        # node), added in one go when the totals are read, as numpy's per-element += costs more than the rest of add
         self._pending: dict[int, list[int]] = {}
         np = vector.np
         self.holds, self.surplus = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
@@ -501,11 +440,9 @@ class _Totals:
         s[at] += surplus
 
     def derive(self, names: Collection[str], like: Collection[str], came: list[str], gone: list[str]) -> None:
-        """`names` is `like` with the nodes `came` and without the nodes `gone`: when `like`'s
-        positions are known, `names`' are made from them (`add` indexes with positions in any
-        order). A level takes a node or two out of a zone's few hundred target nodes holding a
-        workload's pods, and a whole zone's node-deleting re-plan makes tens of thousands of
-        such sets: reading every position again for each would dominate it."""
+        """`names` is `like` with the nodes `came` and without the nodes `gone`: when `like`'s positions are known,
+        `names`' are made from them (`add` takes positions in any order). A level moves a node or two of a zone
+        domain's many, and reading every position again would dominate a node-deleting re-plan."""
         if len(names) <= self.SMALL or len(came) + len(gone) > self.SMALL:
             return
         at = self._at.get(like)
@@ -545,8 +482,8 @@ class _Totals:
 
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
-    """The domain's one schedulable node, if it has exactly one (draining it empties the domain);
-    a deleted node it still lists (partition.without_node) is not one."""
+    """The domain's one schedulable node, if it has exactly one (draining it empties the domain); a deleted node
+    it still lists (partition.without_node) is not one."""
     found = None
     for n in names:
         node = nodes.get(n)
@@ -558,8 +495,8 @@ def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
 
 
 def zone_key(ctx: Context) -> str | None:
-    """The first non-hostname topologyKey of a tracked hard constraint: what "spread a
-    step across domains" spreads over."""
+    """The first non-hostname topologyKey of a tracked hard constraint: what "spread a step across domains"
+    spreads over."""
     for t in ctx.tracked:
         c = t.pod.spread[t.position] if t.position < len(t.pod.spread) else None
         if c is not None and c.hard and c.topology_key != HOSTNAME_KEY:
@@ -568,18 +505,14 @@ def zone_key(ctx: Context) -> str | None:
 
 
 class _Proven:
-    """The harm forced.py proved that no order avoids: its constraints' excess, and the
-    strandings of their workloads (any stranding of such a workload, whatever its cause: the
-    workload is harmed in every order, and the plan is unsafe for it anyway). The fallback
-    weighs the other harm only: where a candidate's harm is all of this kind, the level
-    takes it at once (a trapped zone's thousand levels would otherwise each play all their
-    candidates, to pick which of the same workloads' pods strand first)."""
+    """The harm forced.py proved that no order avoids: its constraints' excess, and any stranding of their
+    workloads (harmed in every order anyway). The fallback weighs the other harm only (else each level of a
+    trapped zone would play all its candidates, to pick which of the same workloads' pods strand first)."""
 
     def __init__(self, forced: list[ForcedHarm]):
         self.constraints = {(f.namespace, f.workload, f.topology_key) for f in forced}
         self.workloads = {(f.namespace, f.workload) for f in forced}
-        # the places of the constraints not proven broken in a judge's answer (one per tracked
-        # constraint, always in the same order): found in the first answer read
+        # places of the constraints not proven broken in a judge's answer (always in the same order): found once
         self._others: list[int] | None = None
 
     def stranded(self, stranded: list[Stranded]) -> int:
@@ -601,8 +534,7 @@ class _Proven:
 
 
 def _before(ctx: Context, world: World, proven: _Proven) -> tuple[int, int, int]:
-    """What _badness reads of a level's world: (stranded pods, the last step's excess without
-    the proven harm, steps)."""
+    """What _badness reads of a level's world: (stranded pods, the last step's unproven excess, steps)."""
     return len(world.stranded), proven.excess(ctx, world.steps[-1]) if world.steps else 0, len(world.steps)
 
 
