@@ -1,43 +1,25 @@
 """Where the scheduler would put a replacement pod: filter nodes, then score.
 
-Filtering is the engine's (engine.filters: every filter, spread included), run on
-the simulated cluster. Like kube-scheduler, the walk does not filter every node of a
-large cluster: with percentageOfNodesToScore unset it wants
-`num_feasible_to_find(N)` = max(5 %, 50 % − N/125 %) of the N nodes, at least 100,
-feasible nodes (every node when N < 100), walks the nodes in node-tree order (zones
-round robin, `SimCluster.scan_order`) from the rotating start index
-(`SimCluster.next_start`), stops at the last one it needs, and advances the index
-by the nodes it examined. That is what the scheduler does, and it bounds a
-placement to the sample (500 of 5,000 nodes) instead of the cluster. The real
-scheduler filters in parallel and may examine a few more nodes before it stops; the
-simulation examines them one by one. When no node is feasible every node has been
-examined, so a stranded replacement's diagnosis (fit nodes, spread refusals, the
-first-failure histogram) is complete; for a placed one they cover the sample.
+Filtering is the engine's (engine.filters, spread included), run on the simulated cluster. Like kube-scheduler, the walk
+does not filter every node of a large cluster: with percentageOfNodesToScore unset it wants `num_feasible_to_find(N)`
+feasible nodes, walks the nodes in node-tree order (zones round robin, `SimCluster.scan_order`) from the rotating start
+index (`SimCluster.next_start`), stops at the last one it needs and advances the index by the nodes it examined: a
+placement is bounded by the sample, not the cluster. The real scheduler filters in parallel and may examine a few more
+nodes before it stops; the simulation examines them one by one. When no node is feasible every node has been examined,
+so a stranded replacement's diagnosis (fit nodes, spread refusals, first-failure histogram) is complete; a placed one's
+covers the sample.
 
-Among the nodes found, the planner predicts the node with the highest total of the
-default profile's Score plugins, each with its weight and normalisation
-(engine/scores.py; the array paths engine/scorearrays.py).
+The predicted node has the highest total of the default profile's Score plugins, each with its weight and normalisation
+(engine/scores.py; the array paths engine/scorearrays.py). Ties go to the node whose name sorts first, and the Placement
+names the tied nodes (`tied`): the scheduler picks at random among them. The accepting domains are those of the feasible
+nodes found: all of them below 100 nodes, and at scale those in the sample (every zone, as the walk goes round robin
+over zones, but only the sampled nodes of a hostname constraint: listing every feasible node costs the full walk).
 
-Ties go to the node whose name sorts first and the Placement names the tied nodes
-(`tied`): the scheduler picks at random among them, so such a placement is one of
-several the scheduler may make. The accepting domains are those of the
-feasible nodes found: every accepting domain below 100 nodes, and at scale the ones
-in the scheduler's sample (which covers every zone — the walk goes round robin over
-zones — but only the sampled nodes of a hostname constraint; listing every feasible
-node of a 5,000-node cluster per replacement would cost the full walk again).
-
-Speed: replacements that the filters other than spread cannot tell apart (same
-requests, ports, tolerations, node selection, volumes; see `filter_key`) share one
-cache of those filters' verdicts and one PreFilter cycle, keyed by node and the node's
-version in the simulation: after a replacement is bound only that node is
-re-filtered, while spread (which depends on the whole cluster) comes from the
-simulation's memo (`SimCluster.spread_state`). Templates that differ only in their
-requests (one per workload in a big cluster) also share one level below: the verdicts
-of every filter but NodeResourcesFit (`shape_key`), so a template meeting a node for
-the first time costs a resource check, not a full evaluation. Spread's verdict is
-memoised per domain within a placement (`_SpreadVerdicts`). The caches are off when
-any pod has required pod (anti-)affinity, because InterPodAffinity reads pods on
-other nodes.
+Speed: replacements that the filters other than spread cannot tell apart (`filter_key`) share one PreFilter cycle and
+one cache of those filters' verdicts per node version, so a bind re-filters only its node; spread, which depends on the
+whole cluster, comes from `SimCluster.spread_state`'s memo. Templates differing only in requests share the other
+filters' verdicts (`shape_key`). The caches are off when any pod has required pod (anti-)affinity, because
+InterPodAffinity reads pods on other nodes.
 """
 
 from __future__ import annotations
@@ -48,32 +30,30 @@ from typing import Mapping
 
 from kubectl_tspread.views.drain.core import vector
 from kubectl_tspread.engine import filters, interpod, resources, scorearrays, scores, spread
-from kubectl_tspread.views.drain.core.simulate import SPREAD_KEY_READS, SimCluster, interned, numbering, parts_memo, spread_key_of
+from kubectl_tspread.views.drain.core.simulate import (SPREAD_KEY_READS, SimCluster, interned, numbering, parts_memo,
+                                                       spread_key_of)
 from kubectl_tspread.model import Node, Pod, positional_constructor
 
 SPREAD_PLUGIN = spread.PLUGIN
 # the filters that run before NodeResourcesFit (scheduler order)
 _BEFORE_FIT = frozenset(filters.FILTER_ORDER[:filters.FILTER_ORDER.index(resources.NODE_RESOURCES_FIT)])
-# the vectorised path's "no node is feasible" (views/drain/core/vector.py), distinct from "not applicable"
-_NOWHERE = object()
+_NOWHERE = object()  # the array path's (vector.py) "no node is feasible", distinct from None, "not applicable"
 # InterPodAffinity's PreFilter result when no pod, the incoming one included, has pod (anti-)affinity
 _NO_AFFINITY = interpod.AffinityState((), (), {}, {}, {}, True)
-# kube-scheduler's sampling (pkg/scheduler/schedule_one.go): below MIN_FEASIBLE_NODES nodes
-# it examines all of them; otherwise, with percentageOfNodesToScore unset, it stops once
-# max(5, 50 − nodes/125) % of the nodes, but at least MIN_FEASIBLE_NODES, are feasible
+# kube-scheduler's sampling (pkg/scheduler/schedule_one.go): below MIN_FEASIBLE_NODES nodes it examines all; otherwise,
+# with percentageOfNodesToScore unset, it stops once max(5, 50 − nodes/125) % of the nodes (at least 100) are feasible
 MIN_FEASIBLE_NODES = 100
 MIN_FEASIBLE_PERCENT = 5
 BASE_PERCENT = 50
 NODES_PER_PERCENT = 125
-# how much further than a template's last walk went its next placement's window reaches:
-# too small a margin sends more placements on to the walk over every node, too large a
-# one judges nodes the walk would not have reached
+# how much further than a template's last walk its next placement's window reaches: too small a margin sends more
+# placements on to the walk over every node, too large a one judges nodes the walk would not have reached
 WINDOW_MARGIN = 1.5
 
 
 def num_feasible_to_find(total: int, percentage: int = 0) -> int:
-    """How many feasible nodes the scheduler looks for before it stops filtering (a
-    `percentage` of 0 is the default, adaptive one; 100 or more means every node).
+    """How many feasible nodes the scheduler looks for before it stops filtering (a `percentage` of 0 is the default,
+    adaptive one; 100 or more means every node).
 
     >>> num_feasible_to_find(99), num_feasible_to_find(500), num_feasible_to_find(5000)
     (99, 230, 500)
@@ -87,13 +67,10 @@ def num_feasible_to_find(total: int, percentage: int = 0) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """The scheduler's predicted verdict for one replacement.
-
-    `node` is None when no node passes. `fit_nodes` are the nodes that pass every
-    filter except PodTopologySpread; `spread_refusals` counts, per topologyKey, how
-    many of those spread refuses (so a stranded pod can be blamed correctly);
-    `reasons` is the first-failure histogram of the scheduler's message (read only when
-    no node fits: vector.py leaves it empty when spread is what refuses the fit nodes)."""
+    """The scheduler's predicted verdict for one replacement. `node` is None when no node passes. `fit_nodes` pass
+    every filter but PodTopologySpread; `spread_refusals` counts per topologyKey how many of those spread refuses (to
+    blame a stranding correctly); `reasons` is the first-failure histogram of the scheduler's message (read only when
+    no node fits: the array path leaves it empty when spread is what refuses the fit nodes)."""
 
     pod: Pod
     node: str | None
@@ -106,31 +83,28 @@ class Placement:
     tied: tuple[str, ...] = ()
 
 
-# one per replacement placed: without the frozen dataclass's per-field setattr (every field, in order)
+# one per replacement placed: without the frozen dataclass's per-field setattr
 _new_placement = positional_constructor(Placement)
 
 
 def shape_key(pod: Pod) -> tuple:
-    """What every filter but spread, InterPodAffinity and NodeResourcesFit reads of an
-    unbound pod: NodeUnschedulable and TaintToleration the tolerations, NodeName the
-    requested node, NodeAffinity the nodeSelector and required terms, NodePorts the host
-    ports, NodeDeclaredFeatures the features its spec uses, the volume filters the claims
-    (looked up in the namespace; a pod's other volumes are nothing to them)."""
-    claims = tuple(v.pvc for v in pod.volumes if v.pvc)  # all the volume filters read of the volumes
-    # the claims stay last (`_vector` reads them there)
+    """What every filter but spread, InterPodAffinity and NodeResourcesFit reads of an unbound pod: NodeUnschedulable
+    and TaintToleration the tolerations, NodeName the requested node, NodeAffinity the nodeSelector and required terms,
+    NodePorts the host ports, NodeDeclaredFeatures the features its spec uses, the volume filters the claims (looked up
+    in the namespace; they read no other volume)."""
+    claims = tuple(v.pvc for v in pod.volumes if v.pvc)  # last in the key: `_vector` reads them there
     return (pod.namespace if claims else "", pod.tolerations, pod.node_name,
             tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports, pod.features_used, claims)
 
 
 def filter_key(pod: Pod, shape: tuple | None = None) -> tuple:
-    """What the filters other than spread and InterPodAffinity read of an unbound pod:
-    its `shape_key` (pass it when already made) and the requests NodeResourcesFit reads."""
+    """What the filters other than spread and InterPodAffinity read of an unbound pod: its `shape_key` (pass it when
+    already made) and the requests NodeResourcesFit reads."""
     return (shape_key(pod) if shape is None else shape, tuple(sorted(pod.requests.items())))
 
 
 def template_key(pod: Pod) -> tuple:
-    """Everything the filters and scores read of an unbound pod: two pods with the same
-    key get the same verdict on the same cluster."""
+    """Everything the filters and scores read of an unbound pod: pods with the same key get the same verdict."""
     return (pod.namespace, spread_key_of(pod), filter_key(pod), pod.pod_affinity, pod.pod_anti_affinity)
 
 
@@ -138,10 +112,9 @@ def template_key(pod: Pod) -> tuple:
 FILTER_KEY_READS = ("tolerations", "node_selector", "node_affinity", "host_ports", "volumes", "requests",
                     "features_used")
 FILTER_KEY_STRINGS = ("namespace", "node_name")
-# what template_key reads
-TEMPLATE_KEY_READS = FILTER_KEY_READS + ("pod_affinity", "pod_anti_affinity") + SPREAD_KEY_READS
-# a stranded replacement is retried at every step, and building its key costs more than
-# the failed-verdict lookup it feeds: a number per distinct key
+TEMPLATE_KEY_READS = FILTER_KEY_READS + ("pod_affinity", "pod_anti_affinity") + SPREAD_KEY_READS  # template_key's
+# a number per distinct key: a stranded replacement is retried at every step, and building its key costs more than the
+# failed-verdict lookup it feeds
 template_of = parts_memo(interned(template_key), TEMPLATE_KEY_READS, FILTER_KEY_STRINGS)
 _shape_number, _filter_number = numbering(), numbering()
 
@@ -168,8 +141,7 @@ class Placer:
         self._failed: dict[int, tuple[int, Placement]] = {}  # template_of -> (sim stamp, no-node verdict)
         self._bare: dict[int, tuple[int, Placement]] = {}  # the same, without the diagnosis
         self._tables: dict[int, vector.NodeTable] = {}  # vector.py's arrays, per node set
-        # template_of -> how far its last walk went, in nodes examined per node wanted (with a
-        # margin): the window its next placement judges first (vector.window)
+        # template_of -> nodes its last walk examined per node wanted, with a margin: its next window (vector.window)
         self._reach: dict[int, float] = {}
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
@@ -177,8 +149,8 @@ class Placer:
         return self._failed_on(sim, pod, diagnose=False) is not None
 
     def _failed_on(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement | None:
-        """The no-node verdict a pod like `pod` got on this very state, if any (with its
-        diagnosis; with diagnose=False one without it will do)."""
+        """The no-node verdict a pod like `pod` got on this very state, if any (with diagnose=False, one may lack the
+        diagnosis)."""
         template = template_of(pod)
         for memo in (self._failed,) if diagnose else (self._failed, self._bare):
             failed = memo.get(template)
@@ -187,8 +159,8 @@ class Placer:
         return None
 
     def _cycle(self, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState) -> filters.Cycle:
-        """The PreFilter cycle, built once per filter key: without pod (anti-)affinity in the
-        cluster its parts (volumes, node-name affinity) depend on the key alone."""
+        """The PreFilter cycle, built once per filter key: without pod (anti-)affinity in the cluster its parts
+        (volumes, node-name affinity) depend on the key alone."""
         if sim.affinity_sensitive:
             return filters.Cycle(sim.index, pod, state)
         cycle = self._cycles.get(key)
@@ -198,12 +170,9 @@ class Placer:
         return cycle
 
     def place(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement:
-        """Where the scheduler puts `pod`. With diagnose=False a pod that fits nowhere gets
-        a Placement without the diagnosis (fit nodes, refusals, reasons): a retry of a
-        stranded replacement only asks whether it fits now, and the diagnosis walks every
-        node of the cluster."""
-        # a pod like one that found no node on this very state finds none either: stranded
-        # replacements are retried at every step, often dozens of one template
+        """Where the scheduler puts `pod`. With diagnose=False a pod that fits nowhere gets a Placement without the
+        diagnosis (fit nodes, refusals, reasons), which walks every node: a retry only asks whether it fits now."""
+        # a pod like one that found no node on this very state finds none either (retries come by the template)
         failed = self._failed_on(sim, pod, diagnose)
         if failed is not None:
             return replace(failed, pod=pod)
@@ -213,8 +182,8 @@ class Placer:
         return placement
 
     def _place(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement:
-        """The arrays' placement (vector.py) where they cover the pod; else, and to diagnose a
-        pod that fits no node at all, the walk over the nodes with the engine's filters."""
+        """The arrays' placement (vector.py) where they cover the pod; else, and to diagnose a pod that fits no node at
+        all, the walk over the nodes with the engine's filters."""
         state, shape, shape_id, cycle, cache = self._prepared(sim, pod)
         fast = self._vector(sim, pod, state, shape, shape_id, cycle, diagnose)
         if fast is _NOWHERE:
@@ -225,15 +194,13 @@ class Placer:
         return self._walk(sim, pod, state, cycle, cache)
 
     def walk(self, sim: SimCluster, pod: Pod) -> Placement:
-        """The placement of `pod` by the walk alone, whether or not the arrays cover it: the
-        scheduler's node-by-node filtering, as the engine writes each filter, which the
-        arrays' answers are tested against."""
+        """The placement of `pod` by the walk alone, even where the arrays cover it: the scheduler's node-by-node
+        filtering with the engine's filters, which the arrays' answers are tested against."""
         state, _, _, cycle, cache = self._prepared(sim, pod)
         return self._walk(sim, pod, state, cycle, cache)
 
     def _prepared(self, sim: SimCluster, pod: Pod) -> tuple[spread.SpreadState, tuple, int, "_LazyCycle", dict]:
-        """(spread state, shape key, shape id, the lazy filter cycle, the template's verdict
-        cache) of a placement of `pod`."""
+        """(spread state, shape key, shape id, the lazy filter cycle, the template's verdict cache) of a placement."""
         state = sim.spread_state(pod)
         shape, shape_id, key = keys_of(pod)
         cycle = _LazyCycle(self, sim, key, pod, state)
@@ -247,11 +214,9 @@ class Placer:
 
     def _walk(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, cycle: "_LazyCycle",
               cache: dict) -> Placement:
-        """The scheduler's walk over the nodes in node-tree order from its rotating start,
-        each node judged by the engine's filters (cached per node version), until it has the
-        feasible nodes it wants; then the scores pick among them."""
+        """The scheduler's walk in node-tree order from its rotating start, each node judged by the engine's filters
+        (cached per node version), until it has the feasible nodes it wants; then the scores pick among them."""
         versions, nodes = sim.version, sim.nodes
-        hard = state.hard
         order = sim.scan_order()
         total = len(order)
         want = num_feasible_to_find(total)
@@ -261,7 +226,7 @@ class Placer:
         refusals: dict[str, int] = {}
         reasons: dict[str, int] = {}
         processed = 0
-        verdict = _SpreadVerdicts(state, hard) if hard else (lambda node: None)
+        verdict = _SpreadVerdicts(state, state.hard) if state.hard else (lambda node: None)
         for name in itertools.chain(order[start:], order[:start]):
             processed += 1
             hit = cache.get(name)
@@ -295,8 +260,8 @@ class Placer:
                          best if len(best) > 1 else ())
 
     def _non_spread(self, sim: SimCluster, cache: dict, cycle: "_LazyCycle", node: Node):
-        """(every non-spread failure, the first failure in scheduler order when it is not
-        spread's) for one node, remembered in `cache` with the node's version."""
+        """(every non-spread failure, the first failure in scheduler order unless spread's) for one node, remembered in
+        `cache` with the node's version."""
         shapes = cycle.shapes
         cycle = cycle.get()
         if shapes is not None and cycle.prefilter is None and cycle.node_names is None:
@@ -311,11 +276,10 @@ class Placer:
         cache[node.name] = (sim.version.get(node.name, 0), others, first)
         return others, first
 
-
     @staticmethod
     def _shape_hit(sim: SimCluster, shapes: dict, cycle: filters.Cycle, node: Node) -> tuple[int, tuple, tuple]:
-        """(node version, the failures of the filters before NodeResourcesFit, those after it
-        but spread's) for the pod's shape on `node`, remembered in `shapes` per node version."""
+        """(node version, the failures of the filters before NodeResourcesFit, those after it but spread's) for the
+        pod's shape on `node`, remembered in `shapes` per node version."""
         name = node.name
         version = sim.version.get(name, 0)
         hit = shapes.get(name)
@@ -329,12 +293,10 @@ class Placer:
 
     @staticmethod
     def _by_shape(sim: SimCluster, cache: dict, shapes: dict, cycle: filters.Cycle, node: Node):
-        """`_non_spread` from the verdict of the pod's shape (every filter but the resource
-        fit, shared by the templates that differ only in requests: a workload each, in a
-        big cluster) plus NodeResourcesFit for this pod: templates meet most nodes for the
-        first time on their walks, and a full evaluation costs several times this.
-        Only without pod (anti-)affinity (no InterPodAffinity failure, which would follow
-        spread) and without PreFilter outcomes (they lead the verdict)."""
+        """`_non_spread` from the pod's shape verdict (every filter but the resource fit, shared by the templates that
+        differ only in requests) plus NodeResourcesFit for this pod: templates meet most nodes for the first time on
+        their walks, and a full evaluation costs several times this. Only without pod (anti-)affinity (no
+        InterPodAffinity failure, which would follow spread) and without PreFilter outcomes (they lead the verdict)."""
         pod, name = cycle.pod, node.name
         hit = Placer._shape_hit(sim, shapes, cycle, node)
         usage = resources.node_usage(sim.index, name, exclude=pod.key)
@@ -345,18 +307,14 @@ class Placer:
 
     def _vector(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, shape: tuple, shape_id: int,
                 cycle: "_LazyCycle", diagnose: bool = True) -> Placement | None:
-        """The placement from vector.py's arrays; None when that path does not apply,
-        _NOWHERE when no node is feasible and the walk is to diagnose it (or no diagnosis
-        is wanted). A pod that some node fits but spread refuses everywhere is diagnosed
-        here (fit nodes, refusals): a drain that traps a zone strands thousands of them,
-        and the walk would examine every node of the cluster for each."""
+        """The placement from vector.py's arrays; None when that path does not apply, _NOWHERE when no node is
+        feasible and the walk is to diagnose it (or no diagnosis is wanted). A pod that some node fits but spread
+        refuses everywhere is diagnosed here (fit nodes, refusals): a trap strands many, each a walk over every node."""
         if sim.affinity_sensitive or pod.features_used or not vector.fits_fast_path(pod):
             return None
-        # without pod (anti-)affinity a filter key's cycle is made once (_cycle) and its PreFilter
-        # outcome and node-name set are fixed: read them there without readying it for this pod
-        c = self._cycles.get(cycle.key)
-        if c is None:
-            c = cycle.get()
+        # without pod (anti-)affinity a filter key's cycle is made once (_cycle), its PreFilter outcome and node-name
+        # set fixed: read them there without readying it for this pod
+        c = self._cycles.get(cycle.key) or cycle.get()
         if c.prefilter is not None or c.node_names is not None:
             return None
         total = len(sim.scan_order())
@@ -370,24 +328,21 @@ class Placer:
             hit = Placer._shape_hit(sim, shapes, cycle.get(), nodes[name])
             return not hit[1] and not hit[2]
 
-        # a shape without host ports or claims is judged on the Node object alone (taints,
-        # cordon, labels): its verdicts change with a cordon, not with every pod bound
+        # a shape without host ports or claims is judged on the Node object alone (taints, cordon, labels): its
+        # verdicts change with a cordon, not with every pod bound
         node_only = not pod.host_ports and not shape[-1]
         shape_version = sim.node_object_array() if node_only else version
         values = vector.spread_values(table, sim, state)
         start, want = sim.next_start % total, num_feasible_to_find(total)
         walked, template = None, template_of(pod)
-        # the nodes the walk most likely stops within first (as far as the template's last
-        # walk went, and half as far again); all of them when that was not enough, when a hard
-        # constraint refuses every domain (no node is feasible), or when the template's last
-        # placement found no node (a zone's trap strands thousands, and the window only delays
-        # the walk over every node that says so)
+        # first the nodes the walk most likely stops within (as far as the template's last walk went, and half as far
+        # again); all of them when that was not enough, when a hard constraint refuses every domain (no node is
+        # feasible), or when the template's last placement found no node (a window only delays the walk that says so)
         reach = self._reach.get(template, 2.0)
         rows = vector.window(start, int(want * reach), want, total) if all(ok.any() for _, ok in values) else None
 
         def judged(run: slice = slice(None)):
-            """(fit per node of `run`: every filter but spread; spread's verdict per hard
-            constraint; both)."""
+            """(fit per node of `run`: every filter but spread; spread's verdict per hard constraint; both)."""
             table.refresh_usage(sim, version, _nonzero, run)
             fit = table.shape_ok(shape_id, shape_version, row, run) & vector.fit_ok(table, pod, run)
             allowed = vector.spread_allowed(values, run)
@@ -439,10 +394,9 @@ class _LazyCycle:
 
 
 class _SpreadVerdicts:
-    """Spread's Filter verdict for a node — None, or (the plugin's failure, the
-    topologyKeys refusing it) — remembered per domain for one placement: it depends only
-    on the node's values of the hard constraints' keys, and a zone holds thousands of
-    nodes (a stranded replacement's walk meets every one of them)."""
+    """Spread's Filter verdict for a node (None, or the plugin's failure and the topologyKeys refusing it), remembered
+    per domain for one placement: it depends only on the node's values of the hard constraints' keys, and a stranded
+    replacement's walk meets every node of each zone."""
 
     __slots__ = ("state", "hard", "keys", "memo")
 
@@ -483,9 +437,7 @@ _nonzero = scores.score_requests
 
 def interpod_topology(sim: SimCluster, pod: Pod) -> dict | None:
     """InterPodAffinity's PreScore on the simulation; None without a pod whose terms score."""
-    if not (sim.affinity_scored or scores.interpod_has_terms(pod)):
-        return None
-    return scores.interpod_topology(sim.index, pod)
+    return scores.interpod_topology(sim.index, pod) if sim.affinity_scored or scores.interpod_has_terms(pod) else None
 
 
 def _usage(sim: SimCluster):

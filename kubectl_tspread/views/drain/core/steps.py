@@ -1,23 +1,15 @@
 """Playing one batch of nodes on the simulated cluster: cordon, evict, replace, check.
 
-A batch (≤ --max-parallel nodes) becomes one step, or several when a PDB's budget
-is smaller than the batch's pods it covers: each step evicts what the budgets allow
-and the next one (same nodes, already cordoned) the rest, once the previous step's
-replacements are Ready and the budget is back.
+A batch (≤ --max-parallel nodes) is one step, or several when a PDB's budget is below the batch's pods it covers: each
+step evicts what the budgets allow, the next (same nodes, already cordoned) the rest once the previous step's
+replacements are Ready and the budget is back. Which nodes a step cordons: `cordons`.
 
-The plan's first step cordons every target (kubectl drain cordons all the nodes it is
-given before it evicts anything), so no replacement lands on a node a later step drains
-and no pod moves twice; with staged cordons (the StageCordons remedy) each batch's first
-step cordons the batch instead.
-
-Per step: cordon (see above); evict the step's pods (terminating: uncounted, still
-holding resources); create every replacement (controller-managed pods only) and
-place them one by one, highest priority first, each seeing the previous ones bound;
-then judge every tracked constraint (the hard and soft constraints of each affected
-workload) against its limit: maxSkew, or the skew before the drain when that was
-already higher — a drain may not make an existing violation worse, but it cannot
-be blamed for it. A step is safe when no replacement strands, no DoNotSchedule
-constraint ends above its limit and no pod had to be left for lack of budget.
+Per step: cordon; evict the step's pods (terminating: uncounted, still holding resources); create every replacement
+(controller-managed pods only) and place them one by one, highest priority first, each seeing the previous ones bound;
+then judge every tracked constraint (the hard and soft ones of each affected workload) against its limit: maxSkew, or
+the skew before the drain when that was already higher (a drain may not make a violation worse, but is not blamed for
+it). A step is safe when no replacement strands, no DoNotSchedule constraint ends above its limit and no pod had to be
+left for lack of budget.
 """
 
 from __future__ import annotations
@@ -31,15 +23,7 @@ from kubectl_tspread.views.drain.core import counts
 from kubectl_tspread.views.drain import pdb as pdbmod
 from kubectl_tspread.views.drain.diagnose import strand_reason
 from kubectl_tspread.views.drain.core.memo import ObjectMemo
-from kubectl_tspread.model.plan import (
-    PDB_BLOCKS,
-    ConstraintAfter,
-    Eviction,
-    PdbUse,
-    Skipped,
-    Step,
-    Stranded,
-)
+from kubectl_tspread.model.plan import PDB_BLOCKS, ConstraintAfter, Eviction, PdbUse, Skipped, Step, Stranded
 from kubectl_tspread.views.drain.core.placement import Placer, template_of
 from kubectl_tspread.views.drain.pods import EVICT, SKIP, PodDecision
 from kubectl_tspread.views.drain.core.simulate import REPLACEMENT_UID_PREFIX, SimCluster, spread_key_of
@@ -47,9 +31,8 @@ from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.index import undo_entry, undo_member
 from kubectl_tspread.model import Pdb, Pod, positional_constructor
 
-# the records a step makes by the hundred thousand in a zone's plan (a judgement per moved
-# constraint, an eviction per pod, a stranding per replacement), built without the frozen
-# dataclass's per-field setattr (model.positional_constructor: every field, in order)
+# records a plan makes by the hundred thousand (a judgement per moved constraint, an eviction per pod, a stranding per
+# replacement), built without the frozen dataclass's per-field setattr (model.positional_constructor)
 _new_after = positional_constructor(ConstraintAfter)
 _new_eviction = positional_constructor(Eviction)
 _new_stranded = positional_constructor(Stranded)
@@ -57,8 +40,7 @@ _new_stranded = positional_constructor(Stranded)
 
 @dataclass(frozen=True, slots=True)
 class Tracked:
-    """One constraint of one affected workload, judged after every step through a
-    representative (unbound) pod of that workload."""
+    """One constraint of one affected workload, judged after every step through an unbound pod of that workload."""
 
     workload: str
     pod: Pod
@@ -80,20 +62,13 @@ class Context:
     delete_drained_nodes: bool = False
     stage_cordons: bool = False  # each batch cordons itself (else step 1 cordons every target)
     origin: dict[str, str] = field(default_factory=dict)  # replacement key -> evicted pod key
-    # tracked position -> (constraint state, its ConstraintAfter): a state no pod of the
-    # workload moved since is the very same object, and so is its judgement
+    # tracked position -> (constraint state, its judgement), reused while the state is the very same object
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
-    # (SimCluster.spread_epoch, tracked_states' answer then)
-    tracked_memo: tuple[int, list] | None = None
-    # tracked_states' probes: ((pod, spread key) of each distinct probe pod, and per tracked
-    # constraint in order, its probe's place there and its position), made once
-    probes: tuple[list, list] | None = field(default=None, repr=False)
-    # (tracked_states' list, judge's answer for it, its excess), and answer -> excess for the
-    # answers steps hold (the search's badness reads their excess)
-    last_judged: tuple[list, tuple, int] | None = None
-    excesses: ObjectMemo = field(default_factory=ObjectMemo)
-    # (node, pod key) -> the decision made for the pod there: looked up for every eviction
-    decided: dict[tuple[str, str], PodDecision] = field(init=False, repr=False)
+    tracked_memo: tuple[int, list] | None = None  # (SimCluster.spread_epoch, tracked_states' answer then)
+    probes: tuple[list, list] | None = field(default=None, repr=False)  # tracked_states' probes (_probes), made once
+    last_judged: tuple[list, tuple, int] | None = None  # (tracked_states' list, judge's answer for it, its excess)
+    excesses: ObjectMemo = field(default_factory=ObjectMemo)  # judge's answer -> its excess (the search's badness)
+    decided: dict[tuple[str, str], PodDecision] = field(init=False, repr=False)  # (node, pod key) -> its decision
 
     def __post_init__(self) -> None:
         self.decided = {}
@@ -102,7 +77,7 @@ class Context:
                 self.decided.setdefault((node, d.pod.key), d)
 
     def adopt(self, pod: Pod) -> None:
-        """Give a replacement its original's workload, PDBs and decision."""
+        """Give a replacement its original's workload and PDBs."""
         src = self.origin.get(pod.key)
         if src is None or pod.key in self.pod_pdbs:
             return
@@ -110,9 +85,8 @@ class Context:
         self.pod_pdbs[pod.key] = self.pod_pdbs.get(src, ())
 
     def decision(self, pod: Pod) -> PodDecision:
-        """The decision made for `pod` on the node it is on now; a replacement that a step
-        put on a target node (a StatefulSet's keeps its name) was never decided: evicted
-        and replaced."""
+        """The decision made for `pod` on the node it is on now; a replacement that a step put on a target node (a
+        StatefulSet's keeps its name) was never decided: evicted and replaced."""
         d = self.decided.get((pod.node_name, pod.key))
         return d if d is not None else PodDecision(pod, EVICT, replaced=True)
 
@@ -129,50 +103,45 @@ class World:
     stranded: list[Stranded] = field(default_factory=list)
     pending: list[tuple[Pod, Pod]] = field(default_factory=list)  # (stranded replacement, evicted pod)
     done: set[str] = field(default_factory=set)  # targets already played
-    # placement template -> position in `pending` of its first pod (retry_pending's shortcut)
-    first_pending: dict[int, int] = field(default_factory=dict)
+    first_pending: dict[int, int] = field(default_factory=dict)  # template -> index of its first pod in `pending`
     # placement template -> (its hard constraint states, sim.freed) when it last found no node
     stuck: dict[int, tuple[tuple, int]] = field(default_factory=dict)
-    # todo_nodes' last answer: (the targets asked about, len(done) then, the answer)
-    todo: tuple | None = None
-    # per open mark (fork), innermost last: what revert puts back beside the simulation's own
-    marks: list[tuple] = field(default_factory=list, repr=False)
+    todo: tuple | None = None  # todo_nodes' last answer: (the targets asked about, len(done) then, the answer)
+    marks: list[tuple] = field(default_factory=list, repr=False)  # per open mark, innermost last: what revert restores
 
     def copy(self) -> "World":
         """An independent copy to play on (SimCluster.copy), with no mark open."""
-        # a pending replacement is never changed while it waits: the copy shares the records;
-        # and the lists of pods still to evict too, as run_batch copies a batch node's list
-        # before it changes it (not all 1,700 of a zone's)
+        # shared: the pending records (never changed while they wait) and the lists of pods to evict (run_batch copies
+        # a batch node's list before it changes it, so a copy need not copy them all)
         return World(self.sim.copy(), self.budgets.copy(), dict(self.remaining),
                      self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
                      dict(self.first_pending), dict(self.stuck), self.todo)
 
     def fork(self) -> None:
-        """Open a mark on the world and its simulation (SimCluster.fork): `revert` undoes what
-        is played from here, `commit` keeps it. The steps and strandings only grow, and a
-        pending list is only appended to or replaced: their lengths and objects are kept;
-        the budgets and the small per-template notes are copied; the lists of pods to evict
-        and the targets played leave undo entries in the simulation's journal (run_batch)."""
+        """Open a mark on the world and its simulation (SimCluster.fork). The steps and strandings only grow and a
+        pending list is only appended to or replaced: their lengths and objects are kept; the budgets and per-template
+        notes are copied; the lists of pods to evict and the targets played leave undo entries in the journal."""
         self.sim.fork()
         self.marks.append((len(self.steps), len(self.stranded), self.pending, len(self.pending),
                            self.first_pending, self.stuck, self.todo, self.budgets))
         self.first_pending, self.stuck, self.budgets = dict(self.first_pending), dict(self.stuck), self.budgets.copy()
 
     def revert(self, redo: bool = False) -> tuple | None:
-        """Undo everything played since the innermost mark, and close it; with `redo`,
-        returns what `redo` takes to play it back without simulating it again."""
+        """Undo everything played since the innermost mark, and close it; with `redo`, returns what `redo` takes to
+        play it back without simulating it again."""
         steps, stranded, pending, waiting, first_pending, stuck, todo, budgets = self.marks.pop()
         played = (self.steps[steps:], self.stranded[stranded:], list(self.pending), self.first_pending,
                   self.stuck, self.todo, self.budgets) if redo else None
         # the lists of pods to evict and `done` come back with the simulation's journal
         sim_redo = self.sim.revert(redo)
         del self.steps[steps:], self.stranded[stranded:], pending[waiting:]
-        self.pending, self.first_pending, self.stuck, self.todo, self.budgets = pending, first_pending, stuck, todo, budgets
+        self.pending, self.first_pending, self.stuck = pending, first_pending, stuck
+        self.todo, self.budgets = todo, budgets
         return (sim_redo, played) if redo else None
 
     def redo(self, redo: tuple) -> None:
-        """Play back what a `revert(redo=True)` undid, on the world as that revert left it
-        (the fallback keeps the least bad of its candidates this way)."""
+        """Play back what a `revert(redo=True)` undid, on the world as that revert left it (the fallback's way to keep
+        the least bad of its candidates)."""
         sim_redo, (steps, stranded, pending, self.first_pending, self.stuck, self.todo, self.budgets) = redo
         self.sim.redo(sim_redo)
         self.steps.extend(steps)
@@ -191,8 +160,7 @@ class World:
         self.sim.forget_marks(keep)
 
     def take_lists(self, nodes: Iterable[str]) -> None:
-        """Give each of `nodes` a list of pods to evict of its own (the world's copies and
-        marks may hold the one it has): run_batch changes only those."""
+        """Give each of `nodes` its own list of pods to evict, for run_batch to change (copies and marks may share)."""
         remaining, sim = self.remaining, self.sim
         for n in nodes:
             old = remaining.get(n)
@@ -217,17 +185,16 @@ class World:
             self.first_pending.setdefault(template_of(r), i)
 
     def note_stuck(self, pod: Pod) -> None:
-        """`pod` found no node on this state. Until room is made on a schedulable node or
-        one of its hard constraints' counts moves, a pod like it finds none either: cordons
-        and binds only take nodes and room away. (Not for pods that tolerate the cordon, for
-        which an eviction from a cordoned node makes room, nor with pod (anti-)affinity.)"""
+        """`pod` found no node on this state. Until room is made on a schedulable node or one of its hard constraints'
+        counts moves, a pod like it finds none either: cordons and binds only take nodes and room away. (Not for pods
+        tolerating the cordon, for which an eviction from a cordoned node makes room, nor with pod (anti-)affinity.)"""
         sim = self.sim
         if not sim.affinity_sensitive and not filters.tolerates_cordon(pod):
             self.stuck[template_of(pod)] = (sim.shared_spread_state(pod).hard, sim.freed)
 
     def still_stuck(self, pod: Pod) -> bool:
-        """Whether note_stuck's reasoning says a pod like `pod` still finds no node (this
-        world and its copies inherit what it noted: branches never share a note)."""
+        """Whether note_stuck's reasoning says a pod like `pod` still finds no node (this world and its copies inherit
+        what it noted: branches never share a note)."""
         hit = self.stuck.get(template_of(pod))
         if hit is None or hit[1] != self.sim.freed:
             return False
@@ -235,9 +202,8 @@ class World:
         return len(hard) == len(hit[0]) and all(map(operator.is_, hard, hit[0]))
 
     def todo_nodes(self, targets) -> list[str]:
-        """The nodes of `targets` not played yet, in their order (callers read the list only).
-        `done` only grows: the last answer for the same targets, less what was played since,
-        is the answer (a level asks once; a zone's 1,700 targets are not walked each time)."""
+        """The nodes of `targets` not played yet, in their order (callers read the list only). `done` only grows: the
+        last answer for the same targets, less what was played since, is the answer (no walk over all the targets)."""
         done, last = self.done, self.todo
         if last is not None and last[0] is targets:
             if last[1] == len(done):
@@ -254,9 +220,8 @@ class World:
 
 
 def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
-    """Play `batch` to the end (one or more steps). True when every step was safe, apart
-    from the batch's PDB-blocked pods: those can never be evicted whatever the order, so
-    the order search looks past them (their steps still say unsafe, and the plan too)."""
+    """Play `batch` to the end (one or more steps). True when every step was safe apart from the batch's PDB-blocked
+    pods: no order evicts those, so the order search looks past them (their steps, and the plan, still say unsafe)."""
     world.take_lists(batch)  # shared with the world's copies and marks: this branch's own from here
     _adopt_replacements(ctx, world, batch)
     todo = [p for n in batch for p in world.remaining.get(n, ())]
@@ -284,18 +249,17 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
                 world.remaining[p.node_name].remove(p)
             break
         # the first step always runs: it cordons the batch even when nothing is evicted
-        harmless = _play_step(ctx, world, batch, cordon if first else [], wave, first)
-        ok = ok and harmless
+        ok = _play_step(ctx, world, batch, cordon if first else [], wave, first) and ok
         first = False
         todo = deferred
     return ok
 
 
 def cordons(ctx: Context, steps: Sequence, batch: Sequence[str]) -> Sequence[str]:
-    """The nodes the step about to be played after `steps` cordons (those already cordoned
-    are left out by the caller): every target at the plan's first step, as `kubectl drain`
-    cordons all the nodes it is given before the first eviction, and none later; with staged
-    cordons, the batch. No node is deleted before the first step, so every target is there."""
+    """The nodes the step played after `steps` cordons (the caller leaves out those already cordoned): every target at
+    the plan's first step, as `kubectl drain` cordons all its nodes before the first eviction (no replacement lands on a
+    node a later step drains, no pod moves twice), and none later; with staged cordons (the StageCordons remedy), the
+    batch. No node is deleted before the first step, so every target is there."""
     if ctx.stage_cordons:
         return batch
     return ctx.targets if not steps else ()
@@ -304,8 +268,7 @@ def cordons(ctx: Context, steps: Sequence, batch: Sequence[str]) -> Sequence[str
 def _adopt_replacements(ctx: Context, world: World, batch: list[str]) -> None:
     """Replacements that an earlier step put on a node of this batch move again."""
     for n in batch:
-        # by key: comparing Pod records field by field costs more than the whole check
-        queued = {p.key for p in world.remaining[n]}
+        queued = {p.key for p in world.remaining[n]}  # by key: Pod equality compares every field
         for p in world.sim.pods_on(n):
             if p.uid.startswith(REPLACEMENT_UID_PREFIX) and not p.terminating and p.key not in queued:
                 world.remaining[n].append(p)
@@ -313,9 +276,8 @@ def _adopt_replacements(ctx: Context, world: World, batch: list[str]) -> None:
 
 
 def _delete_emptied(ctx: Context, world: World, batch: list[str]) -> tuple[str, ...]:
-    """The remedy "delete the drained Node objects once empty": once the step's pods are
-    gone, delete each batch node that holds only DaemonSet or mirror pods (never a pod
-    that a drain would have to delete outside the Eviction API)."""
+    """The remedy "delete the drained Node objects once empty": once the step's pods are gone, delete each batch node
+    holding only DaemonSet or mirror pods (never a pod a drain would have to delete outside the Eviction API)."""
     world.sim.settle()
     deleted = []
     for n in batch:
@@ -340,14 +302,11 @@ def _skipped(ctx: Context, batch: list[str], first: bool) -> tuple[Skipped, ...]
 
 
 def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
-    """The scheduler retries Pending pods when the cluster changes: replacements that
-    stranded earlier get another try, in the order they stranded. Returns (evicted pod,
-    replacement, node) placed.
+    """The scheduler retries Pending pods when the cluster changes: replacements that stranded earlier get another
+    try, in the order they stranded. Returns (evicted pod, replacement, node) placed.
 
-    Until one binds, every try is on the same state, and a pod like one that failed
-    fails too: so only the first pending pod of each template is tried, in pending
-    order, and the pass over every pending pod starts at the first that fits (a zone
-    drain strands thousands, retried at every step, and most steps place none)."""
+    Until one binds every try is on the same state, where a pod like one that failed fails too: so only the first
+    pending pod of each template is tried, in order, and the pass over them all starts at the first that fits."""
     pending = world.pending
     for i in sorted(world.first_pending.values()):
         repl, evicted = pending[i]
@@ -367,9 +326,8 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
 
 
 def _retry(world: World, repl: Pod) -> str | None:
-    """One retry: the node `repl` is bound to, or None. Most retries are of templates that
-    just failed again on this same state (a failure binds nothing) or are still stuck:
-    those are skipped without building a Placement."""
+    """One retry: the node `repl` is bound to, or None. A template that already failed on this same state (a failure
+    binds nothing) or is still stuck is skipped without building a Placement."""
     placer, sim = world.placer, world.sim
     if world.still_stuck(repl) or placer.failed_now(sim, repl):
         return None
@@ -381,10 +339,8 @@ def _retry(world: World, repl: Pod) -> str | None:
     return node
 
 
-def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod],
-               first: bool) -> bool:
-    """Play one step (appended to world.steps); whether it is safe apart from PDB-blocked
-    pods of the batch."""
+def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod], first: bool) -> bool:
+    """Play one step (appended to world.steps); whether it is safe apart from PDB-blocked pods of the batch."""
     number = len(world.steps) + 1
     sim = world.sim
     retry_pending(world)
@@ -397,7 +353,6 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     replacements = [(p, key, sim.replacement_for(p)) for p, key in zip(wave, keys) if decisions[key].replaced]
     for _, key, r in replacements:
         ctx.origin[r.key] = ctx.origin.get(key, key)
-    for _, _, r in replacements:
         sim.add_pending(r)
     deleted = _delete_emptied(ctx, world, batch) if ctx.delete_drained_nodes else ()
     placed: dict[str, tuple[str | None, dict]] = {}
@@ -423,11 +378,8 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
         evictions.append(_new_eviction(p.namespace, p.name, p.node_name, ctx.workload_of.get(key), d.replaced,
                                        node, accepting, ctx.pod_pdbs.get(key, ()), d.message, tied))
     after = judge(ctx, sim)
-    if excess(ctx, after) > 0:
-        safe = False
-    harmless = safe
-    if first and any(d.pod.key in ctx.blocked for n in batch for d in ctx.decisions.get(n, ())):
-        safe = False
+    harmless = safe and excess(ctx, after) <= 0
+    safe = harmless and not (first and any(d.pod.key in ctx.blocked for n in batch for d in ctx.decisions.get(n, ())))
     used = world.budgets.next_step()
     pdbs = tuple(PdbUse(ctx.pdbs[k].namespace, ctx.pdbs[k].name,
                         world.budgets.step_allowance(k), n) for k, n in sorted(used.items()))
@@ -438,10 +390,8 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
 
 
 def _forget(world: World, pods: list[Pod]) -> None:
-    """Take `pods` off their nodes' lists of pods still to evict (lists this branch owns:
-    run_batch), by identity: a list holds each pod once (_adopt_replacements goes by key), and
-    list.remove compared every pod ahead of each one field by field (a step's wave need not
-    come in the list's order: PDB-deferred pods stay ahead)."""
+    """Take `pods` off their nodes' lists of pods to evict (lists this branch owns: run_batch), by identity, not with
+    list.remove's field-by-field equality: a list holds each pod once (_adopt_replacements goes by key)."""
     gone: dict[str, set[int]] = {}
     for p in pods:
         gone.setdefault(p.node_name, set()).add(id(p))
@@ -451,10 +401,8 @@ def _forget(world: World, pods: list[Pod]) -> None:
 
 
 def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
-    """Every tracked constraint on the current simulated state. Made from the last answer:
-    only the constraints whose state object changed since are judged again (a step moves
-    a few workloads; a zone's drain tracks about a thousand constraints), and the total
-    excess over the limits moves with them (`excess`)."""
+    """Every tracked constraint on the current simulated state. Made from the last answer: only the constraints whose
+    state object changed since are judged again (a step moves a few workloads), and the total excess moves with them."""
     states = tracked_states(ctx, sim)
     last = ctx.last_judged
     if last is not None and last[0] is states:
@@ -479,8 +427,7 @@ def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
 
 
 def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter:
-    """The judgement of tracked constraint `i` in state `cs` (the same object again while no
-    pod of its workload moved)."""
+    """The judgement of tracked constraint `i` in state `cs` (the same object while no pod of its workload moved)."""
     last = ctx.judged.get(i)
     if last is not None and last[0] is cs:
         return last[1]
@@ -493,16 +440,15 @@ def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter
 
 
 def excess(ctx: Context, after: tuple[ConstraintAfter, ...]) -> int:
-    """How far the DoNotSchedule constraints of `after` (a judge's answer) are above their
-    limits, in total: > 0 exactly when one is exceeded."""
+    """How far the DoNotSchedule constraints of `after` (a judge's answer) are above their limits, in total: > 0
+    exactly when one is exceeded."""
     got = ctx.excesses.get(after)
     return got if got is not None else sum(c.excess for c in after)
 
 
 class DomainCounts(Mapping):
-    """{domain: pods} of a constraint state, read through from its domains: a step judges
-    every tracked constraint, a hostname one has thousands of domains, and only the steps
-    a user looks at are ever rendered."""
+    """{domain: pods} of a constraint state, read through from its domains: a step judges every tracked constraint, a
+    hostname one has a domain per node, and only the steps a user looks at are ever rendered."""
 
     __slots__ = ("_domains", "_histogram")
 
@@ -511,8 +457,7 @@ class DomainCounts(Mapping):
         self._histogram = histogram  # {pods: domains holding that many} (counts.histogram), if known
 
     def extremes(self) -> tuple[int, int]:
-        """(fewest, most) pods of a domain; from the state's count histogram when it has one
-        (a table row summarises a hostname spread's 5,000 domains by these two numbers)."""
+        """(fewest, most) pods of a domain (a table row's summary), from the count histogram when the state has one."""
         if self._histogram is None:
             self._histogram = counts.histogram(self._domains)
         return min(self._histogram), max(self._histogram)
@@ -531,10 +476,9 @@ class DomainCounts(Mapping):
 
 
 def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState]:
-    """The state of each tracked constraint (in `ctx.tracked` order) on the current
-    simulated state: one spread state per probe pod, shared by its constraints. The same
-    list again while no memoised state moved (SimCluster.spread_epoch): the order search
-    reads it at each level, right after the judge of the step before. Callers read it only."""
+    """The state of each tracked constraint (in `ctx.tracked` order) on the current simulated state: one spread state
+    per probe pod, shared by its constraints. The same list again while no memoised state moved (sim.spread_epoch): the
+    order search reads it at each level, right after the step before judged it. Callers read it only."""
     last = ctx.tracked_memo
     if last is not None and last[0] == sim.spread_epoch:
         return last[1]
@@ -549,16 +493,8 @@ def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState
 
 
 def _probes(tracked: list[Tracked]) -> tuple[list[tuple[Pod, int]], list[tuple[int, int]]]:
-    """tracked_states' probes: each distinct probe pod once, with its spread key (made once
-    here, not at every step), and per tracked constraint (its probe's place in that list,
-    its position among the probe's constraints)."""
-    at: dict[int, int] = {}
-    probes: list[tuple[Pod, int]] = []
-    slots = []
-    for t in tracked:
-        i = at.get(id(t.pod))
-        if i is None:
-            i = at[id(t.pod)] = len(probes)
-            probes.append((t.pod, spread_key_of(t.pod)))
-        slots.append((i, t.position))
-    return probes, slots
+    """tracked_states' probes: each distinct probe pod once with its spread key, and per tracked constraint (its
+    probe's place in that list, its position among the probe's constraints)."""
+    pods = {id(t.pod): t.pod for t in tracked}  # in order of first use
+    at = {key: i for i, key in enumerate(pods)}
+    return [(p, spread_key_of(p)) for p in pods.values()], [(at[id(t.pod)], t.position) for t in tracked]
