@@ -2,24 +2,18 @@
 
     plan = plan_drain(snapshot, ["n1", "n2"], PlanOptions(max_parallel=1))
 
-Step 1 cordons every target before its first eviction, as `kubectl drain a b c` does, so
-no replacement lands on a node a later step drains (PlanOptions.stage_cordons, the
-StageCordons remedy, cordons each step's nodes with it instead).
+Step 1 cordons every target before its first eviction, as `kubectl drain a b c` does, so no replacement lands on a node
+a later step drains (PlanOptions.stage_cordons, the StageCordons remedy, cordons each step's nodes with it instead).
 
-The same call re-plans from live state during `--execute` (cli/execute.py): target
-nodes that are already cordoned stay cordoned (left out of step 1's cordons), pods on the
-targets that are already terminating count as evicted (their replacements, if the
-snapshot has them Pending, are placed before the first step: `plan.settled`), and
-only the pods still running are planned. So a rerun after an interruption continues
-where the last one stopped.
+The same call re-plans from live state during `--execute` (cli/execute.py): targets already cordoned stay cordoned (left
+out of step 1's cordons), pods on the targets already terminating count as evicted (their replacements, if Pending, are
+placed before the first step: `plan.settled`), and only the pods still running are planned. So a rerun after an
+interruption continues where the last one stopped.
 
-Pipeline: kubectl's pod rules (pods.py) → PDB coverage (pdb.py) → the constraints
-to watch (every explicit constraint of each affected workload, judged through a
-representative replacement) → the order search (search.py) over step simulations
-(steps.py, placement.py, simulate.py) → findings and verified remedies
-(findings.py, remedies.py). The remedies' re-plans are plans of the edited cluster made
-the same way, by the caller's workers when it passes some (workers.py: cli/ forks them
-onto other cores), else in this process.
+Pipeline: kubectl's pod rules (pods.py) → PDB coverage (pdb.py) → the constraints to watch (every explicit constraint of
+each affected workload, judged through a representative replacement) → the order search (search.py) over step
+simulations (steps.py, placement.py, simulate.py) → findings and verified remedies (findings.py, remedies.py), whose
+re-plans are made the same way, on the caller's workers when it passes some (workers.py), else in this process.
 """
 
 from __future__ import annotations
@@ -31,11 +25,11 @@ from kubectl_tspread.views.drain import remedies
 from kubectl_tspread.views.drain import pdb as pdbmod
 from kubectl_tspread.views.drain.findings import build_findings, order_finding, plan_findings, stranded_finding
 from kubectl_tspread.views.drain.workers import Handle, Workers
-from kubectl_tspread.model.plan import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, SIMULATE, VERIFY, DrainPlan, Eviction, \
-    Finding, PlanOptions, PlanProgress, Step, Stranded, Verdict
+from kubectl_tspread.model.plan import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, SIMULATE, VERIFY, DrainPlan, \
+    Eviction, Finding, PlanOptions, PlanProgress, Step, Stranded, Verdict
 from kubectl_tspread.views.drain.core.placement import Placer
-from kubectl_tspread.views.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, kubectl_errors, \
-    kubectl_warnings, workload_ref
+from kubectl_tspread.views.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, \
+    kubectl_errors, kubectl_warnings, workload_ref
 from kubectl_tspread.views.drain.core.search import Search
 from kubectl_tspread.views.drain.core.simulate import SimCluster, spread_key_of
 from kubectl_tspread.views.drain.core.steps import Context, Tracked, World, run_batch
@@ -80,9 +74,9 @@ def probe_pod(pod: Pod) -> Pod:
 
 
 def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dict) -> list[Tracked]:
-    """Each explicit constraint of the replaced pods, once per workload and merged selector
-    (two revisions with `matchLabelKeys: [pod-template-hash]` are two constraints), with its
-    limit: maxSkew, or the pre-drain skew when a hard constraint is already above it."""
+    """Each explicit constraint of the replaced pods, once per workload and merged selector (two revisions with
+    `matchLabelKeys: [pod-template-hash]` are two constraints), with its limit: maxSkew, or the pre-drain skew when a
+    hard constraint is already above it."""
     seen: set[tuple] = set()
     judged: set[tuple] = set()  # (workload, namespace, spread key): pods alike make the same state
     out = []
@@ -95,8 +89,7 @@ def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dic
             continue
         judged.add(alike)
         probe = probe_pod(d.pod)
-        state = sim.spread_state(probe)
-        for i, cs in enumerate(state.constraints):
+        for i, cs in enumerate(sim.spread_state(probe).constraints):
             k = (workload, d.pod.namespace, i, cs.constraint, str(cs.selector))
             if k in seen:
                 continue
@@ -108,7 +101,9 @@ def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dic
 
 def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> Context:
     index = sim.index
-    decisions = _decisions(sim, targets, options)
+    by_node = index.pods_by_node
+    # per target, kubectl drain's decision for each of its pods, in key order
+    decisions = {n: classify_all(sorted(by_node.get(n, ()), key=lambda p: p.key), options.flags) for n in targets}
     flat = [d for n in targets for d in decisions[n]]
     workload_of = {d.pod.key: workload_ref(index, d.pod) for d in flat}
     pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
@@ -117,21 +112,14 @@ def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions)
                    blocked, options.delete_drained_nodes, options.stage_cordons)
 
 
-def _decisions(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> dict[str, list[PodDecision]]:
-    """Per target node, kubectl drain's decision for each of its pods (in key order)."""
-    by_node = sim.index.pods_by_node
-    return {n: classify_all(sorted(by_node.get(n, ()), key=lambda p: p.key), options.flags) for n in targets}
-
-
 def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
-    """The PDBs covering each evicted pod, and the pods no order can ever evict: covered by
-    more than one PDB (the Eviction API refuses them), or by one allowing no disruption."""
+    """The PDBs covering each evicted pod, and the pods no order can ever evict: covered by more than one PDB (the
+    Eviction API refuses them), or by one allowing no disruption."""
     pod_pdbs, blocked = {}, {}
     in_namespace: dict[str, list[Pdb]] = {}  # a pod is only ever covered by its namespace's
     for b in pdbs.values():
         in_namespace.setdefault(b.namespace, []).append(b)
-    # (namespace, id(labels)) -> (the labels, the PDBs covering them): a workload's pods share
-    # one labels map (a zone's 46,000 pods, 512 maps)
+    # (namespace, id(labels)) -> (the labels, the PDBs covering them): a workload's pods share one labels map
     seen: dict[tuple[str, int], tuple[object, tuple[str, ...]]] = {}
     for d in flat:
         if d.action != EVICT:
@@ -152,8 +140,8 @@ def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tu
 
 
 def _blocked_findings(ctx: Context) -> list[Finding]:
-    """The findings the PDB-blocked pods will make, known before any order is searched
-    (in the plan they follow the strandings the search finds, if any)."""
+    """The findings the PDB-blocked pods will make, known before any order is searched (in the plan they follow the
+    strandings the search finds, if any)."""
     found: dict[tuple[str, str | None], tuple[str, ...]] = {}
     for n in ctx.targets:
         for d in ctx.decisions[n]:
@@ -164,8 +152,7 @@ def _blocked_findings(ctx: Context) -> list[Finding]:
 
 
 def _settle(ctx: Context, world: World) -> list[Eviction]:
-    """Place Pending pods of the affected workloads (replacements of an earlier, interrupted
-    run) before anything else, as the scheduler would."""
+    """Place the affected workloads' Pending pods (an interrupted run's replacements) first, as the scheduler would."""
     affected = {w for w in ctx.workload_of.values() if w}
     index = world.sim.index
     out = []
@@ -180,16 +167,14 @@ def _settle(ctx: Context, world: World) -> list[Eviction]:
     return out
 
 
-def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
-               sim: SimCluster | None = None, placer: Placer | None = None,
-               ctx: Context | None = None) -> tuple[Context, World]:
+def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster | None = None,
+               placer: Placer | None = None, ctx: Context | None = None) -> tuple[Context, World]:
     """The context (`ctx` when already built on `sim`) and the root world of a plan."""
     sim = SimCluster(snapshot) if sim is None else sim
     ctx = build_context(sim, targets, options) if ctx is None else ctx
     remaining = {n: [d.pod for d in ctx.decisions[n] if d.action == EVICT and d.pod.key not in ctx.blocked]
                  for n in targets}
-    world = World(sim, pdbmod.Budgets.from_pdbs(snapshot.pdbs), remaining, placer or Placer())
-    return ctx, world
+    return ctx, World(sim, pdbmod.Budgets.from_pdbs(snapshot.pdbs), remaining, placer or Placer())
 
 
 def _blocked_stranded(ctx: Context, steps: Sequence[Step]) -> list[Stranded]:
@@ -212,17 +197,14 @@ def _blocked_stranded(ctx: Context, steps: Sequence[Step]) -> list[Stranded]:
 
 
 def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions = PlanOptions(),
-               on_progress: PlanProgress | None = None,
-               before_remedies: Callable[[DrainPlan], None] | None = None,
+               on_progress: PlanProgress | None = None, before_remedies: Callable[[DrainPlan], None] | None = None,
                workers: Workers | None = None) -> DrainPlan:
-    """Plan the drain of `targets` (node names, as resolve_targets gives them).
-    `before_remedies` is handed the plan, its findings without remedies yet, just before the
-    remedies are verified (when there are any to verify): the plan returned differs from it
-    only in its findings, and the re-plans run on the other cores meanwhile.
-    `workers` compute the remedies' re-plans and the given order's check while the plan is
-    made (workers.py); None: each is computed here when it is needed. The plan is the same."""
-    # (the commands run it with the cyclic collector off, cli/gcpause.py, and pass the forked
-    # workers of cli/workers.py)
+    """Plan the drain of `targets` (node names, as resolve_targets gives them). `before_remedies` is handed the plan,
+    its findings without remedies yet, just before the remedies are verified (when there are any): the plan returned
+    differs from it only in its findings, and the re-plans run on the other cores meanwhile. `workers` compute the
+    remedies' re-plans and the given order's check while the plan is made (workers.py: the commands pass
+    cli/workers.py's forks, and run it with the cyclic collector off, cli/gcpause.py); None: each is computed here
+    when needed. The plan is the same either way."""
     missing = [t for t in targets if snapshot.node(t) is None]
     if missing:
         raise _node_not_found(snapshot, missing[0])
@@ -238,8 +220,7 @@ def _silent(phase: str, done: int | None, total: int | None) -> None:
 
 
 class _Planning:
-    """One plan_drain call: the plan, and the re-plans that verify its remedies started on
-    workers as early as what they need is known (workers.py; none: all computed here)."""
+    """One plan_drain call: the plan, and its remedies' re-plans started on workers once what they need is known."""
 
     def __init__(self, snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
                  on_progress: PlanProgress, workers: Workers | None):
@@ -260,9 +241,8 @@ class _Planning:
         snapshot, targets, options, on_progress = self.snapshot, self.targets, self.options, self.on_progress
         forking = self.workers is not None
         if options.verify_remedies and forking:
-            # the re-plan a proven trap wants first, started before the proof is known: the
-            # plan's context and the proof take seconds on a big cluster, and in a trap this
-            # re-plan runs longer than the plan itself (guess() stops it when no proof comes)
+            # the re-plan a proven trap wants first, started before the proof is known: in a trap it runs longer than
+            # the plan itself (proof() stops it when no proof comes)
             self.start(remedies.deleting_replans(snapshot, targets, options))
         self.ctx = build_context(self.sim, targets, options)
         on_strand = self.first_strand if options.verify_remedies and forking else None
@@ -296,16 +276,14 @@ class _Planning:
                                         on_replan=lambda done: on_progress(VERIFY, done, len(wanted)))
 
     def start_only(self, wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]]) -> None:
-        """Cancel the children not among `wanted` (guessed wrong: free their cores), then start
-        those of `wanted` not yet under way."""
+        """Cancel the children not among `wanted` (guessed wrong: free their cores), then start the others."""
         keys = {w[0] for w in wanted}
         for key in [k for k in self.children if k not in keys]:
             self.children.pop(key).cancel()
         self.start(wanted)
 
     def start(self, wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]]) -> None:
-        """Start each wanted re-plan on a worker (at most workers.limit at once), which also
-        makes the candidate's edited snapshot."""
+        """Start each wanted re-plan on a worker (at most workers.limit at once), which edits the snapshot too."""
         for key, snap, opts in wanted:
             if key in self.children:
                 continue  # already under way
@@ -318,24 +296,23 @@ class _Planning:
         # the placement cache is only sound on forks of the same simulation
         sim, pl = (fork, self.placer) if fork is not None else (SimCluster(snap), Placer())
         replanned, refused = _plan(snap, self.targets, opts, sim, pl)
-        self.outlive(sim, replanned)  # in a worker, which exits once its verdict is sent
+        if self.workers is not None:
+            self.workers.outlive(sim, replanned)  # in a worker, which exits once its verdict is sent
         return replace(replanned, findings=tuple(build_findings(replanned, refused)))
 
-    def outlive(self, *objs: object) -> None:
-        if self.workers is not None:
-            self.workers.outlive(*objs)
-
     def proof(self, forced: list) -> None:
-        """Told before the first step whether no order is safe. When one may be, and no pod
-        is left that can never be evicted (PDB-blocked, or refused as kubectl would), the
-        plan may come out safe, and a safe plan in another order than the one given asks
-        whether the given order is safe too: a whole second simulation (order_finding), as
-        long as the plan itself. Start it now on another core; the plan cancels it if unneeded."""
-        ctx = self.ctx
-        if self.options.verify_remedies:
-            self.guess(forced)
+        """Told before the first step whether no order is safe (`forced`: why). Start the re-plans the remedies will
+        want first, verified while the order is searched: a trap's strandings lead the findings (their first candidate
+        deletes the drained nodes, started by run() and kept), else the PDB-blocked pods' findings; start_only cancels
+        a guess the proof does not bear out. When an order may be safe and no pod can never be evicted (PDB-blocked,
+        or refused as kubectl would), the plan may come out safe in another order than the given one, which then
+        checks the given order too (order_finding, as long as the plan): start that now; the plan cancels it if
+        unneeded."""
+        ctx, snapshot, targets, options = self.ctx, self.snapshot, self.targets, self.options
+        if options.verify_remedies:
+            self.start_only(remedies.deleting_replans(snapshot, targets, options) if forced else
+                            remedies.first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
         if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
-            snapshot, targets, options = self.snapshot, self.targets, self.options
             self.order_child.append(self.workers.start(
                 lambda: Verdict(given_order_safe(snapshot, targets, options), ())))
 
@@ -344,22 +321,9 @@ class _Planning:
         got = self.order_child[0].result() if self.order_child else None
         return got.safe if got is not None else given_order_safe(self.snapshot, self.targets, self.options)
 
-    def guess(self, forced: list) -> None:
-        """Start the re-plans the remedies will certainly want first, so they are verified
-        while the order is searched: when no order is safe, the trap's strandings lead the
-        findings (their first candidate deletes the drained nodes, started before the proof
-        and kept); otherwise the PDB-blocked pods' findings do, if any."""
-        snapshot, targets, options = self.snapshot, self.targets, self.options
-        wanted = (remedies.first_trap_replans(snapshot, targets, options, forced) if forced else
-                  remedies.first_replans(snapshot, targets, options, None, _blocked_findings(self.ctx)))
-        # the early guess goes when the proof does not bear it out
-        self.start_only(wanted)
-
     def first_strand(self, s: Stranded) -> None:
-        """When no order is safe, the plan's first stranded pod makes its first finding: start
-        that finding's other re-plans too (in a zone's plan it comes long before the plan
-        ends, and its re-plans would otherwise start only once the whole plan is done).
-        Search calls it only when forced.py proved that no order is safe."""
+        """When forced.py proved that no order is safe (Search calls it only then), the plan's first stranded pod makes
+        its first finding: start that finding's other re-plans too, long before the plan ends."""
         children = self.children
         # its namespace (from the pod) says whose pods a candidate edits
         self.start([(key, snap, opts) for key, _, snap, opts in
@@ -373,57 +337,38 @@ def _verdict(plan: DrainPlan) -> Verdict:
     return Verdict(plan.safe, plan.findings, evicted_again=plan.evicted_again)
 
 
-def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster,
-          placer: Placer, ctx: Context | None = None,
-          on_proof: Callable[[list], None] | None = None,
+def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster, placer: Placer,
+          ctx: Context | None = None, on_proof: Callable[[list], None] | None = None,
           on_strand: Callable[[Stranded], None] | None = None,
           on_level: Callable[[int], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
-    """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before
-    the first step is simulated, whether (and why) no order is safe (Search.on_proof);
-    `on_strand`, when no order is safe, the plan's first stranded pod once it is known
-    (Search.on_strand); `on_level`, the targets played at each level (Search.on_level)."""
+    """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before the first step is simulated,
+    whether (and why) no order is safe (Search.on_proof); `on_strand`, when no order is safe, the plan's first stranded
+    pod once it is known (Search.on_strand); `on_level`, the targets played at each level (Search.on_level)."""
     ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
     settled = _settle(ctx, world)
     search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand, on_level)
-    final, found = search.run(world)
-    return _finish(snapshot, targets, options, ctx, search, final, found, settled)
-
-
-def _finish(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, search: Search,
-            final: World, found: bool, settled: list[Eviction]) -> tuple[DrainPlan, list[PodDecision]]:
-    """_plan's answer from the search's final world."""
-    return finished(snapshot, targets, options, ctx, final.steps, final.stranded, found, settled,
-                    search.explored, search.exhausted, bool(search.forced))
-
-
-def finished(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, ctx: Context, steps: Sequence[Step],
-             stranded: Sequence[Stranded], found: bool, settled: Sequence[Eviction], explored: int,
-             exhausted: bool, no_safe_order: bool = False) -> tuple[DrainPlan, list[PodDecision]]:
-    """The plan from its steps and stranded pods (those the search found: the PDB-blocked ones
-    are added here) and the pods kubectl refuses; `found`: a safe order was found."""
-    stranded = list(stranded) + _blocked_stranded(ctx, steps)
-    # Pending pods that fit nowhere before the first step are not the drain's doing: they
-    # stay in `settled` with no predicted node, and do not make the plan unsafe
+    final, found = search.run(world)  # found: a safe order
+    steps = final.steps
+    stranded = list(final.stranded) + _blocked_stranded(ctx, steps)  # the search's, then the PDB-blocked pods
+    # Pending pods that fit nowhere before the first step are not the drain's doing: they stay in `settled` with no
+    # predicted node, and do not make the plan unsafe
     flat = [d for n in targets for d in ctx.decisions[n]]
     refused = [d for d in flat if d.action == REFUSE]
     safe = found and all(s.safe for s in steps) and not stranded and not refused
+    # evictions of pods not on their node when the plan began: replacements an earlier step (or _settle) placed on a
+    # target, moving a second time
+    decided = ctx.decided
+    again = sum((e.node, f"{e.namespace}/{e.name}") not in decided for s in steps for e in s.evictions)
     plan = DrainPlan(
         nodes=tuple(targets), safe=safe, steps=tuple(steps), stranded=tuple(stranded), findings=(),
         max_parallel=options.max_parallel, flags=options.flags,
         kubectl_errors=tuple(kubectl_errors(flat)), kubectl_warnings=tuple(kubectl_warnings(flat)),
         already_cordoned=tuple(n for n in targets if snapshot.node(n).unschedulable),  # type: ignore[union-attr]
         already_evicted=tuple(d.pod.key for d in flat if d.action == ALREADY_EVICTED),
-        settled=tuple(settled), explored=explored, search_exhausted=exhausted,
-        stage_cordons=options.stage_cordons, evicted_again=_evicted_again(ctx, steps), no_safe_order=no_safe_order,
+        settled=tuple(settled), explored=search.explored, search_exhausted=search.exhausted,
+        stage_cordons=options.stage_cordons, evicted_again=again, no_safe_order=bool(search.forced),
     )
     return plan, refused
-
-
-def _evicted_again(ctx: Context, steps: Sequence[Step]) -> int:
-    """Evictions of pods that were not on their node when the plan began: replacements an
-    earlier step (or _settle) placed on a target, moving a second time."""
-    decided = ctx.decided
-    return sum((e.node, f"{e.namespace}/{e.name}") not in decided for s in steps for e in s.evictions)
 
 
 def given_order_safe(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> bool:

@@ -1,31 +1,24 @@
-"""Remedies, verified: each candidate is applied to a copy of the snapshot (or to the
-plan options) and the whole plan is computed again. A remedy is kept only when the
-re-plan no longer has the finding (same code, same workload) — the problem may move
-elsewhere, which the re-plan's own findings would show; `makes_safe` says whether the re-planned drain is safe.
+"""Remedies, verified: each candidate is applied to a copy of the snapshot (or to the plan options) and the whole plan
+is computed again. A remedy is kept only when the re-plan no longer has the finding (same code, same workload): the
+problem may move elsewhere, as the re-plan's own findings show; `makes_safe` says whether the re-planned drain is safe.
 
 Candidates per code:
-- CordonedDomainTrap, HostnameSpreadFull, SpreadBlocked, SkewExceeded: delete the
-  drained Node objects once empty; stage the cordons (each step cordons its own nodes
-  instead of step 1 every target: under nodeTaintsPolicy Honor a node cordoned early
-  takes its still running pods out of the counts), offered only
-  when it makes the whole plan safe and never when forced.py proved that no order is
-  safe (a trap of the drained cluster itself, however the cordons are staged);
-  nodeTaintsPolicy: Honor on the constraint; raise maxSkew (smallest of +1..+3 that
-  works); add a node in a domain first.
-- NoCapacity: add a node like an existing one in a domain (the constraint's domains,
-  emptiest first, else the zones of the non-target nodes).
+- CordonedDomainTrap, HostnameSpreadFull, SpreadBlocked, SkewExceeded: delete the drained Node objects once empty; stage
+  the cordons (each step cordons its own nodes instead of step 1 every target: under nodeTaintsPolicy Honor a node
+  cordoned early takes its still running pods out of the counts), offered only when it makes the whole plan safe and
+  never when forced.py proved that no order is safe; nodeTaintsPolicy: Honor on the constraint; raise maxSkew (smallest
+  of +1..+3 that works); add a node in a domain first.
+- NoCapacity: add a node like an existing one in a domain (the constraint's domains, emptiest first, else the zones of
+  the non-target nodes).
 - PdbBlocks: let the PDB allow one disruption; MultiplePdbs: remove one of the PDBs.
 - UnmanagedPod / LocalStorage / DaemonSetPod: the kubectl flag that lifts the refusal.
 
-Cost: at most `replan_allowance(T)` distinct re-plans per plan of T targets (8 for
-small drains, 2 for a zone: each costs as much as the plan), in the order of the findings
-(the first stranding first). Candidates that name no workload (delete the drained
-nodes, add a node in a domain, a kubectl flag) are re-planned once and serve every
-finding they clear; once the allowance is spent, later findings keep only those
-already-verified candidates: a remedy is never offered unverified. Re-plans search
-without backtracking (REMEDY_SEARCH_BUDGET 0: one simulated step per target in the
-heuristic order, then the bounded greedy fallback): a remedy is judged by the order
-the heuristic finds, which is also the order the plan it leads to would use.
+Cost: each re-plan costs as much as the plan, so a plan of T targets makes at most `replan_allowance(T)` distinct ones,
+in the order of the findings (the first stranding first). Candidates that name no workload (delete the drained nodes,
+add a node in a domain, a kubectl flag) are re-planned once and serve every finding they clear; once the allowance is
+spent, later findings keep only those already verified: a remedy is never offered unverified. Re-plans search without
+backtracking (REMEDY_SEARCH_BUDGET 0: one step per target in the heuristic order, then the bounded greedy fallback): a
+remedy is judged by the order the heuristic finds, which is also the order the plan it leads to would use.
 """
 
 from __future__ import annotations
@@ -53,28 +46,22 @@ _FLAG_FIELD = {UNMANAGED_POD: ("force", "--force"), LOCAL_STORAGE: ("delete_empt
 MAX_SKEW_TRIES = 3
 MAX_DOMAINS_TRIED = 3
 REMEDY_SEARCH_BUDGET = 0
-# each verification is a whole re-plan, as costly as the plan itself; a zone drain has
-# dozens of findings (one per stranded workload) with up to eight candidates each. The
-# allowance shrinks with the drain: about REMEDY_STEPS simulated steps in all (a re-plan
-# simulates at least one step per target), never fewer than MIN_REMEDY_REPLANS re-plans
 REMEDY_REPLANS = 8
 MIN_REMEDY_REPLANS = 2
 REMEDY_STEPS = 400
 
 Candidate = tuple[str, dict[str, Any], Callable[[], Snapshot], PlanOptions]
+Keyed = tuple[str, str, dict, Callable[[], Snapshot], PlanOptions]  # cache key, then a Candidate with re-plan options
 
 
 def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
-                    findings: list[Finding],
-                    replan: Callable[[Snapshot, PlanOptions], Any],
+                    findings: list[Finding], replan: Callable[[Snapshot, PlanOptions], Any],
                     ready: dict[str, Handle] | None = None,
                     on_replan: Callable[[int], None] | None = None) -> list[Finding]:
-    """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a
-    candidate (plan.py passes plan_drain without remedies: this module does not import
-    plan.py, which imports it); its findings need not carry the
-    info-only order finding, which no remedy is judged by. `ready` holds re-plans already
-    under way on plan_drain's workers (views/drain/workers.py), by candidate key: each is used
-    where it would have been computed, or computed here if its worker failed.
+    """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a candidate (plan.py passes its
+    re-plan without remedies: this module does not import plan.py, which imports it); its findings need not carry the
+    info-only order finding, which no remedy is judged by. `ready`: re-plans already under way on plan_drain's workers
+    (workers.py), by candidate key, each used where it would have been computed (computed here if its worker failed).
     `on_replan` is told how many re-plans are done after each one."""
     cache: dict[str, Any] = {}
     allowance = replan_allowance(len(targets))
@@ -123,10 +110,10 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
 
 def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
                   findings: Sequence[Finding]) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
-    """(key, snapshot maker, options) of the re-plans attach_remedies makes first, in its order:
-    the first `replan_allowance` distinct candidates (it may skip some of them, never
-    reach past them)."""
-    return [(key, snap, opts) for key, _, snap, opts in first_replan_actions(snapshot, targets, options, plan, findings)]
+    """(key, snapshot maker, options) of the re-plans attach_remedies makes first, in its order: the first
+    `replan_allowance` distinct candidates (it may skip some of them, never reach past them)."""
+    return [(key, snap, opts)
+            for key, _, snap, opts in first_replan_actions(snapshot, targets, options, plan, findings)]
 
 
 def first_replan_actions(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
@@ -147,19 +134,11 @@ def first_replan_actions(snapshot: Snapshot, targets: Sequence[str], options: Pl
     return list(out.values())
 
 
-def first_trap_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
-                       forced: Sequence) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
-    """The re-plan attach_remedies makes first when forced.py proved that no order is safe:
-    the trap strands replacements before anything else goes wrong, and the first candidate
-    of a spread finding deletes the drained nodes (none when the options already do)."""
-    return deleting_replans(snapshot, targets, options) if forced else []
-
-
 def deleting_replans(snapshot: Snapshot, targets: Sequence[str],
                      options: PlanOptions) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
-    """The re-plan that deletes the drained nodes, as first_trap_replans starts it when
-    forced.py proves a trap (none when the options already delete them). plan.py starts it
-    before the proof is known, and stops it when no proof comes."""
+    """The re-plan attach_remedies makes first when forced.py proves a trap, which strands replacements before anything
+    else goes wrong: a spread finding's first candidate deletes the drained nodes (none when the options already do).
+    plan.py starts it before the proof is known, and stops it when no proof comes."""
     if options.delete_drained_nodes:
         return []
     key, _, _, snap, opts = _keyed_one(options, _delete_drained(snapshot, targets, options))
@@ -173,22 +152,22 @@ def _delete_drained(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
 
 
 def _keyed(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
-           f: Finding, workloads: "_Lookups", forced: bool = False
-           ) -> Iterator[tuple[str, str, dict, Callable[[], Snapshot], PlanOptions]]:
+           f: Finding, workloads: "_Lookups", forced: bool = False) -> Iterator[Keyed]:
     """`candidates` with each one's cache key and the options its re-plan runs with."""
     for candidate in candidates(snapshot, targets, options, plan, f, workloads, forced):
         yield _keyed_one(options, candidate)
 
 
-def _keyed_one(options: PlanOptions, candidate: Candidate) -> tuple[str, str, dict, Callable[[], Snapshot],
-                                                                     PlanOptions]:
+def _keyed_one(options: PlanOptions, candidate: Candidate) -> Keyed:
     action, params, snap, opts = candidate
     return (repr((action, sorted(params.items()))), action, params, snap,
             replace(opts, verify_remedies=False, search_budget=min(options.search_budget, REMEDY_SEARCH_BUDGET)))
 
 
 def replan_allowance(targets: int) -> int:
-    """How many distinct re-plans verify the remedies of a drain of `targets` nodes.
+    """How many distinct re-plans verify the remedies of a drain of `targets` nodes: a zone drain has dozens of
+    findings with up to eight candidates each, so about REMEDY_STEPS simulated steps in all (a re-plan simulates at
+    least one step per target), never fewer than MIN_REMEDY_REPLANS re-plans.
 
     >>> replan_allowance(1), replan_allowance(50), replan_allowance(167), replan_allowance(1667)
     (8, 8, 2, 2)
@@ -197,17 +176,14 @@ def replan_allowance(targets: int) -> int:
 
 
 def _clears(f: Finding, replanned: DrainPlan) -> bool:
-    return not any(g.code == f.code and g.workload == f.workload for g in replanned.findings
-                   if g.severity != INFO)
+    return not any(g.code == f.code and g.workload == f.workload for g in replanned.findings if g.severity != INFO)
 
 
 def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
                f: Finding, workloads: "_Lookups", forced: bool = False) -> Iterator[Candidate]:
-    """(action, params, the edited snapshot — made when called —, options) per candidate.
-    A zone drain has hundreds of findings and verifies the candidates of the first few:
-    building the edited copies of a big cluster's pods for all the others would be
-    wasted. `forced`: forced.py proved that no order is safe (read from `plan` when there
-    is one)."""
+    """(action, params, the edited snapshot — made when called —, options) per candidate: a zone drain has hundreds of
+    findings and verifies the candidates of the first few, so editing copies of the pods for all the others would be
+    wasted. `forced`: forced.py proved that no order is safe (read from `plan` when there is one)."""
     if f.code in _FLAG_FIELD:
         field_name, flag = _FLAG_FIELD[f.code]
         yield ("Flag", {"flag": flag}, lambda: snapshot,
@@ -246,18 +222,16 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
 
 
 def _stageable(targets: Sequence[str], options: PlanOptions, forced: bool) -> bool:
-    """Whether staging the cordons is a candidate: the plan cordons every target first, there
-    is more than one (one target is cordoned at its own step either way), and the drained
-    cluster is no proven trap (forced.py's proof holds however the cordons are staged)."""
+    """Whether staging the cordons is a candidate: the plan cordons every target first, there is more than one (one
+    target is cordoned at its own step either way), and the drained cluster is no proven trap (forced.py's proof holds
+    however the cordons are staged)."""
     return not options.stage_cordons and len(targets) > 1 and not forced
 
 
 class _Lookups:
-    """What the candidates look up in the snapshot, found once per attach_remedies: the keys
-    of each workload's pods, per (namespace, workload) (workload lookups need the snapshot's
-    workloads, never an index over every pod), and the node to copy into each domain (a
-    zone's drain has hundreds of findings, each trying the same few zones, and each look
-    walked every node)."""
+    """What the candidates look up in the snapshot, found once per attach_remedies: the keys of each workload's pods,
+    per (namespace, workload) (workload lookups need the snapshot's workloads, never an index over every pod), and the
+    node to copy into each domain (a zone's drain has hundreds of findings, each trying the same few zones)."""
 
     def __init__(self, snapshot: Snapshot):
         self.snapshot = snapshot
@@ -277,9 +251,9 @@ class _Lookups:
         return got
 
     def left_on(self, plan: DrainPlan | None, nodes: Sequence[str]) -> tuple[str, ...]:
-        """The pods the plan leaves on `nodes` (PDB-blocked, refused ones) that deleting those
-        Node objects takes away for good; DaemonSet and mirror pods go with their node
-        (model.Pod.goes_with_node), as why-pending's DeleteNodes counts them too."""
+        """The pods the plan leaves on `nodes` (PDB-blocked, refused ones) that deleting those Node objects takes away
+        for good; DaemonSet and mirror pods go with their node (model.Pod.goes_with_node), as why-pending's DeleteNodes
+        counts them too."""
         if plan is None:
             return ()
         on = set(nodes)
@@ -294,10 +268,9 @@ class _Lookups:
         return tuple(k for k in left if k not in owned)
 
     def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
-        """PersistentVolumes whose node affinity only `nodes` satisfy (local volumes): deleting
-        those Node objects leaves them, and the pods that claim them, without a node. Each
-        distinct affinity is matched once (a zone's thousands of volumes share a few), and one
-        that names hostnames (a local volume's) only against the nodes it names."""
+        """PersistentVolumes whose node affinity only `nodes` satisfy (local volumes): deleting those Node objects
+        leaves them, and the pods that claim them, without a node. Each distinct affinity is matched once (many volumes
+        share one), and one that names hostnames (a local volume's) only against the nodes it names."""
         key = tuple(nodes)
         got = self.pinned.get(key)
         if got is None:
@@ -330,16 +303,17 @@ class _Lookups:
         return got
 
     def template_node(self, targets: Sequence[str], key: str, value: str) -> Node | None:
-        """_template_node, per (key, value): the targets are the same for every finding."""
+        """_template_node, once per (key, value): the targets are the same for every finding."""
         if (key, value) not in self.like:
             self.like[(key, value)] = _template_node(self.snapshot, targets, key, value)
         return self.like[(key, value)]
 
 
 def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **changes) -> Snapshot:
-    pods = tuple(replace(p, spread=_edited_constraints(p.spread, key, **changes)) if p.key in mine else p
-                 for p in snapshot.pods)
-    return replace(snapshot, pods=pods)
+    """The snapshot with `changes` made to the constraints of topologyKey `key` of the pods `mine`."""
+    return replace(snapshot, pods=tuple(
+        replace(p, spread=tuple(replace(c, **changes) if c.topology_key == key else c for c in p.spread))
+        if p.key in mine else p for p in snapshot.pods))
 
 
 def _with_pdb_budget(snapshot: Snapshot, key: str) -> Snapshot:
@@ -377,7 +351,7 @@ def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding,
 
 def _template_node(snapshot: Snapshot, targets: Sequence[str], key: str, value: str) -> Node | None:
     nodes = [n for n in snapshot.nodes if n.labels.get(key) == value]
-    drained = set(targets)  # a zone's 1,667 targets: a tuple would be walked once per node
+    drained = set(targets)  # a tuple would be walked once per node
     nodes.sort(key=lambda n: (n.name in drained, -n.allocatable.get("cpu", 0), n.name))
     return nodes[0] if nodes else None
 
@@ -393,7 +367,3 @@ def _named_hosts(terms) -> set[str] | None:
         out.update(hosts[0])
     return out
 
-
-def _edited_constraints(spread: tuple, key: str, **changes) -> tuple:
-    """A pod's constraints with `changes` made to those of topologyKey `key`."""
-    return tuple(replace(c, **changes) if c.topology_key == key else c for c in spread)

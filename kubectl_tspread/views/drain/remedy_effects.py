@@ -1,7 +1,6 @@
-"""What a drain remedy does besides clearing its finding, and what its re-plan showed, as
-data: its side effects (remedies rank by them), what it verifies, what the plan meets next
-when it stays unsafe, and the narrower selection to rerun with when the command line that
-produced a remedy would undo it (render/drain_remedies.py words them)."""
+"""A drain remedy's costs and what its re-plan showed, as data (render/drain_remedies.py words them): its side effects
+(remedies rank by them), what it verifies, what the plan meets next when still unsafe, and the narrower selection to
+rerun with when the command line that produced a remedy would undo it."""
 
 from __future__ import annotations
 
@@ -35,21 +34,18 @@ def then_finding(replanned: Any) -> Finding | None:
     """What stands in the way next when the re-planned drain is still unsafe."""
     if replanned.safe:
         return None
-    # its code and workload only, the least of them: what every way of re-planning gives alike
-    # (a re-plan carried along the plan lists its findings in another order), so a remedy is the
-    # same however it was re-planned
+    # the least code and workload only: a re-plan made along the plan lists its findings in another order, and a
+    # remedy must be the same however it was re-planned
     left = sorted((g.code, g.workload or "") for g in replanned.findings if g.severity != INFO)
     return Finding(left[0][0], left[0][1] or None, (), None) if left else None
 
 
 def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
                  lookups, replanned: Any = None) -> tuple[SideEffect, ...]:
-    """What applying a candidate does besides clearing `f`, as data (render/drain.py words it);
-    `replanned`: the candidate's re-plan (a DrainPlan or a Verdict), None when it was
-    not re-planned."""
+    """What applying a candidate does besides clearing `f` (render/drain.py words it); `replanned`: its re-plan (a
+    DrainPlan or a Verdict), None when it was not re-planned."""
     if action == STAGE_CORDONS:
-        # nodes drained later stay open to replacements until their own step: each pod placed
-        # there is evicted again; how many is what the re-plan simulated
+        # nodes drained later take replacements until their own step, evicted again: the re-plan counted them
         again = getattr(replanned, "evicted_again", 0)
         return (SideEffect(MOVES_PODS_TWICE, (), {"pods": again}),) if again else ()
     if action in (SET_NODE_TAINTS_POLICY_HONOR, RAISE_MAX_SKEW):
@@ -71,9 +67,7 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
     if action == FLAG:
         if params.get("flag") == "--force":
             return (SideEffect(DELETES_PODS, f.pods, {"pods": len(f.pods)}),)
-        if params.get("flag") == "--delete-emptydir-data":
-            return (SideEffect(LOSES_DATA, f.pods),)
-        return ()
+        return (SideEffect(LOSES_DATA, f.pods),) if params.get("flag") == "--delete-emptydir-data" else ()
     if action == DELETE_DRAINED_NODES:
         nodes = tuple(params.get("nodes", ()))
         out = [SideEffect(DELETES_NODES, nodes)]
@@ -89,9 +83,8 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
 
 def with_rerun_hints(plan: DrainPlan, snapshot: Snapshot, selector=None,
                      domain: tuple[str, str] | None = None) -> DrainPlan:
-    """A remedy that adds a node is undone by the command line that produced it when the same
-    selection (-l, --domain) would drain the new node too: such remedies get `rerunNodes`
-    (the nodes to name instead) and `matchedBy` (the selection that would catch it)."""
+    """A remedy adding a node is undone by the command line that produced it when its selection (-l, --domain) would
+    drain the new node too: it gets `rerunNodes` (the nodes to name instead) and `matchedBy` (the selection)."""
     if selector is None and domain is None:
         return plan
     taken = {n.name for n in snapshot.nodes}
@@ -105,13 +98,9 @@ def with_rerun_hints(plan: DrainPlan, snapshot: Snapshot, selector=None,
 
     def hinted(r: Remedy) -> Remedy:
         like = snapshot.node(r.params.get("like", "")) if r.action == ADD_NODE else None
-        if like is None:
-            return r
         # the node the remedy adds, as remedies.py made it (the same name: params["name"])
-        by = caught(new_node_like(like, taken).labels)
-        if not by:
-            return r
-        return replace(r, params={**r.params, "matchedBy": by, "rerunNodes": list(plan.nodes)})
+        by = caught(new_node_like(like, taken).labels) if like is not None else ""
+        return replace(r, params={**r.params, "matchedBy": by, "rerunNodes": list(plan.nodes)}) if by else r
 
     findings = tuple(replace(f, remedies=tuple(map(hinted, f.remedies)), unchecked=tuple(map(hinted, f.unchecked)))
                      for f in plan.findings)
