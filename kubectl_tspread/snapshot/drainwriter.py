@@ -1,22 +1,19 @@
 """The only writes tspread ever makes: cordon a node, evict a pod through policy/v1 Eviction.
 
-Both go through `LiveCluster.exchange`, i.e. the `kubernetes` package's REST client with
-the kubeconfig, auth plugins, TLS and impersonation that reads use. Nothing is deleted
-any other way: an eviction is the API server's own PDB-checked delete, so a budget can
-never be bypassed from here.
+Both go through `LiveCluster.exchange`: the REST client, kubeconfig, auth plugins, TLS and impersonation reads use.
+Nothing is deleted any other way: an eviction is the API server's own PDB-checked delete, so no budget is bypassed.
 
 How answers are read (kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go):
 - 2xx: evicted (or, with `dryRun: [All]`, the server checked it and changed nothing).
 - 404: the pod is already gone — what the eviction wanted.
-- 409 with a failed UID precondition: the pod that was planned is gone, and another took its
-  name (a StatefulSet's replacement) — not evicted: every eviction names the uid of the pod
-  the step's re-read saw, so a retry after a dropped connection never evicts its successor.
-- 429: a PodDisruptionBudget (or API priority and fairness) says "not now": back off
-  exponentially, honouring Retry-After, until the deadline.
+- 409 with a failed UID precondition: the planned pod is gone and another took its name (a StatefulSet's replacement):
+  not evicted. Every eviction names the uid the step's re-read saw, so a retry never evicts the successor.
+- 429: a PodDisruptionBudget (or API priority and fairness) says "not now": back off exponentially, honouring
+  Retry-After, until the deadline.
 - 500 "more than one PodDisruptionBudget": the API can never evict this pod — stop.
 - Anything else: stop with the server's message.
-A dropped connection is retried a few times (an eviction repeated after it was applied
-meets a terminating pod or a 404, both harmless); after that the run is interrupted.
+A dropped connection is retried a few times (an eviction repeated after it was applied meets a terminating pod or a
+404, both harmless); after that the run is interrupted.
 """
 
 from __future__ import annotations
@@ -58,8 +55,7 @@ class EvictionRefused(ClusterError):
 
     def __init__(self, message: str, status: int = 0, multiple_pdbs: bool = False):
         super().__init__(message)
-        self.status = status
-        self.multiple_pdbs = multiple_pdbs
+        self.status, self.multiple_pdbs = status, multiple_pdbs
 
 
 @dataclass
@@ -99,11 +95,7 @@ class Writer:
     """Cordon and evict on one LiveCluster; `dry_run` sends every write with dryRun=All."""
 
     def __init__(self, cluster, dry_run: bool = False, policy: BackoffPolicy | None = None):
-        self.cluster = cluster
-        self.dry_run = dry_run
-        self.policy = policy or BackoffPolicy()
-
-    # ---- the two writes ------------------------------------------------------------------
+        self.cluster, self.dry_run, self.policy = cluster, dry_run, policy or BackoffPolicy()
 
     def cordon(self, node: str, deadline: float, on_retry: RetryHook | None = None) -> None:
         """Set spec.unschedulable (a merge patch is idempotent, so every failure worth it is retried)."""
@@ -126,11 +118,8 @@ class Writer:
         """EVICTED or GONE; raises EvictionBlocked, EvictionRefused, ConnectionLost or Cancelled.
         `uid`: the pod meant (a precondition of the delete the eviction makes), "" for any of that name."""
         path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}/eviction"
-        body: dict = {"apiVersion": "policy/v1", "kind": "Eviction",
-                      "metadata": {"name": name, "namespace": namespace}}
-        options: dict = {}
-        if uid:
-            options["preconditions"] = {"uid": uid}
+        body: dict = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
+        options: dict = {"preconditions": {"uid": uid}} if uid else {}
         if self.dry_run:
             # in deleteOptions, as kubectl drain sends it (the eviction client takes no query options)
             options["dryRun"] = DRY_RUN_ALL
@@ -153,12 +142,9 @@ class Writer:
                     f"cannot evict pod {namespace}/{name}: the API refuses pods covered by more than one "
                     f"PodDisruptionBudget (500: {message}); make one PDB select it and rerun",
                     500, multiple_pdbs=True)
-            raise EvictionRefused(f"cannot evict pod {namespace}/{name}: {self.cluster.error(answer)}",
-                                  answer.status)
+            raise EvictionRefused(f"cannot evict pod {namespace}/{name}: {self.cluster.error(answer)}", answer.status)
 
         return self._retrying(f"pod/{namespace}/{name}", attempt, deadline, on_retry, blocked=EvictionBlocked)
-
-    # ---- plumbing ------------------------------------------------------------------------
 
     def _exchange(self, method: str, path: str, body, params: dict, content_type: str):
         from kubectl_tspread.snapshot.live import Unreachable
@@ -196,28 +182,24 @@ class Writer:
                 raise Cancelled(f"interrupted before {obj} was sent")
 
         retrying = tenacity.Retrying(retry=tenacity.retry_if_exception_type(_Again), wait=wait, stop=stop,
-                                     sleep=policy.sleep, before=before,
-                                     before_sleep=before_sleep, reraise=True)
+                                     sleep=policy.sleep, before=before, before_sleep=before_sleep, reraise=True)
         try:
             return retrying(attempt)
         except _Again as last:
             if last.transport:
                 raise ConnectionLost(last.message) from None
-            message = (f"{obj} still refused when the timeout ran out: {last.message}; wait for the "
-                       "workload's pods to be Ready (its PodDisruptionBudget needs them), then rerun "
-                       "the same command, or raise --timeout")
+            message = (f"{obj} still refused when the timeout ran out: {last.message}; wait for the workload's pods to "
+                       "be Ready (its PodDisruptionBudget needs them), then rerun the same command, or raise --timeout")
             raise (EvictionBlocked(message, last.message) if blocked is EvictionBlocked else blocked(message)) \
                 from None
 
 
 def _retry_after(answer) -> float | None:
-    """The Retry-After header (parsed with the Answer), else the Status's details.retryAfterSeconds
-    (0 = no hint); both read by the one defensive parser the read path uses."""
+    """The Retry-After header (parsed with the Answer), else the Status's details.retryAfterSeconds (0 = no hint); both
+    read by the one defensive parser the read path uses."""
     from kubectl_tspread.snapshot.live import RETRY_AFTER_CAP, status_retry_after
 
-    if answer.retry_after is not None:
-        return answer.retry_after
-    return status_retry_after(answer.body, RETRY_AFTER_CAP)
+    return answer.retry_after if answer.retry_after is not None else status_retry_after(answer.body, RETRY_AFTER_CAP)
 
 
 def _server_says(answer) -> str:

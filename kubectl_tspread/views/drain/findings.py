@@ -1,17 +1,14 @@
-"""Findings: what makes a drain unsafe, per workload, as data (render/drain.py words them).
-
-One finding per (code, workload) for stranded pods — the pods, the first step at
-which one strands and the numbers of the first (the distribution, the cordoned
-domains, the scheduler's reasons) — and one per refusal code for the pods kubectl
-drain itself would refuse (DaemonSetPod, LocalStorage, UnmanagedPod).
-"""
+"""Findings: what makes a drain unsafe, per workload, as data (render/drain.py words them): one per (code, workload)
+for stranded pods (the pods, the first step at which one strands and its numbers) and one per refusal code for the pods
+kubectl drain itself refuses (DaemonSetPod, LocalStorage, UnmanagedPod)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from kubectl_tspread.model.plan import INFO, ORDER_MATTERS, SKEW_EXCEEDED, DrainPlan, Finding, Remedy, Stranded
+from kubectl_tspread.model.plan import (INFO, NO_CAPACITY, ORDER_MATTERS, SKEW_EXCEEDED, DrainPlan, Finding, Remedy,
+                                        Stranded)
 from kubectl_tspread.views.drain.pods import FLAG_FOR, PodDecision
 from kubectl_tspread.engine import interpod, resources, volumes
 from kubectl_tspread.engine.spread import STATUS_VIOLATED
@@ -33,14 +30,12 @@ def build_findings(plan: DrainPlan, refused: Sequence[PodDecision]) -> list[Find
 
 
 def plan_findings(plan: DrainPlan, refused: Sequence[PodDecision], snapshot) -> list[Finding]:
-    """The findings of a plan that is shown (build_findings, the hostname traps explained):
-    what plan_drain gives, and what any other way of making the same plan must give."""
+    """The findings of a shown plan (build_findings, hostname traps explained): what any way of making it must give."""
     return explain_hostname_minimum(build_findings(plan, refused), snapshot, plan)
 
 
 def stranded_finding(items: Sequence[Stranded]) -> Finding:
-    """The finding of stranded pods of one (code, workload): its pods, and the step and
-    numbers of the first to strand."""
+    """The finding of one (code, workload)'s stranded pods: its pods, the step and numbers of the first to strand."""
     first = min(items, key=lambda s: s.step)
     return Finding(first.reason, first.workload, tuple(f"{s.namespace}/{s.name}" for s in items), first.step,
                    dict(first.details))
@@ -61,68 +56,49 @@ def _skew_findings(plan: DrainPlan, explained: set) -> list[Finding]:
     return out
 
 
-def plan_order(plan: DrainPlan) -> list[str]:
-    return list(dict.fromkeys(n for s in plan.steps for n in s.nodes))
-
-
 def order_finding(plan: DrainPlan, given_safe: Callable[[], bool]) -> list[Finding]:
-    """Info for a safe plan whose order differs from the order the nodes were given in,
-    when that given order would not be safe (checked by simulation)."""
-    order = plan_order(plan)
+    """Info for a safe plan whose order differs from the given one, when the given order would not be safe."""
+    order = list(dict.fromkeys(n for s in plan.steps for n in s.nodes))
     if order == list(plan.nodes) or given_safe():
         return []
-    remedy = Remedy("Order", {"order": order}, True, True)
     return [Finding(ORDER_MATTERS, None, (), None, {"givenOrder": list(plan.nodes), "order": order},
-                    (remedy,), INFO)]
+                    (Remedy("Order", {"order": order}, True, True),), INFO)]
 
 
 def already_violated(plan: DrainPlan) -> list[dict]:
-    """The DoNotSchedule constraints that were already above maxSkew before the drain and that
-    the plan leaves above it (never worse: their limit is the skew they had), with their skew
-    before and after: a SAFE verdict names them, so it never reads as "all within maxSkew"
-    next to a VIOLATED row. Every step judges every tracked constraint, so the last step's
-    judgements are the state the drain leaves."""
+    """The DoNotSchedule constraints above maxSkew before the drain that the plan leaves above it (never worse: a limit
+    above maxSkew is the skew before), with their skew before and after: a SAFE verdict names them, so it never reads
+    as "all within maxSkew" next to a VIOLATED row. The last step judges every tracked constraint: the end state."""
     if not plan.steps:
         return []
-    out = []
-    for c in plan.steps[-1].constraints_after:
-        # VIOLATED: a DoNotSchedule constraint above maxSkew (spread.status); a limit above
-        # maxSkew is the skew it had before the drain
-        if c.status == STATUS_VIOLATED and c.limit > c.max_skew:
-            out.append({"workload": c.workload, "namespace": c.namespace, "topologyKey": c.topology_key,
-                        "maxSkew": c.max_skew, "skewBefore": c.limit, "skewAfter": c.skew})
-    return out
+    return [{"workload": c.workload, "namespace": c.namespace, "topologyKey": c.topology_key, "maxSkew": c.max_skew,
+             "skewBefore": c.limit, "skewAfter": c.skew}
+            for c in plan.steps[-1].constraints_after if c.status == STATUS_VIOLATED and c.limit > c.max_skew]
 
 
-# a NoCapacity stranding named by what refused the nodes: the scheduler's first-failure
-# reasons (diagnose.strand_reason's `reasons`) -> the cause, in the scheduler's filter order
-# (ties go to the earlier filter). NoCapacity stays the `code` (JSON consumers read it); the
-# cause is what the text shows and JSON adds as `cause`.
+# a NoCapacity stranding's cause: first-failure reasons (diagnose.strand_reason) -> cause, in the scheduler's filter
+# order (ties go to the earlier). `code` stays NoCapacity (JSON consumers read it); text shows the cause, JSON adds it.
 NODES_CORDONED = "NodesCordoned"
 _CAUSES = (
     ("node(s) were unschedulable", NODES_CORDONED),
     ("node(s) didn't match the requested node name", "NodeName"),
-    ("node(s) had untolerated taint", "UntoleratedTaint"),
-    ("node(s) had taint", "UntoleratedTaint"),
+    ("node(s) had untolerated taint", "UntoleratedTaint"), ("node(s) had taint", "UntoleratedTaint"),
     ("node(s) didn't match Pod's node affinity/selector", "NodeAffinity"),
     ("node(s) didn't satisfy plugin(s) [NodeAffinity]", "NodeAffinity"),
     (resources.REASON_PORTS, "HostPortConflict"),
-    ("Insufficient ", "NoCapacity"),
-    (resources.REASON_TOO_MANY_PODS, "NoCapacity"),
+    ("Insufficient ", "NoCapacity"), (resources.REASON_TOO_MANY_PODS, "NoCapacity"),
     (volumes.REASON_NODE_CONFLICT, "VolumeZoneConflict"),
-    (volumes.REASON_BIND_CONFLICT, "VolumeBinding"),
-    (volumes.REASON_PV_NOT_EXIST, "VolumeBinding"),
+    (volumes.REASON_BIND_CONFLICT, "VolumeBinding"), (volumes.REASON_PV_NOT_EXIST, "VolumeBinding"),
     (volumes.REASON_ZONE_CONFLICT, "VolumeZoneConflict"),
     (interpod.REASON_AFFINITY, "PodAffinity"),
-    (interpod.REASON_ANTI_AFFINITY, "PodAntiAffinity"),
-    (interpod.REASON_EXISTING_ANTI_AFFINITY, "PodAntiAffinity"),
+    (interpod.REASON_ANTI_AFFINITY, "PodAntiAffinity"), (interpod.REASON_EXISTING_ANTI_AFFINITY, "PodAntiAffinity"),
 )
 
 
 def cause_of(code: str, params) -> str:
-    """The name a finding or stranding is shown under: its code, except that NoCapacity is
-    kept for resources (cpu, memory, pod count) and otherwise names the filter that refused
-    the most nodes; the drained nodes' own "unschedulable" counts only when nothing else does.
+    """The name a finding or stranding is shown under: its code, except that NoCapacity is kept for resources (cpu,
+    memory, pod count) and otherwise names the filter that refused the most nodes; the drained nodes' own
+    "unschedulable" counts only when nothing else does.
 
     >>> cause_of("NoCapacity", {"reasons": {"node(s) were unschedulable": 3,
     ...                                     "node(s) didn't match PersistentVolume's node affinity": 6}})
@@ -130,49 +106,36 @@ def cause_of(code: str, params) -> str:
     >>> cause_of("NoCapacity", {"reasons": {"Insufficient cpu": 4, "node(s) didn't match pod anti-affinity rules": 4}})
     'NoCapacity'
     """
-    from kubectl_tspread.model.plan import NO_CAPACITY
-
     reasons = params.get("reasons") if code == NO_CAPACITY else None
     if not reasons:
         return code
-    best: tuple[int, int] | None = None
-    cause = code
+    ranked = []
     for reason, count in reasons.items():
         order, name = next(((i, c) for i, (prefix, c) in enumerate(_CAUSES) if reason.startswith(prefix)),
                            (len(_CAUSES), NO_CAPACITY))
-        if name == NODES_CORDONED:
-            count = 0  # the drain's own cordons refuse its nodes: the cause lies elsewhere if anywhere
-        key = (-count, order)
-        if best is None or key < best:
-            best, cause = key, name
-    return cause
+        # the drain's own cordons refuse its nodes: the cause lies elsewhere if anywhere
+        ranked.append((0 if name == NODES_CORDONED else -count, order, name))
+    return min(ranked)[2]
 
 
-# taints autoscalers put on a node they are about to remove: it stays a hostname domain with
-# 0 pods (nodeTaintsPolicy Ignore) while nothing can be placed on it
+# taints of a node an autoscaler is removing: a hostname domain with 0 pods (nodeTaintsPolicy Ignore) that takes none
 AUTOSCALER_TAINTS = {"ToBeDeletedByClusterAutoscaler": "tainted ToBeDeletedByClusterAutoscaler (being scaled down)",
                      "karpenter.sh/disruption": "tainted karpenter.sh/disruption (being disrupted by Karpenter)"}
 MINIMUM_NODES_LISTED = 10
 
 
 def explain_hostname_minimum(findings: Sequence[Finding], snapshot, plan: DrainPlan) -> list[Finding]:
-    """HostnameSpreadFull findings with the nodes that hold the global minimum and why they
-    take no pod (`minimumHeldBy`: [{node, why}], at most MINIMUM_NODES_LISTED, and
-    `minimumHeldByCount`): the drained node itself (cordoned, it stays a domain under
-    nodeTaintsPolicy Ignore), a node an autoscaler is removing, a node cordoned before."""
-    out = []
-    targets = set(plan.nodes)
+    """HostnameSpreadFull findings with the nodes that hold the global minimum and why they take no pod
+    (`minimumHeldBy`: [{node, why}], at most MINIMUM_NODES_LISTED; `minimumHeldByCount`)."""
+    out, targets = [], set(plan.nodes)
     for f in findings:
         dist, low = f.params.get("distribution"), f.params.get("globalMin")
-        if f.code != "HostnameSpreadFull" or not dist or low is None:
-            out.append(f)
-            continue
-        held = [n for n, count in dist.items() if count == low]
-        listed = []
-        for name in held[:MINIMUM_NODES_LISTED]:
-            node = snapshot.node(name)
-            listed.append({"node": name, "why": _why_no_pod(node, name in targets)})
-        out.append(replace(f, params={**f.params, "minimumHeldBy": listed, "minimumHeldByCount": len(held)}))
+        if f.code == "HostnameSpreadFull" and dist and low is not None:
+            held = [n for n, count in dist.items() if count == low]
+            listed = [{"node": n, "why": _why_no_pod(snapshot.node(n), n in targets)}
+                      for n in held[:MINIMUM_NODES_LISTED]]
+            f = replace(f, params={**f.params, "minimumHeldBy": listed, "minimumHeldByCount": len(held)})
+        out.append(f)
     return out
 
 
@@ -186,7 +149,6 @@ def _why_no_pod(node, drained: bool) -> str:
             return AUTOSCALER_TAINTS[t.key]
     if node.unschedulable:
         return "cordoned before the drain"
-    tainted = [t.key for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
-    if tainted:
+    if tainted := [t.key for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]:
         return f"tainted {', '.join(tainted)}"
     return "refused by another filter (resources, affinity, ports or volumes)"

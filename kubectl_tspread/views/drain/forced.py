@@ -1,27 +1,20 @@
 """A proof, before any order is searched, that no order drains the targets safely.
 
-Once every target is drained, the target nodes are cordoned and their evicted pods'
-replacements run on the other nodes. Take a tracked DoNotSchedule constraint whose
-domains include some that are *closed* at that point: every node of the domain is
-cordoned, yet the domain still counts (nodeTaintsPolicy Ignore, the default). A closed
-domain keeps only the matching pods nobody evicts, so after the last step the global
-minimum is at most the smallest closed count `m`, and a safe plan leaves every open
-domain at most `m + limit` (limit: maxSkew, or the skew before the drain when that was
-higher). The open domains must hold their remaining pods plus every replacement, so
-when
+Once every target is drained, the target nodes are cordoned and their evicted pods' replacements run on the other
+nodes. Take a tracked DoNotSchedule constraint whose domains include some that are *closed* at that point: every node
+of the domain is cordoned, yet the domain still counts (nodeTaintsPolicy Ignore, the default). A closed domain keeps
+only the matching pods nobody evicts, so after the last step the global minimum is at most the smallest closed count
+`m`, and a safe plan leaves every open domain at most `m + limit` (limit: maxSkew, or the skew before the drain when
+that was higher). The open domains must hold their remaining pods plus every replacement, so when
 
     open pods after the evictions + replacements  >  open domains × (m + limit)
 
-the last step strands a replacement or ends above the limit, whatever the order and
-batch sizes — the search would only spend its whole backtracking allowance proving it
-(a zone drained under nodeTaintsPolicy Ignore is the usual case).
+the last step strands a replacement or ends above the limit, whatever the order and batch sizes — the search would
+only spend its whole backtracking allowance proving it (a zone drained under nodeTaintsPolicy Ignore is the usual case).
 
-The counts come from the simulation (every rule of spread's counting applies): the
-targets cordoned, then the planned evictions of replaced pods (the drop is the
-replacements to place), then the others — only of the pods the constraints in
-question count, and only for the constraints a look at today's counts cannot rule
-out. A workload whose pods tolerate the cordon taint is left out: its replacements
-may go to cordoned nodes, so no domain is closed to them.
+The counts come from the simulation (every rule of spread's counting applies): the targets cordoned, then the planned
+evictions of replaced pods (the drop is the replacements to place), then the others. A workload whose pods tolerate
+the cordon taint is left out: its replacements may go to cordoned nodes, so no domain is closed to them.
 """
 
 from __future__ import annotations
@@ -65,13 +58,11 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
 
 
 def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int]) -> list[ForcedHarm]:
-    """forced_harm's proof on `sim`, which it plays on: every target cordoned and the pods
-    the constraints count evicted."""
+    """forced_harm's proof, played on `sim`: every target cordoned and the pods the constraints count evicted."""
     sim.cordon(ctx.targets)
     states = tracked_states(ctx, sim)
     # a constraint's counts move only with the pods it counts: evict just those
-    counting = list({(states[i].namespace, states[i].selector): states[i] for i in maybe}.values())
-    counted = _counted_by(counting)
+    counted = _counted_by(list({(states[i].namespace, states[i].selector): states[i] for i in maybe}.values()))
     planned = [p for n in ctx.targets for p in world.remaining.get(n, ()) if counted(p)]
     before = _totals(maybe, states)
     for p in planned:
@@ -97,11 +88,9 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int]) -> li
 
 
 def _candidates(ctx: Context, world: World) -> list[int]:
-    """The tracked hard constraints (positions in ctx.tracked) that can meet the proof's
-    condition, judged on the current counts without simulating the drain: it needs a
-    domain whose every node will be cordoned and, as the replacements and the open pods
-    are each at most the matching pods P, 2 × P > open domains × limit (a hostname
-    constraint over thousands of nodes never gets there)."""
+    """The tracked hard constraints (positions in ctx.tracked) that can meet the proof's condition on today's counts: a
+    domain whose every node will be cordoned and, as the replacements and the open pods are each at most the matching
+    pods P, 2 × P > open domains × limit (never so for a hostname constraint over many nodes)."""
     sim = world.sim
     closing = set(ctx.targets) | {n for n, node in sim.nodes.items() if node.unschedulable}
     out = []
@@ -117,10 +106,8 @@ def _candidates(ctx: Context, world: World) -> list[int]:
 
 
 def _counted_by(states: list) -> Callable[[Pod], bool]:
-    """pod -> whether a constraint state of `states` counts it, answered once per namespace and
-    labels object: a zone's drain plans 50,000 evictions against hundreds of constraints, and a
-    workload's pods share one labels object (whether a constraint counts a pod depends on its
-    namespace and labels only)."""
+    """pod -> whether a constraint state of `states` counts it, answered once per namespace and labels object (all it
+    depends on; a workload's pods share one): a zone's drain asks it for every planned eviction."""
     by_namespace: dict[str, list] = defaultdict(list)
     for cs in states:
         by_namespace[cs.namespace].append(cs)

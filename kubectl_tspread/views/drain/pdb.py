@@ -1,20 +1,13 @@
-"""PodDisruptionBudgets as the Eviction API applies them, for planning.
+"""PodDisruptionBudgets as the Eviction API applies them, for planning. The model (the plan output documents it too):
 
-Model (documented in the plan output too):
-- A pod is covered by every PDB of its namespace whose selector matches its labels
-  (an empty selector matches every pod of the namespace, a nil one none).
-- A pod covered by two or more PDBs can never be evicted: the API answers 500
-  ("more than one PodDisruptionBudget") — MultiplePdbs.
-- Within one step, the evictions of pods covered by a PDB never exceed its
-  `status.disruptionsAllowed`; every eviction of a covered pod is charged, even of a
-  pod that is not Ready (conservative: the API sometimes lets those through free).
-- The budget comes back when the step's replacements are Ready, which the plan
-  assumes before the next step; a replacement that finds no node never becomes Ready,
-  so it keeps one unit of budget used for the rest of the drain.
-- A budget of 0 blocks the pod for good — PdbBlocks. `budget_state` says why: a PDB
-  whose spec can never allow an eviction (`structurally_zero`: maxUnavailable 0,
-  minAvailable 100% or at least the expected pods), or one at 0 only because too few of
-  its pods are healthy now, and how many more must be.
+- A pod is covered by every PDB of its namespace whose selector matches its labels (an empty selector matches every
+  pod of the namespace, a nil one none).
+- A pod under two or more PDBs is never evicted (MultiplePdbs): the API answers 500 "more than one PodDisruptionBudget".
+- Within one step, the evictions of pods covered by a PDB never exceed its `status.disruptionsAllowed`; every eviction
+  of a covered pod is charged, even of a pod that is not Ready (conservative: the API sometimes lets those pass free).
+- The budget comes back when the step's replacements are Ready, which the plan assumes before the next step; a
+  replacement that finds no node never becomes Ready, so it keeps one unit used for the rest of the drain.
+- A budget of 0 blocks the pod for good — PdbBlocks; `budget_state` says why (its spec, or too few pods healthy now).
 """
 
 from __future__ import annotations
@@ -31,22 +24,14 @@ def pdb_key(pdb: Pdb) -> str:
 
 def covering(pod: Pod, pdbs: Iterable[Pdb]) -> list[Pdb]:
     """The PDBs that select `pod`, by namespace/name."""
-    out = [b for b in pdbs if b.namespace == pod.namespace and b.selector.matches(pod.labels)]
-    return sorted(out, key=pdb_key)
-
-
-def _is_zero(v: int | str | None) -> bool:
-    return v is not None and str(v).strip().rstrip("%") in ("0", "")
+    return sorted((b for b in pdbs if b.namespace == pod.namespace and b.selector.matches(pod.labels)), key=pdb_key)
 
 
 def structurally_zero(pdb: Pdb) -> bool:
-    """True when the PDB's spec alone forbids every voluntary disruption.
-
-    maxUnavailable 0 or 0% → True; minAvailable 100% → True; minAvailable N with
-    N ≥ expectedPods (when known) → True; anything else may allow disruptions once
-    all pods are healthy.
-    """
-    if _is_zero(pdb.max_unavailable):
+    """True when the PDB's spec alone forbids every voluntary disruption: maxUnavailable 0 or 0%, minAvailable 100%, or
+    minAvailable N ≥ expectedPods (when known). Anything else may allow disruptions once all pods are healthy."""
+    mu = pdb.max_unavailable
+    if mu is not None and str(mu).strip().rstrip("%") in ("0", ""):
         return True
     m = pdb.min_available
     if isinstance(m, str) and m.strip() == "100%":
@@ -55,22 +40,20 @@ def structurally_zero(pdb: Pdb) -> bool:
 
 
 def budget_state(pdb: Pdb) -> dict:
-    """Why a PDB allows no disruption, as its status says (a PdbBlocks finding's `budgets`):
-    `specAllowsNone` when its spec alone forbids every eviction; else `healthyNeeded`, how
-    many more of its pods must be healthy before it allows one (currentHealthy must pass
-    desiredHealthy), or None when its status does not tell."""
+    """Why a PDB allows no disruption, as its status says (a PdbBlocks finding's `budgets`): `specAllowsNone` when its
+    spec alone forbids every eviction; else `healthyNeeded`, how many more of its pods must be healthy before it allows
+    one (currentHealthy must pass desiredHealthy), or None when its status does not tell."""
     forbids = structurally_zero(pdb)
     short = pdb.desired_healthy + 1 - pdb.current_healthy
-    return {"pdb": pdb_key(pdb), "disruptionsAllowed": pdb.disruptions_allowed,
-            "currentHealthy": pdb.current_healthy, "desiredHealthy": pdb.desired_healthy,
-            "expectedPods": pdb.expected_pods, "specAllowsNone": forbids,
+    return {"pdb": pdb_key(pdb), "disruptionsAllowed": pdb.disruptions_allowed, "currentHealthy": pdb.current_healthy,
+            "desiredHealthy": pdb.desired_healthy, "expectedPods": pdb.expected_pods, "specAllowsNone": forbids,
             "healthyNeeded": short if not forbids and pdb.expected_pods > 0 and short > 0 else None}
 
 
 @dataclass
 class Budgets:
-    """Disruptions left per PDB: `allowed` is the per-step budget, `lost` the units held
-    by replacements that never became Ready, `used` the current step's evictions."""
+    """Disruptions left per PDB: `allowed` is the per-step budget, `lost` the units held by replacements that never
+    became Ready, `used` the current step's evictions."""
 
     allowed: dict[str, int]
     lost: dict[str, int]
@@ -83,11 +66,8 @@ class Budgets:
     def copy(self) -> "Budgets":
         return Budgets(dict(self.allowed), dict(self.lost), dict(self.used))
 
-    def left(self, key: str) -> int:
-        return self.allowed.get(key, 0) - self.lost.get(key, 0) - self.used.get(key, 0)
-
     def fits(self, keys: Iterable[str]) -> bool:
-        return all(self.left(k) > 0 for k in keys)
+        return all(self.allowed.get(k, 0) - self.lost.get(k, 0) - self.used.get(k, 0) > 0 for k in keys)
 
     def charge(self, keys: Iterable[str]) -> None:
         for k in keys:

@@ -1,25 +1,19 @@
 """Which pods a drain evicts, skips or refuses: kubectl drain's rules and flags.
 
-kubectl (k8s.io/kubectl/pkg/drain/filters.go) runs each pod of the node through its
-filters in this order and stops at the first that does not let it be deleted:
+kubectl (k8s.io/kubectl/pkg/drain/filters.go) runs each pod of the node through its filters in this order and stops at
+the first that does not let it be deleted:
 
-1. DaemonSet-managed (controller kind DaemonSet) and not finished: refused unless
-   `--ignore-daemonsets`, and then left in place (the DaemonSet controller ignores
-   cordons and would recreate it at once).
-2. Mirror pod (annotation kubernetes.io/config.mirror): skipped silently; the API
-   cannot delete a static pod.
+1. DaemonSet-managed (controller kind DaemonSet) and not finished: refused unless `--ignore-daemonsets`, and then left
+   in place (the DaemonSet controller ignores cordons and would recreate it at once).
+2. Mirror pod (annotation kubernetes.io/config.mirror): skipped silently; the API cannot delete a static pod.
 3. emptyDir volume and not finished: refused unless `--delete-emptydir-data`.
-4. No controller and not finished: refused unless `--force`; such a pod is deleted
-   for good (nothing recreates it).
+4. No controller and not finished: refused unless `--force`; such a pod is deleted for good (nothing recreates it).
 
-Finished pods (Succeeded/Failed) pass every filter; kubectl deletes them, but the
-scheduler no longer sees them, so the planner leaves them out of steps entirely.
-Pods already being deleted (deletionTimestamp set) are the drain of an earlier,
-interrupted run: the planner treats them as already evicted.
-
-A DaemonSet pod whose DaemonSet is gone would, with --force, be deleted with a
-warning; a snapshot cannot tell a deleted DaemonSet from one that was not dumped,
-so the planner assumes the DaemonSet exists.
+Finished pods (Succeeded/Failed) pass every filter; kubectl deletes them, but the scheduler no longer sees them, so the
+planner leaves them out of steps. Pods already being deleted (deletionTimestamp set) are the drain of an earlier,
+interrupted run: the planner treats them as already evicted. A DaemonSet pod whose DaemonSet is gone would, with
+--force, be deleted with a warning; a snapshot cannot tell a deleted DaemonSet from one not dumped, so the planner
+assumes it exists.
 """
 
 from __future__ import annotations
@@ -54,17 +48,13 @@ UNMANAGED_FATAL = "cannot delete Pods that declare no controller (use --force to
 UNMANAGED_WARNING = "deleting Pods that declare no controller"
 
 # the flag that lifts each refusal
-FLAG_FOR = {DAEMONSET_POD: "--ignore-daemonsets", LOCAL_STORAGE: "--delete-emptydir-data",
-            UNMANAGED_POD: "--force"}
+FLAG_FOR = {DAEMONSET_POD: "--ignore-daemonsets", LOCAL_STORAGE: "--delete-emptydir-data", UNMANAGED_POD: "--force"}
 
 
 @dataclass(frozen=True, slots=True)
 class PodDecision:
-    """What a drain does with one pod of a target node.
-
-    `code` names the rule that decided (None for a plain eviction); `message` is
-    kubectl's text for it; `replaced` says whether a controller recreates the pod.
-    """
+    """What a drain does with one pod of a target node: `code` names the rule that decided (None for a plain eviction),
+    `message` is kubectl's text for it, `replaced` says whether a controller recreates the pod."""
 
     pod: Pod
     action: str  # EVICT | SKIP | REFUSE | ALREADY_EVICTED
@@ -73,15 +63,9 @@ class PodDecision:
     replaced: bool = False
 
 
-def _has_local_storage(pod: Pod) -> bool:
-    return any(v.empty_dir for v in pod.volumes)
-
-
 def classify(pod: Pod, flags: DrainFlags) -> PodDecision | None:
-    """kubectl's verdict for one pod; None for a finished pod (not part of the plan).
-
-    >>> # DaemonSet pod, no flags -> Refuse DaemonSetPod with kubectl's DAEMONSET_FATAL
-    """
+    """kubectl's verdict for one pod; None for a finished pod (not part of the plan). E.g. a DaemonSet pod without
+    flags: Refuse, DaemonSetPod, kubectl's DAEMONSET_FATAL."""
     if pod.finished:
         return None
     if pod.terminating:
@@ -95,7 +79,7 @@ def classify(pod: Pod, flags: DrainFlags) -> PodDecision | None:
     if pod.mirror:
         return PodDecision(pod, SKIP, MIRROR_POD, "mirror pod: the API cannot delete static pods")
     code, message = None, ""
-    if _has_local_storage(pod):
+    if any(v.empty_dir for v in pod.volumes):
         if not flags.delete_emptydir_data:
             return PodDecision(pod, REFUSE, LOCAL_STORAGE, LOCAL_STORAGE_FATAL)
         code, message = LOCAL_STORAGE, LOCAL_STORAGE_WARNING
@@ -109,18 +93,12 @@ def classify(pod: Pod, flags: DrainFlags) -> PodDecision | None:
 
 def classify_all(pods: Iterable[Pod], flags: DrainFlags) -> list[PodDecision]:
     """Decisions for the pods of the target nodes, finished pods left out, in input order."""
-    out = []
-    for p in pods:
-        d = classify(p, flags)
-        if d is not None:
-            out.append(d)
-    return out
+    return [d for d in (classify(p, flags) for p in pods) if d is not None]
 
 
 def kubectl_errors(decisions: Iterable[PodDecision]) -> list[str]:
-    """The errors `kubectl drain` prints for the refusals, grouped by message like
-    filters.go: `cannot delete <message>: ns/a, ns/b` (messages that already start with
-    "cannot delete" are not prefixed again). Sorted, since Go's map order is random."""
+    """The errors `kubectl drain` prints for the refusals, grouped by message like filters.go:
+    `<refusal_head(message)>: ns/a, ns/b`. Sorted, since Go's map order is random."""
     by_msg: dict[str, list[str]] = defaultdict(list)
     for d in decisions:
         if d.action == REFUSE:
@@ -129,8 +107,7 @@ def kubectl_errors(decisions: Iterable[PodDecision]) -> list[str]:
 
 
 def refusal_head(message: str) -> str:
-    """`cannot delete <message>`, but once: kubectl's unmanaged-pod message already starts
-    with it ("cannot delete Pods that declare no controller …")."""
+    """`cannot delete <message>`, but once: kubectl's unmanaged-pod message already starts with it."""
     return message if message.lower().startswith("cannot delete") else f"cannot delete {message}"
 
 
@@ -144,8 +121,7 @@ def kubectl_warnings(decisions: Iterable[PodDecision]) -> list[str]:
 
 
 def workload_ref(index: ClusterIndex, pod: Pod) -> str | None:
-    """The workload a pod is planned and reported under: its top controller's Kind/name,
-    else its owner reference's, else None (an unmanaged pod)."""
+    """The workload a pod is planned and reported under: its top controller's Kind/name, else its owner's, else None."""
     w = index.top_controller(pod)
     if w is not None:
         return w.ref

@@ -1,25 +1,20 @@
-"""When a drain step is over: judged on live snapshots, polled until done or stuck.
+"""When a drain step is over. Pure: live snapshots in, verdicts out (the executor does the reading and the sleeping).
 
 A step is over when
 1. every pod it evicted is gone (no pod with that uid is left, terminating or not);
-2. every controller it touched has at least as many Ready, bound, non-terminating
-   pods as it had Ready before the step (the replacements are scheduled and Ready —
-   which is also when a PodDisruptionBudget gives its budget back);
-3. every DoNotSchedule constraint of those workloads is within its limit: maxSkew, or
-   the skew before the step when that was already higher (a drain cannot be blamed for
-   an old violation, but it must not make it worse).
+2. every controller it touched has at least as many Ready, bound, non-terminating pods as it had Ready before the step
+   (the replacements are scheduled and Ready — which is also when a PodDisruptionBudget gives its budget back);
+3. every DoNotSchedule constraint of those workloads is within its limit: maxSkew, or the skew before the step when
+   that was already higher (a drain cannot be blamed for an old violation, but it must not make it worse).
 
-It is stuck when a replacement is Pending with the scheduler's verdict "Unschedulable"
-and the engine agrees that no node passes every filter: nothing the drain does next can
-help, so waiting out the timeout would only hide the reason.
-
-Pure: snapshots in, verdicts out (the executor does the reading and the sleeping).
+It is stuck when a replacement is Pending with the scheduler's verdict "Unschedulable" and the engine agrees that no
+node passes every filter: nothing the drain does next can help, so waiting out the timeout would only hide the reason.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.index import ClusterIndex
@@ -30,10 +25,6 @@ Controller = tuple[str, str, str]  # namespace, kind, name
 
 def controller_of(pod: Pod) -> Controller | None:
     return (pod.namespace, pod.owner.kind, pod.owner.name) if pod.owner is not None else None
-
-
-def controller_text(c: Controller) -> str:
-    return f"{c[1]}/{c[2]} in {c[0]}"
 
 
 def live(pod: Pod) -> bool:
@@ -72,68 +63,56 @@ class WaitStatus:
 
 
 def hard_skews(index: ClusterIndex, pods: Iterable[Pod]) -> dict[str, tuple[int, int, dict[str, int]]]:
-    """topologyKey -> (skew, maxSkew, distribution) of the hard constraints, seen by a fresh
-    pod of the workload (an unbound copy of one of its pods, which never counts itself)."""
+    """topologyKey -> (skew, maxSkew, distribution) of the hard constraints, seen by a fresh pod of the workload (an
+    unbound copy of one of its pods, which never counts itself)."""
     sample = next((p for p in pods if live(p)), None)
     if sample is None or not any(c.hard for c in sample.spread):
         return {}
     probe = replace(sample, name=f"{sample.name}-probe", uid=f"probe-{sample.uid}", node_name="",
                     phase="Pending", terminating=False, conditions=(), ready=False)
-    out = {}
-    for cs in spread.compute(index, probe).hard:
-        out[cs.constraint.topology_key] = (cs.skew, cs.constraint.max_skew,
-                                           {v: d.pods for v, d in cs.domains.items()})
-    return out
+    return {cs.constraint.topology_key: (cs.skew, cs.constraint.max_skew, {v: d.pods for v, d in cs.domains.items()})
+            for cs in spread.compute(index, probe).hard}
 
 
 def target_for_step(before: Snapshot, evicted: Iterable[Pod]) -> WaitTarget:
     """The wait target of a step that evicted `evicted` from the state `before`."""
     evicted = list(evicted)
-    index = ClusterIndex(before)
     target = WaitTarget(gone={p.uid: p.key for p in evicted}, known_uids=frozenset(p.uid for p in before.pods))
-    for c in {controller_of(p) for p in evicted} - {None}:
-        pods = _pods_of(before.pods, c)
-        target.expect_ready[c] = sum(1 for p in pods if serving(p))
-        _hold_skews(target, index, c, pods)
-    return target
+    return _expect(target, before, evicted, serving)
 
 
 def target_for_leftovers(snap: Snapshot, terminating: Iterable[str], pending: Iterable[str]) -> WaitTarget:
-    """After an interrupted run: the pods it left terminating must go, and their workloads
-    (and those of Pending replacements) must have every live pod Ready."""
+    """After an interrupted run: the pods it left terminating must go, and their workloads (and those of Pending
+    replacements) must have every live pod Ready."""
     by_key = {p.key: p for p in snap.pods}
     gone = {by_key[k].uid: k for k in terminating if k in by_key}
     touched = [by_key[k] for k in list(terminating) + list(pending) if k in by_key]
-    target = WaitTarget(gone=gone, known_uids=frozenset(p.uid for p in snap.pods))
+    return _expect(WaitTarget(gone=gone, known_uids=frozenset(p.uid for p in snap.pods)), snap, touched, live)
+
+
+def _expect(target: WaitTarget, snap: Snapshot, touched: list[Pod], ready: Callable[[Pod], bool]) -> WaitTarget:
+    """`target`, waiting for the workloads of `touched` to have as many `ready` pods as on `snap`, each hard constraint
+    held to its maxSkew or to the skew it has now when above (a drain must not make it worse; it need not mend it)."""
     index = ClusterIndex(snap)
     for c in {controller_of(p) for p in touched} - {None}:
         pods = _pods_of(snap.pods, c)
-        target.expect_ready[c] = sum(1 for p in pods if live(p))
-        _hold_skews(target, index, c, pods)
+        target.expect_ready[c] = sum(1 for p in pods if ready(p))
+        for key, (skew, max_skew, _) in hard_skews(index, pods).items():
+            target.skew_limits[(c, key)] = max(max_skew, skew)
     return target
 
 
-def _hold_skews(target: WaitTarget, index: ClusterIndex, c: Controller, pods: list[Pod]) -> None:
-    """Hold each hard constraint of the workload `c` to its maxSkew, or to the skew it has
-    now when that is above (a drain must not make it worse; it need not mend it)."""
-    for key, (skew, max_skew, _) in hard_skews(index, pods).items():
-        target.skew_limits[(c, key)] = max(max_skew, skew)
-
-
 def budget_held(snapshot: Snapshot, plan) -> WaitTarget | None:
-    """When a resumed drain (some targets already cordoned, pods terminating or replacements
-    placed first) is unsafe because a PodDisruptionBudget allows no disruption while pods of
-    the blocked workloads are not Ready yet, those are most likely the earlier run's
-    replacements, whose evictions still hold the budget: what to wait for before judging the
-    plan (None otherwise)."""
+    """What to wait for before judging a resumed drain (targets already cordoned, pods terminating or replacements
+    placed) that is unsafe because a PodDisruptionBudget allows no disruption while pods of the blocked workloads are
+    not Ready: most likely the earlier run's replacements, whose evictions still hold the budget. None otherwise."""
     if plan.safe or not (plan.already_cordoned or plan.already_evicted or plan.settled):
         return None
     blocked = {k for f in plan.findings if f.code == "PdbBlocks" for k in f.pods}
     if not blocked:
         return None
-    owners = {controller_of(p) for p in snapshot.pods if p.key in blocked} - {None}
     target = WaitTarget(known_uids=frozenset(p.uid for p in snapshot.pods))
-    for c in owners:
+    for c in {controller_of(p) for p in snapshot.pods if p.key in blocked} - {None}:
         mine = [p for p in snapshot.pods if controller_of(p) == c and live(p)]
         if any(not serving(p) for p in mine):
             target.expect_ready[c] = len(mine)
@@ -155,37 +134,32 @@ def evaluate(snap: Snapshot, target: WaitTarget) -> WaitStatus:
         if have < want:
             not_ready[c] = (have, want)
         pending += [p for p in pods if p.pending]
-    over = []
-    if not remaining and not not_ready:
-        over = over_limit(snap, target)
+    over = over_limit(snap, target) if not remaining and not not_ready else []
     return WaitStatus(remaining, not_ready, sorted(pending, key=lambda p: p.key), over)
 
 
 def over_limit(snap: Snapshot, target: WaitTarget) -> list[str]:
-    index = ClusterIndex(snap)
-    out = []
+    index, out = ClusterIndex(snap), []
     for c in target.expect_ready:
         for key, (skew, max_skew, dist) in hard_skews(index, _pods_of(snap.pods, c)).items():
             limit = target.skew_limits.get((c, key), max_skew)
             if skew > limit:
                 counts = ", ".join(f"{v}={n}" for v, n in dist.items())
-                out.append(f"{controller_text(c)}: {key} skew {skew} is above "
+                out.append(f"{c[1]}/{c[2]} in {c[0]}: {key} skew {skew} is above "
                            f"{'maxSkew' if limit == max_skew else 'its skew before the step'} {limit} ({counts})")
     return out
 
 
 def stuck(snap: Snapshot, status: WaitStatus) -> list[Pod]:
-    """Pending replacements that the scheduler called Unschedulable and that no node can take,
-    once the evicted pods are gone (until then their resources may still be what is missing)."""
+    """Pending replacements that the scheduler called Unschedulable and that no node can take, once the evicted pods are
+    gone (until then their resources may still be what is missing)."""
     if status.remaining_gone:
         return []
-    out = []
-    index = None
+    out, index = [], None
     for p in status.pending:
         cond = p.condition("PodScheduled")
-        if cond is None or cond.status != "False" or cond.reason != "Unschedulable":
-            continue
-        index = index or ClusterIndex(snap)
-        if not any(v.passes for v in filters.evaluate(index, p)):
-            out.append(p)
+        if cond is not None and cond.status == "False" and cond.reason == "Unschedulable":
+            index = index or ClusterIndex(snap)
+            if not any(v.passes for v in filters.evaluate(index, p)):
+                out.append(p)
     return out
