@@ -101,3 +101,56 @@ def test_a_fork_to_the_same_snapshot_is_a_copy_its_steps_leave_the_base_alone():
     assert base.spread_state(probe) == spread.compute(SimCluster(snap).index, probe)
     assert "b2" in base.nodes and not base.nodes["a1"].unschedulable
     assert base.pods == SimCluster(snap).pods
+
+
+def _random_drain(seed: int):
+    """3 zones of 2-4 nodes (a few without a rack label), 2-4 workloads spread over zone, hostname or rack, some
+    ScheduleAnyway; zone b drained, or two random nodes; its drained nodes deleted or not."""
+    import random
+    rng = random.Random(seed)
+    nodes = [make_node(f"{z}{i}", zone=z, labels={"rack": f"r{rng.randint(1, 2)}"} if rng.random() < 0.7 else {},
+                       allocatable={"cpu": 4000, "memory": 16 * GI, "pods": rng.randint(3, 8)})
+             for z in "abc" for i in range(1, rng.randint(2, 4) + 1)]
+    pods, workloads = [], []
+    for w in range(rng.randint(2, 4)):
+        app = f"w{w}"
+        c = make_constraint(key=rng.choice(["topology.kubernetes.io/zone", HOSTNAME_KEY, "rack"]),
+                            max_skew=rng.choice((1, 2)), selector={"app": app},
+                            mode=rng.choice(["DoNotSchedule", "DoNotSchedule", "ScheduleAnyway"]),
+                            node_taints_policy=rng.choice([IGNORE, HONOR]))
+        workloads.append(make_workload("ReplicaSet", f"{app}-1", {"app": app}))
+        pods += [make_pod(f"{app}-{k}", node=rng.choice(nodes).name, labels={"app": app}, spread=[c],
+                          owner=f"ReplicaSet/{app}-1") for k in range(rng.randint(3, 10))]
+    names = [n.name for n in nodes]
+    targets = [n for n in names if n[0] == "b"] if rng.random() < 0.5 else rng.sample(names, 2)
+    options = PlanOptions(verify_remedies=False, delete_drained_nodes=rng.random() < 0.5, search_budget=0)
+    return make_snapshot(nodes, pods, workloads=workloads), targets, options
+
+
+def test_a_verdict_only_plan_keeps_what_its_verdict_reads():
+    """A remedy's re-plan (Context.verdict_only) keeps the domain counts of its exceeded constraints only: its
+    verdict, stranded pods and findings are the full plan's, and its steps differ from the full plan's only in the
+    counts of the constraints within their limits, which no finding quotes."""
+    from kubectl_tspread.views.drain.findings import build_findings
+    from kubectl_tspread.views.drain.plan import _plan
+    from kubectl_tspread.views.drain.core.placement import Placer
+    from kubectl_tspread.views.drain.core.steps import UNRECORDED
+    kept = dropped = 0
+    for seed in range(60):
+        snap, targets, options = _random_drain(seed)
+        full, refused = _plan(snap, targets, options, SimCluster(snap), Placer())
+        lean, lean_refused = _plan(snap, targets, options, SimCluster(snap), Placer(), verdict_only=True)
+        assert (lean.safe, lean.stranded, lean.evicted_again) == (full.safe, full.stranded, full.evicted_again)
+        assert build_findings(lean, lean_refused) == build_findings(full, refused)
+        assert len(lean.steps) == len(full.steps)
+        for a, b in zip(full.steps, lean.steps):
+            assert replace(b, constraints_after=()) == replace(a, constraints_after=())
+            for ca, cb in zip(a.constraints_after, b.constraints_after, strict=True):
+                assert replace(cb, distribution=ca.distribution) == ca
+                if ca.exceeded:
+                    assert dict(cb.distribution) == dict(ca.distribution)
+                    kept += 1
+                else:
+                    assert cb.distribution is UNRECORDED
+                    dropped += 1
+    assert kept and dropped  # both kinds were seen

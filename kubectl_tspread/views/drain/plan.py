@@ -99,7 +99,7 @@ def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dic
     return out
 
 
-def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions) -> Context:
+def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions, verdict_only: bool = False) -> Context:
     index = sim.index
     by_node = index.pods_by_node
     # per target, kubectl drain's decision for each of its pods, in key order
@@ -109,7 +109,7 @@ def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions)
     pdbs = {pdbmod.pdb_key(b): b for b in sim.base.pdbs}
     pod_pdbs, blocked = _pdb_coverage(pdbs, flat)
     return Context(tuple(targets), decisions, workload_of, pod_pdbs, pdbs, _tracked(sim, flat, workload_of),
-                   blocked, options.delete_drained_nodes, options.stage_cordons)
+                   blocked, options.delete_drained_nodes, options.stage_cordons, verdict_only)
 
 
 def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
@@ -168,10 +168,11 @@ def _settle(ctx: Context, world: World) -> list[Eviction]:
 
 
 def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster | None = None,
-               placer: Placer | None = None, ctx: Context | None = None) -> tuple[Context, World]:
-    """The context (`ctx` when already built on `sim`) and the root world of a plan."""
+               placer: Placer | None = None, ctx: Context | None = None,
+               verdict_only: bool = False) -> tuple[Context, World]:
+    """The context (`ctx` when already built on `sim`) and the root world of a plan (Context.verdict_only)."""
     sim = SimCluster(snapshot) if sim is None else sim
-    ctx = build_context(sim, targets, options) if ctx is None else ctx
+    ctx = build_context(sim, targets, options, verdict_only) if ctx is None else ctx
     remaining = {n: [d.pod for d in ctx.decisions[n] if d.action == EVICT and d.pod.key not in ctx.blocked]
                  for n in targets}
     return ctx, World(sim, pdbmod.Budgets.from_pdbs(snapshot.pdbs), remaining, placer or Placer())
@@ -289,16 +290,17 @@ class _Planning:
                 continue  # already under way
             if len(self.children) >= self.workers.limit:
                 return
-            self.children[key] = self.workers.start(lambda s=snap, o=opts: _verdict(self.replan(s(), o)))
+            self.children[key] = self.workers.start(lambda s=snap, o=opts: self.replan(s(), o))
 
-    def replan(self, snap: Snapshot, opts: PlanOptions) -> DrainPlan:
+    def replan(self, snap: Snapshot, opts: PlanOptions) -> Verdict:
+        """A remedy candidate's re-plan, of which attach_remedies reads the verdict only."""
         fork = self.pristine.forked_to(snap) if self.pristine is not None else None
         # the placement cache is only sound on forks of the same simulation
         sim, pl = (fork, self.placer) if fork is not None else (SimCluster(snap), Placer())
-        replanned, refused = _plan(snap, self.targets, opts, sim, pl)
+        replanned, refused = _plan(snap, self.targets, opts, sim, pl, verdict_only=True)
         if self.workers is not None:
             self.workers.outlive(sim, replanned)  # in a worker, which exits once its verdict is sent
-        return replace(replanned, findings=tuple(build_findings(replanned, refused)))
+        return Verdict(replanned.safe, tuple(build_findings(replanned, refused)), replanned.evicted_again)
 
     def proof(self, forced: list) -> None:
         """Told before the first step whether no order is safe (`forced`: why). Start the re-plans the remedies will
@@ -332,19 +334,16 @@ class _Planning:
                     if key not in children])
 
 
-def _verdict(plan: DrainPlan) -> Verdict:
-    """What a worker hands back of its re-plan."""
-    return Verdict(plan.safe, plan.findings, evicted_again=plan.evicted_again)
-
-
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster, placer: Placer,
           ctx: Context | None = None, on_proof: Callable[[list], None] | None = None,
           on_strand: Callable[[Stranded], None] | None = None,
-          on_level: Callable[[int], None] | None = None) -> tuple[DrainPlan, list[PodDecision]]:
+          on_level: Callable[[int], None] | None = None, verdict_only: bool = False
+          ) -> tuple[DrainPlan, list[PodDecision]]:
     """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before the first step is simulated,
     whether (and why) no order is safe (Search.on_proof); `on_strand`, when no order is safe, the plan's first stranded
-    pod once it is known (Search.on_strand); `on_level`, the targets played at each level (Search.on_level)."""
-    ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx)
+    pod once it is known (Search.on_strand); `on_level`, the targets played at each level (Search.on_level).
+    `verdict_only`: Context.verdict_only."""
+    ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx, verdict_only)
     settled = _settle(ctx, world)
     search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand, on_level)
     final, found = search.run(world)  # found: a safe order
@@ -373,7 +372,7 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
 
 def given_order_safe(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> bool:
     """Whether draining in the order given, --max-parallel nodes at a time, is safe."""
-    ctx, world = _new_world(snapshot, targets, options)
+    ctx, world = _new_world(snapshot, targets, options, verdict_only=True)
     _settle(ctx, world)
     step = max(1, options.max_parallel)
     for i in range(0, len(targets), step):

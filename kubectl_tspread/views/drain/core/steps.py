@@ -61,6 +61,9 @@ class Context:
     blocked: dict[str, str]  # pod key -> PdbBlocks | MultiplePdbs (never evictable)
     delete_drained_nodes: bool = False
     stage_cordons: bool = False  # each batch cordons itself (else step 1 cordons every target)
+    # the plan is read for its verdict only (a remedy's re-plan, the given order's check): a step keeps the domain
+    # counts of its exceeded constraints alone, which the findings quote (_judged)
+    verdict_only: bool = False
     origin: dict[str, str] = field(default_factory=dict)  # replacement key -> evicted pod key
     # tracked position -> (constraint state, its judgement), reused while the state is the very same object
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
@@ -435,6 +438,11 @@ def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter
     after = _new_after(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
                        c.when_unsatisfiable, DomainCounts(cs.domains, cs.count_histogram),
                        cs.global_min, cs.skew, t.limit, cs.status)
+    if ctx.verdict_only and not after.exceeded:
+        # a step's counts hold its domain maps alive, and a plan that deletes its nodes makes new ones for every
+        # constraint at every step: never read in a verdict, they would be most of its memory
+        after = _new_after(t.workload, t.pod.namespace, c.topology_key, c.max_skew, c.when_unsatisfiable,
+                           UNRECORDED, cs.global_min, cs.skew, t.limit, cs.status)
     ctx.judged[i] = (cs, after)
     return after
 
@@ -473,6 +481,10 @@ class DomainCounts(Mapping):
 
     def __repr__(self) -> str:
         return repr(dict(self))
+
+
+# the counts of a constraint that a verdict-only plan does not keep (Context.verdict_only)
+UNRECORDED = DomainCounts({}, {})
 
 
 def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState]:
