@@ -67,7 +67,7 @@ class Budgets:
         return Budgets(dict(self.allowed), dict(self.lost), dict(self.used))
 
     def fits(self, keys: Iterable[str]) -> bool:
-        return all(self.allowed.get(k, 0) - self.lost.get(k, 0) - self.used.get(k, 0) > 0 for k in keys)
+        return all(self.step_allowance(k) - self.used.get(k, 0) > 0 for k in keys)
 
     def charge(self, keys: Iterable[str]) -> None:
         for k in keys:

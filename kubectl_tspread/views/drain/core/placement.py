@@ -314,7 +314,9 @@ class Placer:
             return None
         # without pod (anti-)affinity a filter key's cycle is made once (_cycle), its PreFilter outcome and node-name
         # set fixed: read them there without readying it for this pod
-        c = self._cycles.get(cycle.key) or cycle.get()
+        c = self._cycles.get(cycle.key)
+        if c is None:
+            c = cycle.get()
         if c.prefilter is not None or c.node_names is not None:
             return None
         total = len(sim.scan_order())

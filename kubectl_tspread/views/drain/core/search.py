@@ -293,12 +293,16 @@ class Search:
                 values = now.keys() | was.keys()
             for value in values:
                 before, entry = was.get(value), now.get(value)
-                at_min, extra, names = entry if entry is not None else (0, 0, None)
-                if before is not None:
-                    if before[2] == names:  # the same target nodes there: only what the domain's count moved
-                        at_min, extra = at_min - before[0], extra - before[1]
-                    else:
+                if entry is None:  # the domain holds no share now: take back the one it held
+                    if before is not None:
                         totals.add(before[2], -before[0], -before[1])
+                    continue
+                at_min, extra, names = entry
+                if before is not None and before[2] == names:
+                    # the same target nodes there: only what the domain's count moved
+                    at_min, extra = at_min - before[0], extra - before[1]
+                elif before is not None:
+                    totals.add(before[2], -before[0], -before[1])
                 if at_min or extra:
                     totals.add(names, at_min, extra)
         self._totaled = hard

@@ -252,7 +252,8 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
                 world.remaining[p.node_name].remove(p)
             break
         # the first step always runs: it cordons the batch even when nothing is evicted
-        ok = _play_step(ctx, world, batch, cordon if first else [], wave, first) and ok
+        harmless = _play_step(ctx, world, batch, cordon if first else [], wave, first)
+        ok = ok and harmless
         first = False
         todo = deferred
     return ok
