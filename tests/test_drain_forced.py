@@ -13,9 +13,11 @@ from conftest import make_constraint, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in
 from kubectl_tspread.views.drain.core import search
 from kubectl_tspread.views.drain.forced import ForcedHarm, forced_harm
-from kubectl_tspread.model.plan import PlanOptions
+from kubectl_tspread.model.plan import MULTIPLE_PDBS, PDB_BLOCKS, PlanOptions
 from kubectl_tspread.views.drain.plan import _new_world, _settle, plan_drain
-from kubectl_tspread.model import DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Toleration
+from kubectl_tspread.model import (
+    DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Pdb, Selector, Toleration,
+)
 
 RS = make_workload("ReplicaSet", "web-1")
 
@@ -79,7 +81,9 @@ def test_hostname_constraints_count_each_drained_node_as_a_closed_domain():
     assert _forced(snap, ["a1"]) == [ForcedHarm("default", "ReplicaSet/web-1", HOSTNAME_KEY, 2, 0)]
 
 
-def _random_cluster(rng: random.Random):
+def _random_cluster(rng: random.Random, blocked: bool = False):
+    """Up to two workloads under random spread constraints on 2-3 zones of 1-3 nodes; with `blocked`, also pods of a
+    workload whose PDB allows no disruption on a random half of the nodes (they keep those nodes)."""
     zones = "abc"[:rng.choice((2, 3))]
     nodes = nodes_in({z: rng.choice((1, 2, 3)) for z in zones}, pods_cap=rng.choice((4, 110)))
     pods = []
@@ -92,25 +96,39 @@ def _random_cluster(rng: random.Random):
             pods.append(make_pod(f"w{w}-{k}", node=rng.choice(nodes).name, labels={"app": f"w{w}"}, spread=[c],
                                  owner=f"ReplicaSet/w{w}-1", requests={"cpu": 100}))
     workloads = [make_workload("ReplicaSet", f"w{w}-1", {"app": f"w{w}"}) for w in range(2)]
-    snap = make_snapshot(nodes, pods, workloads=workloads)
+    pdbs = []
+    if blocked:
+        pods += [make_pod(f"db-{n.name}", node=n.name, labels={"app": "db"}, owner="ReplicaSet/db-1")
+                 for n in nodes if rng.random() < 0.5]
+        workloads.append(make_workload("ReplicaSet", "db-1", {"app": "db"}))
+        pdbs.append(Pdb("default", "db", Selector.from_api({"matchLabels": {"app": "db"}}), max_unavailable=0))
+    snap = make_snapshot(nodes, pods, workloads=workloads, pdbs=pdbs)
     names = [n.name for n in nodes]
     zone = rng.choice(zones)
     targets = [n for n in names if n.startswith(zone)] if rng.random() < 0.6 else rng.sample(names, rng.randint(1, 2))
     return snap, targets
 
 
-def test_whenever_the_proof_holds_an_exhaustive_search_finds_no_safe_order(monkeypatch):
+@pytest.mark.parametrize("delete", [False, True], ids=["drained nodes kept", "drained nodes deleted"])
+def test_whenever_the_proof_holds_an_exhaustive_search_finds_no_safe_order(monkeypatch, delete):
+    """With the drained nodes deleted, half the clusters hold PDB-blocked pods: a node of theirs is never emptied, so
+    its domain stays, and the proof holds there; without them every closed domain goes with its nodes."""
     proven = 0
-    for seed in range(160):
-        snap, targets = _random_cluster(random.Random(seed))
-        forced = _forced(snap, targets)
+    for seed in range(400 if delete else 160):
+        snap, targets = _random_cluster(random.Random(seed), blocked=delete and seed % 2 == 0)
+        forced = _forced(snap, targets, delete_drained_nodes=delete)
         if not forced:
             continue
+        assert not delete or snap.pdbs, (seed, forced)
         proven += 1
         with monkeypatch.context() as m:  # the search without the proof, every order allowed
             m.setattr(search, "forced_harm", lambda ctx, world: [])
-            plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000))
+            plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000,
+                                                         delete_drained_nodes=delete))
         assert not plan.safe and not plan.search_exhausted, (seed, targets, forced)
+        # the harm is the proof's, not only the blocked pods' (which leave a plan unsafe however it is ordered)
+        assert any(s.reason not in (PDB_BLOCKS, MULTIPLE_PDBS) for s in plan.stranded) \
+            or any(c.exceeded for s in plan.steps for c in s.constraints_after), (seed, forced)
     assert proven >= 20  # the clusters do reach the proof (else this checks nothing)
 
 

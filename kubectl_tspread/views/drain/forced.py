@@ -15,6 +15,12 @@ only spend its whole backtracking allowance proving it (a zone drained under nod
 The counts come from the simulation (every rule of spread's counting applies): the targets cordoned, then the planned
 evictions of replaced pods (the drop is the replacements to place), then the others. A workload whose pods tolerate
 the cordon taint is left out: its replacements may go to cordoned nodes, so no domain is closed to them.
+
+When the plan deletes each drained Node once it is empty (the DeleteDrainedNodes remedy), a target that holds a pod
+a PDB blocks from the start is never emptied, so never deleted, and its domain stays; the proof deletes every other
+target after the evictions. Deleting a node that in fact stays (one whose pods a PDB's budget blocks once the drain has
+used it, or one a cordon-tolerating replacement lands on) only takes a closed domain out of the proof, never puts one
+in: what it proves holds for the plan as played.
 """
 
 from __future__ import annotations
@@ -44,21 +50,30 @@ class ForcedHarm:
 
 def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
     """The tracked hard constraints that every complete drain of ctx.targets breaks."""
-    if ctx.delete_drained_nodes:
-        return []  # a drained node that is deleted takes its domain with it
-    maybe = _candidates(ctx, world)
+    deleted = _deleted(ctx, world.sim)
+    maybe = _candidates(ctx, world, deleted)
     if not maybe:
         return []
     sim = world.sim
     sim.fork()  # undone below: the search starts from the world as it was
     try:
-        return _proven(ctx, world, sim, maybe)
+        return _proven(ctx, world, sim, maybe, deleted)
     finally:
         sim.revert()
 
 
-def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int]) -> list[ForcedHarm]:
-    """forced_harm's proof, played on `sim`: every target cordoned and the pods the constraints count evicted."""
+def _deleted(ctx: Context, sim: SimCluster) -> frozenset[str]:
+    """The targets every complete plan deletes (none unless it deletes drained nodes): all but those that hold a
+    PDB-blocked pod, which no step evicts."""
+    if not ctx.delete_drained_nodes:
+        return frozenset()
+    return frozenset(n for n in ctx.targets if not any(p.key in ctx.blocked for p in sim.pods_on(n)))
+
+
+def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], deleted: frozenset[str]
+            ) -> list[ForcedHarm]:
+    """forced_harm's proof, played on `sim`: every target cordoned, the pods the constraints count evicted, and the
+    `deleted` targets deleted."""
     sim.cordon(ctx.targets)
     states = tracked_states(ctx, sim)
     # a constraint's counts move only with the pods it counts: evict just those
@@ -72,6 +87,9 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int]) -> li
     for p in planned:
         if not ctx.decision(p).replaced:
             sim.evict(p)
+    for n in ctx.targets:
+        if n in deleted:
+            sim.delete_node(n)
     states = tracked_states(ctx, sim)
     out = []
     for i in maybe:
@@ -87,10 +105,11 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int]) -> li
     return out
 
 
-def _candidates(ctx: Context, world: World) -> list[int]:
+def _candidates(ctx: Context, world: World, deleted: frozenset[str]) -> list[int]:
     """The tracked hard constraints (positions in ctx.tracked) that can meet the proof's condition on today's counts: a
-    domain whose every node will be cordoned and, as the replacements and the open pods are each at most the matching
-    pods P, 2 × P > open domains × limit (never so for a hostname constraint over many nodes)."""
+    domain whose every node will be cordoned, and one of them not `deleted`, and, as the replacements and the open pods
+    are each at most the matching pods P, 2 × P > open domains × limit (never so for a hostname constraint over many
+    nodes)."""
     sim = world.sim
     closing = set(ctx.targets) | {n for n, node in sim.nodes.items() if node.unschedulable}
     out = []
@@ -100,7 +119,8 @@ def _candidates(ctx: Context, world: World) -> list[int]:
         pods = sum(cs.node_counts.values())  # pods on excluded nodes too: an upper bound
         if (len(cs.domains) - len(closing)) * t.limit >= 2 * pods:
             continue
-        if any(d.nodes and closing.issuperset(d.nodes) for d in cs.domains.values()):
+        if any(d.nodes and closing.issuperset(d.nodes) and not deleted.issuperset(d.nodes)
+               for d in cs.domains.values()):
             out.append(i)
     return out
 
