@@ -13,7 +13,7 @@ from conftest import make_constraint, make_pod, make_snapshot, make_workload
 from drain_builders import nodes_in
 from kubectl_tspread.views.drain.core import search
 from kubectl_tspread.views.drain.forced import ForcedHarm, forced_harm
-from kubectl_tspread.model.plan import MULTIPLE_PDBS, PDB_BLOCKS, PlanOptions
+from kubectl_tspread.model.plan import MULTIPLE_PDBS, PDB_BLOCKS, DrainFlags, PlanOptions
 from kubectl_tspread.views.drain.plan import _new_world, _settle, plan_drain
 from kubectl_tspread.model import (
     DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, IGNORE, SCHEDULE_ANYWAY, ZONE_KEY, Pdb, Selector, Toleration,
@@ -79,6 +79,54 @@ def test_hostname_constraints_count_each_drained_node_as_a_closed_domain():
             for n in nodes for k in range(2)]
     snap = make_snapshot(nodes, pods, workloads=[RS])
     assert _forced(snap, ["a1"]) == [ForcedHarm("default", "ReplicaSet/web-1", HOSTNAME_KEY, 2, 0)]
+
+
+def test_a_deleted_node_takes_its_matching_pods_out_of_an_open_domain():
+    """Zone b closed (db's pod, which no PDB lets go, keeps b2) with web's count 0 once web-b1 is evicted: zones a and
+    c may then hold one web pod each. Counted as they stand, a (a1's DaemonSet pod, which web's selector matches) and c
+    (web-c1) are full, and web-b1's replacement would have no room. But a1 is drained too and deleted with its
+    DaemonSet pod: drained first, it leaves zone a room, so there is no proof, and an order exists."""
+    c = make_constraint(max_skew=1, node_taints_policy=IGNORE)
+    pods = [make_pod("web-b1", node="b1", labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1"),
+            make_pod("web-c1", node="c1", labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1"),
+            make_pod("agent-a1", node="a1", labels={"app": "web"}, owner="DaemonSet/agent"),
+            make_pod("db-b2", node="b2", labels={"app": "db"}, owner="ReplicaSet/db-1")]
+    snap = make_snapshot(nodes_in({"a": 2, "b": 2, "c": 2}), pods,
+                         workloads=[RS, make_workload("ReplicaSet", "db-1", {"app": "db"})],
+                         pdbs=[Pdb("default", "db", Selector.from_api({"matchLabels": {"app": "db"}}),
+                                   max_unavailable=0)])
+    targets = ["a1", "b1", "b2"]
+    options = {"flags": DrainFlags(ignore_daemonsets=True), "delete_drained_nodes": True}
+    assert _forced(snap, targets, **options) == []
+    plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000, **options))
+    assert [s.reason for s in plan.stranded] == [PDB_BLOCKS]
+    assert not any(c.exceeded for s in plan.steps for c in s.constraints_after)
+    step_of = {n: s.number for s in plan.steps for n in s.nodes}
+    assert step_of["a1"] < step_of["b1"] and "a1" in plan.steps[step_of["a1"] - 1].deleted_nodes
+
+
+def test_a_closed_domain_whose_nodes_are_all_deleted_does_not_hold_the_minimum():
+    """Zones b and d drained and deleted, web's pod on d1 replaced. Zone b stays (db's pod, which no PDB lets go, keeps
+    b1) and keeps 1 web pod (a DaemonSet's, which web's selector matches); zone d goes once d1 and d2 are deleted. The
+    minimum is then 1 and zones a and c have room for the replacement: no proof. Counting d's 0 as a closed domain's
+    would prove harm where draining d2 before d1 is safe."""
+    c = make_constraint(max_skew=1, node_taints_policy=IGNORE)
+    pods = [make_pod(f"web-{n}", node=n, labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1")
+            for n in ("a1", "c1", "d1")]
+    pods += [make_pod("agent-b1", node="b1", labels={"app": "web"}, owner="DaemonSet/agent"),
+             make_pod("db-b1", node="b1", labels={"app": "db"}, owner="ReplicaSet/db-1")]
+    snap = make_snapshot(nodes_in({"a": 1, "b": 1, "c": 1, "d": 2}), pods,
+                         workloads=[RS, make_workload("ReplicaSet", "db-1", {"app": "db"})],
+                         pdbs=[Pdb("default", "db", Selector.from_api({"matchLabels": {"app": "db"}}),
+                                   max_unavailable=0)])
+    targets = ["b1", "d1", "d2"]
+    options = {"flags": DrainFlags(ignore_daemonsets=True), "delete_drained_nodes": True}
+    assert _forced(snap, targets, **options) == []
+    plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000, **options))
+    assert [s.reason for s in plan.stranded] == [PDB_BLOCKS]
+    assert not any(c.exceeded for s in plan.steps for c in s.constraints_after)
+    step_of = {n: s.number for s in plan.steps for n in s.nodes}
+    assert step_of["d2"] < step_of["d1"]
 
 
 def _random_cluster(rng: random.Random, blocked: bool = False):

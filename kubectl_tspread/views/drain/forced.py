@@ -20,7 +20,10 @@ When the plan deletes each drained Node once it is empty (the DeleteDrainedNodes
 a PDB blocks from the start is never emptied, so never deleted, and its domain stays; the proof deletes every other
 target after the evictions. Deleting a node that in fact stays (one whose pods a PDB's budget blocks once the drain has
 used it, or one a cordon-tolerating replacement lands on) only takes a closed domain out of the proof, never puts one
-in: what it proves holds for the plan as played.
+in: what it proves holds for the plan as played. The deletions are not played (each would move every memoised spread
+state): a closed domain whose every node is deleted is left out, and an open domain loses the matching pods left on
+its deleted nodes (pods no step evicts, such as DaemonSet pods a selector matches). A closed domain that stays keeps
+such pods in its count: that can only raise the minimum the proof assumes, so the room it finds is never too small.
 """
 
 from __future__ import annotations
@@ -72,8 +75,8 @@ def _deleted(ctx: Context, sim: SimCluster) -> frozenset[str]:
 
 def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], deleted: frozenset[str]
             ) -> list[ForcedHarm]:
-    """forced_harm's proof, played on `sim`: every target cordoned, the pods the constraints count evicted, and the
-    `deleted` targets deleted."""
+    """forced_harm's proof, played on `sim`: every target cordoned and the pods the constraints count evicted; the
+    `deleted` targets are then counted as gone (module docstring)."""
     sim.cordon(ctx.targets)
     states = tracked_states(ctx, sim)
     # a constraint's counts move only with the pods it counts: evict just those
@@ -87,18 +90,20 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
     for p in planned:
         if not ctx.decision(p).replaced:
             sim.evict(p)
-    for n in ctx.targets:
-        if n in deleted:
-            sim.delete_node(n)
     states = tracked_states(ctx, sim)
     out = []
     for i in maybe:
         t, cs = ctx.tracked[i], states[i]
-        closed = [d.pods for d in closed_domains(sim, cs)]
+        closing = closed_domains(sim, cs)
+        closed = [d.pods for d in closing if not deleted.issuperset(d.nodes)]
         if not closed:
             continue
-        open_pods = sum(d.pods for d in cs.domains.values()) - sum(closed)
-        room = (len(cs.domains) - len(closed)) * (min(closed) + t.limit) - open_pods
+        open_pods = sum(d.pods for d in cs.domains.values()) - sum(d.pods for d in closing)
+        if deleted:
+            shut = {d.value for d in closing}
+            open_pods -= sum(cs.node_counts.get(n, 0) for d in cs.domains.values() if d.value not in shut
+                             for n in d.nodes if n in deleted)
+        room = (len(cs.domains) - len(closing)) * (min(closed) + t.limit) - open_pods
         must = before[i] - replaced[i]
         if must > room:
             out.append(ForcedHarm(t.pod.namespace, t.workload, cs.constraint.topology_key, must, max(room, 0)))
