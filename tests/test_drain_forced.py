@@ -91,16 +91,7 @@ def test_a_deleted_node_takes_its_matching_pods_out_of_an_open_domain():
             make_pod("web-c1", node="c1", labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1"),
             make_pod("agent-a1", node="a1", labels={"app": "web"}, owner="DaemonSet/agent"),
             make_pod("db-b2", node="b2", labels={"app": "db"}, owner="ReplicaSet/db-1")]
-    snap = make_snapshot(nodes_in({"a": 2, "b": 2, "c": 2}), pods,
-                         workloads=[RS, make_workload("ReplicaSet", "db-1", {"app": "db"})],
-                         pdbs=[Pdb("default", "db", Selector.from_api({"matchLabels": {"app": "db"}}),
-                                   max_unavailable=0)])
-    targets = ["a1", "b1", "b2"]
-    options = {"flags": DrainFlags(ignore_daemonsets=True), "delete_drained_nodes": True}
-    assert _forced(snap, targets, **options) == []
-    plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000, **options))
-    assert [s.reason for s in plan.stranded] == [PDB_BLOCKS]
-    assert not any(c.exceeded for s in plan.steps for c in s.constraints_after)
+    plan = _unproven_and_harmless_but_for_db(nodes_in({"a": 2, "b": 2, "c": 2}), pods, ["a1", "b1", "b2"])
     step_of = {n: s.number for s in plan.steps for n in s.nodes}
     assert step_of["a1"] < step_of["b1"] and "a1" in plan.steps[step_of["a1"] - 1].deleted_nodes
 
@@ -115,18 +106,23 @@ def test_a_closed_domain_whose_nodes_are_all_deleted_does_not_hold_the_minimum()
             for n in ("a1", "c1", "d1")]
     pods += [make_pod("agent-b1", node="b1", labels={"app": "web"}, owner="DaemonSet/agent"),
              make_pod("db-b1", node="b1", labels={"app": "db"}, owner="ReplicaSet/db-1")]
-    snap = make_snapshot(nodes_in({"a": 1, "b": 1, "c": 1, "d": 2}), pods,
-                         workloads=[RS, make_workload("ReplicaSet", "db-1", {"app": "db"})],
+    plan = _unproven_and_harmless_but_for_db(nodes_in({"a": 1, "b": 1, "c": 1, "d": 2}), pods, ["b1", "d1", "d2"])
+    step_of = {n: s.number for s in plan.steps for n in s.nodes}
+    assert step_of["d2"] < step_of["d1"]
+
+
+def _unproven_and_harmless_but_for_db(nodes, pods, targets):
+    """The plan that deletes the drained `targets`, DaemonSet pods left in place, with db's pods kept by a PDB that
+    allows no disruption; asserts that nothing is proven and that the plan's only harm is db's pods."""
+    snap = make_snapshot(nodes, pods, workloads=[RS, make_workload("ReplicaSet", "db-1", {"app": "db"})],
                          pdbs=[Pdb("default", "db", Selector.from_api({"matchLabels": {"app": "db"}}),
                                    max_unavailable=0)])
-    targets = ["b1", "d1", "d2"]
     options = {"flags": DrainFlags(ignore_daemonsets=True), "delete_drained_nodes": True}
     assert _forced(snap, targets, **options) == []
     plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000, **options))
     assert [s.reason for s in plan.stranded] == [PDB_BLOCKS]
     assert not any(c.exceeded for s in plan.steps for c in s.constraints_after)
-    step_of = {n: s.number for s in plan.steps for n in s.nodes}
-    assert step_of["d2"] < step_of["d1"]
+    return plan
 
 
 def _random_cluster(rng: random.Random, blocked: bool = False):

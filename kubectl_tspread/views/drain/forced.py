@@ -16,14 +16,15 @@ The counts come from the simulation (every rule of spread's counting applies): t
 evictions of replaced pods (the drop is the replacements to place), then the others. A workload whose pods tolerate
 the cordon taint is left out: its replacements may go to cordoned nodes, so no domain is closed to them.
 
-When the plan deletes each drained Node once it is empty (the DeleteDrainedNodes remedy), a target that holds a pod
-a PDB blocks from the start is never emptied, so never deleted, and its domain stays; the proof deletes every other
-target after the evictions. Deleting a node that in fact stays (one whose pods a PDB's budget blocks once the drain has
-used it, or one a cordon-tolerating replacement lands on) only takes a closed domain out of the proof, never puts one
-in: what it proves holds for the plan as played. The deletions are not played (each would move every memoised spread
-state): a closed domain whose every node is deleted is left out, and an open domain loses the matching pods left on
-its deleted nodes (pods no step evicts, such as DaemonSet pods a selector matches). A closed domain that stays keeps
-such pods in its count: that can only raise the minimum the proof assumes, so the room it finds is never too small.
+When the plan deletes each drained Node once it is empty (the DeleteDrainedNodes remedy), a target that holds a pod a
+PDB blocks from the start is never emptied, so never deleted, and its domain stays; the proof takes every other target
+as deleted after the evictions. Taking as deleted a node that in fact stays (one whose pods a PDB's budget blocks once
+the drain has used it, or one a cordon-tolerating replacement lands on) only takes a closed domain out of the proof,
+never puts one in: what it proves holds for the plan as played. The deletions are not simulated (each would move every
+memoised spread state): a closed domain whose every node is deleted is left out, and an open domain loses the matching
+pods left on its deleted nodes (pods no step evicts, such as DaemonSet pods a selector matches). A closed domain that
+stays keeps such pods in its count: that can only raise the minimum the proof assumes, so the room it finds is never too
+small.
 """
 
 from __future__ import annotations
