@@ -156,19 +156,20 @@ def _random_cluster(rng: random.Random, blocked: bool = False):
 @pytest.mark.parametrize("delete", [False, True], ids=["drained nodes kept", "drained nodes deleted"])
 def test_whenever_the_proof_holds_an_exhaustive_search_finds_no_safe_order(monkeypatch, delete):
     """With the drained nodes deleted, half the clusters hold PDB-blocked pods: a node of theirs is never emptied, so
-    its domain stays, and the proof holds there; without them every closed domain goes with its nodes."""
+    its domain stays, and the proof holds there; without them every closed domain goes with its nodes. A third of the
+    plans stage their cordons: the proof reads the end of the drain, when every target is cordoned either way."""
     proven = 0
     for seed in range(400 if delete else 160):
         snap, targets = _random_cluster(random.Random(seed), blocked=delete and seed % 2 == 0)
-        forced = _forced(snap, targets, delete_drained_nodes=delete)
+        options = {"delete_drained_nodes": delete, "stage_cordons": seed % 3 == 2}
+        forced = _forced(snap, targets, **options)
         if not forced:
             continue
         assert not delete or snap.pdbs, (seed, forced)
         proven += 1
         with monkeypatch.context() as m:  # the search without the proof, every order allowed
             m.setattr(search, "forced_harm", lambda ctx, world: [])
-            plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000,
-                                                         delete_drained_nodes=delete))
+            plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False, search_budget=10_000, **options))
         assert not plan.safe and not plan.search_exhausted, (seed, targets, forced)
         # the harm is the proof's, not only the blocked pods' (which leave a plan unsafe however it is ordered)
         assert any(s.reason not in (PDB_BLOCKS, MULTIPLE_PDBS) for s in plan.stranded) \
