@@ -100,10 +100,10 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
         if not closed:
             continue
         open_pods = sum(d.pods for d in cs.domains.values()) - sum(d.pods for d in closing)
-        if deleted:
+        if deleted:  # the matching pods left on deleted nodes of open domains (node_domain: as counts.shifted reads it)
             shut = {d.value for d in closing}
-            open_pods -= sum(cs.node_counts.get(n, 0) for d in cs.domains.values() if d.value not in shut
-                             for n in d.nodes if n in deleted)
+            open_pods -= sum(cs.node_counts.get(n, 0) for n in deleted
+                             if (value := cs.node_domain.get(n)) is not None and value not in shut)
         room = (len(cs.domains) - len(closing)) * (min(closed) + t.limit) - open_pods
         must = before[i] - replaced[i]
         if must > room:
