@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import GI, make_node, make_pod, make_snapshot
-from kubectl_tspread.views.drain.core.placement import Placer, num_feasible_to_find
+from kubectl_tspread.views.drain.core.placement import Placer
 from kubectl_tspread.views.drain.core.simulate import SimCluster, round_robin, zone_lists
 
 SMALL = {"cpu": 4000, "memory": 16 * GI, "pods": 110}
@@ -19,21 +19,6 @@ def node_tree_order(nodes) -> tuple[str, ...]:
     """The scheduler's node tree order: names round robin over zones, the first node of every
     zone, then the second..."""
     return round_robin(zone_lists(nodes).values())
-
-
-@pytest.mark.parametrize("nodes,percentage,expected", [
-    pytest.param(0, 0, 0, id="no nodes: nothing to find"),
-    pytest.param(99, 0, 99, id="99 nodes: below the minimum, all of them"),
-    pytest.param(100, 0, 100, id="100 nodes: 50% would be 50, the minimum 100 wins"),
-    pytest.param(500, 0, 230, id="500 nodes: 50 - 500/125 = 46%"),
-    pytest.param(1000, 0, 420, id="1000 nodes: 42%"),
-    pytest.param(5000, 0, 500, id="5000 nodes: 10%"),
-    pytest.param(20000, 0, 1000, id="20000 nodes: the 5% floor"),
-    pytest.param(5000, 30, 1500, id="5000 nodes, percentageOfNodesToScore 30"),
-    pytest.param(5000, 100, 5000, id="percentageOfNodesToScore 100: every node"),
-])
-def test_num_feasible_to_find(nodes, percentage, expected):
-    assert num_feasible_to_find(nodes, percentage) == expected
 
 
 def _cluster(count: int, big: str) -> SimCluster:

@@ -22,7 +22,9 @@ import pytest
 
 from conftest import GI, make_constraint, make_node, make_pod, make_snapshot, make_workload
 from kubectl_tspread.views.drain.core import counts, vector
-from kubectl_tspread.views.drain.core.placement import Placement, Placer, num_feasible_to_find
+from kubectl_tspread.views.drain.core.placement import Placement, Placer
+from kubectl_tspread.engine import walk
+from kubectl_tspread.engine.walk import num_feasible_to_find
 from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.views.drain.core.steps import DomainCounts
 from kubectl_tspread.engine import spread
@@ -161,7 +163,7 @@ class Pair:
 def fast_calls(monkeypatch):
     """Counts the placements the fast path answered."""
     calls = {"fast": 0, "declined": 0, "window": 0, "past window": 0}
-    real, real_window = Placer._vector, vector.walk_window
+    real, real_window = Placer._vector, walk.walk_window
 
     def counted(self, *args):
         got = real(self, *args)
@@ -174,7 +176,7 @@ def fast_calls(monkeypatch):
         return got
 
     monkeypatch.setattr(Placer, "_vector", counted)
-    monkeypatch.setattr(vector, "walk_window", window)
+    monkeypatch.setattr(walk, "walk_window", window)
     return calls
 
 
@@ -266,21 +268,6 @@ def test_a_placement_judged_on_a_window_of_nodes_is_the_walks(seed, fast_calls, 
     placed = _play(pair, random.Random(seed), moves=160)
     assert placed > 60
     assert fast_calls["window"] >= placed * 0.4 and fast_calls["past window"] > 0
-
-
-def test_a_window_is_one_run_of_positions_or_every_node():
-    """vector.window: the run of `span` positions from the start; None (every node is judged)
-    when the run would wrap past the last node, cover every node, or hold fewer than wanted."""
-    assert vector.window(10, 50, 20, 100) == slice(10, 60)
-    assert vector.window(50, 50, 20, 100) == slice(50, 100)  # ends at the last node
-    assert vector.window(60, 50, 20, 100) is None  # wraps
-    assert vector.window(0, 100, 20, 100) is None  # every node
-    assert vector.window(0, 10, 20, 100) is None  # fewer than wanted
-    mask = np.zeros(50, dtype=bool)
-    mask[[3, 9, 20, 41]] = True
-    found, examined = vector.walk_window(mask, slice(10, 60), 3)
-    assert found.tolist() == [13, 19, 30] and examined == 21
-    assert vector.walk_window(mask, slice(10, 60), 5) is None  # the walk goes on past the window
 
 
 def test_the_walk_index_wraps_the_same_way(fast_calls):
@@ -925,8 +912,8 @@ def test_fit_nodes_in_walk_order_are_the_walks(seed):
     total = 50
     mask = rng.random(total) < (0.0 if seed == 0 else 0.3)
     start = int(rng.integers(0, total))
-    expected, _ = vector.walk(mask, start, total, total)
-    got = vector.InWalkOrder(mask, start)
+    expected, _ = walk.walk(mask, start, total, total)
+    got = walk.InWalkOrder(mask, start)
     assert len(got) == len(expected)
     assert got.tolist() == expected.tolist()
     names = [f"n{i}" for i in range(total)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.spread import UNRESOLVABLE, UNSCHEDULABLE, FilterFailure, shared_failure
@@ -128,6 +128,15 @@ def _shortages(pod: Pod, node: Node, usage: NodeUsage) -> list[tuple[str, bool]]
         if want > alloc - usage.requested.get(name, 0):
             out.append((f"Insufficient {name}", want > alloc))
     return out
+
+
+def fits_array(free: Mapping[str, Any], requests: Mapping[str, int], rows: slice = slice(None)):
+    """`_shortages` is empty, per node of `rows`: `free` maps "pods" and each requested resource to what every node has
+    left (numpy arrays, allocatable less the requests of its pods)."""
+    ok = free["pods"][rows] >= 1
+    for name, want in _checked(requests):
+        ok &= free[name][rows] >= want
+    return ok
 
 
 # requests mapping id -> (the mapping, what _checked makes of it); the mapping is kept so

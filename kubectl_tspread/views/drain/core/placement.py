@@ -29,7 +29,8 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from kubectl_tspread.views.drain.core import vector
-from kubectl_tspread.engine import filters, interpod, resources, scorearrays, scores, spread
+from kubectl_tspread.engine import filters, interpod, resources, scorearrays, scores, spread, walk
+from kubectl_tspread.engine.walk import num_feasible_to_find
 from kubectl_tspread.views.drain.core.simulate import (SPREAD_KEY_READS, SimCluster, interned, numbering, parts_memo,
                                                        spread_key_of)
 from kubectl_tspread.model import Node, Pod, positional_constructor
@@ -40,29 +41,9 @@ _BEFORE_FIT = frozenset(filters.FILTER_ORDER[:filters.FILTER_ORDER.index(resourc
 _NOWHERE = object()  # the array path's (vector.py) "no node is feasible", distinct from None, "not applicable"
 # InterPodAffinity's PreFilter result when no pod, the incoming one included, has pod (anti-)affinity
 _NO_AFFINITY = interpod.AffinityState((), (), {}, {}, {}, True)
-# kube-scheduler's sampling (pkg/scheduler/schedule_one.go): below MIN_FEASIBLE_NODES nodes it examines all; otherwise,
-# with percentageOfNodesToScore unset, it stops once max(5, 50 − nodes/125) % of the nodes (at least 100) are feasible
-MIN_FEASIBLE_NODES = 100
-MIN_FEASIBLE_PERCENT = 5
-BASE_PERCENT = 50
-NODES_PER_PERCENT = 125
 # how much further than a template's last walk its next placement's window reaches: too small a margin sends more
 # placements on to the walk over every node, too large a one judges nodes the walk would not have reached
 WINDOW_MARGIN = 1.5
-
-
-def num_feasible_to_find(total: int, percentage: int = 0) -> int:
-    """How many feasible nodes the scheduler looks for before it stops filtering (a `percentage` of 0 is the default,
-    adaptive one; 100 or more means every node).
-
-    >>> num_feasible_to_find(99), num_feasible_to_find(500), num_feasible_to_find(5000)
-    (99, 230, 500)
-    """
-    if total < MIN_FEASIBLE_NODES or percentage >= 100:
-        return total
-    if percentage <= 0:
-        percentage = max(MIN_FEASIBLE_PERCENT, BASE_PERCENT - total // NODES_PER_PERCENT)
-    return max(MIN_FEASIBLE_NODES, total * percentage // 100)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +122,7 @@ class Placer:
         self._failed: dict[int, tuple[int, Placement]] = {}  # template_of -> (sim stamp, no-node verdict)
         self._bare: dict[int, tuple[int, Placement]] = {}  # the same, without the diagnosis
         self._tables: dict[int, vector.NodeTable] = {}  # vector.py's arrays, per node set
-        # template_of -> nodes its last walk examined per node wanted, with a margin: its next window (vector.window)
+        # template_of -> nodes its last walk examined per node wanted, with a margin: its next window (walk.window)
         self._reach: dict[int, float] = {}
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
@@ -284,7 +265,7 @@ class Placer:
         version = sim.version.get(name, 0)
         hit = shapes.get(name)
         if hit is None or hit[0] != version:
-            # the fit is this pod's, judged apart (_by_shape, vector.fit_ok): not summed here
+            # the fit is this pod's, judged apart (_by_shape, resources.fits_array): not summed here
             failures = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle, fit=False).failures
             hit = shapes[name] = (version, tuple(f for f in failures if f.plugin in _BEFORE_FIT),
                                   tuple(f for f in failures if f.plugin not in _BEFORE_FIT
@@ -341,25 +322,26 @@ class Placer:
         # again); all of them when that was not enough, when a hard constraint refuses every domain (no node is
         # feasible), or when the template's last placement found no node (a window only delays the walk that says so)
         reach = self._reach.get(template, 2.0)
-        rows = vector.window(start, int(want * reach), want, total) if all(ok.any() for _, ok in values) else None
+        rows = walk.window(start, int(want * reach), want, total) if all(ok.any() for _, ok in values) else None
 
         def judged(run: slice = slice(None)):
             """(fit per node of `run`: every filter but spread; spread's verdict per hard constraint; both)."""
             table.refresh_usage(sim, version, _nonzero, run)
-            fit = table.shape_ok(shape_id, shape_version, row, run) & vector.fit_ok(table, pod, run)
+            fits = resources.fits_array(table.free, pod.requests, run)
+            fit = table.shape_ok(shape_id, shape_version, row, run) & fits
             allowed = vector.spread_allowed(values, run)
             return fit, allowed, fit & vector.spread_ok(allowed) if allowed else fit
 
         if rows is not None:
-            walked = vector.walk_window(judged(rows)[2], rows, want)
+            walked = walk.walk_window(judged(rows)[2], rows, want)
         if walked is None:
             fit, allowed, mask = judged()
-            walked = vector.walk(mask, start, want, total)
+            walked = walk.walk(mask, start, want, total)
             if not len(walked[0]):
                 self._reach[template] = 0.0
                 if not diagnose or not state.hard or not fit.any():
                     return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
-                fits = vector.InWalkOrder(fit, start)  # every fit node, in walk order
+                fits = walk.InWalkOrder(fit, start)  # every fit node, in walk order
                 return _new_placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
                                       vector.refusals(state, allowed, fit), {}, ())
         found, examined = walked

@@ -541,26 +541,6 @@ def spread_ok(allowed: list):
     return allowed[0] if len(allowed) == 1 else np.logical_and.reduce(allowed)
 
 
-def window(start: int, span: int, want: int, total: int) -> slice | None:
-    """The `span` nodes from `start` in walk order within which a walk wanting `want` feasible nodes is expected to
-    stop; None when that is no fewer than every node, or when it wraps past the last node. Judging them first spares
-    most placements the arrays of every other node; `walk_window` says when they were not enough. A wrapping window
-    would be two runs, each costing the same dozen array operations: more than judging every node in one go."""
-    if span >= total or span < want or start + span > total:
-        return None
-    return slice(start, start + span)
-
-
-def walk_window(mask, rows: slice, want: int):
-    """`walk` over the nodes of a `window` (`mask` is theirs): (found, examined), or None when fewer than `want` of them
-    are feasible (the walk goes on past the window)."""
-    idx = mask.nonzero()[0]
-    if len(idx) < want:
-        return None
-    found = idx[:want]
-    return found + rows.start, int(found[-1]) + 1
-
-
 def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
     """Placement.spread_refusals: per topologyKey, how many of the `fit` nodes its hard constraints refuse (a node
     counts once per refusing constraint, as in the walk)."""
@@ -571,47 +551,6 @@ def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
             key = cs.constraint.topology_key
             out[key] = out.get(key, 0) + n
     return out
-
-
-def fit_ok(table: NodeTable, pod: Pod, rows: slice = slice(None)):
-    """NodeResourcesFit (resources._shortages is empty) for every node of `rows`."""
-    free = table.free
-    ok = free["pods"][rows] >= 1
-    for name, want in resources._checked(pod.requests):
-        ok &= free[name][rows] >= want
-    return ok
-
-
-class InWalkOrder:
-    """The True positions of a mask in walk order from `start` (wrapping around), ordered only when read: a stranded
-    pod's fit nodes are counted (views/drain/diagnose.py), rarely named."""
-
-    __slots__ = ("_idx", "_start")
-
-    def __init__(self, mask, start: int):
-        self._idx, self._start = mask.nonzero()[0], start
-
-    def __len__(self) -> int:
-        return len(self._idx)
-
-    def tolist(self) -> list[int]:
-        return _from(self._idx, self._start).tolist()
-
-
-def _from(idx, start: int):
-    """Sorted positions `idx` in walk order from `start`: those at or past it, then the others."""
-    k = int(idx.searchsorted(start))
-    return np.concatenate((idx[k:], idx[:k])) if k else idx
-
-
-def walk(mask, start: int, want: int, total: int):
-    """(the feasible positions the scheduler's walk finds, in walk order; how many nodes it examined): the first `want`
-    True positions from `start`, wrapping around."""
-    rotated = _from(mask.nonzero()[0], start)
-    if len(rotated) >= want:
-        found = rotated[:want]
-        return found, (int(found[-1]) - start) % total + 1
-    return rotated, total
 
 
 def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, found):
