@@ -123,10 +123,11 @@ def test_index_copy_is_independent():
 
 def test_nonzero_usage_follows_the_node_version():
     sim = SimCluster(make_snapshot(_nodes(), _pods([make_constraint()])))
-    assert sim.nonzero_usage("a1", _nonzero) == (1000, 2 * 200 * 1024 * 1024)
+    row_of = vector.usage_rows(_nonzero)
+    assert sim.usage_of("a1", row_of)[vector.NONZERO_COLUMNS] == (1000, 2 * 200 * 1024 * 1024)
     sim.evict(sim.pods["default/web-1"])
     sim.settle()
-    assert sim.nonzero_usage("a1", _nonzero) == (500, 200 * 1024 * 1024)
+    assert sim.usage_of("a1", row_of)[vector.NONZERO_COLUMNS] == (500, 200 * 1024 * 1024)
 
 
 def _seven_nodes(constraints):

@@ -20,7 +20,7 @@ what `redo` takes to put a reverted branch back without simulating it again. `co
 Kept up to date as pods and nodes change, not recomputed: `spread_state`'s memo of `spread.compute` per spread-relevant
 pod template (a pod counted or uncounted shifts the states of its namespace whose merged selectors match it, counts.py;
 a cordon moves the states with a nodeTaintsPolicy Honor constraint; a node deletion, `_without_node`; a Node object
-added or replaced drops them all), and each node's summed requests (`usage_of`, `nonzero_usage`).
+added or replaced drops them all), and each node's summed requests (`usage_of`).
 
 The scheduler's node walk: `scan_order` is the order kube-scheduler's node tree lists nodes in (round robin over zones
 — region and zone labels, GA or beta — in the order the zones first appear, each zone's nodes in the order they were
@@ -459,10 +459,6 @@ class SimCluster:
             if any(cs.constraint.node_taints_policy == HONOR for cs in st.constraints):
                 self._member(self._honor, (pod.namespace, key), True)
         return st
-
-    def nonzero_usage(self, node: str, nonzero) -> tuple[int, int]:
-        """Σ nonzero(pod) over the pods on `node` (cpu, memory): usage_of's nonzero columns."""
-        return self.usage_of(node, vector.usage_rows(nonzero))[vector.NONZERO_COLUMNS]
 
     def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]:
         """Σ row_of(pod) over the pods on `node` (terminating ones included: they hold their resources), moved by
