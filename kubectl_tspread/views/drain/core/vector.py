@@ -4,9 +4,9 @@ scheduler's node-tree order (`SimCluster.scan_order`):
 
 - the filters other than spread and NodeResourcesFit: a boolean per node per pod shape (`placement.shape_key`), from
   the walk's own filter code, refreshed only for the nodes whose simulated version changed;
-- NodeResourcesFit: what each node has left, per node version, against the pod's requests;
+- NodeResourcesFit: what each node has left, per node version, against the pod's requests (resources.fits_array);
 - PodTopologySpread's Filter: per hard constraint, each domain's count looked up through each node's label value;
-- the walk: the first `num_feasible_to_find` feasible nodes from the rotating start, and how many nodes it examined;
+- the walk: engine/walk.py's, over the mask of the nodes passing all of these;
 - Score: every default Score plugin through engine/scorearrays.py (engine/scores.py's integer and float operations
   over arrays: the same rounding), ties to the smallest node name.
 
