@@ -436,14 +436,13 @@ def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter
     if last is not None and last[0] is cs:
         return last[1]
     t, c = ctx.tracked[i], cs.constraint
-    after = _new_after(t.workload, t.pod.namespace, c.topology_key, c.max_skew,
-                       c.when_unsatisfiable, DomainCounts(cs.domains, cs.count_histogram),
-                       cs.global_min, cs.skew, t.limit, cs.status)
-    if ctx.verdict_only and not after.exceeded:
-        # a step's counts hold its domain maps alive, and a plan that deletes its nodes makes new ones for every
-        # constraint at every step: never read in a verdict, they would be most of its memory
-        after = _new_after(t.workload, t.pod.namespace, c.topology_key, c.max_skew, c.when_unsatisfiable,
-                           UNRECORDED, cs.global_min, cs.skew, t.limit, cs.status)
+    # a verdict reads the counts of exceeded constraints only (the findings quote them); a step's counts hold its
+    # domain maps alive, and a plan that deletes its nodes makes new ones for every constraint at every step
+    head = (t.workload, t.pod.namespace, c.topology_key, c.max_skew, c.when_unsatisfiable)
+    tail = (cs.global_min, cs.skew, t.limit, cs.status)
+    after = _new_after(*head, UNRECORDED if ctx.verdict_only else DomainCounts(cs.domains, cs.count_histogram), *tail)
+    if after.distribution is UNRECORDED and after.exceeded:
+        after = _new_after(*head, DomainCounts(cs.domains, cs.count_histogram), *tail)
     ctx.judged[i] = (cs, after)
     return after
 
