@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import make_constraint, make_pod, make_snapshot, make_workload
-from drain_builders import nodes_in
+from drain_builders import nodes_in, web
 from kubectl_tspread.views.drain.core import search
 from kubectl_tspread.views.drain.forced import ForcedHarm, forced_harm
 from kubectl_tspread.model.plan import MULTIPLE_PDBS, PDB_BLOCKS, DrainFlags, PlanOptions
@@ -111,6 +111,41 @@ def test_a_closed_domain_whose_nodes_are_all_deleted_does_not_hold_the_minimum()
     assert step_of["d2"] < step_of["d1"]
 
 
+def _bare(name: str, node: str):
+    """A pod of no controller that web's selector matches: `--force` evicts it, and nothing replaces it."""
+    return make_pod(name, node=node, labels={"app": "web"})
+
+
+@pytest.mark.parametrize("force, expected", [
+    pytest.param(True, [ForcedHarm("default", "ReplicaSet/web-1", ZONE_KEY, 1, 0)],
+                 id="--force: zone b closes at 0, and a and c already hold 0 + maxSkew and more"),
+    pytest.param(False, [], id="no --force: kubectl refuses b's nodes, the two pods stay, b closes at 2"),
+])
+def test_pods_evicted_without_a_replacement_leave_the_closed_domains_count(force, expected):
+    """Zone b holds web-b1 and two of web's pods that nothing replaces; a and c hold two web pods each (maxSkew 1, as
+    today's skew). Evicted too, those two leave b's count: the minimum falls to 0, and the open zones, which may then
+    hold 1 each, already hold 4 pods between them."""
+    c = make_constraint(max_skew=1, node_taints_policy=IGNORE)
+    pods = web({"a1": 1, "a2": 1, "b1": 1, "c1": 2}, [c]) + [_bare("bare-1", "b1"), _bare("bare-2", "b2")]
+    snap = make_snapshot(nodes_in({"a": 2, "b": 2, "c": 2}), pods, workloads=[RS])
+    assert _forced(snap, ["b1", "b2"], flags=DrainFlags(force=force)) == expected
+
+
+def test_a_deleted_node_keeps_none_of_the_pods_evicted_from_it():
+    """Zone b closed at 0 (db's pod, which no PDB lets go, keeps b2). a2, drained and deleted, held two of web's pods
+    that nothing replaces: evicted, they are already out of zone a's count, and the deletion takes nothing more. Zones a
+    (0 pods) and c (2) may hold 1 each: c's two and web-b1's replacement do not fit."""
+    c = make_constraint(max_skew=1, node_taints_policy=IGNORE)
+    pods = web({"b1": 1, "c1": 2}, [c]) + [_bare("bare-1", "a2"), _bare("bare-2", "a2"),
+                                            make_pod("db-b2", node="b2", labels={"app": "db"}, owner="ReplicaSet/db-1")]
+    snap = make_snapshot(nodes_in({"a": 2, "b": 2, "c": 2}), pods,
+                         workloads=[RS, make_workload("ReplicaSet", "db-1", {"app": "db"})],
+                         pdbs=[Pdb("default", "db", Selector.from_api({"matchLabels": {"app": "db"}}),
+                                   max_unavailable=0)])
+    assert _forced(snap, ["a2", "b1", "b2"], flags=DrainFlags(force=True), delete_drained_nodes=True) == \
+        [ForcedHarm("default", "ReplicaSet/web-1", ZONE_KEY, 1, 0)]
+
+
 def _unproven_and_harmless_but_for_db(nodes, pods, targets):
     """The plan that deletes the drained `targets`, DaemonSet pods left in place, with db's pods kept by a PDB that
     allows no disruption; asserts that nothing is proven and that the plan's only harm is db's pods."""
@@ -185,22 +220,30 @@ def test_no_proof_for_pods_that_tolerate_the_cordon():
     assert _forced(snap, ["b1", "b2", "b3"]) == []
 
 
-def test_whether_the_proofs_constraints_count_a_pod_is_remembered_per_namespace_and_labels():
-    """_counted_by answers per (namespace, labels object) what asking every constraint state
-    would: pods sharing a labels object, pods with equal labels in another namespace, and
-    labels no constraint selects."""
-    from kubectl_tspread.views.drain.core.counts import counts_in
-    from kubectl_tspread.views.drain.forced import _counted_by
+@pytest.mark.parametrize("seed", range(6))
+def test_the_pods_leaving_a_state_are_what_its_shifts_take_out(seed):
+    """counts.leaving, from which the proof takes the evictions out of each constraint's
+    counts, against the simulation evicting the same pods: every domain and node count, a
+    node outside the domains (no zone label) included."""
+    from kubectl_tspread.views.drain.core import counts
     from kubectl_tspread.views.drain.core.simulate import SimCluster
+    from conftest import make_node
 
-    web, api = {"app": "web"}, {"app": "api", "tier": "x"}
-    pods = [make_pod(f"p{i}", node="a1", labels=labels, namespace=ns,
-                     spread=[make_constraint(selector={"app": labels["app"]})])
-            for i, (labels, ns) in enumerate([(web, "default"), (web, "default"), (dict(web), "other"),
-                                              (api, "default"), ({"app": "db"}, "default")])]
-    sim = SimCluster(make_snapshot(nodes_in({"a": 1, "b": 1}), pods))
-    states = [cs for p in pods[:4] for cs in sim.spread_state(p).constraints if p.namespace == "default"]
-    counted = _counted_by(states)
-    for p in pods * 2:
-        assert counted(p) == any(counts_in(cs, p) for cs in states), p.name
-    assert [counted(p) for p in pods] == [True, True, False, True, False]
+    rng = random.Random(seed)
+    nodes = nodes_in({"a": 2, "b": 2, "c": 1}) + [make_node("x1")]  # x1: no zone, outside the domains
+    c = make_constraint(max_skew=2)
+    pods = [make_pod(f"web-{k}", node=rng.choice(nodes).name, labels={"app": "web"}, spread=[c],
+                     owner="ReplicaSet/web-1") for k in range(rng.randint(8, 20))]
+    sim = SimCluster(make_snapshot(nodes, pods, workloads=[RS]))
+    probe = make_pod("probe", labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1")
+    [before] = sim.spread_state(probe).constraints
+    gone = rng.sample(pods, rng.randint(1, len(pods)))
+    by_domain, by_node = counts.leaving(before, gone)
+    for p in gone:
+        sim.evict(p)
+    [after] = sim.spread_state(probe).constraints
+    assert {v: d.pods for v, d in after.domains.items()} == \
+        {v: d.pods - by_domain.get(v, 0) for v, d in before.domains.items()}
+    assert {n: after.node_counts.get(n, 0) for n in sim.nodes} == \
+        {n: before.node_counts.get(n, 0) - by_node.get(n, 0) for n in sim.nodes}
+    assert sum(by_node.values()) == len(gone)

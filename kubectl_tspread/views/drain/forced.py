@@ -12,9 +12,10 @@ that was higher). The open domains must hold their remaining pods plus every rep
 the last step strands a replacement or ends above the limit, whatever the order and batch sizes — the search would
 only spend its whole backtracking allowance proving it (a zone drained under nodeTaintsPolicy Ignore is the usual case).
 
-The counts come from the simulation (every rule of spread's counting applies): the targets cordoned, then the planned
-evictions of replaced pods (the drop is the replacements to place), then the others. A workload whose pods tolerate
-the cordon taint is left out: its replacements may go to cordoned nodes, so no domain is closed to them.
+The counts come from the simulation with every target cordoned (every rule of spread's counting applies), less the
+planned evictions, taken out as the simulation's shifts would take them (counts.leaving): those of replaced pods are the
+replacements to place. A workload whose pods tolerate the cordon taint is left out: its replacements may go to cordoned
+nodes, so no domain is closed to them.
 
 When the plan deletes each drained Node once it is empty (the DeleteDrainedNodes remedy), a target that holds a pod a
 PDB blocks from the start is never emptied, so never deleted, and its domain stays; the proof takes every other target
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable
 
 from kubectl_tspread.views.drain.core import counts
 from kubectl_tspread.views.drain.diagnose import closed_domains
@@ -76,36 +76,47 @@ def _deleted(ctx: Context, sim: SimCluster) -> frozenset[str]:
 
 def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], deleted: frozenset[str]
             ) -> list[ForcedHarm]:
-    """forced_harm's proof, played on `sim`: every target cordoned and the pods the constraints count evicted; the
-    `deleted` targets are then counted as gone (module docstring)."""
+    """forced_harm's proof, played on `sim`: every target cordoned; the pods the constraints count then taken out of
+    their counts as their evictions would take them (counts.leaving); the `deleted` targets counted as gone (module
+    docstring)."""
     sim.cordon(ctx.targets)
     states = tracked_states(ctx, sim)
-    # a constraint's counts move only with the pods it counts: evict just those
-    counted = _counted_by(list({(states[i].namespace, states[i].selector): states[i] for i in maybe}.values()))
-    planned = [p for n in ctx.targets for p in world.remaining.get(n, ()) if counted(p)]
-    before = _totals(maybe, states)
-    for p in planned:
-        if ctx.decision(p).replaced:
-            sim.evict(p)
-    replaced = _totals(maybe, tracked_states(ctx, sim))
-    for p in planned:
-        if not ctx.decision(p).replaced:
-            sim.evict(p)
-    states = tracked_states(ctx, sim)
+    by_namespace: dict[str, list[int]] = defaultdict(list)
+    for i in maybe:
+        by_namespace[states[i].namespace].append(i)
+    replaced: dict[int, list[Pod]] = defaultdict(list)  # per constraint, the planned evictions it counts
+    others: dict[int, list[Pod]] = defaultdict(list)
+    for n in ctx.targets:
+        for p in world.remaining.get(n, ()):
+            p = sim.pods.get(p.key, p)
+            if not counts.counted(p):
+                continue  # unbound or terminating: in no count
+            into = replaced if ctx.decision(p).replaced else others
+            for i in by_namespace.get(p.namespace, ()):
+                if counts.counts_in(states[i], p):
+                    into[i].append(p)
     out = []
     for i in maybe:
         t, cs = ctx.tracked[i], states[i]
         closing = closed_domains(sim, cs)
-        closed = [d.pods for d in closing if not deleted.issuperset(d.nodes)]
-        if not closed:
+        # closed domains that stay: the minimum after the drain is at most their smallest count
+        staying = [d for d in closing if not deleted.issuperset(d.nodes)]
+        if not staying:
             continue
-        open_pods = sum(d.pods for d in cs.domains.values()) - sum(d.pods for d in closing)
+        by_domain, by_node = counts.leaving(cs, replaced[i])
+        must = sum(by_domain.values())  # replacements: the replaced pods leaving the domains' counts
+        domains_left, nodes_left = counts.leaving(cs, others[i])
+        for value, k in domains_left.items():
+            by_domain[value] = by_domain.get(value, 0) + k
+        for node, k in nodes_left.items():
+            by_node[node] = by_node.get(node, 0) + k
+        closed = [d.pods - by_domain.get(d.value, 0) for d in staying]
+        shut = {d.value for d in closing}
+        open_pods = sum(d.pods - by_domain.get(d.value, 0) for d in cs.domains.values() if d.value not in shut)
         if deleted:  # the matching pods left on deleted nodes of open domains (node_domain: as counts.shifted reads it)
-            shut = {d.value for d in closing}
-            open_pods -= sum(cs.node_counts.get(n, 0) for n in deleted
+            open_pods -= sum(cs.node_counts.get(n, 0) - by_node.get(n, 0) for n in deleted
                              if (value := cs.node_domain.get(n)) is not None and value not in shut)
         room = (len(cs.domains) - len(closing)) * (min(closed) + t.limit) - open_pods
-        must = before[i] - replaced[i]
         if must > room:
             out.append(ForcedHarm(t.pod.namespace, t.workload, cs.constraint.topology_key, must, max(room, 0)))
     return out
@@ -129,25 +140,3 @@ def _candidates(ctx: Context, world: World, deleted: frozenset[str]) -> list[int
                for d in cs.domains.values()):
             out.append(i)
     return out
-
-
-def _counted_by(states: list) -> Callable[[Pod], bool]:
-    """pod -> whether a constraint state of `states` counts it, answered once per namespace and labels object (all it
-    depends on; a workload's pods share one): a zone's drain asks it for every planned eviction."""
-    by_namespace: dict[str, list] = defaultdict(list)
-    for cs in states:
-        by_namespace[cs.namespace].append(cs)
-    memo: dict[tuple[str, int], tuple[object, bool]] = {}
-
-    def counted(pod: Pod) -> bool:
-        key = (pod.namespace, id(pod.labels))
-        hit = memo.get(key)
-        if hit is None or hit[0] is not pod.labels:
-            hit = memo[key] = (pod.labels, any(counts.counts_in(cs, pod) for cs in by_namespace.get(pod.namespace, ())))
-        return hit[1]
-
-    return counted
-
-
-def _totals(positions: list[int], states) -> dict[int, int]:
-    return {i: sum(d.pods for d in states[i].domains.values()) for i in positions}
