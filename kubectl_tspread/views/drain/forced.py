@@ -103,13 +103,8 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
         staying = [d for d in closing if not deleted.issuperset(d.nodes)]
         if not staying:
             continue
-        by_domain, by_node = counts.leaving(cs, replaced[i])
-        must = sum(by_domain.values())  # replacements: the replaced pods leaving the domains' counts
-        domains_left, nodes_left = counts.leaving(cs, others[i])
-        for value, k in domains_left.items():
-            by_domain[value] = by_domain.get(value, 0) + k
-        for node, k in nodes_left.items():
-            by_node[node] = by_node.get(node, 0) + k
+        must = sum(counts.leaving(cs, replaced[i])[0].values())  # the replaced pods leaving the domains' counts
+        by_domain, by_node = counts.leaving(cs, replaced[i] + others[i])
         closed = [d.pods - by_domain.get(d.value, 0) for d in staying]
         shut = {d.value for d in closing}
         open_pods = sum(d.pods - by_domain.get(d.value, 0) for d in cs.domains.values() if d.value not in shut)

@@ -327,8 +327,8 @@ class Placer:
         def judged(run: slice = slice(None)):
             """(fit per node of `run`: every filter but spread; spread's verdict per hard constraint; both)."""
             table.refresh_usage(sim, version, _nonzero, run)
-            fits = resources.fits_array(table.free, pod.requests, run)
-            fit = table.shape_ok(shape_id, shape_version, row, run) & fits
+            room = resources.fits_array(table.free, pod.requests, run)
+            fit = table.shape_ok(shape_id, shape_version, row, run) & room
             allowed = vector.spread_allowed(values, run)
             return fit, allowed, fit & vector.spread_ok(allowed) if allowed else fit
 

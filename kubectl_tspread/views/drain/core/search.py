@@ -252,7 +252,7 @@ class Search:
         last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
         # per constraint, its domains' last open nodes: O(the domains), not O(remaining nodes × constraints). Once
         # step 1 cordoned every target (unless cordons are staged), no remaining target is a domain's last open node
-        everyone_cordoned = world.steps and not self.ctx.stage_cordons
+        everyone_cordoned = bool(world.steps) and not self.ctx.stage_cordons
         for cs in () if everyone_cordoned else hard:
             if cs.constraint.topology_key == HOSTNAME_KEY:
                 continue
