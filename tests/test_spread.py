@@ -375,6 +375,12 @@ def test_constraint_state(nodes, pods, constraint, counts, gmin, skew, status, h
     assert list(cs.domains) == sorted(counts)
     assert (cs.global_min, cs.skew, cs.status) == (gmin, skew, status)
     assert {v: cs.headroom(v) for v in cs.domains} == headroom
+    histogram = {}
+    for n in counts.values():
+        histogram[n] = histogram.get(n, 0) + 1
+    assert cs.count_histogram == histogram  # how many domains hold each count, empty ones included
+    moved = spread.shifted(cs, {v: 1 for v in list(counts)[:1]})
+    assert moved.count_histogram == spread.count_histogram(d.pods for d in moved.domains.values())
 
 
 def test_empty_selector_still_self_matches_nil_does_not():

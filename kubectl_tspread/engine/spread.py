@@ -112,8 +112,8 @@ class ConstraintState:
     # the pods `selector` matched in `namespace` when the counts were made (kept alive here, so
     # their ids stay theirs): `uncounted_reasons` skips matching those again
     matched: Sequence[Pod] = field(default=(), compare=False, repr=False)
-    # how many domains hold each count (views/drain/core/counts.py keeps it as it shifts counts, so the
-    # new minimum and maximum never need a walk over thousands of hostname domains)
+    # how many domains hold each count (`count_histogram`), as `compute` and `shifted` make it; views/drain/core/
+    # counts.py keeps it as it shifts counts, so the new minimum never needs a walk over thousands of hostname domains
     count_histogram: Mapping[int, int] | None = field(default=None, compare=False, repr=False)
 
     def count(self, value: str) -> int:
@@ -295,13 +295,28 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
     global_min, forced = minimum(per_domain.values() if len(per_domain) == len(domains) else (0,),
                                  len(domains), c.min_domains)
     skew = skew_of(per_domain.values(), global_min)
+    histogram = count_histogram(per_domain.values(), len(domains) - len(per_domain))
     return ConstraintState(
         constraint=c, selector=selector, namespace=pod.namespace,
         self_match=1 if selector.matches(pod.labels) else 0,
         domains=domains, node_domain=node_domain, excluded_nodes=part.excluded,
         global_min=global_min, min_forced_zero=forced, skew=skew,
-        status=status(c, skew), node_counts=node_counts, matched=matched,
+        status=status(c, skew), node_counts=node_counts, matched=matched, count_histogram=histogram,
     )
+
+
+def count_histogram(counts: Iterable[int], empty: int = 0) -> dict[int, int]:
+    """{pods: how many domains hold that many} of domains holding `counts`, and `empty` more holding none.
+
+    >>> count_histogram([3, 1, 3], empty=2)
+    {3: 2, 1: 1, 0: 2}
+    """
+    out: dict[int, int] = {}
+    for n in counts:
+        out[n] = out.get(n, 0) + 1
+    if empty:
+        out[0] = out.get(0, 0) + empty
+    return out
 
 
 # The plugin's formulas, each written once here: everything else (this module's records,
@@ -434,7 +449,7 @@ def shifted(cs: ConstraintState, deltas: Mapping[str, int]) -> ConstraintState:
     global_min, forced = minimum(counts, len(domains), cs.constraint.min_domains)
     skew = skew_of(counts, global_min)
     return replace(cs, domains=domains, global_min=global_min, min_forced_zero=forced, skew=skew,
-                   status=status(cs.constraint, skew), count_histogram=None)
+                   status=status(cs.constraint, skew), count_histogram=count_histogram(counts))
 
 
 def status(c: SpreadConstraint, skew: int) -> str:

@@ -19,7 +19,6 @@ import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kubectl_tspread.views.drain.core import counts
 from kubectl_tspread.views.drain import pdb as pdbmod
 from kubectl_tspread.views.drain.diagnose import strand_reason
 from kubectl_tspread.views.drain.core.memo import ObjectMemo
@@ -460,14 +459,12 @@ class DomainCounts(Mapping):
 
     __slots__ = ("_domains", "_histogram")
 
-    def __init__(self, domains: Mapping[str, spread.Domain], histogram: Mapping[int, int] | None = None):
+    def __init__(self, domains: Mapping[str, spread.Domain], histogram: Mapping[int, int]):
         self._domains = domains
-        self._histogram = histogram  # {pods: domains holding that many} (counts.histogram), if known
+        self._histogram = histogram  # {pods: domains holding that many} (ConstraintState.count_histogram)
 
     def extremes(self) -> tuple[int, int]:
-        """(fewest, most) pods of a domain (a table row's summary), from the count histogram when the state has one."""
-        if self._histogram is None:
-            self._histogram = counts.histogram(self._domains)
+        """(fewest, most) pods of a domain (a table row's summary), from the count histogram."""
         return min(self._histogram), max(self._histogram)
 
     def __getitem__(self, value: str) -> int:
