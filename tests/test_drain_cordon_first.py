@@ -307,3 +307,27 @@ def test_one_target_gets_no_stage_cordons_candidate():
     bare = plan_drain(snap, ["a1"], FAST)
     wanted = remedies.first_replan_actions(snap, ["a1"], PlanOptions(), bare, list(bare.findings))
     assert "StageCordons" not in [action for _, action, _, _ in wanted]
+
+
+@pytest.mark.parametrize("options, expected", [
+    pytest.param(STAGED, ["b1", "a1"], id="staged: a1 is zone a's last open node, drained last"),
+    pytest.param(FAST, ["a1", "b1"], id="cordon-first: every target is cordoned, none is a last open node"),
+])
+def test_the_order_drains_a_domains_last_open_node_last(options, expected):
+    """The order heuristic's first key, at a level past the first: a2 drained (and cordoned), a1 is the only open
+    node left in zone a, and draining it would close the zone; b1 is not. Nothing else tells them apart (neither
+    holds web's pods, which go to pool x only), so by name a1 would come first."""
+    from kubectl_tspread.views.drain.core.search import Search
+    from kubectl_tspread.views.drain.core.steps import run_batch
+
+    nodes = [make_node("a1", zone="a"), make_node("a2", zone="a", labels={"pool": "x"}),
+             make_node("b1", zone="b"), make_node("b2", zone="b", labels={"pool": "x"}),
+             make_node("c1", zone="c", labels={"pool": "x"})]
+    c = make_constraint(max_skew=5, node_affinity_policy=IGNORE)
+    pods = [make_pod(f"web-{n}", node=n, labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1",
+                     node_selector={"pool": "x"}) for n in ("a2", "b2", "c1")]
+    snap = make_snapshot(nodes, pods, workloads=[make_workload("ReplicaSet", "web-1", {"app": "web"})])
+    ctx, world = plan_module._new_world(snap, ["a2", "a1", "b1"], options)
+    assert run_batch(ctx, world, ["a2"])
+    assert world.sim.nodes["a2"].unschedulable and world.sim.nodes["a1"].unschedulable == (options is FAST)
+    assert Search(ctx, 1, 0).order(world, world.todo_nodes(ctx.targets)) == expected
