@@ -249,7 +249,8 @@ def compute(index: ClusterIndex, pod: Pod,
     return SpreadState(pod, states, require_soft)
 
 
-def _node_counts(matched: Iterable[Pod]) -> dict[str, int]:
+def pods_per_node(matched: Iterable[Pod]) -> dict[str, int]:
+    """How many of `matched` each node holds, as the plugin counts them."""
     counts: dict[str, int] = defaultdict(int)
     for p in matched:
         # terminating pods are bypassed (kubernetes#87621); unbound pods are on no node
@@ -257,6 +258,17 @@ def _node_counts(matched: Iterable[Pod]) -> dict[str, int]:
             continue
         counts[p.node_name] += 1
     return dict(counts)
+
+
+def pods_per_domain(per_node: Mapping[str, int], node_domain: Mapping[str, str]) -> dict[str, int]:
+    """The domains' share of `pods_per_node`: a node outside the domains (not in `node_domain`: excluded by a policy,
+    or lacking the key) adds to none. Only domains holding pods are listed."""
+    per_domain: dict[str, int] = defaultdict(int)
+    for n, cnt in per_node.items():
+        v = node_domain.get(n)
+        if v is not None:
+            per_domain[v] += cnt
+    return per_domain
 
 
 def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequence[str],
@@ -268,7 +280,7 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
         matched = index.matching_pods(pod.namespace, selector) if _counts_pods(selector) else []
         if matched_by_selector is not None:
             matched_by_selector[selector] = matched
-    node_counts = _node_counts(matched)
+    node_counts = pods_per_node(matched)
     if partitions is None:
         part = _partition(index, pod, c, all_keys, affinity_ok)
     else:
@@ -279,11 +291,7 @@ def _evaluate(index: ClusterIndex, pod: Pod, c: SpreadConstraint, all_keys: Sequ
             part = partitions[key] = _partition(index, pod, c, all_keys, affinity_ok, derive)
     node_domain = part.node_domain
     # per domain, only the nodes holding matching pods add up (a workload's pods, not the cluster)
-    per_domain: dict[str, int] = defaultdict(int)
-    for n, cnt in node_counts.items():
-        v = node_domain.get(n)
-        if v is not None:
-            per_domain[v] += cnt
+    per_domain = pods_per_domain(node_counts, node_domain)
     domains = part.zeros.copy()  # cloned in C, even once a node deletion left deleted slots
     members, shared = part.members, part.counted
     for v, cnt in per_domain.items():

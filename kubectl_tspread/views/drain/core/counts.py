@@ -280,18 +280,9 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int, arrays: CountArra
 
 def leaving(cs: spread.ConstraintState, pods: Iterable[Pod]) -> tuple[dict[str, int], dict[str, int]]:
     """How many of `pods` (counted, and matched by `cs`) leave each domain's count of `cs`, and each node's, once they
-    are gone: what `shifted` moves, one pod at a time (a pod on a node outside the domains leaves its node's count
-    only)."""
-    by_domain: dict[str, int] = {}
-    by_node: dict[str, int] = {}
-    node_domain = cs.node_domain
-    for p in pods:
-        node = p.node_name
-        by_node[node] = by_node.get(node, 0) + 1
-        value = node_domain.get(node)
-        if value is not None:
-            by_domain[value] = by_domain.get(value, 0) + 1
-    return by_domain, by_node
+    are gone: what `shifted` moves, one pod at a time, counted as spread.compute counts them."""
+    by_node = spread.pods_per_node(pods)
+    return spread.pods_per_domain(by_node, cs.node_domain), by_node
 
 
 def without_node(st: spread.SpreadState, name: str, moved: Mapping[int, spread.Partition],
