@@ -1,12 +1,10 @@
-"""Why a replacement found no node (the trap that stranded it), as a code and its details.
-
+"""Why a replacement found no node (the trap that stranded it), as a code and its details:
 - NoCapacity: no node passes the filters other than spread; `reasons` is the scheduler's first-failure histogram.
 - HostnameSpreadFull: a `kubernetes.io/hostname` DoNotSchedule constraint refuses every fit node (each holds globalMin
   + maxSkew; under nodeTaintsPolicy Ignore a drained, cordoned node is a 0-pod domain pinning globalMin to 0).
 - CordonedDomainTrap: a zone-like DoNotSchedule constraint refuses the fit nodes, and some of its domains at the global
   minimum exist only through cordoned nodes (nodeTaintsPolicy Ignore): the pod would have to go there, and can't.
-- SpreadBlocked: spread refuses the fit nodes with no cordoned domain to blame (e.g. minDomains above the domains).
-"""
+- SpreadBlocked: spread refuses the fit nodes with no cordoned domain to blame (e.g. minDomains above the domains)."""
 
 from __future__ import annotations
 
@@ -21,20 +19,19 @@ from kubectl_tspread.model import HONOR, HOSTNAME_KEY
 
 
 def closed_domains(sim: SimCluster, cs: spread.ConstraintState, holding: int | None = None) -> list[spread.Domain]:
-    """Domains of `cs` whose every node is cordoned: they still count and take no pod (none under Honor, where cordoned
-    nodes make no domain). With `holding`, only those whose count is that, checked before the nodes are walked."""
+    """Domains of `cs` whose every node is cordoned: they count but take no pod (under Honor cordoned nodes make no
+    domain). With `holding`, only those holding that count, checked before the nodes are walked."""
     if cs.constraint.node_taints_policy == HONOR:
         return []
     return [d for d in cs.domains.values() if (holding is None or d.pods == holding) and _closed(sim, d.nodes)]
 
 
-_CLOSED = ObjectMemo()  # a domain's node list -> (sim.node_epoch, whether it is closed)
+_CLOSED = ObjectMemo()  # node list -> (sim.node_epoch, closed): a zone being drained lists hundreds of nodes
 _WALKED = 8  # lists up to this long (a hostname domain's one node) are walked each time
 
 
 def _closed(sim: SimCluster, names: tuple[str, ...]) -> bool:
-    """Whether the list is not empty and every node of it that still exists is cordoned; remembered per list and
-    sim.node_epoch: a zone being drained lists hundreds of cordoned nodes, and each replacement it strands asks."""
+    """Whether `names` is non-empty and its existing nodes are all cordoned; kept per list and sim.node_epoch."""
     kept = len(names) > _WALKED
     hit = _CLOSED.get(names) if kept else None
     if hit is not None and hit[0] == sim.node_epoch:
@@ -47,7 +44,6 @@ def _closed(sim: SimCluster, names: tuple[str, ...]) -> bool:
 
 
 def cordoned_min_domains(sim: SimCluster, cs: spread.ConstraintState) -> list[str]:
-    """Closed domains of `cs` whose count is the global minimum (the count is checked first: see closed_domains)."""
     return [d.value for d in closed_domains(sim, cs, holding=cs.global_min)]
 
 

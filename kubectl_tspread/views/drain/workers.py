@@ -1,8 +1,6 @@
-"""What the drain planner asks of whoever computes its re-plans elsewhere: plan_drain's `workers` (cli/workers.py forks
-them; None: all are computed in-process). Remedy re-plans, each as costly as the plan, and the given order's check
-(findings.order_finding) are pure functions of the snapshot and the untouched simulation: the planner starts each when
-it knows it will want it and reads it where it would have computed it. A None result (its worker failed) is computed
-in-process there instead: the answer never depends on the workers, only how soon it comes."""
+"""What the drain planner asks of plan_drain's `workers` (cli/workers.py forks them; None: all run in-process). Remedy
+re-plans and the order check (findings.order_finding) are pure functions of the snapshot and the untouched simulation,
+started once wanted; a None result (its worker failed) is computed in-process, so workers change only the timing."""
 
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ class Handle(Protocol):
         """Wait for its Verdict; None when it failed (or was read or cancelled before)."""
 
     def cancel(self) -> None:
-        """Stop it if it still runs (guessed wrong, or the plan is over); harmless twice."""
+        """Stop it if it still runs; harmless twice."""
 
 
 class Workers(Protocol):

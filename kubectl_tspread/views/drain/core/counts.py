@@ -1,13 +1,10 @@
-"""Spread states kept up to date as the drain simulation moves pods, instead of recomputed: a counted pod (bound,
-not terminating, matched by the constraint's merged selector) that comes or goes shifts its node's count and its
-domain's by one.
+"""Spread states moved with the drain simulation, not recomputed: a counted pod (bound, not terminating, matched by
+the constraint's merged selector) that comes or goes shifts its node's count and its domain's by one.
 
-A state depends on the pods only through those counts (which nodes make which domains is the partition, changed
-only by node deletions and cordons under nodeTaintsPolicy Honor: `without_node`), so `shifted` and `without_node`
-give exactly what `spread.compute` would on the new cluster (tests/test_drain_sim_cache.py checks it). A shift
-copies only the changes made to the node-count and domain maps since they were last merged (`NodeCounts`,
-`Shifted`), and takes the new minimum and skew from how many domains hold each count (`count_histogram`, a few
-entries), not from a walk over the domains. States are rebuilt without dataclasses.replace: every shift makes one.
+A state depends on the pods only through those counts (the partition into domains changes only by node deletions and
+cordons under nodeTaintsPolicy Honor: `without_node`), so `shifted` and `without_node` give exactly what
+`spread.compute` would (tests/test_drain_sim_cache.py checks it). A shift copies only the changes since the last merge
+(`_Overlay`) and takes the new minimum and skew from the count histogram (a few entries), not a walk over the domains.
 """
 
 from __future__ import annotations
@@ -25,8 +22,7 @@ def counted(pod: Pod) -> bool:
 
 
 def shifted_state(st: spread.SpreadState, pod: Pod, delta: int, arrays: CountArrays) -> spread.SpreadState | None:
-    """`st` with `pod` (counted) added (+1) or removed (-1); None when no constraint counts it. `arrays`: the
-    simulation's count arrays, moved to the new constraint states."""
+    """`st` with `pod` (counted) added (+1) or removed (-1), `arrays` moved along; None when no constraint counts it."""
     out, changed = [], False
     for cs in st.constraints:
         if counts_in(cs, pod):
@@ -37,8 +33,7 @@ def shifted_state(st: spread.SpreadState, pod: Pod, delta: int, arrays: CountArr
 
 
 def counts_in(cs: spread.ConstraintState, pod: Pod) -> bool:
-    """Whether constraint state `cs` counts `pod` (if counted at all): namespace and selector. The verdict is
-    remembered per selector and labels object (a workload's pods share theirs; every moved pod asks each state)."""
+    """Whether `cs` counts `pod` (if counted at all), kept per selector and labels object (a workload's pods share)."""
     if cs.namespace != pod.namespace:
         return False
     selector, labels = cs.selector, pod.labels
@@ -53,7 +48,6 @@ def counts_in(cs: spread.ConstraintState, pod: Pod) -> bool:
     return ok
 
 
-# (id(selector), id(labels)) -> (that selector, those labels, whether it matches them): counts_in
 _MATCHES: dict[tuple[int, int], tuple[object, object, bool]] = {}
 
 
@@ -62,14 +56,12 @@ def counts_pod(st: spread.SpreadState, pod: Pod) -> bool:
     return any(counts_in(cs, pod) for cs in st.constraints)
 
 
-# SpreadState(pod, constraints, require_all_soft_keys) with its `hard` passed, not picked by __post_init__: every
-# shift, node deletion and placement makes one, and object.__setattr__ calls would cost more than the construction
+# SpreadState with `hard` passed, not picked by __post_init__: every shift, node deletion and placement makes one
 new_spread_state = positional_constructor(spread.SpreadState, derived_by_caller=True)
 
 
 def _with_constraints(st: spread.SpreadState, constraints: tuple) -> spread.SpreadState:
-    """replace(st, constraints=constraints): the same constraints are hard, in the same order (all of them when
-    all of st's are: the tuple itself)."""
+    """replace(st, constraints=constraints), the same constraints hard (all of them when all of st's are)."""
     hard = st.hard
     if hard:
         hard = constraints if len(hard) == len(constraints) else tuple(cs for cs in constraints if cs.constraint.hard)
@@ -87,12 +79,9 @@ def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, sk
 
 
 class _Overlay(Mapping):
-    """A map after changes: the plain map a state was computed with, shared, plus the entries changed since.
-    `with_change` copies only the changes, and past MERGE_AFTER of them merges them into a new plain map:
-    `merged`, in the order iteration gives, by dict.copy of the base (C-level; dict(base) re-inserts entry by
-    entry once the base has deleted slots, as a merged base has, while copy() clones the table when at most a
-    third of it is deleted slots) and one update per change. `memo` is shared by the overlays of one plain map:
-    what is derived from it alone is worked out once."""
+    """A map after changes: the plain map a state was computed with, shared, plus the entries changed since, merged
+    into a new plain map past MERGE_AFTER (`merged`, in iteration order, by dict.copy: dict(base) re-inserts entry by
+    entry once the base has deleted slots). `memo`, shared by one plain map's overlays, holds what derives from it."""
 
     __slots__ = ("base", "changes", "memo")
     MERGE_AFTER = 64
@@ -102,7 +91,6 @@ class _Overlay(Mapping):
 
     @classmethod
     def with_change(cls, mapping: Mapping, key: str, value):
-        """`mapping` (a plain map or one of these) with `key` set to `value`."""
         if isinstance(mapping, cls):
             if len(mapping.changes) < cls.MERGE_AFTER:
                 changes = dict(mapping.changes)
@@ -113,9 +101,8 @@ class _Overlay(Mapping):
 
 
 class Shifted(_Overlay):
-    """A constraint's domains after shifts. A shift never adds or removes a domain; a node that leaves the
-    domains (deleted, or cordoned under nodeTaintsPolicy Honor) takes its domain with it when it was the last
-    (`without_node`): the entry is then GONE. The keys are the base's, in its order (by value), less the GONE ones."""
+    """A constraint's domains after shifts, which never add or remove one; a node leaving the domains (`without_node`)
+    takes its domain when it was the last: the entry is GONE. Keys are the base's, in its order, less the GONE ones."""
 
     __slots__ = ("_gone_count",)
 
@@ -137,8 +124,7 @@ class Shifted(_Overlay):
         return self.changes.get(value) is not GONE and value in self.base
 
     def _gone(self) -> int:
-        """How many domains the changes took away, counted at the first call: an overlay never changes once made,
-        and rendering a plan asks the length of each many times."""
+        """How many domains the changes took away, counted once: an overlay never changes, and rendering asks often."""
         try:
             return self._gone_count
         except AttributeError:  # not counted yet
@@ -179,8 +165,7 @@ GONE = object()
 
 
 class NodeCounts(_Overlay):
-    """A constraint's matching pods per node after shifts (a changed count of 0: the node has none left).
-    Iteration order is not a dict's (nothing reads it in order)."""
+    """A constraint's matching pods per node after shifts (a changed count of 0: none left); not in a dict's order."""
 
     __slots__ = ()
 
@@ -224,8 +209,7 @@ class NodeCounts(_Overlay):
         return out
 
     def among(self, nodes: frozenset) -> set[str]:
-        """The nodes of `nodes` with a count, without walking the whole map (the plain map's share of `nodes` is
-        remembered per `nodes` object)."""
+        """The nodes of `nodes` with a count; the plain map's share is remembered per `nodes` object."""
         hit = self.memo.get(id(nodes))
         if hit is None or hit[0] is not nodes:
             hit = self.memo[id(nodes)] = (nodes, self.base.keys() & nodes)  # walks the smaller side
@@ -242,9 +226,8 @@ _ABSENT = object()
 
 
 def changed_keys(old: Mapping, new: Mapping) -> set | None:
-    """The keys whose entry may differ between two maps of one kind (node counts, or a constraint's domains) — a
-    superset: an entry changed to an equal but other object is in it —, or None when that cannot be told without
-    comparing every entry (another plain map underneath). Overlays of one plain map differ only in their changes."""
+    """A superset of the keys whose entry differs between two maps of one kind, or None when only comparing every
+    entry could tell: overlays of one plain map differ only in their changes."""
     if old is new:
         return set()
     if type(old) is not type(new) or not isinstance(new, _Overlay) or old.base is not new.base:
@@ -279,18 +262,15 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int, arrays: CountArra
 
 
 def leaving(cs: spread.ConstraintState, pods: Iterable[Pod]) -> tuple[dict[str, int], dict[str, int]]:
-    """How many of `pods` (counted, and matched by `cs`) leave each domain's count of `cs`, and each node's, once they
-    are gone: what `shifted` moves, one pod at a time, counted as spread.compute counts them."""
+    """How many of `pods` (counted, matched by `cs`) leave each domain's count and each node's: `shifted`'s moves."""
     by_node = spread.pods_per_node(pods)
     return spread.pods_per_domain(by_node, cs.node_domain), by_node
 
 
 def without_node(st: spread.SpreadState, name: str, moved: Mapping[int, spread.Partition],
                  arrays: CountArrays) -> spread.SpreadState | None:
-    """`st` once the Node `name` no longer makes a domain: deleted (its pods dropped first), or cordoned under
-    nodeTaintsPolicy Honor (its pods then count on the node, not in the domain). `moved` maps id(node_domain) of
-    each partition before the change to the partition after it (partition.without_node); a constraint whose
-    partition is not among them makes this None. A constraint whose partition did not change is kept."""
+    """`st` once Node `name` makes no domain: deleted (its pods dropped first), or cordoned under Honor (its pods then
+    count on the node only). `moved`: id(node_domain) before -> partition after; None if a partition is not in it."""
     out, changed = [], False
     for cs in st.constraints:
         part = moved.get(id(cs.node_domain))
@@ -345,10 +325,8 @@ def _moved(cs: spread.ConstraintState, was: int, now: int | None) -> dict[int, i
 
 
 def same_counts(old: spread.ConstraintState, new: spread.ConstraintState) -> bool:
-    """Whether every node and domain left in `new`, a state moved from `old`, holds as many matching pods as in
-    `old`. Only a node leaving the domains (`without_node`) keeps the node-count map, and it takes its counted pods
-    out of its domain's total: so the same map and the same total over the domains say no domain's count moved (a
-    node leaving with none, not its domain's last, keeps the very histogram)."""
+    """Whether `new`, moved from `old`, has the same count on every node and domain left. Only `without_node` keeps
+    the node-count map, taking the node's pods out of its domain: the same map and domain total mean none moved."""
     if new.node_counts is not old.node_counts:
         return False
     a, b = old.count_histogram, new.count_histogram

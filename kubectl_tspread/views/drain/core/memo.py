@@ -11,9 +11,8 @@ _refs = getattr(sys, "getrefcount", lambda obj: 3)  # references to an object (C
 
 class ObjectMemo:
     """Values remembered per object by identity: a simulation replaces a state whenever it changes, so the same object
-    means the same value. Each entry keeps its object alive, so its id is never another's while the entry lives. Past
-    `limit` entries the memo drops those whose object nothing else holds (no caller can ask again; kept, old states'
-    target node sets would be most of a zone plan's growth), then the oldest while over 3/4 of `limit` remain."""
+    means the same value. Each entry keeps its object alive, so its id is not reused while the entry lives. Past `limit`
+    entries it drops those whose object nothing else holds (no caller can ask again), then the oldest to 3/4 of it."""
 
     __slots__ = ("_entries", "limit")
 
@@ -22,12 +21,10 @@ class ObjectMemo:
         self.limit = limit
 
     def get(self, obj: Any) -> Any:
-        """The value kept for `obj`, or None."""
         hit = self._entries.get(id(obj))
         return hit[1] if hit is not None and hit[0] is obj else None
 
     def put(self, obj: Any, value: Any) -> Any:
-        """Keep `value` for `obj`; returns it."""
         entries = self._entries
         if len(entries) >= self.limit:
             entries = self._entries = {k: h for k, h in entries.items() if _refs(h[0]) > 2}  # held elsewhere too

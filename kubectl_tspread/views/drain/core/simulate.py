@@ -1,32 +1,17 @@
-"""A mutable copy of the cluster that a drain plan is played on (`SimCluster`).
+"""A mutable copy of the cluster that a drain plan is played on (`SimCluster`); the snapshot is never touched.
 
-The snapshot is never touched: the simulation keeps its own node and pod maps and a ClusterIndex it updates in place
-(`ClusterIndex.add_pod` / `remove_pod`), so a replacement bound a moment ago is seen by the next one's filters and
-spread counts.
+The simulation keeps its own node and pod maps and a ClusterIndex updated in place, so a replacement bound a moment ago
+is seen by the next one's filters and spread counts. Evictions are modelled "until gone": `evict` marks the pod
+terminating, so spread stops counting it (the scheduler bypasses pods with a deletionTimestamp) while NodeResourcesFit
+still charges its requests, as a real terminating pod holds them; its node is cordoned in the same step, so this matters
+only to pods that tolerate the cordon. `settle` ends a step: terminating pods are gone (the executor waits for that). A
+StatefulSet pod keeps its name and is recreated only once the old pod is gone: `evict` removes it.
 
-Evictions are modelled "until gone":
-- `evict` marks the pod terminating on its node: the spread engine stops counting it (the scheduler bypasses pods with
-  a deletionTimestamp) while NodeResourcesFit still charges its requests, as a real terminating pod holds them. Its
-  node is cordoned in the same step, so the held resources only matter to pods that tolerate the cordon.
-- `settle` ends a step: terminating pods are gone (the executor waits for that), so the next step starts clean.
-- A StatefulSet pod keeps its name and the controller recreates it only once the old pod is gone: `evict` removes it.
-
-Each mutation bumps the version of the node it touches; placement caches per-node filter verdicts keyed by it.
-
-Branches: `fork` opens a mark, `revert` undoes everything since, `commit` keeps it, and `revert(redo=True)` hands back
-what `redo` takes to put a reverted branch back without simulating it again. `copy` makes an independent simulation
-(a remedy's re-plan starts from one; it forks the index rather than re-indexing every pod).
-
-Kept up to date as pods and nodes change, not recomputed: `spread_state`'s memo of `spread.compute` per spread-relevant
-pod template (a pod counted or uncounted shifts the states of its namespace whose merged selectors match it, counts.py;
-a cordon moves the states with a nodeTaintsPolicy Honor constraint; a node deletion, `_without_node`; a Node object
-added or replaced drops them all), and each node's summed requests (`usage_of`).
-
-The scheduler's node walk: `scan_order` is the order kube-scheduler's node tree lists nodes in (round robin over zones
-— region and zone labels, GA or beta — in the order the zones first appear, each zone's nodes in the order they were
-added; node names stand for both orders, which the API does not expose). `next_start` is the scheduler's rotating start
-index (nextStartNodeIndex), part of the state because every placement advances it (placement.py); a live scheduler's is
-unknown, so it starts at 0.
+Each mutation bumps the version of the node it touches; placement caches per-node filter verdicts keyed by it. `fork`,
+`revert` and `commit` branch the simulation; `copy` makes an independent one (a remedy's re-plan starts from one).
+`spread_state`'s memo of `spread.compute` per pod template and the nodes' usage sums are moved by each change
+(counts.py), not recomputed. `next_start` is the scheduler's nextStartNodeIndex, advanced by every placement
+(placement.py); a live scheduler's is unknown, so it starts at 0.
 """
 
 from __future__ import annotations
@@ -47,8 +32,7 @@ REPLACEMENT_UID_PREFIX = "tspread-replacement-"
 REGION_KEY = "topology.kubernetes.io/region"
 BETA_REGION_KEY = "failure-domain.beta.kubernetes.io/region"
 BETA_ZONE_KEY = "failure-domain.beta.kubernetes.io/zone"
-# one counter for every simulation: a version number names one state of one node, even across copies, so the
-# placement cache never confuses two branches of the search
+# shared by every simulation: a version names one node state across copies, so the placement cache never mixes branches
 _VERSIONS = itertools.count(1)
 
 
@@ -61,27 +45,22 @@ class SimCluster:
         self.index.follow_nodes_only()
         self.pods: dict[str, Pod] = pods
         self.version: dict[str, int] = {}
-        # names this state of the whole simulation (forks share it until either changes): renewed by any mutation
-        # that can change a placement (a pod bound or gone, a node changed)
+        # names the simulation's whole state (forks share it until either changes); renewed by what can move a placement
         self.stamp = next(_VERSIONS)
         self.seq = seq
         # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
-        # some pod's terms give InterPodAffinity a score (engine/scores.py reads every such pod)
         self.affinity_scored = any(map(scores.scores_affinity, self.pods.values()))
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
-        self.count_arrays = vector.CountArrays(self)  # their count arrays, as placements read them
-        # The epochs below are shared by copies until either changes. spread_epoch names the set of memoised states
-        # (renewed when one is added, replaced or dropped), so a reader of many can tell nothing moved; node_epoch
-        # names the Node objects as a whole (renewed by a cordon and a node added, replaced or deleted), so what is
-        # derived from the nodes alone survives the pods' moves (views/drain/diagnose.py).
+        self.count_arrays = vector.CountArrays(self)
+        # shared by copies until either changes: spread_epoch names the set of memoised states, node_epoch the Node
+        # objects, so what derives from the nodes alone survives pod moves (views/drain/diagnose.py)
         self.spread_epoch = next(_VERSIONS)
         self.node_epoch = next(_VERSIONS)
         # (namespace, template) of the memoised states with a nodeTaintsPolicy Honor constraint: those a cordon moves
         self._honor: set[tuple[str, object]] = set()
-        # namespace -> a number naming its set of memoised templates (renewed when one is added or dropped), and
-        # (namespace, that number, labels) -> the templates a pod with those labels shifts: which states count a pod
-        # never changes with the counts (copies share it)
+        # namespace -> a number naming its set of memoised templates; (namespace, that number, labels) -> the
+        # templates a pod with those labels shifts: independent of the counts, so copies share it
         self._templates_seen: dict[str, int] = {}
         self._shifts: dict[tuple, tuple[object, list]] = {}
         self._partitions: dict[tuple, spread.Partition] = {}
@@ -93,31 +72,24 @@ class SimCluster:
         self._usage: dict[str, tuple[int, ...]] = {}
         self._row_of: Callable[[Pod], tuple[int, ...]] | None = None
         self.next_start = 0
-        # counts the changes that can make room on a schedulable node (a pod gone from one, a Node object added,
-        # replaced or removed); cordons and binds only take room away
+        # counts changes that can free room on a schedulable node (a pod gone, a Node added, replaced or removed)
         self.freed = 0
         self._scan: tuple[str, ...] | None = None
-        # the scan order's makings, kept across node deletions: per zone (in the order of its first node) its node
-        # names in name order
+        # zone_lists of the nodes, kept across node deletions (_without_zone_member)
         self._zones: dict[str, tuple[str, ...]] | None = None
-        # the scan order before the last node deletion, while the current one is its rows less that node
-        # (vector.tables_for derives the new node table from the old one's)
+        # the scan order before the last node deletion: vector.tables_for derives the new node table from its table
         self.table_parent: tuple[str, ...] | None = None
-        # the node versions as an array in scan order (vector.py), kept up to date by _touch
+        # the node versions in scan order (vector.py), kept up to date by _touch
         self._versions = None
-        # the scan order the version and Node arrays are in: an older one after node deletions, until they are
-        # carried over (_carried: (its positions, the new ones, the permutation between them), _rows_carried)
+        # the scan order the version and Node arrays are in: older after node deletions, until _rows_carried
         self._arrays_for: tuple[str, ...] | None = None
         self._carried: tuple | None = None
-        # node name -> a number naming its Node object, renewed when a cordon replaces it (and the same as an array in
-        # scan order): verdicts that read only the Node key on it
+        # node name -> a number naming its Node object, renewed by a cordon: verdicts that read only the Node key on it
         self._node_stamps: dict[str, int] = {}
         self._node_array = None
-        # ImageLocality's view of the nodes' images (scores.image_states): made when first asked, dropped when a Node
-        # object is added, replaced or deleted (a cordon keeps the images)
+        # scores.image_states, made when first asked; a cordon keeps it, a Node added, replaced or deleted drops it
         self._images: scores.ImageStates | None = None
-        # the open marks (`fork`), innermost last: (the attributes then, the undo entries made since, the index's
-        # attributes then); `_log` is the innermost's entries (None: no mark)
+        # open marks, innermost last: (attributes, undo log, index attributes); `_log`: the innermost's log, or None
         self._marks: list[tuple[dict, list, dict]] = []
         self._log: list | None = None
 
@@ -127,8 +99,7 @@ class SimCluster:
         return versions.rules_for(self.base.kube_version).balanced_improvement
 
     def images_for(self, pod: Pod) -> tuple[scores.ImageStates, tuple[str, ...], int] | None:
-        """What ImageLocality scores `pod` with on this cluster (scores.image_query), the image states made once per
-        node set."""
+        """What ImageLocality scores `pod` with (scores.image_query); the image states are made once per node set."""
         if self._images is None:
             self._images = scores.image_states(self.nodes.values())
         return scores.image_query(pod, self._images, versions.rules_for(self.base.kube_version))
@@ -138,7 +109,7 @@ class SimCluster:
         other = SimCluster.__new__(SimCluster)
         other.base, other.seq, other.affinity_sensitive = self.base, self.seq, self.affinity_sensitive
         other.affinity_scored, other.stamp = self.affinity_scored, self.stamp
-        # dict.copy, not dict(): a C-level clone of the table even once entries were deleted from it
+        # dict.copy, not dict(): a C-level clone of the table even after deletions
         other.nodes, other.pods, other.version = self.nodes.copy(), self.pods.copy(), self.version.copy()
         other._terminating = self._terminating.copy()
         other.index = self.index.copy()
@@ -159,13 +130,9 @@ class SimCluster:
         return other
 
     def fork(self) -> None:
-        """Open a mark: `revert` undoes every change made from here, `commit` keeps them. Marks nest.
-        A change to a large map (nodes, pods, versions, usage, spread states, the index's pod lists) is made in place
-        and leaves an undo entry with the value it replaced; an attribute replaced rather than changed comes back from
-        the copy of the attributes taken here; the small maps that code outside this class also writes (the partitions
-        spread.compute adds, the terminating pods) and the two version arrays are copied here. States and records are
-        immutable: putting the old object back is the undo. The count arrays (vector.CountArrays) are changed in place,
-        each write undone."""
+        """Open a mark (marks nest). Large maps and the count arrays change in place, logging each replaced value
+        (states are immutable: the old object is the undo); replaced attributes come back from the copy taken here;
+        small maps that outside code also writes (partitions, terminating pods) and the version arrays are copied."""
         saved = self.__dict__.copy()
         entries: list = []
         self._marks.append((saved, entries, self.index.mark(entries)))
@@ -178,10 +145,9 @@ class SimCluster:
             self._node_array = self._node_array.copy()
 
     def revert(self, redo: bool = False) -> "Redo | None":
-        """Undo every change since the innermost mark, and close it. The version numbers come back too: every cache
-        keyed by them stays sound, as a version names one state of one node across all branches. With `redo`, returns
-        what `redo` takes to put the changes back: each entry's value before it was undone, and the attributes as they
-        were (the objects a change made anew are no longer reachable from here, so they stay as they were)."""
+        """Undo every change since the innermost mark, and close it. Version numbers come back too, and caches keyed
+        by them stay sound: a version names one state of one node across all branches. With `redo`, returns what `redo`
+        takes to put the changes back (objects a change made anew are unreachable from here, so stay as they were)."""
         saved, entries, index_saved = self._marks.pop()
         back: list | None = None
         if redo:
@@ -197,8 +163,7 @@ class SimCluster:
         return Redo(back, post) if back is not None else None
 
     def redo(self, redo: "Redo") -> None:
-        """Put back the changes a `revert(redo=True)` undid, on the state that revert left (nothing else played since,
-        or played and reverted): undone with an open mark."""
+        """Put back what `revert(redo=True)` undid, on the state it left (anything since reverted); itself undoable."""
         log, marks = self._log, self._marks
         for undo, container, key, new in reversed(redo.entries):
             if log is not None:
@@ -228,12 +193,10 @@ class SimCluster:
 
     @property
     def marks(self) -> int:
-        """How many marks are open."""
         return len(self._marks)
 
     def note(self, undo: Callable[[Any, Any, Any], None], container: Any, key: Any, old: Any) -> None:
-        """Record an undo entry for a change to something the caller keeps beside this simulation (the world's lists
-        of pods to evict): undone with the innermost mark."""
+        """Log an undo entry for something kept beside this simulation (the world's lists of pods to evict)."""
         if self._log is not None:
             self._log.append((undo, container, key, old))
 
@@ -257,7 +220,8 @@ class SimCluster:
             (members.add if present else members.discard)(item)
 
     def scan_order(self) -> tuple[str, ...]:
-        """Node names in the scheduler's node-tree order (zones round robin)."""
+        """kube-scheduler's node-tree order: round robin over zones (zone_lists); node names stand for the order zones
+        first appear and nodes were added, which the API does not expose."""
         if self._scan is None:
             if self._zones is None:
                 self._zones = zone_lists(self.nodes.values())
@@ -274,7 +238,6 @@ class SimCluster:
         order = self.scan_order()
         if self._versions is None:
             import numpy as np
-            # made in C (a new node set makes them anew)
             array = np.fromiter(map(self.version.get, order, itertools.repeat(0)), dtype=np.int64, count=len(order))
             self._versions = (dict(zip(order, range(len(order)))), array)
             self._arrays_for = order
@@ -283,9 +246,7 @@ class SimCluster:
         return self._versions[1]
 
     def _rows_carried(self, order: tuple[str, ...]) -> None:
-        """After node deletions: the version and Node arrays of the scan order before them (kept up to date since by
-        _touch and cordon) taken over in the new `order` (the same nodes less the deleted ones), rather than read
-        again from their maps for every node."""
+        """After node deletions: carry the version and Node arrays over to `order`, not re-read for every node."""
         old_pos, old_versions = self._versions
         perm = _positions_in(old_pos, order)
         pos = dict(zip(order, range(len(order))))
@@ -295,9 +256,8 @@ class SimCluster:
         self._arrays_for, self._carried = order, (old_pos, pos, perm)
 
     def rows_from(self, positions: dict[str, int]):
-        """For each node of `scan_order`, its index in `positions` (those of an earlier node set: these nodes and some
-        deleted since), as vector.NodeTable.derived carries a table's rows over; _rows_carried's own when that started
-        from the same positions."""
+        """Per node of `scan_order`, its index in `positions` (an earlier node set's), as vector.NodeTable.derived
+        carries rows over; _rows_carried's permutation when it started from the same positions."""
         pos = self.version_positions()
         carried = self._carried
         if carried is not None and carried[0] is positions and carried[1] is pos:
@@ -305,8 +265,7 @@ class SimCluster:
         return _positions_in(positions, self.scan_order())
 
     def node_object_array(self):
-        """Per node in `scan_order`, a number that changes only when its Node object does (a cordon; the other node
-        changes renew the scan order itself)."""
+        """Per node in `scan_order`, a number renewed by a cordon (other node changes renew the scan order itself)."""
         order = self.scan_order()
         if self._versions is not None and self._arrays_for is not order:
             self.version_array()  # carries both over (one `_arrays_for` for the two)
@@ -318,10 +277,8 @@ class SimCluster:
         return self._node_array
 
     def forked_to(self, snapshot: Snapshot) -> "SimCluster | None":
-        """A fork of this simulation moved to `snapshot`: a copy of its base snapshot with pods or nodes replaced,
-        added or removed and other PDBs (a remedy's what-if). Call it on a simulation nothing has been played on; None
-        when anything else differs (the caller then builds a fresh one). The fork keeps the memos and node versions of
-        the parts that did not change, so a shared Placer's cache stays sound."""
+        """On an unplayed simulation: a fork moved to `snapshot` (the base with a remedy's pods, nodes or PDBs), or None
+        if more differs; unchanged parts keep their memos and node versions, so a shared Placer's cache stays sound."""
         base = self.base
         if snapshot is base:
             return self.copy()  # a re-plan that edits the options alone: no pod to match against the base
@@ -360,8 +317,7 @@ class SimCluster:
         self._node_set_changed(node.name)
 
     def _node_set_changed(self, name: str, deleted: bool = False) -> None:
-        """A Node object added, replaced or removed: the walk order and every domain may change. A deletion moves the
-        memoised states (`_without_node`); anything else drops them."""
+        """Walk order and domains may change: a deletion moves the memoised states, anything else drops them."""
         if not deleted:
             self.table_parent = None
             self._zones = None
@@ -384,17 +340,15 @@ class SimCluster:
         self.spread_epoch = next(_VERSIONS)
 
     def _without_node(self, name: str) -> None:
-        """The partitions and memoised states once the Node `name` (its pods already dropped) is gone, moved rather
-        than recomputed from the index: each partition loses the node; a domain that keeps a node that exists still
-        lists it (it holds no pod: no count, minimum or number of domains moves, no state changes), and the states
-        whose domain it was the last node of lose that domain (counts.without_node: every hostname state)."""
+        """Move partitions and states past the deleted node `name`: a domain keeping a live node still lists it
+        (podless: no state changes); states whose domain it was the last node of lose it (every hostname state)."""
         moved = self._move_partitions(
             lambda key, part: without_node(part, name, dead=lambda listed: self._dead_listed(listed, name)))
         self._move_states(name, moved, [(ns, key) for ns, states in self._spread.items() for key in states])
 
     def _dead_listed(self, listed: tuple[str, ...], deleted: str | None = None) -> frozenset[str]:
-        """The deleted nodes a partition's domain still lists (partition.without_node), the node `deleted` now among
-        them: kept per list, which only a deletion of one of its nodes changes (a list first seen is walked once)."""
+        """The deleted nodes a domain's list still holds, `deleted` among them (partition.without_node); kept per list,
+        which only the deletion of one of its nodes changes."""
         hit = self._dead.get(id(listed))
         if hit is None or hit[0] is not listed:
             gone = frozenset(n for n in listed if n not in self.nodes)
@@ -407,8 +361,7 @@ class SimCluster:
 
     def _move_partitions(self, move: Callable[[tuple, spread.Partition], spread.Partition]
                          ) -> dict[int, spread.Partition]:
-        """Replace each memoised partition by `move(key, partition)` (once per partition object); returns
-        id(node_domain) before -> partition after, as counts.without_node takes it."""
+        """Replace each partition by `move(key, partition)`; returns id(node_domain) before -> partition after."""
         moved: dict[int, spread.Partition] = {}
         for key, part in list(self._partitions.items()):
             new = moved.get(id(part.node_domain))
@@ -418,8 +371,7 @@ class SimCluster:
         return moved
 
     def _move_states(self, name: str, moved: dict[int, spread.Partition], which: list[tuple[str, tuple]]) -> None:
-        """Move the memoised states `which` ((namespace, template) pairs) with the node's partitions (`moved`); a state
-        not made from them is dropped, and computed again when asked."""
+        """Move the states `which` with the partitions (`moved`); one not made from them is dropped."""
         for namespace, key in which:
             states = self._spread[namespace]
             old = states[key]
@@ -438,12 +390,12 @@ class SimCluster:
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
         st = self.shared_spread_state(pod)
-        # replace(st, pod=pod) without its per-call field introspection (once per placement)
+        # replace(st, pod=pod) without dataclasses' per-call field introspection
         return st if st.pod is pod else counts.new_spread_state(pod, st.constraints, st.require_all_soft_keys, st.hard)
 
     def shared_spread_state(self, pod: Pod, key: int | None = None) -> spread.SpreadState:
-        """`spread_state(pod)` as memoised for pods like `pod`: its `pod` may be another of them (the judge reads only
-        the constraint states). `key` is spread_key_of(pod) when the caller already has it (the judge's probe pods)."""
+        """`spread_state(pod)` as memoised for pods like `pod`; its `pod` may be another of them (the judge reads only
+        the constraint states). `key`: spread_key_of(pod), when the caller has it."""
         if key is None:
             key = spread_key_of(pod)
         states = self._spread.get(pod.namespace)
@@ -461,8 +413,7 @@ class SimCluster:
         return st
 
     def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]:
-        """Σ row_of(pod) over the pods on `node` (terminating ones included: they hold their resources), moved by
-        every pod put or dropped rather than summed again (vector.py re-reads a node's row after every bind)."""
+        """Σ row_of(pod) over the pods on `node`, terminating ones included: they hold their resources."""
         if row_of is not self._row_of:
             self._usage, self._row_of = {}, row_of
         hit = self._usage.get(node)
@@ -477,7 +428,6 @@ class SimCluster:
         node = pod.node_name
         old = self._usage.get(node) if node else None
         if old is not None and not pod.finished:
-            # map in C, not a generator of products: every pod put or dropped on a node moves it
             self._set(self._usage, node, tuple(map(operator.add if sign > 0 else operator.sub, old, self._row_of(pod))))
 
     def _shift_spread(self, pod: Pod, delta: int) -> None:
@@ -499,9 +449,8 @@ class SimCluster:
                 self.spread_epoch = next(_VERSIONS)
 
     def _cordoned_under_honor(self, name: str) -> None:
-        """After a cordon: under nodeTaintsPolicy Honor a node whose taints the pod does not tolerate makes no domain,
-        so each Honor partition drops the node (unless its pods tolerate the cordon) and the states on it move with it
-        (counts.without_node). Every other partition and state is unchanged (a cordoned node keeps its labels)."""
+        """Under nodeTaintsPolicy Honor a node with an untolerated taint makes no domain: each Honor partition whose
+        pods do not tolerate the cordon drops the node, its states moving with it; the rest keep it."""
         taints = self.nodes[name].taints
 
         def move(key: tuple, part: spread.Partition) -> spread.Partition:
@@ -540,13 +489,11 @@ class SimCluster:
                 self._cordoned_under_honor(name)
 
     def delete_node(self, name: str) -> None:
-        """Remove a Node object; its pods (only DaemonSet and mirror pods are left on a drained node) go with it, as
-        the pod garbage collector does."""
+        """Remove a Node object and, as the pod garbage collector does, its pods (DaemonSet and mirror pods by then)."""
         for p in self.pods_on(name):
             self._drop(p)
         gone, images = self.nodes[name], self._images
-        # new maps, not a pop from these: a mark keeps them as they were, and undoing a pop would put the node back
-        # at the end (the scan order reads the nodes in name order)
+        # new maps, not pops: a mark keeps them, and undoing a pop would put the node back out of name order
         self.nodes = {n: node for n, node in self.nodes.items() if n != name}
         self.index.nodes = {n: node for n, node in self.index.nodes.items() if n != name}
         self._node_set_changed(name, deleted=True)
@@ -584,8 +531,7 @@ class SimCluster:
             self._drop(current)
             self._put(marked)
             return
-        # what _drop and _put would do, in one change: marked terminating where it is, it leaves the spread counts
-        # and still holds its requests (the node's usage sums stay)
+        # _drop then _put in one change: it leaves the spread counts and keeps its requests (usage sums stay)
         node = self.nodes.get(current.node_name)
         if node is not None and not node.unschedulable:
             self.freed += 1
@@ -601,8 +547,7 @@ class SimCluster:
             self._drop(p)
 
     def replacement_for(self, pod: Pod) -> Pod:
-        """The pod a controller creates for `pod`: same labels (pod-template-hash included), constraints and spec
-        requests; unbound; a new name (a StatefulSet's keeps its name, the old pod being gone by then)."""
+        """The pod a controller creates for `pod`: same labels, constraints and spec requests; unbound; renamed."""
         self.seq += 1
         if pod.owner is not None and pod.owner.kind == "StatefulSet":
             name = pod.name
@@ -630,8 +575,7 @@ class SimCluster:
 
 
 class Redo:
-    """What SimCluster.revert(redo=True) hands back: the undone entries with the values they had (newest first), and
-    the simulation's and its index's attributes before the revert."""
+    """What revert(redo=True) returns: the undone entries with their values, newest first, and the prior attributes."""
 
     __slots__ = ("entries", "attributes")
 
@@ -650,16 +594,14 @@ _SAME_FIELDS = ("workloads", "services", "pvs", "pvcs", "storage_classes")
 
 
 def spread_key(pod: Pod) -> tuple:
-    """What `spread.compute` reads of the incoming pod: its constraints (or, without any, the defaults its labels and
-    owner select), labels (selfMatch, matchLabelKeys), and the nodeSelector/affinity and tolerations the inclusion
-    policies apply."""
+    """What `spread.compute` reads of the incoming pod: constraints (else the defaults its labels and owner select),
+    labels (selfMatch, matchLabelKeys), and the nodeSelector/affinity and tolerations the inclusion policies apply."""
     return (tuple(sorted(pod.labels.items())), pod.spread, pod.owner, tuple(sorted(pod.node_selector.items())),
             pod.node_affinity, pod.tolerations)
 
 
 def zone_lists(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
-    """Per zone (in the order of its first node) the names of its nodes, in their order. A node's zone is the
-    scheduler's key: region and zone, GA label first, then beta."""
+    """Node names per zone (in the order of its first node), keyed as the scheduler does: region and zone, GA first."""
     zones: dict[str, list[str]] = {}
     for n in nodes:
         labels = n.labels
@@ -670,14 +612,12 @@ def zone_lists(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
 
 
 def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
-    """The first of every list, then the second of every list long enough, and so on. Made in runs as long as the
-    shortest list left, each zipped in C rather than a row at a time (a drain that deletes nodes makes it anew at
-    every deletion)."""
+    """The first of every list, then the second of those long enough, and so on; zipped in runs (deletions redo it)."""
     rows = [names for names in lists if names]
     out: list[str] = []
     done = 0
     while rows:
-        upto = min(map(len, rows))  # every list left has names up to there
+        upto = min(map(len, rows))
         out.extend(itertools.chain.from_iterable(zip(*[names[done:upto] for names in rows])))
         done = upto
         rows = [names for names in rows if len(names) > upto]
@@ -685,15 +625,14 @@ def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
 
 
 def _positions_in(positions: dict[str, int], order: tuple[str, ...]):
-    """Each name of `order` as its index in `positions`, an int64 array (made in C)."""
+    """Each name of `order` as its index in `positions`, an int64 array."""
     import numpy as np
     return np.fromiter(map(positions.__getitem__, order), dtype=np.int64, count=len(order))
 
 
 def _without_zone_member(zones: dict[str, tuple[str, ...]] | None, name: str) -> dict[str, tuple[str, ...]] | None:
-    """`zone_lists` of the nodes (kept in name order) less the deleted `name`, rather than made again from every node
-    (None stays None: made when asked). A zone is ordered by its first node: when that node goes, the zone takes the
-    place its next node's name has among the other zones' first nodes, as a walk over the remaining nodes would."""
+    """`zone_lists` of the nodes (in name order) less the deleted `name`. Zones are ordered by their first node: when
+    it goes, the zone moves to where its next node's name falls among the other first nodes, as a new walk would."""
     if zones is None:
         return None
     for zone, names in zones.items():
@@ -715,14 +654,10 @@ def _without_zone_member(zones: dict[str, tuple[str, ...]] | None, name: str) ->
 
 def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple[str, ...] = (),
                limit: int = 65536, pods_limit: int = 4096) -> Callable[[Pod], Any]:
-    """`fn(pod)` for a function that reads only the fields `reads` and `by_value` of the pod, remembered per pod object
-    and per the objects of the `reads` fields (and the values of the `by_value` ones: strings, which equal pods need
-    not share but which hash cheaply). The records a simulation makes from one another (`pod_with`) share those
-    objects, and so do a workload's pods as the loader builds them: a new record need not build and hash its keys
-    again. The memo holds the objects it was keyed by, so their ids cannot be reused while an entry lives.
-    The map by parts empties itself at `limit` entries; the map by pod at `pods_limit`: it keeps every pod it was asked
-    about alive, serves the same pod asked again within a placement or a step, and would otherwise hold on to the
-    records a simulation replaces (a replacement bound, an evicted pod terminating)."""
+    """`fn(pod)` for a function reading only the fields `reads` and `by_value`, remembered per pod object and per the
+    objects of `reads` (values of `by_value`: strings, cheap to hash), which `pod_with` records and a workload's loaded
+    pods share. Entries hold their key objects, so ids are not reused. The maps empty at `limit` and `pods_limit`
+    entries; the one by pod keeps its pods alive, so it would otherwise hold the records a simulation replaces."""
     by_pod: dict[int, tuple[Pod, Any]] = {}
     by_parts: dict[tuple, tuple[tuple, Any]] = {}
     parts_of = operator.attrgetter(*reads)
@@ -755,8 +690,7 @@ def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple
 
 
 def numbering() -> Callable[[Any], int]:
-    """key -> a small number, the same for equal keys (given in the order first seen): the keys hash their
-    constraints, selectors and tolerations again at every lookup."""
+    """key -> a small number, the same for equal keys, which rehash their constraints at every lookup."""
     ids: dict[Any, int] = {}
 
     def number(key: Any) -> int:
@@ -781,15 +715,13 @@ _POSITIONS = {name: i for i, name in enumerate(_POD_FIELDS)}
 
 
 def pod_with(pod: Pod, **changes) -> Pod:
-    """dataclasses.replace(pod, **changes) without its per-call field introspection and frozen setattrs (three pods
-    per eviction): every field read at once, then the changed ones set by position."""
+    """dataclasses.replace(pod, **changes) without its per-call field introspection and frozen setattrs."""
     values = list(_pod_fields(pod))
     for name, value in changes.items():
         values[_POSITIONS[name]] = value
     return _new_pod(*values)
 
 
-# what spread_key reads
 SPREAD_KEY_READS = ("labels", "spread", "owner", "node_selector", "node_affinity", "tolerations")
-# the judge asks for every tracked constraint's probe pod's state after every step, and every placement for its pod's
+# the judge asks for every probe pod's state after every step, and every placement for its pod's
 spread_key_of = parts_memo(interned(spread_key), SPREAD_KEY_READS)
