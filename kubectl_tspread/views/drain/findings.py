@@ -1,6 +1,5 @@
-"""Findings: what makes a drain unsafe, per workload, as data (render/drain.py words them): one per (code, workload)
-for stranded pods (the pods, the first step at which one strands and its numbers) and one per refusal code for the pods
-kubectl drain itself refuses (DaemonSetPod, LocalStorage, UnmanagedPod)."""
+"""What makes a drain unsafe, as data that render/drain.py words: a finding per (code, workload) of stranded pods, and
+one per code kubectl drain itself refuses pods for (DaemonSetPod, LocalStorage, UnmanagedPod)."""
 
 from __future__ import annotations
 
@@ -35,7 +34,6 @@ def plan_findings(plan: DrainPlan, refused: Sequence[PodDecision], snapshot) -> 
 
 
 def stranded_finding(items: Sequence[Stranded]) -> Finding:
-    """The finding of one (code, workload)'s stranded pods: its pods, the step and numbers of the first to strand."""
     first = min(items, key=lambda s: s.step)
     return Finding(first.reason, first.workload, tuple(f"{s.namespace}/{s.name}" for s in items), first.step,
                    dict(first.details))
@@ -66,9 +64,8 @@ def order_finding(plan: DrainPlan, given_safe: Callable[[], bool]) -> list[Findi
 
 
 def already_violated(plan: DrainPlan) -> list[dict]:
-    """The DoNotSchedule constraints above maxSkew before the drain that the plan leaves above it (never worse: a limit
-    above maxSkew is the skew before), with their skew before and after: a SAFE verdict names them, so it never reads
-    as "all within maxSkew" next to a VIOLATED row. The last step judges every tracked constraint: the end state."""
+    """DoNotSchedule constraints above maxSkew before the drain (their limit is that skew) and at its end (the last step
+    judges all): a SAFE verdict names them, so it never reads "all within maxSkew" beside a VIOLATED row."""
     if not plan.steps:
         return []
     return [{"workload": c.workload, "namespace": c.namespace, "topologyKey": c.topology_key, "maxSkew": c.max_skew,
@@ -96,9 +93,8 @@ _CAUSES = (
 
 
 def cause_of(code: str, params) -> str:
-    """The name a finding or stranding is shown under: its code, except that NoCapacity is kept for resources (cpu,
-    memory, pod count) and otherwise names the filter that refused the most nodes; the drained nodes' own
-    "unschedulable" counts only when nothing else does.
+    """The name a finding or stranding is shown under: its code, but NoCapacity names the filter that refused the most
+    nodes (NoCapacity for cpu, memory, pod count); the drain's own cordons count only when nothing else does.
 
     >>> cause_of("NoCapacity", {"reasons": {"node(s) were unschedulable": 3,
     ...                                     "node(s) didn't match PersistentVolume's node affinity": 6}})
@@ -113,7 +109,6 @@ def cause_of(code: str, params) -> str:
     for reason, count in reasons.items():
         order, name = next(((i, c) for i, (prefix, c) in enumerate(_CAUSES) if reason.startswith(prefix)),
                            (len(_CAUSES), NO_CAPACITY))
-        # the drain's own cordons refuse its nodes: the cause lies elsewhere if anywhere
         ranked.append((0 if name == NODES_CORDONED else -count, order, name))
     return min(ranked)[2]
 
@@ -125,8 +120,7 @@ MINIMUM_NODES_LISTED = 10
 
 
 def explain_hostname_minimum(findings: Sequence[Finding], snapshot, plan: DrainPlan) -> list[Finding]:
-    """HostnameSpreadFull findings with the nodes that hold the global minimum and why they take no pod
-    (`minimumHeldBy`: [{node, why}], at most MINIMUM_NODES_LISTED; `minimumHeldByCount`)."""
+    """HostnameSpreadFull findings given the nodes that hold the global minimum and why each takes no pod."""
     out, targets = [], set(plan.nodes)
     for f in findings:
         dist, low = f.params.get("distribution"), f.params.get("globalMin")

@@ -1,14 +1,11 @@
-"""PodDisruptionBudgets as the Eviction API applies them, for planning. The model (the plan output documents it too):
+"""PodDisruptionBudgets as the Eviction API applies them, for planning (the plan output documents this model too).
 
-- A pod is covered by every PDB of its namespace whose selector matches its labels (an empty selector matches every
-  pod of the namespace, a nil one none).
-- A pod under two or more PDBs is never evicted (MultiplePdbs): the API answers 500 "more than one PodDisruptionBudget".
-- Within one step, the evictions of pods covered by a PDB never exceed its `status.disruptionsAllowed`; every eviction
-  of a covered pod is charged, even of a pod that is not Ready (conservative: the API sometimes lets those pass free).
-- The budget comes back when the step's replacements are Ready, which the plan assumes before the next step; a
-  replacement that finds no node never becomes Ready, so it keeps one unit used for the rest of the drain.
-- A budget of 0 blocks the pod for good — PdbBlocks; `budget_state` says why (its spec, or too few pods healthy now).
-"""
+A pod is covered by every PDB of its namespace whose selector matches its labels (an empty selector matches all, a nil
+one none); under two or more it is never evicted (MultiplePdbs: the API answers 500 "more than one
+PodDisruptionBudget"). A step's evictions of covered pods never exceed `status.disruptionsAllowed`, and each is charged,
+even of a pod not Ready (the API sometimes lets those pass free). The budget comes back when the step's replacements
+are Ready, assumed before the next step; a replacement that finds no node never becomes Ready and holds its unit for
+the rest of the drain. A budget of 0 blocks the pod for good (PdbBlocks)."""
 
 from __future__ import annotations
 
@@ -23,13 +20,11 @@ def pdb_key(pdb: Pdb) -> str:
 
 
 def covering(pod: Pod, pdbs: Iterable[Pdb]) -> list[Pdb]:
-    """The PDBs that select `pod`, by namespace/name."""
     return sorted((b for b in pdbs if b.namespace == pod.namespace and b.selector.matches(pod.labels)), key=pdb_key)
 
 
 def structurally_zero(pdb: Pdb) -> bool:
-    """True when the PDB's spec alone forbids every voluntary disruption: maxUnavailable 0 or 0%, minAvailable 100%, or
-    minAvailable N ≥ expectedPods (when known). Anything else may allow disruptions once all pods are healthy."""
+    """Whether the spec alone forbids every voluntary disruption, however many of the PDB's pods are healthy."""
     mu = pdb.max_unavailable
     if mu is not None and str(mu).strip().rstrip("%") in ("0", ""):
         return True
@@ -40,9 +35,8 @@ def structurally_zero(pdb: Pdb) -> bool:
 
 
 def budget_state(pdb: Pdb) -> dict:
-    """Why a PDB allows no disruption, as its status says (a PdbBlocks finding's `budgets`): `specAllowsNone` when its
-    spec alone forbids every eviction; else `healthyNeeded`, how many more of its pods must be healthy before it allows
-    one (currentHealthy must pass desiredHealthy), or None when its status does not tell."""
+    """Why a PDB allows no disruption (a PdbBlocks finding's `budgets`): `specAllowsNone`, or else `healthyNeeded`, how
+    many more pods must be healthy (currentHealthy must pass desiredHealthy), None when its status does not tell."""
     forbids = structurally_zero(pdb)
     short = pdb.desired_healthy + 1 - pdb.current_healthy
     return {"pdb": pdb_key(pdb), "disruptionsAllowed": pdb.disruptions_allowed, "currentHealthy": pdb.current_healthy,
@@ -52,8 +46,7 @@ def budget_state(pdb: Pdb) -> dict:
 
 @dataclass
 class Budgets:
-    """Disruptions left per PDB: `allowed` is the per-step budget, `lost` the units held by replacements that never
-    became Ready, `used` the current step's evictions."""
+    """Per PDB: `allowed` per step, `lost` to replacements that never became Ready, `used` by the current step."""
 
     allowed: dict[str, int]
     lost: dict[str, int]

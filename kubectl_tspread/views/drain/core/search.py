@@ -1,34 +1,24 @@
-"""Choosing the order and size of drain steps: a depth-first search in a heuristic order, bounded backtracking,
-and a greedy fallback.
+"""Drain step order and size: a depth-first search in a heuristic order, bounded backtracking and a greedy fallback.
 
-Candidate batches come from the remaining target nodes sorted by: how many tracked hard constraints' domains the
-node's cordon would leave with no schedulable node, fewest first (the cordoned-domain trap in the making; with
-every target cordoned at step 1, unless cordons are staged, only the first level's order reads this); in how many
-constraints it holds pods of a domain at the global minimum, fewest first (draining the minimum's domain lowers
-the minimum and blocks the other domains); its domains' surplus over the minimum, largest first; its name. A
-batch is a seed node plus up to --max-parallel − 1 more, other domains first; each seed is tried at full size,
-then smaller.
+Candidates come from the remaining targets sorted by: how many tracked hard constraints' domains the node's cordon would
+leave with no schedulable node, fewest first; in how many it holds pods of a domain at the global minimum, fewest first
+(draining that domain lowers the minimum and blocks the others); its domains' surplus over the minimum, largest first;
+its name. A batch is a seed plus up to --max-parallel − 1 more, other domains first, tried at full size, then smaller.
 
-Every candidate is simulated (steps.run_batch) on the search's one world after a mark (World.fork): a failure
-reverts it, going back up a level reverts the batch that led there, nothing is copied. The first safe one is
-descended into. A remaining set with no safe continuation is not explored again (an approximation: the memo
-ignores the order). Marks are kept for BACKTRACK_DEPTH levels; going back further ends the search as if its
-budget ran out. When forced.py proves that no order is safe, the fallback starts from the undrained cluster.
+Each candidate is simulated (steps.run_batch) on the search's one world after a mark (World.fork), and reverted if it
+fails; backing up a level reverts the batch that led there. The first safe one is descended into. A remaining set whose
+candidates all failed within the budget is not explored again (an approximation: the memo ignores the order). When
+forced.py proves no order safe, the fallback starts from the undrained cluster.
 
-Bounds (a simulated step costs O(R × S), see placement.py; a zone has thousands of targets T, so nothing may be
-quadratic in T):
-- the search simulates at most T + min(search_budget, max(BACKTRACK_FLOOR, T)) steps: fewer than T would make a
-  safe plan of T steps unreachable, and backtracking dearer than the forward pass rarely pays (a trap whatever
-  the order is only proved by exhausting the allowance). With no allowance (a remedy's re-plan) a level whose
-  candidates all fail ends the search: no complete order fits in the steps left;
-- a level tries at most DFS_CANDIDATES batches: when the heuristic's first few all do harm the rest rarely do
-  better, and a deeper level of the same branch is the cheaper place to look;
-- the greedy fallback continues from the longest safe prefix found and simulates at most GREEDY_CANDIDATES
-  batches per level, keeping the least bad (fewest new stranded pods, least new skew excess, then the biggest
-  batch). The first with no new harm at full size ends the level at once, and harm that forced.py proved no
-  order avoids is not weighed. So the fallback is O(T) simulations, not O(T²): it only has to show where and
-  why the drain breaks, and one harmful candidate explains that as well as the best of all.
-"""
+Bounds (a step costs O(R × S), see placement.py; a zone has thousands of targets T: nothing may be quadratic in T):
+- at most T + min(search_budget, max(BACKTRACK_FLOOR, T)) simulated steps, DFS_CANDIDATES per level: fewer than T would
+  make a safe plan of T steps unreachable, and backtracking dearer than the forward pass, or past the heuristic's first
+  few candidates, rarely pays. Backing up past the BACKTRACK_DEPTH marks kept ends the search; with no allowance (a
+  remedy's re-plan), so does a level whose candidates all fail;
+- the fallback goes on from the longest safe prefix found, plays at most GREEDY_CANDIDATES batches per level and keeps
+  the least bad (fewest new stranded pods, least new skew excess, biggest batch); one with no new harm at full size ends
+  the level, and harm forced.py proved no order avoids is not weighed (_Proven). It only has to show where and why the
+  drain breaks, which one harmful candidate does as well as the best."""
 
 from __future__ import annotations
 
@@ -47,11 +37,8 @@ from kubectl_tspread.model import HOSTNAME_KEY
 DFS_CANDIDATES = 8
 BACKTRACK_FLOOR = 64
 GREEDY_CANDIDATES = 3
-# how many levels up the search can go back: each open mark holds its level's undo entries (old spread states,
-# pod records, pod lists), and a zone's plan is thousands of levels deep
-BACKTRACK_DEPTH = 64
-# a constraint with at most this many domains has its target shares made by set intersection (_target_shares)
-FEW_DOMAINS = 16
+BACKTRACK_DEPTH = 64  # each open mark holds its level's undo entries, and a zone's plan is thousands of levels deep
+FEW_DOMAINS = 16  # up to this many domains, _target_shares intersects node sets (else it walks the target nodes)
 
 
 class Search:
@@ -61,9 +48,7 @@ class Search:
                  on_level: Callable[[int], None] | None = None):
         self.ctx = ctx
         self.on_proof = on_proof  # told forced.py's answer before any step is simulated
-        # when forced.py proved no order safe: told the plan's first stranded pod once the fallback keeps a step
-        # stranding it (the fallback never goes back, so it stays the first)
-        self.on_strand = on_strand
+        self.on_strand = on_strand  # no safe order: told the first stranding the fallback keeps (it never goes back)
         self.on_level = on_level  # told how many targets each level entered has played (a progress display)
         self.max_parallel = max(1, max_parallel)
         targets = len(ctx.targets)
@@ -73,9 +58,7 @@ class Search:
         self.failed: set[frozenset[str]] = set()
         self.exhausted = False
         self.zone_key = zone_key(ctx)
-        # a copy of the world after the longest safe prefix found, once the search left it (None while the
-        # search's own world is at that level, or before the search)
-        self.deepest: World | None = None
+        self.deepest: World | None = None  # the world after the longest safe prefix, copied once the search left it
         self._deepest_done = 0  # how many targets that prefix played
         self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
         self._targets = frozenset(ctx.targets)
@@ -83,14 +66,12 @@ class Search:
         self._totals = _Totals(ctx.targets)  # _share_totals, as of the list of states in _totaled
         self._totaled: list | None = None
         self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
-        # per tracked constraint, whether it is hard (a place of tracked_states' list always holds the same one)
-        self._hard_places: list[bool] | None = None
+        self._hard_places: list[bool] | None = None  # per tracked place, whether hard (a place keeps its constraint)
         self._nodes_of = ObjectMemo()  # _domain_nodes, per state object
         self._sets = ObjectMemo()  # _member_set, per node list
 
     def run(self, world: World) -> tuple[World, bool]:
-        """(final world, found a safe order). The final world is `world` itself, played on with World.fork /
-        revert, or a copy of the deepest one the search left."""
+        """(final world, found a safe order); the final world is `world` played on, or a copy of the deepest one."""
         self.forced = forced_harm(self.ctx, world)
         if self.on_proof is not None:
             self.on_proof(self.forced)
@@ -102,10 +83,8 @@ class Search:
         return self._greedy(world), False
 
     def _dfs(self, world: World) -> bool:
-        """The depth-first search, with an explicit stack (a zone's plan is deeper than Python's recursion limit).
-        A level whose candidates all fail marks its remaining set as failed (unless the budget ran out) and
-        reverts the batch that led to it. `world` is left at the last level entered, its marks closed; once the
-        search went back up from the deepest level reached, `deepest` is a copy of it, for the fallback."""
+        """An explicit stack: a zone's plan is deeper than Python's recursion limit. Leaves `world` at the last level
+        entered, marks closed, and `deepest` a copy of the deepest level once the search backed up from it."""
         levels: list[tuple[frozenset[str], Iterator[list[str]]]] = []
         self._deepest_done = len(world.done)
         self.deepest = None
@@ -159,8 +138,7 @@ class Search:
             world.forget_marks()
 
     def _back_up(self, world: World) -> bool:
-        """Revert the batch that led to the world's level, keeping a copy first if it is the deepest reached. False
-        when the level above is past the marks kept (BACKTRACK_DEPTH): the search ends as if its budget ran out."""
+        """Revert the batch that led here, copying the world first if deepest; False past the marks kept."""
         if world.sim.marks == 0:
             self.exhausted = True
             return False
@@ -170,9 +148,8 @@ class Search:
         return True
 
     def _greedy(self, world: World) -> World:
-        """Per level, the least bad of the first GREEDY_CANDIDATES candidates (see the module docstring). Each is
-        played after a mark, kept when it is taken and reverted otherwise; the least bad so far is reverted with
-        its redo (World.revert), which the level plays back unless it was the last played."""
+        """Each candidate is played after a mark, kept when taken, else reverted; the least bad so far is reverted with
+        its redo (World.revert), played back at the level's end unless it was the last played."""
         proven = _Proven(self.forced)
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
@@ -250,8 +227,7 @@ class Search:
         todo = set(remaining)
         empties: dict[str, int] = defaultdict(int)
         last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
-        # per constraint, its domains' last open nodes: O(the domains), not O(remaining nodes × constraints). Once
-        # step 1 cordoned every target (unless cordons are staged), no remaining target is a domain's last open node
+        # after step 1 cordoned all targets (unless staged), no remaining target is a domain's last open node
         everyone_cordoned = bool(world.steps) and not self.ctx.stage_cordons
         for cs in () if everyone_cordoned else hard:
             if cs.constraint.topology_key == HOSTNAME_KEY:
@@ -266,15 +242,13 @@ class Search:
         return totals.ordered(remaining, empties)
 
     def _domain_nodes(self, cs) -> tuple[tuple[str, ...], ...]:
-        """The node list of each domain of `cs`, per state object (most outlive a level, and walking a state's
-        domains through its overlay costs more)."""
+        """Each domain's node list, per state object: most outlive a level, and walking the overlay costs more."""
         got = self._nodes_of.get(cs)
         return got if got is not None else self._nodes_of.put(cs, tuple(dom.nodes for dom in cs.domains.values()))
 
     def _share_totals(self, hard: list) -> "_Totals":
-        """Per target node, over the hard constraints: in how many its domain holds the global minimum, and the
-        sum of its domains' surplus over it. Kept from the previous call and moved by the states changed since
-        (a level moves the pods of a few workloads out of the many tracked)."""
+        """Per target node, in how many hard constraints its domain holds the global minimum and its summed surplus;
+        the last call's, moved by the states changed since (a level moves a few of the many tracked workloads)."""
         totals, before = self._totals, self._totaled
         if before is None or len(before) != len(hard):
             totals.clear()
@@ -311,10 +285,9 @@ class Search:
         return totals
 
     def _moved_shares(self, old, cs, was: dict) -> tuple[dict, set] | None:
-        """(`_target_shares(cs)`, the domains whose share may differ from `was`: old's shares), worked out from the
-        few nodes and domains whose counts differ (counts.changed_keys) when those can be told and the global
-        minimum is the same; else None. A node that left the domains changed its domain's entry (its node list,
-        or the domain is gone): the domains whose entry did not change hold the same nodes."""
+        """(`_target_shares(cs)`, the domains whose share may differ from `was`, old's), from the few nodes and domains
+        whose counts differ, when counts.changed_keys tells them and the global minimum is the same; else None. A node
+        that left the domains changed its domain's entry: domains whose entry did not change hold the same nodes."""
         if cs.global_min != old.global_min:
             return None
         few = len(cs.domains) <= FEW_DOMAINS
@@ -366,9 +339,8 @@ class Search:
         return now, values
 
     def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
-        """Per domain of `cs` holding its pods on target nodes: (1 if it holds the global minimum, its surplus over
-        it, those target nodes), per state object (a level re-reads many unmoved states). Few domains (a zone's)
-        are each a node-set intersection; many (a hostname's), a walk over the target nodes holding pods."""
+        """Per domain of `cs` with pods on targets: (1 if at the global minimum, its surplus over it, those targets),
+        per state object, as a level re-reads many unmoved states."""
         got = self._shares.get(cs)
         if got is not None:
             return got
@@ -398,10 +370,8 @@ class Search:
 
 
 class _Totals:
-    """The order heuristic's totals per target node (a position in the drain's targets): in how many hard
-    constraints its domain holds the global minimum, and its domains' surplus over it. In numpy arrays: a zone
-    domain's many target nodes move by one indexed add (positions made once per node set), and the remaining
-    nodes are sorted by one lexsort."""
+    """_share_totals' totals in numpy arrays by position in the targets: a zone domain's many target nodes move by one
+    indexed add (positions made once per node set), and `ordered` is one lexsort."""
 
     SMALL = 8  # node sets up to this size are moved one node at a time
 
@@ -416,10 +386,9 @@ class _Totals:
         self.clear()
 
     def clear(self) -> None:
-        """Every total back to 0."""
         n = len(self.names)
-        # position -> [holds, surplus] not yet in the arrays: add's small node sets (mostly a hostname domain's one
-        # node), added in one go when the totals are read, as numpy's per-element += costs more than the rest of add
+        # position -> [holds, surplus] of add's small node sets (mostly a hostname domain's one node), flushed when
+        # read: numpy's per-element += costs more than the rest of add
         self._pending: dict[int, list[int]] = {}
         np = vector.np
         self.holds, self.surplus = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
@@ -446,9 +415,8 @@ class _Totals:
         s[at] += surplus
 
     def derive(self, names: Collection[str], like: Collection[str], came: list[str], gone: list[str]) -> None:
-        """`names` is `like` with the nodes `came` and without the nodes `gone`: when `like`'s positions are known,
-        `names`' are made from them (`add` takes positions in any order). A level moves a node or two of a zone
-        domain's many, and reading every position again would dominate a node-deleting re-plan."""
+        """Make the positions of `names` (`like` plus `came` less `gone`) from `like`'s, if known: a level moves a node
+        or two of a zone domain's many, and reading all positions again would dominate a node-deleting re-plan."""
         if len(names) <= self.SMALL or len(came) + len(gone) > self.SMALL:
             return
         at = self._at.get(like)
@@ -475,7 +443,6 @@ class _Totals:
         return [remaining[i] for i in order.tolist()]
 
     def _flush(self) -> None:
-        """Add the pending small updates to the arrays (positions are distinct keys)."""
         pending = self._pending
         if not pending:
             return
@@ -488,8 +455,8 @@ class _Totals:
 
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
-    """The domain's one schedulable node, if it has exactly one (draining it empties the domain); a deleted node
-    it still lists (partition.without_node) is not one."""
+    """The domain's only schedulable node, if it has exactly one (draining it empties the domain); a deleted node it
+    still lists (partition.without_node) is not one."""
     found = None
     for n in names:
         node = nodes.get(n)
@@ -501,8 +468,7 @@ def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
 
 
 def zone_key(ctx: Context) -> str | None:
-    """The first non-hostname topologyKey of a tracked hard constraint: what "spread a step across domains"
-    spreads over."""
+    """The first non-hostname topologyKey of a tracked hard constraint: what a batch spreads over."""
     for t in ctx.tracked:
         c = t.pod.spread[t.position] if t.position < len(t.pod.spread) else None
         if c is not None and c.hard and c.topology_key != HOSTNAME_KEY:
@@ -511,18 +477,15 @@ def zone_key(ctx: Context) -> str | None:
 
 
 class _Proven:
-    """The harm forced.py proved that no order avoids: its constraints' excess, and any stranding of their
-    workloads (harmed in every order anyway). The fallback weighs the other harm only (else each level of a
-    trapped zone would play all its candidates, to pick which of the same workloads' pods strand first)."""
+    """The harm forced.py proved no order avoids: its constraints' excess and any stranding of their workloads. The
+    fallback weighs only other harm, else each level of a trapped zone would play all its candidates."""
 
     def __init__(self, forced: list[ForcedHarm]):
         self.constraints = {(f.namespace, f.workload, f.topology_key) for f in forced}
         self.workloads = {(f.namespace, f.workload) for f in forced}
-        # places of the constraints not proven broken in a judge's answer (always in the same order): found once
-        self._others: list[int] | None = None
+        self._others: list[int] | None = None  # places of unproven constraints in a judge's answer (a fixed order)
 
     def stranded(self, stranded: list[Stranded]) -> int:
-        """How many of `stranded` are of workloads not proven broken."""
         if not self.workloads:
             return len(stranded)
         return sum((s.namespace, s.workload) not in self.workloads for s in stranded)
@@ -551,5 +514,4 @@ def _badness(ctx: Context, before: tuple[int, int, int], after: World, size: int
     stranded = proven.stranded(after.stranded[stranded_before:])
     # new harm only: a constraint a strand left above its limit stays there, whatever comes next
     over = max([0] + [proven.excess(ctx, s) - was for s in after.steps[steps_before:]])
-    # prefer progress: a bigger batch at equal harm
     return (stranded, over, -size)

@@ -1,16 +1,11 @@
-"""Playing one batch of nodes on the simulated cluster: cordon, evict, replace, check.
+"""Playing one batch of nodes on the simulated cluster: cordon, evict, replace, judge.
 
-A batch (≤ --max-parallel nodes) is one step, or several when a PDB's budget is below the batch's pods it covers: each
-step evicts what the budgets allow, the next (same nodes, already cordoned) the rest once the previous step's
-replacements are Ready and the budget is back. Which nodes a step cordons: `cordons`.
-
-Per step: cordon; evict the step's pods (terminating: uncounted, still holding resources); create every replacement
-(controller-managed pods only) and place them one by one, highest priority first, each seeing the previous ones bound;
-then judge every tracked constraint (the hard and soft ones of each affected workload) against its limit: maxSkew, or
-the skew before the drain when that was already higher (a drain may not make a violation worse, but is not blamed for
-it). A step is safe when no replacement strands, no DoNotSchedule constraint ends above its limit and no pod had to be
-left for lack of budget.
-"""
+A batch takes several steps when a PDB's budget is below the batch's pods it covers: each evicts what the budgets allow,
+the next the rest once the replacements are Ready. A step cordons (`cordons`), evicts (terminating pods are uncounted
+but hold resources), places the replacements of controller-managed pods one by one, highest priority first, and judges
+each tracked constraint (hard and soft, of each affected workload) against its limit: maxSkew, or the skew before the
+drain if higher (a drain may not worsen a violation but is not blamed for it). It is safe when nothing strands, no
+DoNotSchedule constraint ends above its limit and no pod is left for lack of budget."""
 
 from __future__ import annotations
 
@@ -30,8 +25,7 @@ from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.index import undo_entry, undo_member
 from kubectl_tspread.model import Pdb, Pod, positional_constructor
 
-# records a plan makes by the hundred thousand (a judgement per moved constraint, an eviction per pod, a stranding per
-# replacement), built without the frozen dataclass's per-field setattr (model.positional_constructor)
+# made by the hundred thousand per plan: built without the frozen dataclass's per-field setattr (positional_constructor)
 _new_after = positional_constructor(ConstraintAfter)
 _new_eviction = positional_constructor(Eviction)
 _new_stranded = positional_constructor(Stranded)
@@ -60,9 +54,7 @@ class Context:
     blocked: dict[str, str]  # pod key -> PdbBlocks | MultiplePdbs (never evictable)
     delete_drained_nodes: bool = False
     stage_cordons: bool = False  # each batch cordons itself (else step 1 cordons every target)
-    # the plan is read for its verdict only (a remedy's re-plan, the given order's check): a step keeps the domain
-    # counts of its exceeded constraints alone, which the findings quote (_judged)
-    verdict_only: bool = False
+    verdict_only: bool = False  # re-plans and order checks: steps keep only exceeded constraints' counts (_judged)
     origin: dict[str, str] = field(default_factory=dict)  # replacement key -> evicted pod key
     # tracked position -> (constraint state, its judgement), reused while the state is the very same object
     judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
@@ -79,7 +71,6 @@ class Context:
                 self.decided.setdefault((node, d.pod.key), d)
 
     def adopt(self, pod: Pod) -> None:
-        """Give a replacement its original's workload and PDBs."""
         src = self.origin.get(pod.key)
         if src is None or pod.key in self.pod_pdbs:
             return
@@ -87,8 +78,7 @@ class Context:
         self.pod_pdbs[pod.key] = self.pod_pdbs.get(src, ())
 
     def decision(self, pod: Pod) -> PodDecision:
-        """The decision made for `pod` on the node it is on now; a replacement that a step put on a target node (a
-        StatefulSet's keeps its name) was never decided: evicted and replaced."""
+        """`pod`'s decision on its node; a replacement put on a target (a StatefulSet's keeps its name) has none."""
         d = self.decided.get((pod.node_name, pod.key))
         return d if d is not None else PodDecision(pod, EVICT, replaced=True)
 
@@ -112,29 +102,25 @@ class World:
     marks: list[tuple] = field(default_factory=list, repr=False)  # per open mark, innermost last: what revert restores
 
     def copy(self) -> "World":
-        """An independent copy to play on (SimCluster.copy), with no mark open."""
-        # shared: the pending records (never changed while they wait) and the lists of pods to evict (run_batch copies
-        # a batch node's list before it changes it, so a copy need not copy them all)
+        """An independent copy with no mark open. It shares the pending records (never changed while they wait) and the
+        lists of pods to evict (run_batch copies a list before changing it)."""
         return World(self.sim.copy(), self.budgets.copy(), dict(self.remaining),
                      self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
                      dict(self.first_pending), dict(self.stuck), self.todo)
 
     def fork(self) -> None:
-        """Open a mark on the world and its simulation (SimCluster.fork). The steps and strandings only grow and a
-        pending list is only appended to or replaced: their lengths and objects are kept; the budgets and per-template
-        notes are copied; the lists of pods to evict and the targets played leave undo entries in the journal."""
+        """Open a mark (SimCluster.fork): steps, strandings and `pending` only grow (or `pending` is replaced), so their
+        lengths and objects are kept; the budgets and template maps are copied; `remaining` and `done` are journaled."""
         self.sim.fork()
         self.marks.append((len(self.steps), len(self.stranded), self.pending, len(self.pending),
                            self.first_pending, self.stuck, self.todo, self.budgets))
         self.first_pending, self.stuck, self.budgets = dict(self.first_pending), dict(self.stuck), self.budgets.copy()
 
     def revert(self, redo: bool = False) -> tuple | None:
-        """Undo everything played since the innermost mark, and close it; with `redo`, returns what `redo` takes to
-        play it back without simulating it again."""
+        """Undo what was played since the innermost mark and close it; with `redo`, return what redo() replays."""
         steps, stranded, pending, waiting, first_pending, stuck, todo, budgets = self.marks.pop()
         played = (self.steps[steps:], self.stranded[stranded:], list(self.pending), self.first_pending,
                   self.stuck, self.todo, self.budgets) if redo else None
-        # the lists of pods to evict and `done` come back with the simulation's journal
         sim_redo = self.sim.revert(redo)
         del self.steps[steps:], self.stranded[stranded:], pending[waiting:]
         self.pending, self.first_pending, self.stuck = pending, first_pending, stuck
@@ -142,8 +128,7 @@ class World:
         return (sim_redo, played) if redo else None
 
     def redo(self, redo: tuple) -> None:
-        """Play back what a `revert(redo=True)` undid, on the world as that revert left it (the fallback's way to keep
-        the least bad of its candidates)."""
+        """Replay what revert(redo=True) undid, unsimulated, on the world it left (how the fallback keeps its pick)."""
         sim_redo, (steps, stranded, pending, self.first_pending, self.stuck, self.todo, self.budgets) = redo
         self.sim.redo(sim_redo)
         self.steps.extend(steps)
@@ -151,12 +136,10 @@ class World:
         self.pending = pending
 
     def commit(self) -> None:
-        """Keep what was played since the innermost mark, and close it."""
         self.marks.pop()
         self.sim.commit()
 
     def forget_marks(self, keep: int = 0) -> None:
-        """Close all marks but the `keep` innermost, keeping every change (SimCluster.forget_marks)."""
         if len(self.marks) > keep:
             del self.marks[:len(self.marks) - keep]
         self.sim.forget_marks(keep)
@@ -170,7 +153,6 @@ class World:
             remaining[n] = list(old) if old is not None else []
 
     def played(self, nodes: Iterable[str]) -> None:
-        """Add `nodes` to the targets played."""
         done, sim = self.done, self.sim
         for n in nodes:
             if n not in done:
@@ -187,16 +169,15 @@ class World:
             self.first_pending.setdefault(template_of(r), i)
 
     def note_stuck(self, pod: Pod) -> None:
-        """`pod` found no node on this state. Until room is made on a schedulable node or one of its hard constraints'
-        counts moves, a pod like it finds none either: cordons and binds only take nodes and room away. (Not for pods
-        tolerating the cordon, for which an eviction from a cordoned node makes room, nor with pod (anti-)affinity.)"""
+        """`pod` found no node. Until room is made on a schedulable node or its hard constraints' counts move, nor does
+        a pod like it: cordons and binds only take room away. Not noted when an eviction from a cordoned node makes
+        room (the pod tolerates the cordon) nor with pod (anti-)affinity."""
         sim = self.sim
         if not sim.affinity_sensitive and not filters.tolerates_cordon(pod):
             self.stuck[template_of(pod)] = (sim.shared_spread_state(pod).hard, sim.freed)
 
     def still_stuck(self, pod: Pod) -> bool:
-        """Whether note_stuck's reasoning says a pod like `pod` still finds no node (this world and its copies inherit
-        what it noted: branches never share a note)."""
+        """Whether note_stuck's note holds for a pod like `pod` (copies inherit notes; branches never share one)."""
         hit = self.stuck.get(template_of(pod))
         if hit is None or hit[1] != self.sim.freed:
             return False
@@ -204,8 +185,7 @@ class World:
         return len(hard) == len(hit[0]) and all(map(operator.is_, hard, hit[0]))
 
     def todo_nodes(self, targets) -> list[str]:
-        """The nodes of `targets` not played yet, in their order (callers read the list only). `done` only grows: the
-        last answer for the same targets, less what was played since, is the answer (no walk over all the targets)."""
+        """Unplayed targets, in order (read-only): the last answer for these targets less what `done` gained since."""
         done, last = self.done, self.todo
         if last is not None and last[0] is targets:
             if last[1] == len(done):
@@ -222,9 +202,9 @@ class World:
 
 
 def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
-    """Play `batch` to the end (one or more steps). True when every step was safe apart from the batch's PDB-blocked
-    pods: no order evicts those, so the order search looks past them (their steps, and the plan, still say unsafe)."""
-    world.take_lists(batch)  # shared with the world's copies and marks: this branch's own from here
+    """Play `batch` to the end; True when every step is safe but for the batch's PDB-blocked pods: no order evicts
+    those, so the search looks past them (their steps and the plan still say unsafe)."""
+    world.take_lists(batch)
     _adopt_replacements(ctx, world, batch)
     todo = [p for n in batch for p in world.remaining.get(n, ())]
     cordon = [n for n in cordons(ctx, world.steps, batch) if not world.sim.nodes[n].unschedulable]
@@ -241,8 +221,7 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
             else:
                 deferred.append(p)
         if not wave and not first:
-            # budget lost to replacements that never became Ready: the rest can never go
-            ok = False
+            ok = False  # budget lost to replacements that never became Ready: the rest can never go
             for p in deferred:
                 world.stranded.append(Stranded(p.namespace, p.name, ctx.workload_of.get(p.key),
                                                len(world.steps), PDB_BLOCKS,
@@ -259,10 +238,8 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
 
 
 def cordons(ctx: Context, steps: Sequence, batch: Sequence[str]) -> Sequence[str]:
-    """The nodes the step played after `steps` cordons (the caller leaves out those already cordoned): every target at
-    the plan's first step, as `kubectl drain` cordons all its nodes before the first eviction (no replacement lands on a
-    node a later step drains, no pod moves twice), and none later; with staged cordons (the StageCordons remedy), the
-    batch. No node is deleted before the first step, so every target is there."""
+    """What the step after `steps` cordons: every target (none is deleted yet) at step 1, as kubectl drain cordons all
+    before evicting (no replacement lands on a node a later step drains), none later; with StageCordons, the batch."""
     if ctx.stage_cordons:
         return batch
     return ctx.targets if not steps else ()
@@ -279,8 +256,8 @@ def _adopt_replacements(ctx: Context, world: World, batch: list[str]) -> None:
 
 
 def _delete_emptied(ctx: Context, world: World, batch: list[str]) -> tuple[str, ...]:
-    """The remedy "delete the drained Node objects once empty": once the step's pods are gone, delete each batch node
-    holding only DaemonSet or mirror pods (never a pod a drain would have to delete outside the Eviction API)."""
+    """The remedy "delete the drained Node objects once empty": delete each batch node left with only DaemonSet or
+    mirror pods (never a pod a drain would have to delete outside the Eviction API)."""
     world.sim.settle()
     deleted = []
     for n in batch:
@@ -305,11 +282,9 @@ def _skipped(ctx: Context, batch: list[str], first: bool) -> tuple[Skipped, ...]
 
 
 def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
-    """The scheduler retries Pending pods when the cluster changes: replacements that stranded earlier get another
-    try, in the order they stranded. Returns (evicted pod, replacement, node) placed.
-
-    Until one binds every try is on the same state, where a pod like one that failed fails too: so only the first
-    pending pod of each template is tried, in order, and the pass over them all starts at the first that fits."""
+    """The scheduler retries Pending pods when the cluster changes: stranded replacements get another try, in the order
+    they stranded; returns the (evicted pod, replacement, node) placed. Until one binds, every try sees the same state,
+    where a pod like a failed one fails too: only each template's first is tried; the pass starts at the first fit."""
     pending = world.pending
     for i in sorted(world.first_pending.values()):
         repl, evicted = pending[i]
@@ -329,8 +304,8 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
 
 
 def _retry(world: World, repl: Pod) -> str | None:
-    """One retry: the node `repl` is bound to, or None. A template that already failed on this same state (a failure
-    binds nothing) or is still stuck is skipped without building a Placement."""
+    """The node `repl` is bound to, or None; a template that failed on this state (failing binds nothing) or is stuck is
+    skipped without building a Placement."""
     placer, sim = world.placer, world.sim
     if world.still_stuck(repl) or placer.failed_now(sim, repl):
         return None
@@ -343,7 +318,7 @@ def _retry(world: World, repl: Pod) -> str | None:
 
 
 def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod], first: bool) -> bool:
-    """Play one step (appended to world.steps); whether it is safe apart from PDB-blocked pods of the batch."""
+    """Play one step; whether it is safe apart from the batch's PDB-blocked pods."""
     number = len(world.steps) + 1
     sim = world.sim
     retry_pending(world)
@@ -393,8 +368,7 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
 
 
 def _forget(world: World, pods: list[Pod]) -> None:
-    """Take `pods` off their nodes' lists of pods to evict (lists this branch owns: run_batch), by identity, not with
-    list.remove's field-by-field equality: a list holds each pod once (_adopt_replacements goes by key)."""
+    """Take `pods` off their nodes' lists to evict by identity (each is there once), not by list.remove's equality."""
     gone: dict[str, set[int]] = {}
     for p in pods:
         gone.setdefault(p.node_name, set()).add(id(p))
@@ -404,8 +378,8 @@ def _forget(world: World, pods: list[Pod]) -> None:
 
 
 def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
-    """Every tracked constraint on the current simulated state. Made from the last answer: only the constraints whose
-    state object changed since are judged again (a step moves a few workloads), and the total excess moves with them."""
+    """Every tracked constraint, judged again only if its state object changed since the last answer (a step moves a
+    few workloads); the total excess moves with them."""
     states = tracked_states(ctx, sim)
     last = ctx.last_judged
     if last is not None and last[0] is states:
@@ -430,13 +404,12 @@ def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
 
 
 def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter:
-    """The judgement of tracked constraint `i` in state `cs` (the same object while no pod of its workload moved)."""
     last = ctx.judged.get(i)
     if last is not None and last[0] is cs:
         return last[1]
     t, c = ctx.tracked[i], cs.constraint
-    # a verdict reads the counts of exceeded constraints only (the findings quote them); a step's counts hold its
-    # domain maps alive, and a plan that deletes its nodes makes new ones for every constraint at every step
+    # a verdict keeps only exceeded constraints' counts (the findings quote them): a step's counts hold its domain maps
+    # alive, and a plan that deletes its nodes makes new ones for every constraint at every step
     head = (t.workload, t.pod.namespace, c.topology_key, c.max_skew, c.when_unsatisfiable)
     tail = (cs.global_min, cs.skew, t.limit, cs.status)
     after = _new_after(*head, UNRECORDED if ctx.verdict_only else DomainCounts(cs.domains, cs.count_histogram), *tail)
@@ -447,15 +420,13 @@ def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter
 
 
 def excess(ctx: Context, after: tuple[ConstraintAfter, ...]) -> int:
-    """How far the DoNotSchedule constraints of `after` (a judge's answer) are above their limits, in total: > 0
-    exactly when one is exceeded."""
+    """Total excess of a judge's answer's DoNotSchedule constraints over their limits: > 0 exactly when one is."""
     got = ctx.excesses.get(after)
     return got if got is not None else sum(c.excess for c in after)
 
 
 class DomainCounts(Mapping):
-    """{domain: pods} of a constraint state, read through from its domains: a step judges every tracked constraint, a
-    hostname one has a domain per node, and only the steps a user looks at are ever rendered."""
+    """{domain: pods} read through, not copied: a hostname constraint has a domain per node, and few steps are shown."""
 
     __slots__ = ("_domains", "_histogram")
 
@@ -464,7 +435,6 @@ class DomainCounts(Mapping):
         self._histogram = histogram  # {pods: domains holding that many} (ConstraintState.count_histogram)
 
     def extremes(self) -> tuple[int, int]:
-        """(fewest, most) pods of a domain (a table row's summary), from the count histogram."""
         return min(self._histogram), max(self._histogram)
 
     def __getitem__(self, value: str) -> int:
@@ -480,14 +450,12 @@ class DomainCounts(Mapping):
         return repr(dict(self))
 
 
-# the counts of a constraint that a verdict-only plan does not keep (Context.verdict_only)
 UNRECORDED = DomainCounts({}, {})
 
 
 def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState]:
-    """The state of each tracked constraint (in `ctx.tracked` order) on the current simulated state: one spread state
-    per probe pod, shared by its constraints. The same list again while no memoised state moved (sim.spread_epoch): the
-    order search reads it at each level, right after the step before judged it. Callers read it only."""
+    """Each tracked constraint's state, one spread state per probe pod. The same list (callers only read it) while no
+    memoised state moved (sim.spread_epoch): the search reads it at each level, right after the step judged it."""
     last = ctx.tracked_memo
     if last is not None and last[0] == sim.spread_epoch:
         return last[1]
@@ -502,8 +470,7 @@ def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState
 
 
 def _probes(tracked: list[Tracked]) -> tuple[list[tuple[Pod, int]], list[tuple[int, int]]]:
-    """tracked_states' probes: each distinct probe pod once with its spread key, and per tracked constraint (its
-    probe's place in that list, its position among the probe's constraints)."""
+    """Distinct probe pods with their spread keys; per tracked constraint, (its probe's index, its position there)."""
     pods = {id(t.pod): t.pod for t in tracked}  # in order of first use
     at = {key: i for i, key in enumerate(pods)}
     return [(p, spread_key_of(p)) for p in pods.values()], [(at[id(t.pod)], t.position) for t in tracked]
