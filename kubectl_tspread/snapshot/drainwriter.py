@@ -1,19 +1,13 @@
-"""The only writes tspread ever makes: cordon a node, evict a pod through policy/v1 Eviction.
+"""The only writes tspread makes, through the reads' `LiveCluster.exchange`: cordon a node, and evict a pod through
+policy/v1 Eviction, the API server's own PDB-checked delete, so no budget is bypassed.
 
-Both go through `LiveCluster.exchange`: the REST client, kubeconfig, auth plugins, TLS and impersonation reads use.
-Nothing is deleted any other way: an eviction is the API server's own PDB-checked delete, so no budget is bypassed.
-
-How answers are read (kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go):
-- 2xx: evicted (or, with `dryRun: [All]`, the server checked it and changed nothing).
-- 404: the pod is already gone — what the eviction wanted.
-- 409 with a failed UID precondition: the planned pod is gone and another took its name (a StatefulSet's replacement):
-  not evicted. Every eviction names the uid the step's re-read saw, so a retry never evicts the successor.
-- 429: a PodDisruptionBudget (or API priority and fairness) says "not now": back off exponentially, honouring
-  Retry-After, until the deadline.
-- 500 "more than one PodDisruptionBudget": the API can never evict this pod — stop.
-- Anything else: stop with the server's message.
-A dropped connection is retried a few times (an eviction repeated after it was applied meets a terminating pod or a
-404, both harmless); after that the run is interrupted.
+Answers (kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go):
+- 2xx: evicted (with `dryRun: [All]`: checked, nothing changed). 404: already gone, as the eviction wanted.
+- 409, UID precondition failed: the planned pod is gone and another took its name (a StatefulSet's replacement): not
+  evicted. Every eviction names the uid the step's re-read saw, so a retry never evicts the successor.
+- 429: a PodDisruptionBudget (or API priority and fairness) says "not now": back off (BackoffPolicy) until the deadline.
+- 500 "more than one PodDisruptionBudget": the API can never evict this pod; stop. Anything else: stop with its message.
+A dropped connection is retried a few times (a repeated eviction meets a terminating pod or a 404, both harmless).
 """
 
 from __future__ import annotations
@@ -70,8 +64,8 @@ class BackoffPolicy:
     cancel: threading.Event = field(default_factory=threading.Event)
 
     def wait(self, attempt: int, retry_after: float | None) -> float:
-        """attempt 1 -> base, 2 -> 2·base, …, capped; a longer Retry-After wins (the server knows),
-        up to retry_after_cap: one 429 asking for hours must not sleep a step's whole --timeout."""
+        """attempt 1 -> base, 2 -> 2·base, …, capped; a longer Retry-After wins up to retry_after_cap: one 429 asking
+        for hours must not sleep a step's whole --timeout."""
         backoff = min(self.max_backoff, self.base * (2 ** min(max(0, attempt - 1), 32)))
         return max(backoff, min(retry_after or 0.0, self.retry_after_cap))
 
@@ -115,8 +109,8 @@ class Writer:
 
     def evict(self, namespace: str, name: str, deadline: float, on_retry: RetryHook | None = None,
               uid: str = "") -> str:
-        """EVICTED or GONE; raises EvictionBlocked, EvictionRefused, ConnectionLost or Cancelled.
-        `uid`: the pod meant (a precondition of the delete the eviction makes), "" for any of that name."""
+        """EVICTED or GONE; raises EvictionBlocked, EvictionRefused, ConnectionLost or Cancelled. `uid`: the pod meant
+        (a precondition of the delete the eviction makes), "" for any of that name."""
         path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}/eviction"
         body: dict = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
         options: dict = {"preconditions": {"uid": uid}} if uid else {}
@@ -195,8 +189,7 @@ class Writer:
 
 
 def _retry_after(answer) -> float | None:
-    """The Retry-After header (parsed with the Answer), else the Status's details.retryAfterSeconds (0 = no hint); both
-    read by the one defensive parser the read path uses."""
+    """Retry-After, else the Status's details.retryAfterSeconds (0: no hint), read by the read path's parser."""
     from kubectl_tspread.snapshot.live import RETRY_AFTER_CAP, status_retry_after
 
     return answer.retry_after if answer.retry_after is not None else status_retry_after(answer.body, RETRY_AFTER_CAP)

@@ -1,19 +1,14 @@
-"""drain-safe's planner: pure, read-only; a snapshot in, a DrainPlan out.
-
-    plan = plan_drain(snapshot, ["n1", "n2"], PlanOptions(max_parallel=1))
+"""drain-safe's planner: pure and read-only, a snapshot in, a DrainPlan out.
 
 Step 1 cordons every target before its first eviction, as `kubectl drain a b c` does, so no replacement lands on a node
 a later step drains (PlanOptions.stage_cordons, the StageCordons remedy, cordons each step's nodes with it instead).
+`--execute` re-plans from live state with the same call (cli/execute.py): cordoned targets stay cordoned, pods
+terminating on the targets count as evicted (their Pending replacements are placed first: `plan.settled`), and only
+running pods are planned, so a rerun continues where an interrupted one stopped.
 
-The same call re-plans from live state during `--execute` (cli/execute.py): targets already cordoned stay cordoned (left
-out of step 1's cordons), pods on the targets already terminating count as evicted (their replacements, if Pending, are
-placed before the first step: `plan.settled`), and only the pods still running are planned. So a rerun after an
-interruption continues where the last one stopped.
-
-Pipeline: kubectl's pod rules (pods.py) → PDB coverage (pdb.py) → the constraints to watch (every explicit constraint of
-each affected workload, judged through a representative replacement) → the order search (search.py) over step
-simulations (steps.py, placement.py, simulate.py) → findings and verified remedies (findings.py, remedies.py), whose
-re-plans are made the same way, on the caller's workers when it passes some (workers.py), else in this process.
+Pipeline: kubectl's pod rules (pods.py) → PDB coverage (pdb.py) → every explicit constraint of each affected workload,
+judged through a probe pod → the order search (search.py) over step simulations (steps.py, placement.py, simulate.py) →
+findings and verified remedies (findings.py, remedies.py), re-planned on the caller's workers (workers.py) or here.
 """
 
 from __future__ import annotations
@@ -74,9 +69,8 @@ def probe_pod(pod: Pod) -> Pod:
 
 
 def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dict) -> list[Tracked]:
-    """Each explicit constraint of the replaced pods, once per workload and merged selector (two revisions with
-    `matchLabelKeys: [pod-template-hash]` are two constraints), with its limit: maxSkew, or the pre-drain skew when a
-    hard constraint is already above it."""
+    """Each explicit constraint of the replaced pods, once per workload and merged selector (two revisions under
+    `matchLabelKeys: [pod-template-hash]` are two), limited to maxSkew, or to the pre-drain skew a hard one exceeds."""
     seen: set[tuple] = set()
     judged: set[tuple] = set()  # (workload, namespace, spread key): pods alike make the same state
     out = []
@@ -102,7 +96,6 @@ def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dic
 def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions, verdict_only: bool = False) -> Context:
     index = sim.index
     by_node = index.pods_by_node
-    # per target, kubectl drain's decision for each of its pods, in key order
     decisions = {n: classify_all(sorted(by_node.get(n, ()), key=lambda p: p.key), options.flags) for n in targets}
     flat = [d for n in targets for d in decisions[n]]
     workload_of = {d.pod.key: workload_ref(index, d.pod) for d in flat}
@@ -113,8 +106,8 @@ def build_context(sim: SimCluster, targets: Sequence[str], options: PlanOptions,
 
 
 def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
-    """The PDBs covering each evicted pod, and the pods no order can ever evict: covered by more than one PDB (the
-    Eviction API refuses them), or by one allowing no disruption."""
+    """The PDBs covering each evicted pod, and the pods no order evicts: covered by more than one PDB (the Eviction API
+    refuses them), or by one allowing no disruption."""
     pod_pdbs, blocked = {}, {}
     in_namespace: dict[str, list[Pdb]] = {}  # a pod is only ever covered by its namespace's
     for b in pdbs.values():
@@ -140,8 +133,7 @@ def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tu
 
 
 def _blocked_findings(ctx: Context) -> list[Finding]:
-    """The findings the PDB-blocked pods will make, known before any order is searched (in the plan they follow the
-    strandings the search finds, if any)."""
+    """The PDB-blocked pods' findings, known before the search (the plan lists them after its strandings)."""
     found: dict[tuple[str, str | None], tuple[str, ...]] = {}
     for n in ctx.targets:
         for d in ctx.decisions[n]:
@@ -200,12 +192,9 @@ def _blocked_stranded(ctx: Context, steps: Sequence[Step]) -> list[Stranded]:
 def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions = PlanOptions(),
                on_progress: PlanProgress | None = None, before_remedies: Callable[[DrainPlan], None] | None = None,
                workers: Workers | None = None) -> DrainPlan:
-    """Plan the drain of `targets` (node names, as resolve_targets gives them). `before_remedies` is handed the plan,
-    its findings without remedies yet, just before the remedies are verified (when there are any): the plan returned
-    differs from it only in its findings, and the re-plans run on the other cores meanwhile. `workers` compute the
-    remedies' re-plans and the given order's check while the plan is made (workers.py: the commands pass
-    cli/workers.py's forks, and run it with the cyclic collector off, cli/gcpause.py); None: each is computed here
-    when needed. The plan is the same either way."""
+    """Plan the drain of `targets`, as resolve_targets gives them. `before_remedies` gets the plan, findings not yet
+    remedied, while their re-plans run. `workers` (cli/workers.py's forks, the cyclic collector off: cli/gcpause.py)
+    compute those and the given order's check meanwhile; None computes each here. The plan is the same either way."""
     missing = [t for t in targets if snapshot.node(t) is None]
     if missing:
         raise _node_not_found(snapshot, missing[0])
@@ -242,8 +231,7 @@ class _Planning:
         snapshot, targets, options, on_progress = self.snapshot, self.targets, self.options, self.on_progress
         forking = self.workers is not None
         if options.verify_remedies and forking:
-            # the re-plan a proven trap wants first, started before the proof is known: in a trap it runs longer than
-            # the plan itself (proof() stops it when no proof comes)
+            # a trap's first re-plan outlasts the plan: start it before the proof; proof() stops it if none comes
             self.start(remedies.deleting_replans(snapshot, targets, options))
         self.ctx = build_context(self.sim, targets, options)
         on_strand = self.first_strand if options.verify_remedies and forking else None
@@ -261,10 +249,8 @@ class _Planning:
 
     def remedies(self, plan: DrainPlan, findings: list[Finding],
                  before_remedies: Callable[[DrainPlan], None] | None) -> list[Finding]:
-        """The findings with the remedies their re-plans verify."""
         snapshot, targets, options, on_progress = self.snapshot, self.targets, self.options, self.on_progress
         forking = self.workers is not None
-        # the re-plans to make first: started on other cores, and counted for the display
         wanted = remedies.first_replans(snapshot, targets, options, plan, findings) \
             if forking or on_progress is not _silent else []
         if forking:
@@ -287,7 +273,7 @@ class _Planning:
         """Start each wanted re-plan on a worker (at most workers.limit at once), which edits the snapshot too."""
         for key, snap, opts in wanted:
             if key in self.children:
-                continue  # already under way
+                continue
             if len(self.children) >= self.workers.limit:
                 return
             self.children[key] = self.workers.start(lambda s=snap, o=opts: self.replan(s(), o))
@@ -303,13 +289,10 @@ class _Planning:
         return Verdict(replanned.safe, tuple(build_findings(replanned, refused)), replanned.evicted_again)
 
     def proof(self, forced: list) -> None:
-        """Told before the first step whether no order is safe (`forced`: why). Start the re-plans the remedies will
-        want first, verified while the order is searched: a trap's strandings lead the findings (their first candidate
-        deletes the drained nodes, started by run() and kept), else the PDB-blocked pods' findings; start_only cancels
-        a guess the proof does not bear out. When an order may be safe and no pod can never be evicted (PDB-blocked,
-        or refused as kubectl would), the plan may come out safe in another order than the given one, which then
-        checks the given order too (order_finding, as long as the plan): start that now; the plan cancels it if
-        unneeded."""
+        """Told before the first step whether no order is safe (`forced`: why). Starts the re-plans the remedies want
+        first: in a trap the strandings' (the node deletion run() started is kept), else the PDB-blocked pods';
+        start_only cancels a wrong guess. When some order may be safe and no pod is blocked or refused, a plan safe in
+        another order checks the given one too (order_finding, as long as the plan): start it now; cancel() ends it."""
         ctx, snapshot, targets, options = self.ctx, self.snapshot, self.targets, self.options
         if options.verify_remedies:
             self.start_only(remedies.deleting_replans(snapshot, targets, options) if forced else
@@ -324,8 +307,7 @@ class _Planning:
         return got.safe if got is not None else given_order_safe(self.snapshot, self.targets, self.options)
 
     def first_strand(self, s: Stranded) -> None:
-        """When forced.py proved that no order is safe (Search calls it only then), the plan's first stranded pod makes
-        its first finding: start that finding's other re-plans too, long before the plan ends."""
+        """Search calls it once forced.py proved no order safe: start the re-plans of the first stranding's finding."""
         children = self.children
         # its namespace (from the pod) says whose pods a candidate edits
         self.start([(key, snap, opts) for key, _, snap, opts in
@@ -339,23 +321,18 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
           on_strand: Callable[[Stranded], None] | None = None,
           on_level: Callable[[int], None] | None = None, verdict_only: bool = False
           ) -> tuple[DrainPlan, list[PodDecision]]:
-    """The plan without findings, and the pods kubectl refuses. `on_proof` is told, before the first step is simulated,
-    whether (and why) no order is safe (Search.on_proof); `on_strand`, when no order is safe, the plan's first stranded
-    pod once it is known (Search.on_strand); `on_level`, the targets played at each level (Search.on_level).
-    `verdict_only`: Context.verdict_only."""
+    """The plan without findings, and the pods kubectl refuses; the hooks are Search's, `verdict_only` Context's."""
     ctx, world = _new_world(snapshot, targets, options, sim, placer, ctx, verdict_only)
     settled = _settle(ctx, world)
     search = Search(ctx, options.max_parallel, options.search_budget, on_proof, on_strand, on_level)
     final, found = search.run(world)  # found: a safe order
     steps = final.steps
     stranded = list(final.stranded) + _blocked_stranded(ctx, steps)  # the search's, then the PDB-blocked pods
-    # Pending pods that fit nowhere before the first step are not the drain's doing: they stay in `settled` with no
-    # predicted node, and do not make the plan unsafe
+    # Pending pods that fit nowhere before step 1 are not the drain's doing: `settled` keeps them; `safe` ignores them
     flat = [d for n in targets for d in ctx.decisions[n]]
     refused = [d for d in flat if d.action == REFUSE]
     safe = found and all(s.safe for s in steps) and not stranded and not refused
-    # evictions of pods not on their node when the plan began: replacements an earlier step (or _settle) placed on a
-    # target, moving a second time
+    # replacements an earlier step or _settle put on a target, evicted a second time
     decided = ctx.decided
     again = sum((e.node, f"{e.namespace}/{e.name}") not in decided for s in steps for e in s.evictions)
     plan = DrainPlan(
@@ -377,5 +354,5 @@ def given_order_safe(snapshot: Snapshot, targets: Sequence[str], options: PlanOp
     step = max(1, options.max_parallel)
     for i in range(0, len(targets), step):
         if not run_batch(ctx, world, list(targets[i:i + step])):
-            return False  # one unsafe batch is enough to answer
+            return False
     return world.safe

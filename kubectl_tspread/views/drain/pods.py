@@ -2,18 +2,15 @@
 
 kubectl (k8s.io/kubectl/pkg/drain/filters.go) runs each pod of the node through its filters in this order and stops at
 the first that does not let it be deleted:
-
-1. DaemonSet-managed (controller kind DaemonSet) and not finished: refused unless `--ignore-daemonsets`, and then left
-   in place (the DaemonSet controller ignores cordons and would recreate it at once).
+1. DaemonSet-managed and not finished: refused unless `--ignore-daemonsets`, and then left in place (the DaemonSet
+   controller ignores cordons and would recreate it at once).
 2. Mirror pod (annotation kubernetes.io/config.mirror): skipped silently; the API cannot delete a static pod.
 3. emptyDir volume and not finished: refused unless `--delete-emptydir-data`.
 4. No controller and not finished: refused unless `--force`; such a pod is deleted for good (nothing recreates it).
 
-Finished pods (Succeeded/Failed) pass every filter; kubectl deletes them, but the scheduler no longer sees them, so the
-planner leaves them out of steps. Pods already being deleted (deletionTimestamp set) are the drain of an earlier,
-interrupted run: the planner treats them as already evicted. A DaemonSet pod whose DaemonSet is gone would, with
---force, be deleted with a warning; a snapshot cannot tell a deleted DaemonSet from one not dumped, so the planner
-assumes it exists.
+Finished pods pass every filter; kubectl deletes them, but the scheduler no longer sees them, so steps leave them out.
+Pods with a deletionTimestamp are an interrupted run's evictions: already evicted. --force deletes a DaemonSet pod whose
+DaemonSet is gone, but a snapshot cannot tell a deleted DaemonSet from one not dumped, so the planner assumes it exists.
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import Pod
 from kubectl_tspread.model.plan import DrainFlags
 
-# actions
 EVICT = "Evict"
 SKIP = "Skip"
 REFUSE = "Refuse"
@@ -47,7 +43,6 @@ LOCAL_STORAGE_WARNING = "deleting Pods with local storage"
 UNMANAGED_FATAL = "cannot delete Pods that declare no controller (use --force to override)"
 UNMANAGED_WARNING = "deleting Pods that declare no controller"
 
-# the flag that lifts each refusal
 FLAG_FOR = {DAEMONSET_POD: "--ignore-daemonsets", LOCAL_STORAGE: "--delete-emptydir-data", UNMANAGED_POD: "--force"}
 
 
@@ -64,8 +59,7 @@ class PodDecision:
 
 
 def classify(pod: Pod, flags: DrainFlags) -> PodDecision | None:
-    """kubectl's verdict for one pod; None for a finished pod (not part of the plan). E.g. a DaemonSet pod without
-    flags: Refuse, DaemonSetPod, kubectl's DAEMONSET_FATAL."""
+    """kubectl's verdict, None for a finished pod. A DaemonSet pod, no flags: Refuse, DaemonSetPod, DAEMONSET_FATAL."""
     if pod.finished:
         return None
     if pod.terminating:
@@ -92,13 +86,11 @@ def classify(pod: Pod, flags: DrainFlags) -> PodDecision | None:
 
 
 def classify_all(pods: Iterable[Pod], flags: DrainFlags) -> list[PodDecision]:
-    """Decisions for the pods of the target nodes, finished pods left out, in input order."""
     return [d for d in (classify(p, flags) for p in pods) if d is not None]
 
 
 def kubectl_errors(decisions: Iterable[PodDecision]) -> list[str]:
-    """The errors `kubectl drain` prints for the refusals, grouped by message like filters.go:
-    `<refusal_head(message)>: ns/a, ns/b`. Sorted, since Go's map order is random."""
+    """`kubectl drain`'s refusal errors, grouped by message as in filters.go; sorted, as Go's map order is random."""
     by_msg: dict[str, list[str]] = defaultdict(list)
     for d in decisions:
         if d.action == REFUSE:
@@ -112,7 +104,7 @@ def refusal_head(message: str) -> str:
 
 
 def kubectl_warnings(decisions: Iterable[PodDecision]) -> list[str]:
-    """The warnings `kubectl drain` prints (`<message>: ns/a, ns/b`), sorted."""
+    """The warnings `kubectl drain` prints, sorted."""
     by_msg: dict[str, list[str]] = defaultdict(list)
     for d in decisions:
         if d.message and d.action in (EVICT, SKIP) and d.code != MIRROR_POD:

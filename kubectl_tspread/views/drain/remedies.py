@@ -1,24 +1,15 @@
-"""Remedies, verified: each candidate is applied to a copy of the snapshot (or to the plan options) and the whole plan
-is computed again. A remedy is kept only when the re-plan no longer has the finding (same code, same workload): the
-problem may move elsewhere, as the re-plan's own findings show; `makes_safe` says whether the re-planned drain is safe.
+"""Remedies, verified: each candidate edits a copy of the snapshot (or the plan options) and the whole plan is made
+again. A remedy is kept only when the re-plan lacks the finding (same code and workload); the problem may move
+elsewhere, and `makes_safe` says whether the re-planned drain is safe.
 
-Candidates per code:
-- CordonedDomainTrap, HostnameSpreadFull, SpreadBlocked, SkewExceeded: delete the drained Node objects once empty; stage
-  the cordons (each step cordons its own nodes instead of step 1 every target: under nodeTaintsPolicy Honor a node
-  cordoned early takes its still running pods out of the counts), offered only when it makes the whole plan safe and
-  never when forced.py proved that no order is safe; nodeTaintsPolicy: Honor on the constraint; raise maxSkew (smallest
-  of +1..+3 that works); add a node in a domain first.
-- NoCapacity: add a node like an existing one in a domain (the constraint's domains, emptiest first, else the zones of
-  the non-target nodes).
-- PdbBlocks: let the PDB allow one disruption; MultiplePdbs: remove one of the PDBs.
-- UnmanagedPod / LocalStorage / DaemonSetPod: the kubectl flag that lifts the refusal.
+Candidates, in trial order: for spread findings, delete the drained Node objects once empty; stage the cordons (under
+nodeTaintsPolicy Honor a node cordoned early takes its running pods out of the counts); nodeTaintsPolicy: Honor; the
+least maxSkew raise of 1..3 that works; for these and NoCapacity, add a node in a domain. PdbBlocks: let the PDB allow
+one disruption; MultiplePdbs: remove one of them; a refusal: the kubectl flag that lifts it.
 
-Cost: each re-plan costs as much as the plan, so a plan of T targets makes at most `replan_allowance(T)` distinct ones,
-in the order of the findings (the first stranding first). Candidates that name no workload (delete the drained nodes,
-add a node in a domain, a kubectl flag) are re-planned once and serve every finding they clear; once the allowance is
-spent, later findings keep only those already verified: a remedy is never offered unverified. Re-plans search without
-backtracking (REMEDY_SEARCH_BUDGET 0: one step per target in the heuristic order, then the bounded greedy fallback): a
-remedy is judged by the order the heuristic finds, which is also the order the plan it leads to would use.
+A re-plan costs as much as the plan, so a drain of T targets makes at most `replan_allowance(T)` distinct ones, in the
+order of the findings; one naming no workload serves every finding it clears. None is offered unverified. Re-plans do
+not backtrack (REMEDY_SEARCH_BUDGET 0): a remedy is judged by the heuristic's order, the one its plan would use.
 """
 
 from __future__ import annotations
@@ -58,11 +49,10 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                     findings: list[Finding], replan: Callable[[Snapshot, PlanOptions], Any],
                     ready: dict[str, Handle] | None = None,
                     on_replan: Callable[[int], None] | None = None) -> list[Finding]:
-    """Each finding with the candidates that clear it. `replan(snapshot, options)` plans a candidate (plan.py passes its
-    re-plan without remedies: this module does not import plan.py, which imports it); its findings need not carry the
-    info-only order finding, which no remedy is judged by. `ready`: re-plans already under way on plan_drain's workers
-    (workers.py), by candidate key, each used where it would have been computed (computed here if its worker failed).
-    `on_replan` is told how many re-plans are done after each one."""
+    """Each finding with the candidates that clear it. `replan(snapshot, options)` is plan.py's re-plan without
+    remedies (this module does not import plan.py, which imports it); its findings may omit the info-only order
+    finding, which no remedy is judged by. `ready`: re-plans under way on plan_drain's workers, by candidate key, used
+    where they would be computed (computed here if a worker failed). `on_replan` gets the count done after each."""
     cache: dict[str, Any] = {}
     allowance = replan_allowance(len(targets))
     workloads = _Lookups(snapshot)
@@ -101,8 +91,7 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 tried_actions.add(action)
             else:
                 failed += 1
-        # no change to running pods first, then template edits, then destructive actions;
-        # within each, those that make the whole plan safe first
+        # running pods untouched first, then template edits, then destructive actions; plan-safe first within each
         out.append(replace(f, remedies=tuple(sorted(kept, key=lambda r: (r.tier, not r.makes_safe))),
                            unchecked=tuple(unchecked), failed=failed))
     return out
@@ -110,8 +99,7 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
 
 def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
                   findings: Sequence[Finding]) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
-    """(key, snapshot maker, options) of the re-plans attach_remedies makes first, in its order: the first
-    `replan_allowance` distinct candidates (it may skip some of them, never reach past them)."""
+    """attach_remedies' first re-plans: its first `replan_allowance` distinct candidates, of which it may skip some."""
     return [(key, snap, opts)
             for key, _, snap, opts in first_replan_actions(snapshot, targets, options, plan, findings)]
 
@@ -119,8 +107,7 @@ def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptio
 def first_replan_actions(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
                          findings: Sequence[Finding], forced: bool = False
                          ) -> list[tuple[str, str, Callable[[], Snapshot], PlanOptions]]:
-    """first_replans with each candidate's action: (key, action, snapshot maker, options).
-    `forced`: forced.py proved that no order is safe (what `plan` says when there is one)."""
+    """first_replans with each candidate's action. `forced`: forced.py proved no order safe (`plan` says when given)."""
     workloads = _Lookups(snapshot)
     allowance = replan_allowance(len(targets))
     out: dict[str, tuple[str, str, Callable[[], Snapshot], PlanOptions]] = {}
@@ -136,9 +123,8 @@ def first_replan_actions(snapshot: Snapshot, targets: Sequence[str], options: Pl
 
 def deleting_replans(snapshot: Snapshot, targets: Sequence[str],
                      options: PlanOptions) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
-    """The re-plan attach_remedies makes first when forced.py proves a trap, which strands replacements before anything
-    else goes wrong: a spread finding's first candidate deletes the drained nodes (none when the options already do).
-    plan.py starts it before the proof is known, and stops it when no proof comes."""
+    """attach_remedies' first re-plan in a trap forced.py proves, whose strandings lead the findings: a spread finding's
+    first candidate deletes the drained nodes. plan.py starts it before the proof and stops it if none comes."""
     if options.delete_drained_nodes:
         return []
     key, _, _, snap, opts = _keyed_one(options, _delete_drained(snapshot, targets, options))
@@ -146,14 +132,12 @@ def deleting_replans(snapshot: Snapshot, targets: Sequence[str],
 
 
 def _delete_drained(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> Candidate:
-    """The first candidate of every spread finding: delete the drained Node objects once empty."""
     return ("DeleteDrainedNodes", {"nodes": list(targets)}, lambda: snapshot,
             replace(options, delete_drained_nodes=True))
 
 
 def _keyed(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
            f: Finding, workloads: "_Lookups", forced: bool = False) -> Iterator[Keyed]:
-    """`candidates` with each one's cache key and the options its re-plan runs with."""
     for candidate in candidates(snapshot, targets, options, plan, f, workloads, forced):
         yield _keyed_one(options, candidate)
 
@@ -165,9 +149,8 @@ def _keyed_one(options: PlanOptions, candidate: Candidate) -> Keyed:
 
 
 def replan_allowance(targets: int) -> int:
-    """How many distinct re-plans verify the remedies of a drain of `targets` nodes: a zone drain has dozens of
-    findings with up to eight candidates each, so about REMEDY_STEPS simulated steps in all (a re-plan simulates at
-    least one step per target), never fewer than MIN_REMEDY_REPLANS re-plans.
+    """Distinct re-plans to verify a drain's remedies: about REMEDY_STEPS simulated steps in all (a re-plan simulates
+    one or more per target; a zone drain has dozens of findings of up to eight candidates), at least MIN_REMEDY_REPLANS.
 
     >>> replan_allowance(1), replan_allowance(50), replan_allowance(167), replan_allowance(1667)
     (8, 8, 2, 2)
@@ -181,9 +164,8 @@ def _clears(f: Finding, replanned: DrainPlan) -> bool:
 
 def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
                f: Finding, workloads: "_Lookups", forced: bool = False) -> Iterator[Candidate]:
-    """(action, params, the edited snapshot — made when called —, options) per candidate: a zone drain has hundreds of
-    findings and verifies the candidates of the first few, so editing copies of the pods for all the others would be
-    wasted. `forced`: forced.py proved that no order is safe (read from `plan` when there is one)."""
+    """(action, params, edited snapshot maker, options) per candidate; the copy is made only when called, as a zone
+    drain verifies the candidates of a few of its hundreds of findings. `forced`: as in first_replan_actions."""
     if f.code in _FLAG_FIELD:
         field_name, flag = _FLAG_FIELD[f.code]
         yield ("Flag", {"flag": flag}, lambda: snapshot,
@@ -222,16 +204,14 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
 
 
 def _stageable(targets: Sequence[str], options: PlanOptions, forced: bool) -> bool:
-    """Whether staging the cordons is a candidate: the plan cordons every target first, there is more than one (one
-    target is cordoned at its own step either way), and the drained cluster is no proven trap (forced.py's proof holds
-    however the cordons are staged)."""
+    """Staging is a candidate when the plan cordons every target first, there are several (one is cordoned at its own
+    step anyway), and no trap is proved (forced.py's proof holds however the cordons are staged)."""
     return not options.stage_cordons and len(targets) > 1 and not forced
 
 
 class _Lookups:
-    """What the candidates look up in the snapshot, found once per attach_remedies: the keys of each workload's pods,
-    per (namespace, workload) (workload lookups need the snapshot's workloads, never an index over every pod), and the
-    node to copy into each domain (a zone's drain has hundreds of findings, each trying the same few zones)."""
+    """Snapshot lookups, once per attach_remedies: pod keys per (namespace, workload), through an index without pods,
+    and the node to copy into each domain (a zone drain's hundreds of findings try the same few zones)."""
 
     def __init__(self, snapshot: Snapshot):
         self.snapshot = snapshot
@@ -251,9 +231,8 @@ class _Lookups:
         return got
 
     def left_on(self, plan: DrainPlan | None, nodes: Sequence[str]) -> tuple[str, ...]:
-        """The pods the plan leaves on `nodes` (PDB-blocked, refused ones) that deleting those Node objects takes away
-        for good; DaemonSet and mirror pods go with their node (model.Pod.goes_with_node), as why-pending's DeleteNodes
-        counts them too."""
+        """Pods the plan leaves on `nodes` (PDB-blocked, refused) that deleting those Nodes loses for good; those that
+        go with their node (model.Pod.goes_with_node) are not counted, as in why-pending's DeleteNodes."""
         if plan is None:
             return ()
         on = set(nodes)
@@ -268,9 +247,8 @@ class _Lookups:
         return tuple(k for k in left if k not in owned)
 
     def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
-        """PersistentVolumes whose node affinity only `nodes` satisfy (local volumes): deleting those Node objects
-        leaves them, and the pods that claim them, without a node. Each distinct affinity is matched once (many volumes
-        share one), and one that names hostnames (a local volume's) only against the nodes it names."""
+        """Volumes only `nodes` satisfy (local ones), left with their pods without a node when those Nodes go. Each
+        distinct affinity is matched once (volumes share them), and one naming hostnames only against those nodes."""
         key = tuple(nodes)
         got = self.pinned.get(key)
         if got is None:
@@ -310,7 +288,6 @@ class _Lookups:
 
 
 def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **changes) -> Snapshot:
-    """The snapshot with `changes` made to the constraints of topologyKey `key` of the pods `mine`."""
     return replace(snapshot, pods=tuple(
         replace(p, spread=tuple(replace(c, **changes) if c.topology_key == key else c for c in p.spread))
         if p.key in mine else p for p in snapshot.pods))
@@ -357,8 +334,7 @@ def _template_node(snapshot: Snapshot, targets: Sequence[str], key: str, value: 
 
 
 def _named_hosts(terms) -> set[str] | None:
-    """The hostnames a node affinity is limited to when every term requires
-    `kubernetes.io/hostname In (…)`; None when some term may match any node."""
+    """The hostnames a node affinity allows when every term requires `kubernetes.io/hostname In (…)`, else None."""
     out: set[str] = set()
     for t in terms:
         hosts = [r.values for r in t.match_expressions if r.key == HOSTNAME_KEY and r.op == "In"]

@@ -1,6 +1,5 @@
-"""A drain remedy's costs and what its re-plan showed, as data (render/drain_remedies.py words them): its side effects
-(remedies rank by them), what it verifies, what the plan meets next when still unsafe, and the narrower selection to
-rerun with when the command line that produced a remedy would undo it."""
+"""A drain remedy's costs and what its re-plan showed, as data (render/drain_remedies.py words them): side effects
+(remedies rank by them), what it verifies, what blocks the plan next, and the rerun selection that would not undo it."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from kubectl_tspread.model import (
     STAGE_CORDONS, WEAKENS_SPREAD, Snapshot, new_node_like,
 )
 
-# the findings a kubectl flag or a PDB change clears: their remedies let the eviction happen
 _EVICTION_CODES = (PDB_BLOCKS, MULTIPLE_PDBS, UNMANAGED_POD, LOCAL_STORAGE, DAEMONSET_POD)
 
 
@@ -34,16 +32,14 @@ def then_finding(replanned: Any) -> Finding | None:
     """What stands in the way next when the re-planned drain is still unsafe."""
     if replanned.safe:
         return None
-    # the least code and workload only: a re-plan made along the plan lists its findings in another order, and a
-    # remedy must be the same however it was re-planned
+    # the least (code, workload) only: a re-plan made along the plan orders them differently; remedies must not vary
     left = sorted((g.code, g.workload or "") for g in replanned.findings if g.severity != INFO)
     return Finding(left[0][0], left[0][1] or None, (), None) if left else None
 
 
 def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
                  lookups, replanned: Any = None) -> tuple[SideEffect, ...]:
-    """What applying a candidate does besides clearing `f` (render/drain.py words it); `replanned`: its re-plan (a
-    DrainPlan or a Verdict), None when it was not re-planned."""
+    """What a candidate does besides clearing `f`; `replanned`: its re-plan (DrainPlan or Verdict), None if not made."""
     if action == STAGE_CORDONS:
         # nodes drained later take replacements until their own step, evicted again: the re-plan counted them
         again = getattr(replanned, "evicted_again", 0)
@@ -57,8 +53,7 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
     if action == ADD_NODE:
         return (SideEffect(ADDS_NODE, (params["name"],)),)
     if action in (RAISE_PDB_BUDGET, REMOVE_PDB):
-        # the objects are a budget, not workloads: the words say so (render/text.side_effect_text);
-        # pods of it already down now are down on top of the eviction it then lets through
+        # a budget, not workloads (render/text.side_effect_text); its pods down now add to the eviction it lets through
         details: dict = {"kind": "PodDisruptionBudget"}
         state = next((b for b in f.params.get("budgets", ()) if b.get("pdb") == params["pdb"]), None)
         if state is not None and state["expectedPods"] > state["currentHealthy"]:

@@ -1,14 +1,13 @@
-"""When a drain step is over. Pure: live snapshots in, verdicts out (the executor does the reading and the sleeping).
+"""When a drain step is over. Pure: live snapshots in, verdicts out (the executor reads and sleeps).
 
 A step is over when
-1. every pod it evicted is gone (no pod with that uid is left, terminating or not);
+1. every pod it evicted is gone (no pod with its uid is left, terminating or not);
 2. every controller it touched has at least as many Ready, bound, non-terminating pods as it had Ready before the step
-   (the replacements are scheduled and Ready — which is also when a PodDisruptionBudget gives its budget back);
-3. every DoNotSchedule constraint of those workloads is within its limit: maxSkew, or the skew before the step when
-   that was already higher (a drain cannot be blamed for an old violation, but it must not make it worse).
-
-It is stuck when a replacement is Pending with the scheduler's verdict "Unschedulable" and the engine agrees that no
-node passes every filter: nothing the drain does next can help, so waiting out the timeout would only hide the reason.
+   (which is also when a PodDisruptionBudget gives its budget back);
+3. every DoNotSchedule constraint of those workloads is within maxSkew, or within the skew before the step when that was
+   higher (a drain is not to blame for an old violation, but must not make it worse).
+It is stuck when a replacement is Pending as "Unschedulable" and the engine agrees that no node passes every filter:
+nothing the drain does next can help, and waiting out the timeout would only hide the reason.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ def live(pod: Pod) -> bool:
 
 
 def serving(pod: Pod) -> bool:
-    """Bound, Ready and not on its way out."""
     return live(pod) and bool(pod.node_name) and pod.ready
 
 
@@ -63,8 +61,7 @@ class WaitStatus:
 
 
 def hard_skews(index: ClusterIndex, pods: Iterable[Pod]) -> dict[str, tuple[int, int, dict[str, int]]]:
-    """topologyKey -> (skew, maxSkew, distribution) of the hard constraints, seen by a fresh pod of the workload (an
-    unbound copy of one of its pods, which never counts itself)."""
+    """topologyKey -> (skew, maxSkew, distribution) of the hard constraints, seen by an unbound probe pod."""
     sample = next((p for p in pods if live(p)), None)
     if sample is None or not any(c.hard for c in sample.spread):
         return {}
@@ -75,15 +72,13 @@ def hard_skews(index: ClusterIndex, pods: Iterable[Pod]) -> dict[str, tuple[int,
 
 
 def target_for_step(before: Snapshot, evicted: Iterable[Pod]) -> WaitTarget:
-    """The wait target of a step that evicted `evicted` from the state `before`."""
     evicted = list(evicted)
     target = WaitTarget(gone={p.uid: p.key for p in evicted}, known_uids=frozenset(p.uid for p in before.pods))
     return _expect(target, before, evicted, serving)
 
 
 def target_for_leftovers(snap: Snapshot, terminating: Iterable[str], pending: Iterable[str]) -> WaitTarget:
-    """After an interrupted run: the pods it left terminating must go, and their workloads (and those of Pending
-    replacements) must have every live pod Ready."""
+    """After an interrupted run: its terminating pods must go; their workloads and the Pending pods' must be Ready."""
     by_key = {p.key: p for p in snap.pods}
     gone = {by_key[k].uid: k for k in terminating if k in by_key}
     touched = [by_key[k] for k in list(terminating) + list(pending) if k in by_key]
@@ -91,8 +86,7 @@ def target_for_leftovers(snap: Snapshot, terminating: Iterable[str], pending: It
 
 
 def _expect(target: WaitTarget, snap: Snapshot, touched: list[Pod], ready: Callable[[Pod], bool]) -> WaitTarget:
-    """`target`, waiting for the workloads of `touched` to have as many `ready` pods as on `snap`, each hard constraint
-    held to its maxSkew or to the skew it has now when above (a drain must not make it worse; it need not mend it)."""
+    """`target`, expecting as many `ready` pods per workload of `touched` as on `snap`, within rule 3's skew limits."""
     index = ClusterIndex(snap)
     for c in {controller_of(p) for p in touched} - {None}:
         pods = _pods_of(snap.pods, c)
@@ -103,9 +97,8 @@ def _expect(target: WaitTarget, snap: Snapshot, touched: list[Pod], ready: Calla
 
 
 def budget_held(snapshot: Snapshot, plan) -> WaitTarget | None:
-    """What to wait for before judging a resumed drain (targets already cordoned, pods terminating or replacements
-    placed) that is unsafe because a PodDisruptionBudget allows no disruption while pods of the blocked workloads are
-    not Ready: most likely the earlier run's replacements, whose evictions still hold the budget. None otherwise."""
+    """What to wait for before judging a resumed drain that is unsafe because a PDB allows no disruption while pods of
+    the blocked workloads are not Ready: likely the last run's replacements, whose evictions still hold the budget."""
     if plan.safe or not (plan.already_cordoned or plan.already_evicted or plan.settled):
         return None
     blocked = {k for f in plan.findings if f.code == "PdbBlocks" for k in f.pods}
@@ -124,7 +117,6 @@ def _pods_of(pods: Iterable[Pod], c: Controller) -> list[Pod]:
 
 
 def evaluate(snap: Snapshot, target: WaitTarget) -> WaitStatus:
-    """Where the step stands on this snapshot."""
     uids = {p.uid for p in snap.pods}
     remaining = [key for uid, key in target.gone.items() if uid in uids]
     not_ready, pending = {}, []
@@ -151,8 +143,8 @@ def over_limit(snap: Snapshot, target: WaitTarget) -> list[str]:
 
 
 def stuck(snap: Snapshot, status: WaitStatus) -> list[Pod]:
-    """Pending replacements that the scheduler called Unschedulable and that no node can take, once the evicted pods are
-    gone (until then their resources may still be what is missing)."""
+    """Pending replacements the scheduler called Unschedulable and no node can take, once the evicted pods are gone
+    (until then their resources may be what is missing)."""
     if status.remaining_gone:
         return []
     out, index = [], None
