@@ -1,31 +1,21 @@
-"""A proof, before any order is searched, that no order drains the targets safely.
+"""A proof, before any order is searched, that no order drains the targets safely, which the search would spend its
+whole backtracking allowance finding out (typically for a zone drained under nodeTaintsPolicy Ignore).
 
-Once every target is drained, the target nodes are cordoned and their evicted pods' replacements run on the other
-nodes. Take a tracked DoNotSchedule constraint whose domains include some that are *closed* at that point: every node
-of the domain is cordoned, yet the domain still counts (nodeTaintsPolicy Ignore, the default). A closed domain keeps
-only the matching pods nobody evicts, so after the last step the global minimum is at most the smallest closed count
-`m`, and a safe plan leaves every open domain at most `m + limit` (limit: maxSkew, or the skew before the drain when
-that was higher). The open domains must hold their remaining pods plus every replacement, so when
+After the last step every target is cordoned. A tracked DoNotSchedule constraint's *closed* domains (every node
+cordoned, yet still counted: nodeTaintsPolicy defaults to Ignore) keep only the matching pods nobody evicts, so the
+global minimum ends at most the smallest closed count `m`, and a safe plan leaves each open domain at most `m + limit`
+(limit: maxSkew, or the skew before the drain when higher). Whatever the order and batch sizes, the last step strands a
+replacement or ends above the limit when `open pods after the evictions + replacements > open domains × (m + limit)`.
+The counts are the simulation's with every target cordoned, less the planned evictions as counts.leaving takes them;
+the replaced pods among those are the replacements. A workload whose pods tolerate the cordon taint is left out: its
+replacements may go to cordoned nodes, so no domain is closed to them.
 
-    open pods after the evictions + replacements  >  open domains × (m + limit)
-
-the last step strands a replacement or ends above the limit, whatever the order and batch sizes — the search would
-only spend its whole backtracking allowance proving it (a zone drained under nodeTaintsPolicy Ignore is the usual case).
-
-The counts come from the simulation with every target cordoned (every rule of spread's counting applies), less the
-planned evictions, taken out as the simulation's shifts would take them (counts.leaving): those of replaced pods are the
-replacements to place. A workload whose pods tolerate the cordon taint is left out: its replacements may go to cordoned
-nodes, so no domain is closed to them.
-
-When the plan deletes each drained Node once it is empty (the DeleteDrainedNodes remedy), a target that holds a pod a
-PDB blocks from the start is never emptied, so never deleted, and its domain stays; the proof takes every other target
-as deleted after the evictions. Taking as deleted a node that in fact stays (one whose pods a PDB's budget blocks once
-the drain has used it, or one a cordon-tolerating replacement lands on) only takes a closed domain out of the proof,
-never puts one in: what it proves holds for the plan as played. The deletions are not simulated (each would move every
-memoised spread state): a closed domain whose every node is deleted is left out, and an open domain loses the matching
-pods left on its deleted nodes (pods no step evicts, such as DaemonSet pods a selector matches). A closed domain that
-stays keeps such pods in its count: that can only raise the minimum the proof assumes, so the room it finds is never too
-small.
+Under DeleteDrainedNodes every target counts as deleted but those holding a pod a PDB blocks from the start. Taking
+as deleted a node that stays (a PDB's budget used up mid-drain, a cordon-tolerating replacement on it) only takes closed
+domains out of the proof, so it holds for the plan as played. Deletions are not simulated (each would move every
+memoised spread state): a closed domain whose nodes are all deleted is left out, and an open domain loses the matching
+pods left on its deleted nodes (pods no step evicts, such as DaemonSet pods). A closed domain that stays keeps them in
+its count, which only raises the minimum the proof assumes: the room it finds is never too small.
 """
 
 from __future__ import annotations
@@ -67,8 +57,7 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
 
 
 def _deleted(ctx: Context, sim: SimCluster) -> frozenset[str]:
-    """The targets every complete plan deletes (none unless it deletes drained nodes): all but those that hold a
-    PDB-blocked pod, which no step evicts."""
+    """The targets every complete plan deletes: under DeleteDrainedNodes, all but those holding a PDB-blocked pod."""
     if not ctx.delete_drained_nodes:
         return frozenset()
     return frozenset(n for n in ctx.targets if not any(p.key in ctx.blocked for p in sim.pods_on(n)))
@@ -76,9 +65,7 @@ def _deleted(ctx: Context, sim: SimCluster) -> frozenset[str]:
 
 def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], deleted: frozenset[str]
             ) -> list[ForcedHarm]:
-    """forced_harm's proof, played on `sim`: every target cordoned; the pods the constraints count then taken out of
-    their counts as their evictions would take them (counts.leaving); the `deleted` targets counted as gone (module
-    docstring)."""
+    """forced_harm's proof (module docstring), played on `sim`."""
     sim.cordon(ctx.targets)
     states = tracked_states(ctx, sim)
     by_namespace: dict[str, list[int]] = defaultdict(list)
@@ -99,16 +86,15 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
     for i in maybe:
         t, cs = ctx.tracked[i], states[i]
         closing = closed_domains(sim, cs)
-        # closed domains that stay: the minimum after the drain is at most their smallest count
         staying = [d for d in closing if not deleted.issuperset(d.nodes)]
         if not staying:
             continue
-        must = sum(counts.leaving(cs, replaced[i])[0].values())  # the replaced pods leaving the domains' counts
+        must = sum(counts.leaving(cs, replaced[i])[0].values())
         by_domain, by_node = counts.leaving(cs, replaced[i] + others[i])
         closed = [d.pods - by_domain.get(d.value, 0) for d in staying]
         shut = {d.value for d in closing}
         open_pods = sum(d.pods - by_domain.get(d.value, 0) for d in cs.domains.values() if d.value not in shut)
-        if deleted:  # the matching pods left on deleted nodes of open domains (node_domain: as counts.shifted reads it)
+        if deleted:  # node_domain: as counts.shifted reads it
             open_pods -= sum(cs.node_counts.get(n, 0) - by_node.get(n, 0) for n in deleted
                              if (value := cs.node_domain.get(n)) is not None and value not in shut)
         room = (len(cs.domains) - len(closing)) * (min(closed) + t.limit) - open_pods
@@ -118,10 +104,9 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
 
 
 def _candidates(ctx: Context, world: World, deleted: frozenset[str]) -> list[int]:
-    """The tracked hard constraints (positions in ctx.tracked) that can meet the proof's condition on today's counts: a
-    domain whose every node will be cordoned, and one of them not `deleted`, and, as the replacements and the open pods
-    are each at most the matching pods P, 2 × P > open domains × limit (never so for a hostname constraint over many
-    nodes)."""
+    """Positions in ctx.tracked of the hard constraints that may meet the proof's condition on today's counts: a domain
+    whose nodes will all be cordoned, not all `deleted`, and 2P > open domains × limit (P: matching pods, which bound
+    both the replacements and the open pods)."""
     sim = world.sim
     closing = set(ctx.targets) | {n for n, node in sim.nodes.items() if node.unschedulable}
     out = []

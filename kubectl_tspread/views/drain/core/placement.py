@@ -1,25 +1,14 @@
-"""Where the scheduler would put a replacement pod: filter nodes, then score.
+"""Where the scheduler would put a replacement pod: the engine's filters (spread included), then the default Scores.
 
-Filtering is the engine's (engine.filters, spread included), run on the simulated cluster. Like kube-scheduler, the walk
-does not filter every node of a large cluster: with percentageOfNodesToScore unset it wants `num_feasible_to_find(N)`
-feasible nodes, walks the nodes in node-tree order (zones round robin, `SimCluster.scan_order`) from the rotating start
-index (`SimCluster.next_start`), stops at the last one it needs and advances the index by the nodes it examined: a
-placement is bounded by the sample, not the cluster. The real scheduler filters in parallel and may examine a few more
-nodes before it stops; the simulation examines them one by one. When no node is feasible every node has been examined,
-so a stranded replacement's diagnosis (fit nodes, spread refusals, first-failure histogram) is complete; a placed one's
-covers the sample.
+As kube-scheduler with percentageOfNodesToScore unset, the walk goes in node-tree order (zones round robin,
+`SimCluster.scan_order`) from the rotating `SimCluster.next_start` until it has `num_feasible_to_find(N)` feasible
+nodes, then advances the start by the nodes it examined (the parallel scheduler may examine a few more). So a stranded
+pod's diagnosis (fit nodes, spread refusals, first-failure histogram) covers every node, and a placed pod's accepting
+domains the sample. Ties go to the first name; `tied` lists them: the scheduler picks one at random.
 
-The predicted node has the highest total of the default profile's Score plugins, each with its weight and normalisation
-(engine/scores.py; the array paths engine/scorearrays.py). Ties go to the node whose name sorts first, and the Placement
-names the tied nodes (`tied`): the scheduler picks at random among them. The accepting domains are those of the feasible
-nodes found: all of them below 100 nodes, and at scale those in the sample (every zone, as the walk goes round robin
-over zones, but only the sampled nodes of a hostname constraint: listing every feasible node costs the full walk).
-
-Speed: replacements that the filters other than spread cannot tell apart (`filter_key`) share one PreFilter cycle and
-one cache of those filters' verdicts per node version, so a bind re-filters only its node; spread, which depends on the
-whole cluster, comes from `SimCluster.spread_state`'s memo. Templates differing only in requests share the other
-filters' verdicts (`shape_key`). The caches are off when any pod has required pod (anti-)affinity, because
-InterPodAffinity reads pods on other nodes.
+Pods the filters but spread cannot tell apart (`filter_key`) share a PreFilter cycle and a verdict cache per node
+version, so a bind re-filters only its node; templates differing only in requests share the rest (`shape_key`). The
+caches are off when any pod has required pod (anti-)affinity: InterPodAffinity reads pods on other nodes.
 """
 
 from __future__ import annotations
@@ -36,22 +25,19 @@ from kubectl_tspread.views.drain.core.simulate import (SPREAD_KEY_READS, SimClus
 from kubectl_tspread.model import Node, Pod, positional_constructor
 
 SPREAD_PLUGIN = spread.PLUGIN
-# the filters that run before NodeResourcesFit (scheduler order)
 _BEFORE_FIT = frozenset(filters.FILTER_ORDER[:filters.FILTER_ORDER.index(resources.NODE_RESOURCES_FIT)])
-_NOWHERE = object()  # the array path's (vector.py) "no node is feasible", distinct from None, "not applicable"
+_NOWHERE = object()  # _vector's "no node is feasible", unlike None: "does not apply"
 # InterPodAffinity's PreFilter result when no pod, the incoming one included, has pod (anti-)affinity
 _NO_AFFINITY = interpod.AffinityState((), (), {}, {}, {}, True)
-# how much further than a template's last walk its next placement's window reaches: too small a margin sends more
-# placements on to the walk over every node, too large a one judges nodes the walk would not have reached
+# next window = the template's last walk × this: too small sends placements to the full walk, too large judges more
 WINDOW_MARGIN = 1.5
 
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """The scheduler's predicted verdict for one replacement. `node` is None when no node passes. `fit_nodes` pass
-    every filter but PodTopologySpread; `spread_refusals` counts per topologyKey how many of those spread refuses (to
-    blame a stranding correctly); `reasons` is the first-failure histogram of the scheduler's message (read only when
-    no node fits: the array path leaves it empty when spread is what refuses the fit nodes)."""
+    """The scheduler's predicted verdict for one replacement (`node` None: no node passes). `fit_nodes` pass every
+    filter but PodTopologySpread; `spread_refusals` counts per topologyKey those spread refuses, to blame a stranding;
+    `reasons`, the first-failure histogram, is read only when no node fits."""
 
     pod: Pod
     node: str | None
@@ -69,18 +55,15 @@ _new_placement = positional_constructor(Placement)
 
 
 def shape_key(pod: Pod) -> tuple:
-    """What every filter but spread, InterPodAffinity and NodeResourcesFit reads of an unbound pod: NodeUnschedulable
-    and TaintToleration the tolerations, NodeName the requested node, NodeAffinity the nodeSelector and required terms,
-    NodePorts the host ports, NodeDeclaredFeatures the features its spec uses, the volume filters the claims (looked up
-    in the namespace; they read no other volume)."""
+    """What the filters but spread, InterPodAffinity and NodeResourcesFit read of an unbound pod; of its volumes, only
+    the claims, looked up in its namespace."""
     claims = tuple(v.pvc for v in pod.volumes if v.pvc)  # last in the key: `_vector` reads them there
     return (pod.namespace if claims else "", pod.tolerations, pod.node_name,
             tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports, pod.features_used, claims)
 
 
 def filter_key(pod: Pod, shape: tuple | None = None) -> tuple:
-    """What the filters other than spread and InterPodAffinity read of an unbound pod: its `shape_key` (pass it when
-    already made) and the requests NodeResourcesFit reads."""
+    """`shape_key` (pass it if made) plus the requests: what the filters but spread and InterPodAffinity read."""
     return (shape_key(pod) if shape is None else shape, tuple(sorted(pod.requests.items())))
 
 
@@ -94,8 +77,7 @@ FILTER_KEY_READS = ("tolerations", "node_selector", "node_affinity", "host_ports
                     "features_used")
 FILTER_KEY_STRINGS = ("namespace", "node_name")
 TEMPLATE_KEY_READS = FILTER_KEY_READS + ("pod_affinity", "pod_anti_affinity") + SPREAD_KEY_READS  # template_key's
-# a number per distinct key: a stranded replacement is retried at every step, and building its key costs more than the
-# failed-verdict lookup it feeds
+# numbered per distinct key: stranded replacements retry at every step, and a key costs more than the lookup it feeds
 template_of = parts_memo(interned(template_key), TEMPLATE_KEY_READS, FILTER_KEY_STRINGS)
 _shape_number, _filter_number = numbering(), numbering()
 
@@ -130,8 +112,7 @@ class Placer:
         return self._failed_on(sim, pod, diagnose=False) is not None
 
     def _failed_on(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement | None:
-        """The no-node verdict a pod like `pod` got on this very state, if any (with diagnose=False, one may lack the
-        diagnosis)."""
+        """The no-node verdict a pod of this template got on this state; without `diagnose`, perhaps undiagnosed."""
         template = template_of(pod)
         for memo in (self._failed,) if diagnose else (self._failed, self._bare):
             failed = memo.get(template)
@@ -140,8 +121,7 @@ class Placer:
         return None
 
     def _cycle(self, sim: SimCluster, key: object, pod: Pod, state: spread.SpreadState) -> filters.Cycle:
-        """The PreFilter cycle, built once per filter key: without pod (anti-)affinity in the cluster its parts
-        (volumes, node-name affinity) depend on the key alone."""
+        """The PreFilter cycle, once per filter key: without pod (anti-)affinity its parts depend on the key alone."""
         if sim.affinity_sensitive:
             return filters.Cycle(sim.index, pod, state)
         cycle = self._cycles.get(key)
@@ -151,9 +131,7 @@ class Placer:
         return cycle
 
     def place(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement:
-        """Where the scheduler puts `pod`. With diagnose=False a pod that fits nowhere gets a Placement without the
-        diagnosis (fit nodes, refusals, reasons), which walks every node: a retry only asks whether it fits now."""
-        # a pod like one that found no node on this very state finds none either (retries come by the template)
+        """Where the scheduler puts `pod`; without `diagnose` a stranded pod skips the diagnosis (a full walk)."""
         failed = self._failed_on(sim, pod, diagnose)
         if failed is not None:
             return replace(failed, pod=pod)
@@ -163,8 +141,7 @@ class Placer:
         return placement
 
     def _place(self, sim: SimCluster, pod: Pod, diagnose: bool = True) -> Placement:
-        """The arrays' placement (vector.py) where they cover the pod; else, and to diagnose a pod that fits no node at
-        all, the walk over the nodes with the engine's filters."""
+        """vector.py's placement where it covers the pod; else, and to diagnose a pod no node fits, the walk."""
         state, shape, shape_id, cycle, cache = self._prepared(sim, pod)
         fast = self._vector(sim, pod, state, shape, shape_id, cycle, diagnose)
         if fast is _NOWHERE:
@@ -175,8 +152,7 @@ class Placer:
         return self._walk(sim, pod, state, cycle, cache)
 
     def walk(self, sim: SimCluster, pod: Pod) -> Placement:
-        """The placement of `pod` by the walk alone, even where the arrays cover it: the scheduler's node-by-node
-        filtering with the engine's filters, which the arrays' answers are tested against."""
+        """The walk's placement even where the arrays cover the pod: the reference they are tested against."""
         state, _, _, cycle, cache = self._prepared(sim, pod)
         return self._walk(sim, pod, state, cycle, cache)
 
@@ -185,18 +161,15 @@ class Placer:
         state = sim.spread_state(pod)
         shape, shape_id, key = keys_of(pod)
         cycle = _LazyCycle(self, sim, key, pod, state)
-        # the template's verdicts by node: hashing the key once, not once per node
         cache = self._cache.setdefault(key, {}) if not sim.affinity_sensitive else {}
-        # a pod that needs node features has a failure after spread's (NodeDeclaredFeatures):
-        # the shape verdicts, which put every non-spread failure first, would misorder it
+        # a pod needing node features fails NodeDeclaredFeatures after spread: the shape verdicts put it first
         shaped = not sim.affinity_sensitive and not pod.features_used
         cycle.shapes = self._shapes.setdefault(shape_id, {}) if shaped else None
         return state, shape, shape_id, cycle, cache
 
     def _walk(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, cycle: "_LazyCycle",
               cache: dict) -> Placement:
-        """The scheduler's walk in node-tree order from its rotating start, each node judged by the engine's filters
-        (cached per node version), until it has the feasible nodes it wants; then the scores pick among them."""
+        """The scheduler's walk (module docstring), each node judged by the engine's filters cached per node version."""
         versions, nodes = sim.version, sim.nodes
         order = sim.scan_order()
         total = len(order)
@@ -222,7 +195,7 @@ class Placer:
                 if refused is None:
                     feasible.append(node)
                     if len(feasible) >= want:
-                        break  # the scheduler stops filtering here
+                        break
                     continue
                 for k in refused[1]:
                     refusals[k] = refusals.get(k, 0) + 1
@@ -241,8 +214,7 @@ class Placer:
                          best if len(best) > 1 else ())
 
     def _non_spread(self, sim: SimCluster, cache: dict, cycle: "_LazyCycle", node: Node):
-        """(every non-spread failure, the first failure in scheduler order unless spread's) for one node, remembered in
-        `cache` with the node's version."""
+        """(non-spread failures, first failure unless spread's) of `node`, cached per node version."""
         shapes = cycle.shapes
         cycle = cycle.get()
         if shapes is not None and cycle.prefilter is None and cycle.node_names is None:
@@ -259,8 +231,7 @@ class Placer:
 
     @staticmethod
     def _shape_hit(sim: SimCluster, shapes: dict, cycle: filters.Cycle, node: Node) -> tuple[int, tuple, tuple]:
-        """(node version, the failures of the filters before NodeResourcesFit, those after it but spread's) for the
-        pod's shape on `node`, remembered in `shapes` per node version."""
+        """`shapes`' entry for `node` (Placer._shapes), made again when the node's version changed."""
         name = node.name
         version = sim.version.get(name, 0)
         hit = shapes.get(name)
@@ -274,10 +245,8 @@ class Placer:
 
     @staticmethod
     def _by_shape(sim: SimCluster, cache: dict, shapes: dict, cycle: filters.Cycle, node: Node):
-        """`_non_spread` from the pod's shape verdict (every filter but the resource fit, shared by the templates that
-        differ only in requests) plus NodeResourcesFit for this pod: templates meet most nodes for the first time on
-        their walks, and a full evaluation costs several times this. Only without pod (anti-)affinity (no
-        InterPodAffinity failure, which would follow spread) and without PreFilter outcomes (they lead the verdict)."""
+        """`_non_spread` from the shape's verdict (templates share it: each meets most nodes first on its walk) plus
+        this pod's NodeResourcesFit. Not with pod (anti-)affinity or PreFilter outcomes: it would misorder them."""
         pod, name = cycle.pod, node.name
         hit = Placer._shape_hit(sim, shapes, cycle, node)
         usage = resources.node_usage(sim.index, name, exclude=pod.key)
@@ -288,13 +257,11 @@ class Placer:
 
     def _vector(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, shape: tuple, shape_id: int,
                 cycle: "_LazyCycle", diagnose: bool = True) -> Placement | None:
-        """The placement from vector.py's arrays; None when that path does not apply, _NOWHERE when no node is
-        feasible and the walk is to diagnose it (or no diagnosis is wanted). A pod that some node fits but spread
-        refuses everywhere is diagnosed here (fit nodes, refusals): a trap strands many, each a walk over every node."""
+        """vector.py's placement; None where it does not apply; _NOWHERE when no node is feasible and the walk is to
+        diagnose it or no diagnosis is wanted. Diagnoses a pod spread refuses on every fit node: traps strand many."""
         if sim.affinity_sensitive or pod.features_used or not vector.fits_fast_path(pod):
             return None
-        # without pod (anti-)affinity a filter key's cycle is made once (_cycle), its PreFilter outcome and node-name
-        # set fixed: read them there without readying it for this pod
+        # the filter key's cycle, made once (_cycle), fixes the PreFilter outcome and node names: no need to ready it
         c = self._cycles.get(cycle.key)
         if c is None:
             c = cycle.get()
@@ -311,16 +278,14 @@ class Placer:
             hit = Placer._shape_hit(sim, shapes, cycle.get(), nodes[name])
             return not hit[1] and not hit[2]
 
-        # a shape without host ports or claims is judged on the Node object alone (taints, cordon, labels): its
-        # verdicts change with a cordon, not with every pod bound
+        # no host ports nor claims: the verdicts read only the Node object, which a cordon changes and a bind does not
         node_only = not pod.host_ports and not shape[-1]
         shape_version = sim.node_object_array() if node_only else version
         values = vector.spread_values(table, sim, state)
         start, want = sim.next_start % total, num_feasible_to_find(total)
         walked, template = None, template_of(pod)
-        # first the nodes the walk most likely stops within (as far as the template's last walk went, and half as far
-        # again); all of them when that was not enough, when a hard constraint refuses every domain (no node is
-        # feasible), or when the template's last placement found no node (a window only delays the walk that says so)
+        # first the window the walk most likely stops within; every node when that falls short, when a hard constraint
+        # refuses every domain, or when the template last found no node (a window only delays the walk that says so)
         reach = self._reach.get(template, 2.0)
         rows = walk.window(start, int(want * reach), want, total) if all(ok.any() for _, ok in values) else None
 
@@ -341,7 +306,7 @@ class Placer:
                 self._reach[template] = 0.0
                 if not diagnose or not state.hard or not fit.any():
                     return _NOWHERE  # NoCapacity: the walk gives the first-failure histogram
-                fits = walk.InWalkOrder(fit, start)  # every fit node, in walk order
+                fits = walk.InWalkOrder(fit, start)
                 return _new_placement(pod, None, (), accepting_domains(pod, []), vector.Names(table.order, fits),
                                       vector.refusals(state, allowed, fit), {}, ())
         found, examined = walked
@@ -378,9 +343,8 @@ class _LazyCycle:
 
 
 class _SpreadVerdicts:
-    """Spread's Filter verdict for a node (None, or the plugin's failure and the topologyKeys refusing it), remembered
-    per domain for one placement: it depends only on the node's values of the hard constraints' keys, and a stranded
-    replacement's walk meets every node of each zone."""
+    """Spread's Filter verdict for a node (None, or the failure and refusing keys), memoised per domain per placement:
+    it reads only the node's values of the hard keys, and a stranded pod's walk meets every node."""
 
     __slots__ = ("state", "hard", "keys", "memo")
 

@@ -1,20 +1,15 @@
-"""The placement walk and score over arrays (numpy): `Placer._place`'s answer for the replacements a drain places by
-the thousand, where one Python call per node is too slow. A placement is a few array operations over the nodes in the
-scheduler's node-tree order (`SimCluster.scan_order`):
+"""Placement over numpy arrays for the replacements a drain places by the thousand (`Placer._place`), where a Python
+call per node is too slow. Over the nodes in node-tree order (`SimCluster.scan_order`):
 
-- the filters other than spread and NodeResourcesFit: a boolean per node per pod shape (`placement.shape_key`), from
-  the walk's own filter code, refreshed only for the nodes whose simulated version changed;
-- NodeResourcesFit: what each node has left, per node version, against the pod's requests (resources.fits_array);
+- the filters but spread and NodeResourcesFit: the walk's verdict per node, shape (`placement.shape_key`) and version;
+- NodeResourcesFit: each node's free resources, per node version, against the pod's requests (resources.fits_array);
 - PodTopologySpread's Filter: per hard constraint, each domain's count looked up through each node's label value;
 - the walk: engine/walk.py's, over the mask of the nodes passing all of these;
-- Score: every default Score plugin through engine/scorearrays.py (engine/scores.py's integer and float operations
-  over arrays: the same rounding), ties to the smallest node name.
+- Score: engine/scorearrays.py (engine/scores.py's operations, the same rounding), ties to the smallest node name.
 
-Only the common case takes this path: no pod (anti-)affinity in the cluster, no PreFilter outcome for the pod, requests
-among cpu, memory and ephemeral-storage. Anything else, and a pod no node fits even before spread (NoCapacity, whose
-diagnosis is every node's first failure), goes through the walk. A placed pod's Placement leaves `fit_nodes`,
-`spread_refusals` and `reasons` empty (they describe a stranded pod); one that spread refuses everywhere gets its fit
-nodes and refusals from the arrays, and no `reasons`: only a NoCapacity verdict reads them (views/drain/diagnose.py).
+Only without pod (anti-)affinity in the cluster, PreFilter outcomes or requests outside FIT_RESOURCES; the rest, and
+NoCapacity (no node fits before spread: its diagnosis is every node's first failure), take the walk. Placed pods get
+no fit nodes, refusals or reasons; a pod spread refuses everywhere gets no `reasons` (read for NoCapacity only).
 """
 
 from __future__ import annotations
@@ -52,15 +47,13 @@ class SimCluster(Protocol):
 FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _MISSING = spread.UNLABELLED_VALUE  # a scored node without the key counts as this value
 TABLES_KEPT = 8
-MEMO_KEPT = 4096  # how many entries the module's memos keyed by identity hold before they start over
-# NodeTable.score_alloc where a node's allocatable is not positive: anything left from it is negative, and a hundred
-# times it is still far inside int64
+MEMO_KEPT = 4096  # entries an identity-keyed memo holds before it starts over
+# NodeTable.score_alloc where allocatable is not positive: what is left is negative, and ×100 still far inside int64
 UNSCORED = -(2 ** 52)
 
 
 class Names(Sequence):
-    """A tuple of names made only when read: `names[i]` for each position in `at`. Most such lists (a placement's
-    feasible nodes, a hostname key's accepting domains) are only counted or ignored, never read."""
+    """`tuple(names[i] for i in at)`, made when read: most such lists are only counted."""
 
     __slots__ = ("_names", "_at", "_made")
 
@@ -92,8 +85,7 @@ class Names(Sequence):
 
 
 class NodeTable:
-    """Per node set (one `scan_order` tuple): node arrays in walk order, and the rows derived from each node's simulated
-    version (valid in any simulation: versions are unique across copies)."""
+    """Per node set (`scan_order` tuple): arrays in walk order; rows per node version, so valid in any copy."""
 
     def __init__(self, sim: "SimCluster"):
         order = sim.scan_order()
@@ -107,8 +99,7 @@ class NodeTable:
                       for r in FIT_RESOURCES + ("pods",)}
         self.row_version = np.full(n, -1, dtype=np.int64)
         self.free = {r: a.copy() for r, a in self.alloc.items()}  # less the pods' requests: fit is one comparison
-        # the scores' inputs, cpu and memory as two rows: allocatable (alloc2), UNSCORED where it is not positive
-        # (score_alloc), and that less the non-zero requests LeastAllocated charges (score_free)
+        # score rows (cpu, memory): allocatable; it, UNSCORED where not positive; that less LeastAllocated's requests
         self.alloc2 = np.stack([self.alloc["cpu"], self.alloc["memory"]])
         self.score_alloc = np.where(self.alloc2 > 0, self.alloc2, UNSCORED)
         self.score_free = self.score_alloc.copy()
@@ -116,8 +107,7 @@ class NodeTable:
         self.complete: set[str] = set()  # the keys every node carries (no value id is the missing one)
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
         self.shapes: dict[int, tuple] = {}  # placement.keys_of's shape number -> (ok per node, version of each row)
-        # the table of the whole node set this one derives from (by node deletions), and each row's position there:
-        # arrays made on one table of a root move to another
+        # the root table (of the whole node set this one derives from by deletions) and each row's position there
         self.root, self.root_pos = self, np.arange(n, dtype=np.int64)
         self._inverse = None  # root position -> this table's row (-1: not here), made when asked
         self._rows: tuple | None = None  # rows_of's last (other table's root_pos, answer)
@@ -127,8 +117,7 @@ class NodeTable:
 
     @classmethod
     def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
-        """The table of `sim`'s node set when it is `old`'s less deleted nodes: every row carries over (rows are keyed
-        by node versions, which a deletion leaves alone), so a drain deleting a node per step re-reads no node."""
+        """`old` less deleted nodes: its rows, keyed by node versions that a deletion leaves alone, all carry over."""
         new = cls.__new__(cls)
         order = sim.scan_order()
         perm = sim.rows_from(old.pos)
@@ -155,8 +144,7 @@ class NodeTable:
         return new
 
     def rows_of(self, other: "NodeTable"):
-        """The positions here of `other`'s rows (tables of one root), or None when some node of `other` is not here.
-        The last answer is kept: after a deletion, the states read on the new table move arrays from the same tables."""
+        """`other`'s rows' positions here (one root), None if a node of `other` is not here; keeps the last answer."""
         last = self._rows
         if last is not None and last[0] is other.root_pos:
             return last[1]
@@ -173,7 +161,6 @@ class NodeTable:
         return self._inverse
 
     def row(self, node: str) -> int | None:
-        """The node's row here (None when it is not in this node set)."""
         if self.pos is not None:
             return self.pos.get(node)
         at = self.root.pos.get(node)
@@ -183,8 +170,7 @@ class NodeTable:
         return i if i >= 0 else None
 
     def image_sums(self, states, names: tuple[str, ...], found):
-        """scores.image_sum for the nodes at rows `found`: Σ over the images `names` of each held image's scaled size
-        (scores.scaled_image_size, of `states`: the cluster as it is now)."""
+        """scores.image_sum at rows `found`: the scaled sizes (in `states`, the cluster now) of the held `names`."""
         at = self.root_pos.take(found)
         out = np.zeros(len(found), dtype=np.int64)
         for name in names:
@@ -201,10 +187,8 @@ class NodeTable:
         return held
 
     def retire(self) -> None:
-        """The table has left the Placer (its node set is no longer placed on): keep only what the count arrays made on
-        it read, the rows' root positions and the value ids. Those arrays stay their states' (CountArrays), for
-        counts_of to move to a live table of the same root rather than rebuild from every counted node (a drain deleting
-        its nodes retires a table per step). Node positions go but the root's: `row` reads them for its every table."""
+        """The table has left the Placer: keep what count arrays made on it read (root positions, value ids; a root's
+        node positions, for `row`), for counts_of to move them to a live table of the root."""
         for name in ("order", "rank", "alloc", "row_version", "free", "score_alloc", "score_free",
                      "alloc2", "_sorted", "shapes"):
             delattr(self, name)
@@ -214,8 +198,8 @@ class NodeTable:
             self.pos = None
 
     def values(self, sim: "SimCluster", key: str) -> tuple:
-        """(value id per node — len(values) when the node lacks the key —, value -> id, the values, id of "" or of a
-        missing key as score_nodes sees it)."""
+        """(value id per node, len(values) for a node without the key; value -> id; the values; the ids with a missing
+        key read as _MISSING, as score_nodes sees it)."""
         got = self._values.get(key)
         if got is None:
             ids: dict[str, int] = {}
@@ -238,16 +222,14 @@ class NodeTable:
         return got
 
     def by_name(self, sim: "SimCluster", key: str) -> tuple:
-        """(value id per node, the number of values, rank of each value id by name, the values by name): what naming
-        some nodes' values in name order reads, and nothing that keeps the table alive (Accepting outlives it)."""
+        """(value id per node, value count, each id's rank by name, values by name); no table: Accepting outlives it."""
         vid, _, names, _ = self.values(sim, key)
         rank, ordered = self._sorted[key]
         return vid, len(names), rank, ordered
 
     def prefer_tainted(self, sim: "SimCluster"):
-        """The rows of the nodes with a PreferNoSchedule taint (all TaintToleration's score reads), made once per table:
-        a simulation never changes them on a node (a cordon adds a NoSchedule taint; a node added or replaced makes a
-        new table), and a table derived by node deletions takes its parent's (`derived`)."""
+        """Rows with a PreferNoSchedule taint (TaintToleration's score reads only these), once per table: a cordon
+        adds NoSchedule, and a new or replaced node makes a new table; a derived table keeps its parent's."""
         got = self.__dict__.get("_prefer_tainted")
         if got is None:
             nodes = sim.nodes
@@ -258,8 +240,7 @@ class NodeTable:
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]],
                       rows: slice = slice(None)) -> None:
-        """Re-read the usage rows of the nodes of `rows` whose version changed, from the sums the simulation keeps up
-        to date (SimCluster.usage_of) rather than summing a node's pods again after every bind."""
+        """Re-read the usage rows of `rows` whose version changed from SimCluster.usage_of's running sums."""
         stale = _stale(self.row_version, version, rows)
         if not stale:
             return
@@ -275,8 +256,7 @@ class NodeTable:
             self.row_version[i] = version[i]
 
     def shape_ok(self, shape: int, version, row: Callable[[str], bool], rows: slice = slice(None)):
-        """Whether each node of `rows` passes the filters other than spread and NodeResourcesFit for pods of `shape`;
-        `row(name)` judges one node (again when its version changes)."""
+        """Whether nodes of `rows` pass all filters but spread and NodeResourcesFit for `shape`, judged by `row`."""
         got = self.shapes.get(shape)
         if got is None:
             got = self.shapes[shape] = (np.zeros(self.size, dtype=bool), np.full(self.size, -1, dtype=np.int64))
@@ -289,9 +269,7 @@ class NodeTable:
 
 
 def _stale(at, version, rows: slice) -> list[int]:
-    """The positions in `rows` (a slice of the table) whose row was made at another version than the node's now (mostly
-    none), in one pass of the array's own nonzero(): np.flatnonzero and any() wrap it in Python, and every placement
-    calls this."""
+    """Positions in `rows` older than their node's version (plain nonzero(): np.flatnonzero wraps it in Python)."""
     differ = (at[rows] != version[rows]).nonzero()[0]
     if not len(differ):
         return []
@@ -304,8 +282,7 @@ _ROW_FUNCTIONS: dict[object, Callable[[Pod], tuple[int, ...]]] = {}
 
 
 def usage_rows(nonzero: Callable[[Pod], tuple[int, int]]) -> Callable[[Pod], tuple[int, ...]]:
-    """pod -> what it adds to its node's usage row: its FIT_RESOURCES requests, `nonzero`'s cpu and memory, and 1 (the
-    pod count); remembered per requests map (a workload's pods share one), one function per `nonzero`."""
+    """pod -> its usage row (FIT_RESOURCES requests, `nonzero`'s cpu and memory, 1), memoised per requests map."""
     got = _ROW_FUNCTIONS.get(nonzero)
     if got is not None:
         return got
@@ -338,8 +315,7 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
         while len(tables) >= TABLES_KEPT:  # the oldest go (a drain deleting nodes makes one per step)
             tables.pop(next(iter(tables))).retire()
         table = tables[id(order)] = made
-        # entry arrays made on tables no longer kept would keep them whole, for a node set nobody places on (the
-        # states' count arrays stay: their tables are retired)
+        # entries on tables no longer kept would keep those whole (count arrays keep them too, but retired)
         live = {id(t) for t in tables.values()}
         for key in [k for k, v in _ENTRIES.items() if id(v[2]) not in live]:
             del _ENTRIES[key]
@@ -347,16 +323,13 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
 
 
 def fits_fast_path(pod: Pod) -> bool:
-    """Whether the pod's requests are all among the resources the table tracks."""
     return all(name in FIT_RESOURCES for name, _ in resources._checked(pod.requests))
 
 
 class CountArrays:
-    """The count arrays of a simulation's spread states (`counts_of`): per constraint state, its table (perhaps
-    retired), matching pods per node (a hostname constraint's only) and per value id. Built once from a state's node
-    counts, they move to each state shifted from it and change in place (`shifted`, `moved_out`, `handed_over`) as the
-    simulation moves pods. Every change goes through the simulation's undo log (SimCluster.fork), so a revert puts each
-    state back with its arrays as they were; a copy of the simulation copies them."""
+    """Per constraint state (`counts_of`): its table (perhaps retired), matching pods per node (hostname constraints
+    only) and per value id. Made once from a state's node counts, they move to each state shifted from it and change
+    in place; every change goes through the simulation's undo log, so a revert restores them."""
 
     __slots__ = ("sim", "entries")
 
@@ -366,7 +339,6 @@ class CountArrays:
         self.entries: dict[int, tuple] = {}
 
     def copy_for(self, sim: "SimCluster") -> "CountArrays":
-        """The arrays for `sim`, a copy of this simulation: its own, to change apart."""
         other = CountArrays(sim)
         other.entries = {k: (cs, table, None if per_node is None else per_node.copy(), per_value.copy())
                          for k, (cs, table, per_node, per_value) in self.entries.items()}
@@ -400,8 +372,7 @@ class CountArrays:
         array[i] += delta
 
     def shifted(self, old: spread.ConstraintState, new: spread.ConstraintState, node: str, delta: int) -> None:
-        """`new` is `old` with one matching pod more (+1) or less (-1) on `node` (views/drain/core/counts.py): `old`'s
-        arrays, if any, become `new`'s with the move."""
+        """`new` is `old` with a matching pod more (+1) or less (-1) on `node`; `old`'s arrays, if any, move to it."""
         taken = self._taken(old)
         if taken is None:
             return
@@ -417,9 +388,8 @@ class CountArrays:
 
     def moved_out(self, old: spread.ConstraintState, new: spread.ConstraintState, value: str,
                   leaving: int) -> None:
-        """`new` is `old` once a node of its domain `value`, holding `leaving` of its matching pods, left the domains (a
-        cordon under nodeTaintsPolicy Honor: the pods still count on the node, not in the domain). `old`'s arrays become
-        `new`'s with that domain's count moved, rather than rebuilt from every node of the workload."""
+        """`new` is `old` once a node of domain `value` with `leaving` matching pods left the domains (cordoned under
+        nodeTaintsPolicy Honor: they still count on the node); `old`'s arrays move to it."""
         taken = self._taken(old)
         if taken is None:
             return
@@ -428,8 +398,7 @@ class CountArrays:
         self.put(new, table, per_node, per_value)
 
     def handed_over(self, old: spread.ConstraintState, new: spread.ConstraintState) -> None:
-        """`new` replaces `old` after a node deletion, with the same counts: it takes `old`'s arrays (on the table
-        before the deletion; counts_of moves them to the new one)."""
+        """After a node deletion `new` replaces `old`, same counts, and takes its arrays (counts_of moves them on)."""
         taken = self._taken(old)
         if taken is not None:
             self.put(new, *taken)
@@ -443,9 +412,8 @@ class CountArrays:
 
 
 def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
-    """(value id per node, matching pods per node, matching pods per value id with 0 at the missing slot) of one of the
-    simulation's constraint states (CountArrays). Pods per node only for a hostname constraint, whose score alone reads
-    them (None for any other: a cluster-long row per zone constraint, moved and copied for nothing)."""
+    """(value id per node, matching pods per node or None, matching pods per value id with 0 at the missing slot) of a
+    constraint state, kept in CountArrays; per node only for a hostname constraint, whose score alone reads it."""
     vid, ids, names, _ = table.values(sim, cs.constraint.topology_key)
     arrays = sim.count_arrays
     hit = arrays.of(cs)
@@ -462,8 +430,7 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
             return vid, per_node, per_value
     pos, node_domain, missing = table.pos, cs.node_domain, len(names)
     counts = cs.node_counts
-    # drain/counts.NodeCounts (not imported: it imports this module) is a shared base map plus the few counts changed
-    # since: the base's entries are turned into arrays once
+    # drain/counts.NodeCounts (not imported: it imports this module) is a shared base map, arrayed once, plus changes
     base, changes = (counts.base, counts.changes) if hasattr(counts, "changes") else (counts, {})
     where, weights, at = _entries(table, base, node_domain, vid, missing)
     per_node = None
@@ -497,9 +464,7 @@ _ENTRIES: dict[tuple[int, int, int], tuple] = {}
 
 
 def _entries(table: NodeTable, base, node_domain, vid, missing: int):
-    """(position, count, value id) arrays of a node-count map's entries on the table's nodes (the missing slot for a
-    node outside the constraint's domains), made in C once per map, which every state shifted from it shares: a drain
-    deleting its nodes makes a new partition per step, whose states are built from maps of many nodes."""
+    """(position, count, value id) arrays of a count map's entries on the table, once per map for its shifted states."""
     key = (id(base), id(node_domain), id(table))
     hit = _ENTRIES.get(key)
     if hit is not None and hit[0] is base and hit[1] is node_domain and hit[2] is table:
@@ -520,8 +485,7 @@ def _entries(table: NodeTable, base, node_domain, vid, missing: int):
 
 
 def spread_values(table: NodeTable, sim: "SimCluster", state: spread.SpreadState) -> list[tuple]:
-    """Per hard constraint of `state`: (value id per node, whether it lets the pod onto a node of each value id:
-    ConstraintState.allows of the value, and never a node without the key)."""
+    """Per hard constraint: (value id per node, ConstraintState.allows per value id, False for a keyless node)."""
     out = []
     for cs in state.hard:
         vid, _, counts = counts_of(table, sim, cs)
@@ -532,7 +496,6 @@ def spread_values(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
 
 
 def spread_allowed(values: list[tuple], rows: slice = slice(None)) -> list:
-    """Per hard constraint (`spread_values`), whether it lets the pod onto each node of `rows`."""
     return [ok[vid[rows]] for vid, ok in values]
 
 
@@ -542,8 +505,7 @@ def spread_ok(allowed: list):
 
 
 def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
-    """Placement.spread_refusals: per topologyKey, how many of the `fit` nodes its hard constraints refuse (a node
-    counts once per refusing constraint, as in the walk)."""
+    """Placement.spread_refusals: per topologyKey, the `fit` nodes its hard constraints refuse, once per constraint."""
     out: dict[str, int] = {}
     for cs, ok in zip(state.hard, allowed):
         n = int(np.count_nonzero(fit & ~ok))
@@ -554,10 +516,9 @@ def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
 
 
 def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, found):
-    """spread.score_nodes over the nodes at positions `found` (0 for all without soft constraints), in that order. Each
-    soft key's value ids are gathered once (a hostname key's not at all when every node has it: its counts are per
-    node); masks for nodes lacking a key are made only for keys some node of the table lacks, with the same float
-    operations in the same order (the first constraint's sum starts from its own term, which 0.0 + it equals)."""
+    """spread.score_nodes at positions `found`, in that order (0 without soft constraints). Value ids are gathered
+    once per soft key (not at all for a hostname key every node has), lacking-key masks only for keys some node lacks,
+    and the float operations keep their order (0.0 + the first term equals it)."""
     soft = state.soft
     if not soft:
         return np.zeros(len(found), dtype=np.int64)
@@ -604,15 +565,12 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
 
 
 def _distinct(ids, values: int) -> int:
-    """How many distinct ids among `ids` (value ids below `values`, or the missing slot)."""
     return int(np.count_nonzero(np.bincount(ids, minlength=values + 1)))
 
 
 def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, pod: Pod, found,
                  topology: dict | None = None):
-    """engine/scores.py's totals for the nodes at positions `found`: scorearrays.total over the table's rows (cpu and
-    memory as two rows) of allocatable, the non-zero requests LeastAllocated charges and the requests BalancedAllocation
-    reads."""
+    """engine/scores.py's totals for the nodes at positions `found` (scorearrays.total over the table's rows)."""
     alloc = table.alloc2.take(found, axis=1)
     used = alloc - np.stack([table.free["cpu"].take(found), table.free["memory"].take(found)])
     nonzero = table.score_alloc.take(found, axis=1) - table.score_free.take(found, axis=1)
@@ -635,8 +593,7 @@ def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Acceptin
 
 
 class Accepting(Mapping):
-    """{topologyKey: the domains of the feasible nodes}, made only when read: every replacement's placement has one,
-    and only the steps a user looks at show them. Holds the table's value arrays of its own moment."""
+    """{topologyKey: the domains of the feasible nodes}, made when read: only the steps a user looks at show them."""
 
     __slots__ = ("_parts", "_found", "_made")
 
@@ -651,8 +608,7 @@ class Accepting(Mapping):
         return seen[:count]
 
     def __getitem__(self, key: str) -> Names:
-        """Each key is worked out on its own: the table reads a zone key's names, and of a hostname key only how many
-        (`domain_count`)."""
+        """Each key apart: the table names a zone key's domains, and only counts a hostname key's (`domain_count`)."""
         if self._made is None:
             self._made = {}
         names = self._made.get(key)
