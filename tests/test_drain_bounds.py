@@ -532,21 +532,9 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, mon
         checked.append(1)
         return got
 
-    derived = []
-    real_derive = search._Totals.derive
-
-    def derive(self, names, like, came, gone):
-        known = self._at.get(names) is not None
-        real_derive(self, names, like, came, gone)
-        if not known and self._at.get(names) is not None:  # made from like's positions
-            derived.append(len(names))
-
     monkeypatch.setattr(search.Search, "_share_totals", totals)
-    monkeypatch.setattr(search._Totals, "derive", derive)
     plan_drain(snap, targets, _order_options(case))
     assert len(checked) >= len(targets)
-    if case.startswith("zone"):
-        assert derived, "no target node set had its positions made from a like one's"
 
 
 def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
@@ -570,38 +558,6 @@ def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
     totals.add(big, -2, -3)
     assert totals.ordered(remaining, empties) == want
     assert _as_dicts(totals) == ({n: v for n, v in holds.items() if v}, {n: v for n, v in surplus.items() if v})
-
-
-def test_positions_made_from_a_like_sets_move_the_same_totals():
-    """_Totals.derive makes a target node set's positions from those of the set it was moved
-    from (nodes come, nodes go): a chain of such sets, each added and taken out again as the
-    order heuristic does, leaves the totals a _Totals reading every position gives."""
-    import random
-
-    rng = random.Random(11)
-    names = tuple(f"node-{i:03d}" for i in range(120))
-    derived, fresh = search._Totals(names), search._Totals(names)
-    like = frozenset(rng.sample(names, 40))
-    made = 0
-    for totals in (derived, fresh):
-        totals.add(like, 1, 2)
-    for step in range(60):
-        came = [n for n in rng.sample(names, rng.randrange(0, 4)) if n not in like]
-        gone = rng.sample(sorted(like), rng.randrange(0 if came else 1, 4))
-        new = (like | set(came)) - set(gone)
-        known = derived._at.get(new) is not None
-        derived.derive(new, like, came, gone)
-        made += not known and derived._at.get(new) is not None
-        holds, surplus = rng.randrange(-1, 3), rng.randrange(-3, 4)
-        for totals in (derived, fresh):
-            totals.add(like, -1, -2)
-            totals.add(new, holds, surplus)
-            totals.add(new, 1 - holds, 2 - surplus)
-            assert totals._at.get(new) is not None
-        assert _as_dicts(derived) == _as_dicts(fresh), step
-        like = new
-    assert made >= 50
-    assert _as_dicts(derived) == ({n: 1 for n in like}, {n: 2 for n in like})
 
 
 @pytest.mark.parametrize("per_zone, pods_per_node", [(12, 2), (8, 110)])
@@ -632,33 +588,6 @@ def test_each_steps_judgement_made_from_the_last_is_a_fresh_one(per_zone, pods_p
     monkeypatch.setattr(steps, "judge", judge)
     plan = plan_drain(snap, targets, PlanOptions(verify_remedies=False))
     assert len(checked) >= len(targets) and any(checked) and not plan.safe
-
-
-@pytest.mark.parametrize("case", ["zone b, small nodes", "10 % with hostname spread", "deleting drained nodes"])
-def test_shares_moved_by_the_changed_nodes_and_domains_are_fresh_ones(case, monkeypatch):
-    """When a state differs from the last level's by a few shifted counts of the same
-    overlays, Search._moved_shares rebuilds only the domains whose count or target nodes
-    changed: each answer is what `_target_shares` computes from scratch (the same domains,
-    counts and target nodes), for a zone's few domains and a hostname key's many."""
-    snap, targets = _order_case(case, host_skew=2)
-    used = {"few": 0, "many": 0}
-    real = search.Search._moved_shares
-
-    def moved(self, old, cs, was):
-        got = real(self, old, cs, was)
-        if got is not None:
-            now, _ = got
-            fresh = search.Search(self.ctx, self.max_parallel, 0)._target_shares(cs)
-            assert {v: (a, e, set(n)) for v, (a, e, n) in now.items()} == \
-                   {v: (a, e, set(n)) for v, (a, e, n) in fresh.items()}
-            used["few" if len(cs.domains) <= search.FEW_DOMAINS else "many"] += 1
-        return got
-
-    monkeypatch.setattr(search.Search, "_moved_shares", moved)
-    plan_drain(snap, targets, _order_options(case))
-    assert used["few"] > 0
-    if not case.startswith("zone"):
-        assert used["many"] > 0
 
 
 def test_the_nodes_left_to_do_follow_what_each_world_played():

@@ -222,20 +222,6 @@ class NodeCounts(_Overlay):
         return out
 
 
-_ABSENT = object()
-
-
-def changed_keys(old: Mapping, new: Mapping) -> set | None:
-    """A superset of the keys whose entry differs between two maps of one kind, or None when only comparing every
-    entry could tell: overlays of one plain map differ only in their changes."""
-    if old is new:
-        return set()
-    if type(old) is not type(new) or not isinstance(new, _Overlay) or old.base is not new.base:
-        return None
-    a, b = old.changes, new.changes
-    return {k for k in a.keys() | b.keys() if a.get(k, _ABSENT) is not b.get(k, _ABSENT)}
-
-
 def nodes_among(node_counts: Mapping[str, int], nodes: frozenset) -> set[str]:
     """The nodes of `nodes` holding matching pods."""
     if isinstance(node_counts, NodeCounts):

@@ -261,13 +261,8 @@ class Search:
                 self._shares.put(cs, self._target_shares(old))
                 continue
             was = self._target_shares(old) if old is not None else {}
-            moved = self._moved_shares(old, cs, was) if old is not None and self._shares.get(cs) is None else None
-            if moved is not None:
-                now, values = moved
-            else:
-                now = self._target_shares(cs)
-                values = now.keys() | was.keys()
-            for value in values:
+            now = self._target_shares(cs)
+            for value in now.keys() | was.keys():
                 before, entry = was.get(value), now.get(value)
                 if entry is None:  # the domain holds no share now: take back the one it held
                     if before is not None:
@@ -275,68 +270,16 @@ class Search:
                     continue
                 at_min, extra, names = entry
                 if before is not None and before[2] == names:
-                    # the same target nodes there: only what the domain's count moved
-                    at_min, extra = at_min - before[0], extra - before[1]
+                    # the same target nodes there: only what the domain's count moved; the old set object keeps
+                    # its positions (_Totals.add) for the next level
+                    now[value] = (at_min, extra, before[2])
+                    at_min, extra, names = at_min - before[0], extra - before[1], before[2]
                 elif before is not None:
                     totals.add(before[2], -before[0], -before[1])
                 if at_min or extra:
                     totals.add(names, at_min, extra)
         self._totaled = hard
         return totals
-
-    def _moved_shares(self, old, cs, was: dict) -> tuple[dict, set] | None:
-        """(`_target_shares(cs)`, the domains whose share may differ from `was`, old's), from the few nodes and domains
-        whose counts differ, when counts.changed_keys tells them and the global minimum is the same; else None. A node
-        that left the domains changed its domain's entry: domains whose entry did not change hold the same nodes."""
-        if cs.global_min != old.global_min:
-            return None
-        few = len(cs.domains) <= FEW_DOMAINS
-        if few != (len(old.domains) <= FEW_DOMAINS):
-            return None
-        made = frozenset if few else tuple  # as _target_shares makes each domain's target nodes
-        nodes = counts.changed_keys(old.node_counts, cs.node_counts)
-        values = counts.changed_keys(old.domains, cs.domains) if nodes is not None else None
-        if values is None:
-            return None
-        targets, node_domain, node_counts = self._targets, cs.node_domain, cs.node_counts
-        moved_nodes: dict[str, list[str]] = {}  # domain -> its target nodes whose count changed
-        for name in nodes:
-            value = node_domain.get(name)
-            if value is not None and name in targets:
-                moved_nodes.setdefault(value, []).append(name)
-                values.add(value)
-        now, low = was.copy(), cs.global_min  # cloned in C even with deleted slots (pops below)
-        old_domains, domains = old.domains, cs.domains
-        for value in values:
-            d = domains.get(value)
-            if d is None:  # gone
-                now.pop(value, None)
-                continue
-            before, was_d = was.get(value), old_domains.get(value)
-            if was_d is not None:
-                # moved by the changed nodes, not by a walk over the domain's; a domain whose node list changed
-                # lost nodes (an added node makes every state anew), and those leave its share
-                names = before[2] if before is not None else ()
-                changed = moved_nodes.get(value)
-                if was_d.nodes is not d.nodes and names:
-                    names = made(n for n in names if node_domain.get(n) == value)
-                if changed:
-                    came = [n for n in changed if node_counts.get(n) and n not in names]
-                    gone = [n for n in changed if not node_counts.get(n) and n in names]
-                    if came or gone:  # else the same set object: the totals know its positions
-                        kept = set(names)
-                        kept.update(came)
-                        kept.difference_update(gone)
-                        like, names = names, made(kept)
-                        self._totals.derive(names, like, came, gone)
-            else:
-                names = made(n for n in d.nodes if n in targets and node_counts.get(n) and node_domain.get(n) == value)
-            if names:
-                now[value] = (1 if d.pods <= low else 0, d.pods - low, names)
-            else:
-                now.pop(value, None)
-        self._shares.put(cs, now)
-        return now, values
 
     def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
         """Per domain of `cs` with pods on targets: (1 if at the global minimum, its surplus over it, those targets),
@@ -413,22 +356,6 @@ class _Totals:
             at = self._at.put(names, np.fromiter(map(self.pos.__getitem__, names), dtype=np.int64, count=len(names)))
         h[at] += holds  # distinct positions: no update is lost
         s[at] += surplus
-
-    def derive(self, names: Collection[str], like: Collection[str], came: list[str], gone: list[str]) -> None:
-        """Make the positions of `names` (`like` plus `came` less `gone`) from `like`'s, if known: a level moves a node
-        or two of a zone domain's many, and reading all positions again would dominate a node-deleting re-plan."""
-        if len(names) <= self.SMALL or len(came) + len(gone) > self.SMALL:
-            return
-        at = self._at.get(like)
-        if at is None or self._at.get(names) is not None:
-            return
-        pos = self.pos
-        for name in gone:
-            at = at[at != pos[name]]
-        if came:
-            np = vector.np
-            at = np.concatenate((at, np.fromiter(map(pos.__getitem__, came), dtype=np.int64, count=len(came))))
-        self._at.put(names, at)
 
     def ordered(self, remaining: list[str], empties: dict[str, int]) -> list[str]:
         """`remaining` (target nodes) sorted by (empties, holds, -surplus, name)."""
