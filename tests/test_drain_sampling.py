@@ -9,7 +9,8 @@ import pytest
 
 from conftest import GI, make_node, make_pod, make_snapshot
 from kubectl_tspread.views.drain.core.placement import Placer
-from kubectl_tspread.views.drain.core.simulate import SimCluster, round_robin, zone_lists
+from kubectl_tspread.engine.walk import round_robin, zone_lists
+from kubectl_tspread.views.drain.core.simulate import SimCluster
 
 SMALL = {"cpu": 4000, "memory": 16 * GI, "pods": 110}
 BIG = {"cpu": 64000, "memory": 256 * GI, "pods": 110}

@@ -1,6 +1,8 @@
 """kube-scheduler's Filter walk (pkg/scheduler/schedule_one.go, findNodesThatPassFilters): the nodes are judged in
 node-tree order from a rotating start index (nextStartNodeIndex), and the walk stops once it holds
 `num_feasible_to_find(N)` feasible nodes; only those are scored, and the next walk starts past the last node examined.
+The node tree (pkg/scheduler/backend/cache/node_tree.go) lists nodes round robin over zones (`zone_lists`,
+`round_robin`).
 
 The rule for how many to find is scalar; the walk itself is here in array form, over a boolean mask of the nodes in
 node-tree order (True: passes every filter). The drain planner's node-by-node walk (views/drain/core/placement.py)
@@ -9,7 +11,12 @@ applies the same rule with the engine's filters, and tests/test_drain_vector.py 
 
 from __future__ import annotations
 
+import itertools
+from typing import Iterable
+
 import numpy as np
+
+from kubectl_tspread.model import ZONE_KEY, Node
 
 # with percentageOfNodesToScore unset: every node below MIN_FEASIBLE_NODES, else max(5, 50 − N/125) % of them, and
 # never fewer than MIN_FEASIBLE_NODES
@@ -17,6 +24,9 @@ MIN_FEASIBLE_NODES = 100
 MIN_FEASIBLE_PERCENT = 5
 BASE_PERCENT = 50
 NODES_PER_PERCENT = 125
+REGION_KEY = "topology.kubernetes.io/region"
+BETA_REGION_KEY = "failure-domain.beta.kubernetes.io/region"
+BETA_ZONE_KEY = "failure-domain.beta.kubernetes.io/zone"
 
 
 def num_feasible_to_find(total: int, percentage: int = 0) -> int:
@@ -82,3 +92,27 @@ class InWalkOrder:
 
     def tolist(self) -> list[int]:
         return from_start(self._idx, self._start).tolist()
+
+
+def zone_lists(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
+    """Node names per zone (in the order of its first node), keyed as the scheduler does: region and zone, GA first."""
+    zones: dict[str, list[str]] = {}
+    for n in nodes:
+        labels = n.labels
+        region = labels.get(REGION_KEY) or labels.get(BETA_REGION_KEY, "")
+        zone = labels.get(ZONE_KEY) or labels.get(BETA_ZONE_KEY, "")
+        zones.setdefault(f"{region}:\x00:{zone}" if region or zone else "", []).append(n.name)
+    return {z: tuple(names) for z, names in zones.items()}
+
+
+def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
+    """The first of every list, then the second of those long enough, and so on; zipped in runs (deletions redo it)."""
+    rows = [names for names in lists if names]
+    out: list[str] = []
+    done = 0
+    while rows:
+        upto = min(map(len, rows))
+        out.extend(itertools.chain.from_iterable(zip(*[names[done:upto] for names in rows])))
+        done = upto
+        rows = [names for names in rows if len(names) > upto]
+    return tuple(out)

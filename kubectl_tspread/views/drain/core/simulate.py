@@ -26,12 +26,10 @@ from kubectl_tspread.engine import podrequests, scores, spread, versions
 from kubectl_tspread.engine.index import ClusterIndex, undo_entry, undo_member
 from kubectl_tspread.engine.nodematch import untolerated_taint
 from kubectl_tspread.engine.partition import EXCLUDED_TAINT, without_node
-from kubectl_tspread.model import HONOR, ZONE_KEY, Node, Pod, Snapshot, positional_constructor
+from kubectl_tspread.engine.walk import round_robin, zone_lists
+from kubectl_tspread.model import HONOR, Node, Pod, Snapshot, positional_constructor
 
 REPLACEMENT_UID_PREFIX = "tspread-replacement-"
-REGION_KEY = "topology.kubernetes.io/region"
-BETA_REGION_KEY = "failure-domain.beta.kubernetes.io/region"
-BETA_ZONE_KEY = "failure-domain.beta.kubernetes.io/zone"
 # shared by every simulation: a version names one node state across copies, so the placement cache never mixes branches
 _VERSIONS = itertools.count(1)
 
@@ -598,30 +596,6 @@ def spread_key(pod: Pod) -> tuple:
     labels (selfMatch, matchLabelKeys), and the nodeSelector/affinity and tolerations the inclusion policies apply."""
     return (tuple(sorted(pod.labels.items())), pod.spread, pod.owner, tuple(sorted(pod.node_selector.items())),
             pod.node_affinity, pod.tolerations)
-
-
-def zone_lists(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
-    """Node names per zone (in the order of its first node), keyed as the scheduler does: region and zone, GA first."""
-    zones: dict[str, list[str]] = {}
-    for n in nodes:
-        labels = n.labels
-        region = labels.get(REGION_KEY) or labels.get(BETA_REGION_KEY, "")
-        zone = labels.get(ZONE_KEY) or labels.get(BETA_ZONE_KEY, "")
-        zones.setdefault(f"{region}:\x00:{zone}" if region or zone else "", []).append(n.name)
-    return {z: tuple(names) for z, names in zones.items()}
-
-
-def round_robin(lists: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
-    """The first of every list, then the second of those long enough, and so on; zipped in runs (deletions redo it)."""
-    rows = [names for names in lists if names]
-    out: list[str] = []
-    done = 0
-    while rows:
-        upto = min(map(len, rows))
-        out.extend(itertools.chain.from_iterable(zip(*[names[done:upto] for names in rows])))
-        done = upto
-        rows = [names for names in rows if len(names) > upto]
-    return tuple(out)
 
 
 def _positions_in(positions: dict[str, int], order: tuple[str, ...]):
