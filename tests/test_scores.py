@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from conftest import ZONE_KEY, make_constraint, make_node, make_pod, make_snapshot
+from conftest import HOSTNAME_KEY, ZONE_KEY, make_constraint, make_node, make_pod, make_snapshot
 from kubectl_tspread.engine import scorearrays, scores, spread, versions
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model.labels import Requirement, Selector
@@ -303,31 +303,42 @@ def test_normalisations_match(seed):
             scores.normalize_default(plain.tolist(), reverse)
 
 
+@pytest.mark.parametrize("all_keys", [True, False], ids=["explicit", "defaulted"])
 @pytest.mark.parametrize("seed", range(6))
-def test_spread_array_normalisation_matches_score_nodes(seed):
-    """spread.spread_term over arrays and scorearrays.spread_normalize against
-    spread.score_nodes on random clusters with a soft zone constraint and a soft `rack` one
-    that some nodes lack."""
+def test_spread_scores_over_arrays_are_score_nodes(seed, all_keys):
+    """scorearrays.spread_scores against spread.score_nodes on random clusters with a soft zone
+    constraint, a soft `rack` one that some nodes lack and a soft hostname one: explicit
+    constraints leave a node lacking a key out (IgnoredNodes), defaulted ones only its term."""
+    import dataclasses
+
     rng = random.Random(seed)
     nodes = [make_node(f"n{i}", zone=rng.choice("abc"),
                        labels={"rack": f"r{rng.randint(1, 3)}"} if rng.random() < 0.6 else {}) for i in range(12)]
     pods = [make_pod(f"w{i}", node=rng.choice(nodes).name, labels={"app": "web"}) for i in range(15)]
     pod = make_pod("in", labels={"app": "web"}, spread=[make_constraint(ZONE_KEY, max_skew=2, mode=SOFT),
-                                                         make_constraint("rack", mode=SOFT)])
+                                                         make_constraint("rack", max_skew=2, mode=SOFT),
+                                                         make_constraint(HOSTNAME_KEY, max_skew=3, mode=SOFT)])
     state = spread.compute(ClusterIndex(make_snapshot(nodes, pods + [pod])), pod)
+    state = dataclasses.replace(state, require_all_soft_keys=all_keys)
     want = spread.score_nodes(state, nodes)
-    lacking = np.array(["rack" not in n.labels for n in nodes])
-    considered = ~lacking
-    kept = [n for n, ok in zip(nodes, considered) if ok]
-    total = np.zeros(len(nodes))
-    for cs in state.soft:
+    at = lambda kept: nodes if kept is None else [nodes[i] for i in kept]  # noqa: E731
+
+    def lacking(cs):
         key = cs.constraint.topology_key
-        weight = spread.topology_weight(key, len(kept), lambda: len({n.labels[key] for n in kept}))
-        counts = np.array([cs.count(n.labels[key]) if key in n.labels else 0 for n in nodes])
-        has = np.array([key in n.labels for n in nodes])
-        total = total + np.where(has, spread.spread_term(counts, weight, cs.constraint.max_skew), 0.0)
-    got = scorearrays.spread_normalize(total, considered if lacking.any() else None)
+        return np.array([key not in n.labels for n in nodes])
+
+    def counts(cs, kept):
+        key = cs.constraint.topology_key
+        return np.array([cs.node_counts.get(n.name, 0) if key == HOSTNAME_KEY else cs.count(n.labels.get(key, ""))
+                         for n in at(kept)])
+
+    def distinct(cs, kept):
+        assert cs.constraint.topology_key != HOSTNAME_KEY
+        return len({n.labels.get(cs.constraint.topology_key, "") for n in at(kept)})
+
+    got = scorearrays.spread_scores(state.soft, all_keys, len(nodes), lacking, counts, distinct)
     assert got.tolist() == [want[n.name] for n in nodes]
+    assert len(set(want.values())) > 1
 
 
 @pytest.mark.parametrize("module", [scores, scorearrays], ids=lambda m: m.__name__.rsplit(".", 1)[-1])

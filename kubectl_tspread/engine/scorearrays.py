@@ -10,11 +10,11 @@ memory (bytes); a node's allocatable that is not positive leaves that resource o
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
-from kubectl_tspread.engine import scores
+from kubectl_tspread.engine import scores, spread
 from kubectl_tspread.engine.scores import MAX_NODE_SCORE, WEIGHTS
 from kubectl_tspread.model import Node, Pod
 
@@ -118,6 +118,40 @@ def spread_normalize(total, considered=None):
     out = np.full(len(raw), MAX_NODE_SCORE, dtype=np.int64) if hi == 0 \
         else MAX_NODE_SCORE * (hi + lo - raw) // hi
     return out if considered is None else np.where(considered, out, 0)
+
+
+def spread_scores(soft: Sequence, require_all_keys: bool, n: int, lacking: Callable, counts: Callable,
+                  distinct: Callable):
+    """spread.score_nodes over `n` candidate nodes: `soft`, the pod's soft ConstraintStates; `lacking(cs)`, which
+    nodes lack cs's key (a bool array, None when none can); `counts(cs, kept)`, each kept node's domain count
+    (hostname: its own matching pods), `kept` the considered nodes' indices or None for all; `distinct(cs, kept)`,
+    how many of cs's key's values the kept nodes carry (asked only for a key other than hostname). With
+    `require_all_keys` (explicit constraints) a node lacking any soft key is one of IgnoredNodes and scores 0;
+    otherwise only the constraint it lacks leaves its sum. The float sum runs in the scalar form's order."""
+    masks = [lacking(cs) for cs in soft]
+    kept = None
+    if require_all_keys and any(m is not None for m in masks):
+        lack = np.logical_or.reduce([m for m in masks if m is not None])
+        if lack.any():
+            kept = np.flatnonzero(~lack)
+    size = n if kept is None else len(kept)
+    if not size:
+        return np.zeros(n, dtype=np.int64)
+    total = None
+    for cs, mask in zip(soft, masks):
+        key = cs.constraint.topology_key
+        weight = spread.topology_weight(key, size, lambda: distinct(cs, kept))
+        added = spread.spread_term(counts(cs, kept), weight, cs.constraint.max_skew)
+        if total is not None:
+            added = total + added
+        if kept is None and mask is not None and mask.any():  # kept nodes carry every key
+            added = np.where(mask, 0.0 if total is None else total, added)
+        total = added
+    if kept is None:
+        return spread_normalize(total)
+    out = np.zeros(n, dtype=np.int64)
+    out[kept] = spread_normalize(total)
+    return out
 
 
 def per_node(raw: Callable[[Pod, Node], int], pod: Pod, n: int, node_at: Callable[[int], Node], rows=None):

@@ -516,56 +516,33 @@ def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
 
 
 def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, found):
-    """spread.score_nodes at positions `found`, in that order (0 without soft constraints). Value ids are gathered
-    once per soft key (not at all for a hostname key every node has), lacking-key masks only for keys some node lacks,
-    and the float operations keep their order (0.0 + the first term equals it)."""
-    soft = state.soft
-    if not soft:
-        return np.zeros(len(found), dtype=np.int64)
-    keyed = []  # (constraint state, its key's values, value ids of the found nodes, lacking the key)
-    for cs in soft:
-        key = cs.constraint.topology_key
-        values = table.values(sim, key)
-        if key in table.complete:
-            keyed.append((cs, values, None if key == HOSTNAME_KEY else values[0].take(found), None))
-        else:
-            at = values[0].take(found)
-            keyed.append((cs, values, at, at == len(values[2])))
-    kept = found
-    if state.require_all_soft_keys:
-        lacks = [lacking for *_, lacking in keyed if lacking is not None]
-        lack = (np.logical_or.reduce(lacks) if len(lacks) > 1 else lacks[0]) if lacks else None
-        if lack is not None and lack.any():
-            considered = ~lack
-            kept = found[considered]
-            # the kept nodes carry every key: no mask is needed past here
-            keyed = [(cs, values, None if at is None else at[considered], None) for cs, values, at, _ in keyed]
-    total = None
-    for cs, (_, _, names, as_empty), at, lacking in keyed:
-        key = cs.constraint.topology_key
-        weight = spread.topology_weight(key, len(kept), lambda: _distinct(as_empty.take(kept), len(names)))
-        if key == HOSTNAME_KEY:  # the node's own matching pods
-            cnt = counts_of(table, sim, cs)[1].take(kept)
-        else:
-            cnt = counts_of(table, sim, cs)[2].take(at)
-        added = spread.spread_term(cnt, weight, cs.constraint.max_skew)
-        if total is not None:
-            added = total + added
-        if lacking is not None and lacking.any():
-            added = np.where(lacking, 0.0 if total is None else total, added)
-        total = added
-    if not len(kept):
-        return np.zeros(len(found), dtype=np.int64)
-    normalised = scorearrays.spread_normalize(total)
-    if kept is found:
-        return normalised
-    out = np.zeros(len(found), dtype=np.int64)
-    out[considered] = normalised
-    return out
+    """spread.score_nodes at positions `found`, in that order (scorearrays.spread_scores over the table's columns)."""
+    ids: dict[str, Any] = {}  # key -> the value id of each found node, gathered once per key
 
+    def at(key: str):
+        got = ids.get(key)
+        if got is None:
+            got = ids[key] = table.values(sim, key)[0].take(found)
+        return got
 
-def _distinct(ids, values: int) -> int:
-    return int(np.count_nonzero(np.bincount(ids, minlength=values + 1)))
+    def lacking(cs):
+        key = cs.constraint.topology_key
+        return None if key in table.complete else at(key) == len(table.values(sim, key)[2])
+
+    def counts(cs, kept):
+        if cs.constraint.topology_key == HOSTNAME_KEY:  # the node's own matching pods
+            return counts_of(table, sim, cs)[1].take(found if kept is None else found[kept])
+        values = at(cs.constraint.topology_key)
+        return counts_of(table, sim, cs)[2].take(values if kept is None else values[kept])
+
+    def distinct(cs, kept):
+        _, _, names, as_empty = table.values(sim, cs.constraint.topology_key)
+        rows = as_empty.take(found if kept is None else found[kept])
+        return int(np.count_nonzero(np.bincount(rows, minlength=len(names) + 1)))
+
+    if not state.soft:
+        return np.zeros(len(found), dtype=np.int64)
+    return scorearrays.spread_scores(state.soft, state.require_all_soft_keys, len(found), lacking, counts, distinct)
 
 
 def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, pod: Pod, found,
