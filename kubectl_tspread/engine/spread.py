@@ -249,13 +249,16 @@ def compute(index: ClusterIndex, pod: Pod,
     return SpreadState(pod, states, require_soft)
 
 
+def counted(pod: Pod) -> bool:
+    """Whether the plugin counts `pod` where its selector matches: terminating pods are bypassed (kubernetes#87621),
+    and an unbound pod is on no node."""
+    return bool(pod.node_name) and not pod.terminating
+
+
 def pods_per_node(matched: Iterable[Pod]) -> dict[str, int]:
     """How many of `matched` each node holds, as the plugin counts them."""
     counts: dict[str, int] = defaultdict(int)
-    for p in matched:
-        # terminating pods are bypassed (kubernetes#87621); unbound pods are on no node
-        if p.terminating or not p.node_name:
-            continue
+    for p in filter(counted, matched):
         counts[p.node_name] += 1
     return dict(counts)
 

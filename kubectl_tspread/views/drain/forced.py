@@ -27,7 +27,7 @@ from kubectl_tspread.views.drain.core import counts
 from kubectl_tspread.views.drain.diagnose import closed_domains
 from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.views.drain.core.steps import Context, World, tracked_states
-from kubectl_tspread.engine import filters
+from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.model import Pod
 
 
@@ -76,7 +76,7 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
     for n in ctx.targets:
         for p in world.remaining.get(n, ()):
             p = sim.pods.get(p.key, p)
-            if not counts.counted(p):
+            if not spread.counted(p):
                 continue  # unbound or terminating: in no count
             into = replaced if ctx.decision(p).replaced else others
             for i in by_namespace.get(p.namespace, ()):

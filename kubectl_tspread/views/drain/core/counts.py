@@ -16,11 +16,6 @@ from kubectl_tspread.model import Pod, positional_constructor
 from kubectl_tspread.views.drain.core.vector import CountArrays
 
 
-def counted(pod: Pod) -> bool:
-    """Whether `pod` is in the counts of the constraints whose selectors match it."""
-    return bool(pod.node_name) and not pod.terminating and not pod.finished
-
-
 def shifted_state(st: spread.SpreadState, pod: Pod, delta: int, arrays: CountArrays) -> spread.SpreadState | None:
     """`st` with `pod` (counted) added (+1) or removed (-1), `arrays` moved along; None when no constraint counts it."""
     out, changed = [], False

@@ -431,7 +431,7 @@ class SimCluster:
     def _shift_spread(self, pod: Pod, delta: int) -> None:
         """A pod came (+1) or went (-1): shift the memoised states that count it."""
         states = self._spread.get(pod.namespace)
-        if not states or not counts.counted(pod):
+        if not states or not spread.counted(pod):
             return  # a terminating or unbound pod is in no count
         labels = pod.labels
         memo = (pod.namespace, self._templates_seen.get(pod.namespace), id(labels))
@@ -525,7 +525,7 @@ class SimCluster:
             self._drop(current)
             return
         marked = pod_with(current, terminating=True)
-        if not counts.counted(current):  # unbound, or terminating already: nothing is kept in place
+        if not spread.counted(current):  # unbound, or terminating already: nothing is kept in place
             self._drop(current)
             self._put(marked)
             return
