@@ -7,8 +7,7 @@ Answers (kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go):
   evicted. Every eviction names the uid the step's re-read saw, so a retry never evicts the successor.
 - 429: a PodDisruptionBudget (or API priority and fairness) says "not now": back off (BackoffPolicy) until the deadline.
 - 500 "more than one PodDisruptionBudget": the API can never evict this pod; stop. Anything else: stop with its message.
-A dropped connection is retried a few times (a repeated eviction meets a terminating pod or a 404, both harmless).
-"""
+A dropped connection is retried a few times (a repeated eviction meets a terminating pod or a 404, both harmless)."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ from kubectl_tspread.model.errors import ClusterError, TspreadError
 EVICTED = "evicted"
 GONE = "already gone"
 MULTIPLE_PDBS_MESSAGE = "more than one PodDisruptionBudget"
-# the API server's 409 when a delete's uid precondition fails (storage: "Precondition failed: UID in precondition: …")
-UID_PRECONDITION_MESSAGE = "uid in precondition"
+UID_PRECONDITION_MESSAGE = "uid in precondition"  # from the 409's "Precondition failed: UID in precondition: …"
 DRY_RUN_ALL = ["All"]
 
 
@@ -64,8 +62,7 @@ class BackoffPolicy:
     cancel: threading.Event = field(default_factory=threading.Event)
 
     def wait(self, attempt: int, retry_after: float | None) -> float:
-        """attempt 1 -> base, 2 -> 2·base, …, capped; a longer Retry-After wins up to retry_after_cap: one 429 asking
-        for hours must not sleep a step's whole --timeout."""
+        """A longer Retry-After wins up to retry_after_cap: a 429 asking for hours must not sleep a step's --timeout."""
         backoff = min(self.max_backoff, self.base * (2 ** min(max(0, attempt - 1), 32)))
         return max(backoff, min(retry_after or 0.0, self.retry_after_cap))
 
@@ -115,8 +112,7 @@ class Writer:
         body: dict = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
         options: dict = {"preconditions": {"uid": uid}} if uid else {}
         if self.dry_run:
-            # in deleteOptions, as kubectl drain sends it (the eviction client takes no query options)
-            options["dryRun"] = DRY_RUN_ALL
+            options["dryRun"] = DRY_RUN_ALL  # as kubectl drain sends it: the eviction client takes no query options
         if options:
             body["deleteOptions"] = options
 

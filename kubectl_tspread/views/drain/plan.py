@@ -8,8 +8,7 @@ running pods are planned, so a rerun continues where an interrupted one stopped.
 
 Pipeline: kubectl's pod rules (pods.py) → PDB coverage (pdb.py) → every explicit constraint of each affected workload,
 judged through a probe pod → the order search (search.py) over step simulations (steps.py, placement.py, simulate.py) →
-findings and verified remedies (findings.py, remedies.py), re-planned on the caller's workers (workers.py) or here.
-"""
+findings and verified remedies (findings.py, remedies.py), re-planned on the caller's workers (workers.py) or here."""
 
 from __future__ import annotations
 
@@ -217,8 +216,7 @@ class _Planning:
         self.snapshot, self.targets, self.options, self.on_progress = snapshot, targets, options, on_progress
         self.workers = workers
         self.sim, self.placer = SimCluster(snapshot), Placer()
-        # remedies re-plan on forks of the untouched simulation, sharing the filter cache
-        self.pristine = self.sim.copy() if options.verify_remedies else None
+        self.pristine = self.sim.copy() if options.verify_remedies else None  # remedies re-plan on forks of it
         self.children: dict[str, Handle] = {}
         self.order_child: list[Handle] = []
         self.ctx: Context | None = None
@@ -290,9 +288,8 @@ class _Planning:
 
     def proof(self, forced: list) -> None:
         """Told before the first step whether no order is safe (`forced`: why). Starts the re-plans the remedies want
-        first: in a trap the strandings' (the node deletion run() started is kept), else the PDB-blocked pods';
-        start_only cancels a wrong guess. When some order may be safe and no pod is blocked or refused, a plan safe in
-        another order checks the given one too (order_finding, as long as the plan): start it now; cancel() ends it."""
+        first: a trap's strandings' (keeping run()'s node deletion), else the PDB-blocked pods' (start_only cancels a
+        wrong guess); and the given order's check (order_finding, as long as the plan) if a safe plan may need it."""
         ctx, snapshot, targets, options = self.ctx, self.snapshot, self.targets, self.options
         if options.verify_remedies:
             self.start_only(remedies.deleting_replans(snapshot, targets, options) if forced else
@@ -309,8 +306,7 @@ class _Planning:
     def first_strand(self, s: Stranded) -> None:
         """Search calls it once forced.py proved no order safe: start the re-plans of the first stranding's finding."""
         children = self.children
-        # its namespace (from the pod) says whose pods a candidate edits
-        self.start([(key, snap, opts) for key, _, snap, opts in
+        self.start([(key, snap, opts) for key, _, snap, opts in  # the pod's namespace says whose pods a candidate edits
                     remedies.first_replan_actions(self.snapshot, self.targets, self.options, None,
                                                   [stranded_finding([s])], forced=True)
                     if key not in children])
@@ -332,8 +328,7 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
     flat = [d for n in targets for d in ctx.decisions[n]]
     refused = [d for d in flat if d.action == REFUSE]
     safe = found and all(s.safe for s in steps) and not stranded and not refused
-    # replacements an earlier step or _settle put on a target, evicted a second time
-    decided = ctx.decided
+    decided = ctx.decided  # any other eviction is of a replacement an earlier step or _settle put on a target
     again = sum((e.node, f"{e.namespace}/{e.name}") not in decided for s in steps for e in s.evictions)
     plan = DrainPlan(
         nodes=tuple(targets), safe=safe, steps=tuple(steps), stranded=tuple(stranded), findings=(),

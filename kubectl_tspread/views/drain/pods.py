@@ -10,8 +10,7 @@ the first that does not let it be deleted:
 
 Finished pods pass every filter; kubectl deletes them, but the scheduler no longer sees them, so steps leave them out.
 Pods with a deletionTimestamp are an interrupted run's evictions: already evicted. --force deletes a DaemonSet pod whose
-DaemonSet is gone, but a snapshot cannot tell a deleted DaemonSet from one not dumped, so the planner assumes it exists.
-"""
+DaemonSet is gone; a snapshot cannot tell a deleted DaemonSet from one not dumped, so the planner assumes it exists."""
 
 from __future__ import annotations
 
@@ -48,14 +47,13 @@ FLAG_FOR = {DAEMONSET_POD: "--ignore-daemonsets", LOCAL_STORAGE: "--delete-empty
 
 @dataclass(frozen=True, slots=True)
 class PodDecision:
-    """What a drain does with one pod of a target node: `code` names the rule that decided (None for a plain eviction),
-    `message` is kubectl's text for it, `replaced` says whether a controller recreates the pod."""
+    """What a drain does with one pod of a target node."""
 
     pod: Pod
     action: str  # EVICT | SKIP | REFUSE | ALREADY_EVICTED
-    code: str | None = None
-    message: str = ""
-    replaced: bool = False
+    code: str | None = None  # the rule that decided; None for a plain eviction
+    message: str = ""  # kubectl's text for it
+    replaced: bool = False  # whether a controller recreates the pod
 
 
 def classify(pod: Pod, flags: DrainFlags) -> PodDecision | None:
@@ -104,7 +102,6 @@ def refusal_head(message: str) -> str:
 
 
 def kubectl_warnings(decisions: Iterable[PodDecision]) -> list[str]:
-    """The warnings `kubectl drain` prints, sorted."""
     by_msg: dict[str, list[str]] = defaultdict(list)
     for d in decisions:
         if d.message and d.action in (EVICT, SKIP) and d.code != MIRROR_POD:

@@ -9,8 +9,7 @@ one disruption; MultiplePdbs: remove one of them; a refusal: the kubectl flag th
 
 A re-plan costs as much as the plan, so a drain of T targets makes at most `replan_allowance(T)` distinct ones, in the
 order of the findings; one naming no workload serves every finding it clears. None is offered unverified. Re-plans do
-not backtrack (REMEDY_SEARCH_BUDGET 0): a remedy is judged by the heuristic's order, the one its plan would use.
-"""
+not backtrack (REMEDY_SEARCH_BUDGET 0): a remedy is judged by the heuristic's order, the one its plan would use."""
 
 from __future__ import annotations
 
@@ -51,8 +50,7 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                     on_replan: Callable[[int], None] | None = None) -> list[Finding]:
     """Each finding with the candidates that clear it. `replan(snapshot, options)` is plan.py's re-plan without
     remedies (this module does not import plan.py, which imports it); its findings may omit the info-only order
-    finding, which no remedy is judged by. `ready`: re-plans under way on plan_drain's workers, by candidate key, used
-    where they would be computed (computed here if a worker failed). `on_replan` gets the count done after each."""
+    finding, which no remedy is judged by. `ready`: re-plans under way on plan_drain's workers, by candidate key."""
     cache: dict[str, Any] = {}
     allowance = replan_allowance(len(targets))
     workloads = _Lookups(snapshot)
@@ -83,8 +81,7 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 cache[key] = replanned
                 if on_replan is not None:
                     on_replan(len(cache))
-            # staged cordons move pods twice: worth it only when they make the drain safe
-            if _clears(f, replanned) and (action != STAGE_CORDONS or replanned.safe):
+            if _clears(f, replanned) and (action != STAGE_CORDONS or replanned.safe):  # staged cordons move pods twice
                 kept.append(Remedy(action, params, True, replanned.safe, verifies(f, replanned),
                                    side_effects(action, params, f, plan, workloads, replanned),
                                    then_finding(replanned)))
@@ -164,8 +161,7 @@ def _clears(f: Finding, replanned: DrainPlan) -> bool:
 
 def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
                f: Finding, workloads: "_Lookups", forced: bool = False) -> Iterator[Candidate]:
-    """(action, params, edited snapshot maker, options) per candidate; the copy is made only when called, as a zone
-    drain verifies the candidates of a few of its hundreds of findings. `forced`: as in first_replan_actions."""
+    """Each candidate, copying the snapshot only when called: a zone drain verifies few of its hundreds of findings."""
     if f.code in _FLAG_FIELD:
         field_name, flag = _FLAG_FIELD[f.code]
         yield ("Flag", {"flag": flag}, lambda: snapshot,
@@ -204,8 +200,7 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
 
 
 def _stageable(targets: Sequence[str], options: PlanOptions, forced: bool) -> bool:
-    """Staging is a candidate when the plan cordons every target first, there are several (one is cordoned at its own
-    step anyway), and no trap is proved (forced.py's proof holds however the cordons are staged)."""
+    """Staging needs several targets (one is cordoned at its step anyway) and no forced.py trap, which staging keeps."""
     return not options.stage_cordons and len(targets) > 1 and not forced
 
 
@@ -247,8 +242,7 @@ class _Lookups:
         return tuple(k for k in left if k not in owned)
 
     def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
-        """Volumes only `nodes` satisfy (local ones), left with their pods without a node when those Nodes go. Each
-        distinct affinity is matched once (volumes share them), and one naming hostnames only against those nodes."""
+        """Volumes only `nodes` satisfy (local ones), left with their pods without a node when those Nodes go."""
         key = tuple(nodes)
         got = self.pinned.get(key)
         if got is None:
@@ -256,7 +250,7 @@ class _Lookups:
             by_host: dict[str, list[Node]] = {}
             for n in self.snapshot.nodes:
                 by_host.setdefault(n.labels.get(HOSTNAME_KEY, n.name), []).append(n)
-            memo: dict = {}
+            memo: dict = {}  # per node affinity: volumes share them
             out = []
             for pv in self.snapshot.pvs:
                 if not pv.node_affinity:
@@ -310,8 +304,7 @@ def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding,
     dist = f.params.get("distribution") or {}
     trapped = list(f.params.get("cordonedDomains") or ())
     if key == HOSTNAME_KEY:
-        # every new node is its own hostname domain: try it in the zones that exist
-        key, dist, trapped = ZONE_KEY, {}, []
+        key, dist, trapped = ZONE_KEY, {}, []  # each new node is its own hostname domain: try the zones that exist
     values = trapped + sorted((v for v in dist if v not in trapped), key=lambda v: (dist[v], v))
     if not values:
         values = sorted({n.labels[key] for n in snapshot.nodes if key in n.labels})

@@ -7,8 +7,7 @@ A step is over when
 3. every DoNotSchedule constraint of those workloads is within maxSkew, or within the skew before the step when that was
    higher (a drain is not to blame for an old violation, but must not make it worse).
 It is stuck when a replacement is Pending as "Unschedulable" and the engine agrees that no node passes every filter:
-nothing the drain does next can help, and waiting out the timeout would only hide the reason.
-"""
+nothing the drain does next can help, and waiting out the timeout would only hide the reason."""
 
 from __future__ import annotations
 
@@ -143,8 +142,7 @@ def over_limit(snap: Snapshot, target: WaitTarget) -> list[str]:
 
 
 def stuck(snap: Snapshot, status: WaitStatus) -> list[Pod]:
-    """Pending replacements the scheduler called Unschedulable and no node can take, once the evicted pods are gone
-    (until then their resources may be what is missing)."""
+    """The stuck replacements, once the evicted pods are gone (until then their resources may be what is missing)."""
     if status.remaining_gone:
         return []
     out, index = [], None

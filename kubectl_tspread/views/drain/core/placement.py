@@ -8,8 +8,7 @@ domains the sample. Ties go to the first name; `tied` lists them: the scheduler 
 
 Pods the filters but spread cannot tell apart (`filter_key`) share a PreFilter cycle and a verdict cache per node
 version, so a bind re-filters only its node; templates differing only in requests share the rest (`shape_key`). The
-caches are off when any pod has required pod (anti-)affinity: InterPodAffinity reads pods on other nodes.
-"""
+caches are off when any pod has required pod (anti-)affinity: InterPodAffinity reads pods on other nodes."""
 
 from __future__ import annotations
 
@@ -27,17 +26,14 @@ from kubectl_tspread.model import Node, Pod, positional_constructor
 SPREAD_PLUGIN = spread.PLUGIN
 _BEFORE_FIT = frozenset(filters.FILTER_ORDER[:filters.FILTER_ORDER.index(resources.NODE_RESOURCES_FIT)])
 _NOWHERE = object()  # _vector's "no node is feasible", unlike None: "does not apply"
-# InterPodAffinity's PreFilter result when no pod, the incoming one included, has pod (anti-)affinity
-_NO_AFFINITY = interpod.AffinityState((), (), {}, {}, {}, True)
-# next window = the template's last walk × this: too small sends placements to the full walk, too large judges more
-WINDOW_MARGIN = 1.5
+_NO_AFFINITY = interpod.AffinityState((), (), {}, {}, {}, True)  # PreFilter's state when no pod has pod (anti-)affinity
+WINDOW_MARGIN = 1.5  # next window = last walk × this: too small falls back to the full walk, too large judges more
 
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """The scheduler's predicted verdict for one replacement (`node` None: no node passes). `fit_nodes` pass every
-    filter but PodTopologySpread; `spread_refusals` counts per topologyKey those spread refuses, to blame a stranding;
-    `reasons`, the first-failure histogram, is read only when no node fits."""
+    """The scheduler's verdict for one replacement (`node` None: none passes). `fit_nodes` pass every filter but spread;
+    `spread_refusals` counts per topologyKey the nodes spread refuses; `reasons` is read only if none fits."""
 
     pod: Pod
     node: str | None
@@ -46,17 +42,14 @@ class Placement:
     fit_nodes: tuple[str, ...] = ()
     spread_refusals: Mapping[str, int] = field(default_factory=dict)
     reasons: Mapping[str, int] = field(default_factory=dict)
-    # the nodes that share the highest score with `node` (node among them); () when it is alone
-    tied: tuple[str, ...] = ()
+    tied: tuple[str, ...] = ()  # the nodes sharing the highest score, `node` among them; () when it is alone
 
 
-# one per replacement placed: without the frozen dataclass's per-field setattr
-_new_placement = positional_constructor(Placement)
+_new_placement = positional_constructor(Placement)  # one per placement: skips the frozen dataclass's per-field setattr
 
 
 def shape_key(pod: Pod) -> tuple:
-    """What the filters but spread, InterPodAffinity and NodeResourcesFit read of an unbound pod; of its volumes, only
-    the claims, looked up in its namespace."""
+    """What the filters but spread, InterPodAffinity and NodeResourcesFit read of an unbound pod."""
     claims = tuple(v.pvc for v in pod.volumes if v.pvc)  # last in the key: `_vector` reads them there
     return (pod.namespace if claims else "", pod.tolerations, pod.node_name,
             tuple(sorted(pod.node_selector.items())), pod.node_affinity, pod.host_ports, pod.features_used, claims)
@@ -72,9 +65,8 @@ def template_key(pod: Pod) -> tuple:
     return (pod.namespace, spread_key_of(pod), filter_key(pod), pod.pod_affinity, pod.pod_anti_affinity)
 
 
-# what filter_key reads (and shape_key, all but the requests)
 FILTER_KEY_READS = ("tolerations", "node_selector", "node_affinity", "host_ports", "volumes", "requests",
-                    "features_used")
+                    "features_used")  # what filter_key reads (and shape_key, all but the requests)
 FILTER_KEY_STRINGS = ("namespace", "node_name")
 TEMPLATE_KEY_READS = FILTER_KEY_READS + ("pod_affinity", "pod_anti_affinity") + SPREAD_KEY_READS  # template_key's
 # numbered per distinct key: stranded replacements retry at every step, and a key costs more than the lookup it feeds
@@ -83,13 +75,11 @@ _shape_number, _filter_number = numbering(), numbering()
 
 
 def _keys(pod: Pod) -> tuple[tuple, int, int]:
-    """(shape_key, a number per distinct shape key, a number per distinct filter_key)."""
     shape = shape_key(pod)
     return shape, _shape_number(shape), _filter_number(filter_key(pod, shape))
 
 
-# every placement keys the filter caches by these: made once per template, not per pod record
-keys_of = parts_memo(_keys, FILTER_KEY_READS, FILTER_KEY_STRINGS)
+keys_of = parts_memo(_keys, FILTER_KEY_READS, FILTER_KEY_STRINGS)  # cache keys, made once per template, not per pod
 
 
 class Placer:
@@ -104,8 +94,7 @@ class Placer:
         self._failed: dict[int, tuple[int, Placement]] = {}  # template_of -> (sim stamp, no-node verdict)
         self._bare: dict[int, tuple[int, Placement]] = {}  # the same, without the diagnosis
         self._tables: dict[int, vector.NodeTable] = {}  # vector.py's arrays, per node set
-        # template_of -> nodes its last walk examined per node wanted, with a margin: its next window (walk.window)
-        self._reach: dict[int, float] = {}
+        self._reach: dict[int, float] = {}  # template_of -> next window (walk.window): nodes examined per node wanted
 
     def failed_now(self, sim: SimCluster, pod: Pod) -> bool:
         """Whether a pod like `pod` already found no node on this very state."""
@@ -157,7 +146,6 @@ class Placer:
         return self._walk(sim, pod, state, cycle, cache)
 
     def _prepared(self, sim: SimCluster, pod: Pod) -> tuple[spread.SpreadState, tuple, int, "_LazyCycle", dict]:
-        """(spread state, shape key, shape id, the lazy filter cycle, the template's verdict cache) of a placement."""
         state = sim.spread_state(pod)
         shape, shape_id, key = keys_of(pod)
         cycle = _LazyCycle(self, sim, key, pod, state)
@@ -201,8 +189,7 @@ class Placer:
                     refusals[k] = refusals.get(k, 0) + 1
                 first = first or refused[0]
             elif first is None:
-                # spread refused it before the other filters did (scheduler order)
-                refused = verdict(nodes[name])
+                refused = verdict(nodes[name])  # spread refused it before the other filters did (scheduler order)
                 first = refused[0] if refused is not None else None
             if first is not None:
                 reasons[first.reason] = reasons.get(first.reason, 0) + 1
@@ -257,12 +244,10 @@ class Placer:
 
     def _vector(self, sim: SimCluster, pod: Pod, state: spread.SpreadState, shape: tuple, shape_id: int,
                 cycle: "_LazyCycle", diagnose: bool = True) -> Placement | None:
-        """vector.py's placement; None where it does not apply; _NOWHERE when no node is feasible and the walk is to
-        diagnose it or no diagnosis is wanted. Diagnoses a pod spread refuses on every fit node: traps strand many."""
+        """vector.py's verdict, None or _NOWHERE; diagnoses pods spread refuses on all fit nodes: traps strand many."""
         if sim.affinity_sensitive or pod.features_used or not vector.fits_fast_path(pod):
             return None
-        # the filter key's cycle, made once (_cycle), fixes the PreFilter outcome and node names: no need to ready it
-        c = self._cycles.get(cycle.key)
+        c = self._cycles.get(cycle.key)  # made once (_cycle), it fixes PreFilter and node names: no need to ready it
         if c is None:
             c = cycle.get()
         if c.prefilter is not None or c.node_names is not None:
@@ -278,14 +263,12 @@ class Placer:
             hit = Placer._shape_hit(sim, shapes, cycle.get(), nodes[name])
             return not hit[1] and not hit[2]
 
-        # no host ports nor claims: the verdicts read only the Node object, which a cordon changes and a bind does not
-        node_only = not pod.host_ports and not shape[-1]
+        node_only = not pod.host_ports and not shape[-1]  # verdicts read only the Node: cordons change it, binds do not
         shape_version = sim.node_object_array() if node_only else version
         values = vector.spread_values(table, sim, state)
         start, want = sim.next_start % total, num_feasible_to_find(total)
         walked, template = None, template_of(pod)
-        # first the window the walk most likely stops within; every node when that falls short, when a hard constraint
-        # refuses every domain, or when the template last found no node (a window only delays the walk that says so)
+        # the window the walk likely stops in; none if the template last found no node: it would only delay the walk
         reach = self._reach.get(template, 2.0)
         rows = walk.window(start, int(want * reach), want, total) if all(ok.any() for _, ok in values) else None
 
@@ -379,8 +362,7 @@ def accepting_domains(pod: Pod, feasible: list[Node]) -> dict[str, tuple[str, ..
     return {k: tuple(sorted({n.labels[k] for n in feasible if k in n.labels})) for k in keys}
 
 
-# what LeastAllocated charges a pod, as the usage rows of the simulation and the tables read it
-_nonzero = scores.score_requests
+_nonzero = scores.score_requests  # what LeastAllocated charges, as the simulation's and tables' usage rows read it
 
 
 def interpod_topology(sim: SimCluster, pod: Pod) -> dict | None:

@@ -5,20 +5,17 @@ leave with no schedulable node, fewest first; in how many it holds pods of a dom
 (draining that domain lowers the minimum and blocks the others); its domains' surplus over the minimum, largest first;
 its name. A batch is a seed plus up to --max-parallel − 1 more, other domains first, tried at full size, then smaller.
 
-Each candidate is simulated (steps.run_batch) on the search's one world after a mark (World.fork), and reverted if it
-fails; backing up a level reverts the batch that led there. The first safe one is descended into. A remaining set whose
-candidates all failed within the budget is not explored again (an approximation: the memo ignores the order). When
-forced.py proves no order safe, the fallback starts from the undrained cluster.
+Each candidate is simulated (steps.run_batch) on the search's one world after a mark (World.fork) and reverted if it
+fails; the first safe one is descended into. A remaining set whose candidates all failed within the budget is not
+explored again (an approximation: the memo ignores the order).
 
 Bounds (a step costs O(R × S), see placement.py; a zone has thousands of targets T: nothing may be quadratic in T):
 - at most T + min(search_budget, max(BACKTRACK_FLOOR, T)) simulated steps, DFS_CANDIDATES per level: fewer than T would
   make a safe plan of T steps unreachable, and backtracking dearer than the forward pass, or past the heuristic's first
-  few candidates, rarely pays. Backing up past the BACKTRACK_DEPTH marks kept ends the search; with no allowance (a
-  remedy's re-plan), so does a level whose candidates all fail;
+  few candidates, rarely pays. Backing up past the BACKTRACK_DEPTH marks kept ends the search;
 - the fallback goes on from the longest safe prefix found, plays at most GREEDY_CANDIDATES batches per level and keeps
   the least bad (fewest new stranded pods, least new skew excess, biggest batch); one with no new harm at full size ends
-  the level, and harm forced.py proved no order avoids is not weighed (_Proven). It only has to show where and why the
-  drain breaks, which one harmful candidate does as well as the best."""
+  the level. It only has to show where and why the drain breaks: any harmful candidate does, not just the best."""
 
 from __future__ import annotations
 
@@ -83,8 +80,7 @@ class Search:
         return self._greedy(world), False
 
     def _dfs(self, world: World) -> bool:
-        """An explicit stack: a zone's plan is deeper than Python's recursion limit. Leaves `world` at the last level
-        entered, marks closed, and `deepest` a copy of the deepest level once the search backed up from it."""
+        """An explicit stack, as a zone's plan is deeper than the recursion limit; leaves `world` at the last level."""
         levels: list[tuple[frozenset[str], Iterator[list[str]]]] = []
         self._deepest_done = len(world.done)
         self.deepest = None
@@ -101,9 +97,8 @@ class Search:
                         if not self._back_up(world):
                             return False
                     else:
-                        # the candidates are made now, from the level's world before any is played
                         levels.append((key, iter(list(itertools.islice(self.batches(world, remaining),
-                                                                       DFS_CANDIDATES)))))
+                                                                       DFS_CANDIDATES)))))  # before any plays
                 if not levels:
                     return False
                 key, batches = levels[-1]
@@ -148,16 +143,14 @@ class Search:
         return True
 
     def _greedy(self, world: World) -> World:
-        """Each candidate is played after a mark, kept when taken, else reverted; the least bad so far is reverted with
-        its redo (World.revert), played back at the level's end unless it was the last played."""
+        """The least bad candidate so far is reverted with its redo (World.revert), played back at the level's end."""
         proven = _Proven(self.forced)
         while True:
             remaining = world.todo_nodes(self.ctx.targets)
             if not remaining:
                 return world
             floor = (0, 0, -min(self.max_parallel, len(remaining)))
-            # made from the level's world before any candidate is played on it
-            candidates = list(itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES))
+            candidates = list(itertools.islice(self.batches(world, remaining), GREEDY_CANDIDATES))  # before any plays
             before = _before(self.ctx, world, proven)
             best_cost, best = None, None
             for i, batch in enumerate(candidates):
@@ -227,8 +220,7 @@ class Search:
         todo = set(remaining)
         empties: dict[str, int] = defaultdict(int)
         last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
-        # after step 1 cordoned all targets (unless staged), no remaining target is a domain's last open node
-        everyone_cordoned = bool(world.steps) and not self.ctx.stage_cordons
+        everyone_cordoned = bool(world.steps) and not self.ctx.stage_cordons  # then no target is a last open node
         for cs in () if everyone_cordoned else hard:
             if cs.constraint.topology_key == HOSTNAME_KEY:
                 continue
@@ -257,8 +249,7 @@ class Search:
             changed = [(old, cs) for old, cs in zip(before, hard) if old is not cs]
         for old, cs in changed:
             if old is not None and cs.global_min == old.global_min and counts.same_counts(old, cs):
-                # a node with no matching pod left the domains (deleted, or cordoned under Honor): same shares
-                self._shares.put(cs, self._target_shares(old))
+                self._shares.put(cs, self._target_shares(old))  # a pod-less node left (deleted or cordoned under Honor)
                 continue
             was = self._target_shares(old) if old is not None else {}
             now = self._target_shares(cs)
@@ -270,8 +261,7 @@ class Search:
                     continue
                 at_min, extra, names = entry
                 if before is not None and before[2] == names:
-                    # the same target nodes there: only what the domain's count moved; the old set object keeps
-                    # its positions (_Totals.add) for the next level
+                    # same target nodes: only the count's move; the old set object keeps its positions (_Totals.add)
                     now[value] = (at_min, extra, before[2])
                     at_min, extra, names = at_min - before[0], extra - before[1], before[2]
                 elif before is not None:
@@ -282,8 +272,7 @@ class Search:
         return totals
 
     def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
-        """Per domain of `cs` with pods on targets: (1 if at the global minimum, its surplus over it, those targets),
-        per state object, as a level re-reads many unmoved states."""
+        """Per domain with pods on targets, its share; per state object, as a level re-reads many unmoved states."""
         got = self._shares.get(cs)
         if got is not None:
             return got
@@ -313,10 +302,9 @@ class Search:
 
 
 class _Totals:
-    """_share_totals' totals in numpy arrays by position in the targets: a zone domain's many target nodes move by one
-    indexed add (positions made once per node set), and `ordered` is one lexsort."""
+    """_share_totals' totals in numpy arrays by target position: a zone domain's many nodes move by one indexed add."""
 
-    SMALL = 8  # node sets up to this size are moved one node at a time
+    SMALL = 8  # node sets up to this size are moved one node at a time, in _pending: numpy's += per element is slow
 
     def __init__(self, names: tuple[str, ...]):
         self.names = names
@@ -330,14 +318,11 @@ class _Totals:
 
     def clear(self) -> None:
         n = len(self.names)
-        # position -> [holds, surplus] of add's small node sets (mostly a hostname domain's one node), flushed when
-        # read: numpy's per-element += costs more than the rest of add
-        self._pending: dict[int, list[int]] = {}
+        self._pending: dict[int, list[int]] = {}  # position -> [holds, surplus] of small sets, flushed when read
         np = vector.np
         self.holds, self.surplus = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
 
     def add(self, names: Collection[str], holds: int, surplus: int) -> None:
-        """Move the totals of the target nodes `names` (distinct) by `holds` and `surplus`."""
         h, s = self.holds, self.surplus
         if len(names) <= self.SMALL:
             pos, pending = self.pos, self._pending
@@ -358,7 +343,6 @@ class _Totals:
         s[at] += surplus
 
     def ordered(self, remaining: list[str], empties: dict[str, int]) -> list[str]:
-        """`remaining` (target nodes) sorted by (empties, holds, -surplus, name)."""
         self._flush()
         pos, holds, surplus = self.pos, self.holds, self.surplus
         np, n = vector.np, len(remaining)
@@ -382,8 +366,7 @@ class _Totals:
 
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
-    """The domain's only schedulable node, if it has exactly one (draining it empties the domain); a deleted node it
-    still lists (partition.without_node) is not one."""
+    """The domain's sole schedulable node, if any; deleted nodes it still lists (partition.without_node) are not."""
     found = None
     for n in names:
         node = nodes.get(n)
@@ -404,8 +387,7 @@ def zone_key(ctx: Context) -> str | None:
 
 
 class _Proven:
-    """The harm forced.py proved no order avoids: its constraints' excess and any stranding of their workloads. The
-    fallback weighs only other harm, else each level of a trapped zone would play all its candidates."""
+    """Harm forced.py proved unavoidable, which the fallback ignores: else every trapped level plays all candidates."""
 
     def __init__(self, forced: list[ForcedHarm]):
         self.constraints = {(f.namespace, f.workload, f.topology_key) for f in forced}
@@ -430,15 +412,13 @@ class _Proven:
 
 
 def _before(ctx: Context, world: World, proven: _Proven) -> tuple[int, int, int]:
-    """What _badness reads of a level's world: (stranded pods, the last step's unproven excess, steps)."""
     return len(world.stranded), proven.excess(ctx, world.steps[-1]) if world.steps else 0, len(world.steps)
 
 
 def _badness(ctx: Context, before: tuple[int, int, int], after: World, size: int,
              proven: _Proven) -> tuple[int, int, int]:
     stranded_before, was, steps_before = before
-    # a world's strandings only grow: the new ones are at the end
-    stranded = proven.stranded(after.stranded[stranded_before:])
+    stranded = proven.stranded(after.stranded[stranded_before:])  # strandings only grow: new ones are last
     # new harm only: a constraint a strand left above its limit stays there, whatever comes next
     over = max([0] + [proven.excess(ctx, s) - was for s in after.steps[steps_before:]])
     return (stranded, over, -size)
