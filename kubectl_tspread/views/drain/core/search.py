@@ -7,7 +7,8 @@ its name. A batch is a seed plus up to --max-parallel − 1 more, other domains 
 
 Each candidate is simulated (steps.run_batch) on the search's one world after a mark (World.fork) and reverted if it
 fails; the first safe one is descended into. A remaining set whose candidates all failed within the budget is not
-explored again (an approximation: the memo ignores the order).
+explored again (an approximation: the memo ignores the order). When forced.py proves no order safe, the fallback
+starts from the undrained cluster.
 
 Bounds (a step costs O(R × S), see placement.py; a zone has thousands of targets T: nothing may be quadratic in T):
 - at most T + min(search_budget, max(BACKTRACK_FLOOR, T)) simulated steps, DFS_CANDIDATES per level: fewer than T would
@@ -80,7 +81,8 @@ class Search:
         return self._greedy(world), False
 
     def _dfs(self, world: World) -> bool:
-        """An explicit stack, as a zone's plan is deeper than the recursion limit; leaves `world` at the last level."""
+        """An explicit stack (a zone's plan is deeper than the recursion limit). Leaves `world` at the last level
+        entered, and `deepest` a copy of the deepest level once the search backed up from it."""
         levels: list[tuple[frozenset[str], Iterator[list[str]]]] = []
         self._deepest_done = len(world.done)
         self.deepest = None
