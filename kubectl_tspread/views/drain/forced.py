@@ -6,9 +6,7 @@ cordoned, yet still counted: nodeTaintsPolicy defaults to Ignore) keep only the 
 global minimum ends at most the smallest closed count `m`, and a safe plan leaves each open domain at most `m + limit`
 (limit: maxSkew, or the skew before the drain when higher). Whatever the order and batch sizes, the last step strands a
 replacement or ends above the limit when `open pods after the evictions + replacements > open domains × (m + limit)`.
-The counts are the simulation's with every target cordoned, less the planned evictions as counts.leaving takes them;
-the replaced pods among those are the replacements. A workload whose pods tolerate the cordon taint is left out: its
-replacements may go to cordoned nodes, so no domain is closed to them.
+A workload whose pods tolerate the cordon taint is left out: no domain is closed to its replacements.
 
 Under DeleteDrainedNodes every target counts as deleted but those holding a pod a PDB blocks from the start. Taking
 as deleted a node that stays (a PDB's budget used up mid-drain, a cordon-tolerating replacement on it) only takes closed
@@ -57,7 +55,6 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
 
 
 def _deleted(ctx: Context, sim: SimCluster) -> frozenset[str]:
-    """The targets every complete plan deletes: under DeleteDrainedNodes, all but those holding a PDB-blocked pod."""
     if not ctx.delete_drained_nodes:
         return frozenset()
     return frozenset(n for n in ctx.targets if not any(p.key in ctx.blocked for p in sim.pods_on(n)))
@@ -65,7 +62,6 @@ def _deleted(ctx: Context, sim: SimCluster) -> frozenset[str]:
 
 def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], deleted: frozenset[str]
             ) -> list[ForcedHarm]:
-    """forced_harm's proof (module docstring), played on `sim`."""
     sim.cordon(ctx.targets)
     states = tracked_states(ctx, sim)
     by_namespace: dict[str, list[int]] = defaultdict(list)
@@ -104,17 +100,15 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
 
 
 def _candidates(ctx: Context, world: World, deleted: frozenset[str]) -> list[int]:
-    """Positions in ctx.tracked of the hard constraints that may meet the proof's condition on today's counts: a domain
-    whose nodes will all be cordoned, not all `deleted`, and 2P > open domains × limit (P: matching pods, which bound
-    both the replacements and the open pods)."""
+    """Positions in ctx.tracked of the hard constraints that may meet the proof's condition on today's counts."""
     sim = world.sim
     closing = set(ctx.targets) | {n for n, node in sim.nodes.items() if node.unschedulable}
     out = []
     for i, (t, cs) in enumerate(zip(ctx.tracked, tracked_states(ctx, sim))):
         if not cs.constraint.hard or filters.tolerates_cordon(t.pod):
-            continue  # a pod that tolerates the cordon can still go to a cordoned domain
+            continue
         pods = sum(cs.node_counts.values())  # pods on excluded nodes too: an upper bound
-        if (len(cs.domains) - len(closing)) * t.limit >= 2 * pods:
+        if (len(cs.domains) - len(closing)) * t.limit >= 2 * pods:  # replacements and open pods: each at most `pods`
             continue
         if any(d.nodes and closing.issuperset(d.nodes) and not deleted.issuperset(d.nodes)
                for d in cs.domains.values()):

@@ -3,8 +3,8 @@ the constraint's merged selector) that comes or goes shifts its node's count and
 
 A state depends on the pods only through those counts (the partition into domains changes only by node deletions and
 cordons under nodeTaintsPolicy Honor: `without_node`), so `shifted` and `without_node` give exactly what
-`spread.compute` would (tests/test_drain_sim_cache.py checks it). A shift copies only the changes since the last merge
-(`_Overlay`) and takes the new minimum and skew from the count histogram (a few entries), not a walk over the domains.
+`spread.compute` would (tests/test_drain_sim_cache.py checks it). A shift copies only the changes (`_Overlay`) and
+takes the new minimum, skew and number of domains from the count histogram (a few entries), not a walk over the domains.
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ new_spread_state = positional_constructor(spread.SpreadState, derived_by_caller=
 
 
 def _with_constraints(st: spread.SpreadState, constraints: tuple) -> spread.SpreadState:
-    """replace(st, constraints=constraints), the same constraints hard (all of them when all of st's are)."""
     hard = st.hard
     if hard:
         hard = constraints if len(hard) == len(constraints) else tuple(cs for cs in constraints if cs.constraint.hard)
@@ -74,9 +73,8 @@ def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, sk
 
 
 class _Overlay(Mapping):
-    """A map after changes: the plain map a state was computed with, shared, plus the entries changed since, merged
-    into a new plain map past MERGE_AFTER (`merged`, in iteration order, by dict.copy: dict(base) re-inserts entry by
-    entry once the base has deleted slots). `memo`, shared by one plain map's overlays, holds what derives from it."""
+    """A map after changes: a state's plain map, shared, plus the entries changed since, merged into a new plain map
+    past MERGE_AFTER (`merged`); `memo`, shared by one plain map's overlays, holds what derives from it."""
 
     __slots__ = ("base", "changes", "memo")
     MERGE_AFTER = 64
@@ -96,8 +94,7 @@ class _Overlay(Mapping):
 
 
 class Shifted(_Overlay):
-    """A constraint's domains after shifts, which never add or remove one; a node leaving the domains (`without_node`)
-    takes its domain when it was the last: the entry is GONE. Keys are the base's, in its order, less the GONE ones."""
+    """A constraint's domains after shifts (never adding or removing one) and `without_node` (it may make one GONE)."""
 
     __slots__ = ("_gone_count",)
 
@@ -146,7 +143,7 @@ class Shifted(_Overlay):
         return [(v, d) for v, d in out if d is not GONE] if self._gone() else out
 
     def merged(self) -> dict:
-        out = self.base.copy()  # a dict (see _Overlay)
+        out = self.base.copy()  # dict.copy: dict(base) re-inserts entry by entry once the base has deleted slots
         for value, d in self.changes.items():  # a change never adds a domain: keys keep their place
             if d is GONE:
                 del out[value]
@@ -155,8 +152,7 @@ class Shifted(_Overlay):
         return out
 
 
-# a domain whose last node left it (Shifted)
-GONE = object()
+GONE = object()  # a domain whose last node left it (Shifted)
 
 
 class NodeCounts(_Overlay):
@@ -195,7 +191,7 @@ class NodeCounts(_Overlay):
         return [(node, self[node]) for node in self]
 
     def merged(self) -> dict:
-        out = self.base.copy()  # a dict (see _Overlay)
+        out = self.base.copy()  # dict.copy (see Shifted.merged)
         for node, n in self.changes.items():  # the base's nodes in place, then the new ones, as __iter__
             if n:
                 out[node] = n
@@ -218,7 +214,6 @@ class NodeCounts(_Overlay):
 
 
 def nodes_among(node_counts: Mapping[str, int], nodes: frozenset) -> set[str]:
-    """The nodes of `nodes` holding matching pods."""
     if isinstance(node_counts, NodeCounts):
         return node_counts.among(nodes)
     return node_counts.keys() & nodes
@@ -234,7 +229,6 @@ def shifted(cs: spread.ConstraintState, node: str, delta: int, arrays: CountArra
         old = cs.domains[value]
         domains = Shifted.with_change(cs.domains, value, _new_domain(value, old.pods + delta, old.nodes))
         hist = _moved(cs, old.pods, old.pods + delta)
-        # the domains' distinct counts are the histogram's keys: a handful, not the domains
         low, forced = spread.minimum(hist, sum(hist.values()), cs.constraint.min_domains)
         skew = spread.skew_of(hist, low)
         out = _state(cs, counts, domains, low, skew, spread.status(cs.constraint, skew), hist, forced)
@@ -279,7 +273,6 @@ def _without(cs: spread.ConstraintState, name: str, part: spread.Partition,
             pods = old.pods - leaving if left is not None else None
             hist = _moved(cs, old.pods, pods)
             domains = Shifted.with_change(domains, value, GONE if pods is None else _new_domain(value, pods, left))
-            # the histogram counts the domains left (the overlay's length walks its changes)
             global_min, forced = spread.minimum(hist, sum(hist.values()), cs.constraint.min_domains)
             skew = spread.skew_of(hist, global_min)
             status = spread.status(cs.constraint, skew)

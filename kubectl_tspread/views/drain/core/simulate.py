@@ -8,10 +8,8 @@ only to pods that tolerate the cordon. `settle` ends a step: terminating pods ar
 StatefulSet pod keeps its name and is recreated only once the old pod is gone: `evict` removes it.
 
 Each mutation bumps the version of the node it touches; placement caches per-node filter verdicts keyed by it. `fork`,
-`revert` and `commit` branch the simulation; `copy` makes an independent one (a remedy's re-plan starts from one).
-`spread_state`'s memo of `spread.compute` per pod template and the nodes' usage sums are moved by each change
-(counts.py), not recomputed. `next_start` is the scheduler's nextStartNodeIndex, advanced by every placement
-(placement.py); a live scheduler's is unknown, so it starts at 0.
+`revert` and `commit` branch the simulation; `copy` makes an independent one. `spread_state`'s memo of `spread.compute`
+per pod template and the nodes' usage sums are moved by each change (counts.py), not recomputed.
 """
 
 from __future__ import annotations
@@ -30,8 +28,7 @@ from kubectl_tspread.engine.walk import round_robin, zone_lists
 from kubectl_tspread.model import HONOR, Node, Pod, Snapshot, positional_constructor
 
 REPLACEMENT_UID_PREFIX = "tspread-replacement-"
-# shared by every simulation: a version names one node state across copies, so the placement cache never mixes branches
-_VERSIONS = itertools.count(1)
+_VERSIONS = itertools.count(1)  # shared by every simulation: a version names one node state across copies and branches
 
 
 class SimCluster:
@@ -43,53 +40,37 @@ class SimCluster:
         self.index.follow_nodes_only()
         self.pods: dict[str, Pod] = pods
         self.version: dict[str, int] = {}
-        # names the simulation's whole state (forks share it until either changes); renewed by what can move a placement
-        self.stamp = next(_VERSIONS)
+        self.stamp = next(_VERSIONS)  # names the whole state; renewed by any change that can move a placement
         self.seq = seq
         # InterPodAffinity reads pods on other nodes: per-node caching is only sound without it
         self.affinity_sensitive = any(p.pod_affinity or p.pod_anti_affinity for p in self.pods.values())
         self.affinity_scored = any(map(scores.scores_affinity, self.pods.values()))
         self._spread: dict[str, dict[tuple, spread.SpreadState]] = {}  # namespace -> template -> state
         self.count_arrays = vector.CountArrays(self)
-        # shared by copies until either changes: spread_epoch names the set of memoised states, node_epoch the Node
-        # objects, so what derives from the nodes alone survives pod moves (views/drain/diagnose.py)
-        self.spread_epoch = next(_VERSIONS)
-        self.node_epoch = next(_VERSIONS)
-        # (namespace, template) of the memoised states with a nodeTaintsPolicy Honor constraint: those a cordon moves
-        self._honor: set[tuple[str, object]] = set()
-        # namespace -> a number naming its set of memoised templates; (namespace, that number, labels) -> the
-        # templates a pod with those labels shifts: independent of the counts, so copies share it
+        self.spread_epoch = next(_VERSIONS)  # names the set of memoised states; copies share it until either changes
+        self.node_epoch = next(_VERSIONS)  # likewise the Node objects: what derives from them alone outlives pod moves
+        self._honor: set[tuple[str, object]] = set()  # keys of the states a cordon moves (nodeTaintsPolicy Honor)
+        # namespace -> a number naming its memoised templates; (namespace, it, labels) -> the templates such pods shift
         self._templates_seen: dict[str, int] = {}
         self._shifts: dict[tuple, tuple[object, list]] = {}
         self._partitions: dict[tuple, spread.Partition] = {}
-        # id(a domain's node list in a partition) -> (that list, the deleted nodes listed in it)
-        self._dead: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
-        # the terminating pods `settle` removes, without a walk over every pod per step
+        self._dead: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}  # _dead_listed's memo, per node list
         self._terminating: dict[str, Pod] = {p.key: p for p in self.pods.values() if p.terminating}
-        # node -> the sums of `_row_of` over its pods (usage_of), made when first asked, then moved by each pod
-        self._usage: dict[str, tuple[int, ...]] = {}
+        self._usage: dict[str, tuple[int, ...]] = {}  # usage_of's sums per node, made when asked, moved by each pod
         self._row_of: Callable[[Pod], tuple[int, ...]] | None = None
-        self.next_start = 0
-        # counts changes that can free room on a schedulable node (a pod gone, a Node added, replaced or removed)
-        self.freed = 0
+        self.next_start = 0  # the scheduler's nextStartNodeIndex, moved by each placement; a live one's is unknown
+        self.freed = 0  # counts changes that can free room on a schedulable node (a pod gone, a Node put or deleted)
         self._scan: tuple[str, ...] | None = None
-        # zone_lists of the nodes, kept across node deletions (_without_zone_member)
-        self._zones: dict[str, tuple[str, ...]] | None = None
-        # the scan order before the last node deletion: vector.tables_for derives the new node table from its table
-        self.table_parent: tuple[str, ...] | None = None
-        # the node versions in scan order (vector.py), kept up to date by _touch
-        self._versions = None
-        # the scan order the version and Node arrays are in: older after node deletions, until _rows_carried
-        self._arrays_for: tuple[str, ...] | None = None
+        self._zones: dict[str, tuple[str, ...]] | None = None  # zone_lists, kept past deletions (_without_zone_member)
+        self.table_parent: tuple[str, ...] | None = None  # the scan order before the last deletion (vector.tables_for)
+        self._versions = None  # the node versions in scan order (vector.py), kept up to date by _touch
+        self._arrays_for: tuple[str, ...] | None = None  # the arrays' order: older after deletions, until _rows_carried
         self._carried: tuple | None = None
-        # node name -> a number naming its Node object, renewed by a cordon: verdicts that read only the Node key on it
-        self._node_stamps: dict[str, int] = {}
+        self._node_stamps: dict[str, int] = {}  # renewed by a cordon: verdicts that read only the Node key on it
         self._node_array = None
-        # scores.image_states, made when first asked; a cordon keeps it, a Node added, replaced or deleted drops it
-        self._images: scores.ImageStates | None = None
-        # open marks, innermost last: (attributes, undo log, index attributes); `_log`: the innermost's log, or None
-        self._marks: list[tuple[dict, list, dict]] = []
-        self._log: list | None = None
+        self._images: scores.ImageStates | None = None  # made when asked; a cordon keeps it, other Node changes drop it
+        self._marks: list[tuple[dict, list, dict]] = []  # innermost last: (attributes, undo log, index attributes)
+        self._log: list | None = None  # the innermost mark's undo log, or None
 
     @property
     def balanced_improvement(self) -> bool:
@@ -115,7 +96,7 @@ class SimCluster:
         other.count_arrays = self.count_arrays.copy_for(other)
         other.spread_epoch, other.node_epoch = self.spread_epoch, self.node_epoch
         other._honor = set(self._honor)
-        other._templates_seen, other._shifts = self._templates_seen.copy(), self._shifts
+        other._templates_seen, other._shifts = self._templates_seen.copy(), self._shifts  # _shifts holds no counts
         other._partitions, other._dead = self._partitions.copy(), self._dead.copy()
         other._usage, other._row_of = self._usage.copy(), self._row_of
         other.next_start, other._scan, other.freed = self.next_start, self._scan, self.freed
@@ -199,19 +180,16 @@ class SimCluster:
             self._log.append((undo, container, key, old))
 
     def _set(self, mapping, key, value) -> None:
-        """mapping[key] = value, undone with the innermost mark."""
         if self._log is not None:
             self._log.append((undo_entry, mapping, key, mapping.get(key)))
         mapping[key] = value
 
     def _pop(self, mapping, key) -> None:
-        """mapping.pop(key, None), undone with the innermost mark."""
         old = mapping.pop(key, None)
         if old is not None and self._log is not None:
             self._log.append((undo_entry, mapping, key, old))
 
     def _member(self, members: set, item, present: bool) -> None:
-        """Add `item` to (`present`) or take it from a set, undone with the innermost mark."""
         if (item in members) != present:
             if self._log is not None:
                 self._log.append((undo_member, members, item, not present))
@@ -254,8 +232,7 @@ class SimCluster:
         self._arrays_for, self._carried = order, (old_pos, pos, perm)
 
     def rows_from(self, positions: dict[str, int]):
-        """Per node of `scan_order`, its index in `positions` (an earlier node set's), as vector.NodeTable.derived
-        carries rows over; _rows_carried's permutation when it started from the same positions."""
+        """Per `scan_order` node, its index in an earlier node set's `positions` (for vector.NodeTable.derived)."""
         pos = self.version_positions()
         carried = self._carried
         if carried is not None and carried[0] is positions and carried[1] is pos:
@@ -284,8 +261,7 @@ class SimCluster:
             return None
         other = self.copy()
         other.base = other.index.snapshot = snapshot
-        # a remedy that changes no node or no pod (a PDB's, a constraint's) shares that tuple: nothing to compare
-        if snapshot.nodes is not base.nodes:
+        if snapshot.nodes is not base.nodes:  # a remedy that leaves the nodes (or the pods) alone shares the tuple
             old_nodes = {n.name: n for n in base.nodes}
             new_nodes = {n.name: n for n in snapshot.nodes}
             for name in old_nodes.keys() - new_nodes.keys():
@@ -309,8 +285,7 @@ class SimCluster:
 
     def put_node(self, node: Node) -> None:
         """Add or replace a Node object (the nodes stay in name order, as built)."""
-        # new maps, not writes to these: a mark keeps them as they were
-        self.nodes = dict(sorted({**self.nodes, node.name: node}.items()))
+        self.nodes = dict(sorted({**self.nodes, node.name: node}.items()))  # new maps: a mark keeps the old ones
         self.index.nodes = dict(sorted({**self.index.nodes, node.name: node}.items()))
         self._node_set_changed(node.name)
 
@@ -332,8 +307,7 @@ class SimCluster:
             self._zones = _without_zone_member(self._zones, name)
             self._without_node(name)
             return
-        # new empty maps, not cleared ones: a mark keeps the old ones (fork)
-        self._spread, self._honor, self._partitions, self._dead = {}, set(), {}, {}
+        self._spread, self._honor, self._partitions, self._dead = {}, set(), {}, {}  # new maps: a mark keeps the old
         self.count_arrays = vector.CountArrays(self)
         self.spread_epoch = next(_VERSIONS)
 
@@ -345,8 +319,7 @@ class SimCluster:
         self._move_states(name, moved, [(ns, key) for ns, states in self._spread.items() for key in states])
 
     def _dead_listed(self, listed: tuple[str, ...], deleted: str | None = None) -> frozenset[str]:
-        """The deleted nodes a domain's list still holds, `deleted` among them (partition.without_node); kept per list,
-        which only the deletion of one of its nodes changes."""
+        """The deleted nodes a domain's list holds (partition.without_node), which only deleting one of them changes."""
         hit = self._dead.get(id(listed))
         if hit is None or hit[0] is not listed:
             gone = frozenset(n for n in listed if n not in self.nodes)
@@ -388,12 +361,10 @@ class SimCluster:
     def spread_state(self, pod: Pod) -> spread.SpreadState:
         """`spread.compute(self.index, pod)`, memoised until a mutation can change it."""
         st = self.shared_spread_state(pod)
-        # replace(st, pod=pod) without dataclasses' per-call field introspection
         return st if st.pod is pod else counts.new_spread_state(pod, st.constraints, st.require_all_soft_keys, st.hard)
 
     def shared_spread_state(self, pod: Pod, key: int | None = None) -> spread.SpreadState:
-        """`spread_state(pod)` as memoised for pods like `pod`; its `pod` may be another of them (the judge reads only
-        the constraint states). `key`: spread_key_of(pod), when the caller has it."""
+        """`spread_state(pod)` as memoised, for `pod` or one like it (the judge reads only the constraint states)."""
         if key is None:
             key = spread_key_of(pod)
         states = self._spread.get(pod.namespace)
@@ -422,14 +393,12 @@ class SimCluster:
         return hit
 
     def _charge(self, pod: Pod, sign: int) -> None:
-        """`pod` came onto (+1) or left (-1) its node: move the node's usage sums, if kept."""
         node = pod.node_name
         old = self._usage.get(node) if node else None
         if old is not None and not pod.finished:
             self._set(self._usage, node, tuple(map(operator.add if sign > 0 else operator.sub, old, self._row_of(pod))))
 
     def _shift_spread(self, pod: Pod, delta: int) -> None:
-        """A pod came (+1) or went (-1): shift the memoised states that count it."""
         states = self._spread.get(pod.namespace)
         if not states or not spread.counted(pod):
             return  # a terminating or unbound pod is in no count
@@ -447,8 +416,7 @@ class SimCluster:
                 self.spread_epoch = next(_VERSIONS)
 
     def _cordoned_under_honor(self, name: str) -> None:
-        """Under nodeTaintsPolicy Honor a node with an untolerated taint makes no domain: each Honor partition whose
-        pods do not tolerate the cordon drops the node, its states moving with it; the rest keep it."""
+        """Under nodeTaintsPolicy Honor a cordoned node makes no domain for pods that do not tolerate the cordon."""
         taints = self.nodes[name].taints
 
         def move(key: tuple, part: spread.Partition) -> spread.Partition:
@@ -491,8 +459,7 @@ class SimCluster:
         for p in self.pods_on(name):
             self._drop(p)
         gone, images = self.nodes[name], self._images
-        # new maps, not pops: a mark keeps them, and undoing a pop would put the node back out of name order
-        self.nodes = {n: node for n, node in self.nodes.items() if n != name}
+        self.nodes = {n: node for n, node in self.nodes.items() if n != name}  # not a pop, whose undo loses name order
         self.index.nodes = {n: node for n, node in self.index.nodes.items() if n != name}
         self._node_set_changed(name, deleted=True)
         if images is not None:  # moved with the node, not made again from every node's images
@@ -529,8 +496,7 @@ class SimCluster:
             self._drop(current)
             self._put(marked)
             return
-        # _drop then _put in one change: it leaves the spread counts and keeps its requests (usage sums stay)
-        node = self.nodes.get(current.node_name)
+        node = self.nodes.get(current.node_name)  # as _drop then _put, in one change (usage sums stay)
         if node is not None and not node.unschedulable:
             self.freed += 1
         self._set(self.pods, marked.key, marked)
@@ -540,8 +506,7 @@ class SimCluster:
         self._shift_spread(current, -1)
 
     def settle(self) -> None:
-        """Terminating pods are gone (the executor waits for this between steps)."""
-        for p in list(self._terminating.values()):
+        for p in list(self._terminating.values()):  # kept apart: no walk over every pod per step
             self._drop(p)
 
     def replacement_for(self, pod: Pod) -> Pod:
@@ -552,7 +517,6 @@ class SimCluster:
         else:
             base = pod.name.rsplit("-", 1)[0] if "-" in pod.name else pod.name
             name = f"{base}-new{self.seq}"
-        # a pod mid-resize comes back at its spec's size (podrequests.fresh)
         return pod_with(podrequests.fresh(pod), name=name, uid=f"{REPLACEMENT_UID_PREFIX}{self.seq}", node_name="",
                         phase="Pending", terminating=False, conditions=(), ready=False, nominated_node="", created="")
 
@@ -581,14 +545,12 @@ class Redo:
         self.entries, self.attributes = entries, attributes
 
 
-# per undo function, how to read what it would overwrite (SimCluster.revert's redo entries)
-_CURRENT: dict[Callable, Callable[[Any, Any], Any]] = {
+_CURRENT: dict[Callable, Callable[[Any, Any], Any]] = {  # how to read what each undo function would overwrite (Redo)
     undo_entry: lambda container, key: container.get(key),
     undo_member: operator.contains,
     operator.setitem: operator.getitem,  # an item of an array (vector.CountArrays)
 }
-# what a remedy never changes: a fork moved to another snapshot shares them
-_SAME_FIELDS = ("workloads", "services", "pvs", "pvcs", "storage_classes")
+_SAME_FIELDS = ("workloads", "services", "pvs", "pvcs", "storage_classes")  # a remedy never changes these (forked_to)
 
 
 def spread_key(pod: Pod) -> tuple:
@@ -599,7 +561,6 @@ def spread_key(pod: Pod) -> tuple:
 
 
 def _positions_in(positions: dict[str, int], order: tuple[str, ...]):
-    """Each name of `order` as its index in `positions`, an int64 array."""
     import numpy as np
     return np.fromiter(map(positions.__getitem__, order), dtype=np.int64, count=len(order))
 
@@ -697,5 +658,4 @@ def pod_with(pod: Pod, **changes) -> Pod:
 
 
 SPREAD_KEY_READS = ("labels", "spread", "owner", "node_selector", "node_affinity", "tolerations")
-# the judge asks for every probe pod's state after every step, and every placement for its pod's
-spread_key_of = parts_memo(interned(spread_key), SPREAD_KEY_READS)
+spread_key_of = parts_memo(interned(spread_key), SPREAD_KEY_READS)  # asked per probe pod per step, and per placement

@@ -1,11 +1,10 @@
 """Playing one batch of nodes on the simulated cluster: cordon, evict, replace, judge.
 
 A batch takes several steps when a PDB's budget is below the batch's pods it covers: each evicts what the budgets allow,
-the next the rest once the replacements are Ready. A step cordons (`cordons`), evicts (terminating pods are uncounted
-but hold resources), places the replacements of controller-managed pods one by one, highest priority first, and judges
-each tracked constraint (hard and soft, of each affected workload) against its limit: maxSkew, or the skew before the
-drain if higher (a drain may not worsen a violation but is not blamed for it). It is safe when nothing strands, no
-DoNotSchedule constraint ends above its limit and no pod is left for lack of budget."""
+the next the rest once the replacements are Ready. A step cordons (`cordons`), evicts, places the replacements of
+controller-managed pods one by one, and judges each tracked constraint (`Tracked`, hard or soft) against its limit:
+maxSkew, or the skew before the drain if higher (a drain may not worsen a violation but is not blamed for it). It is
+safe when nothing strands, no DoNotSchedule constraint ends above its limit and no pod is left for lack of budget."""
 
 from __future__ import annotations
 
@@ -56,8 +55,7 @@ class Context:
     stage_cordons: bool = False  # each batch cordons itself (else step 1 cordons every target)
     verdict_only: bool = False  # re-plans and order checks: steps keep only exceeded constraints' counts (_judged)
     origin: dict[str, str] = field(default_factory=dict)  # replacement key -> evicted pod key
-    # tracked position -> (constraint state, its judgement), reused while the state is the very same object
-    judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)
+    judged: dict[int, tuple[object, ConstraintAfter]] = field(default_factory=dict)  # _judged's memo, by state identity
     tracked_memo: tuple[int, list] | None = None  # (SimCluster.spread_epoch, tracked_states' answer then)
     probes: tuple[list, list] | None = field(default=None, repr=False)  # tracked_states' probes (_probes), made once
     last_judged: tuple[list, tuple, int] | None = None  # (tracked_states' list, judge's answer for it, its excess)
@@ -96,14 +94,12 @@ class World:
     pending: list[tuple[Pod, Pod]] = field(default_factory=list)  # (stranded replacement, evicted pod)
     done: set[str] = field(default_factory=set)  # targets already played
     first_pending: dict[int, int] = field(default_factory=dict)  # template -> index of its first pod in `pending`
-    # placement template -> (its hard constraint states, sim.freed) when it last found no node
-    stuck: dict[int, tuple[tuple, int]] = field(default_factory=dict)
+    stuck: dict[int, tuple[tuple, int]] = field(default_factory=dict)  # note_stuck's notes, per placement template
     todo: tuple | None = None  # todo_nodes' last answer: (the targets asked about, len(done) then, the answer)
     marks: list[tuple] = field(default_factory=list, repr=False)  # per open mark, innermost last: what revert restores
 
     def copy(self) -> "World":
-        """An independent copy with no mark open. It shares the pending records (never changed while they wait) and the
-        lists of pods to evict (run_batch copies a list before changing it)."""
+        """An independent copy with no mark open; it shares the pending records, never changed while they wait."""
         return World(self.sim.copy(), self.budgets.copy(), dict(self.remaining),
                      self.placer, list(self.steps), list(self.stranded), list(self.pending), set(self.done),
                      dict(self.first_pending), dict(self.stuck), self.todo)
@@ -170,10 +166,9 @@ class World:
 
     def note_stuck(self, pod: Pod) -> None:
         """`pod` found no node. Until room is made on a schedulable node or its hard constraints' counts move, nor does
-        a pod like it: cordons and binds only take room away. Not noted when an eviction from a cordoned node makes
-        room (the pod tolerates the cordon) nor with pod (anti-)affinity."""
+        a pod like it: cordons and binds only take room away."""
         sim = self.sim
-        if not sim.affinity_sensitive and not filters.tolerates_cordon(pod):
+        if not sim.affinity_sensitive and not filters.tolerates_cordon(pod):  # evictions on cordoned nodes make it room
             self.stuck[template_of(pod)] = (sim.shared_spread_state(pod).hard, sim.freed)
 
     def still_stuck(self, pod: Pod) -> bool:
@@ -211,7 +206,7 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
     world.sim.cordon(cordon)
     world.played(batch)
     first, ok = True, True
-    while first or todo:
+    while first or todo:  # the first step always runs: it cordons the batch even when nothing is evicted
         wave, deferred = [], []
         for p in todo:
             keys = ctx.pod_pdbs.get(p.key, ())
@@ -229,7 +224,6 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
                                                 "budgetLost": True}))
                 world.remaining[p.node_name].remove(p)
             break
-        # the first step always runs: it cordons the batch even when nothing is evicted
         harmless = _play_step(ctx, world, batch, cordon if first else [], wave, first)
         ok = ok and harmless
         first = False
@@ -304,8 +298,7 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
 
 
 def _retry(world: World, repl: Pod) -> str | None:
-    """The node `repl` is bound to, or None; a template that failed on this state (failing binds nothing) or is stuck is
-    skipped without building a Placement."""
+    """The node `repl` is bound to, or None; a stuck template, or one that failed on this state, builds no Placement."""
     placer, sim = world.placer, world.sim
     if world.still_stuck(repl) or placer.failed_now(sim, repl):
         return None
@@ -378,8 +371,7 @@ def _forget(world: World, pods: list[Pod]) -> None:
 
 
 def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
-    """Every tracked constraint, judged again only if its state object changed since the last answer (a step moves a
-    few workloads); the total excess moves with them."""
+    """Every tracked constraint, judged again only if its state object changed (a step moves a few workloads)."""
     states = tracked_states(ctx, sim)
     last = ctx.last_judged
     if last is not None and last[0] is states:
@@ -408,12 +400,11 @@ def _judged(ctx: Context, i: int, cs: spread.ConstraintState) -> ConstraintAfter
     if last is not None and last[0] is cs:
         return last[1]
     t, c = ctx.tracked[i], cs.constraint
-    # a verdict keeps only exceeded constraints' counts (the findings quote them): a step's counts hold its domain maps
-    # alive, and a plan that deletes its nodes makes new ones for every constraint at every step
+    # why verdict_only: counts hold a step's domain maps alive; deleting nodes makes new ones per constraint per step
     head = (t.workload, t.pod.namespace, c.topology_key, c.max_skew, c.when_unsatisfiable)
     tail = (cs.global_min, cs.skew, t.limit, cs.status)
     after = _new_after(*head, UNRECORDED if ctx.verdict_only else DomainCounts(cs.domains, cs.count_histogram), *tail)
-    if after.distribution is UNRECORDED and after.exceeded:
+    if after.distribution is UNRECORDED and after.exceeded:  # the findings quote an exceeded constraint's counts
         after = _new_after(*head, DomainCounts(cs.domains, cs.count_histogram), *tail)
     ctx.judged[i] = (cs, after)
     return after
