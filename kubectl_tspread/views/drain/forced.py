@@ -62,6 +62,8 @@ def _deleted(ctx: Context, sim: SimCluster) -> frozenset[str]:
 
 def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], deleted: frozenset[str]
             ) -> list[ForcedHarm]:
+    """The counts are the simulation's with every target cordoned, less the planned evictions (counts.leaving); the
+    replaced pods among those are the replacements to place."""
     sim.cordon(ctx.targets)
     states = tracked_states(ctx, sim)
     by_namespace: dict[str, list[int]] = defaultdict(list)
