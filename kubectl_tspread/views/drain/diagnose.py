@@ -19,8 +19,7 @@ from kubectl_tspread.model import HONOR, HOSTNAME_KEY
 
 
 def closed_domains(sim: SimCluster, cs: spread.ConstraintState, holding: int | None = None) -> list[spread.Domain]:
-    """Domains of `cs` whose every node is cordoned: they count but take no pod (under Honor cordoned nodes make no
-    domain). With `holding`, only those holding that count, checked before the nodes are walked."""
+    """Domains of `cs` with every node cordoned: they count but take no pod; with `holding`, those holding that many."""
     if cs.constraint.node_taints_policy == HONOR:
         return []
     return [d for d in cs.domains.values() if (holding is None or d.pods == holding) and _closed(sim, d.nodes)]
@@ -31,7 +30,6 @@ _WALKED = 8  # lists up to this long (a hostname domain's one node) are walked e
 
 
 def _closed(sim: SimCluster, names: tuple[str, ...]) -> bool:
-    """Whether `names` is non-empty and its existing nodes are all cordoned; kept per list and sim.node_epoch."""
     kept = len(names) > _WALKED
     hit = _CLOSED.get(names) if kept else None
     if hit is not None and hit[0] == sim.node_epoch:

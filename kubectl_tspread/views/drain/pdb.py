@@ -1,11 +1,10 @@
 """PodDisruptionBudgets as the Eviction API applies them, for planning (the plan output documents this model too).
 
 A pod is covered by every PDB of its namespace whose selector matches its labels (an empty selector matches all, a nil
-one none); under two or more it is never evicted (MultiplePdbs: the API answers 500 "more than one
-PodDisruptionBudget"). A step's evictions of covered pods never exceed `status.disruptionsAllowed`, and each is charged,
-even of a pod not Ready (the API sometimes lets those pass free). The budget comes back when the step's replacements
-are Ready, assumed before the next step; a replacement that finds no node never becomes Ready and holds its unit for
-the rest of the drain. A budget of 0 blocks the pod for good (PdbBlocks)."""
+one none); under two or more it is never evicted (the API answers 500 "more than one PodDisruptionBudget":
+MultiplePdbs). A step's evictions of covered pods never exceed `status.disruptionsAllowed`, and each is charged, even of
+a pod not Ready (the API sometimes lets those pass free). The budget comes back when the step's replacements are Ready,
+assumed before the next step, but not for one that finds no node. A budget of 0 blocks the pod for good (PdbBlocks)."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ def structurally_zero(pdb: Pdb) -> bool:
 
 
 def budget_state(pdb: Pdb) -> dict:
-    """Why a PDB allows no disruption (a PdbBlocks finding's `budgets`): `specAllowsNone`, or else `healthyNeeded`, how
-    many more pods must be healthy (currentHealthy must pass desiredHealthy), None when its status does not tell."""
+    """Why a PDB allows no disruption (PdbBlocks' `budgets`): `specAllowsNone`, or `healthyNeeded` more healthy pods."""
     forbids = structurally_zero(pdb)
     short = pdb.desired_healthy + 1 - pdb.current_healthy
     return {"pdb": pdb_key(pdb), "disruptionsAllowed": pdb.disruptions_allowed, "currentHealthy": pdb.current_healthy,

@@ -41,11 +41,9 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
                  lookups, replanned: Any = None) -> tuple[SideEffect, ...]:
     """What a candidate does besides clearing `f`; `replanned`: its re-plan (DrainPlan or Verdict), None if not made."""
     if action == STAGE_CORDONS:
-        # nodes drained later take replacements until their own step, evicted again: the re-plan counted them
-        again = getattr(replanned, "evicted_again", 0)
+        again = getattr(replanned, "evicted_again", 0)  # replacements put on nodes drained later move again
         return (SideEffect(MOVES_PODS_TWICE, (), {"pods": again}),) if again else ()
-    if action in (SET_NODE_TAINTS_POLICY_HONOR, RAISE_MAX_SKEW):
-        # a pod template edit: the workload's controller replaces every pod of it
+    if action in (SET_NODE_TAINTS_POLICY_HONOR, RAISE_MAX_SKEW):  # a pod template edit: the controller rolls every pod
         namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
         rolls = SideEffect(ROLLS_WORKLOAD, (f.workload or "",), {"pods": len(lookups.keys(namespace, f.workload))})
         # a larger maxSkew loosens the guarantee, as why-pending's RaiseMaxSkew says too
@@ -53,11 +51,10 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
     if action == ADD_NODE:
         return (SideEffect(ADDS_NODE, (params["name"],)),)
     if action in (RAISE_PDB_BUDGET, REMOVE_PDB):
-        # a budget, not workloads (render/text.side_effect_text); its pods down now add to the eviction it lets through
-        details: dict = {"kind": "PodDisruptionBudget"}
+        details: dict = {"kind": "PodDisruptionBudget"}  # a budget, not workloads (render/text.side_effect_text)
         state = next((b for b in f.params.get("budgets", ()) if b.get("pdb") == params["pdb"]), None)
         if state is not None and state["expectedPods"] > state["currentHealthy"]:
-            details["unhealthy"] = state["expectedPods"] - state["currentHealthy"]
+            details["unhealthy"] = state["expectedPods"] - state["currentHealthy"]  # they add to the eviction it allows
         return (SideEffect(REDUCES_AVAILABILITY, (params["pdb"],), details),)
     if action == FLAG:
         if params.get("flag") == "--force":

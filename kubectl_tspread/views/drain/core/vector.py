@@ -9,8 +9,7 @@ call per node is too slow. Over the nodes in node-tree order (`SimCluster.scan_o
 
 Only without pod (anti-)affinity in the cluster, PreFilter outcomes or requests outside FIT_RESOURCES; the rest, and
 NoCapacity (no node fits before spread: its diagnosis is every node's first failure), take the walk. Placed pods get
-no fit nodes, refusals or reasons; a pod spread refuses everywhere gets no `reasons` (read for NoCapacity only).
-"""
+no fit nodes, refusals or reasons; a pod spread refuses everywhere gets no `reasons` (NoCapacity alone reads them)."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ from kubectl_tspread.model import HOSTNAME_KEY, Node, Pod
 
 
 class SimCluster(Protocol):
-    """What this module reads of simulate.py's SimCluster, which passes itself in: simulate.py imports this module, and
-    the package keeps no import cycle (tests/test_layers.py)."""
+    """What this module reads of simulate.py's SimCluster: importing it would make a cycle (tests/test_layers.py)."""
 
     nodes: dict[str, Node]
     count_arrays: "CountArrays"
@@ -48,8 +46,7 @@ FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _MISSING = spread.UNLABELLED_VALUE  # a scored node without the key counts as this value
 TABLES_KEPT = 8
 MEMO_KEPT = 4096  # entries an identity-keyed memo holds before it starts over
-# NodeTable.score_alloc where allocatable is not positive: what is left is negative, and ×100 still far inside int64
-UNSCORED = -(2 ** 52)
+UNSCORED = -(2 ** 52)  # score_alloc where allocatable is not positive: what is left is negative, ×100 inside int64
 
 
 class Names(Sequence):
@@ -99,21 +96,18 @@ class NodeTable:
                       for r in FIT_RESOURCES + ("pods",)}
         self.row_version = np.full(n, -1, dtype=np.int64)
         self.free = {r: a.copy() for r, a in self.alloc.items()}  # less the pods' requests: fit is one comparison
-        # score rows (cpu, memory): allocatable; it, UNSCORED where not positive; that less LeastAllocated's requests
-        self.alloc2 = np.stack([self.alloc["cpu"], self.alloc["memory"]])
+        self.alloc2 = np.stack([self.alloc["cpu"], self.alloc["memory"]])  # score rows (cpu, memory): allocatable
         self.score_alloc = np.where(self.alloc2 > 0, self.alloc2, UNSCORED)
-        self.score_free = self.score_alloc.copy()
+        self.score_free = self.score_alloc.copy()  # less LeastAllocated's requests
         self._values: dict[str, tuple] = {}
         self.complete: set[str] = set()  # the keys every node carries (no value id is the missing one)
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
         self.shapes: dict[int, tuple] = {}  # placement.keys_of's shape number -> (ok per node, version of each row)
-        # the root table (of the whole node set this one derives from by deletions) and each row's position there
-        self.root, self.root_pos = self, np.arange(n, dtype=np.int64)
+        self.root, self.root_pos = self, np.arange(n, dtype=np.int64)  # the table before deletions, rows' places in it
         self._inverse = None  # root position -> this table's row (-1: not here), made when asked
         self._rows: tuple | None = None  # rows_of's last (other table's root_pos, answer)
-        # each row's Node.images and, per image name asked, whether each row lists it; a derived table reads the root's
         self.node_images = [nodes[name].images for name in order]
-        self._held: dict[str, object] = {}
+        self._held: dict[str, object] = {}  # image name -> whether each row lists it; a derived table reads the root's
 
     @classmethod
     def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
@@ -179,7 +173,6 @@ class NodeTable:
         return out
 
     def _holding(self, name: str):
-        """Whether each row lists image `name` (a root table's)."""
         held = self._held.get(name)
         if held is None:
             held = self._held[name] = np.fromiter(map(operator.contains, self.node_images, itertools.repeat(name)),
@@ -187,8 +180,7 @@ class NodeTable:
         return held
 
     def retire(self) -> None:
-        """The table has left the Placer: keep what count arrays made on it read (root positions, value ids; a root's
-        node positions, for `row`), for counts_of to move them to a live table of the root."""
+        """The table left the Placer: keep only what counts_of reads to move count arrays made on it to a live one."""
         for name in ("order", "rank", "alloc", "row_version", "free", "score_alloc", "score_free",
                      "alloc2", "_sorted", "shapes"):
             delattr(self, name)
@@ -198,8 +190,7 @@ class NodeTable:
             self.pos = None
 
     def values(self, sim: "SimCluster", key: str) -> tuple:
-        """(value id per node, len(values) for a node without the key; value -> id; the values; the ids with a missing
-        key read as _MISSING, as score_nodes sees it)."""
+        """(value id per node, len(values) if keyless; value -> id; the values; the ids, keyless read as _MISSING)."""
         got = self._values.get(key)
         if got is None:
             ids: dict[str, int] = {}
@@ -315,8 +306,7 @@ def tables_for(sim: "SimCluster", tables: dict) -> NodeTable:
         while len(tables) >= TABLES_KEPT:  # the oldest go (a drain deleting nodes makes one per step)
             tables.pop(next(iter(tables))).retire()
         table = tables[id(order)] = made
-        # entries on tables no longer kept would keep those whole (count arrays keep them too, but retired)
-        live = {id(t) for t in tables.values()}
+        live = {id(t) for t in tables.values()}  # _ENTRIES would keep old tables whole (count arrays keep them retired)
         for key in [k for k, v in _ENTRIES.items() if id(v[2]) not in live]:
             del _ENTRIES[key]
     return table
@@ -327,16 +317,14 @@ def fits_fast_path(pod: Pod) -> bool:
 
 
 class CountArrays:
-    """Per constraint state (`counts_of`): its table (perhaps retired), matching pods per node (hostname constraints
-    only) and per value id. Made once from a state's node counts, they move to each state shifted from it and change
-    in place; every change goes through the simulation's undo log, so a revert restores them."""
+    """Per constraint state, `counts_of`'s arrays and their table (perhaps retired): made once from its node counts,
+    moved to each state shifted from it, changed in place via the simulation's undo log, so a revert restores them."""
 
     __slots__ = ("sim", "entries")
 
     def __init__(self, sim: "SimCluster"):
         self.sim = sim
-        # id(constraint state) -> (the state, table, per node, per value id): the state held keeps its id unique
-        self.entries: dict[int, tuple] = {}
+        self.entries: dict[int, tuple] = {}  # id(cs) -> (cs, held to keep its id unique, table, per node, per value id)
 
     def copy_for(self, sim: "SimCluster") -> "CountArrays":
         other = CountArrays(sim)
@@ -345,7 +333,6 @@ class CountArrays:
         return other
 
     def of(self, cs: spread.ConstraintState) -> tuple | None:
-        """(table, per node, per value id) of `cs`, or None."""
         hit = self.entries.get(id(cs))
         return hit[1:] if hit is not None and hit[0] is cs else None
 
@@ -360,14 +347,12 @@ class CountArrays:
             self._taken(cs)
 
     def _taken(self, cs: spread.ConstraintState) -> tuple | None:
-        """(table, per node, per value id) of `cs`, no longer its (None: it had none)."""
         got = self.of(cs)
         if got is not None:
             self.sim.note(undo_entry, self.entries, id(cs), self.entries.pop(id(cs)))
         return got
 
     def _add(self, array, i: int, delta: int) -> None:
-        """array[i] += delta, undone with the simulation's innermost mark."""
         self.sim.note(operator.setitem, array, i, int(array[i]))
         array[i] += delta
 
@@ -388,8 +373,7 @@ class CountArrays:
 
     def moved_out(self, old: spread.ConstraintState, new: spread.ConstraintState, value: str,
                   leaving: int) -> None:
-        """`new` is `old` once a node of domain `value` with `leaving` matching pods left the domains (cordoned under
-        nodeTaintsPolicy Honor: they still count on the node); `old`'s arrays move to it."""
+        """`new` is `old` less a node of `value`, cordoned under Honor: its `leaving` pods still count on the node."""
         taken = self._taken(old)
         if taken is None:
             return
@@ -405,9 +389,8 @@ class CountArrays:
 
     def _add_to_domain(self, table: NodeTable, cs: spread.ConstraintState, per_value, value: str,
                        delta: int) -> None:
-        """Move the count of `cs`'s domain `value` by `delta` (a value the table has no id for counts nowhere)."""
         j = table._values[cs.constraint.topology_key][1].get(value)
-        if j is not None:
+        if j is not None:  # a value the table has no id for counts nowhere
             self._add(per_value, j, delta)
 
 
@@ -440,8 +423,7 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     per_value = np.bincount(at, weights, minlength=missing + 1).astype(np.int64) if len(at) \
         else np.zeros(missing + 1, dtype=np.int64)
     if changes:
-        # gathered, then added in two array operations: a numpy element update costs as much as a small array operation
-        rows, deltas, at = [], [], []
+        rows, deltas, at = [], [], []  # added in two array operations: an element update costs as much as a small one
         for node, n in changes.items():
             i = pos.get(node)
             delta = n - base.get(node, 0)
@@ -459,8 +441,7 @@ def counts_of(table: NodeTable, sim: "SimCluster", cs: spread.ConstraintState):
     return vid, per_node, per_value
 
 
-# (id(base map), id(node_domain), id(table)) -> (those three, positions, counts, value ids)
-_ENTRIES: dict[tuple[int, int, int], tuple] = {}
+_ENTRIES: dict[tuple[int, int, int], tuple] = {}  # (id(base map), id(node_domain), id(table)) -> (those three, arrays)
 
 
 def _entries(table: NodeTable, base, node_domain, vid, missing: int):
@@ -585,7 +566,6 @@ class Accepting(Mapping):
         return seen[:count]
 
     def __getitem__(self, key: str) -> Names:
-        """Each key apart: the table names a zone key's domains, and only counts a hostname key's (`domain_count`)."""
         if self._made is None:
             self._made = {}
         names = self._made.get(key)
