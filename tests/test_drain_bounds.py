@@ -42,7 +42,6 @@ def _pinned(count: int):
 
 def _as_dicts(totals) -> tuple[dict[str, int], dict[str, int]]:
     """({node: holds}, {node: surplus}) of a search's _Totals, the nodes with a non-zero total."""
-    totals._flush()
     return ({n: int(h) for n, h in zip(totals.names, totals.holds) if h},
             {n: int(s) for n, s in zip(totals.names, totals.surplus) if s})
 
@@ -551,7 +550,7 @@ def test_the_order_heuristics_sort_is_by_empties_holds_surplus_then_name():
     remaining = rng.sample(names, 200)
     want = sorted(remaining, key=lambda n: (empties.get(n, 0), holds[n], -surplus[n], n))
     totals = search._Totals(names)
-    for n in names:  # one node at a time, then as sets past _Totals.SMALL, taken out again
+    for n in names:  # one node at a time, then a set of many, taken out again
         totals.add([n], holds[n], surplus[n])
     big = frozenset(rng.sample(names, 50))
     totals.add(big, 2, 3)

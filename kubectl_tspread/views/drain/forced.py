@@ -42,7 +42,8 @@ class ForcedHarm:
 
 def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
     """The tracked hard constraints that every complete drain of ctx.targets breaks."""
-    deleted = _deleted(ctx, world.sim)
+    deleted = frozenset(n for n in ctx.targets if not any(p.key in ctx.blocked for p in world.sim.pods_on(n))) \
+        if ctx.delete_drained_nodes else frozenset()
     maybe = _candidates(ctx, world, deleted)
     if not maybe:
         return []
@@ -52,12 +53,6 @@ def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
         return _proven(ctx, world, sim, maybe, deleted)
     finally:
         sim.revert()
-
-
-def _deleted(ctx: Context, sim: SimCluster) -> frozenset[str]:
-    if not ctx.delete_drained_nodes:
-        return frozenset()
-    return frozenset(n for n in ctx.targets if not any(p.key in ctx.blocked for p in sim.pods_on(n)))
 
 
 def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], deleted: frozenset[str]

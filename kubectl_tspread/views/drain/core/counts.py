@@ -46,11 +46,6 @@ def counts_in(cs: spread.ConstraintState, pod: Pod) -> bool:
 _MATCHES: dict[tuple[int, int], tuple[object, object, bool]] = {}
 
 
-def counts_pod(st: spread.SpreadState, pod: Pod) -> bool:
-    """Whether a constraint of `st` counts `pod` (if counted at all): on labels and namespace only, not counts."""
-    return any(counts_in(cs, pod) for cs in st.constraints)
-
-
 # SpreadState with `hard` passed, not picked by __post_init__: every shift, node deletion and placement makes one
 new_spread_state = positional_constructor(spread.SpreadState, derived_by_caller=True)
 
@@ -211,12 +206,6 @@ class NodeCounts(_Overlay):
             elif not n:
                 out.discard(node)
         return out
-
-
-def nodes_among(node_counts: Mapping[str, int], nodes: frozenset) -> set[str]:
-    if isinstance(node_counts, NodeCounts):
-        return node_counts.among(nodes)
-    return node_counts.keys() & nodes
 
 
 def shifted(cs: spread.ConstraintState, node: str, delta: int, arrays: CountArrays) -> spread.ConstraintState:

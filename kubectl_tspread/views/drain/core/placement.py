@@ -343,17 +343,10 @@ class _SpreadVerdicts:
             return self.memo[sig]
         except KeyError:
             fail = spread.filter_node(self.state, node)
-            verdict = self.memo[sig] = None if fail is None else (fail, tuple(_refusing_keys(self.hard, node)))
+            verdict = self.memo[sig] = None if fail is None else (fail, tuple(  # the keys refusing it
+                cs.constraint.topology_key for cs in self.hard
+                if (value := labels.get(cs.constraint.topology_key)) is None or not cs.allows(value)))
             return verdict
-
-
-def _refusing_keys(hard: tuple[spread.ConstraintState, ...], node: Node) -> list[str]:
-    out = []
-    for cs in hard:
-        value = node.labels.get(cs.constraint.topology_key)
-        if value is None or not cs.allows(value):
-            out.append(cs.constraint.topology_key)
-    return out
 
 
 def accepting_domains(pod: Pod, feasible: list[Node]) -> dict[str, tuple[str, ...]]:

@@ -278,7 +278,9 @@ class Search:
         got = self._shares.get(cs)
         if got is not None:
             return got
-        among = counts.nodes_among(cs.node_counts, self._targets)
+        node_counts = cs.node_counts
+        among = node_counts.among(self._targets) if isinstance(node_counts, counts.NodeCounts) \
+            else node_counts.keys() & self._targets
         domains, low = cs.domains, cs.global_min
         out: dict[str, tuple[int, int, Collection[str]]] = {}
         if len(domains) <= FEW_DOMAINS:
@@ -306,8 +308,6 @@ class Search:
 class _Totals:
     """_share_totals' totals in numpy arrays by target position: a zone domain's many nodes move by one indexed add."""
 
-    SMALL = 8  # node sets up to this size are moved one node at a time, in _pending: numpy's += per element is slow
-
     def __init__(self, names: tuple[str, ...]):
         self.names = names
         self.pos = {name: i for i, name in enumerate(names)}
@@ -319,33 +319,18 @@ class _Totals:
         self.clear()
 
     def clear(self) -> None:
-        n = len(self.names)
-        self._pending: dict[int, list[int]] = {}  # position -> [holds, surplus] of small sets, flushed when read
-        np = vector.np
+        n, np = len(self.names), vector.np
         self.holds, self.surplus = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
 
     def add(self, names: Collection[str], holds: int, surplus: int) -> None:
-        h, s = self.holds, self.surplus
-        if len(names) <= self.SMALL:
-            pos, pending = self.pos, self._pending
-            for name in names:
-                i = pos[name]
-                got = pending.get(i)
-                if got is None:
-                    pending[i] = [holds, surplus]
-                else:
-                    got[0] += holds
-                    got[1] += surplus
-            return
         at = self._at.get(names)
         if at is None:
             np = vector.np
             at = self._at.put(names, np.fromiter(map(self.pos.__getitem__, names), dtype=np.int64, count=len(names)))
-        h[at] += holds  # distinct positions: no update is lost
-        s[at] += surplus
+        self.holds[at] += holds  # distinct positions: no update is lost
+        self.surplus[at] += surplus
 
     def ordered(self, remaining: list[str], empties: dict[str, int]) -> list[str]:
-        self._flush()
         pos, holds, surplus = self.pos, self.holds, self.surplus
         np, n = vector.np, len(remaining)
         at = np.fromiter(map(pos.__getitem__, remaining), dtype=np.int64, count=n)
@@ -354,17 +339,6 @@ class _Totals:
         # lexsort's last key is the first compared; names are distinct, so no tie is left
         order = np.lexsort((self.rank[at], -surplus[at], holds[at], emptied))
         return [remaining[i] for i in order.tolist()]
-
-    def _flush(self) -> None:
-        pending = self._pending
-        if not pending:
-            return
-        np, n = vector.np, len(pending)
-        at = np.fromiter(pending, dtype=np.int64, count=n)
-        moves = np.array(list(pending.values()), dtype=np.int64)
-        self.holds[at] += moves[:, 0]
-        self.surplus[at] += moves[:, 1]
-        pending.clear()
 
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:

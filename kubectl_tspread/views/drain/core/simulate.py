@@ -123,7 +123,7 @@ class SimCluster:
         if self._node_array is not None:
             self._node_array = self._node_array.copy()
 
-    def revert(self, redo: bool = False) -> "Redo | None":
+    def revert(self, redo: bool = False) -> tuple | None:
         """Undo every change since the innermost mark, and close it. Version numbers come back too, and caches keyed
         by them stay sound: a version names one state of one node across all branches. With `redo`, returns what `redo`
         takes to put the changes back (objects a change made anew are unreachable from here, so stay as they were)."""
@@ -139,16 +139,16 @@ class SimCluster:
         self.__dict__.clear()
         self.__dict__.update(saved)  # `_marks` is the same list, `_log` the outer mark's entries
         self.index.restore(index_saved, self._log)
-        return Redo(back, post) if back is not None else None
+        return (back, post) if back is not None else None
 
-    def redo(self, redo: "Redo") -> None:
+    def redo(self, redo: tuple) -> None:
         """Put back what `revert(redo=True)` undid, on the state it left (anything since reverted); itself undoable."""
         log, marks = self._log, self._marks
-        for undo, container, key, new in reversed(redo.entries):
+        entries, (attributes, index_attributes) = redo
+        for undo, container, key, new in reversed(entries):
             if log is not None:
                 log.append((undo, container, key, _CURRENT[undo](container, key)))
             undo(container, key, new)
-        attributes, index_attributes = redo.attributes
         self.__dict__.clear()
         self.__dict__.update(attributes)
         self._marks, self._log = marks, log
@@ -408,7 +408,8 @@ class SimCluster:
         if hit is None or hit[0] is not labels:
             if len(self._shifts) >= 65536:
                 self._shifts.clear()
-            hit = self._shifts[memo] = (labels, [k for k, st in states.items() if counts.counts_pod(st, pod)])
+            hit = self._shifts[memo] = (labels, [k for k, st in states.items()
+                                                 if any(counts.counts_in(cs, pod) for cs in st.constraints)])
         for key in hit[1]:
             new = counts.shifted_state(states[key], pod, delta, self.count_arrays)
             if new is not None:
@@ -536,16 +537,7 @@ class SimCluster:
         return [p for p in self.pods.values() if p.pending]
 
 
-class Redo:
-    """What revert(redo=True) returns: the undone entries with their values, newest first, and the prior attributes."""
-
-    __slots__ = ("entries", "attributes")
-
-    def __init__(self, entries: list, attributes: tuple[dict, dict]):
-        self.entries, self.attributes = entries, attributes
-
-
-_CURRENT: dict[Callable, Callable[[Any, Any], Any]] = {  # how to read what each undo function would overwrite (Redo)
+_CURRENT: dict[Callable, Callable[[Any, Any], Any]] = {  # how to read what each undo function would overwrite (redo)
     undo_entry: lambda container, key: container.get(key),
     undo_member: operator.contains,
     operator.setitem: operator.getitem,  # an item of an array (vector.CountArrays)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kubectl_tspread.views.drain import pdb as pdbmod
@@ -67,13 +67,6 @@ class Context:
         for node, ds in self.decisions.items():
             for d in ds:
                 self.decided.setdefault((node, d.pod.key), d)
-
-    def adopt(self, pod: Pod) -> None:
-        src = self.origin.get(pod.key)
-        if src is None or pod.key in self.pod_pdbs:
-            return
-        self.workload_of[pod.key] = self.workload_of.get(src)
-        self.pod_pdbs[pod.key] = self.pod_pdbs.get(src, ())
 
     def decision(self, pod: Pod) -> PodDecision:
         """`pod`'s decision on its node; a replacement put on a target (a StatefulSet's keeps its name) has none."""
@@ -159,11 +152,6 @@ class World:
         self.first_pending.setdefault(template_of(replacement), len(self.pending))
         self.pending.append((replacement, evicted))
 
-    def set_pending(self, pending: list[tuple[Pod, Pod]]) -> None:
-        self.pending, self.first_pending = pending, {}
-        for i, (r, _) in enumerate(pending):
-            self.first_pending.setdefault(template_of(r), i)
-
     def note_stuck(self, pod: Pod) -> None:
         """`pod` found no node. Until room is made on a schedulable node or its hard constraints' counts move, nor does
         a pod like it: cordons and binds only take room away."""
@@ -202,7 +190,10 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
     world.take_lists(batch)
     _adopt_replacements(ctx, world, batch)
     todo = [p for n in batch for p in world.remaining.get(n, ())]
-    cordon = [n for n in cordons(ctx, world.steps, batch) if not world.sim.nodes[n].unschedulable]
+    # step 1 cordons every target (none is deleted yet), as kubectl drain cordons all before evicting (no replacement
+    # lands on a node a later step drains), later steps none; with StageCordons, each step its batch
+    wanted = batch if ctx.stage_cordons else () if world.steps else ctx.targets
+    cordon = [n for n in wanted if not world.sim.nodes[n].unschedulable]
     world.sim.cordon(cordon)
     world.played(batch)
     first, ok = True, True
@@ -231,14 +222,6 @@ def run_batch(ctx: Context, world: World, batch: list[str]) -> bool:
     return ok
 
 
-def cordons(ctx: Context, steps: Sequence, batch: Sequence[str]) -> Sequence[str]:
-    """What the step after `steps` cordons: every target (none is deleted yet) at step 1, as kubectl drain cordons all
-    before evicting (no replacement lands on a node a later step drains), none later; with StageCordons, the batch."""
-    if ctx.stage_cordons:
-        return batch
-    return ctx.targets if not steps else ()
-
-
 def _adopt_replacements(ctx: Context, world: World, batch: list[str]) -> None:
     """Replacements that an earlier step put on a node of this batch move again."""
     for n in batch:
@@ -246,7 +229,10 @@ def _adopt_replacements(ctx: Context, world: World, batch: list[str]) -> None:
         for p in world.sim.pods_on(n):
             if p.uid.startswith(REPLACEMENT_UID_PREFIX) and not p.terminating and p.key not in queued:
                 world.remaining[n].append(p)
-                ctx.adopt(p)
+                src = ctx.origin.get(p.key)  # it takes over its evicted pod's workload and PDBs
+                if src is not None and p.key not in ctx.pod_pdbs:
+                    ctx.workload_of[p.key] = ctx.workload_of.get(src)
+                    ctx.pod_pdbs[p.key] = ctx.pod_pdbs.get(src, ())
 
 
 def _delete_emptied(ctx: Context, world: World, batch: list[str]) -> tuple[str, ...]:
@@ -292,7 +278,9 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
                 still.append((repl, evicted))
             else:
                 placed.append((evicted, repl, node))
-        world.set_pending(still)
+        world.pending, world.first_pending = still, {}
+        for j, (r, _) in enumerate(still):
+            world.first_pending.setdefault(template_of(r), j)
         return placed
     return []
 
