@@ -49,5 +49,5 @@ def plan_options(snapshot: Snapshot, targets, delete_drained_nodes: bool = False
     deletes the drained nodes."""
     options = PlanOptions(DrainFlags(True, False, True), verify_remedies=False)
     if delete_drained_nodes:
-        ((_, _, options),) = deleting_replans(snapshot, targets, options)
+        ((_, _, _, options),) = deleting_replans(snapshot, targets, options)
     return options

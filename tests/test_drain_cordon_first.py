@@ -294,7 +294,7 @@ def test_stage_cordons_is_not_offered_where_it_does_not_make_the_plan_safe():
     assert not plan_drain(snap, targets, STAGED).safe
     bare = plan_drain(snap, targets, FAST)
     assert not bare.safe and not bare.no_safe_order
-    wanted = remedies.first_replan_actions(snap, targets, PlanOptions(), bare, list(bare.findings))
+    wanted = remedies.first_replans(snap, targets, PlanOptions(), bare, list(bare.findings))
     assert "StageCordons" in [action for _, action, _, _ in wanted]
     plan = plan_drain(snap, targets)
     (f,) = plan.findings
@@ -305,7 +305,7 @@ def test_stage_cordons_is_not_offered_where_it_does_not_make_the_plan_safe():
 def test_one_target_gets_no_stage_cordons_candidate():
     snap, _ = _honor_skew()
     bare = plan_drain(snap, ["a1"], FAST)
-    wanted = remedies.first_replan_actions(snap, ["a1"], PlanOptions(), bare, list(bare.findings))
+    wanted = remedies.first_replans(snap, ["a1"], PlanOptions(), bare, list(bare.findings))
     assert "StageCordons" not in [action for _, action, _, _ in wanted]
 
 

@@ -15,7 +15,7 @@ from kubectl_tspread.views.drain.core import search
 from kubectl_tspread.model.plan import INFO, PlanOptions
 from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.views.drain.pods import DrainFlags
-from kubectl_tspread.views.drain.remedies import first_replan_actions
+from kubectl_tspread.views.drain.remedies import first_replans
 from kubectl_tspread.model.labels import Selector
 from kubectl_tspread.model import HOSTNAME_KEY, SET_NODE_TAINTS_POLICY_HONOR, ZONE_KEY, HostPort, PodAffinityTerm, \
     Toleration
@@ -52,7 +52,7 @@ def _honor_replan(snapshot, targets, options):
     """(edited snapshot, options) of the SetNodeTaintsPolicyHonor re-plan remedies.py makes first
     for the plan's findings."""
     plan = plan_drain(snapshot, targets, options)
-    for _, action, snap, opts in first_replan_actions(snapshot, targets, options, plan, plan.findings):
+    for _, action, snap, opts in first_replans(snapshot, targets, options, plan, plan.findings):
         if action == SET_NODE_TAINTS_POLICY_HONOR:
             return snap(), opts
     raise AssertionError("the plan's findings ask for no SetNodeTaintsPolicyHonor re-plan")

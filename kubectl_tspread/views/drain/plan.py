@@ -23,13 +23,13 @@ from kubectl_tspread.model.plan import CHECK_ORDER, MULTIPLE_PDBS, PDB_BLOCKS, S
     Eviction, Finding, PlanOptions, PlanProgress, Step, Stranded, Verdict
 from kubectl_tspread.views.drain.core.placement import Placer
 from kubectl_tspread.views.drain.pods import ALREADY_EVICTED, EVICT, REFUSE, PodDecision, classify_all, \
-    kubectl_errors, kubectl_warnings, workload_ref
+    kubectl_errors, kubectl_warnings, probe_pod, workload_ref
 from kubectl_tspread.views.drain.core.search import Search
 from kubectl_tspread.views.drain.core.simulate import SimCluster, spread_key_of
 from kubectl_tspread.views.drain.core.steps import Context, Tracked, World, run_batch
 from kubectl_tspread.model.errors import NotFoundError, UsageError
 from kubectl_tspread.model.labels import Selector
-from kubectl_tspread.model import Pdb, Pod, Snapshot
+from kubectl_tspread.model import Pdb, Snapshot
 
 
 def _node_not_found(snapshot: Snapshot, name: str) -> NotFoundError:
@@ -59,12 +59,6 @@ def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Sel
                                 f"check the labels with: kubectl get nodes --show-labels")
         out.extend(matched)
     return tuple(dict.fromkeys(out))
-
-
-def probe_pod(pod: Pod) -> Pod:
-    """An unbound copy standing for the workload's next pod (it never counts itself)."""
-    return replace(pod, name=f"{pod.name}-probe", uid=f"probe-{pod.uid}", node_name="", phase="Pending",
-                   terminating=False, conditions=(), ready=False, nominated_node="")
 
 
 def _tracked(sim: SimCluster, decisions: Iterable[PodDecision], workload_of: dict) -> list[Tracked]:
@@ -260,16 +254,16 @@ class _Planning:
         return remedies.attach_remedies(snapshot, targets, options, plan, findings, self.replan, ready=self.children,
                                         on_replan=lambda done: on_progress(VERIFY, done, len(wanted)))
 
-    def start_only(self, wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]]) -> None:
+    def start_only(self, wanted: Sequence[remedies.Wanted]) -> None:
         """Cancel the children not among `wanted` (guessed wrong: free their cores), then start the others."""
         keys = {w[0] for w in wanted}
         for key in [k for k in self.children if k not in keys]:
             self.children.pop(key).cancel()
         self.start(wanted)
 
-    def start(self, wanted: Sequence[tuple[str, Callable[[], Snapshot], PlanOptions]]) -> None:
+    def start(self, wanted: Sequence[remedies.Wanted]) -> None:
         """Start each wanted re-plan on a worker (at most workers.limit at once), which edits the snapshot too."""
-        for key, snap, opts in wanted:
+        for key, _, snap, opts in wanted:
             if key in self.children:
                 continue
             if len(self.children) >= self.workers.limit:
@@ -305,11 +299,8 @@ class _Planning:
 
     def first_strand(self, s: Stranded) -> None:
         """Search calls it once forced.py proved no order safe: start the re-plans of the first stranding's finding."""
-        children = self.children
-        self.start([(key, snap, opts) for key, _, snap, opts in  # the pod's namespace says whose pods a candidate edits
-                    remedies.first_replan_actions(self.snapshot, self.targets, self.options, None,
-                                                  [stranded_finding([s])], forced=True)
-                    if key not in children])
+        self.start(remedies.first_replans(self.snapshot, self.targets, self.options, None, [stranded_finding([s])],
+                                          forced=True))
 
 
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster, placer: Placer,

@@ -15,7 +15,7 @@ DaemonSet is gone; a snapshot cannot tell a deleted DaemonSet from one not dumpe
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from kubectl_tspread.engine.index import ClusterIndex
@@ -107,6 +107,12 @@ def kubectl_warnings(decisions: Iterable[PodDecision]) -> list[str]:
         if d.message and d.action in (EVICT, SKIP) and d.code != MIRROR_POD:
             by_msg[d.message].append(d.pod.key)
     return sorted(f"{msg}: {', '.join(pods)}" for msg, pods in by_msg.items())
+
+
+def probe_pod(pod: Pod) -> Pod:
+    """An unbound copy standing for the workload's next pod (it never counts itself)."""
+    return replace(pod, name=f"{pod.name}-probe", uid=f"probe-{pod.uid}", node_name="", phase="Pending",
+                   terminating=False, conditions=(), ready=False, nominated_node="")
 
 
 def workload_ref(index: ClusterIndex, pod: Pod) -> str | None:

@@ -42,6 +42,7 @@ REMEDY_STEPS = 400
 
 Candidate = tuple[str, dict[str, Any], Callable[[], Snapshot], PlanOptions]
 Keyed = tuple[str, str, dict, Callable[[], Snapshot], PlanOptions]  # cache key, then a Candidate with re-plan options
+Wanted = tuple[str, str, Callable[[], Snapshot], PlanOptions]  # (cache key, action, snapshot edit, re-plan options)
 
 
 def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan,
@@ -81,7 +82,9 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                 cache[key] = replanned
                 if on_replan is not None:
                     on_replan(len(cache))
-            if _clears(f, replanned) and (action != STAGE_CORDONS or replanned.safe):  # staged cordons move pods twice
+            cleared = not any(g.code == f.code and g.workload == f.workload
+                              for g in replanned.findings if g.severity != INFO)
+            if cleared and (action != STAGE_CORDONS or replanned.safe):  # staged cordons move pods twice
                 kept.append(Remedy(action, params, True, replanned.safe, verifies(f, replanned),
                                    side_effects(action, params, f, plan, workloads, replanned),
                                    then_finding(replanned)))
@@ -95,19 +98,12 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
 
 
 def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
-                  findings: Sequence[Finding]) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
-    """attach_remedies' first re-plans: its first `replan_allowance` distinct candidates, of which it may skip some."""
-    return [(key, snap, opts)
-            for key, _, snap, opts in first_replan_actions(snapshot, targets, options, plan, findings)]
-
-
-def first_replan_actions(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
-                         findings: Sequence[Finding], forced: bool = False
-                         ) -> list[tuple[str, str, Callable[[], Snapshot], PlanOptions]]:
-    """first_replans with each candidate's action. `forced`: forced.py proved no order safe (`plan` says when given)."""
+                  findings: Sequence[Finding], forced: bool = False) -> list[Wanted]:
+    """attach_remedies' first re-plans: its first `replan_allowance` distinct candidates, of which it may skip some.
+    `forced`: forced.py proved no order safe (`plan` says when given)."""
     workloads = _Lookups(snapshot)
     allowance = replan_allowance(len(targets))
-    out: dict[str, tuple[str, str, Callable[[], Snapshot], PlanOptions]] = {}
+    out: dict[str, Wanted] = {}
     for f in findings:
         if f.severity == INFO:
             continue
@@ -118,14 +114,13 @@ def first_replan_actions(snapshot: Snapshot, targets: Sequence[str], options: Pl
     return list(out.values())
 
 
-def deleting_replans(snapshot: Snapshot, targets: Sequence[str],
-                     options: PlanOptions) -> list[tuple[str, Callable[[], Snapshot], PlanOptions]]:
+def deleting_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> list[Wanted]:
     """attach_remedies' first re-plan in a trap forced.py proves, whose strandings lead the findings: a spread finding's
     first candidate deletes the drained nodes. plan.py starts it before the proof and stops it if none comes."""
     if options.delete_drained_nodes:
         return []
-    key, _, _, snap, opts = _keyed_one(options, _delete_drained(snapshot, targets, options))
-    return [(key, snap, opts)]
+    key, action, _, snap, opts = _keyed_one(options, _delete_drained(snapshot, targets, options))
+    return [(key, action, snap, opts)]
 
 
 def _delete_drained(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> Candidate:
@@ -155,10 +150,6 @@ def replan_allowance(targets: int) -> int:
     return max(MIN_REMEDY_REPLANS, min(REMEDY_REPLANS, REMEDY_STEPS // max(1, targets)))
 
 
-def _clears(f: Finding, replanned: DrainPlan) -> bool:
-    return not any(g.code == f.code and g.workload == f.workload for g in replanned.findings if g.severity != INFO)
-
-
 def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
                f: Finding, workloads: "_Lookups", forced: bool = False) -> Iterator[Candidate]:
     """Each candidate, copying the snapshot only when called: a zone drain verifies few of its hundreds of findings."""
@@ -174,14 +165,16 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
         return
     if f.code == MULTIPLE_PDBS:
         for key in f.params.get("pdbs", ()):
-            yield "RemovePdb", {"pdb": key}, lambda key=key: _without_pdb(snapshot, key), options
+            yield ("RemovePdb", {"pdb": key}, lambda key=key: replace(
+                snapshot, pdbs=tuple(b for b in snapshot.pdbs if f"{b.namespace}/{b.name}" != key)), options)
         return
     key = f.params.get("topologyKey")
     namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
     if f.code in _SPREAD_CODES and key:
         if not options.delete_drained_nodes:
             yield _delete_drained(snapshot, targets, options)
-        if _stageable(targets, options, plan.no_safe_order if plan is not None else forced):
+        # staging needs several targets (one is cordoned at its step anyway) and no forced.py trap, which it keeps
+        if not options.stage_cordons and len(targets) > 1 and not (plan.no_safe_order if plan is not None else forced):
             yield STAGE_CORDONS, {"nodes": list(targets)}, lambda: snapshot, replace(options, stage_cordons=True)
 
         def edited(**changes) -> Callable[[], Snapshot]:
@@ -197,11 +190,6 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
         node = workloads.new_node(like)
         yield (ADD_NODE, {"topologyKey": domain_key, "domain": value, "like": like.name, "name": node.name},
                lambda node=node: replace(snapshot, nodes=snapshot.nodes + (node,)), options)
-
-
-def _stageable(targets: Sequence[str], options: PlanOptions, forced: bool) -> bool:
-    """Staging needs several targets (one is cordoned at its step anyway) and no forced.py trap, which staging keeps."""
-    return not options.stage_cordons and len(targets) > 1 and not forced
 
 
 class _Lookups:
@@ -291,10 +279,6 @@ def _with_pdb_budget(snapshot: Snapshot, key: str) -> Snapshot:
     return replace(snapshot, pdbs=tuple(
         replace(b, disruptions_allowed=max(1, b.disruptions_allowed), max_unavailable=1, min_available=None)
         if f"{b.namespace}/{b.name}" == key else b for b in snapshot.pdbs))
-
-
-def _without_pdb(snapshot: Snapshot, key: str) -> Snapshot:
-    return replace(snapshot, pdbs=tuple(b for b in snapshot.pdbs if f"{b.namespace}/{b.name}" != key))
 
 
 def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding,

@@ -11,9 +11,10 @@ nothing the drain does next can help, and waiting out the timeout would only hid
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from kubectl_tspread.views.drain.pods import probe_pod
 from kubectl_tspread.engine import filters, spread
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.model import Pod, Snapshot
@@ -64,8 +65,7 @@ def hard_skews(index: ClusterIndex, pods: Iterable[Pod]) -> dict[str, tuple[int,
     sample = next((p for p in pods if live(p)), None)
     if sample is None or not any(c.hard for c in sample.spread):
         return {}
-    probe = replace(sample, name=f"{sample.name}-probe", uid=f"probe-{sample.uid}", node_name="",
-                    phase="Pending", terminating=False, conditions=(), ready=False)
+    probe = probe_pod(sample)
     return {cs.constraint.topology_key: (cs.skew, cs.constraint.max_skew, {v: d.pods for v, d in cs.domains.items()})
             for cs in spread.compute(index, probe).hard}
 
