@@ -191,3 +191,49 @@ def test_image_states_moved_with_a_deleted_node_are_those_of_the_nodes_left(seed
         assert (sim.images_for(pod) or (None,))[0] is before
         sim.delete_node(name)
     assert mixed  # some image's holders disagreed on its size
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_arrays_image_sums_are_the_scalar_ones_on_every_node_set_a_drain_leaves(seed):
+    """vector.NodeTable.image_sums on the node sets that deletions leave (tables derived from the
+    first one, whose image masks they read by the first one's rows), asked twice, and after a
+    deletion that is reverted: scores.image_sum's on every node, in any order of rows."""
+    import random
+
+    import numpy as np
+
+    from kubectl_tspread.views.drain.core import vector
+    from kubectl_tspread.views.drain.core.simulate import SimCluster
+    rng = random.Random(seed)
+    names = [f"img{i}:v1" for i in range(6)]
+    nodes = [make_node(f"n{k:02d}", images={name: rng.choice((100, 300, 900)) * MI
+                                             for name in rng.sample(names, rng.randint(0, 4))})
+             for k in range(10)]
+    pods = [make_pod(f"p{j}", images=tuple(rng.sample(names, rng.randint(1, 3)))) for j in range(4)]
+    sim = SimCluster(make_snapshot(nodes, pods))
+    tables: dict = {}
+    compared = 0
+
+    def compare() -> None:
+        nonlocal compared
+        for _ in range(2):  # the second time with the masks made
+            table = vector.tables_for(sim, tables)
+            for pod in pods:
+                got = sim.images_for(pod)
+                if got is None:
+                    continue
+                states, counted, _ = got
+                found = np.array(rng.sample(range(table.size), rng.randint(1, table.size)), dtype=np.int64)
+                want = [scores.image_sum(counted, sim.nodes[table.order[i]], states) for i in found.tolist()]
+                assert table.image_sums(states, counted, found).tolist() == want
+                compared += 1
+
+    for name in rng.sample([n.name for n in nodes], 8):
+        compare()
+        sim.fork()
+        sim.delete_node(name)
+        compare()
+        sim.revert()
+        compare()
+        sim.delete_node(name)
+    assert compared > 40
