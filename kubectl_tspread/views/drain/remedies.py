@@ -22,6 +22,7 @@ from kubectl_tspread.model.plan import (
 )
 from kubectl_tspread.views.drain.workers import Handle
 from kubectl_tspread.views.drain.remedy_effects import side_effects, then_finding, verifies
+from kubectl_tspread.views.drain.pdb import pdb_key
 from kubectl_tspread.views.drain.pods import workload_ref
 from kubectl_tspread.engine.index import ClusterIndex
 from kubectl_tspread.engine.nodematch import terms_match
@@ -166,7 +167,7 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
     if f.code == MULTIPLE_PDBS:
         for key in f.params.get("pdbs", ()):
             yield ("RemovePdb", {"pdb": key}, lambda key=key: replace(
-                snapshot, pdbs=tuple(b for b in snapshot.pdbs if f"{b.namespace}/{b.name}" != key)), options)
+                snapshot, pdbs=tuple(b for b in snapshot.pdbs if pdb_key(b) != key)), options)
         return
     key = f.params.get("topologyKey")
     namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
@@ -278,7 +279,7 @@ def _edit_constraint(snapshot: Snapshot, mine: frozenset[str], key: str, **chang
 def _with_pdb_budget(snapshot: Snapshot, key: str) -> Snapshot:
     return replace(snapshot, pdbs=tuple(
         replace(b, disruptions_allowed=max(1, b.disruptions_allowed), max_unavailable=1, min_available=None)
-        if f"{b.namespace}/{b.name}" == key else b for b in snapshot.pdbs))
+        if pdb_key(b) == key else b for b in snapshot.pdbs))
 
 
 def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding,

@@ -1,7 +1,7 @@
 """Playing one batch of nodes on the simulated cluster: cordon, evict, replace, judge.
 
 A batch takes several steps when a PDB's budget is below the batch's pods it covers: each evicts what the budgets allow,
-the next the rest once the replacements are Ready. A step cordons (`cordons`), evicts, places the replacements of
+the next the rest once the replacements are Ready. A step cordons (run_batch), evicts, places the replacements of
 controller-managed pods one by one, and judges each tracked constraint (`Tracked`, hard or soft) against its limit:
 maxSkew, or the skew before the drain if higher (a drain may not worsen a violation but is not blamed for it). It is
 safe when nothing strands, no DoNotSchedule constraint ends above its limit and no pod is left for lack of budget."""
@@ -152,6 +152,11 @@ class World:
         self.first_pending.setdefault(template_of(replacement), len(self.pending))
         self.pending.append((replacement, evicted))
 
+    def set_pending(self, pending: list[tuple[Pod, Pod]]) -> None:
+        self.pending, self.first_pending = pending, {}
+        for i, (r, _) in enumerate(pending):
+            self.first_pending.setdefault(template_of(r), i)
+
     def note_stuck(self, pod: Pod) -> None:
         """`pod` found no node. Until room is made on a schedulable node or its hard constraints' counts move, nor does
         a pod like it: cordons and binds only take room away."""
@@ -278,9 +283,7 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
                 still.append((repl, evicted))
             else:
                 placed.append((evicted, repl, node))
-        world.pending, world.first_pending = still, {}
-        for j, (r, _) in enumerate(still):
-            world.first_pending.setdefault(template_of(r), j)
+        world.set_pending(still)
         return placed
     return []
 
