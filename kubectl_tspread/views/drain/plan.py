@@ -188,7 +188,8 @@ def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions 
     """Plan the drain of `targets`, as resolve_targets gives them. `before_remedies` gets the plan, findings not yet
     remedied, while their re-plans run. `workers` (cli/workers.py's forks, the cyclic collector off: cli/gcpause.py)
     compute those and the given order's check meanwhile; None computes each here. The plan is the same either way."""
-    missing = [t for t in targets if snapshot.node(t) is None]
+    known = {n.name for n in snapshot.nodes}  # Snapshot.node scans the list: a zone drain names thousands
+    missing = [t for t in targets if t not in known]
     if missing:
         raise _node_not_found(snapshot, missing[0])
     planning = _Planning(snapshot, targets, options, on_progress or _silent, workers)
@@ -319,13 +320,14 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
     flat = [d for n in targets for d in ctx.decisions[n]]
     refused = [d for d in flat if d.action == REFUSE]
     safe = found and all(s.safe for s in steps) and not stranded and not refused
+    cordoned = {n.name for n in snapshot.nodes if n.unschedulable}
     decided = ctx.decided  # any other eviction is of a replacement an earlier step or _settle put on a target
     again = sum((e.node, f"{e.namespace}/{e.name}") not in decided for s in steps for e in s.evictions)
     plan = DrainPlan(
         nodes=tuple(targets), safe=safe, steps=tuple(steps), stranded=tuple(stranded), findings=(),
         max_parallel=options.max_parallel, flags=options.flags,
         kubectl_errors=tuple(kubectl_errors(flat)), kubectl_warnings=tuple(kubectl_warnings(flat)),
-        already_cordoned=tuple(n for n in targets if snapshot.node(n).unschedulable),  # type: ignore[union-attr]
+        already_cordoned=tuple(n for n in targets if n in cordoned),
         already_evicted=tuple(d.pod.key for d in flat if d.action == ALREADY_EVICTED),
         settled=tuple(settled), explored=search.explored, search_exhausted=search.exhausted,
         stage_cordons=options.stage_cordons, evicted_again=again, no_safe_order=bool(search.forced),

@@ -108,6 +108,7 @@ class NodeTable:
         self._rows: tuple | None = None  # rows_of's last (other table's root_pos, answer)
         self.node_images = [nodes[name].images for name in order]
         self._held: dict[str, object] = {}  # image name -> whether each row lists it; a derived table reads the root's
+        self._image_rows: dict[str, list[int]] | None = None  # image name -> the rows listing it
 
     @classmethod
     def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
@@ -175,8 +176,14 @@ class NodeTable:
     def _holding(self, name: str):
         held = self._held.get(name)
         if held is None:
-            held = self._held[name] = np.fromiter(map(operator.contains, self.node_images, itertools.repeat(name)),
-                                                  dtype=bool, count=self.size)
+            rows = self._image_rows
+            if rows is None:  # one pass over every node's images, not one per image a pod names
+                rows = self._image_rows = {}
+                for i, images in enumerate(self.node_images):
+                    for image in images:
+                        rows.setdefault(image, []).append(i)
+            held = self._held[name] = np.zeros(self.size, dtype=bool)
+            held[rows.get(name, [])] = True
         return held
 
     def retire(self) -> None:
