@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from kubectl_tspread.views.drain.core import vector
 from kubectl_tspread.engine import filters, interpod, resources, scorearrays, scores, spread, walk
@@ -42,7 +42,7 @@ class Placement:
     fit_nodes: tuple[str, ...] = ()
     spread_refusals: Mapping[str, int] = field(default_factory=dict)
     reasons: Mapping[str, int] = field(default_factory=dict)
-    tied: tuple[str, ...] = ()  # the nodes sharing the highest score, `node` among them; () when it is alone
+    tied: Sequence[str] = ()  # the nodes sharing the highest score, `node` among them; () when it is alone
 
 
 _new_placement = positional_constructor(Placement)  # one per placement: skips the frozen dataclass's per-field setattr
@@ -296,15 +296,16 @@ class Placer:
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         sim.next_start = (start + examined) % total
         order = table.order
-        tied: tuple[str, ...] = ()
+        tied: Sequence[str] = ()
         if len(found) == 1:
             best = int(found[0])
         else:
             totals = vector.score_totals(table, sim, state, pod, found, interpod_topology(sim, pod))
             at, tie = scorearrays.best(totals, table.rank.take(found))
             best = int(found[at])
-            if tie:
-                tied = tuple(sorted(order[int(i)] for i in found[totals == totals.max()]))
+            if tie:  # by name (the table's rank), named only when read: JSON shows them, the table does not
+                top = found[totals == totals.max()]
+                tied = vector.Names(order, top.take(table.rank.take(top).argsort()))
         return _new_placement(pod, order[best], vector.Names(order, found),
                               vector.accepting(table, sim, pod, found), (), {}, {}, tied)
 
