@@ -518,8 +518,9 @@ def _order_case(case: str, host_skew: int = 1):
 @pytest.mark.parametrize("case", ["zone b, small nodes", "10 % with hostname spread", "deleting drained nodes"])
 def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, monkeypatch):
     """Search._share_totals moves each node's totals by the domains whose count or target
-    nodes changed since the last level (per domain: a set of target nodes, or a walk for a
-    hostname key): at every level they are what a search with no memory computes."""
+    nodes changed since the last level (Search._shares_after, from the count overlays; all
+    of a state's domains when the minimum moved): at every level they are what a search with
+    no memory computes. Each case takes both ways and the full computation."""
     snap, targets = _order_case(case)
     checked = []
     real = search.Search._share_totals

@@ -69,13 +69,13 @@ def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, sk
 
 class _Overlay(Mapping):
     """A map after changes: a state's plain map, shared, plus the entries changed since, merged into a new plain map
-    past MERGE_AFTER (`merged`); `memo`, shared by one plain map's overlays, holds what derives from it."""
+    past MERGE_AFTER (`merged`)."""
 
-    __slots__ = ("base", "changes", "memo")
+    __slots__ = ("base", "changes")
     MERGE_AFTER = 64
 
-    def __init__(self, base: dict, changes: dict, memo: dict | None = None):
-        self.base, self.changes, self.memo = base, changes, {} if memo is None else memo
+    def __init__(self, base: dict, changes: dict):
+        self.base, self.changes = base, changes
 
     @classmethod
     def with_change(cls, mapping: Mapping, key: str, value):
@@ -83,7 +83,7 @@ class _Overlay(Mapping):
             if len(mapping.changes) < cls.MERGE_AFTER:
                 changes = dict(mapping.changes)
                 changes[key] = value
-                return cls(mapping.base, changes, mapping.memo)
+                return cls(mapping.base, changes)
             return cls(mapping.merged(), {key: value})
         return cls(dict(mapping.items()), {key: value})
 
@@ -192,19 +192,6 @@ class NodeCounts(_Overlay):
                 out[node] = n
             else:
                 out.pop(node, None)
-        return out
-
-    def among(self, nodes: frozenset) -> set[str]:
-        """The nodes of `nodes` with a count; the plain map's share is remembered per `nodes` object."""
-        hit = self.memo.get(id(nodes))
-        if hit is None or hit[0] is not nodes:
-            hit = self.memo[id(nodes)] = (nodes, self.base.keys() & nodes)  # walks the smaller side
-        out = set(hit[1])
-        for node, n in self.changes.items():
-            if n and node in nodes:
-                out.add(node)
-            elif not n:
-                out.discard(node)
         return out
 
 

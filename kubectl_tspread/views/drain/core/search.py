@@ -36,7 +36,6 @@ DFS_CANDIDATES = 8
 BACKTRACK_FLOOR = 64
 GREEDY_CANDIDATES = 3
 BACKTRACK_DEPTH = 64  # each open mark holds its level's undo entries, and a zone's plan is thousands of levels deep
-FEW_DOMAINS = 16  # up to this many domains, _target_shares intersects node sets (else it walks the target nodes)
 
 
 class Search:
@@ -66,7 +65,6 @@ class Search:
         self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
         self._hard_places: list[bool] | None = None  # per tracked place, whether hard (a place keeps its constraint)
         self._nodes_of = ObjectMemo()  # _domain_nodes, per state object
-        self._sets = ObjectMemo()  # _member_set, per node list
 
     def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order); the final world is `world` played on, or a copy of the deepest one."""
@@ -254,7 +252,8 @@ class Search:
                 self._shares.put(cs, self._target_shares(old))  # a pod-less node left (deleted or cordoned under Honor)
                 continue
             was = self._target_shares(old) if old is not None else {}
-            now = self._target_shares(cs)
+            now = self._shares_after(cs, old, was) if old is not None else None
+            now = self._target_shares(cs) if now is None else self._shares.put(cs, now)
             for value in now.keys() | was.keys():
                 before, entry = was.get(value), now.get(value)
                 if entry is None:  # the domain holds no share now: take back the one it held
@@ -262,7 +261,7 @@ class Search:
                         totals.add(before[2], -before[0], -before[1])
                     continue
                 at_min, extra, names = entry
-                if before is not None and before[2] == names:
+                if before is not None and (before[2] is names or before[2] == names):
                     # same target nodes: only the count's move; the old set object keeps its positions (_Totals.add)
                     now[value] = (at_min, extra, before[2])
                     at_min, extra, names = at_min - before[0], extra - before[1], before[2]
@@ -273,36 +272,49 @@ class Search:
         self._totaled = hard
         return totals
 
+    def _shares_after(self, cs, old, was: dict) -> dict | None:
+        """_target_shares(cs) from `was`, `old`'s, when `cs` moved from `old` by pods alone, as their overlays tell (else
+        None): a count that moves makes its domain a new record, so only those domains' pods differ, and their target
+        nodes only by the nodes whose count did; the other domains' shares move only with the minimum."""
+        moved, nodes = _differ(old.domains, cs.domains), _differ(old.node_counts, cs.node_counts)
+        if moved is None or nodes is None or cs.node_domain is not old.node_domain:
+            return None
+        domains, low, counted, node_domain = cs.domains, cs.global_min, cs.node_counts, cs.node_domain
+        out = dict(was) if low == old.global_min else {  # a domain goes only with a node, which changes the partition
+            value: (1 if (pods := domains[value].pods) <= low else 0, pods - low, names)
+            for value, (_, _, names) in was.items()}
+        for value in moved:
+            d, entry = domains.get(value), was.get(value)
+            names: Collection[str] = entry[2] if entry is not None else ()
+            flips = [n for n in nodes if n in self._targets and node_domain.get(n) == value
+                     and (n in names) != bool(counted.get(n))]
+            names = frozenset(names).symmetric_difference(flips) if flips else names
+            if d is not None and names:
+                out[value] = (1 if d.pods <= low else 0, d.pods - low, names)
+            else:
+                out.pop(value, None)
+        return out
+
     def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
         """Per domain with pods on targets, its share; per state object, as a level re-reads many unmoved states."""
         got = self._shares.get(cs)
         if got is not None:
             return got
-        node_counts = cs.node_counts
-        among = node_counts.among(self._targets) if isinstance(node_counts, counts.NodeCounts) \
-            else node_counts.keys() & self._targets
+        node_domain, groups, targets = cs.node_domain, defaultdict(list), self._targets
+        for name in cs.node_counts:  # the nodes with a count
+            if name in targets and (value := node_domain.get(name)) is not None:
+                groups[value].append(name)
         domains, low = cs.domains, cs.global_min
-        out: dict[str, tuple[int, int, Collection[str]]] = {}
-        if len(domains) <= FEW_DOMAINS:
-            for d in domains.values():
-                names = among.intersection(self._member_set(d.nodes))
-                if names:
-                    out[d.value] = (1 if d.pods <= low else 0, d.pods - low, frozenset(names))
-        else:
-            node_domain, groups = cs.node_domain, defaultdict(list)
-            for name in among:
-                value = node_domain.get(name)
-                if value is not None:
-                    groups[value].append(name)
-            for value, names in groups.items():
-                pods = domains[value].pods
-                out[value] = (1 if pods <= low else 0, pods - low, tuple(names))
-        return self._shares.put(cs, out)
+        return self._shares.put(cs, {value: (1 if (pods := domains[value].pods) <= low else 0, pods - low, tuple(names))
+                                     for value, names in groups.items()})
 
-    def _member_set(self, nodes: tuple[str, ...]) -> frozenset[str]:
-        """A domain's node list as a set, per list object (a partition's lists are shared)."""
-        got = self._sets.get(nodes)
-        return got if got is not None else self._sets.put(nodes, frozenset(nodes))
+
+def _differ(a, b) -> list | None:
+    """The keys whose value is not the same object in `a` and `b`, an overlay (counts.py) on `a` or on `a`'s base."""
+    base = getattr(b, "base", None)
+    if a is b or base is None or not (base is a or getattr(a, "base", None) is base):
+        return [] if a is b else None
+    return [k for k in b.changes.keys() | getattr(a, "changes", {}).keys() if a.get(k) is not b.get(k)]
 
 
 class _Totals:
