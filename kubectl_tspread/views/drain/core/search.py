@@ -252,9 +252,9 @@ class Search:
                 self._shares.put(cs, self._target_shares(old))  # a pod-less node left (deleted or cordoned under Honor)
                 continue
             was = self._target_shares(old) if old is not None else {}
-            now = self._shares_after(cs, old, was) if old is not None else None
-            now = self._target_shares(cs) if now is None else self._shares.put(cs, now)
-            for value in now.keys() | was.keys():
+            after = self._shares_after(cs, old, was) if old is not None else None
+            now = self._target_shares(cs) if after is None else self._shares.put(cs, after[0])
+            for value in now.keys() | was.keys() if after is None else after[1]:
                 before, entry = was.get(value), now.get(value)
                 if entry is None:  # the domain holds no share now: take back the one it held
                     if before is not None:
@@ -272,10 +272,10 @@ class Search:
         self._totaled = hard
         return totals
 
-    def _shares_after(self, cs, old, was: dict) -> dict | None:
-        """_target_shares(cs) from `was`, `old`'s, when `cs` moved from `old` by pods alone, as their overlays tell (else
-        None): a count that moves makes its domain a new record, so only those domains' pods differ, and their target
-        nodes only by the nodes whose count did; the other domains' shares move only with the minimum."""
+    def _shares_after(self, cs, old, was: dict) -> tuple[dict, Collection[str]] | None:
+        """(_target_shares(cs), the domains whose share differs) from `was`, `old`'s, when `cs` moved from `old` by pods
+        alone, as their overlays tell (else None): a count that moves makes its domain a new record, so only those
+        domains' pods differ, their target nodes only by the nodes whose count did, the others' only with the minimum."""
         moved, nodes = _differ(old.domains, cs.domains), _differ(old.node_counts, cs.node_counts)
         if moved is None or nodes is None or cs.node_domain is not old.node_domain:
             return None
@@ -293,7 +293,7 @@ class Search:
                 out[value] = (1 if d.pods <= low else 0, d.pods - low, names)
             else:
                 out.pop(value, None)
-        return out
+        return out, moved if low == old.global_min else out.keys() | was.keys()
 
     def _target_shares(self, cs) -> dict[str, tuple[int, int, Collection[str]]]:
         """Per domain with pods on targets, its share; per state object, as a level re-reads many unmoved states."""
