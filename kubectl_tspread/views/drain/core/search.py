@@ -275,7 +275,7 @@ class Search:
     def _shares_after(self, cs, old, was: dict) -> tuple[dict, Collection[str]] | None:
         """(_target_shares(cs), the domains whose share differs) from `was`, `old`'s, when `cs` moved from `old` by pods
         alone, as their overlays tell (else None): a count that moves makes its domain a new record, so only those
-        domains' pods differ, their target nodes only by the nodes whose count did, the others' only with the minimum."""
+        domains' pods differ, their targets only by the nodes whose count did, the others' only with the minimum."""
         moved, nodes = _differ(old.domains, cs.domains), _differ(old.node_counts, cs.node_counts)
         if moved is None or nodes is None or cs.node_domain is not old.node_domain:
             return None
