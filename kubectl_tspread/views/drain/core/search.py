@@ -281,8 +281,7 @@ class Search:
             return None
         domains, low, counted, node_domain = cs.domains, cs.global_min, cs.node_counts, cs.node_domain
         out = dict(was) if low == old.global_min else {  # a domain goes only with a node, which changes the partition
-            value: (1 if (pods := domains[value].pods) <= low else 0, pods - low, names)
-            for value, (_, _, names) in was.items()}
+            value: _share(domains[value].pods, low, names) for value, (_, _, names) in was.items()}
         for value in moved:
             d, entry = domains.get(value), was.get(value)
             names: Collection[str] = entry[2] if entry is not None else ()
@@ -290,7 +289,7 @@ class Search:
                      and (n in names) != bool(counted.get(n))]
             names = frozenset(names).symmetric_difference(flips) if flips else names
             if d is not None and names:
-                out[value] = (1 if d.pods <= low else 0, d.pods - low, names)
+                out[value] = _share(d.pods, low, names)
             else:
                 out.pop(value, None)
         return out, moved if low == old.global_min else out.keys() | was.keys()
@@ -300,13 +299,15 @@ class Search:
         got = self._shares.get(cs)
         if got is not None:
             return got
-        node_domain, groups, targets = cs.node_domain, defaultdict(list), self._targets
+        domains, low, node_domain, groups = cs.domains, cs.global_min, cs.node_domain, defaultdict(list)
         for name in cs.node_counts:  # the nodes with a count
-            if name in targets and (value := node_domain.get(name)) is not None:
+            if name in self._targets and (value := node_domain.get(name)) is not None:
                 groups[value].append(name)
-        domains, low = cs.domains, cs.global_min
-        return self._shares.put(cs, {value: (1 if (pods := domains[value].pods) <= low else 0, pods - low, tuple(names))
-                                     for value, names in groups.items()})
+        return self._shares.put(cs, {v: _share(domains[v].pods, low, tuple(names)) for v, names in groups.items()})
+
+
+def _share(pods: int, low: int, names: Collection[str]) -> tuple[int, int, Collection[str]]:
+    return 1 if pods <= low else 0, pods - low, names  # (holds the minimum, surplus, the target nodes): _share_totals
 
 
 def _differ(a, b) -> list | None:
