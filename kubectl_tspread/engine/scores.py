@@ -106,6 +106,12 @@ def _balance(fractions: Sequence[float]) -> int:
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+def balance(requested: Iterable[int], allocatable: Iterable[int]) -> int:
+    """A node's balance of cpu and memory at `requested`: BalancedAllocation's score before 1.36, and
+    what it subtracts from 1.36 (the balance without the pod)."""
+    return _balance(_fractions(requested, allocatable))
+
+
 def _go_half(x: int) -> int:
     """x / 2 in Go's integer division (truncation toward zero)."""
     return x // 2 if x >= 0 else -((-x) // 2)
@@ -125,10 +131,10 @@ def balanced_allocation(want: tuple[int, int], used: tuple[int, int], allocatabl
     """
     if not any(want):
         return 0
-    after = _balance(_fractions((u + w for u, w in zip(used, want)), allocatable))
+    after = balance((u + w for u, w in zip(used, want)), allocatable)
     if not improvement:
         return after
-    before = _balance(_fractions(used, allocatable))
+    before = balance(used, allocatable)
     return MAX_NODE_SCORE // 2 + _go_half(MAX_NODE_SCORE // 2 + after - before)
 
 
@@ -239,8 +245,20 @@ def image_query(pod: Pod, states: ImageStates, rules) -> "tuple[ImageStates, tup
     when no node holds one of those names (every node then scores 0)."""
     if not states.sizes:
         return None
+    # a workload's pods share their images and volumes tuples: the drain planner asks once per replacement
+    key = (id(pod.images), id(pod.volumes), id(states), rules)
+    hit = _QUERIES.get(key)
+    if hit is not None and hit[0] is pod.images and hit[1] is pod.volumes and hit[2] is states:
+        return hit[3]
     names = pod_images(pod, rules.image_volumes_summed)
-    return (states, names, image_count(pod, rules.image_volumes_counted)) if states.held(names) else None
+    got = (states, names, image_count(pod, rules.image_volumes_counted)) if states.held(names) else None
+    if len(_QUERIES) >= 4096:
+        _QUERIES.clear()
+    _QUERIES[key] = (pod.images, pod.volumes, states, got)  # holding them: their ids stay theirs while it lives
+    return got
+
+
+_QUERIES: dict[tuple, tuple] = {}
 
 
 def scaled_image_size(states: ImageStates, name: str) -> int:

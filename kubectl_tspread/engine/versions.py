@@ -36,6 +36,7 @@ Each rule below names the minor it changed in, as the upstream code of that mino
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -146,6 +147,7 @@ def parse(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+@functools.lru_cache(maxsize=64)  # the drain planner asks at every placement: the version text is parsed once
 def rules_for(text: str | None) -> Rules:
     """The rules for a cluster of version `text`; the newest supported minor for None or "".
     A version outside the supported range gets the nearest supported minor's rules, with
