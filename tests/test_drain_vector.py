@@ -28,7 +28,7 @@ from kubectl_tspread.engine import walk
 from kubectl_tspread.engine.walk import num_feasible_to_find
 from kubectl_tspread.views.drain.core.simulate import SimCluster
 from kubectl_tspread.views.drain.core.steps import DomainCounts
-from kubectl_tspread.engine import spread
+from kubectl_tspread.engine import scores, spread
 from kubectl_tspread.engine.partition import Domain
 from kubectl_tspread.model.labels import Requirement
 from kubectl_tspread.model import (
@@ -673,8 +673,7 @@ def test_domain_counts_behave_like_the_dict(domains, expected):
 
 
 # what a retired table lets go of (NodeTable.retire)
-_PER_NODE = ("order", "rank", "alloc", "row_version", "free", "nonzero", "score_alloc", "score_unusable",
-             "alloc2", "_sorted", "shapes")
+_PER_NODE = ("order", "rank", "alloc", "row_version", "free", "scored", "alloc2", "_sorted", "shapes")
 
 
 def test_carried_arrays_keep_only_retired_tables_of_deleted_node_sets(fast_calls, monkeypatch):
@@ -814,8 +813,9 @@ def test_score_rows_follow_each_nodes_usage(seed):
             usage = sim.usage_of(name, row_of)
             assert table.alloc["cpu"][i] - table.free["cpu"][i] == usage[0], name
             assert table.alloc["memory"][i] - table.free["memory"][i] == usage[1], name
-            nonzero = table.score_alloc[:, i] - table.score_free[:, i]
-            assert tuple(nonzero.tolist()) == tuple(usage[vector.NONZERO_COLUMNS]), name
+            assert tuple(table.scored[:4, i].tolist()) == usage[:2] + usage[vector.NONZERO_COLUMNS], name
+            alloc = (sim.nodes[name].allocatable.get("cpu", 0), sim.nodes[name].allocatable.get("memory", 0))
+            assert table.scored[4, i] == scores.balance(usage[:2], alloc), name
 
     check()
     for k in range(8):

@@ -281,6 +281,11 @@ def test_arrays_score_like_the_scalar_forms(seed):
             [scalar.plugins[scores.LEAST_ALLOCATED][n.name] for n in nodes]
         assert scorearrays.balanced_allocation(alloc, used, scores.fit_requests(pod)).tolist() == \
             [scalar.plugins[scores.BALANCED_ALLOCATION][n.name] for n in nodes]
+        # the balance without the pod, kept per node by a caller (vector.NodeTable), is the array form's own
+        before = np.array([scores.balance(usage[n.name].requested, (n.allocatable["cpu"], n.allocatable["memory"]))
+                           for n in nodes])
+        assert scorearrays.balanced_allocation(alloc, used, scores.fit_requests(pod), True, before).tolist() == \
+            [scalar.plugins[scores.BALANCED_ALLOCATION][n.name] for n in nodes]
         soft = np.array([spread_scores[n.name] for n in nodes]) if spread_scores else None
         sums = (np.array([scores.image_sum(counted, n, states) for n in nodes]), images[2]) if images else None
         assert (scorearrays.image_priority(*sums).tolist() if sums else [0] * len(nodes)) == \

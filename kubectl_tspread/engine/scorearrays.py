@@ -56,14 +56,16 @@ def _balance(requested, alloc):
     return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
-def balanced_allocation(alloc, used, want: tuple[int, int], improvement: bool = True):
-    """scores.balanced_allocation per node: `used` the nodes' requests as they are."""
+def balanced_allocation(alloc, used, want: tuple[int, int], improvement: bool = True, before=None):
+    """scores.balanced_allocation per node: `used` the nodes' requests as they are; `before`, if given, each
+    node's scores.balance(used, alloc), which does not depend on the pod (a caller may keep it per node)."""
     if not any(want):
         return np.zeros(alloc.shape[1], dtype=np.int64)
     after = _balance(used + _column(want), alloc)
     if not improvement:
         return after
-    before = _balance(used, alloc)
+    if before is None:
+        before = _balance(used, alloc)
     x = MAX_NODE_SCORE // 2 + after - before
     return MAX_NODE_SCORE // 2 + np.where(x >= 0, x // 2, -((-x) // 2))  # Go's x / 2
 
@@ -164,13 +166,13 @@ def per_node(raw: Callable[[Pod, Node], int], pod: Pod, n: int, node_at: Callabl
 
 
 def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero, used_requested, spread,
-          tainted=None, topology=None, improvement: bool = True, images=None):
+          tainted=None, topology=None, improvement: bool = True, images=None, before=None):
     """scores.score_nodes' totals for `n` nodes (`node_at(i)` the i-th): `alloc` and the
     usages as above, `spread` the normalised PodTopologySpread scores (None: the pod has no
     soft constraint), `tainted` the positions of the nodes with a PreferNoSchedule taint
     (None: look at every node), `topology` scores.interpod_topology (None: not scored),
     `images` ImageLocality's (raw sum per node as scores.image_sum makes it, number of images the
-    pod counts), None when no node holds one of them."""
+    pod counts), None when no node holds one of them; `before` as balanced_allocation's."""
     if tainted is not None and not len(tainted):
         out = WEIGHTS[scores.TAINT_TOLERATION] * MAX_NODE_SCORE  # no PreferNoSchedule taint: 100 for all
     else:
@@ -186,7 +188,8 @@ def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero,
         raw = per_node(lambda p, node: scores.interpod_raw(topology, node), pod, n, node_at)
         out = out + WEIGHTS[scores.INTER_POD_AFFINITY] * normalize_min_max(raw)
     out = out + WEIGHTS[scores.BALANCED_ALLOCATION] * balanced_allocation(alloc, used_requested,
-                                                                          scores.fit_requests(pod), improvement)
+                                                                          scores.fit_requests(pod), improvement,
+                                                                          before)
     if images is not None:
         out = out + WEIGHTS[scores.IMAGE_LOCALITY] * image_priority(*images)
     return out if n else np.zeros(0, dtype=np.int64)

@@ -46,7 +46,6 @@ FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _MISSING = spread.UNLABELLED_VALUE  # a scored node without the key counts as this value
 TABLES_KEPT = 8
 MEMO_KEPT = 4096  # entries an identity-keyed memo holds before it starts over
-UNSCORED = -(2 ** 52)  # score_alloc where allocatable is not positive: what is left is negative, ×100 inside int64
 
 
 class Names(Sequence):
@@ -97,8 +96,8 @@ class NodeTable:
         self.row_version = np.full(n, -1, dtype=np.int64)
         self.free = {r: a.copy() for r, a in self.alloc.items()}  # less the pods' requests: fit is one comparison
         self.alloc2 = np.stack([self.alloc["cpu"], self.alloc["memory"]])  # score rows (cpu, memory): allocatable
-        self.score_alloc = np.where(self.alloc2 > 0, self.alloc2, UNSCORED)
-        self.score_free = self.score_alloc.copy()  # less LeastAllocated's requests
+        # per node what Score reads of its pods: requested cpu, memory; the same non-zero; scores.balance of the first
+        self.scored = np.zeros((5, n), dtype=np.int64)
         self._values: dict[str, tuple] = {}
         self.complete: set[str] = set()  # the keys every node carries (no value id is the missing one)
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
@@ -122,8 +121,7 @@ class NodeTable:
         new.row_version = old.row_version[perm]
         new.free = {r: a[perm] for r, a in old.free.items()}
         # take(axis=1): [:, perm] would make them Fortran-ordered, slowing every take of their columns
-        new.score_alloc, new.score_free = old.score_alloc.take(perm, axis=1), old.score_free.take(perm, axis=1)
-        new.alloc2 = old.alloc2.take(perm, axis=1)
+        new.scored, new.alloc2 = old.scored.take(perm, axis=1), old.alloc2.take(perm, axis=1)
         # a value whose last node went keeps its id: no node refers to it any more
         new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
                        in old._values.items()}
@@ -188,8 +186,7 @@ class NodeTable:
 
     def retire(self) -> None:
         """The table left the Placer: keep only what counts_of reads to move count arrays made on it to a live one."""
-        for name in ("order", "rank", "alloc", "row_version", "free", "score_alloc", "score_free",
-                     "alloc2", "_sorted", "shapes"):
+        for name in ("order", "rank", "alloc", "row_version", "free", "scored", "alloc2", "_sorted", "shapes"):
             delattr(self, name)
         self._values = {key: (None, ids, names, None) for key, (_, ids, names, _) in self._values.items()}
         self.__dict__.pop("_prefer_tainted", None)
@@ -244,13 +241,12 @@ class NodeTable:
             return
         order, row_of = self.order, usage_rows(nonzero)
         left = [(self.free[r], self.alloc[r]) for r in FIT_RESOURCES + ("pods",)]
-        score_alloc, score_free = self.score_alloc, self.score_free
+        scored, alloc2 = self.scored, self.alloc2
         for i in stale:
             usage = sim.usage_of(order[i], row_of)
             for (free, alloc), total in zip(left, usage[:len(FIT_RESOURCES)] + usage[-1:]):
                 free[i] = alloc[i] - total
-            cpu, memory = usage[NONZERO_COLUMNS]
-            score_free[0, i], score_free[1, i] = score_alloc[0, i] - cpu, score_alloc[1, i] - memory
+            scored[:, i] = usage[:2] + usage[NONZERO_COLUMNS] + (scores.balance(usage[:2], alloc2[:, i].tolist()),)
             self.row_version[i] = version[i]
 
     def shape_ok(self, shape: int, version, row: Callable[[str], bool], rows: slice = slice(None)):
@@ -536,9 +532,7 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
 def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, pod: Pod, found,
                  topology: dict | None = None):
     """engine/scores.py's totals for the nodes at positions `found` (scorearrays.total over the table's rows)."""
-    alloc = table.alloc2.take(found, axis=1)
-    used = alloc - np.stack([table.free["cpu"].take(found), table.free["memory"].take(found)])
-    nonzero = table.score_alloc.take(found, axis=1) - table.score_free.take(found, axis=1)
+    alloc, scored = table.alloc2.take(found, axis=1), table.scored.take(found, axis=1)
     soft = spread_scores(table, sim, state, found) if state.soft else None
     order, nodes = table.order, sim.nodes
     tainted = table.prefer_tainted(sim)
@@ -547,8 +541,8 @@ def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState,
     if images is not None:
         states, names, count = images
         images = (table.image_sums(states, names, found), count)
-    return scorearrays.total(pod, len(found), lambda i: nodes[order[int(found[i])]], alloc, nonzero, used, soft,
-                             rows, topology, sim.balanced_improvement, images)
+    return scorearrays.total(pod, len(found), lambda i: nodes[order[int(found[i])]], alloc, scored[2:4], scored[:2],
+                             soft, rows, topology, sim.balanced_improvement, images, scored[4])
 
 
 def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":
