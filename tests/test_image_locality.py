@@ -194,10 +194,11 @@ def test_image_states_moved_with_a_deleted_node_are_those_of_the_nodes_left(seed
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_the_arrays_image_sums_are_the_scalar_ones_on_every_node_set_a_drain_leaves(seed):
-    """vector.NodeTable.image_sums on the node sets that deletions leave (tables derived from the
-    first one, whose image masks they read by the first one's rows), asked twice, and after a
-    deletion that is reverted: scores.image_sum's on every node, in any order of rows."""
+def test_the_arrays_image_scores_are_the_scalar_ones_on_every_node_set_a_drain_leaves(seed):
+    """vector.NodeTable.image_scores on the node sets that deletions leave (tables derived from the
+    first one, whose image masks and kept scores they read by the first one's rows), asked three
+    times, and after a deletion that is reverted: scores.image_priority of scores.image_sum's on
+    every node, in any order of rows."""
     import random
 
     import numpy as np
@@ -216,16 +217,17 @@ def test_the_arrays_image_sums_are_the_scalar_ones_on_every_node_set_a_drain_lea
 
     def compare() -> None:
         nonlocal compared
-        for _ in range(2):  # the second time with the masks made
+        for _ in range(3):  # the second time with the masks made, the third from the scores kept per row
             table = vector.tables_for(sim, tables)
             for pod in pods:
                 got = sim.images_for(pod)
                 if got is None:
                     continue
-                states, counted, _ = got
+                states, counted, count = got
                 found = np.array(rng.sample(range(table.size), rng.randint(1, table.size)), dtype=np.int64)
-                want = [scores.image_sum(counted, sim.nodes[table.order[i]], states) for i in found.tolist()]
-                assert table.image_sums(states, counted, found).tolist() == want
+                want = [scores.image_priority(scores.image_sum(counted, sim.nodes[table.order[i]], states), count)
+                        for i in found.tolist()]
+                assert table.image_scores(states, counted, count, found).tolist() == want
                 compared += 1
 
     for name in rng.sample([n.name for n in nodes], 8):

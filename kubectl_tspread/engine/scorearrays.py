@@ -171,8 +171,8 @@ def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero,
     usages as above, `spread` the normalised PodTopologySpread scores (None: the pod has no
     soft constraint), `tainted` the positions of the nodes with a PreferNoSchedule taint
     (None: look at every node), `topology` scores.interpod_topology (None: not scored),
-    `images` ImageLocality's (raw sum per node as scores.image_sum makes it, number of images the
-    pod counts), None when no node holds one of them; `before` as balanced_allocation's."""
+    `images` ImageLocality's scores per node (image_priority of scores.image_sum's), None when no
+    node holds one of the pod's images; `before` as balanced_allocation's."""
     if tainted is not None and not len(tainted):
         out = WEIGHTS[scores.TAINT_TOLERATION] * MAX_NODE_SCORE  # no PreferNoSchedule taint: 100 for all
     else:
@@ -191,13 +191,12 @@ def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero,
                                                                           scores.fit_requests(pod), improvement,
                                                                           before)
     if images is not None:
-        out = out + WEIGHTS[scores.IMAGE_LOCALITY] * image_priority(*images)
+        out = out + WEIGHTS[scores.IMAGE_LOCALITY] * images
     return out if n else np.zeros(0, dtype=np.int64)
 
 
 def best(totals, rank):
-    """The positions with the highest total; the first of them by `rank` (the node names'
-    order) first, and whether there is a tie."""
-    top = np.flatnonzero(totals == totals.max())
-    first = int(top[rank[top].argmin()])
-    return first, len(top) > 1
+    """The positions with the highest total in `rank`'s order (the node names'): the first is
+    the pick, and more than one is a tie."""
+    top = (totals == totals.max()).nonzero()[0]
+    return top if len(top) == 1 else top.take(rank.take(top).argsort())

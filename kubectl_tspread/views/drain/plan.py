@@ -227,6 +227,8 @@ class _Planning:
             # a trap's first re-plan outlasts the plan: start it before the proof; proof() stops it if none comes
             self.start(remedies.deleting_replans(snapshot, targets, options))
         self.ctx = build_context(self.sim, targets, options)
+        if options.verify_remedies:  # again, with the spread states the context made: later re-plans start from them
+            self.pristine = self.sim.copy()
         on_strand = self.first_strand if options.verify_remedies and forking else None
         total = len(targets)
         on_progress(SIMULATE, 0, total)

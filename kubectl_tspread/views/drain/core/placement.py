@@ -296,17 +296,11 @@ class Placer:
         self._reach[template] = max(WINDOW_MARGIN, WINDOW_MARGIN * examined / want)
         sim.next_start = (start + examined) % total
         order = table.order
-        tied: Sequence[str] = ()
-        if len(found) == 1:
-            best = int(found[0])
-        else:
-            totals = vector.score_totals(table, sim, state, pod, found, interpod_topology(sim, pod))
-            at, tie = scorearrays.best(totals, table.rank.take(found))
-            best = int(found[at])
-            if tie:  # by name (the table's rank), named only when read: JSON shows them, the table does not
-                top = found[totals == totals.max()]
-                tied = vector.Names(order, top.take(table.rank.take(top).argsort()))
-        return _new_placement(pod, order[best], vector.Names(order, found),
+        top = scorearrays.best(vector.score_totals(table, sim, state, pod, found, interpod_topology(sim, pod)),
+                               table.rank.take(found)) if len(found) > 1 else (0,)
+        # a tie's nodes are named only when read: JSON shows them, the table does not
+        tied: Sequence[str] = vector.Names(order, found.take(top)) if len(top) > 1 else ()
+        return _new_placement(pod, order[int(found[top[0]])], vector.Names(order, found),
                               vector.accepting(table, sim, pod, found), (), {}, {}, tied)
 
 

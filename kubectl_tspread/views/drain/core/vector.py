@@ -108,6 +108,7 @@ class NodeTable:
         self.node_images = [nodes[name].images for name in order]
         self._held: dict[str, object] = {}  # image name -> whether each row lists it; a derived table reads the root's
         self._image_rows: dict[str, list[int]] | None = None  # image name -> the rows listing it
+        self._image_memo: tuple = (None, {})  # (image states, (names, count) -> scores per row, or False: asked once)
 
     @classmethod
     def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
@@ -162,14 +163,23 @@ class NodeTable:
         i = int(self._inverted()[at])
         return i if i >= 0 else None
 
-    def image_sums(self, states, names: tuple[str, ...], found):
-        """scores.image_sum at rows `found`: the scaled sizes (in `states`, the cluster now) of the held `names`."""
-        at = self.root_pos.take(found)
-        out = np.zeros(len(found), dtype=np.int64)
-        for name in names:
-            if name in states.sizes:
-                out += np.where(self.root._holding(name).take(at), scores.scaled_image_size(states, name), 0)
-        return out
+    def image_scores(self, states, names: tuple[str, ...], count: int, found):
+        """ImageLocality's scores at rows `found` (scores.image_sum's, in `states`: the cluster now). A query asked
+        again under the same states is scored on every root row once (int16: a score is at most 100), then taken."""
+        root = self.root
+        if root._image_memo[0] is not states:  # they change only when a node is deleted or put
+            root._image_memo = (states, {})
+        memo, key, at = root._image_memo[1], (names, count), self.root_pos.take(found)
+        got = memo.get(key)
+        if got is not None and got is not False:
+            return got.take(at)
+        rows = at if got is None else np.arange(root.size)
+        sums = np.zeros(len(rows), dtype=np.int64)
+        for name in (n for n in names if n in states.sizes):
+            sums += np.where(root._holding(name).take(rows), scores.scaled_image_size(states, name), 0)
+        out = scorearrays.image_priority(sums, count)
+        memo[key] = False if got is None else out.astype(np.int16)
+        return out if got is None else out.take(at)
 
     def _holding(self, name: str):
         held = self._held.get(name)
@@ -537,12 +547,10 @@ def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState,
     order, nodes = table.order, sim.nodes
     tainted = table.prefer_tainted(sim)
     rows = np.flatnonzero(np.isin(found, tainted)).tolist() if len(tainted) else []
-    images = sim.images_for(pod)
-    if images is not None:
-        states, names, count = images
-        images = (table.image_sums(states, names, found), count)
+    images = sim.images_for(pod)  # None when no node holds one of the pod's images
     return scorearrays.total(pod, len(found), lambda i: nodes[order[int(found[i])]], alloc, scored[2:4], scored[:2],
-                             soft, rows, topology, sim.balanced_improvement, images, scored[4])
+                             soft, rows, topology, sim.balanced_improvement,
+                             None if images is None else table.image_scores(*images, found), scored[4])
 
 
 def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":
