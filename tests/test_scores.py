@@ -80,6 +80,18 @@ def test_balanced_allocation_before_136_scores_the_balance_with_the_pod(want, us
     assert got.tolist() == [expected]
 
 
+def test_balanced_allocation_halves_as_go_does_below_zero():
+    """From 1.36 the score is 50 + (50 + after − before) / 2 in Go's integer division, which
+    truncates toward zero. Each balance is 50 to 100 for requests an API server accepts; a dump
+    may hold negative ones, and then the inner sum can be negative and odd: −51 / 2 is −25 (not
+    floor's −26), so the score is 25."""
+    want, used, alloc = (-4080, 4000), (0, 0), (4000, 4000)
+    assert 50 + scores.balance((-4080, 4000), alloc) - scores.balance(used, alloc) == -51
+    assert scores.balanced_allocation(want, used, alloc) == 25
+    got = scorearrays.balanced_allocation(np.array([[alloc[0]], [alloc[1]]]), np.array([[used[0]], [used[1]]]), want)
+    assert got.tolist() == [25]
+
+
 # -- the requests the scores charge ---------------------------------------------------------
 
 def _c(requests=None, **kw):

@@ -23,18 +23,23 @@ def _column(pair: tuple[int, int]):
     return np.array(pair, dtype=np.int64)[:, None]
 
 
+def _positive(alloc) -> bool:
+    """Whether every node has both resources (the common case): one reduction, empty arrays included."""
+    return bool(np.minimum.reduce(alloc, axis=None, initial=1) > 0)
+
+
 def least_allocated(alloc, used, want: tuple[int, int]):
     """scores.least_allocated per node: `used` the nodes' non-zero requests, `want` the pod's.
-    When every node has both resources (the common case) what is left after the requests,
-    floored at 0, is the numerator: four array operations."""
-    usable = alloc > 0
-    if usable.all():
+    When every node has both resources what is left after the requests, floored at 0, is the
+    numerator: four array operations."""
+    if _positive(alloc):
         left = alloc - used
         left -= _column(want)
         np.maximum(left, 0, out=left)
         left *= MAX_NODE_SCORE
         left //= alloc
         return (left[0] + left[1]) // 2
+    usable = alloc > 0
     requested = used + _column(want)
     safe = np.where(usable, alloc, 1)
     per = np.where(requested > alloc, 0, (alloc - requested) * MAX_NODE_SCORE // safe)
@@ -46,11 +51,11 @@ def least_allocated(alloc, used, want: tuple[int, int]):
 def _balance(requested, alloc):
     """scores._balance per node (cpu and memory; a resource without allocatable is left out,
     and one resource alone is balanced)."""
-    usable = alloc > 0
-    if usable.all():  # int64 / int64 is float64(r) / float64(a), as in the scalar form
+    if _positive(alloc):  # int64 / int64 is float64(r) / float64(a), as in the scalar form
         frac = np.minimum(requested / alloc, 1.0)
         std = np.abs((frac[0] - frac[1]) / 2)
     else:
+        usable = alloc > 0
         frac = np.minimum(requested.astype(np.float64) / np.where(usable, alloc, 1).astype(np.float64), 1.0)
         std = np.where(usable[0] & usable[1], np.abs((frac[0] - frac[1]) / 2), 0.0)
     return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
@@ -67,7 +72,7 @@ def balanced_allocation(alloc, used, want: tuple[int, int], improvement: bool = 
     if before is None:
         before = _balance(used, alloc)
     x = MAX_NODE_SCORE // 2 + after - before
-    return MAX_NODE_SCORE // 2 + np.where(x >= 0, x // 2, -((-x) // 2))  # Go's x / 2
+    return MAX_NODE_SCORE // 2 + (x / 2).astype(np.int64)  # Go's x / 2 truncates toward zero, as astype does
 
 
 def image_priority(total, count: int):
