@@ -315,7 +315,9 @@ def _differ(a, b) -> list | None:
     base = getattr(b, "base", None)
     if a is b or base is None or not (base is a or getattr(a, "base", None) is base):
         return [] if a is b else None
-    return [k for k in b.changes.keys() | getattr(a, "changes", {}).keys() if a.get(k) is not b.get(k)]
+    ours, theirs = getattr(a, "changes", {}), b.changes  # a key changed to the same object in both: the same value
+    return [k for k in theirs.keys() | ours.keys()
+            if ours.get(k, a) is not theirs.get(k, b) and a.get(k) is not b.get(k)]
 
 
 class _Totals:
