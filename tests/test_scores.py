@@ -455,6 +455,19 @@ def test_image_volumes_add_to_the_sum_from_136_and_to_the_ceiling_from_137(minor
     assert got == expected
 
 
+def test_image_query_answers_each_minor_for_the_same_pod_and_states():
+    """image_query is memoised per images, volumes, image states and rules: asked for one pod
+    and one cluster under three minors, each gets its own (a drain planner asks at every
+    placement; a memo blind to the minor would answer 1.35's question with 1.37's names)."""
+    from kubectl_tspread.engine.versions import rules_for
+    pod = make_pod("p", images=("busybox",), volumes=(Volume("m", image="model:v3"),))
+    states = scores.image_states([_imaged("a", model_v3=1600), _imaged("b")])
+    for _ in range(2):  # the second round from the memo
+        assert scores.image_query(pod, states, rules_for("1.35")) is None  # the node holds no container image
+        assert scores.image_query(pod, states, rules_for("1.36"))[1:] == (("busybox:latest", "model:v3"), 1)
+        assert scores.image_query(pod, states, rules_for("1.37"))[1:] == (("busybox:latest", "model:v3"), 2)
+
+
 def test_score_nodes_reports_image_locality_per_node():
     nodes = [_imaged("a", nginx_latest=600), make_node("b")]
     pod = make_pod("p", images=("nginx:latest",))

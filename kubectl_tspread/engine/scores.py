@@ -246,15 +246,15 @@ def image_query(pod: Pod, states: ImageStates, rules) -> "tuple[ImageStates, tup
     if not states.sizes:
         return None
     # a workload's pods share their images and volumes tuples: the drain planner asks once per replacement
-    key = (id(pod.images), id(pod.volumes), id(states), rules)
+    key = (id(pod.images), id(pod.volumes), id(states), id(rules))  # ids: hashing the Rules record costs more
     hit = _QUERIES.get(key)
-    if hit is not None and hit[0] is pod.images and hit[1] is pod.volumes and hit[2] is states:
-        return hit[3]
+    if hit is not None:  # an entry holds the four objects: no other takes their ids while it lives
+        return hit[-1]
     names = pod_images(pod, rules.image_volumes_summed)
     got = (states, names, image_count(pod, rules.image_volumes_counted)) if states.held(names) else None
     if len(_QUERIES) >= 4096:
         _QUERIES.clear()
-    _QUERIES[key] = (pod.images, pod.volumes, states, got)  # holding them: their ids stay theirs while it lives
+    _QUERIES[key] = (pod.images, pod.volumes, states, rules, got)
     return got
 
 

@@ -534,16 +534,15 @@ def spread_scores(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
         rows = as_empty.take(found if kept is None else found[kept])
         return int(np.count_nonzero(np.bincount(rows, minlength=len(names) + 1)))
 
-    if not state.soft:
-        return np.zeros(len(found), dtype=np.int64)
-    return scorearrays.spread_scores(state.soft, state.require_all_soft_keys, len(found), lacking, counts, distinct)
+    soft, every_key = state.soft, state.require_all_soft_keys  # no soft constraint: None, no PodTopologySpread score
+    return scorearrays.spread_scores(soft, every_key, len(found), lacking, counts, distinct) if soft else None
 
 
 def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState, pod: Pod, found,
                  topology: dict | None = None):
     """engine/scores.py's totals for the nodes at positions `found` (scorearrays.total over the table's rows)."""
     alloc, scored = table.alloc2.take(found, axis=1), table.scored.take(found, axis=1)
-    soft = spread_scores(table, sim, state, found) if state.soft else None
+    soft = spread_scores(table, sim, state, found)
     order, nodes = table.order, sim.nodes
     tainted = table.prefer_tainted(sim)
     rows = np.flatnonzero(np.isin(found, tainted)).tolist() if len(tainted) else []
