@@ -452,3 +452,16 @@ def test_a_pdb_at_zero_says_whether_its_spec_or_its_unhealthy_pods_hold_it():
         (effect,) = raise_budget["sideEffects"]
         assert effect["details"].get("unhealthy", 0) == down
         assert ("on top of the 1 pod of it not healthy now" in effect["message"]) is bool(down), effect["message"]
+
+
+def test_snapshot_node_answers_from_its_own_nodes_first_name_first():
+    """Snapshot.node looks names up in a map made on the first ask (plan_drain checks every
+    target with it): the first node of a name wins, as the scan it replaced; a snapshot made
+    with replace() answers from its own nodes; the map takes no part in equality."""
+    a, b, twin = make_node("a", zone="x"), make_node("b", zone="x"), make_node("a", zone="y")
+    snap = make_snapshot([a, b, twin], [])
+    assert snap.node("a") is a and snap.node("b") is b and snap.node("c") is None
+    assert snap.node("a") is a  # from the map made by the first ask
+    other = replace(snap, nodes=(twin,))
+    assert other.node("a") is twin and other.node("b") is None
+    assert snap == make_snapshot([a, b, twin], [])

@@ -454,8 +454,7 @@ class Executor:
         none is left)."""
         if isinstance(self.resume, str):
             return self.resume
-        known = {n.name for n in snap.nodes} if fresh and snap is not None else None  # Snapshot.node scans the list
-        nodes = [t for t in self.targets if known is None or t in known]
+        nodes = [t for t in self.targets if not fresh or snap is None or snap.node(t) is not None]
         return self.resume(nodes) if nodes else ""
 
     # ---- server dry run --------------------------------------------------------------------

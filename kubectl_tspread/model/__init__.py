@@ -525,12 +525,18 @@ class Snapshot:
     # not), present with at least one object in a dump; None = everything (records built
     # in code, the built-in demo)
     kinds_read: frozenset[str] | None = None
+    # node()'s map, made on the first ask: a zone drain looks thousands of names up among thousands of nodes
+    _node_by_name: dict[str, Node] | None = field(default=None, init=False, repr=False, compare=False)
 
     def node(self, name: str) -> Node | None:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        return None
+        """The first node named `name`, or None."""
+        by_name = self._node_by_name
+        if by_name is None:
+            by_name = {}
+            for n in self.nodes:
+                by_name.setdefault(n.name, n)
+            object.__setattr__(self, "_node_by_name", by_name)
+        return by_name.get(name)
 
 
 def positional_constructor(cls: type, derived_by_caller: bool = False) -> Callable[..., Any]:

@@ -188,8 +188,7 @@ def plan_drain(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions 
     """Plan the drain of `targets`, as resolve_targets gives them. `before_remedies` gets the plan, findings not yet
     remedied, while their re-plans run. `workers` (cli/workers.py's forks, the cyclic collector off: cli/gcpause.py)
     compute those and the given order's check meanwhile; None computes each here. The plan is the same either way."""
-    known = {n.name for n in snapshot.nodes}  # Snapshot.node scans the list: a zone drain names thousands
-    missing = [t for t in targets if t not in known]
+    missing = [t for t in targets if snapshot.node(t) is None]
     if missing:
         raise _node_not_found(snapshot, missing[0])
     planning = _Planning(snapshot, targets, options, on_progress or _silent, workers)
