@@ -109,3 +109,13 @@ def test_fit_rows_wraps_at_spaces_and_cuts_only_words_too_long():
     (row,) = fit_rows(["NAME", "CONSTRAINT"], rows, 22, shrink=(1,))  # 22 - NAME - 3 spaces = 15
     assert row[1].split("\n")[0] == "topology.kuber…" and all(len(x) <= 15 for x in row[1].split("\n"))
     assert fit_rows(["NAME", "CONSTRAINT"], rows, 200, shrink=(1,)) == rows
+
+
+def test_fit_rows_measures_wide_characters_in_cells_not_characters():
+    # "区域 区域区域" is 7 characters but 13 cells: measured by len, 4 + 3 + 7 would fit in 18 cells unwrapped
+    rows = [("web", "区域 区域区域"), ("api", "zone-a")]
+    assert fit_rows(["NAME", "ZONE"], rows, 18, shrink=(1,)) == [("web", "区域\n区域区域"), ("api", "zone-a")]
+    assert fit_rows(["NAME", "ZONE"], rows, 20, shrink=(1,)) == rows  # 4 + 3 + 13: fits as it is
+    ascii_rows = [("web", "abcd efghij"), ("api", "zone-a")]  # an ASCII column of 11 cells
+    assert fit_rows(["NAME", "ZONE"], ascii_rows, 17, shrink=(1,)) == [("web", "abcd\nefghij"), ("api", "zone-a")]
+    assert fit_rows(["NAME", "ZONE"], ascii_rows, 18, shrink=(1,)) == ascii_rows

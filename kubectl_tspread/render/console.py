@@ -51,9 +51,10 @@ class Rows:
             lines.append(cells)
         if not lines:
             return None
-        if any("\n" in cell for line in lines for cell in line):
-            lines = _split_lines(lines)  # a wrapped cell: its row takes several lines, top-aligned
         columns = [_Column(texts) for texts in zip(*lines)]
+        if any(c.wrapped for c in columns):
+            lines = _split_lines(lines)  # a wrapped cell: its row takes several lines, top-aligned
+            columns = [_Column(texts) for texts in zip(*lines)]
         if not all(c.printable for c in columns):  # tabs, control characters
             return None
         widths = [c.width for c in columns]
@@ -81,13 +82,13 @@ class _Column:
     and asking rich for the cell width of each cell would be a large part of printing it. An
     ASCII-only column (node, pod and workload names) is as many cells wide as it has characters."""
 
-    __slots__ = ("printable", "ascii", "width")
+    __slots__ = ("printable", "ascii", "width", "wrapped")
 
     def __init__(self, texts: Sequence[str]):
         from rich.cells import cell_len
 
         joined = "".join(texts)
-        self.printable, self.ascii = joined.isprintable(), joined.isascii()
+        self.printable, self.ascii, self.wrapped = joined.isprintable(), joined.isascii(), "\n" in joined
         self.width = max(map(len if self.ascii else cell_len, texts))
 
 
@@ -160,6 +161,13 @@ def _wrap(text: str, width: int) -> str:
     return "\n".join(out)
 
 
+def _widest(joined: str, sep: str) -> int:
+    """The most terminal cells any of `joined`'s parts between `sep`s takes; ASCII text by len."""
+    from rich.cells import cell_len
+
+    return max(map(len if joined.isascii() else cell_len, joined.split(sep)))
+
+
 def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int,
              shrink: Sequence[int]) -> list[tuple]:
     """The rows with the `shrink` columns wrapped so that the table is at most `width` cells wide
@@ -169,10 +177,11 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
     columns NAME(10) CONSTRAINT(50), width 40 → CONSTRAINT wrapped to 27 cells."""
     from rich.cells import cell_len
 
-    texts = [[_cell_text(c)[0] for c in r] for r in rows]
+    texts = [[c if type(c) is str else _cell_text(c)[0] for c in r] for r in rows]
     n = len(headers)
-    widths = [max([cell_len(h)] + [max((cell_len(x) for x in r[i].split("\n")), default=0)
-                                    for r in texts if i < len(r)]) for i, h in enumerate(headers)]
+    # each column's text joined once: an ASCII one (names, counts) is measured by len, not cell by cell through rich
+    columns = ["\n".join([r[i] for r in texts if i < len(r)]) for i in range(n)]
+    widths = [max(cell_len(h), _widest(columns[i], "\n")) for i, h in enumerate(headers)]
     excess = sum(widths) + 3 * (n - 1) - width
     if excess <= 0:
         return [tuple(r) for r in rows]
@@ -180,8 +189,7 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
     # first, in `shrink` order, each column down to its longest word (no word is cut); then, if
     # that is not enough, the widest ones down to max(header, 12) cells, cutting long words
     for i in shrink:
-        longest = max((cell_len(w) for r in texts if i < len(r) for w in r[i].replace("\n", " ").split(" ")),
-                      default=0)
+        longest = _widest(columns[i].replace("\n", " "), " ") if i < n else 0
         floor = max(cell_len(headers[i]), min(longest, _WORD_FLOOR))
         cut = min(excess, max(0, target[i] - floor))
         target[i] -= cut
@@ -201,7 +209,7 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
             if i >= len(cells) or target[i] >= widths[i]:
                 continue
             text, rebuild = _cell_text(cells[i])
-            if rebuild is not None and cell_len(text) > target[i]:
+            if rebuild is not None and (len(text) if text.isascii() else cell_len(text)) > target[i]:
                 cells[i] = rebuild(_wrap(text, target[i]))
         out.append(tuple(cells))
     return out
