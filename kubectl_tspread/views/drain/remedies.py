@@ -200,35 +200,32 @@ class _Lookups:
     def __init__(self, snapshot: Snapshot):
         self.snapshot = snapshot
         self.index = ClusterIndex(replace(snapshot, pods=()))
-        self.memo: dict[tuple[str, str | None], frozenset[str]] = {}
+        self.memo: dict[tuple[str, str | None], set[str]] = {}  # pod keys per (namespace, workload)
+        self.pods_in: dict[str, list] | None = None  # the pods of each namespace not yet in `memo`
         self.like: dict[tuple[str, str], Node | None] = {}
         self.pinned: dict[tuple[str, ...], tuple[str, ...]] = {}
         self.added: dict[str, Node] = {}
-        self.node_owned: dict[tuple[str, ...], frozenset[str]] = {}
+        self.left: dict[tuple[str, ...], tuple[DrainPlan, tuple[str, ...]]] = {}
 
     def keys(self, namespace: str, workload: str | None) -> frozenset[str]:
-        got = self.memo.get((namespace, workload))
-        if got is None:
-            got = self.memo[(namespace, workload)] = frozenset(
-                p.key for p in self.snapshot.pods
-                if p.namespace == namespace and workload_ref(self.index, p) == workload)
-        return got
+        if self.pods_in is None:  # grouped once, then each namespace's by workload: a zone drain asks for hundreds
+            self.pods_in = {}
+            for p in self.snapshot.pods:
+                self.pods_in.setdefault(p.namespace, []).append(p)
+        for p in self.pods_in.pop(namespace, ()):
+            self.memo.setdefault((namespace, workload_ref(self.index, p)), set()).add(p.key)
+        return frozenset(self.memo.get((namespace, workload), ()))
 
     def left_on(self, plan: DrainPlan | None, nodes: Sequence[str]) -> tuple[str, ...]:
         """Pods the plan leaves on `nodes` (PDB-blocked, refused) that deleting those Nodes loses for good; those that
         go with their node (model.Pod.goes_with_node) are not counted, as in why-pending's DeleteNodes."""
-        if plan is None:
-            return ()
-        on = set(nodes)
-        left = dict.fromkeys(f"{k.namespace}/{k.name}" for s in plan.steps for k in s.skipped if k.node in on)
-        if not left:
-            return ()
-        key = tuple(nodes)
-        owned = self.node_owned.get(key)
-        if owned is None:
-            owned = self.node_owned[key] = frozenset(
-                p.key for p in self.snapshot.pods if p.node_name in on and p.goes_with_node)
-        return tuple(k for k in left if k not in owned)
+        got = self.left.get(key := tuple(nodes)) if plan is not None else (plan, ())
+        if got is None or got[0] is not plan:
+            on = set(nodes)
+            left = dict.fromkeys(f"{k.namespace}/{k.name}" for s in plan.steps for k in s.skipped if k.node in on)
+            owned = {p.key for p in self.snapshot.pods if p.node_name in on and p.goes_with_node} if left else ()
+            got = self.left[key] = (plan, tuple(k for k in left if k not in owned))
+        return got[1]
 
     def pinned_volumes(self, nodes: Sequence[str]) -> tuple[str, ...]:
         """Volumes only `nodes` satisfy (local ones), left with their pods without a node when those Nodes go."""
