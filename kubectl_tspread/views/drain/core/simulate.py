@@ -381,6 +381,11 @@ class SimCluster:
                 self._member(self._honor, (pod.namespace, key), True)
         return st
 
+    def shared_spread_states(self, probes: list[tuple[Pod, int]]) -> list[spread.SpreadState]:
+        """shared_spread_state(pod, key) of each probe, the memoised ones read in place (a judge reads hundreds)."""
+        spread_in, none = self._spread.get, {}
+        return [spread_in(p.namespace, none).get(k) or self.shared_spread_state(p, k) for p, k in probes]
+
     def usage_of(self, node: str, row_of: Callable[[Pod], tuple[int, ...]]) -> tuple[int, ...]:
         """Σ row_of(pod) over the pods on `node`, terminating ones included: they hold their resources."""
         if row_of is not self._row_of:

@@ -444,8 +444,7 @@ def tracked_states(ctx: Context, sim: SimCluster) -> list[spread.ConstraintState
     if ctx.probes is None:
         ctx.probes = _probes(ctx.tracked)
     probes, slots = ctx.probes
-    shared = sim.shared_spread_state
-    states = [shared(pod, key) for pod, key in probes]
+    states = sim.shared_spread_states(probes)
     out = [states[at].constraints[position] for at, position in slots]
     ctx.tracked_memo = (sim.spread_epoch, out)  # after any state the calls made
     return out
