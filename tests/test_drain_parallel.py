@@ -39,6 +39,14 @@ def test_a_child_hands_back_its_verdict(verdict):
     assert child.result() is None  # read once
 
 
+def test_a_child_computes_at_a_lower_priority_than_the_planner():
+    # the Verdict's evicted_again carries the child's niceness back (os.nice(0) reads it)
+    before = os.nice(0)
+    got = workers.Child(lambda: Verdict(True, (), os.nice(0))).result()
+    assert got is not None and got.evicted_again == min(before + workers.CHILD_NICENESS, 19)  # 19: the most
+    assert os.nice(0) == before  # the planner's own is untouched
+
+
 def _raise():
     raise ValueError("re-plan failed")
 

@@ -24,6 +24,10 @@ from typing import Callable
 from kubectl_tspread.model.plan import Verdict
 
 MAX_CHILDREN = 4
+# a child's niceness above the planner's: the plan a user waits for keeps a core to itself, and
+# its single-threaded tail (the table's render, the remedies' attachment) overlaps the re-plans
+# instead of following them on an idle second core (docs/PERFORMANCE.md)
+CHILD_NICENESS = 5
 # locks that a fork must not split, taken around each fork() (cli/progress.py adds the redraw
 # lock of the bars it shows: no child may start while a line is half-way written)
 FORK_LOCKS: list = []
@@ -68,6 +72,14 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
+def _lower_priority() -> None:
+    """Give this (forked) process CHILD_NICENESS more than it had; never fatal."""
+    try:
+        os.nice(CHILD_NICENESS)
+    except OSError:
+        pass
+
+
 class Child:
     """`fn()` computed in a forked process; `result()` waits for it (None if the child failed)."""
 
@@ -94,6 +106,7 @@ class Child:
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 _die_with(parent)
+                _lower_priority()
                 data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write, "wb") as out:
                     out.write(data)
