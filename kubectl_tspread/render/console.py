@@ -85,11 +85,9 @@ class _Column:
     __slots__ = ("printable", "ascii", "width", "wrapped")
 
     def __init__(self, texts: Sequence[str]):
-        from rich.cells import cell_len
-
         joined = "".join(texts)
         self.printable, self.ascii, self.wrapped = joined.isprintable(), joined.isascii(), "\n" in joined
-        self.width = max(map(len if self.ascii else cell_len, texts))
+        self.width = _widest(texts, self.ascii)
 
 
 def _texts(row: Sequence[object]) -> list[str] | None:
@@ -161,11 +159,11 @@ def _wrap(text: str, width: int) -> str:
     return "\n".join(out)
 
 
-def _widest(joined: str, sep: str) -> int:
-    """The most terminal cells any of `joined`'s parts between `sep`s takes; ASCII text by len."""
+def _widest(texts: Sequence[str], ascii: bool) -> int:
+    """The most terminal cells any of `texts` takes (0 for none); `ascii`: all of them are, so len is their width."""
     from rich.cells import cell_len
 
-    return max(map(len if joined.isascii() else cell_len, joined.split(sep)))
+    return max(map(len if ascii else cell_len, texts), default=0)
 
 
 def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int,
@@ -181,7 +179,7 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
     n = len(headers)
     # each column's text joined once: an ASCII one (names, counts) is measured by len, not cell by cell through rich
     columns = ["\n".join([r[i] for r in texts if i < len(r)]) for i in range(n)]
-    widths = [max(cell_len(h), _widest(columns[i], "\n")) for i, h in enumerate(headers)]
+    widths = [max(cell_len(h), _widest(columns[i].split("\n"), columns[i].isascii())) for i, h in enumerate(headers)]
     excess = sum(widths) + 3 * (n - 1) - width
     if excess <= 0:
         return [tuple(r) for r in rows]
@@ -189,7 +187,7 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
     # first, in `shrink` order, each column down to its longest word (no word is cut); then, if
     # that is not enough, the widest ones down to max(header, 12) cells, cutting long words
     for i in shrink:
-        longest = _widest(columns[i].replace("\n", " "), " ") if i < n else 0
+        longest = _widest(columns[i].replace("\n", " ").split(" "), columns[i].isascii()) if i < n else 0
         floor = max(cell_len(headers[i]), min(longest, _WORD_FLOOR))
         cut = min(excess, max(0, target[i] - floor))
         target[i] -= cut
