@@ -42,10 +42,9 @@ def resolve_targets(snapshot: Snapshot, names: Sequence[str] = (), selector: Sel
     """Node names in the order given, then `-l` and `--domain` matches by name; duplicates dropped."""
     if not names and selector is None and domain is None:
         raise UsageError("name the nodes to drain: NODE..., -l SELECTOR or --domain KEY=VALUE")
-    known = {n.name: n for n in snapshot.nodes}
     out: list[str] = []
     for name in names:
-        if name not in known:
+        if snapshot.node(name) is None:
             raise _node_not_found(snapshot, name)
         out.append(name)
     for what, pred in (("-l " + str(selector), selector.matches if selector is not None else None),
@@ -210,7 +209,8 @@ class _Planning:
         self.snapshot, self.targets, self.options, self.on_progress = snapshot, targets, options, on_progress
         self.workers = workers
         self.sim, self.placer = SimCluster(snapshot), Placer()
-        self.pristine = self.sim.copy() if options.verify_remedies else None  # remedies re-plan on forks of it
+        # remedies re-plan on forks of it: this copy serves only one started on a worker before the context exists
+        self.pristine = self.sim.copy() if options.verify_remedies and workers is not None else None
         self.children: dict[str, Handle] = {}
         self.order_child: list[Handle] = []
         self.ctx: Context | None = None
