@@ -8,6 +8,7 @@ drops the rest of the JSON. Dicts inside records are treated as read-only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import Any, Callable, Collection, Mapping
 
 from kubectl_tspread.model.labels import Requirement, Selector
@@ -568,3 +569,20 @@ def positional_constructor(cls: type, derived_by_caller: bool = False) -> Callab
     make.__name__ = make.__qualname__ = f"new_{cls.__name__}"
     make.__doc__ = f"{cls.__name__}({args}) without the frozen per-field setattr"
     return make
+
+
+def _pickled_by_fields(cls: type) -> None:
+    """Pickle `cls` as its positional constructor and field values. A frozen slots dataclass
+    otherwise pickles through dataclasses' __getstate__/__setstate__, which walk its fields in
+    Python per instance: pods decoded in a helper process (cli/workers.PageChild) come back by
+    the ten thousand."""
+    make = positional_constructor(cls)
+    name = f"_new_{cls.__name__}"
+    make.__module__, make.__name__, make.__qualname__ = __name__, name, name  # found again by pickle
+    globals()[name] = make
+    get = attrgetter(*(f.name for f in fields(cls)))
+    cls.__reduce__ = lambda self: (make, get(self))
+
+
+_pickled_by_fields(Pod)
+_pickled_by_fields(PodCondition)
