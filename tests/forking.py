@@ -53,3 +53,26 @@ def results(monkeypatch) -> list:
 def no_fork_plan(snap, targets, *args):
     """plan_drain with no workers: every re-plan computed in-process, from scratch."""
     return plan_drain(snap, targets, *args)
+
+
+class CountingPages(workers.PageChild):
+    """cli/workers.PageChild, counting the pages it is sent."""
+
+    def __init__(self, decode) -> None:
+        super().__init__(decode)
+        self.sent = 0
+
+    def send(self, data: bytes, token: str) -> bool:
+        took = super().send(data, token)
+        self.sent += took
+        return took
+
+
+def page_helpers(made: list, decode=None):
+    """snapshot.live.PageHelpers that fork a CountingPages each (into `made`); `decode`, when
+    given, replaces the decoding the loader asks of the child."""
+    def start(fn):
+        child = CountingPages(decode or fn)
+        made.append(child)
+        return child
+    return start

@@ -16,6 +16,7 @@ import http.client
 import json
 import ssl
 import threading
+import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -134,6 +135,25 @@ def names(kubeconfig: str, ns: str, page_size: int) -> list[str]:
     cluster = connect(KubeOptions(kubeconfig=kubeconfig, namespace=ns))
     cluster.page_size = page_size
     return [p.name for p in cluster.list("Pod")]
+
+
+def test_pods_a_helper_process_decodes_are_the_pods_read_alone(etcd_served):
+    """cli/workers.PageChild decodes pages of the real API server's list: the same records,
+    in the same order, and the helper is reaped."""
+    from forking import gone, page_helpers
+
+    cp, ns = etcd_served
+    made: list = []
+    helped = connect(KubeOptions(kubeconfig=cp.kubeconfig, namespace=ns), page_helpers=page_helpers(made))
+    alone = connect(KubeOptions(kubeconfig=cp.kubeconfig, namespace=ns))
+    for _ in range(30):  # the scheduler may still be binding and the pods' status moving: read it still
+        before = list(alone.list("Pod"))
+        got = list(helped.list("Pod"))
+        if before == list(alone.list("Pod")):
+            break
+        time.sleep(1)
+    assert got == before and len(got) == PODS
+    assert all(m.sent == 1 and gone(m.pid) for m in made)  # the first page; the last one is read here
 
 
 def test_the_api_server_expires_a_token_once_etcd_is_compacted_past_it(etcd_served, tmp_path):

@@ -17,9 +17,9 @@ def test_collector_is_off_while_loading_and_on_after(monkeypatch):
     seen = []
     real = snapshot_mod._load
 
-    def spy(source, kinds, cluster_wide=False):
+    def spy(source, kinds, cluster_wide=False, page_helpers=None):
         seen.append(gc.isenabled())
-        return real(source, kinds, cluster_wide)
+        return real(source, kinds, cluster_wide, page_helpers)
 
     monkeypatch.setattr(snapshot_mod, "_load", spy)
     assert gc.isenabled()

@@ -111,6 +111,7 @@ def distribution(target, selector, timeline, exit_code, source, out):
     from kubectl_tspread.engine.index import ClusterIndex
     from kubectl_tspread.model.labels import Selector
     from kubectl_tspread.cli.gcpause import load_quietly
+    from kubectl_tspread.cli.workers import page_helpers
     from kubectl_tspread.snapshot import load_snapshot
     from kubectl_tspread.views.targets import parse_target, resolve
 
@@ -118,7 +119,7 @@ def distribution(target, selector, timeline, exit_code, source, out):
     sel = Selector.parse(selector) if selector is not None else None
     if tgt is not None and sel is not None:
         raise UsageError("give either TYPE/NAME or -l/--selector, not both")
-    snap = load_quietly(load_snapshot, source)
+    snap = load_quietly(load_snapshot, source, page_helpers=page_helpers())
     missing = warn_missing_kinds(snap, "distribution")
     index = ClusterIndex(snap)
     namespace = None if source.all_namespaces else snap.namespace

@@ -94,7 +94,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     from kubectl_tspread.cli.progress import READING, PlanStatus
     from kubectl_tspread.views.drain.remedy_effects import with_rerun_hints
     from kubectl_tspread.cli.gcpause import load_quietly, no_cyclic_gc, plan_quietly
-    from kubectl_tspread.cli.workers import forks
+    from kubectl_tspread.cli.workers import forks, page_helpers
     from kubectl_tspread.model.labels import Selector
     from kubectl_tspread.cli.inputs import warn_missing_kinds
     from kubectl_tspread.snapshot import load_snapshot
@@ -123,7 +123,7 @@ def drain_safe(nodes, selector, domain, ignore_daemonsets, force, delete_emptydi
     with guard, PlanStatus(color=out.color) as status:
         status.show(READING)
         watch = status if status.interactive else None  # off a terminal the planner is told nothing
-        snap = load_quietly(load_snapshot, src, DRAIN_KINDS)
+        snap = load_quietly(load_snapshot, src, DRAIN_KINDS, page_helpers=page_helpers())
         missing = tuple(warn_missing_kinds(snap, "drain-safe"))
         targets = resolve_targets(snap, nodes, sel, domain)
         if execute:

@@ -68,12 +68,13 @@ def why_pending(target, selector, exit_code, no_fixes, source, out):
     from kubectl_tspread.model.labels import Selector
     from kubectl_tspread.views.pending import explain_pods
     from kubectl_tspread.cli.gcpause import load_quietly
+    from kubectl_tspread.cli.workers import page_helpers
     from kubectl_tspread.snapshot import load_snapshot
 
     if target is not None and selector is not None:
         raise UsageError("give either pod/NAME or -l/--selector, not both")
     sel = Selector.parse(selector) if selector is not None else None
-    snap = load_quietly(load_snapshot, source, kinds=PENDING_KINDS, cluster_wide=True)
+    snap = load_quietly(load_snapshot, source, kinds=PENDING_KINDS, cluster_wide=True, page_helpers=page_helpers())
     missing = warn_missing_kinds(snap, "why-pending")
     index = ClusterIndex(snap)
     namespace = None if source.all_namespaces else snap.namespace

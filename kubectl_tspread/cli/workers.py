@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import signal
+import struct
 import sys
+import threading
 from typing import Callable
 
 from kubectl_tspread.model.plan import Verdict
@@ -80,32 +83,54 @@ def _lower_priority() -> None:
         pass
 
 
+def _fork(*fds: int) -> int:
+    """fork() with FORK_LOCKS held; `fds` are closed if it fails."""
+    held: list = []
+    try:
+        for lock in list(FORK_LOCKS):
+            lock.acquire()  # Ctrl-C while waiting: nothing is forked, the command stops as usual
+            held.append(lock)
+        return os.fork()
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    finally:  # in the parent and in the child alike
+        for lock in reversed(held):
+            lock.release()
+
+
+def _as_child(parent: int) -> None:
+    """What a forked child does first: Ctrl-C as the default action, death with its parent."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _die_with(parent)
+
+
+def _reap(pid: int) -> None:
+    """Kill the child if it still runs, and reap it."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
 class Child:
     """`fn()` computed in a forked process; `result()` waits for it (None if the child failed)."""
 
     def __init__(self, fn: Callable[[], Verdict]):
         read, write = os.pipe()
         parent = os.getpid()
-        held: list = []
-        try:
-            for lock in list(FORK_LOCKS):
-                lock.acquire()  # Ctrl-C while waiting: nothing is forked, the plan stops as usual
-                held.append(lock)
-            pid = os.fork()
-        except BaseException:
-            os.close(read)
-            os.close(write)
-            raise
-        finally:  # in the parent and in the child alike
-            for lock in reversed(held):
-                lock.release()
+        pid = _fork(read, write)
         if pid == 0:  # pragma: no cover - the child's coverage is not collected
             global _KEPT
             os.close(read)
             code, _KEPT = 0, []
             try:
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                _die_with(parent)
+                _as_child(parent)
                 _lower_priority()
                 data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write, "wb") as out:
@@ -141,14 +166,7 @@ class Child:
         if self._done:
             return
         self._done = True
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.waitpid(self.pid, 0)
-        except OSError:
-            pass
+        _reap(self.pid)
         if self._fd >= 0:
             try:
                 os.close(self._fd)
@@ -169,3 +187,142 @@ class Forks:
 
 
 FORKS = Forks()
+
+
+def page_helpers() -> Callable[[Callable[[bytes, str], list]], PageChild] | None:
+    """snapshot.live.PageHelpers for the commands' loading: a PageChild each, when available()."""
+    return PageChild if available() else None
+
+
+_FRAME = struct.Struct("<QI")  # a page's length, its token's
+
+
+class PageChild:
+    """snapshot.live.PageHelper: a forked process decoding pages with `decode(data, token)` while
+    the loader decodes the others. The pages go down a pipe, written by a thread, so the loader
+    never waits on the child; the records come back pickled, all at once, when the list is read:
+    one pickle, so what the child's records share they still share here. The child runs at the
+    loader's priority: the loader waits for it."""
+
+    def __init__(self, decode: Callable[[bytes, str], list]):
+        down_read, down_write = os.pipe()
+        try:
+            up_read, up_write = os.pipe()
+        except OSError:
+            os.close(down_read)
+            os.close(down_write)
+            raise
+        parent = os.getpid()
+        pid = _fork(down_read, down_write, up_read, up_write)
+        if pid == 0:  # pragma: no cover - the child's coverage is not collected
+            os.close(down_write)
+            os.close(up_read)
+            code = 0
+            try:
+                _as_child(parent)
+                data = pickle.dumps(_decode_pages(down_read, decode), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(up_write, "wb") as out:
+                    out.write(data)
+            except BaseException:  # the loader reads the list again without it
+                code = 1
+            os._exit(code)
+        os.close(down_read)
+        os.close(up_write)
+        _widen(down_write)
+        self.pid, self._up, self._done, self._gone = pid, up_read, False, False
+        self._pages: queue.SimpleQueue = queue.SimpleQueue()
+        self._feeder = threading.Thread(target=self._feed, args=(down_write,), daemon=True,
+                                        name="tspread-page-helper")
+        self._feeder.start()
+
+    def send(self, data: bytes, token: str) -> bool:
+        if self._gone:
+            return False
+        self._pages.put((data, token))
+        return True
+
+    def _feed(self, fd: int) -> None:
+        """Write each page sent down the pipe; a child gone ends it (results() says so)."""
+        try:
+            while True:
+                got = self._pages.get()
+                if got is None:
+                    break
+                data, token = got
+                raw = token.encode()
+                _write_all(fd, _FRAME.pack(len(data), len(raw)) + raw)
+                _write_all(fd, data)
+                del data, got
+        except OSError:  # the child is gone: refused a page, or killed
+            self._gone = True
+        finally:
+            os.close(fd)
+
+    def results(self) -> list[list] | None:
+        """The records of each page sent, in order; None if the child failed."""
+        if self._done:
+            return None
+        self._pages.put(None)
+        try:
+            with os.fdopen(self._up, "rb") as src:
+                data = src.read()
+        except BaseException as e:  # interrupted (Ctrl-C) or a broken pipe: never leave the child behind
+            self._up = -1
+            self.cancel()
+            if isinstance(e, OSError):
+                return None
+            raise
+        self._up, self._done = -1, True
+        try:
+            _, status = os.waitpid(self.pid, 0)
+            got = pickle.loads(data) if status == 0 and data else None
+        except (OSError, EOFError, pickle.PickleError):
+            return None
+        return got if isinstance(got, list) else None
+
+    def cancel(self) -> None:
+        """Kill the child if it still runs, and reap it."""
+        self._pages.put(None)
+        if self._done:
+            return
+        self._done = True
+        _reap(self.pid)
+        if self._up >= 0:
+            try:
+                os.close(self._up)
+            except OSError:
+                pass
+
+
+def _widen(fd: int) -> None:
+    """A pipe as large as allowed: a page goes down in a few writes, not dozens, each of which
+    wakes the feeder thread and takes the loader's GIL."""
+    try:
+        import fcntl
+
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, int(f.read()))
+    except (OSError, ValueError, AttributeError, ImportError):
+        pass  # the default size works, more slowly
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _decode_pages(fd: int, decode: Callable[[bytes, str], list]) -> list[list]:  # pragma: no cover - in the child
+    out = []
+    with os.fdopen(fd, "rb") as src:
+        while True:
+            head = src.read(_FRAME.size)
+            if not head:
+                return out
+            size, token_size = _FRAME.unpack(head)
+            token = src.read(token_size).decode()
+            data = src.read(size)
+            if len(data) != size:
+                raise EOFError("a page was cut short")
+            out.append(decode(data, token))
+            del data

@@ -20,16 +20,19 @@ DISTRIBUTION_KINDS = ("Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", 
 
 
 def load_snapshot(source, kinds: Iterable[str] = DISTRIBUTION_KINDS, warn: IO[str] | None = None,
-                  cluster_wide: bool = False) -> Snapshot:
+                  cluster_wide: bool = False, page_helpers=None) -> Snapshot:
     """`source` is an options.SourceOptions. What a source could not read (an optional kind the
     user's RBAC hides) is said on stderr as `warning: …`, like kubectl, and the command goes on.
 
     `cluster_wide`: read every namespace even when the user asked about one (Snapshot.namespace
     stays the one asked about). The scheduler's other filters see every pod on a node — its
     requests, host ports, anti-affinity — whatever namespace it lives in; only spread counting
-    is namespaced. Dumps and the demo already hold whatever they hold."""
+    is namespaced. Dumps and the demo already hold whatever they hold.
+
+    `page_helpers` (live.PageHelpers, cli/workers.py's): a live list of pods is decoded by a
+    helper process too; None decodes it all here. The snapshot is the same either way."""
     rules = _rules(getattr(source, "kube_version", None))
-    snap = _load(source, kinds, cluster_wide)
+    snap = _load(source, kinds, cluster_wide, page_helpers)
     snap = with_kube_version(snap, rules)
     clamped = versions.clamp_warning(versions.rules_for(snap.kube_version))
     if clamped:
@@ -61,7 +64,7 @@ def _rules(flag: str | None) -> str | None:
     return flag
 
 
-def _load(source, kinds: Iterable[str], cluster_wide: bool = False) -> Snapshot:
+def _load(source, kinds: Iterable[str], cluster_wide: bool = False, page_helpers=None) -> Snapshot:
     if source.demo and source.from_file:
         raise UsageError("--demo and --from-file cannot be used together; pick one source")
     if source.demo:
@@ -77,11 +80,11 @@ def _load(source, kinds: Iterable[str], cluster_wide: bool = False) -> Snapshot:
 
     retry = RetryPolicy(attempts=1) if source.fail_fast else None
     if cluster_wide and not source.all_namespaces:
-        return _load_cluster_wide(source, kinds, retry)
-    return load_live(source.kube_options(), kinds, retry=retry)
+        return _load_cluster_wide(source, kinds, retry, page_helpers)
+    return load_live(source.kube_options(), kinds, retry=retry, page_helpers=page_helpers)
 
 
-def _load_cluster_wide(source, kinds: Iterable[str], retry) -> Snapshot:
+def _load_cluster_wide(source, kinds: Iterable[str], retry, page_helpers=None) -> Snapshot:
     """Every namespace, keeping the namespace asked about; a user whose RBAC stops at that
     namespace gets its view and a warning that other namespaces' pods are not seen."""
     import dataclasses
@@ -89,13 +92,13 @@ def _load_cluster_wide(source, kinds: Iterable[str], retry) -> Snapshot:
     from kubectl_tspread.snapshot.live import ApiStatusError, connect, load_live
 
     everywhere = source.kube_options(all_namespaces=True)
-    cluster = connect(everywhere, retry=retry)  # kept: its namespace is the one the user means
+    cluster = connect(everywhere, retry=retry, page_helpers=page_helpers)  # kept: its namespace is the one the user means
     try:
         snap = load_live(everywhere, kinds, retry=retry, cluster=cluster)
     except ApiStatusError as e:
         if e.status != 403:
             raise
-        snap = load_live(source.kube_options(), kinds, retry=retry)
+        snap = load_live(source.kube_options(), kinds, retry=retry, page_helpers=page_helpers)
         return dataclasses.replace(snap, warnings=snap.warnings + (
             f"read namespace {snap.namespace} only ({e}); pods of other namespaces on the same nodes "
             "are not seen, so cpu, memory, ports and anti-affinity verdicts may be optimistic",))

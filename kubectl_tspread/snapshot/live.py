@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Protocol
 from urllib.parse import quote, urlencode
 
 from kubectl_tspread.model.errors import ClusterError
@@ -176,12 +176,45 @@ class _Ahead:
         return data  # type: ignore[return-value]
 
 
+class PageHelper(Protocol):
+    """Pod pages decoded in another process while this one decodes the others (cli/workers.py
+    forks it: a process policy, which the commands choose)."""
+
+    def send(self, data: bytes, token: str) -> bool:
+        """Decode this page with the function the helper was started with, `token` its expected
+        continue token; never waits for the decoding. False: the helper is gone."""
+
+    def results(self) -> list[list] | None:
+        """The records of each page sent, in order; None if any page was refused or the helper
+        failed (the list is then read again without it)."""
+
+    def cancel(self) -> None:
+        """Stop it if it still runs; harmless twice."""
+
+
+# start a helper that decodes each page sent with fn(data, token) -> records, raising to refuse it
+PageHelpers = Callable[[Callable[[bytes, str], list]], PageHelper]
+HELPED_PAGE_BYTES = 16384  # smaller pages are not worth the trip: an empty one is ~150 bytes
+# the share of pages the helper decodes: more than half, as this process also fetches every page
+# and unpickles the helper's records (docs/PERFORMANCE.md)
+HELPED_SHARE = 0.58
+
+
+def _helped_page(data: bytes, token: str, decode: Callable) -> list:
+    """A page's records, in the helper: only a page read as _pages reads it, with items and the
+    continue token _pages went on with. Anything else raises: the list is then read again whole."""
+    fast = decode_pod_page(data)
+    if fast is None or not fast[0] or fast[1] != token:
+        raise ValueError("the page is not one the helper decodes")
+    return list(map(decode, fast[0]))
+
+
 class LiveCluster:
     """One API server, reached with the client configuration `resolve` built."""
 
     def __init__(self, resolved: ResolvedConfig, all_namespaces: bool = False,
                  request_timeout: float | None = None, retry: RetryPolicy | None = None,
-                 page_size: int = PAGE_SIZE):
+                 page_size: int = PAGE_SIZE, page_helpers: PageHelpers | None = None):
         from kubernetes.client.rest import RESTClientObject
 
         self.resolved = resolved
@@ -191,6 +224,7 @@ class LiveCluster:
         self.all_namespaces = all_namespaces
         self.retry = retry or RetryPolicy()
         self.page_size = page_size
+        self.page_helpers = page_helpers
         # a limit beyond years is no limit, and would overflow a thread's wait
         self.request_timeout = min(request_timeout, 1e8) if request_timeout else None
         # the REST client's pool manager carries TLS, client certificates and proxy settings
@@ -247,68 +281,120 @@ class LiveCluster:
             params["labelSelector"] = label_selector
         return iter(self._list_records(self.collection_path(kind, namespace), params, kind, decode))
 
-    def _list_records(self, path: str, params: dict, kind: str, decode: Callable, whole: bool = False) -> list:
+    def _list_records(self, path: str, params: dict, kind: str, decode: Callable, whole: bool = False,
+                      helped: bool = True) -> list:
         """Page through one list; on 410 Gone restart it once from the top, dropping what was read.
 
         Records (not pages) are kept until the list is complete, because a restart must
         not leave half a list behind. `whole`: every field of each object is kept (no wire
-        parse of pods), for `list_raw`.
+        parse of pods), for `list_raw`. Pods are decoded by the page helper too, when the
+        command gave one (`helped`) and it comes through; otherwise here.
         """
-        for restart in (False, True):
-            records: list = []
-            token = None
-            ahead: _Ahead | None = None
-            pages = Paging(self.server, filtered="fieldSelector" in params or "labelSelector" in params,
-                           limit=self.page_size)
-            try:
-                while True:
-                    if ahead is not None and ahead.token == token:
-                        data = ahead.result()
-                    else:
-                        data = self._get_bytes(path, self._page_query(params, token))
-                    # the next page is asked for now, while this one is decoded (its token is in
-                    # the list's metadata, ahead of the items): the server makes it meanwhile
-                    peeked = peek_continue(data)
-                    ahead = _Ahead(self._get_bytes, path, self._page_query(params, peeked), peeked) \
-                        if peeked else None
-                    # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py).
-                    # Not walked for nesting first (the walk is a pass over every byte, and pod
-                    # pages are most of them): the typed parse skips unread fields without
-                    # building them and stops at Python's recursion limit by itself (a page it
-                    # cannot read goes the ordinary way, walk included); what it builds is scalars
-                    # where the decoder reads scalars and JSON text the memos parse, within that limit
-                    fast = decode_pod_page(data) if kind == "Pod" and not whole else None
-                    if fast is not None:
-                        items, token = fast
-                        if token is not None and not isinstance(token, str):
-                            raise self._shape_error(path, "metadata.continue", "a string", token)
-                    else:
-                        items, token = self._page_items(path, self._decode(path, data), kind)
-                        for item in items:
-                            # list items carry no kind; workload decoding needs it (one that names
-                            # another is refused by decode.from_server)
-                            item.setdefault("kind", kind)
-                    del data
-                    before = len(records)
-                    try:
-                        records.extend(map(decode, items))
-                    except MalformedObject:
-                        raise self._item_error(path, kind, items, decode, before) from None
-                    pages.check(path, token, len(items))
-                    del items
-                    if not token:
-                        if not whole:
-                            self._check_unique(path, kind, records)
-                        return records
-            except ApiStatusError as e:
-                if e.status != 410:
-                    raise
-                if restart:
-                    raise ApiStatusError(
-                        f"listing {path} on {self.server} kept failing with 410 Gone (the list changed "
-                        "faster than it could be paged, even after a restart); try again, or narrow "
-                        "it with -n or -l", 410, e.reason, e.body) from None
+        helper = self._page_helper(kind, whole, decode) if helped else None
+        try:
+            for restart in (False, True):
+                try:
+                    records = self._pages(path, params, kind, decode, whole, helper)
+                except ApiStatusError as e:
+                    if e.status != 410:
+                        raise
+                    if restart:
+                        raise ApiStatusError(
+                            f"listing {path} on {self.server} kept failing with 410 Gone (the list changed "
+                            "faster than it could be paged, even after a restart); try again, or narrow "
+                            "it with -n or -l", 410, e.reason, e.body) from None
+                    if helper is not None:  # a restarted list is decoded here alone
+                        helper.cancel()
+                        helper = None
+                    continue
+                if records is None:
+                    # the helper refused a page or failed: the list is read again here alone, where
+                    # a malformed item gets its error with its place in the list
+                    return self._list_records(path, params, kind, decode, whole, helped=False)
+                if not whole:
+                    self._check_unique(path, kind, records)
+                return records
+        finally:
+            if helper is not None:
+                helper.cancel()
         raise AssertionError("unreachable")
+
+    def _page_helper(self, kind: str, whole: bool, decode: Callable) -> PageHelper | None:
+        if self.page_helpers is None or kind != "Pod" or whole:
+            return None
+        return self.page_helpers(lambda data, token: _helped_page(data, token, decode))
+
+    def _pages(self, path: str, params: dict, kind: str, decode: Callable, whole: bool,
+               helper: PageHelper | None) -> list | None:
+        """The records of one pass over a list's pages; None when `helper` let it down."""
+        pages: list[list | None] = []  # per page: its records, or None for the helper's
+        token = None
+        ahead: _Ahead | None = None
+        paging = Paging(self.server, filtered="fieldSelector" in params or "labelSelector" in params,
+                        limit=self.page_size)
+        listed = helped = 0  # items on the pages decoded here and before them; pages sent to `helper`
+        while True:
+            if ahead is not None and ahead.token == token:
+                data = ahead.result()
+            else:
+                data = self._get_bytes(path, self._page_query(params, token))
+            # the next page is asked for now, while this one is decoded (its token is in
+            # the list's metadata, ahead of the items): the server makes it meanwhile
+            peeked = peek_continue(data)
+            ahead = _Ahead(self._get_bytes, path, self._page_query(params, peeked), peeked) \
+                if peeked else None
+            if helper is not None and peeked and paging.filtered and len(data) >= HELPED_PAGE_BYTES \
+                    and helped < HELPED_SHARE * (len(pages) + 1):
+                # the helper checks that the page holds items under this very token: a filtered
+                # list's paging bounds read no more of its count (transport.Paging)
+                if not helper.send(data, peeked):
+                    return None
+                del data
+                paging.check(path, peeked, 1)
+                pages.append(None)
+                helped += 1
+                token = peeked
+                continue
+            # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py).
+            # Not walked for nesting first (the walk is a pass over every byte, and pod
+            # pages are most of them): the typed parse skips unread fields without
+            # building them and stops at Python's recursion limit by itself (a page it
+            # cannot read goes the ordinary way, walk included); what it builds is scalars
+            # where the decoder reads scalars and JSON text the memos parse, within that limit
+            fast = decode_pod_page(data) if kind == "Pod" and not whole else None
+            if fast is not None:
+                items, token = fast
+                if token is not None and not isinstance(token, str):
+                    raise self._shape_error(path, "metadata.continue", "a string", token)
+            else:
+                items, token = self._page_items(path, self._decode(path, data), kind)
+                for item in items:
+                    # list items carry no kind; workload decoding needs it (one that names
+                    # another is refused by decode.from_server)
+                    item.setdefault("kind", kind)
+            del data
+            try:
+                pages.append(list(map(decode, items)))
+            except MalformedObject:
+                if helped:  # the item's place in the list counts the helper's pages before it
+                    theirs = helper.results()
+                    if theirs is None:
+                        return None  # one of them is malformed: its error comes first
+                    listed += sum(map(len, theirs))
+                raise self._item_error(path, kind, items, decode, listed) from None
+            listed += len(items)
+            paging.check(path, token, len(items))
+            del items
+            if not token:
+                break
+        theirs = helper.results() if helper is not None else []
+        if theirs is None or len(theirs) != helped:
+            return None
+        out: list = []
+        mine = iter(theirs)
+        for page in pages:
+            out.extend(next(mine) if page is None else page)
+        return out
 
     def _page_items(self, path: str, page: dict, kind: str) -> tuple[list, str | None]:
         """A list page's items and continue token, each checked for its shape: a server whose
@@ -816,24 +902,24 @@ def _first_line(err: BaseException | None) -> str:
 
 
 def connect(opts: KubeOptions, *, retry: RetryPolicy | None = None, environ: dict | None = None,
-            service_account_dir: str | None = None) -> LiveCluster:
+            service_account_dir: str | None = None, page_helpers: PageHelpers | None = None) -> LiveCluster:
     """Resolve configuration like kubectl and return a LiveCluster (no request is made yet)."""
     kw: dict = {"environ": environ}
     if service_account_dir:
         kw["service_account_dir"] = service_account_dir
     resolved = resolve(opts, **kw)
     return LiveCluster(resolved, all_namespaces=opts.all_namespaces,
-                       request_timeout=opts.request_timeout, retry=retry)
+                       request_timeout=opts.request_timeout, retry=retry, page_helpers=page_helpers)
 
 
 def load_live(opts: KubeOptions, kinds: Iterable[str], *, retry: RetryPolicy | None = None,
-              cluster: LiveCluster | None = None) -> Snapshot:
+              cluster: LiveCluster | None = None, page_helpers: PageHelpers | None = None) -> Snapshot:
     """Read `kinds` (keys of decode.DECODERS) into one Snapshot.
 
     An optional kind (events, PVs, storage classes) the user may not read is skipped and
     named in `Snapshot.warnings`; every other failure is an error.
     """
-    live = cluster or connect(opts, retry=retry)
+    live = cluster or connect(opts, retry=retry, page_helpers=page_helpers)
     fields: dict[str, list] = {}
     warnings: list[str] = [live.insecure_warning] if live.insecure else []
     try:
