@@ -8,6 +8,10 @@ pickled through a pipe. The planner uses the verdict exactly where it would have
 itself; a child that fails for any reason reads as None, and the planner computes it
 in-process instead, so the answer never depends on whether the fork worked.
 
+The loader's page helper (snapshot/live.py's PageHelper, `page_helpers()`) is the other use:
+a child decoding part of a live pod list while the loader decodes the rest; one that fails
+has the list read again in the loader alone.
+
 Only on Linux (fork is the only start method that shares the simulation without
 pickling it, and macOS's fork is unsafe with system frameworks) and with more than one
 CPU; TSPREAD_NO_FORK=1 turns it off.
