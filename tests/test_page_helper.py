@@ -11,26 +11,14 @@ import os
 
 import pytest
 
-from fakeapi import FakeApiServer, raw_pod, token_user, write_kubeconfig
+from fakeapi import raw_pod
 from forking import gone, page_helpers
 from kubectl_tspread.model.errors import ClusterError
 from kubectl_tspread.snapshot.live import HELPED_SHARE, KubeOptions, RetryPolicy, connect
+from test_live import api, kubeconfig  # noqa: F401 - the fake API server and a kubeconfig for it, as fixtures
 
-TOKEN = "t0k-alice"
 PODS = 2600  # six pages of 500: the helper takes more than half of them, this process the rest
 LIST = "/api/v1/namespaces/prod/pods"
-
-
-@pytest.fixture
-def api():
-    with FakeApiServer(user_for_token={TOKEN: "alice"}) as server:
-        yield server
-
-
-@pytest.fixture
-def kubeconfig(env, api):
-    return write_kubeconfig(str(env / "config"), {"fake": api.url}, {"alice": token_user(TOKEN)},
-                            {"fake": {"cluster": "fake", "user": "alice", "namespace": "prod"}}, "fake")
 
 
 def pods(kubeconfig: str, helpers=None) -> list:

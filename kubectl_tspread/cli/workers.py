@@ -122,30 +122,15 @@ def _reap(pid: int) -> None:
         pass
 
 
-class Child:
-    """`fn()` computed in a forked process; `result()` waits for it (None if the child failed)."""
+class _Forked:
+    """A forked child sending one pickled answer back through the pipe read at `_fd`."""
 
-    def __init__(self, fn: Callable[[], Verdict]):
-        read, write = os.pipe()
-        parent = os.getpid()
-        pid = _fork(read, write)
-        if pid == 0:  # pragma: no cover - the child's coverage is not collected
-            global _KEPT
-            os.close(read)
-            code, _KEPT = 0, []
-            try:
-                _as_child(parent)
-                _lower_priority()
-                data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write, "wb") as out:
-                    out.write(data)
-            except BaseException:  # the parent computes it itself
-                code = 1
-            os._exit(code)
-        os.close(write)
-        self.pid, self._fd, self._done = pid, read, False
+    pid: int
+    _fd: int
+    _done: bool
 
-    def result(self) -> Verdict | None:
+    def _answer(self, kind: type):
+        """Wait for the answer: None if the child failed, or sent no `kind`, or was read before."""
         if self._done:
             return None
         try:
@@ -157,13 +142,13 @@ class Child:
             if isinstance(e, OSError):
                 return None
             raise
-        self._done = True
+        self._fd, self._done = -1, True
         try:
             _, status = os.waitpid(self.pid, 0)
             got = pickle.loads(data) if status == 0 and data else None
         except (OSError, EOFError, pickle.PickleError):
             return None
-        return got if isinstance(got, Verdict) else None
+        return got if isinstance(got, kind) else None
 
     def cancel(self) -> None:
         """Kill the child if it still runs, and reap it."""
@@ -176,6 +161,40 @@ class Child:
                 os.close(self._fd)
             except OSError:
                 pass
+
+
+def _child_main(parent: int, write: int, compute: Callable[[], object], niced: bool) -> None:
+    """The forked child's whole life: compute, send the answer pickled down `write`, exit (1 on any failure)."""
+    code = 0
+    try:
+        _as_child(parent)
+        if niced:
+            _lower_priority()
+        data = pickle.dumps(compute(), protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(write, "wb") as out:
+            out.write(data)
+    except BaseException:
+        code = 1
+    os._exit(code)
+
+
+class Child(_Forked):
+    """`fn()` computed in a forked process; `result()` waits for it (None if the child failed)."""
+
+    def __init__(self, fn: Callable[[], Verdict]):
+        read, write = os.pipe()
+        parent = os.getpid()
+        pid = _fork(read, write)
+        if pid == 0:  # pragma: no cover - the child's coverage is not collected
+            global _KEPT
+            os.close(read)
+            _KEPT = []
+            _child_main(parent, write, fn, niced=True)  # on failure the parent computes it itself
+        os.close(write)
+        self.pid, self._fd, self._done = pid, read, False
+
+    def result(self) -> Verdict | None:
+        return self._answer(Verdict)
 
 
 class Forks:
@@ -201,7 +220,7 @@ def page_helpers() -> Callable[[Callable[[bytes, str], list]], PageChild] | None
 _FRAME = struct.Struct("<QI")  # a page's length, its token's
 
 
-class PageChild:
+class PageChild(_Forked):
     """snapshot.live.PageHelper: a forked process decoding pages with `decode(data, token)` while
     the loader decodes the others. The pages go down a pipe, written by a thread, so the loader
     never waits on the child; the records come back pickled, all at once, when the list is read:
@@ -221,19 +240,12 @@ class PageChild:
         if pid == 0:  # pragma: no cover - the child's coverage is not collected
             os.close(down_write)
             os.close(up_read)
-            code = 0
-            try:
-                _as_child(parent)
-                data = pickle.dumps(_decode_pages(down_read, decode), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(up_write, "wb") as out:
-                    out.write(data)
-            except BaseException:  # the loader reads the list again without it
-                code = 1
-            os._exit(code)
+            # at the loader's priority: the loader waits for it; on failure it reads the list alone
+            _child_main(parent, up_write, lambda: _decode_pages(down_read, decode), niced=False)
         os.close(down_read)
         os.close(up_write)
         _widen(down_write)
-        self.pid, self._up, self._done, self._gone = pid, up_read, False, False
+        self.pid, self._fd, self._done, self._gone = pid, up_read, False, False
         self._pages: queue.SimpleQueue = queue.SimpleQueue()
         self._feeder = threading.Thread(target=self._feed, args=(down_write,), daemon=True,
                                         name="tspread-page-helper")
@@ -264,38 +276,12 @@ class PageChild:
 
     def results(self) -> list[list] | None:
         """The records of each page sent, in order; None if the child failed."""
-        if self._done:
-            return None
         self._pages.put(None)
-        try:
-            with os.fdopen(self._up, "rb") as src:
-                data = src.read()
-        except BaseException as e:  # interrupted (Ctrl-C) or a broken pipe: never leave the child behind
-            self._up = -1
-            self.cancel()
-            if isinstance(e, OSError):
-                return None
-            raise
-        self._up, self._done = -1, True
-        try:
-            _, status = os.waitpid(self.pid, 0)
-            got = pickle.loads(data) if status == 0 and data else None
-        except (OSError, EOFError, pickle.PickleError):
-            return None
-        return got if isinstance(got, list) else None
+        return self._answer(list)
 
     def cancel(self) -> None:
-        """Kill the child if it still runs, and reap it."""
         self._pages.put(None)
-        if self._done:
-            return
-        self._done = True
-        _reap(self.pid)
-        if self._up >= 0:
-            try:
-                os.close(self._up)
-            except OSError:
-                pass
+        super().cancel()
 
 
 def _widen(fd: int) -> None:
