@@ -19,6 +19,7 @@ CPU; TSPREAD_NO_FORK=1 turns it off.
 
 from __future__ import annotations
 
+import mmap
 import os
 import pickle
 import queue
@@ -218,6 +219,7 @@ def page_helpers() -> Callable[[Callable[[bytes, str], list]], PageChild] | None
 
 
 _FRAME = struct.Struct("<QI")  # a page's length, its token's
+_DONE = struct.Struct("<Q")  # the pages a PageChild decoded so far
 
 
 class PageChild(_Forked):
@@ -225,7 +227,10 @@ class PageChild(_Forked):
     the loader decodes the others. The pages go down a pipe, written by a thread, so the loader
     never waits on the child; the records come back pickled, all at once, when the list is read:
     one pickle, so what the child's records share they still share here. The child runs at the
-    loader's priority: the loader waits for it."""
+    loader's priority: the loader waits for it. It counts the pages it decoded in memory shared
+    with the loader, and is `idle()` while it has none but the one it decodes: the loader then
+    sends the next page, else decodes it itself, so neither waits for the other and few pages
+    queue, however the two processes' speeds compare."""
 
     def __init__(self, decode: Callable[[bytes, str], list]):
         down_read, down_write = os.pipe()
@@ -236,24 +241,31 @@ class PageChild(_Forked):
             os.close(down_write)
             raise
         parent = os.getpid()
+        done = mmap.mmap(-1, _DONE.size)  # shared with the child, which counts its pages decoded there
         pid = _fork(down_read, down_write, up_read, up_write)
         if pid == 0:  # pragma: no cover - the child's coverage is not collected
             os.close(down_write)
             os.close(up_read)
             # at the loader's priority: the loader waits for it; on failure it reads the list alone
-            _child_main(parent, up_write, lambda: _decode_pages(down_read, decode), niced=False)
+            _child_main(parent, up_write, lambda: _decode_pages(down_read, decode, done), niced=False)
         os.close(down_read)
         os.close(up_write)
         _widen(down_write)
         self.pid, self._fd, self._done, self._gone = pid, up_read, False, False
+        self._sent, self._done_pages = 0, done
         self._pages: queue.SimpleQueue = queue.SimpleQueue()
         self._feeder = threading.Thread(target=self._feed, args=(down_write,), daemon=True,
                                         name="tspread-page-helper")
         self._feeder.start()
 
+    def idle(self) -> bool:
+        # the child decodes the last page sent at most: a page sent now is the next it starts
+        return self._sent - _DONE.unpack_from(self._done_pages)[0] <= 1
+
     def send(self, data: bytes, token: str) -> bool:
         if self._gone:
             return False
+        self._sent += 1
         self._pages.put((data, token))
         return True
 
@@ -302,7 +314,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _decode_pages(fd: int, decode: Callable[[bytes, str], list]) -> list[list]:  # pragma: no cover - in the child
+def _decode_pages(fd: int, decode: Callable[[bytes, str], list],  # pragma: no cover - in the child
+                  done: mmap.mmap) -> list[list]:
     out = []
     with os.fdopen(fd, "rb") as src:
         while True:
@@ -315,4 +328,5 @@ def _decode_pages(fd: int, decode: Callable[[bytes, str], list]) -> list[list]: 
             if len(data) != size:
                 raise EOFError("a page was cut short")
             out.append(decode(data, token))
+            _DONE.pack_into(done, 0, len(out))
             del data

@@ -180,6 +180,9 @@ class PageHelper(Protocol):
     """Pod pages decoded in another process while this one decodes the others (cli/workers.py
     forks it: a process policy, which the commands choose)."""
 
+    def idle(self) -> bool:
+        """Whether a page sent now is the next one it starts: else this process decodes it."""
+
     def send(self, data: bytes, token: str) -> bool:
         """Decode this page with the function the helper was started with, `token` its expected
         continue token; never waits for the decoding. False: the helper is gone."""
@@ -195,9 +198,6 @@ class PageHelper(Protocol):
 # start a helper that decodes each page sent with fn(data, token) -> records, raising to refuse it
 PageHelpers = Callable[[Callable[[bytes, str], list]], PageHelper]
 HELPED_PAGE_BYTES = 16384  # smaller pages are not worth the trip: an empty one is ~150 bytes
-# the share of pages the helper decodes: more than half, as this process also fetches every page
-# and unpickles the helper's records (docs/PERFORMANCE.md)
-HELPED_SHARE = 0.58
 
 
 def _helped_page(data: bytes, token: str, decode: Callable) -> list:
@@ -344,7 +344,7 @@ class LiveCluster:
             ahead = _Ahead(self._get_bytes, path, self._page_query(params, peeked), peeked) \
                 if peeked else None
             if helper is not None and peeked and paging.filtered and len(data) >= HELPED_PAGE_BYTES \
-                    and helped < HELPED_SHARE * (len(pages) + 1):
+                    and helper.idle():
                 # the helper checks that the page holds items under this very token: a filtered
                 # list's paging bounds read no more of its count (transport.Paging)
                 if not helper.send(data, peeked):
