@@ -200,6 +200,28 @@ PageHelpers = Callable[[Callable[[bytes, str], list]], PageHelper]
 HELPED_PAGE_BYTES = 16384  # smaller pages are not worth the trip: an empty one is ~150 bytes
 
 
+class _Lazy:
+    """A PageHelper started at the first page it is sent: a list of one page forks none."""
+
+    def __init__(self, start: Callable[[], PageHelper]):
+        self._start, self._helper = start, None
+
+    def idle(self) -> bool:
+        return self._helper is None or self._helper.idle()
+
+    def send(self, data: bytes, token: str) -> bool:
+        if self._helper is None:
+            self._helper = self._start()
+        return self._helper.send(data, token)
+
+    def results(self) -> list[list] | None:
+        return self._helper.results() if self._helper is not None else []
+
+    def cancel(self) -> None:
+        if self._helper is not None:
+            self._helper.cancel()
+
+
 def _helped_page(data: bytes, token: str, decode: Callable) -> list:
     """A page's records, in the helper: only a page read as _pages reads it, with items and the
     continue token _pages went on with. Anything else raises: the list is then read again whole."""
@@ -322,7 +344,8 @@ class LiveCluster:
     def _page_helper(self, kind: str, whole: bool, decode: Callable) -> PageHelper | None:
         if self.page_helpers is None or kind != "Pod" or whole:
             return None
-        return self.page_helpers(lambda data, token: _helped_page(data, token, decode))
+        start = self.page_helpers
+        return _Lazy(lambda: start(lambda data, token: _helped_page(data, token, decode)))
 
     def _pages(self, path: str, params: dict, kind: str, decode: Callable, whole: bool,
                helper: PageHelper | None) -> list | None:
@@ -341,14 +364,15 @@ class LiveCluster:
             # the next page is asked for now, while this one is decoded (its token is in
             # the list's metadata, ahead of the items): the server makes it meanwhile
             peeked = peek_continue(data)
+            helping = helper is not None and peeked and paging.filtered and len(data) >= HELPED_PAGE_BYTES \
+                and helper.idle()
+            if helping and not helper.send(data, peeked):  # sent (forked at the first) before a thread starts
+                return None
             ahead = _Ahead(self._get_bytes, path, self._page_query(params, peeked), peeked) \
                 if peeked else None
-            if helper is not None and peeked and paging.filtered and len(data) >= HELPED_PAGE_BYTES \
-                    and helper.idle():
+            if helping:
                 # the helper checks that the page holds items under this very token: a filtered
                 # list's paging bounds read no more of its count (transport.Paging)
-                if not helper.send(data, peeked):
-                    return None
                 del data
                 paging.check(path, peeked, 1)
                 pages.append(None)
