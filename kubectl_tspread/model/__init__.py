@@ -571,18 +571,19 @@ def positional_constructor(cls: type, derived_by_caller: bool = False) -> Callab
     return make
 
 
-def _pickled_by_fields(cls: type) -> None:
-    """Pickle `cls` as its positional constructor and field values. A frozen slots dataclass
-    otherwise pickles through dataclasses' __getstate__/__setstate__, which walk its fields in
-    Python per instance: pods decoded in a helper process (cli/workers.PageChild) come back by
-    the ten thousand."""
+def _pickled_by_fields(cls: type, name: str) -> Callable[..., Any]:
+    """`positional_constructor(cls)`, bound to `name` in this module by the caller, and the way
+    `cls` pickles: as that constructor and its field values. A frozen slots dataclass otherwise
+    pickles through dataclasses' __getstate__/__setstate__, which walk its fields in Python per
+    instance: pods decoded in a helper process (cli/workers.PageChild) come back by the ten
+    thousand."""
     make = positional_constructor(cls)
-    name = f"_new_{cls.__name__}"
     make.__module__, make.__name__, make.__qualname__ = __name__, name, name  # found again by pickle
-    globals()[name] = make
     get = attrgetter(*(f.name for f in fields(cls)))
     cls.__reduce__ = lambda self: (make, get(self))
+    return make
 
 
-_pickled_by_fields(Pod)
-_pickled_by_fields(PodCondition)
+# the decoder's and the drain simulation's constructors of these records, and their pickling
+new_pod = _pickled_by_fields(Pod, "new_pod")
+new_pod_condition = _pickled_by_fields(PodCondition, "new_pod_condition")

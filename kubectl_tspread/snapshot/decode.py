@@ -20,7 +20,7 @@ from kubectl_tspread.model.labels import (
 from kubectl_tspread.model import (
     HONOR, IGNORE, NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, ContainerResize, Event, HostPort, Node,
     NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim, Pdb, Pod, PodAffinityTerm, PodCondition, PodResize,
-    Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload, positional_constructor,
+    Service, SpreadConstraint, StorageClass, Taint, Toleration, Volume, Workload, new_pod, new_pod_condition,
 )
 from kubectl_tspread.snapshot.fields import (
     INT32_MAX, TIMES as _TIMES, FieldError, MalformedObject, flag, integer, label_map, mapping, maps, name as _name,
@@ -50,8 +50,6 @@ _TEXTS_LIMIT = 50_000
 _TEMPLATE_FIELDS = ("containers", "initContainers", "overhead", "topologySpreadConstraints", "tolerations",
                     "nodeSelector", "resources")
 _NO_AFFINITY = (None, (), (), (), (), ())  # what _pod_affinity gives for a pod without spec.affinity
-_new_pod = positional_constructor(Pod)
-_new_condition = positional_constructor(PodCondition)
 # the pod conditions a record keeps: PodScheduled (the scheduler's message for a pending pod:
 # why-pending, drain-safe's wait) and DisruptionTarget (a victim of preemption: the message's
 # preemption part); Ready is kept as Pod.ready
@@ -396,7 +394,7 @@ def _conditions(raw: Iterable[Mapping] | None) -> tuple[tuple[PodCondition, ...]
             reason = text(get("reason"), f"{where}.reason")
             message = text(get("message"), f"{where}.message")
             when = text(get("lastTransitionTime"), f"{where}.lastTransitionTime")
-            out.append(_new_condition(_intern(type_), _intern(get("status", "")), _intern(reason) if reason else "",
+            out.append(new_pod_condition(_intern(type_), _intern(get("status", "")), _intern(reason) if reason else "",
                                       _intern(message) if message else "", _intern(when) if when else ""))
     return tuple(out), ready, resize_pending == "Infeasible"
 
@@ -593,7 +591,7 @@ def pod(obj: Mapping) -> Pod:
     if annotations is not None and type(annotations) is not dict:
         mapping(annotations, "metadata.annotations")
     # positional, in Pod's field order (a missing or extra argument is a TypeError)
-    return _new_pod(
+    return new_pod(
         _intern(namespace or "default"),  # namespace
         name,  # name
         uid or "",  # uid

@@ -25,7 +25,7 @@ from kubectl_tspread.engine.index import ClusterIndex, undo_entry, undo_member
 from kubectl_tspread.engine.nodematch import untolerated_taint
 from kubectl_tspread.engine.partition import EXCLUDED_TAINT, without_node
 from kubectl_tspread.engine.walk import round_robin, zone_lists
-from kubectl_tspread.model import HONOR, Node, Pod, Snapshot, positional_constructor
+from kubectl_tspread.model import HONOR, Node, Pod, Snapshot, new_pod
 
 REPLACEMENT_UID_PREFIX = "tspread-replacement-"
 _VERSIONS = itertools.count(1)  # shared by every simulation: a version names one node state across copies and branches
@@ -641,7 +641,6 @@ def interned(fn: Callable[[Pod], Any]) -> Callable[[Pod], int]:
 
 
 _POD_FIELDS = tuple(f.name for f in fields(Pod))
-_new_pod = positional_constructor(Pod)
 _pod_fields = operator.attrgetter(*_POD_FIELDS)
 _POSITIONS = {name: i for i, name in enumerate(_POD_FIELDS)}
 
@@ -651,7 +650,7 @@ def pod_with(pod: Pod, **changes) -> Pod:
     values = list(_pod_fields(pod))
     for name, value in changes.items():
         values[_POSITIONS[name]] = value
-    return _new_pod(*values)
+    return new_pod(*values)
 
 
 SPREAD_KEY_READS = ("labels", "spread", "owner", "node_selector", "node_affinity", "tolerations")
