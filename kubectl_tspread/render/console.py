@@ -207,7 +207,7 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
             if i >= len(cells) or target[i] >= widths[i]:
                 continue
             text, rebuild = _cell_text(cells[i])
-            if rebuild is not None and (len(text) if text.isascii() else cell_len(text)) > target[i]:
+            if rebuild is not None and _widest((text,), text.isascii()) > target[i]:
                 cells[i] = rebuild(_wrap(text, target[i]))
         out.append(tuple(cells))
     return out

@@ -92,7 +92,8 @@ def _load_cluster_wide(source, kinds: Iterable[str], retry, page_helpers=None) -
     from kubectl_tspread.snapshot.live import ApiStatusError, connect, load_live
 
     everywhere = source.kube_options(all_namespaces=True)
-    cluster = connect(everywhere, retry=retry, page_helpers=page_helpers)  # kept: its namespace is the one the user means
+    # kept: its namespace is the one the user means
+    cluster = connect(everywhere, retry=retry, page_helpers=page_helpers)
     try:
         snap = load_live(everywhere, kinds, retry=retry, cluster=cluster)
     except ApiStatusError as e:
