@@ -355,7 +355,7 @@ class LiveCluster:
         ahead: _Ahead | None = None
         paging = Paging(self.server, filtered="fieldSelector" in params or "labelSelector" in params,
                         limit=self.page_size)
-        listed = helped = 0  # items on the pages decoded here and before them; pages sent to `helper`
+        listed = 0  # items on the pages decoded here and before them
         while True:
             if ahead is not None and ahead.token == token:
                 data = ahead.result()
@@ -376,7 +376,6 @@ class LiveCluster:
                 del data
                 paging.check(path, peeked, 1)
                 pages.append(None)
-                helped += 1
                 token = peeked
                 continue
             # pods, the bulk of a cluster: parse only the fields the decoder reads (wire.py).
@@ -400,7 +399,7 @@ class LiveCluster:
             try:
                 pages.append(list(map(decode, items)))
             except MalformedObject:
-                if helped:  # the item's place in the list counts the helper's pages before it
+                if None in pages:  # the item's place in the list counts the helper's pages before it
                     theirs = helper.results()
                     if theirs is None:
                         return None  # one of them is malformed: its error comes first
@@ -412,7 +411,7 @@ class LiveCluster:
             if not token:
                 break
         theirs = helper.results() if helper is not None else []
-        if theirs is None or len(theirs) != helped:
+        if theirs is None or len(theirs) != pages.count(None):
             return None
         out: list = []
         mine = iter(theirs)
