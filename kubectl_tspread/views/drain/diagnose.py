@@ -52,8 +52,7 @@ def strand_reason(sim: SimCluster, pl: Placement) -> tuple[str, dict[str, Any]]:
     refusing = [cs for cs in sim.spread_state(pl.pod).hard if pl.spread_refusals.get(cs.constraint.topology_key)]
     details: dict[str, Any] = {"fitNodes": len(pl.fit_nodes)}
     for cs in refusing:
-        key = cs.constraint.topology_key
-        trapped = cordoned_min_domains(sim, cs)
+        key, trapped = cs.constraint.topology_key, cordoned_min_domains(sim, cs)
         details.update({"topologyKey": key, "maxSkew": cs.constraint.max_skew, "globalMin": cs.global_min,
                         "distribution": {d.value: d.pods for d in cs.domains.values()}})
         if key == HOSTNAME_KEY or trapped:

@@ -84,8 +84,7 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
             continue
         must = sum(counts.leaving(cs, replaced[i])[0].values())
         by_domain, by_node = counts.leaving(cs, replaced[i] + others[i])
-        closed = [d.pods - by_domain.get(d.value, 0) for d in staying]
-        shut = {d.value for d in closing}
+        closed, shut = [d.pods - by_domain.get(d.value, 0) for d in staying], {d.value for d in closing}
         open_pods = sum(d.pods - by_domain.get(d.value, 0) for d in cs.domains.values() if d.value not in shut)
         if deleted:  # node_domain: as counts.shifted reads it
             open_pods -= sum(cs.node_counts.get(n, 0) - by_node.get(n, 0) for n in deleted

@@ -282,8 +282,7 @@ def _with_pdb_budget(snapshot: Snapshot, key: str) -> Snapshot:
 def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding,
                   lookups: _Lookups) -> Iterator[tuple[str, str, Node]]:
     """(key, domain, node to copy) to try adding a node in, at most MAX_DOMAINS_TRIED."""
-    key = f.params.get("topologyKey") or ZONE_KEY
-    dist = f.params.get("distribution") or {}
+    key, dist = f.params.get("topologyKey") or ZONE_KEY, f.params.get("distribution") or {}
     trapped = list(f.params.get("cordonedDomains") or ())
     if key == HOSTNAME_KEY:
         key, dist, trapped = ZONE_KEY, {}, []  # each new node is its own hostname domain: try the zones that exist

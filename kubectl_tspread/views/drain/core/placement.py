@@ -202,8 +202,7 @@ class Placer:
 
     def _non_spread(self, sim: SimCluster, cache: dict, cycle: "_LazyCycle", node: Node):
         """(non-spread failures, first failure unless spread's) of `node`, cached per node version."""
-        shapes = cycle.shapes
-        cycle = cycle.get()
+        shapes, cycle = cycle.shapes, cycle.get()
         if shapes is not None and cycle.prefilter is None and cycle.node_names is None:
             return self._by_shape(sim, cache, shapes, cycle, node)
         verdict = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle)
@@ -220,8 +219,7 @@ class Placer:
     def _shape_hit(sim: SimCluster, shapes: dict, cycle: filters.Cycle, node: Node) -> tuple[int, tuple, tuple]:
         """`shapes`' entry for `node` (Placer._shapes), made again when the node's version changed."""
         name = node.name
-        version = sim.version.get(name, 0)
-        hit = shapes.get(name)
+        version, hit = sim.version.get(name, 0), shapes.get(name)
         if hit is None or hit[0] != version:
             # the fit is this pod's, judged apart (_by_shape, resources.fits_array): not summed here
             failures = filters.evaluate_node(sim.index, cycle.pod, node, cycle=cycle, fit=False).failures
@@ -255,8 +253,7 @@ class Placer:
         total = len(sim.scan_order())
         if not total:
             return None
-        table = vector.tables_for(sim, self._tables)
-        version = sim.version_array()
+        table, version = vector.tables_for(sim, self._tables), sim.version_array()
         shapes, nodes = cycle.shapes, sim.nodes
 
         def row(name: str) -> bool:

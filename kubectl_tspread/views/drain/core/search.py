@@ -53,8 +53,7 @@ class Search:
         self.backtracks = budget > 0  # no allowance (a remedy's re-plan): a failed level ends the search
         self.explored = 0
         self.failed: set[frozenset[str]] = set()
-        self.exhausted = False
-        self.zone_key = zone_key(ctx)
+        self.exhausted, self.zone_key = False, zone_key(ctx)
         self.deepest: World | None = None  # the world after the longest safe prefix, copied once the search left it
         self._deepest_done = 0  # how many targets that prefix played
         self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
@@ -82,9 +81,7 @@ class Search:
         """An explicit stack (a zone's plan is deeper than the recursion limit). Leaves `world` at the last level
         entered, and `deepest` a copy of the deepest level once the search backed up from it."""
         levels: list[tuple[frozenset[str], Iterator[list[str]]]] = []
-        self._deepest_done = len(world.done)
-        self.deepest = None
-        entering = True
+        self._deepest_done, self.deepest, entering = len(world.done), None, True
         try:
             while True:
                 if entering:
@@ -215,9 +212,7 @@ class Search:
                 self._hard_places = [cs.constraint.hard for cs in tracked]
             self._hard = (tracked, list(itertools.compress(tracked, self._hard_places)))
         hard = self._hard[1]
-        totals = self._share_totals(hard)
-        nodes = world.sim.nodes
-        todo = set(remaining)
+        totals, nodes, todo = self._share_totals(hard), world.sim.nodes, set(remaining)
         empties: dict[str, int] = defaultdict(int)
         last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
         everyone_cordoned = bool(world.steps) and not self.ctx.stage_cordons  # then no target is a last open node
@@ -324,8 +319,7 @@ class _Totals:
     """_share_totals' totals in numpy arrays by target position: a zone domain's many nodes move by one indexed add."""
 
     def __init__(self, names: tuple[str, ...]):
-        self.names = names
-        self.pos = {name: i for i, name in enumerate(names)}
+        self.names, self.pos = names, {name: i for i, name in enumerate(names)}
         self._at = ObjectMemo()  # node set -> its positions
         np = vector.np
         by_name = sorted(range(len(names)), key=names.__getitem__)

@@ -116,8 +116,7 @@ class SimCluster:
         entries: list = []
         self._marks.append((saved, entries, self.index.mark(entries)))
         self._log = entries
-        self._partitions = self._partitions.copy()
-        self._terminating = self._terminating.copy()
+        self._partitions, self._terminating = self._partitions.copy(), self._terminating.copy()
         if self._versions is not None:
             self._versions = (self._versions[0], self._versions[1].copy())
         if self._node_array is not None:
@@ -233,8 +232,7 @@ class SimCluster:
 
     def rows_from(self, positions: dict[str, int]):
         """Per `scan_order` node, its index in an earlier node set's `positions` (for vector.NodeTable.derived)."""
-        pos = self.version_positions()
-        carried = self._carried
+        pos, carried = self.version_positions(), self._carried
         if carried is not None and carried[0] is positions and carried[1] is pos:
             return carried[2]
         return _positions_in(positions, self.scan_order())
@@ -292,16 +290,14 @@ class SimCluster:
     def _node_set_changed(self, name: str, deleted: bool = False) -> None:
         """Walk order and domains may change: a deletion moves the memoised states, anything else drops them."""
         if not deleted:
-            self.table_parent = None
-            self._zones = None
+            self.table_parent = self._zones = None
         elif self._scan is not None:  # else an earlier deletion of this step set it
             self.table_parent = self._scan
         self._scan = None
         if not deleted or self._versions is None:
             self._versions = self._node_array = None  # else carried over to the new order when asked
         self.freed += 1
-        self.node_epoch = next(_VERSIONS)
-        self._images = None
+        self.node_epoch, self._images = next(_VERSIONS), None
         self._touch(name)
         if deleted:
             self._zones = _without_zone_member(self._zones, name)

@@ -303,8 +303,7 @@ def _retry(world: World, repl: Pod) -> str | None:
 
 def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], wave: list[Pod], first: bool) -> bool:
     """Play one step; whether it is safe apart from the batch's PDB-blocked pods."""
-    number = len(world.steps) + 1
-    sim = world.sim
+    number, sim = len(world.steps) + 1, world.sim
     retry_pending(world)
     keys = [p.key for p in wave]  # once: Pod.key makes its string anew at each read
     decisions = dict(zip(keys, map(ctx.decision, wave)))
@@ -363,8 +362,7 @@ def _forget(world: World, pods: list[Pod]) -> None:
 
 def judge(ctx: Context, sim: SimCluster) -> tuple[ConstraintAfter, ...]:
     """Every tracked constraint, judged again only if its state object changed (a step moves a few workloads)."""
-    states = tracked_states(ctx, sim)
-    last = ctx.last_judged
+    states, last = tracked_states(ctx, sim), ctx.last_judged
     if last is not None and last[0] is states:
         return last[1]
     if last is None:

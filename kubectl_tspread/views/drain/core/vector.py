@@ -84,8 +84,7 @@ class NodeTable:
     """Per node set (`scan_order` tuple): arrays in walk order; rows per node version, so valid in any copy."""
 
     def __init__(self, sim: "SimCluster"):
-        order = sim.scan_order()
-        nodes = sim.nodes
+        order, nodes = sim.scan_order(), sim.nodes
         self.order = order
         self.size = n = len(order)
         self.pos = sim.version_positions()  # the simulation's own map, made once per node set
@@ -113,9 +112,7 @@ class NodeTable:
     @classmethod
     def derived(cls, old: "NodeTable", sim: "SimCluster") -> "NodeTable":
         """`old` less deleted nodes: its rows, keyed by node versions that a deletion leaves alone, all carry over."""
-        new = cls.__new__(cls)
-        order = sim.scan_order()
-        perm = sim.rows_from(old.pos)
+        new, order, perm = cls.__new__(cls), sim.scan_order(), sim.rows_from(old.pos)
         new.order, new.size, new.pos = order, len(order), sim.version_positions()
         new.rank = old.rank[perm]  # ranks keep their order: argmin over them is unchanged
         new.alloc = {r: a[perm] for r, a in old.alloc.items()}
