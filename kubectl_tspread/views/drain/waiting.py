@@ -40,7 +40,6 @@ class WaitTarget:
 
     gone: dict[str, str] = field(default_factory=dict)  # uid -> "ns/name" of pods that must disappear
     expect_ready: dict[Controller, int] = field(default_factory=dict)
-    known_uids: frozenset[str] = frozenset()  # pods that existed before: anything else is a replacement
     skew_limits: dict[tuple[Controller, str], int] = field(default_factory=dict)
 
     @property
@@ -72,8 +71,7 @@ def hard_skews(index: ClusterIndex, pods: Iterable[Pod]) -> dict[str, tuple[int,
 
 def target_for_step(before: Snapshot, evicted: Iterable[Pod]) -> WaitTarget:
     evicted = list(evicted)
-    target = WaitTarget(gone={p.uid: p.key for p in evicted}, known_uids=frozenset(p.uid for p in before.pods))
-    return _expect(target, before, evicted, serving)
+    return _expect(WaitTarget(gone={p.uid: p.key for p in evicted}), before, evicted, serving)
 
 
 def target_for_leftovers(snap: Snapshot, terminating: Iterable[str], pending: Iterable[str]) -> WaitTarget:
@@ -81,7 +79,7 @@ def target_for_leftovers(snap: Snapshot, terminating: Iterable[str], pending: It
     by_key = {p.key: p for p in snap.pods}
     gone = {by_key[k].uid: k for k in terminating if k in by_key}
     touched = [by_key[k] for k in list(terminating) + list(pending) if k in by_key]
-    return _expect(WaitTarget(gone=gone, known_uids=frozenset(p.uid for p in snap.pods)), snap, touched, live)
+    return _expect(WaitTarget(gone=gone), snap, touched, live)
 
 
 def _expect(target: WaitTarget, snap: Snapshot, touched: list[Pod], ready: Callable[[Pod], bool]) -> WaitTarget:
@@ -103,7 +101,7 @@ def budget_held(snapshot: Snapshot, plan) -> WaitTarget | None:
     blocked = {k for f in plan.findings if f.code == "PdbBlocks" for k in f.pods}
     if not blocked:
         return None
-    target = WaitTarget(known_uids=frozenset(p.uid for p in snapshot.pods))
+    target = WaitTarget()
     for c in {controller_of(p) for p in snapshot.pods if p.key in blocked} - {None}:
         mine = [p for p in snapshot.pods if controller_of(p) == c and live(p)]
         if any(not serving(p) for p in mine):
