@@ -247,3 +247,26 @@ def test_the_pods_leaving_a_state_are_what_its_shifts_take_out(seed):
     assert {n: after.node_counts.get(n, 0) for n in sim.nodes} == \
         {n: before.node_counts.get(n, 0) - by_node.get(n, 0) for n in sim.nodes}
     assert sum(by_node.values()) == len(gone)
+
+
+def test_deleting_the_drained_nodes_is_judged_by_proof_only_where_its_re_plan_clears_no_spread_finding():
+    """remedies.judged_by_proof takes DeleteDrainedNodes as failing every spread finding, without its re-plan, when the
+    proof under node deletion covers each one's constraint. On random clusters (half with PDB-blocked pods keeping
+    nodes, so zones stay), the re-plan it saves keeps every one of those findings, code and workload alike."""
+    from kubectl_tspread.views.drain import remedies
+
+    judged = 0
+    for seed in range(1000):
+        snap, targets = _random_cluster(random.Random(seed), blocked=seed % 2 == 0)
+        options = PlanOptions(verify_remedies=False, stage_cordons=seed % 3 == 2)
+        plan = plan_drain(snap, targets, options)
+        proven = remedies.judged_by_proof(snap, targets, options, plan.deletion_fails, list(plan.findings))
+        if not proven:
+            continue
+        judged += 1
+        [(key, _, edit, replan_options)] = remedies.deleting_replans(snap, targets, options)
+        assert set(proven) == {key} and not proven[key].safe, seed
+        replanned = plan_drain(edit(), targets, replan_options)
+        kept = {(g.code, g.workload) for g in replanned.findings}
+        assert all((f.code, f.workload) in kept for f in proven[key].findings), (seed, targets)
+    assert judged >= 40  # the clusters do reach it (else this checks nothing)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -16,10 +17,10 @@ from conftest import make_constraint, make_node, make_pod, make_snapshot, make_w
 from drain_builders import nodes_in, web
 from forking import gone, no_fork_plan
 from kubectl_tspread.cli import workers
-from kubectl_tspread.model.plan import Finding, PlanOptions, Remedy, Verdict
+from kubectl_tspread.model.plan import CORDONED_DOMAIN_TRAP, Finding, PlanOptions, Remedy, Verdict
 from kubectl_tspread.views.drain.plan import plan_drain
 from kubectl_tspread.model.labels import Selector
-from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, Pdb
+from kubectl_tspread.model import HOSTNAME_KEY, IGNORE, ZONE_KEY, Pdb
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
 
@@ -235,6 +236,50 @@ def test_a_proven_trap_starts_the_delete_nodes_replan_before_the_first_step(fork
     assert repr(forked.findings) == repr(in_process.findings)
 
 
+def _started_actions(monkeypatch) -> list[str]:
+    """The action of every re-plan plan_drain hands its workers, in order."""
+    from kubectl_tspread.views.drain import plan as planmod
+    started, real = [], planmod._Planning.start
+
+    def start(self, wanted):
+        started.extend(w[1] for w in wanted if w[0] not in self.children)
+        return real(self, wanted)
+
+    monkeypatch.setattr(planmod._Planning, "start", start)
+    return started
+
+
+def test_a_trap_node_deletion_keeps_is_judged_by_proof_without_its_replan(forks, results, monkeypatch):
+    """The zone trap with a db pod a PDB keeps on b1: deleting the drained nodes leaves b1, so zone b stays closed and
+    forced.py proves the trap with the nodes deleted too. No re-plan deletes nodes, on a worker or in process;
+    DeleteDrainedNodes counts among the trap finding's failed candidates, and the answer is the in-process one."""
+    from kubectl_tspread.views.drain import plan as planmod
+
+    db = [make_workload("ReplicaSet", "db-1", {"app": "db"})]
+    snap, targets = _zone_trap(lambda nodes: [make_pod("db-b1", node="b1", labels={"app": "db"},
+                                                       owner="ReplicaSet/db-1")], db)
+    snap = replace(snap, pdbs=(Pdb("default", "db", Selector.from_api({"matchLabels": {"app": "db"}}),
+                                   disruptions_allowed=0),))
+    started = _started_actions(monkeypatch)
+    deleting, real_plan = [], planmod._plan
+
+    def _plan(snapshot, targets, options, *args, **kwargs):
+        deleting.append(options.delete_drained_nodes)
+        return real_plan(snapshot, targets, options, *args, **kwargs)
+
+    monkeypatch.setattr(planmod, "_plan", _plan)
+    forked = plan_drain(snap, targets, workers=forks)
+    assert started and "DeleteDrainedNodes" not in started and all(gone(c.pid) for c in forks.started)
+    assert forked.deletion_fails == {("default", "ReplicaSet/web-1", ZONE_KEY)}
+    trap = next(f for f in forked.findings if f.workload == "ReplicaSet/web-1")
+    assert trap.code == CORDONED_DOMAIN_TRAP and trap.failed >= 1
+    assert "DeleteDrainedNodes" not in {r.action for r in trap.remedies}
+    deleting.clear()
+    in_process = no_fork_plan(snap, targets)
+    assert len(deleting) > 1 and not any(deleting)  # the plan and its re-plans, none deleting nodes
+    assert repr(forked.findings) == repr(in_process.findings)
+
+
 def _children_at_context(started: list, monkeypatch) -> list[list]:
     """The children under way each time a plan's context is built (the plan's own first)."""
     from kubectl_tspread.views.drain import plan as planmod
@@ -248,15 +293,16 @@ def _children_at_context(started: list, monkeypatch) -> list[list]:
     return at_context
 
 
-def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(forks, results, monkeypatch):
-    """In a trap the re-plan that deletes the drained nodes outlasts the plan: it is started
-    before the plan builds its context and proves the trap (seconds on a big cluster), kept
-    once the proof comes, and its verdict is the one the remedies use."""
+def test_the_delete_nodes_replan_starts_at_the_proof_and_is_the_one_used(forks, results, monkeypatch):
+    """In a trap the re-plan that deletes the drained nodes outlasts the plan: nothing is started before the plan's
+    context, it is the first started once the proof comes (which cannot judge it here: every node of zone b is
+    deleted), and its verdict is the one the remedies use."""
     snap, targets = _zone_trap()
     at_context = _children_at_context(forks.started, monkeypatch)
+    started = _started_actions(monkeypatch)
     forked = plan_drain(snap, targets, workers=forks)
-    assert len(at_context[0]) == 1  # the plan's own context (the first made): one child already under way
-    first = at_context[0][0]
+    assert at_context[0] == [] and started[0] == "DeleteDrainedNodes" and not forked.deletion_fails
+    first = forks.started[0]
     assert [got is not None for child, got in results if child is first] == [True]
     # cordon-first: deleting the drained nodes one step at a time no longer clears the trap
     # (zone b's other nodes, cordoned at step 1 and still holding their pods, keep it a closed
@@ -266,18 +312,17 @@ def test_the_delete_nodes_replan_starts_before_the_context_and_is_the_one_used(f
     assert repr(forked.findings) == repr(no_fork_plan(snap, targets).findings)
 
 
-def test_without_a_proof_the_delete_nodes_replan_started_on_a_guess_is_stopped(forks, results, monkeypatch):
-    """No trap proven (the order snapshot: some order is safe): the re-plan started before
-    the proof is stopped when it comes, never read, and the plan is the in-process one."""
+def test_without_a_proof_no_delete_nodes_replan_is_started(forks, results, monkeypatch):
+    """No trap proven (the order snapshot: some order is safe): no re-plan at all before the plan's context, and after
+    the proof only the given order's check; the plan is the in-process one."""
     snap = _order_snapshot()
     targets = ["c2", "b1", "a1"]
     at_context = _children_at_context(forks.started, monkeypatch)
+    started = _started_actions(monkeypatch)
     forked = plan_drain(snap, targets, workers=forks)
-    assert len(at_context[0]) == 1  # started on the guess, before the plan's context
-    guessed = at_context[0][0]
-    assert not [got for child, got in results if child is guessed]
+    assert at_context[0] == [] and started == []
     assert all(gone(c.pid) for c in forks.started)
-    assert forked.safe and len(forks.started) == 2  # and the given order's check after the proof
+    assert forked.safe and len(forks.started) == 1  # the given order's check
     assert repr(forked) == repr(no_fork_plan(snap, targets))
 
 

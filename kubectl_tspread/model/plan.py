@@ -213,3 +213,5 @@ class DrainPlan:
     # forced.py proved that no order is safe: the drained cluster itself traps replacements,
     # however the steps and their cordons are staged
     no_safe_order: bool = False
+    # (namespace, workload, topologyKey) of the constraints it proved broken under DeleteDrainedNodes too
+    deletion_fails: frozenset = frozenset()

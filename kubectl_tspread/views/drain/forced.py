@@ -40,10 +40,11 @@ class ForcedHarm:
     room: int  # what they can take within the limit
 
 
-def forced_harm(ctx: Context, world: World) -> list[ForcedHarm]:
-    """The tracked hard constraints that every complete drain of ctx.targets breaks."""
+def forced_harm(ctx: Context, world: World, deleting: bool | None = None) -> list[ForcedHarm]:
+    """The tracked hard constraints that every complete drain of ctx.targets breaks (under DeleteDrainedNodes if
+    `deleting`; None: as ctx says)."""
     deleted = frozenset(n for n in ctx.targets if not any(p.key in ctx.blocked for p in world.sim.pods_on(n))) \
-        if ctx.delete_drained_nodes else frozenset()
+        if (ctx.delete_drained_nodes if deleting is None else deleting) else frozenset()
     maybe = _candidates(ctx, world, deleted)
     if not maybe:
         return []

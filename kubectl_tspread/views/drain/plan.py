@@ -209,11 +209,11 @@ class _Planning:
         self.snapshot, self.targets, self.options, self.on_progress = snapshot, targets, options, on_progress
         self.workers = workers
         self.sim, self.placer = SimCluster(snapshot), Placer()
-        # remedies re-plan on forks of it: this copy serves only one started on a worker before the context exists
-        self.pristine = self.sim.copy() if options.verify_remedies and workers is not None else None
+        self.pristine: SimCluster | None = None  # remedies re-plan on forks of it, made once the context exists
         self.children: dict[str, Handle] = {}
         self.order_child: list[Handle] = []
         self.ctx: Context | None = None
+        self.fails: frozenset = frozenset()  # the proof's DrainPlan.deletion_fails, told before the first step
 
     def cancel(self) -> None:
         for child in [*self.children.values(), *self.order_child]:
@@ -222,11 +222,8 @@ class _Planning:
     def run(self, before_remedies: Callable[[DrainPlan], None] | None) -> DrainPlan:
         snapshot, targets, options, on_progress = self.snapshot, self.targets, self.options, self.on_progress
         forking = self.workers is not None
-        if options.verify_remedies and forking:
-            # a trap's first re-plan outlasts the plan: start it before the proof; proof() stops it if none comes
-            self.start(remedies.deleting_replans(snapshot, targets, options))
         self.ctx = build_context(self.sim, targets, options)
-        if options.verify_remedies:  # again, with the spread states the context made: later re-plans start from them
+        if options.verify_remedies:  # with the spread states the context made: re-plans start from them
             self.pristine = self.sim.copy()
         on_strand = self.first_strand if options.verify_remedies and forking else None
         total = len(targets)
@@ -282,14 +279,17 @@ class _Planning:
             self.workers.outlive(sim, replanned)  # in a worker, which exits once its verdict is sent
         return Verdict(replanned.safe, tuple(build_findings(replanned, refused)), replanned.evicted_again)
 
-    def proof(self, forced: list) -> None:
-        """Told before the first step whether no order is safe (`forced`: why). Starts the re-plans the remedies want
-        first: a trap's strandings' (keeping run()'s node deletion), else the PDB-blocked pods' (start_only cancels a
-        wrong guess); and the given order's check (order_finding, as long as the plan) if a safe plan may need it."""
+    def proof(self, forced: list, fails: frozenset) -> None:
+        """Told before the first step whether no order is safe (`forced`: why; `fails`: DrainPlan.deletion_fails).
+        Starts the re-plans the remedies want first: a trap's strandings' (the node deletion's, which outlasts the
+        plan, unless the proof judges it), else the PDB-blocked pods' (start_only cancels a wrong guess); and the given
+        order's check (order_finding, as long as the plan) if a safe plan may need it."""
         ctx, snapshot, targets, options = self.ctx, self.snapshot, self.targets, self.options
-        if options.verify_remedies:
-            self.start_only(remedies.deleting_replans(snapshot, targets, options) if forced else
-                            remedies.first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
+        self.fails = fails
+        if options.verify_remedies and not forced:
+            self.start_only(remedies.first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
+        elif not {(f.namespace, f.workload, f.topology_key) for f in forced} <= fails and options.verify_remedies:
+            self.start(remedies.deleting_replans(snapshot, targets, options))  # unless judged_by_proof will judge it
         if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
             self.order_child.append(self.workers.start(
                 lambda: Verdict(given_order_safe(snapshot, targets, options), ())))
@@ -302,11 +302,11 @@ class _Planning:
     def first_strand(self, s: Stranded) -> None:
         """Search calls it once forced.py proved no order safe: start the re-plans of the first stranding's finding."""
         self.start(remedies.first_replans(self.snapshot, self.targets, self.options, None, [stranded_finding([s])],
-                                          forced=True))
+                                          forced=True, fails=self.fails))
 
 
 def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim: SimCluster, placer: Placer,
-          ctx: Context | None = None, on_proof: Callable[[list], None] | None = None,
+          ctx: Context | None = None, on_proof: Callable[[list, frozenset], None] | None = None,
           on_strand: Callable[[Stranded], None] | None = None,
           on_level: Callable[[int], None] | None = None, verdict_only: bool = False
           ) -> tuple[DrainPlan, list[PodDecision]]:
@@ -332,6 +332,7 @@ def _plan(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, sim:
         already_evicted=tuple(d.pod.key for d in flat if d.action == ALREADY_EVICTED),
         settled=tuple(settled), explored=search.explored, search_exhausted=search.exhausted,
         stage_cordons=options.stage_cordons, evicted_again=again, no_safe_order=bool(search.forced),
+        deletion_fails=search.deletion_fails,
     )
     return plan, refused
 

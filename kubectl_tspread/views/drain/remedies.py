@@ -7,9 +7,11 @@ nodeTaintsPolicy Honor a node cordoned early takes its running pods out of the c
 least maxSkew raise of 1..3 that works; for these and NoCapacity, add a node in a domain. PdbBlocks: let the PDB allow
 one disruption; MultiplePdbs: remove one of them; a refusal: the kubectl flag that lifts it.
 
-A re-plan costs as much as the plan, so a drain of T targets makes at most `replan_allowance(T)` distinct ones, in the
-order of the findings; one naming no workload serves every finding it clears. None is offered unverified. Re-plans do
-not backtrack (REMEDY_SEARCH_BUDGET 0): a remedy is judged by the heuristic's order, the one its plan would use."""
+A re-plan costs as much as the plan, so a drain of T targets judges at most `replan_allowance(T)` distinct candidates,
+in the order of the findings; one naming no workload serves every finding it clears. None is offered unverified.
+Re-plans do not backtrack (REMEDY_SEARCH_BUDGET 0): a remedy is judged by the heuristic's order, the one its plan would
+use. DeleteDrainedNodes is judged without one when forced.py proves every spread finding's constraint broken in every
+order with the drained nodes deleted too (`judged_by_proof`): it clears none of them."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from kubectl_tspread.model.plan import (
     CORDONED_DOMAIN_TRAP, DAEMONSET_POD, HOSTNAME_SPREAD_FULL, INFO, LOCAL_STORAGE, MULTIPLE_PDBS,
-    PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy,
+    PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy, Verdict,
 )
 from kubectl_tspread.views.drain.workers import Handle
 from kubectl_tspread.views.drain.remedy_effects import side_effects, then_finding, verifies
@@ -55,6 +57,7 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
     finding, which no remedy is judged by. `ready`: re-plans under way on plan_drain's workers, by candidate key."""
     cache: dict[str, Any] = {}
     allowance = replan_allowance(len(targets))
+    proven = judged_by_proof(snapshot, targets, options, plan.deletion_fails, findings)
     workloads = _Lookups(snapshot)
     out = []
     for f in findings:
@@ -77,12 +80,12 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
                                                 side_effects(action, params, f, plan, workloads)))
                     continue
                 child = ready.pop(key, None) if ready else None
-                replanned = child.result() if child is not None else None
+                replanned = proven.get(key) or (child.result() if child is not None else None)
                 if replanned is None:
                     replanned = replan(snap(), opts)
                 cache[key] = replanned
                 if on_replan is not None:
-                    on_replan(len(cache))
+                    on_replan(len(cache.keys() - proven.keys()))
             cleared = not any(g.code == f.code and g.workload == f.workload
                               for g in replanned.findings if g.severity != INFO)
             if cleared and (action != STAGE_CORDONS or replanned.safe):  # staged cordons move pods twice
@@ -99,25 +102,35 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
 
 
 def first_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, plan: DrainPlan | None,
-                  findings: Sequence[Finding], forced: bool = False) -> list[Wanted]:
-    """attach_remedies' first re-plans: its first `replan_allowance` distinct candidates, of which it may skip some.
-    `forced`: forced.py proved no order safe (`plan` says when given)."""
-    workloads = _Lookups(snapshot)
-    allowance = replan_allowance(len(targets))
-    out: dict[str, Wanted] = {}
-    for f in findings:
-        if f.severity == INFO:
-            continue
-        for key, action, _, snap, opts in _keyed(snapshot, targets, options, plan, f, workloads, forced):
-            if len(out) >= allowance:
-                return list(out.values())
-            out.setdefault(key, (key, action, snap, opts))
-    return list(out.values())
+                  findings: Sequence[Finding], forced: bool = False, fails: frozenset = frozenset()) -> list[Wanted]:
+    """attach_remedies' first re-plans: its first `replan_allowance` distinct candidates, of which it may skip some,
+    less those judged_by_proof. `forced`: forced.py proved no order safe, `fails` as DrainPlan.deletion_fails (`plan`
+    says both when given)."""
+    workloads, out = _Lookups(snapshot), {}  # a candidate judged by proof takes its place in the allowance too
+    for key, action, _, snap, opts in (k for f in findings if f.severity != INFO
+                                       for k in _keyed(snapshot, targets, options, plan, f, workloads, forced)):
+        if len(out) >= replan_allowance(len(targets)):
+            break
+        out.setdefault(key, (key, action, snap, opts))
+    proven = judged_by_proof(snapshot, targets, options, plan.deletion_fails if plan is not None else fails, findings)
+    return [w for key, w in out.items() if key not in proven]
+
+
+def judged_by_proof(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions, fails: frozenset,
+                    findings: Sequence[Finding]) -> dict[str, Verdict]:
+    """The DeleteDrainedNodes candidate's verdict when forced.py proved the constraint of every spread finding broken
+    even with the drained nodes deleted (`fails`: DrainPlan.deletion_fails): each finding stays. Else {}."""
+    spread = [f for f in findings if f.code in _SPREAD_CODES and f.severity != INFO]
+    if options.delete_drained_nodes or not spread or \
+            any((_namespace(f), f.workload, f.params.get("topologyKey")) not in fails for f in spread):
+        return {}
+    return {_keyed_one(options, _delete_drained(snapshot, targets, options))[0]: Verdict(False, tuple(spread))}
 
 
 def deleting_replans(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions) -> list[Wanted]:
     """attach_remedies' first re-plan in a trap forced.py proves, whose strandings lead the findings: a spread finding's
-    first candidate deletes the drained nodes. plan.py starts it before the proof and stops it if none comes."""
+    first candidate deletes the drained nodes. plan.py starts it once the proof comes, unless the proof shows deleting
+    them keeps every trap (judged_by_proof)."""
     if options.delete_drained_nodes:
         return []
     key, action, _, snap, opts = _keyed_one(options, _delete_drained(snapshot, targets, options))
@@ -169,8 +182,7 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
             yield ("RemovePdb", {"pdb": key}, lambda key=key: replace(
                 snapshot, pdbs=tuple(b for b in snapshot.pdbs if pdb_key(b) != key)), options)
         return
-    key = f.params.get("topologyKey")
-    namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
+    key, namespace = f.params.get("topologyKey"), _namespace(f)
     if f.code in _SPREAD_CODES and key:
         if not options.delete_drained_nodes:
             yield _delete_drained(snapshot, targets, options)
@@ -191,6 +203,10 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
         node = workloads.new_node(like)
         yield (ADD_NODE, {"topologyKey": domain_key, "domain": value, "like": like.name, "name": node.name},
                lambda node=node: replace(snapshot, nodes=snapshot.nodes + (node,)), options)
+
+
+def _namespace(f: Finding) -> str:
+    return f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
 
 
 class _Lookups:

@@ -40,11 +40,11 @@ BACKTRACK_DEPTH = 64  # each open mark holds its level's undo entries, and a zon
 
 class Search:
     def __init__(self, ctx: Context, max_parallel: int, budget: int,
-                 on_proof: Callable[[list[ForcedHarm]], None] | None = None,
+                 on_proof: Callable[[list[ForcedHarm], frozenset], None] | None = None,
                  on_strand: Callable[[Stranded], None] | None = None,
                  on_level: Callable[[int], None] | None = None):
         self.ctx = ctx
-        self.on_proof = on_proof  # told forced.py's answer before any step is simulated
+        self.on_proof = on_proof  # told forced.py's answers (forced, deletion_fails) before any step is simulated
         self.on_strand = on_strand  # no safe order: told the first stranding the fallback keeps (it never goes back)
         self.on_level = on_level  # told how many targets each level entered has played (a progress display)
         self.max_parallel = max(1, max_parallel)
@@ -57,6 +57,7 @@ class Search:
         self.deepest: World | None = None  # the world after the longest safe prefix, copied once the search left it
         self._deepest_done = 0  # how many targets that prefix played
         self.forced: list[ForcedHarm] = []  # constraints that no order keeps (forced.py)
+        self.deletion_fails: frozenset = frozenset()  # (namespace, workload, key) of those kept so with nodes deleted
         self._targets = frozenset(ctx.targets)
         self._shares = ObjectMemo()  # _target_shares, per state object
         self._totals = _Totals(ctx.targets)  # _share_totals, as of the list of states in _totaled
@@ -67,9 +68,13 @@ class Search:
 
     def run(self, world: World) -> tuple[World, bool]:
         """(final world, found a safe order); the final world is `world` played on, or a copy of the deepest one."""
-        self.forced = forced_harm(self.ctx, world)
+        ctx = self.ctx
+        self.forced = forced_harm(ctx, world)
+        if self.forced and not (ctx.verdict_only or ctx.delete_drained_nodes):  # remedies.judged_by_proof reads it
+            self.deletion_fails = frozenset((f.namespace, f.workload, f.topology_key)
+                                            for f in forced_harm(ctx, world, deleting=True))
         if self.on_proof is not None:
-            self.on_proof(self.forced)
+            self.on_proof(self.forced, self.deletion_fails)
         if not self.forced:
             if self._dfs(world):
                 return world, True
