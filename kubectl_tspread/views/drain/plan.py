@@ -282,12 +282,12 @@ class _Planning:
     def proof(self, forced: list, fails: frozenset) -> None:
         """Told before the first step whether no order is safe (`forced`: why; `fails`: DrainPlan.deletion_fails).
         Starts the re-plans the remedies want first: a trap's strandings' (the node deletion's, which outlasts the
-        plan, unless the proof judges it), else the PDB-blocked pods' (start_only cancels a wrong guess); and the given
+        plan, unless the proof judges it), else the PDB-blocked pods' (remedies() cancels a wrong guess); and the given
         order's check (order_finding, as long as the plan) if a safe plan may need it."""
         ctx, snapshot, targets, options = self.ctx, self.snapshot, self.targets, self.options
         self.fails = fails
         if options.verify_remedies and not forced:
-            self.start_only(remedies.first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
+            self.start(remedies.first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
         elif not {(f.namespace, f.workload, f.topology_key) for f in forced} <= fails and options.verify_remedies:
             self.start(remedies.deleting_replans(snapshot, targets, options))  # unless judged_by_proof will judge it
         if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
