@@ -32,13 +32,14 @@ class ClusterIndex:
         self._owned: set[tuple[int, Any]] | None = None
         # with `follow_nodes_only()`: the namespace and label lists are left as built, the
         # unbound pods are listed here (under ""), the nodes whose list changed since are in
-        # `_touched`, and once a pod moved `candidates` answers from the built lists on the
-        # other nodes and from the per-node lists on those: `_stamp` names the pod set (0: as
+        # `_touched` per namespace of the pods that moved, and once a pod moved `candidates`
+        # answers for a namespace from the built lists on the nodes none of its pods moved to
+        # or from, and from the per-node lists on the others: `_stamp` names the pod set (0: as
         # built; copies share it until either changes), `_scans` holds such answers by
         # (namespace, built list) -> (stamp, the pods)
         self._lazy = False
         self._unbound: dict[str, list[Pod]] = defaultdict(list)
-        self._touched: set[str] = set()
+        self._touched: dict[str, set[str]] = {}
         self._stamp = 0
         self._scans: dict[tuple[str, int], tuple[int, list[Pod]]] = {}
         for p in snapshot.pods:  # what _slots lists, inline: this loop runs over every pod
@@ -109,7 +110,7 @@ class ClusterIndex:
         other._owned = set()
         other.journal = None  # a copy answers to no simulation's marks
         if self._lazy:
-            other._touched = set(self._touched)
+            other._touched = {ns: set(nodes) for ns, nodes in self._touched.items()}
         for name in _TABLES:
             setattr(other, name, defaultdict(list, getattr(self, name)))
         return other
@@ -143,8 +144,8 @@ class ClusterIndex:
 
     def _moved_since_built(self, namespace: str, built: list[Pod]) -> list[Pod]:
         """With `follow_nodes_only()`, once a pod moved: `built` (a list of the namespace's
-        pods as built) on the nodes whose pods never changed since, the namespace's pods on
-        the others and the unbound ones. A simulation asks this a few dozen times in all,
+        pods as built) on the nodes none of its pods came to or went from since, the
+        namespace's pods on the others and the unbound ones. A simulation asks this a few dozen times in all,
         early (new workloads' first spread states), while it moves pods by the hundred
         thousand: keeping every namespace and label list up to date for those few answers
         would cost more than this. Made once per pod set."""
@@ -152,7 +153,7 @@ class ClusterIndex:
         hit = self._scans.get(key)
         if hit is not None and hit[0] == self._stamp:
             return hit[1]
-        touched, by_node = self._touched, self.pods_by_node
+        touched, by_node = self._touched.get(namespace, ()), self.pods_by_node
         pods = [p for p in built if p.node_name and p.node_name not in touched]
         pods += [p for n in touched for p in by_node.get(n, ()) if p.namespace == namespace]
         pods += [p for p in self._unbound.get("", ()) if p.namespace == namespace]
@@ -195,7 +196,7 @@ class ClusterIndex:
         if pod.finished:
             return
         if self._lazy:
-            self._moved(pod.node_name)
+            self._moved(pod.node_name, pod.namespace)
         for table, key in self._slots(pod, self._lazy):
             self._writable(table, key).append(pod)
         if pod.node_name:
@@ -219,7 +220,7 @@ class ClusterIndex:
         if pod.node_name:
             self._uncache(pod.node_name)
         if self._lazy:
-            self._moved(pod.node_name)
+            self._moved(pod.node_name, pod.namespace)
         for table, key in self._slots(pod, self._lazy):
             if not table.get(key):
                 continue
@@ -240,7 +241,7 @@ class ClusterIndex:
             self.add_pod(new)
             return
         self._uncache(old.node_name)
-        self._moved(old.node_name)
+        self._moved(old.node_name, old.namespace)
         for table, key in self._slots(old, lazy=True):
             lst = self._writable(table, key)
             hit = _last_index(lst, old)
@@ -251,13 +252,19 @@ class ClusterIndex:
             else:
                 lst[hit] = new
 
-    def _moved(self, node: str) -> None:
-        """A pod came to or went from `node` (empty: unbound) in a `follow_nodes_only()` index."""
+    def _moved(self, node: str, namespace: str) -> None:
+        """A pod of `namespace` came to or went from `node` (empty: unbound) in a
+        `follow_nodes_only()` index. Another namespace's pods on that node did not move: its
+        answers may still read the built lists there."""
         self._stamp = next(_STAMPS)
-        if node and node not in self._touched:
-            if self.journal is not None:
-                self.journal.append((undo_member, self._touched, node, False))
-            self._touched.add(node)
+        if node:
+            touched = self._touched.get(namespace)
+            if touched is None:  # an empty set left behind by an undo is harmless
+                touched = self._touched[namespace] = set()
+            if node not in touched:
+                if self.journal is not None:
+                    self.journal.append((undo_member, touched, node, False))
+                touched.add(node)
 
     def _slots(self, pod: Pod, lazy: bool = False) -> list[tuple[dict, Any]]:
         """(table, key) of every list the pod belongs in; with `lazy`, only the per-node ones,
