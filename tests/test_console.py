@@ -74,6 +74,8 @@ PLAIN_CASES = [
     ("combining accents take no cell: fewer cells than characters", ["NAME", "X"],
      [["cafe\u0301s-e\u0301te\u0301", "1"], ["cafes-ete+", "2"], ["n", "3"]], False),
     ("a single column", ["NODE"], [["n1"], ["node-22"]], False),
+    # plain() lays an ASCII table out with one %-format a line: cells are its arguments, never its text
+    ("percent signs in cells", ["USE", "FORMAT"], [["50%", "%s"], ["%-9s", "%%"]], False),
     ("cells with inner and leading spaces", ["A", "B"], [["  > maxSkew", "x y"], ["-", "  "]], True),
     ("header only", ["NAMESPACE", "WORKLOAD"], [], False),
     # a cell wrapped to fit the terminal (fit_rows): its row takes several lines, top-aligned

@@ -41,17 +41,19 @@ class Rows:
     def plain(self) -> str | None:
         """The lines rich prints for this table without colors, each right-stripped; None when
         a cell is something other than one line of text (rich lays those out itself)."""
-        lines = [[h.upper() for h in self.headers]] if not self.no_headers else []
-        for r in self.rows:
-            if len(r) != len(self.headers):
-                return None
-            cells = r if all(map(isinstance, r, repeat(str))) else _texts(r)
-            if cells is None:
-                return None
-            lines.append(cells)
+        n = len(self.headers)
+        if not all(map(n.__eq__, map(len, self.rows))):
+            return None
+        lines = ([tuple(h.upper() for h in self.headers)] if not self.no_headers else []) + self.rows
         if not lines:
             return None
-        columns = [_Column(texts) for texts in zip(*lines)]
+        try:  # a column of strings only, as a big drain's tables are, is joined and measured as it is
+            columns = [_Column(texts) for texts in zip(*lines)]
+        except TypeError:  # a rich Text cell (colors): its plain text, row by row
+            lines = [r if all(map(isinstance, r, repeat(str))) else _texts(r) for r in lines]
+            if any(cells is None for cells in lines):
+                return None
+            columns = [_Column(texts) for texts in zip(*lines)]
         if any(c.wrapped for c in columns):
             lines = _split_lines(lines)  # a wrapped cell: its row takes several lines, top-aligned
             columns = [_Column(texts) for texts in zip(*lines)]
@@ -61,8 +63,9 @@ class Rows:
         if sum(widths) + 3 * len(widths) > UNBOUNDED_WIDTH:
             return None
         # three spaces after every column but the last; each cell padded to its column's cells
-        if all(c.ascii for c in columns):
-            out = ["   ".join(map(str.ljust, line, widths)).rstrip() for line in lines]
+        if all(c.ascii for c in columns):  # one %-format a line: a character is a cell
+            line_format = "   ".join([f"%-{w}s" for w in widths[:-1]] + ["%s"])
+            out = [(line_format % tuple(line)).rstrip() for line in lines]
         else:
             out = ["   ".join(map(_padded, line, widths)).rstrip() for line in lines]
         return "\n".join(out) + "\n"
@@ -175,14 +178,19 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
     columns NAME(10) CONSTRAINT(50), width 40 → CONSTRAINT wrapped to 27 cells."""
     from rich.cells import cell_len
 
-    texts = [[c if type(c) is str else _cell_text(c)[0] for c in r] for r in rows]
     n = len(headers)
     # each column's text joined once: an ASCII one (names, counts) is measured by len, not cell by cell through rich
-    columns = ["\n".join([r[i] for r in texts if i < len(r)]) for i in range(n)]
+    try:  # strings only, in rows as long as the headers: the cells as they are
+        columns = ["\n".join(col) for col in zip(*rows)] if all(map(n.__eq__, map(len, rows))) else None
+    except TypeError:  # a rich Text cell
+        columns = None
+    if columns is None or len(columns) < n:
+        texts = [[c if type(c) is str else _cell_text(c)[0] for c in r] for r in rows]
+        columns = ["\n".join([r[i] for r in texts if i < len(r)]) for i in range(n)]
     widths = [max(cell_len(h), _widest(columns[i].split("\n"), columns[i].isascii())) for i, h in enumerate(headers)]
     excess = sum(widths) + 3 * (n - 1) - width
     if excess <= 0:
-        return [tuple(r) for r in rows]
+        return list(map(tuple, rows))  # tuple() of a tuple is that tuple
     target = list(widths)
     # first, in `shrink` order, each column down to its longest word (no word is cut); then, if
     # that is not enough, the widest ones down to max(header, 12) cells, cutting long words

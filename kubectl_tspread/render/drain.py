@@ -293,7 +293,7 @@ def _constraint_rows(plan, wide: bool, color: bool = False) -> list[tuple]:
     once, not at each of the hundreds of steps that show it."""
     rows, cells = [], {}  # id(constraint) -> its row's cells after STEP (the plan keeps it alive)
     for s in plan.steps:
-        moved = {e.workload for e in s.evictions}
+        moved, number = {e.workload for e in s.evictions}, (str(s.number),)
         for c in s.constraints_after:
             # by default a step shows the DoNotSchedule constraints of the workloads it moves,
             # and any constraint over its limit (a big drain tracks hundreds per step)
@@ -307,7 +307,7 @@ def _constraint_rows(plan, wide: bool, color: bool = False) -> list[tuple]:
                     status = Text(status, style=STATUS_STYLE.get(status, ""))
                 tail = cells[id(c)] = (c.workload, f"{_short(c.topology_key)} maxSkew={c.max_skew}",
                                        format_counts(c.distribution, full=wide), str(c.skew), status)
-            rows.append((str(s.number),) + tail)
+            rows.append(number + tail)
     return rows
 
 
