@@ -314,7 +314,6 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
     replacements = [(p, key, sim.replacement_for(p)) for p, key in zip(wave, keys) if decisions[key].replaced]
     for _, key, r in replacements:
         ctx.origin[r.key] = ctx.origin.get(key, key)
-        sim.add_pending(r)
     deleted = _delete_emptied(ctx, world, batch) if ctx.delete_drained_nodes else ()
     placed: dict[str, tuple[str | None, dict]] = {}
     safe = True
@@ -330,7 +329,8 @@ def _play_step(ctx: Context, world: World, batch: list[str], cordon: list[str], 
         details["node"] = evicted.node_name
         world.stranded.append(_new_stranded(evicted.namespace, evicted.name, ctx.workload_of.get(key),
                                             number, reason, details))
-        world.add_pending(sim.pods.get(r.key, r), evicted)
+        sim.add_pending(r)  # only now: a pending pod is in no count and holds no room, so a placed one never waits
+        world.add_pending(r, evicted)
         world.note_stuck(r)
         world.budgets.strand(ctx.pod_pdbs.get(key, ()))
     for p, key in zip(wave, keys):
