@@ -1,6 +1,6 @@
 """ClusterIndex.follow_nodes_only: the namespace and label lists stay as built and, once a pod
-moved, `candidates` reads them only on the nodes no pod of the namespace moved on, and the namespace's pods
-off the per-node lists of the others and off the unbound list; and
+moved, `candidates` reads them only on the nodes no pod of the namespace moved on, and the
+namespace's pods off the per-node lists of the others and off the unbound list; and
 `candidates` / `matching_pods` must still answer exactly what an index edited in place
 answers — before any move and after, across views (`copy`) taken at any moment, for pods
 coming back, bound, unbound and marked terminating."""

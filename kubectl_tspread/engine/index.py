@@ -145,10 +145,10 @@ class ClusterIndex:
     def _moved_since_built(self, namespace: str, built: list[Pod]) -> list[Pod]:
         """With `follow_nodes_only()`, once a pod moved: `built` (a list of the namespace's
         pods as built) on the nodes none of its pods came to or went from since, the
-        namespace's pods on the others and the unbound ones. A simulation asks this a few dozen times in all,
-        early (new workloads' first spread states), while it moves pods by the hundred
-        thousand: keeping every namespace and label list up to date for those few answers
-        would cost more than this. Made once per pod set."""
+        namespace's pods on the others and the unbound ones. A simulation asks this a few
+        dozen times in all, early (new workloads' first spread states), while it moves pods
+        by the hundred thousand: keeping every namespace and label list up to date for those
+        few answers would cost more than this. Made once per pod set."""
         key = (namespace, id(built))
         hit = self._scans.get(key)
         if hit is not None and hit[0] == self._stamp:
