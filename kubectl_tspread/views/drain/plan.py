@@ -288,7 +288,7 @@ class _Planning:
         self.fails = fails
         if options.verify_remedies and not forced:
             self.start(remedies.first_replans(snapshot, targets, options, None, _blocked_findings(ctx)))
-        elif not {(f.namespace, f.workload, f.topology_key) for f in forced} <= fails and options.verify_remedies:
+        elif options.verify_remedies and not {(f.namespace, f.workload, f.topology_key) for f in forced} <= fails:
             self.start(remedies.deleting_replans(snapshot, targets, options))  # unless judged_by_proof will judge it
         if not forced and not ctx.blocked and not any(d.action == REFUSE for ds in ctx.decisions.values() for d in ds):
             self.order_child.append(self.workers.start(

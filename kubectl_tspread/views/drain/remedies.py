@@ -23,7 +23,7 @@ from kubectl_tspread.model.plan import (
     PDB_BLOCKS, SKEW_EXCEEDED, SPREAD_BLOCKED, UNMANAGED_POD, DrainPlan, Finding, PlanOptions, Remedy, Verdict,
 )
 from kubectl_tspread.views.drain.workers import Handle
-from kubectl_tspread.views.drain.remedy_effects import side_effects, then_finding, verifies
+from kubectl_tspread.views.drain.remedy_effects import finding_namespace, side_effects, then_finding, verifies
 from kubectl_tspread.views.drain.pdb import pdb_key
 from kubectl_tspread.views.drain.pods import workload_ref
 from kubectl_tspread.engine.index import ClusterIndex
@@ -122,7 +122,7 @@ def judged_by_proof(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
     even with the drained nodes deleted (`fails`: DrainPlan.deletion_fails): each finding stays. Else {}."""
     spread = [f for f in findings if f.code in _SPREAD_CODES and f.severity != INFO]
     if options.delete_drained_nodes or not spread or \
-            any((_namespace(f), f.workload, f.params.get("topologyKey")) not in fails for f in spread):
+            any((finding_namespace(f), f.workload, f.params.get("topologyKey")) not in fails for f in spread):
         return {}
     return {_keyed_one(options, _delete_drained(snapshot, targets, options))[0]: Verdict(False, tuple(spread))}
 
@@ -182,7 +182,7 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
             yield ("RemovePdb", {"pdb": key}, lambda key=key: replace(
                 snapshot, pdbs=tuple(b for b in snapshot.pdbs if pdb_key(b) != key)), options)
         return
-    key, namespace = f.params.get("topologyKey"), _namespace(f)
+    key, namespace = f.params.get("topologyKey"), finding_namespace(f)
     if f.code in _SPREAD_CODES and key:
         if not options.delete_drained_nodes:
             yield _delete_drained(snapshot, targets, options)
@@ -203,10 +203,6 @@ def candidates(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
         node = workloads.new_node(like)
         yield (ADD_NODE, {"topologyKey": domain_key, "domain": value, "like": like.name, "name": node.name},
                lambda node=node: replace(snapshot, nodes=snapshot.nodes + (node,)), options)
-
-
-def _namespace(f: Finding) -> str:
-    return f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
 
 
 class _Lookups:

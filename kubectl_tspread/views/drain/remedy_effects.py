@@ -37,6 +37,11 @@ def then_finding(replanned: Any) -> Finding | None:
     return Finding(left[0][0], left[0][1] or None, (), None) if left else None
 
 
+def finding_namespace(f: Finding) -> str:
+    """The namespace of a finding's workload: its parameter, else its first pod's."""
+    return f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
+
+
 def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
                  lookups, replanned: Any = None) -> tuple[SideEffect, ...]:
     """What a candidate does besides clearing `f`; `replanned`: its re-plan (DrainPlan or Verdict), None if not made."""
@@ -44,8 +49,8 @@ def side_effects(action: str, params: dict, f: Finding, plan: DrainPlan | None,
         again = getattr(replanned, "evicted_again", 0)  # replacements put on nodes drained later move again
         return (SideEffect(MOVES_PODS_TWICE, (), {"pods": again}),) if again else ()
     if action in (SET_NODE_TAINTS_POLICY_HONOR, RAISE_MAX_SKEW):  # a pod template edit: the controller rolls every pod
-        namespace = f.params.get("namespace") or (f.pods[0].split("/", 1)[0] if f.pods else "default")
-        rolls = SideEffect(ROLLS_WORKLOAD, (f.workload or "",), {"pods": len(lookups.keys(namespace, f.workload))})
+        pods = len(lookups.keys(finding_namespace(f), f.workload))
+        rolls = SideEffect(ROLLS_WORKLOAD, (f.workload or "",), {"pods": pods})
         # a larger maxSkew loosens the guarantee, as why-pending's RaiseMaxSkew says too
         return (rolls, SideEffect(WEAKENS_SPREAD, (f.workload or "",))) if action == RAISE_MAX_SKEW else (rolls,)
     if action == ADD_NODE:
