@@ -65,17 +65,18 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
     by_namespace: dict[str, list[int]] = defaultdict(list)
     for i in maybe:
         by_namespace[states[i].namespace].append(i)
-    replaced: dict[int, list[Pod]] = defaultdict(list)  # per constraint, the planned evictions it counts
-    others: dict[int, list[Pod]] = defaultdict(list)
+    alike: dict[tuple[str, int], tuple[list[Pod], list[Pod]]] = {}  # (namespace, id(labels)): (replaced, others)
     for n in ctx.targets:
         for p in world.remaining.get(n, ()):
             p = sim.pods.get(p.key, p)
-            if not spread.counted(p):
-                continue  # unbound or terminating: in no count
-            into = replaced if ctx.decision(p).replaced else others
-            for i in by_namespace.get(p.namespace, ()):
-                if counts.counts_in(states[i], p):
-                    into[i].append(p)
+            if spread.counted(p):  # unbound or terminating: in no count
+                alike.setdefault((p.namespace, id(p.labels)), ([], []))[not ctx.decision(p).replaced].append(p)
+    replaced, others = defaultdict(list), defaultdict(list)  # per constraint, the planned evictions it counts
+    for (namespace, _), (swapped, kept) in alike.items():  # a workload's pods share their labels: judged once
+        for i in by_namespace.get(namespace, ()):
+            if counts.counts_in(states[i], (swapped or kept)[0]):
+                replaced[i] += swapped
+                others[i] += kept
     out = []
     for i in maybe:
         t, cs = ctx.tracked[i], states[i]
