@@ -87,7 +87,7 @@ class World:
     pending: list[tuple[Pod, Pod]] = field(default_factory=list)  # (stranded replacement, evicted pod)
     done: set[str] = field(default_factory=set)  # targets already played
     first_pending: dict[int, int] = field(default_factory=dict)  # template -> index of its first pod in `pending`
-    stuck: dict[int, tuple[tuple, int]] = field(default_factory=dict)  # note_stuck's notes, per placement template
+    stuck: dict[int, tuple[tuple, int, int]] = field(default_factory=dict)  # note_stuck's notes, per placement template
     todo: tuple | None = None  # todo_nodes' last answer: (the targets asked about, len(done) then, the answer)
     marks: list[tuple] = field(default_factory=list, repr=False)  # per open mark, innermost last: what revert restores
 
@@ -162,14 +162,15 @@ class World:
         a pod like it: cordons and binds only take room away."""
         sim = self.sim
         if not sim.affinity_sensitive and not filters.tolerates_cordon(pod):  # evictions on cordoned nodes make it room
-            self.stuck[template_of(pod)] = (sim.shared_spread_state(pod).hard, sim.freed)
+            key = spread_key_of(pod)  # the template's: the note keeps it for still_stuck
+            self.stuck[template_of(pod)] = (sim.shared_spread_state(pod, key).hard, sim.freed, key)
 
-    def still_stuck(self, pod: Pod) -> bool:
-        """Whether note_stuck's note holds for a pod like `pod` (copies inherit notes; branches never share one)."""
-        hit = self.stuck.get(template_of(pod))
+    def still_stuck(self, pod: Pod, template: int | None = None) -> bool:
+        """Whether note_stuck's note holds for a pod like `pod`, of `template` if given (copies inherit notes)."""
+        hit = self.stuck.get(template_of(pod) if template is None else template)
         if hit is None or hit[1] != self.sim.freed:
             return False
-        hard = self.sim.shared_spread_state(pod).hard
+        hard = self.sim.shared_spread_state(pod, hit[2]).hard
         return len(hard) == len(hit[0]) and all(map(operator.is_, hard, hit[0]))
 
     def todo_nodes(self, targets) -> list[str]:
@@ -271,9 +272,9 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
     they stranded; returns the (evicted pod, replacement, node) placed. Until one binds, every try sees the same state,
     where a pod like a failed one fails too: only each template's first is tried; the pass starts at the first fit."""
     pending = world.pending
-    for i in sorted(world.first_pending.values()):
+    for template, i in sorted(world.first_pending.items(), key=operator.itemgetter(1)):
         repl, evicted = pending[i]
-        node = _retry(world, repl)
+        node = _retry(world, repl, template)
         if node is None:
             continue
         placed, still = [(evicted, repl, node)], pending[:i]
@@ -288,10 +289,10 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
     return []
 
 
-def _retry(world: World, repl: Pod) -> str | None:
+def _retry(world: World, repl: Pod, template: int | None = None) -> str | None:
     """The node `repl` is bound to, or None; a stuck template, or one that failed on this state, builds no Placement."""
     placer, sim = world.placer, world.sim
-    if world.still_stuck(repl) or placer.failed_now(sim, repl):
+    if world.still_stuck(repl, template) or placer.failed_now(sim, repl):
         return None
     node = placer.place(sim, repl, diagnose=False).node  # a retry only asks whether it fits now
     if node is None:
