@@ -124,14 +124,16 @@ def _pdb_coverage(pdbs: dict, flat: Iterable[PodDecision]) -> tuple[dict[str, tu
     return pod_pdbs, blocked
 
 
+def _blocked(ctx: Context) -> Iterable[tuple[str, PodDecision, str]]:
+    """(node, decision, why) of each pod no order evicts (Context.blocked), in the targets' order."""
+    return ((n, d, ctx.blocked[d.pod.key]) for n in ctx.targets for d in ctx.decisions[n] if d.pod.key in ctx.blocked)
+
+
 def _blocked_findings(ctx: Context) -> list[Finding]:
     """The PDB-blocked pods' findings, known before the search (the plan lists them after its strandings)."""
     found: dict[tuple[str, str | None], tuple[str, ...]] = {}
-    for n in ctx.targets:
-        for d in ctx.decisions[n]:
-            code = ctx.blocked.get(d.pod.key)
-            if code:
-                found.setdefault((code, ctx.workload_of.get(d.pod.key)), ctx.pod_pdbs[d.pod.key])
+    for _, d, code in _blocked(ctx):
+        found.setdefault((code, ctx.workload_of.get(d.pod.key)), ctx.pod_pdbs[d.pod.key])
     return [Finding(code, workload, (), None, {"pdbs": list(keys)}) for (code, workload), keys in found.items()]
 
 
@@ -168,16 +170,13 @@ def _blocked_stranded(ctx: Context, steps: Sequence[Step]) -> list[Stranded]:
         for n in s.nodes:
             first_step.setdefault(n, s.number)
     out = []
-    for n in ctx.targets:
-        for d in ctx.decisions[n]:
-            why = ctx.blocked.get(d.pod.key)
-            if why:
-                keys = list(ctx.pod_pdbs.get(d.pod.key, ()))
-                details: dict = {"node": n, "pdbs": keys}
-                if why == PDB_BLOCKS:
-                    details["budgets"] = [pdbmod.budget_state(ctx.pdbs[k]) for k in keys]
-                out.append(Stranded(d.pod.namespace, d.pod.name, ctx.workload_of.get(d.pod.key),
-                                    first_step.get(n, 0), why, details))
+    for n, d, why in _blocked(ctx):
+        keys = list(ctx.pod_pdbs.get(d.pod.key, ()))
+        details: dict = {"node": n, "pdbs": keys}
+        if why == PDB_BLOCKS:
+            details["budgets"] = [pdbmod.budget_state(ctx.pdbs[k]) for k in keys]
+        out.append(Stranded(d.pod.namespace, d.pod.name, ctx.workload_of.get(d.pod.key), first_step.get(n, 0), why,
+                            details))
     return out
 
 
