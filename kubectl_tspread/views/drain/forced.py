@@ -65,18 +65,18 @@ def _proven(ctx: Context, world: World, sim: SimCluster, maybe: list[int], delet
     by_namespace: dict[str, list[int]] = defaultdict(list)
     for i in maybe:
         by_namespace[states[i].namespace].append(i)
-    alike: dict[tuple[str, int], tuple[list[Pod], list[Pod]]] = {}  # (namespace, id(labels)): (replaced, others)
+    alike: dict[tuple[str, int], tuple[list[Pod], list[Pod]]] = {}  # (namespace, id(labels)): (replaced, not)
     for n in ctx.targets:
         for p in world.remaining.get(n, ()):
             p = sim.pods.get(p.key, p)
             if spread.counted(p):  # unbound or terminating: in no count
                 alike.setdefault((p.namespace, id(p.labels)), ([], []))[not ctx.decision(p).replaced].append(p)
     replaced, others = defaultdict(list), defaultdict(list)  # per constraint, the planned evictions it counts
-    for (namespace, _), (swapped, kept) in alike.items():  # a workload's pods share their labels: judged once
+    for (namespace, _), (renewed, gone) in alike.items():  # a workload's pods share their labels: judged once
         for i in by_namespace.get(namespace, ()):
-            if counts.counts_in(states[i], (swapped or kept)[0]):
-                replaced[i] += swapped
-                others[i] += kept
+            if counts.counts_in(states[i], (renewed or gone)[0]):
+                replaced[i] += renewed
+                others[i] += gone
     out = []
     for i in maybe:
         t, cs = ctx.tracked[i], states[i]
