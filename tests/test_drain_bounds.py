@@ -40,10 +40,10 @@ def _pinned(count: int):
     return make_snapshot(nodes, pods, workloads=[RS]), [n.name for n in nodes]
 
 
-def _as_dicts(totals) -> tuple[dict[str, int], dict[str, int]]:
-    """({node: holds}, {node: surplus}) of a search's _Totals, the nodes with a non-zero total."""
-    return ({n: int(h) for n, h in zip(totals.names, totals.holds) if h},
-            {n: int(s) for n, s in zip(totals.names, totals.surplus) if s})
+def _as_dicts(totals, todo=None) -> tuple[dict[str, int], dict[str, int]]:
+    """({node: holds}, {node: surplus}) of a search's _Totals, the nodes with a non-zero total (of `todo` if given)."""
+    return ({n: int(h) for n, h in zip(totals.names, totals.holds) if h and (todo is None or n in todo)},
+            {n: int(s) for n, s in zip(totals.names, totals.surplus) if s and (todo is None or n in todo)})
 
 
 @pytest.mark.parametrize("count", [
@@ -184,6 +184,41 @@ def test_the_order_heuristic_kept_between_levels_equals_a_fresh_one(seed):
             w = w.copy()
     for w in reversed(worlds):  # and back up
         assert kept.order(w, w.todo_nodes(targets)) == fresh_order(w)
+
+
+def test_a_target_played_again_after_a_revert_is_counted_afresh():
+    """A played target stays in its domains' target sets as its pods leave (Search._share_totals).
+    With staged cordons a1's replacement lands on the unplayed, empty a2 (a3 takes one pod), a2
+    is then played, and the search comes back to the world before: there a2 holds no web pod,
+    and its totals must be a fresh search's, not keep web's share from the branch."""
+    from kubectl_tspread.views.drain.plan import _new_world
+    from kubectl_tspread.views.drain.core.steps import run_batch
+    c = make_constraint(max_skew=3, node_taints_policy=IGNORE)
+    small, one_pod = {"cpu": 4000, "memory": 16 * GI, "pods": 110}, {"cpu": 64000, "memory": 256 * GI, "pods": 1}
+    nodes = [make_node(n, zone="a", allocatable=small) for n in ("a0", "a1", "a2")] + \
+        [make_node("a3", zone="a", allocatable=one_pod)]
+    pods = [make_pod(f"web-{n}", node=n, labels={"app": "web"}, spread=[c], owner="ReplicaSet/web-1")
+            for n in ("a0", "a1")]
+    snap, targets = make_snapshot(nodes, pods, workloads=[RS]), ["a0", "a1", "a2"]
+    ctx, w = _new_world(snap, targets, PlanOptions(verify_remedies=False, stage_cordons=True))
+    kept = search.Search(ctx, 1, 0)
+
+    def same_as_fresh(world):
+        todo = world.todo_nodes(targets)
+        fresh = search.Search(ctx, 1, 0)
+        assert kept.order(world, todo) == fresh.order(world, todo)
+        assert _as_dicts(kept._totals, set(todo)) == _as_dicts(fresh._totals, set(todo))
+        return _as_dicts(kept._totals, set(todo))
+
+    run_batch(ctx, w, ["a0"])  # its replacement takes a3: the counts are now an overlay
+    before = w.copy()
+    assert same_as_fresh(w) == ({"a1": 1}, {})
+    run_batch(ctx, w, ["a1"])
+    assert [p.name for p in w.sim.pods_on("a2")] == ["web-new2"], "a1's replacement should take a2"
+    same_as_fresh(w)
+    run_batch(ctx, w, ["a2"])
+    same_as_fresh(w)
+    assert same_as_fresh(before) == ({"a1": 1}, {})  # a2: none; web's only domain, a, holds the minimum
 
 
 def _plan_record(plan):
@@ -520,15 +555,15 @@ def test_the_order_heuristics_totals_kept_across_levels_are_fresh_ones(case, mon
     """Search._share_totals moves each node's totals by the domains whose count or target
     nodes changed since the last level (Search._shares_after, from the count overlays; all
     of a state's domains when the minimum moved): at every level they are what a search with
-    no memory computes. Each case takes both ways and the full computation."""
+    no memory computes, for every target not yet played. Each case takes both ways and the full computation."""
     snap, targets = _order_case(case)
     checked = []
     real = search.Search._share_totals
 
-    def totals(self, hard):
-        got = real(self, hard)
-        fresh = real(search.Search(self.ctx, self.max_parallel, 0), hard)
-        assert _as_dicts(got) == _as_dicts(fresh), f"level {len(checked)}"
+    def totals(self, hard, todo):
+        got = real(self, hard, todo)
+        fresh = real(search.Search(self.ctx, self.max_parallel, 0), hard, todo)
+        assert _as_dicts(got, todo) == _as_dicts(fresh, todo), f"level {len(checked)}"
         checked.append(1)
         return got
 

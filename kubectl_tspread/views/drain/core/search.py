@@ -61,7 +61,7 @@ class Search:
         self._targets = frozenset(ctx.targets)
         self._shares = ObjectMemo()  # _target_shares, per state object
         self._totals = _Totals(ctx.targets)  # _share_totals, as of the list of states in _totaled
-        self._totaled: list | None = None
+        self._totaled: tuple[list | None, set] = (None, set())  # and the unplayed targets then
         self._hard: tuple[list, list] | None = None  # (tracked_states' list, its hard constraints)
         self._hard_places: list[bool] | None = None  # per tracked place, whether hard (a place keeps its constraint)
         self._nodes_of = ObjectMemo()  # _domain_nodes, per state object
@@ -216,8 +216,8 @@ class Search:
             if self._hard_places is None or len(self._hard_places) != len(tracked):
                 self._hard_places = [cs.constraint.hard for cs in tracked]
             self._hard = (tracked, list(itertools.compress(tracked, self._hard_places)))
-        hard = self._hard[1]
-        totals, nodes, todo = self._share_totals(hard), world.sim.nodes, set(remaining)
+        hard, todo = self._hard[1], set(remaining)
+        totals, nodes = self._share_totals(hard, todo), world.sim.nodes
         empties: dict[str, int] = defaultdict(int)
         last_open: dict[int, str | None] = {}  # per domain node list (constraints share them)
         everyone_cordoned = bool(world.steps) and not self.ctx.stage_cordons  # then no target is a last open node
@@ -238,11 +238,11 @@ class Search:
         got = self._nodes_of.get(cs)
         return got if got is not None else self._nodes_of.put(cs, tuple(dom.nodes for dom in cs.domains.values()))
 
-    def _share_totals(self, hard: list) -> "_Totals":
-        """Per target node, in how many hard constraints its domain holds the global minimum and its summed surplus;
-        the last call's, moved by the states changed since (a level moves a few of the many tracked workloads)."""
-        totals, before = self._totals, self._totaled
-        if before is None or len(before) != len(hard):
+    def _share_totals(self, hard: list, todo: set[str]) -> "_Totals":
+        """Per unplayed target, in how many hard constraints its domain holds the global minimum and its summed surplus:
+        the last call's, moved by the changed states. Played targets stay in the target sets (read again: afresh)."""
+        totals, (before, todo_before) = self._totals, self._totaled
+        if before is None or len(before) != len(hard) or not todo <= todo_before:
             totals.clear()
             changed = [(None, cs) for cs in hard]
         else:
@@ -252,7 +252,7 @@ class Search:
                 self._shares.put(cs, self._target_shares(old))  # a pod-less node left (deleted or cordoned under Honor)
                 continue
             was = self._target_shares(old) if old is not None else {}
-            after = self._shares_after(cs, old, was) if old is not None else None
+            after = self._shares_after(cs, old, was, todo) if old is not None else None
             now = self._target_shares(cs) if after is None else self._shares.put(cs, after[0])
             for value in now.keys() | was.keys() if after is None else after[1]:
                 before, entry = was.get(value), now.get(value)
@@ -269,10 +269,10 @@ class Search:
                     totals.add(before[2], -before[0], -before[1])
                 if at_min or extra:
                     totals.add(names, at_min, extra)
-        self._totaled = hard
+        self._totaled = hard, todo
         return totals
 
-    def _shares_after(self, cs, old, was: dict) -> tuple[dict, Collection[str]] | None:
+    def _shares_after(self, cs, old, was: dict, todo: set[str]) -> tuple[dict, Collection[str]] | None:
         """(_target_shares(cs), the domains whose share differs) from `was`, `old`'s, when `cs` moved from `old` by pods
         alone, as their overlays tell (else None): a count that moves makes its domain a new record, so only those
         domains' pods differ, their targets only by the nodes whose count did, the others' only with the minimum."""
@@ -285,7 +285,7 @@ class Search:
         for value in moved:
             d, entry = domains.get(value), was.get(value)
             names: Collection[str] = entry[2] if entry is not None else ()
-            flips = [n for n in nodes if n in self._targets and node_domain.get(n) == value
+            flips = [n for n in nodes if n in todo and node_domain.get(n) == value
                      and (n in names) != bool(counted.get(n))]
             names = frozenset(names).symmetric_difference(flips) if flips else names
             if d is not None and names:
