@@ -165,10 +165,7 @@ def _new_world(snapshot: Snapshot, targets: Sequence[str], options: PlanOptions,
 
 
 def _blocked_stranded(ctx: Context, steps: Sequence[Step]) -> list[Stranded]:
-    first_step = {}
-    for s in steps:
-        for n in s.nodes:
-            first_step.setdefault(n, s.number)
+    first_step = {n: s.number for s in reversed(steps) for n in s.nodes}  # the earliest step naming the node
     out = []
     for n, d, why in _blocked(ctx):
         keys = list(ctx.pod_pdbs.get(d.pod.key, ()))

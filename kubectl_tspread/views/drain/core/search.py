@@ -206,9 +206,7 @@ class Search:
 
     def _zone_of(self, world: World, node: str) -> str:
         n = world.sim.nodes.get(node)
-        if n is None or self.zone_key is None:
-            return node
-        return n.labels.get(self.zone_key, node)
+        return node if n is None or self.zone_key is None else n.labels.get(self.zone_key, node)
 
     def order(self, world: World, remaining: list[str]) -> list[str]:
         tracked = tracked_states(self.ctx, world.sim)
@@ -385,9 +383,8 @@ class _Proven:
         self._others: list[int] | None = None  # places of unproven constraints in a judge's answer (a fixed order)
 
     def stranded(self, stranded: list[Stranded]) -> int:
-        if not self.workloads:
-            return len(stranded)
-        return sum((s.namespace, s.workload) not in self.workloads for s in stranded)
+        proven = self.workloads
+        return sum((s.namespace, s.workload) not in proven for s in stranded) if proven else len(stranded)
 
     def excess(self, ctx: Context, step: Step) -> int:
         """How far the hard constraints not proven broken are above their limits after `step`."""

@@ -167,11 +167,8 @@ class World:
 
     def still_stuck(self, pod: Pod, template: int | None = None) -> bool:
         """Whether note_stuck's note holds for a pod like `pod`, of `template` if given (copies inherit notes)."""
-        hit = self.stuck.get(template_of(pod) if template is None else template)
-        if hit is None or hit[1] != self.sim.freed:
-            return False
-        hard = self.sim.shared_spread_state(pod, hit[2]).hard
-        return len(hard) == len(hit[0]) and all(map(operator.is_, hard, hit[0]))
+        hit, sim = self.stuck.get(template_of(pod) if template is None else template), self.sim
+        return hit is not None and hit[1] == sim.freed and _same(sim.shared_spread_state(pod, hit[2]).hard, hit)
 
     def todo_nodes(self, targets) -> list[str]:
         """Unplayed targets, in order (read-only): the last answer for these targets less what `done` gained since."""
@@ -256,15 +253,10 @@ def _delete_emptied(ctx: Context, world: World, batch: list[str]) -> tuple[str, 
 
 
 def _skipped(ctx: Context, batch: list[str], first: bool) -> tuple[Skipped, ...]:
-    if not first:
-        return ()
-    out = []
-    for n in batch:
-        for d in ctx.decisions.get(n, ()):
-            if d.action != EVICT or d.pod.key in ctx.blocked:
-                reason = ctx.blocked.get(d.pod.key) or d.code or d.action
-                out.append(Skipped(d.pod.namespace, d.pod.name, n, reason, d.message))
-    return tuple(out)
+    """The pods the batch's first step leaves: those kubectl skips or refuses, and the PDB-blocked ones."""
+    return tuple(Skipped(d.pod.namespace, d.pod.name, n, ctx.blocked.get(d.pod.key) or d.code or d.action, d.message)
+                 for n in batch if first for d in ctx.decisions.get(n, ())
+                 if d.action != EVICT or d.pod.key in ctx.blocked)
 
 
 def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
@@ -272,7 +264,7 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
     they stranded; returns the (evicted pod, replacement, node) placed. Until one binds, every try sees the same state,
     where a pod like a failed one fails too: only each template's first is tried; the pass starts at the first fit."""
     pending = world.pending
-    for template, i in sorted(world.first_pending.items(), key=operator.itemgetter(1)):
+    for template, i in sorted(_maybe_unstuck(world), key=operator.itemgetter(1)):
         repl, evicted = pending[i]
         node = _retry(world, repl, template)
         if node is None:
@@ -287,6 +279,20 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
         world.set_pending(still)
         return placed
     return []
+
+
+def _maybe_unstuck(world: World) -> list[tuple[int, int]]:
+    """first_pending's (template, index) less those still_stuck holds for, in one pass (a trap strands hundreds)."""
+    stuck, freed, pending = world.stuck, world.sim.freed, world.pending
+    noted = [(t, hit) for t, i in world.first_pending.items() if (hit := stuck.get(t)) is not None and hit[1] == freed]
+    states = world.sim.shared_spread_states([(pending[world.first_pending[t]][0], hit[2]) for t, hit in noted])
+    held = {t for (t, hit), st in zip(noted, states) if _same(st.hard, hit)}
+    return [(t, i) for t, i in world.first_pending.items() if t not in held]
+
+
+def _same(hard: tuple, note: tuple) -> bool:
+    """Whether `hard` holds the very constraint states of a stuck note's."""
+    return hard is note[0] or (len(hard) == len(note[0]) and all(map(operator.is_, hard, note[0])))
 
 
 def _retry(world: World, repl: Pod, template: int | None = None) -> str | None:
