@@ -283,11 +283,11 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
 
 def _maybe_unstuck(world: World) -> list[tuple[int, int]]:
     """first_pending's (template, index) less those still_stuck holds for, in one pass (a trap strands hundreds)."""
-    stuck, freed, pending = world.stuck, world.sim.freed, world.pending
-    noted = [(t, hit) for t, i in world.first_pending.items() if (hit := stuck.get(t)) is not None and hit[1] == freed]
-    states = world.sim.shared_spread_states([(pending[world.first_pending[t]][0], hit[2]) for t, hit in noted])
-    held = {t for (t, hit), st in zip(noted, states) if _same(st.hard, hit)}
-    return [(t, i) for t, i in world.first_pending.items() if t not in held]
+    stuck, freed, pending, firsts = world.stuck, world.sim.freed, world.pending, world.first_pending.items()
+    noted = [(t, i, hit) for t, i in firsts if (hit := stuck.get(t)) is not None and hit[1] == freed]
+    states = world.sim.shared_spread_states([(pending[i][0], hit[2]) for _, i, hit in noted])
+    held = {t for (t, _, hit), st in zip(noted, states) if _same(st.hard, hit)}
+    return [(t, i) for t, i in firsts if t not in held]
 
 
 def _same(hard: tuple, note: tuple) -> bool:
