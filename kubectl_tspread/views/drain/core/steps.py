@@ -165,9 +165,9 @@ class World:
             key = spread_key_of(pod)  # the template's: the note keeps it for still_stuck
             self.stuck[template_of(pod)] = (sim.shared_spread_state(pod, key).hard, sim.freed, key)
 
-    def still_stuck(self, pod: Pod, template: int | None = None) -> bool:
-        """Whether note_stuck's note holds for a pod like `pod`, of `template` if given (copies inherit notes)."""
-        hit, sim = self.stuck.get(template_of(pod) if template is None else template), self.sim
+    def still_stuck(self, pod: Pod) -> bool:
+        """Whether note_stuck's note holds for a pod like `pod` (copies inherit notes)."""
+        hit, sim = self.stuck.get(template_of(pod)), self.sim
         return hit is not None and hit[1] == sim.freed and _same(sim.shared_spread_state(pod, hit[2]).hard, hit)
 
     def todo_nodes(self, targets) -> list[str]:
@@ -264,9 +264,9 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
     they stranded; returns the (evicted pod, replacement, node) placed. Until one binds, every try sees the same state,
     where a pod like a failed one fails too: only each template's first is tried; the pass starts at the first fit."""
     pending = world.pending
-    for template, i in sorted(_maybe_unstuck(world), key=operator.itemgetter(1)):
+    for i in sorted(_maybe_unstuck(world)):
         repl, evicted = pending[i]
-        node = _retry(world, repl, template)
+        node = _retry(world, repl, unstuck=True)
         if node is None:
             continue
         placed, still = [(evicted, repl, node)], pending[:i]
@@ -281,13 +281,13 @@ def retry_pending(world: World) -> list[tuple[Pod, Pod, str]]:
     return []
 
 
-def _maybe_unstuck(world: World) -> list[tuple[int, int]]:
-    """first_pending's (template, index) less those still_stuck holds for, in one pass (a trap strands hundreds)."""
+def _maybe_unstuck(world: World) -> list[int]:
+    """first_pending's indexes less those still_stuck holds for, in one pass (a trap strands hundreds)."""
     stuck, freed, pending, firsts = world.stuck, world.sim.freed, world.pending, world.first_pending.items()
     noted = [(t, i, hit) for t, i in firsts if (hit := stuck.get(t)) is not None and hit[1] == freed]
     states = world.sim.shared_spread_states([(pending[i][0], hit[2]) for _, i, hit in noted])
     held = {t for (t, _, hit), st in zip(noted, states) if _same(st.hard, hit)}
-    return [(t, i) for t, i in firsts if t not in held]
+    return [i for t, i in firsts if t not in held]
 
 
 def _same(hard: tuple, note: tuple) -> bool:
@@ -295,10 +295,10 @@ def _same(hard: tuple, note: tuple) -> bool:
     return hard is note[0] or (len(hard) == len(note[0]) and all(map(operator.is_, hard, note[0])))
 
 
-def _retry(world: World, repl: Pod, template: int | None = None) -> str | None:
-    """The node `repl` is bound to, or None; a stuck template, or one that failed on this state, builds no Placement."""
+def _retry(world: World, repl: Pod, unstuck: bool = False) -> str | None:
+    """The node `repl` is bound to, or None; no Placement for a template stuck (`unstuck`: known not) or failed now."""
     placer, sim = world.placer, world.sim
-    if world.still_stuck(repl, template) or placer.failed_now(sim, repl):
+    if (not unstuck and world.still_stuck(repl)) or placer.failed_now(sim, repl):
         return None
     node = placer.place(sim, repl, diagnose=False).node  # a retry only asks whether it fits now
     if node is None:
