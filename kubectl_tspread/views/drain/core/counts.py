@@ -68,8 +68,8 @@ def _state(cs: spread.ConstraintState, node_counts, domains, global_min: int, sk
 
 
 class _Overlay(Mapping):
-    """A map after changes: a state's plain map, shared, plus the entries changed since, merged into a new plain map
-    past MERGE_AFTER (`merged`)."""
+    """A map after changes: a state's plain map, shared (never changed once made), plus the entries changed since,
+    merged into a new plain map past MERGE_AFTER (`merged`)."""
 
     __slots__ = ("base", "changes")
     MERGE_AFTER = 64
@@ -85,7 +85,7 @@ class _Overlay(Mapping):
                 changes[key] = value
                 return cls(mapping.base, changes)
             return cls(mapping.merged(), {key: value})
-        return cls(dict(mapping.items()), {key: value})
+        return cls(mapping if type(mapping) is dict else dict(mapping.items()), {key: value})
 
 
 class Shifted(_Overlay):

@@ -596,13 +596,13 @@ def parts_memo(fn: Callable[[Pod], Any], reads: tuple[str, ...], by_value: tuple
         values_of = (lambda get: lambda pod: (get(pod),))(values_of)
 
     def get(pod: Pod) -> Any:
-        hit = by_pod.get(id(pod))
-        if hit is not None and hit[0] is pod:
+        hit = by_pod.get(id(pod))  # an entry holds its pod: while it lives, that id is this pod's
+        if hit is not None:
             return hit[1]
         parts = parts_of(pod)
         key = (*values_of(pod), *map(id, parts))
-        got = by_parts.get(key)
-        if got is not None and all(map(operator.is_, got[0], parts)):
+        got = by_parts.get(key)  # the same: the ids of live objects are theirs
+        if got is not None:
             value = got[1]
         else:
             value = fn(pod)
