@@ -114,3 +114,31 @@ def test_rows_given_as_lists_tuples_or_iterators_lay_out_alike():
     texts = {table(["A", "B"], shape).plain() for shape in
              (rows, [tuple(r) for r in rows], (iter(r) for r in rows))}
     assert texts == {"A     B\na     1\nbbb   22\n"}
+
+
+def test_a_table_measured_once_lays_out_as_one_measured_afresh():
+    """table() measures its columns once, for fitting and for the layout (Rows.measured), and fitting
+    wraps a repeated cell once: the text is the one each step judging every cell anew gives."""
+    import random
+
+    from kubectl_tspread.render.console import Rows, fit_rows
+
+    rng = random.Random(59)
+    words = ["a", "zone-b", "区域", "x y z", "a-long-node-name-0042", "", "7", "us-east-2a=7 us-east-2b=6"]
+    for _ in range(400):
+        n = rng.randint(1, 4)
+        headers = [rng.choice(["name", "区", "zone", "distribution"]) for _ in range(n)]
+        cells = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
+                 + ("\n" + rng.choice(words) if rng.random() < 0.1 else "") for _ in range(2 * n)]
+        rows = [tuple(rng.choice(cells) for _ in range(n)) for _ in range(rng.randint(0, 8))]
+        no_headers, fit = rng.random() < 0.2, rng.choice([None, 8, 20, 40, 200])
+        shrink = tuple(rng.sample(range(n), rng.randint(0, n)))
+        afresh = Rows(headers, fit_rows(headers, rows, fit, shrink) if fit is not None and shrink else rows,
+                      no_headers, None)
+        afresh._measured = None  # no measurement kept: plain() judges every line itself
+        assert block_text(table(headers, rows, no_headers, fit=fit, shrink=shrink), False) == \
+            block_text(afresh, False)
+    # a repeated cell is wrapped at each of its rows
+    rows = [("web", "us-east-2a=7 us-east-2b=6 us-east-2c=5")] * 3
+    assert block_text(table(["name", "distribution"], rows, fit=30, shrink=(1,)), False).splitlines()[1:] == \
+        ["web    us-east-2a=7", "       us-east-2b=6", "       us-east-2c=5"] * 3

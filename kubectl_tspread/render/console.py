@@ -17,7 +17,7 @@ class Rows:
     """A kubectl table not rendered yet (see `table`): `block_text` lays it out as plain text
     when there are no colors, and through rich otherwise."""
 
-    __slots__ = ("headers", "rows", "no_headers", "styles")
+    __slots__ = ("headers", "rows", "no_headers", "styles", "_measured")
 
     def __init__(self, headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: bool,
                  styles: Sequence[str | None] | None):
@@ -25,6 +25,19 @@ class Rows:
         # row lists would make it walk everything in memory, the plan too, again and again
         self.headers, self.rows = list(headers), [tuple(r) for r in rows]
         self.no_headers, self.styles = no_headers, styles
+        self._measured: list[_Column] | None | bool = False  # measured()'s answer; False: not asked yet
+
+    def measured(self) -> list[_Column] | None:
+        """A _Column per column of the rows, headers left out, made once: fitting the table and laying it
+        out both read it. None when a row is not as long as the headers or a cell is not a string."""
+        if self._measured is False:
+            n, rows = len(self.headers), self.rows
+            try:
+                self._measured = [_Column(texts) for texts in zip(*rows)] \
+                    if rows and all(map(n.__eq__, map(len, rows))) else None
+            except TypeError:  # a rich Text cell
+                self._measured = None
+        return self._measured
 
     def rich(self):
         from rich.table import Table
@@ -47,15 +60,18 @@ class Rows:
         lines = ([tuple(h.upper() for h in self.headers)] if not self.no_headers else []) + self.rows
         if not lines:
             return None
+        data = self.measured()
         try:  # a column of strings only, as a big drain's tables are, is joined and measured as it is
-            columns = [_Column(texts) for texts in zip(*lines)]
+            columns = [_Column(texts) for texts in zip(*lines)] if data is None else \
+                data if self.no_headers else [c.under(h) for c, h in zip(data, lines[0])]
         except TypeError:  # a rich Text cell (colors): its plain text, row by row
             lines = [r if all(map(isinstance, r, repeat(str))) else _texts(r) for r in lines]
             if any(cells is None for cells in lines):
                 return None
             columns = [_Column(texts) for texts in zip(*lines)]
-        if any(c.wrapped for c in columns):
-            lines = _split_lines(lines)  # a wrapped cell: its row takes several lines, top-aligned
+        wrapped = [i for i, c in enumerate(columns) if c.wrapped]
+        if wrapped:
+            lines = _split_lines(lines, wrapped)  # a wrapped cell: its row takes several lines, top-aligned
             columns = [_Column(texts) for texts in zip(*lines)]
         if not all(c.printable for c in columns):  # tabs, control characters
             return None
@@ -71,9 +87,13 @@ class Rows:
         return "\n".join(out) + "\n"
 
 
-def _split_lines(lines: list[Sequence[str]]) -> list[list[str]]:
-    out: list[list[str]] = []
+def _split_lines(lines: list[Sequence[str]], wrapped: Sequence[int]) -> list[Sequence[str]]:
+    """Each line whose cells in the `wrapped` columns hold a newline, as the lines it takes; the others as they are."""
+    out: list[Sequence[str]] = []
     for line in lines:
+        if not any("\n" in line[i] for i in wrapped):
+            out.append(line)
+            continue
         parts = [cell.split("\n") for cell in line]
         height = max(map(len, parts))
         out.extend([p[k] if k < len(p) else "" for p in parts] for k in range(height))
@@ -91,6 +111,15 @@ class _Column:
         joined = "".join(texts)
         self.printable, self.ascii, self.wrapped = joined.isprintable(), joined.isascii(), "\n" in joined
         self.width = _widest(texts, self.ascii)
+
+    def under(self, header: str) -> "_Column":
+        """This column with `header` above its cells, as _Column([header, *texts]) would judge it (an ASCII cell that
+        is printable is as many cells wide as it has characters, measured either way)."""
+        out = _Column.__new__(_Column)
+        out.printable, out.ascii = self.printable and header.isprintable(), self.ascii and header.isascii()
+        out.wrapped = self.wrapped or "\n" in header
+        out.width = max(self.width, _widest((header,), header.isascii()))
+        return out
 
 
 def _texts(row: Sequence[object]) -> list[str] | None:
@@ -123,7 +152,9 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: 
     and a word longer than its column ends in `…`. Nothing else is ever cut."""
     t = Rows(headers, rows, no_headers, styles)
     if fit is not None and shrink:
-        t.rows = fit_rows(t.headers, t.rows, fit, shrink)
+        fitted = fit_rows(t.headers, t.rows, fit, shrink, t.measured())
+        if fitted is not t.rows:  # cells wrapped: measured again when laid out
+            t.rows, t._measured = fitted, False
     return t
 
 
@@ -170,15 +201,19 @@ def _widest(texts: Sequence[str], ascii: bool) -> int:
 
 
 def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int,
-             shrink: Sequence[int]) -> list[tuple]:
+             shrink: Sequence[int], measured: Sequence[_Column] | None = None) -> list[tuple]:
     """The rows with the `shrink` columns wrapped so that the table is at most `width` cells wide
     (as far as the columns' minimum of max(header, 12) cells allows). The first column of
-    `shrink` gives up its room first.
+    `shrink` gives up its room first. `measured`: Rows.measured() of `rows` (a list of tuples),
+    which are then returned as they are when they fit.
 
     columns NAME(10) CONSTRAINT(50), width 40 → CONSTRAINT wrapped to 27 cells."""
     from rich.cells import cell_len
 
     n = len(headers)
+    if measured is not None and not any(c.wrapped for c in measured):
+        if sum(max(cell_len(h), c.width) for h, c in zip(headers, measured)) + 3 * (n - 1) <= width:
+            return rows  # type: ignore[return-value]  # Rows keeps its rows as a list of tuples
     # each column's text joined once: an ASCII one (names, counts) is measured by len, not cell by cell through rich
     try:  # strings only, in rows as long as the headers: the cells as they are
         columns = ["\n".join(col) for col in zip(*rows)] if all(map(n.__eq__, map(len, rows))) else None
@@ -209,14 +244,21 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
         target[i] -= 1
         excess -= 1
     out = []
+    done: dict[tuple[int, str], str] = {}  # (column, text) -> the text fitted: a drain's steps repeat most cells
     for r in rows:
         cells = list(r)
         for i in shrink:
             if i >= len(cells) or target[i] >= widths[i]:
                 continue
-            text, rebuild = _cell_text(cells[i])
+            cell = cells[i]
+            if type(cell) is str and (i, cell) in done:
+                cells[i] = done[(i, cell)]
+                continue
+            text, rebuild = _cell_text(cell)
             if rebuild is not None and _widest((text,), text.isascii()) > target[i]:
                 cells[i] = rebuild(_wrap(text, target[i]))
+            if type(cell) is str:
+                done[(i, cell)] = cells[i]
         out.append(tuple(cells))
     return out
 
