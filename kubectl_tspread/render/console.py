@@ -200,6 +200,19 @@ def _widest(texts: Sequence[str], ascii: bool) -> int:
     return max(map(len if ascii else cell_len, texts), default=0)
 
 
+def _joined_columns(rows: Sequence[Sequence[object]], n: int) -> list[str]:
+    """Each of the `n` columns' texts joined by newlines, once: an ASCII one (names, counts) is measured by len, not
+    cell by cell through rich."""
+    try:  # strings only, in rows as long as the headers: the cells as they are
+        columns = ["\n".join(col) for col in zip(*rows)] if all(map(n.__eq__, map(len, rows))) else None
+    except TypeError:  # a rich Text cell
+        columns = None
+    if columns is None or len(columns) < n:
+        texts = [[c if type(c) is str else _cell_text(c)[0] for c in r] for r in rows]
+        columns = ["\n".join([r[i] for r in texts if i < len(r)]) for i in range(n)]
+    return columns
+
+
 def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int,
              shrink: Sequence[int], measured: Sequence[_Column] | None = None) -> list[tuple]:
     """The rows with the `shrink` columns wrapped so that the table is at most `width` cells wide
@@ -211,21 +224,18 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[object]], width: in
     from rich.cells import cell_len
 
     n = len(headers)
-    if measured is not None and not any(c.wrapped for c in measured):
-        if sum(max(cell_len(h), c.width) for h, c in zip(headers, measured)) + 3 * (n - 1) <= width:
-            return rows  # type: ignore[return-value]  # Rows keeps its rows as a list of tuples
-    # each column's text joined once: an ASCII one (names, counts) is measured by len, not cell by cell through rich
-    try:  # strings only, in rows as long as the headers: the cells as they are
-        columns = ["\n".join(col) for col in zip(*rows)] if all(map(n.__eq__, map(len, rows))) else None
-    except TypeError:  # a rich Text cell
-        columns = None
-    if columns is None or len(columns) < n:
-        texts = [[c if type(c) is str else _cell_text(c)[0] for c in r] for r in rows]
-        columns = ["\n".join([r[i] for r in texts if i < len(r)]) for i in range(n)]
-    widths = [max(cell_len(h), _widest(columns[i].split("\n"), columns[i].isascii())) for i, h in enumerate(headers)]
+    columns: list[str] | None = None
+    if measured is not None and not any(c.wrapped for c in measured):  # one line a cell: its width is the column's
+        widths = [max(cell_len(h), c.width) for h, c in zip(headers, measured)]
+    else:
+        columns = _joined_columns(rows, n)
+        widths = [max(cell_len(h), _widest(columns[i].split("\n"), columns[i].isascii()))
+                  for i, h in enumerate(headers)]
     excess = sum(widths) + 3 * (n - 1) - width
-    if excess <= 0:
-        return list(map(tuple, rows))  # tuple() of a tuple is that tuple
+    if excess <= 0:  # Rows keeps its rows as a list of tuples; tuple() of a tuple is that tuple
+        return rows if columns is None else list(map(tuple, rows))  # type: ignore[return-value]
+    if columns is None:
+        columns = _joined_columns(rows, n)
     target = list(widths)
     # first, in `shrink` order, each column down to its longest word (no word is cut); then, if
     # that is not enough, the widest ones down to max(header, 12) cells, cutting long words
