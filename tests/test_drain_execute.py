@@ -514,6 +514,16 @@ def test_resume_command_repeats_the_run(kw, expected):
 
 # ---- interruptions tell the truth (issue 57 item 10, issue 58's drain edges) ---------------
 
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C raises KeyboardInterrupt in this process while the test runs, even when the suite
+    started with SIGINT ignored (a background job of a shell without job control: Python then
+    leaves it ignored, and a signal sent to the main thread would be lost)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def _interrupt_main_on(api, method: str, pattern: str, sig=signal.SIGINT, armed=None):
     """Send `sig` to this process's main thread when the server receives the next matching
     request (while the client waits for its answer); `armed` (a one-item list) gates it."""
@@ -534,7 +544,7 @@ def _interrupt_main_on(api, method: str, pattern: str, sig=signal.SIGINT, armed=
 
 
 def test_an_eviction_sent_but_unanswered_at_ctrl_c_is_reported_as_outcome_unknown(
-        capsys, kubeconfig, fake, api, settings, events, tmp_path):
+        capsys, kubeconfig, fake, api, settings, events, tmp_path, ctrl_c):
     log = tmp_path / "drain.log"
     _interrupt_main_on(api, "POST", "/api/v1/namespaces/default/pods/web-abc12-a1/eviction")
     code, _, err = drain(capsys, kubeconfig, "a1", "--log", str(log))
@@ -598,7 +608,7 @@ def test_a_resume_waits_for_the_earlier_runs_replacements_before_judging_the_pla
     assert [r.name for r in fake.evictions if r.status == 201] == ["web-abc12-a1", "web-abc12-b1"]
 
 
-def test_a_second_ctrl_c_does_not_blame_the_api_server(capsys, kubeconfig, fake, api, settings, events):
+def test_a_second_ctrl_c_does_not_blame_the_api_server(capsys, kubeconfig, fake, api, settings, events, ctrl_c):
     armed = [False]
     _interrupt_main_on(api, "GET", "*", armed=armed)
 
