@@ -30,12 +30,14 @@ def test_num_feasible_to_find(nodes, percentage, expected):
     assert num_feasible_to_find(nodes, percentage) == expected
 
 
-def test_a_window_is_one_run_of_positions_or_every_node():
-    """walk.window: the run of `span` positions from the start; None (every node is judged)
-    when the run would wrap past the last node, cover every node, or hold fewer than wanted."""
+def test_a_window_is_the_run_of_positions_from_the_start_or_every_node():
+    """walk.window: the `span` positions from the start, a slice, or their positions in walk order
+    when the run wraps past the last node; None (every node is judged) when the run would cover
+    every node or hold fewer than wanted."""
     assert walk.window(10, 50, 20, 100) == slice(10, 60)
     assert walk.window(50, 50, 20, 100) == slice(50, 100)  # ends at the last node
-    assert walk.window(60, 50, 20, 100) is None  # wraps
+    wrapped = walk.window(80, 30, 20, 100)
+    assert wrapped.tolist() == list(range(80, 100)) + list(range(10))
     assert walk.window(0, 100, 20, 100) is None  # every node
     assert walk.window(0, 10, 20, 100) is None  # fewer than wanted
     mask = np.zeros(50, dtype=bool)
@@ -43,6 +45,30 @@ def test_a_window_is_one_run_of_positions_or_every_node():
     found, examined = walk.walk_window(mask, slice(10, 60), 3)
     assert found.tolist() == [13, 19, 30] and examined == 21
     assert walk.walk_window(mask, slice(10, 60), 5) is None  # the walk goes on past the window
+    mask = np.zeros(30, dtype=bool)
+    mask[[2, 19, 25]] = True  # positions 82, 99 and 5 of the wrapped run
+    found, examined = walk.walk_window(mask, wrapped, 3)
+    assert found.tolist() == [82, 99, 5] and examined == 26
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_walk_begun_in_a_window_is_the_walk(seed):
+    """walk_window over window()'s positions (wrapping or not) finds what walk finds over
+    every node, whenever the window holds the wanted nodes."""
+    rng = random.Random(seed)
+    total = rng.randint(20, 80)
+    mask = np.array([rng.random() < 0.5 for _ in range(total)])
+    checked = 0
+    for start in range(total):
+        want = rng.randint(1, 8)
+        rows = walk.window(start, rng.randint(want, total - 1), want, total)
+        got = walk.walk_window(mask[rows], rows, want) if rows is not None else None
+        if got is None:
+            continue
+        checked += 1
+        found, examined = walk.walk(mask, start, want, total)
+        assert (got[0].tolist(), got[1]) == (found.tolist(), examined), (start, want)
+    assert checked
 
 
 

@@ -130,9 +130,9 @@ def _shortages(pod: Pod, node: Node, usage: NodeUsage) -> list[tuple[str, bool]]
     return out
 
 
-def fits_array(free: Mapping[str, Any], requests: Mapping[str, int], rows: slice = slice(None)):
-    """`_shortages` is empty, per node of `rows`: `free` maps "pods" and each requested resource to what every node has
-    left (numpy arrays, allocatable less the requests of its pods)."""
+def fits_array(free: Mapping[str, Any], requests: Mapping[str, int], rows=slice(None)):
+    """`_shortages` is empty, per node of `rows` (a slice or an index array): `free` maps "pods" and each requested
+    resource to what every node has left (numpy arrays, allocatable less the requests of its pods)."""
     ok = free["pods"][rows] >= 1
     for name, want in _checked(requests):
         ok &= free[name][rows] >= want

@@ -19,26 +19,38 @@ from kubectl_tspread.engine.scores import MAX_NODE_SCORE, WEIGHTS
 from kubectl_tspread.model import Node, Pod
 
 
+_COLUMNS: dict[tuple[int, int], np.ndarray] = {}  # a few request pairs recur over thousands of placements
+
+
 def _column(pair: tuple[int, int]):
-    return np.array(pair, dtype=np.int64)[:, None]
+    got = _COLUMNS.get(pair)
+    if got is None:
+        if len(_COLUMNS) >= 4096:
+            _COLUMNS.clear()
+        got = _COLUMNS[pair] = np.array(pair, dtype=np.int64)[:, None]
+        got.flags.writeable = False
+    return got
 
 
-def _positive(alloc) -> bool:
+def all_positive(alloc) -> bool:
     """Whether every node has both resources (the common case): one reduction, empty arrays included."""
     return bool(np.minimum.reduce(alloc, axis=None, initial=1) > 0)
 
 
-def least_allocated(alloc, used, want: tuple[int, int]):
-    """scores.least_allocated per node: `used` the nodes' non-zero requests, `want` the pod's.
-    When every node has both resources what is left after the requests, floored at 0, is the
-    numerator: four array operations."""
-    if _positive(alloc):
+def least_allocated(alloc, used, want: tuple[int, int], positive: bool | None = None):
+    """scores.least_allocated per node: `used` the nodes' non-zero requests, `want` the pod's;
+    `positive`, all_positive(alloc) when the caller knows it. When every node has both resources
+    what is left after the requests, floored at 0, is the numerator: four array operations."""
+    if all_positive(alloc) if positive is None else positive:
         left = alloc - used
         left -= _column(want)
         np.maximum(left, 0, out=left)
         left *= MAX_NODE_SCORE
         left //= alloc
-        return (left[0] + left[1]) // 2
+        out = left[0]  # a row of this fresh array: summed in place
+        out += left[1]
+        out //= 2
+        return out
     usable = alloc > 0
     requested = used + _column(want)
     safe = np.where(usable, alloc, 1)
@@ -48,12 +60,15 @@ def least_allocated(alloc, used, want: tuple[int, int]):
     return np.where(count > 0, per.sum(axis=0) // np.maximum(count, 1), 0)
 
 
-def _balance(requested, alloc):
+def _balance(requested, alloc, positive: bool | None = None):
     """scores._balance per node (cpu and memory; a resource without allocatable is left out,
-    and one resource alone is balanced)."""
-    if _positive(alloc):  # int64 / int64 is float64(r) / float64(a), as in the scalar form
-        frac = np.minimum(requested / alloc, 1.0)
-        std = np.abs((frac[0] - frac[1]) / 2)
+    and one resource alone is balanced); `positive` as least_allocated's."""
+    if all_positive(alloc) if positive is None else positive:
+        frac = requested / alloc  # int64 / int64 is float64(r) / float64(a), as in the scalar form
+        np.minimum(frac, 1.0, out=frac)
+        std = frac[0] - frac[1]
+        std /= 2
+        np.abs(std, out=std)
     else:
         usable = alloc > 0
         frac = np.minimum(requested.astype(np.float64) / np.where(usable, alloc, 1).astype(np.float64), 1.0)
@@ -61,18 +76,23 @@ def _balance(requested, alloc):
     return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
-def balanced_allocation(alloc, used, want: tuple[int, int], improvement: bool = True, before=None):
+def balanced_allocation(alloc, used, want: tuple[int, int], improvement: bool = True, before=None,
+                        positive: bool | None = None):
     """scores.balanced_allocation per node: `used` the nodes' requests as they are; `before`, if given, each
-    node's scores.balance(used, alloc), which does not depend on the pod (a caller may keep it per node)."""
+    node's scores.balance(used, alloc), which does not depend on the pod (a caller may keep it per node);
+    `positive` as least_allocated's."""
     if not any(want):
         return np.zeros(alloc.shape[1], dtype=np.int64)
-    after = _balance(used + _column(want), alloc)
+    after = _balance(used + _column(want), alloc, positive)
     if not improvement:
         return after
     if before is None:
-        before = _balance(used, alloc)
-    x = MAX_NODE_SCORE // 2 + after - before
-    return MAX_NODE_SCORE // 2 + (x / 2).astype(np.int64)  # Go's x / 2 truncates toward zero, as astype does
+        before = _balance(used, alloc, positive)
+    after += MAX_NODE_SCORE // 2  # fresh: x = 50 + after - before, exact in integers
+    after -= before
+    out = (after / 2).astype(np.int64)  # Go's x / 2 truncates toward zero, as astype does
+    out += MAX_NODE_SCORE // 2
+    return out
 
 
 def image_priority(total, count: int):
@@ -117,13 +137,17 @@ def spread_normalize(total, considered=None):
     >>> spread_normalize(np.array([9.6, 3.7, 6.5, 7.1]), np.array([True, True, True, False])).tolist()
     [40, 100, 70, 0]
     """
-    raw = np.floor(total + 0.5).astype(np.int64)
+    raw = (total + 0.5).astype(np.int64)  # truncation is the floor: the terms are never negative
     kept = raw if considered is None else raw[considered]
     if not len(kept):
         return np.zeros(len(raw), dtype=np.int64)
     hi, lo = int(kept.max()), int(kept.min())
-    out = np.full(len(raw), MAX_NODE_SCORE, dtype=np.int64) if hi == 0 \
-        else MAX_NODE_SCORE * (hi + lo - raw) // hi
+    if hi == 0:
+        out = np.full(len(raw), MAX_NODE_SCORE, dtype=np.int64)
+    else:
+        out = (hi + lo) - raw
+        out *= MAX_NODE_SCORE
+        out //= hi
     return out if considered is None else np.where(considered, out, 0)
 
 
@@ -171,33 +195,45 @@ def per_node(raw: Callable[[Pod, Node], int], pod: Pod, n: int, node_at: Callabl
 
 
 def total(pod: Pod, n: int, node_at: Callable[[int], Node], alloc, used_nonzero, used_requested, spread,
-          tainted=None, topology=None, improvement: bool = True, images=None, before=None):
+          tainted=None, topology=None, improvement: bool = True, images=None, before=None,
+          positive: bool | None = None):
     """scores.score_nodes' totals for `n` nodes (`node_at(i)` the i-th): `alloc` and the
     usages as above, `spread` the normalised PodTopologySpread scores (None: the pod has no
     soft constraint), `tainted` the positions of the nodes with a PreferNoSchedule taint
     (None: look at every node), `topology` scores.interpod_topology (None: not scored),
     `images` ImageLocality's scores per node (image_priority of scores.image_sum's), None when no
-    node holds one of the pod's images; `before` as balanced_allocation's."""
+    node holds one of the pod's images; `before` as balanced_allocation's, `positive` as
+    least_allocated's. The weighted scores are summed into one fresh array (integers: the order
+    of the sum does not matter)."""
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    if positive is None:
+        positive = all_positive(alloc)
+    out = _weighted(scores.LEAST_ALLOCATED,
+                    least_allocated(alloc, used_nonzero, scores.placed_requests(pod), positive))
     if tainted is not None and not len(tainted):
-        out = WEIGHTS[scores.TAINT_TOLERATION] * MAX_NODE_SCORE  # no PreferNoSchedule taint: 100 for all
+        out += WEIGHTS[scores.TAINT_TOLERATION] * MAX_NODE_SCORE  # no PreferNoSchedule taint: 100 for all
     else:
         taints = per_node(scores.untolerated_prefer_no_schedule, pod, n, node_at, tainted)
-        out = WEIGHTS[scores.TAINT_TOLERATION] * normalize_default(taints, reverse=True)
+        out += _weighted(scores.TAINT_TOLERATION, normalize_default(taints, reverse=True))
     if pod.preferred_node_affinity:
         raw = per_node(scores.preferred_node_affinity, pod, n, node_at)
-        out = out + WEIGHTS[scores.NODE_AFFINITY] * normalize_default(raw)
-    out = out + WEIGHTS[scores.LEAST_ALLOCATED] * least_allocated(alloc, used_nonzero, scores.placed_requests(pod))
+        out += _weighted(scores.NODE_AFFINITY, normalize_default(raw))
     if spread is not None:
-        out = out + WEIGHTS[scores.SPREAD] * spread
+        out += _weighted(scores.SPREAD, spread)
     if topology:
         raw = per_node(lambda p, node: scores.interpod_raw(topology, node), pod, n, node_at)
-        out = out + WEIGHTS[scores.INTER_POD_AFFINITY] * normalize_min_max(raw)
-    out = out + WEIGHTS[scores.BALANCED_ALLOCATION] * balanced_allocation(alloc, used_requested,
-                                                                          scores.fit_requests(pod), improvement,
-                                                                          before)
+        out += _weighted(scores.INTER_POD_AFFINITY, normalize_min_max(raw))
+    out += _weighted(scores.BALANCED_ALLOCATION, balanced_allocation(alloc, used_requested, scores.fit_requests(pod),
+                                                                      improvement, before, positive))
     if images is not None:
-        out = out + WEIGHTS[scores.IMAGE_LOCALITY] * images
-    return out if n else np.zeros(0, dtype=np.int64)
+        out += _weighted(scores.IMAGE_LOCALITY, images)
+    return out
+
+
+def _weighted(plugin: str, score):
+    weight = WEIGHTS[plugin]
+    return score if weight == 1 else weight * score
 
 
 def best(totals, rank):

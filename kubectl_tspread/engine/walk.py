@@ -59,23 +59,39 @@ def from_start(idx, start: int):
     return np.concatenate((idx[k:], idx[:k])) if k else idx
 
 
-def window(start: int, span: int, want: int, total: int) -> slice | None:
+def window(start: int, span: int, want: int, total: int):
     """The `span` positions from `start` within which a walk wanting `want` is expected to stop, to be judged before
-    the others; None when that is every node, fewer than `want`, or a run wrapping past the last node (two runs would
-    cost more array operations than judging every node at once)."""
-    if span >= total or span < want or start + span > total:
+    the others: a slice, or for a run wrapping past the last node its positions in walk order (an index array: one
+    judgement of those, where two runs would cost more array operations than judging every node at once); None when
+    that is every node or fewer than `want`."""
+    if span >= total or span < want:
         return None
-    return slice(start, start + span)
+    if start + span <= total:
+        return slice(start, start + span)
+    return _positions(total)[start:start + span]
 
 
-def walk_window(mask, rows: slice, want: int):
-    """`walk` over the nodes of a `window` (`mask` is theirs): (found, examined), or None when fewer than `want` pass
-    there (the walk goes on past the window)."""
+_CYCLES: dict[int, object] = {}  # total -> 0..total-1 twice: a wrapping run is a view of it
+
+
+def _positions(total: int):
+    got = _CYCLES.get(total)
+    if got is None:
+        if len(_CYCLES) >= 64:
+            _CYCLES.clear()
+        got = _CYCLES[total] = np.arange(2 * total, dtype=np.int64) % total
+        got.flags.writeable = False
+    return got
+
+
+def walk_window(mask, rows, want: int):
+    """`walk` over the nodes of a `window` (`mask` is theirs, in walk order): (found, examined), or None when fewer than
+    `want` pass there (the walk goes on past the window)."""
     idx = mask.nonzero()[0]
     if len(idx) < want:
         return None
     found = idx[:want]
-    return found + rows.start, int(found[-1]) + 1
+    return found + rows.start if type(rows) is slice else rows.take(found), int(found[-1]) + 1
 
 
 class InWalkOrder:

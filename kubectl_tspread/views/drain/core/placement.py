@@ -245,9 +245,7 @@ class Placer:
         """vector.py's verdict, None or _NOWHERE; diagnoses pods spread refuses on all fit nodes: traps strand many."""
         if sim.affinity_sensitive or pod.features_used or not vector.fits_fast_path(pod):
             return None
-        c = self._cycles.get(cycle.key)  # made once (_cycle), it fixes PreFilter and node names: no need to ready it
-        if c is None:
-            c = cycle.get()
+        c = self._cycles.get(cycle.key) or cycle.get()  # made once (_cycle), it fixes PreFilter and node names
         if c.prefilter is not None or c.node_names is not None:
             return None
         total = len(sim.scan_order())
@@ -262,6 +260,7 @@ class Placer:
 
         node_only = not pod.host_ports and not shape[-1]  # verdicts read only the Node: cordons change it, binds do not
         shape_version = sim.node_object_array() if node_only else version
+        epoch = sim.node_epoch if node_only else None
         values = vector.spread_values(table, sim, state)
         start, want = sim.next_start % total, num_feasible_to_find(total)
         walked, template = None, template_of(pod)
@@ -269,13 +268,13 @@ class Placer:
         reach = self._reach.get(template, 2.0)
         rows = walk.window(start, int(want * reach), want, total) if all(ok.any() for _, ok in values) else None
 
-        def judged(run: slice = slice(None)):
+        def judged(run=slice(None)):
             """(fit per node of `run`: every filter but spread; spread's verdict per hard constraint; both)."""
             table.refresh_usage(sim, version, _nonzero, run)
             room = resources.fits_array(table.free, pod.requests, run)
-            fit = table.shape_ok(shape_id, shape_version, row, run) & room
-            allowed = vector.spread_allowed(values, run)
-            return fit, allowed, fit & vector.spread_ok(allowed) if allowed else fit
+            fit = table.shape_ok(shape_id, shape_version, row, run, epoch) & room
+            allowed, ok = vector.spread_verdicts(values, run)
+            return fit, allowed, fit & ok if allowed else fit
 
         if rows is not None:
             walked = walk.walk_window(judged(rows)[2], rows, want)

@@ -95,12 +95,13 @@ class NodeTable:
         self.row_version = np.full(n, -1, dtype=np.int64)
         self.free = {r: a.copy() for r, a in self.alloc.items()}  # less the pods' requests: fit is one comparison
         self.alloc2 = np.stack([self.alloc["cpu"], self.alloc["memory"]])  # score rows (cpu, memory): allocatable
+        self.positive = scorearrays.all_positive(self.alloc2) or None  # if every node has both, any set has
         # per node what Score reads of its pods: requested cpu, memory; the same non-zero; scores.balance of the first
         self.scored = np.zeros((5, n), dtype=np.int64)
         self._values: dict[str, tuple] = {}
         self.complete: set[str] = set()  # the keys every node carries (no value id is the missing one)
         self._sorted: dict[str, tuple] = {}  # key -> (rank of each value id by name, the values by name)
-        self.shapes: dict[int, tuple] = {}  # placement.keys_of's shape number -> (ok per node, version of each row)
+        self.shapes: dict[int, list] = {}  # keys_of's shape number -> [ok per node, row versions, epoch all judged]
         self.root, self.root_pos = self, np.arange(n, dtype=np.int64)  # the table before deletions, rows' places in it
         self._inverse = None  # root position -> this table's row (-1: not here), made when asked
         self._rows: tuple | None = None  # rows_of's last (other table's root_pos, answer)
@@ -120,12 +121,13 @@ class NodeTable:
         new.free = {r: a[perm] for r, a in old.free.items()}
         # take(axis=1): [:, perm] would make them Fortran-ordered, slowing every take of their columns
         new.scored, new.alloc2 = old.scored.take(perm, axis=1), old.alloc2.take(perm, axis=1)
+        new.positive = old.positive  # fewer nodes: each still has both resources
         # a value whose last node went keeps its id: no node refers to it any more
         new._values = {k: (vid[perm], ids, names, as_empty[perm]) for k, (vid, ids, names, as_empty)
                        in old._values.items()}
         new._sorted = dict(old._sorted)
         new.complete = set(old.complete)  # fewer nodes: each still carries the key
-        new.shapes = {shape: (ok[perm], at[perm]) for shape, (ok, at) in old.shapes.items()}
+        new.shapes = {shape: [ok[perm], at[perm], None] for shape, (ok, at, _) in old.shapes.items()}
         if "_prefer_tainted" in old.__dict__:
             tainted = np.zeros(old.size, dtype=bool)
             tainted[old._prefer_tainted] = True
@@ -155,9 +157,7 @@ class NodeTable:
         if self.pos is not None:
             return self.pos.get(node)
         at = self.root.pos.get(node)
-        if at is None:
-            return None
-        i = int(self._inverted()[at])
+        i = -1 if at is None else int(self._inverted()[at])
         return i if i >= 0 else None
 
     def image_scores(self, states, names: tuple[str, ...], count: int, found):
@@ -166,7 +166,8 @@ class NodeTable:
         root = self.root
         if root._image_memo[0] is not states:  # they change only when a node is deleted or put
             root._image_memo = (states, {})
-        memo, key, at = root._image_memo[1], (names, count), self.root_pos.take(found)
+        memo, key = root._image_memo[1], (names, count)
+        at = found if root is self else self.root_pos.take(found)  # the root's positions are its rows
         got = memo.get(key)
         if got is not None and got is not False:
             return got.take(at)
@@ -241,7 +242,7 @@ class NodeTable:
         return got
 
     def refresh_usage(self, sim: "SimCluster", version, nonzero: Callable[[Pod], tuple[int, int]],
-                      rows: slice = slice(None)) -> None:
+                      rows=slice(None)) -> None:
         """Re-read the usage rows of `rows` whose version changed from SimCluster.usage_of's running sums."""
         stale = _stale(self.row_version, version, rows)
         if not stale:
@@ -256,26 +257,28 @@ class NodeTable:
             scored[:, i] = usage[:2] + usage[NONZERO_COLUMNS] + (scores.balance(usage[:2], alloc2[:, i].tolist()),)
             self.row_version[i] = version[i]
 
-    def shape_ok(self, shape: int, version, row: Callable[[str], bool], rows: slice = slice(None)):
-        """Whether nodes of `rows` pass all filters but spread and NodeResourcesFit for `shape`, judged by `row`."""
+    def shape_ok(self, shape: int, version, row: Callable[[str], bool], rows=slice(None), epoch: int | None = None):
+        """Whether nodes of `rows` pass all filters but spread and NodeResourcesFit for `shape`, judged by `row`. `epoch`:
+        SimCluster.node_epoch, which fixes `version` (node_object_array): no row is stale while it holds."""
         got = self.shapes.get(shape)
         if got is None:
-            got = self.shapes[shape] = (np.zeros(self.size, dtype=bool), np.full(self.size, -1, dtype=np.int64))
-        ok, at = got
-        order = self.order
-        for i in _stale(at, version, rows):
-            ok[i] = row(order[i])
-            at[i] = version[i]
+            got = self.shapes[shape] = [np.zeros(self.size, dtype=bool), np.full(self.size, -1, dtype=np.int64), None]
+        ok, at, judged_at = got
+        if epoch is None or epoch != judged_at:
+            order = self.order
+            for i in _stale(at, version, rows):
+                ok[i] = row(order[i])
+                at[i] = version[i]
+            if epoch is not None and np.array_equal(at, version):
+                got[2] = epoch
         return ok[rows]
 
 
-def _stale(at, version, rows: slice) -> list[int]:
-    """Positions in `rows` older than their node's version (plain nonzero(): np.flatnonzero wraps it in Python)."""
+def _stale(at, version, rows) -> list[int]:
+    """Positions in `rows` (a slice or walk.window's positions) older than their node's version (plain nonzero():
+    np.flatnonzero wraps it in Python)."""
     differ = (at[rows] != version[rows]).nonzero()[0]
-    if not len(differ):
-        return []
-    first = rows.start or 0
-    return [i + first for i in differ.tolist()]
+    return (differ + (rows.start or 0) if type(rows) is slice else rows.take(differ)).tolist() if len(differ) else []
 
 
 NONZERO_COLUMNS = slice(len(FIT_RESOURCES), len(FIT_RESOURCES) + 2)  # usage_rows' nonzero cpu and memory
@@ -486,13 +489,10 @@ def spread_values(table: NodeTable, sim: "SimCluster", state: spread.SpreadState
     return out
 
 
-def spread_allowed(values: list[tuple], rows: slice = slice(None)) -> list:
-    return [ok[vid[rows]] for vid, ok in values]
-
-
-def spread_ok(allowed: list):
-    """spread.filter_node's verdict (passes or not) for every node, from `spread_allowed`."""
-    return allowed[0] if len(allowed) == 1 else np.logical_and.reduce(allowed)
+def spread_verdicts(values: list[tuple], rows=slice(None)) -> tuple[list, Any]:
+    """Per hard constraint whether it allows each node of `rows`, and spread.filter_node's verdict (None: no hard one)."""
+    allowed = [ok[vid[rows]] for vid, ok in values]
+    return allowed, (allowed[0] if len(allowed) == 1 else np.logical_and.reduce(allowed)) if allowed else None
 
 
 def refusals(state: spread.SpreadState, allowed: list, fit) -> dict[str, int]:
@@ -546,7 +546,8 @@ def score_totals(table: NodeTable, sim: "SimCluster", state: spread.SpreadState,
     images = sim.images_for(pod)  # None when no node holds one of the pod's images
     return scorearrays.total(pod, len(found), lambda i: nodes[order[int(found[i])]], alloc, scored[2:4], scored[:2],
                              soft, rows, topology, sim.balanced_improvement,
-                             None if images is None else table.image_scores(*images, found), scored[4])
+                             None if images is None else table.image_scores(*images, found), scored[4],
+                             table.positive)
 
 
 def accepting(table: NodeTable, sim: "SimCluster", pod: Pod, found) -> "Accepting":
