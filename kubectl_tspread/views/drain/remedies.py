@@ -15,6 +15,7 @@ order with the drained nodes deleted too (`judged_by_proof`): it clears none of 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from typing import Any, Callable, Iterator, Sequence
 
@@ -59,6 +60,8 @@ def attach_remedies(snapshot: Snapshot, targets: Sequence[str], options: PlanOpt
     allowance = replan_allowance(len(targets))
     proven = judged_by_proof(snapshot, targets, options, plan.deletion_fails, findings)
     workloads = _Lookups(snapshot)
+    if ready and any(f.code in _SPREAD_CODES for f in findings):  # while the re-plans run: side effects read it
+        workloads.index_all()
     out = []
     for f in findings:
         if f.severity == INFO:
@@ -228,6 +231,11 @@ class _Lookups:
             self.memo.setdefault((namespace, workload_ref(self.index, p)), set()).add(p.key)
         return frozenset(self.memo.get((namespace, workload), ()))
 
+    def index_all(self) -> None:
+        """What keys() reads, for every namespace at once."""
+        for namespace in {p.namespace for p in self.snapshot.pods}:
+            self.keys(namespace, None)
+
     def left_on(self, plan: DrainPlan | None, nodes: Sequence[str]) -> tuple[str, ...]:
         """Pods the plan leaves on `nodes` (PDB-blocked, refused) that deleting those Nodes loses for good; those that
         go with their node (model.Pod.goes_with_node) are not counted, as in why-pending's DeleteNodes."""
@@ -301,22 +309,14 @@ def _node_domains(snapshot: Snapshot, targets: Sequence[str], f: Finding,
     values = trapped + sorted((v for v in dist if v not in trapped), key=lambda v: (dist[v], v))
     if not values:
         values = sorted({n.labels[key] for n in snapshot.nodes if key in n.labels})
-    tried = 0
-    for v in values:
-        like = lookups.template_node(targets, key, v)
-        if like is None:
-            continue
-        yield key, v, like
-        tried += 1
-        if tried >= MAX_DOMAINS_TRIED:
-            return
+    found = ((key, v, like) for v in values if (like := lookups.template_node(targets, key, v)) is not None)
+    yield from itertools.islice(found, MAX_DOMAINS_TRIED)
 
 
 def _template_node(snapshot: Snapshot, targets: Sequence[str], key: str, value: str) -> Node | None:
-    nodes = [n for n in snapshot.nodes if n.labels.get(key) == value]
     drained = set(targets)  # a tuple would be walked once per node
-    nodes.sort(key=lambda n: (n.name in drained, -n.allocatable.get("cpu", 0), n.name))
-    return nodes[0] if nodes else None
+    return min((n for n in snapshot.nodes if n.labels.get(key) == value), default=None,
+               key=lambda n: (n.name in drained, -n.allocatable.get("cpu", 0), n.name))
 
 
 def _named_hosts(terms) -> set[str] | None:

@@ -355,14 +355,9 @@ class _Totals:
 
 def _only_open(names: tuple[str, ...], nodes: dict) -> str | None:
     """The domain's sole schedulable node, if any; deleted nodes it still lists (partition.without_node) are not."""
-    found = None
-    for n in names:
-        node = nodes.get(n)
-        if node is not None and not node.unschedulable:
-            if found is not None:
-                return None
-            found = n
-    return found
+    found = list(itertools.islice((n for n in names if (node := nodes.get(n)) is not None and not node.unschedulable),
+                                  2))
+    return found[0] if len(found) == 1 else None
 
 
 def zone_key(ctx: Context) -> str | None:

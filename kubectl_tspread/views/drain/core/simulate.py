@@ -269,8 +269,11 @@ class SimCluster:
                     other.put_node(node)
         if snapshot.pods is base.pods:
             return other
-        old_pods = {p.key: p for p in base.pods if not p.finished}
-        new_pods = {p.key: p for p in snapshot.pods if not p.finished}
+        old, new = base.pods, snapshot.pods
+        pairs = [p for p in zip(old, new) if p[0] is not p[1]] if len(old) == len(new) else None
+        if pairs is not None and all(o.key == n.key for o, n in pairs):  # an edit keeps each pod's place
+            old, new = [o for o, _ in pairs], [n for _, n in pairs]  # (remedies._edit_constraint): those alone differ
+        old_pods, new_pods = {p.key: p for p in old if not p.finished}, {p.key: p for p in new if not p.finished}
         for key, pod in old_pods.items():
             if new_pods.get(key) is not pod:
                 other._drop(pod)
