@@ -321,7 +321,7 @@ class SimCluster:
         """The deleted nodes a domain's list holds (partition.without_node), which only deleting one of them changes."""
         hit = self._dead.get(id(listed))
         if hit is None or hit[0] is not listed:
-            gone = frozenset(n for n in listed if n not in self.nodes)
+            gone = frozenset(listed).difference(self.nodes)  # in C: a zone's list holds thousands, met at each cordon
         elif deleted is not None and deleted not in hit[1]:
             gone = hit[1] | {deleted}
         else:
