@@ -5,7 +5,7 @@ snapshot/ and views/ know nothing of it.
 Loading a big cluster and planning a drain each allocate millions of small objects and
 make no reference cycles worth collecting; refcounting frees their garbage. With the
 collector on, each allocation burst triggers a collection that walks every tracked
-object made so far (docs/PERFORMANCE.md gives the figures).
+object made so far (the figures are in docs/PERFORMANCE.md's git history).
 """
 
 from __future__ import annotations
