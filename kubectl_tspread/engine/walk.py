@@ -91,7 +91,12 @@ def walk_window(mask, rows, want: int):
     if len(idx) < want:
         return None
     found = idx[:want]
-    return found + rows.start if type(rows) is slice else rows.take(found), int(found[-1]) + 1
+    return table_positions(rows, found), int(found[-1]) + 1
+
+
+def table_positions(rows, idx):
+    """Positions `idx` within a window's run (`window`'s slice or positions) as positions in the whole node order."""
+    return idx + (rows.start or 0) if type(rows) is slice else rows.take(idx)
 
 
 class InWalkOrder:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from kubectl_tspread.engine import resources, scorearrays, scores, spread
+from kubectl_tspread.engine import resources, scorearrays, scores, spread, walk
 from kubectl_tspread.engine.index import undo_entry
 from kubectl_tspread.model import HOSTNAME_KEY, Node, Pod
 
@@ -278,7 +278,7 @@ def _stale(at, version, rows) -> list[int]:
     """Positions in `rows` (a slice or walk.window's positions) older than their node's version (plain nonzero():
     np.flatnonzero wraps it in Python)."""
     differ = (at[rows] != version[rows]).nonzero()[0]
-    return (differ + (rows.start or 0) if type(rows) is slice else rows.take(differ)).tolist() if len(differ) else []
+    return walk.table_positions(rows, differ).tolist() if len(differ) else []
 
 
 NONZERO_COLUMNS = slice(len(FIT_RESOURCES), len(FIT_RESOURCES) + 2)  # usage_rows' nonzero cpu and memory
